@@ -1,0 +1,353 @@
+//! BPE encoding with tiktoken's semantics.
+//!
+//! A piece of text is encoded by repeatedly merging the adjacent pair of tokens whose
+//! concatenation has the lowest rank (id), leftmost first, until no adjacent pair is a token.
+//! Three paths give the same result:
+//! * whole-piece lookup: most pieces are a single token, found with one hash lookup;
+//! * `bpe_small`: tiktoken's O(n·m) scan for short pieces (fast, no heap);
+//! * `bpe_heap`: a min-heap over a linked list for long pieces, O(n log n), so a 10 MB run of
+//!   one letter stays near-linear.
+//!
+//! Performance notes (designs tried; see BENCHMARKS.md for numbers):
+//! * merge-table lookups on (left id, right id) instead of byte slices are not exact with
+//!   tiktoken rank files (a token can be the concatenation of pairs that were never merged),
+//!   so lookups are on byte slices of the piece (no allocation: adjacent tokens are contiguous).
+
+use crate::error::{Error, Result};
+use crate::pretokenize::Pretokenizer;
+use crate::vocab::{AddedKind, Vocab};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Pieces at least this long use the heap merge.
+pub const HEAP_THRESHOLD: usize = 128;
+
+#[inline(always)]
+fn rank_below(vocab: &Vocab, bytes: &[u8], limit: u32) -> u32 {
+    match vocab.ranks.get(bytes) {
+        Some(&r) if r < limit => r,
+        _ => u32::MAX,
+    }
+}
+
+/// Reusable buffers for `bpe_small`.
+#[derive(Default)]
+pub struct Scratch {
+    starts: Vec<usize>,
+    ranks: Vec<u32>,
+}
+
+/// tiktoken-style merge of a short piece. Appends the ids to `out`.
+pub fn bpe_small(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch, out: &mut Vec<u32>) {
+    let n = piece.len();
+    let starts = &mut scratch.starts;
+    let ranks = &mut scratch.ranks;
+    starts.clear();
+    ranks.clear();
+    starts.extend(0..=n);
+    // ranks[i]: rank of token i + token i+1 (MAX if there is no token i+1).
+    for i in 0..n {
+        ranks.push(if i + 2 <= n {
+            rank_below(vocab, &piece[i..i + 2], limit)
+        } else {
+            u32::MAX
+        });
+    }
+    loop {
+        let mut best = u32::MAX;
+        let mut at = usize::MAX;
+        for (i, &r) in ranks.iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        if best == u32::MAX {
+            break;
+        }
+        // Merge token `at` with token `at + 1`.
+        starts.remove(at + 1);
+        ranks.remove(at + 1);
+        let m = ranks.len(); // number of tokens
+        ranks[at] = if at + 2 <= m {
+            rank_below(vocab, &piece[starts[at]..starts[at + 2]], limit)
+        } else {
+            u32::MAX
+        };
+        if at > 0 {
+            ranks[at - 1] = rank_below(vocab, &piece[starts[at - 1]..starts[at + 1]], limit);
+        }
+    }
+    for w in starts.windows(2) {
+        out.push(vocab.ranks[&piece[w[0]..w[1]]]);
+    }
+}
+
+/// Heap-based merge for long pieces: O(n log n).
+pub fn bpe_heap(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+    let n = piece.len();
+    // Token i starts at byte i while alive; next[i] is the start of the following token.
+    let mut next: Vec<usize> = (1..=n).collect();
+    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+    let mut alive = vec![true; n];
+    let mut version = vec![0u32; n];
+    let mut heap: BinaryHeap<Reverse<(u32, usize, u32)>> = BinaryHeap::with_capacity(n);
+    for i in 0..n.saturating_sub(1) {
+        let r = rank_below(vocab, &piece[i..i + 2], limit);
+        if r != u32::MAX {
+            heap.push(Reverse((r, i, 0)));
+        }
+    }
+    let end_of = |next: &Vec<usize>, j: usize| if j < n { next[j] } else { n };
+    while let Some(Reverse((r, i, ver))) = heap.pop() {
+        if !alive[i] || version[i] != ver {
+            continue;
+        }
+        let j = next[i];
+        if j >= n {
+            continue;
+        }
+        // Merge i and j.
+        alive[j] = false;
+        let k = next[j];
+        next[i] = k;
+        if k < n {
+            prev[k] = i;
+        }
+        version[i] += 1;
+        let _ = r;
+        if k < n {
+            let rr = rank_below(vocab, &piece[i..end_of(&next, k)], limit);
+            if rr != u32::MAX {
+                heap.push(Reverse((rr, i, version[i])));
+            }
+        }
+        let p = prev[i];
+        if p != usize::MAX {
+            version[p] += 1;
+            let rp = rank_below(vocab, &piece[p..k], limit);
+            if rp != u32::MAX {
+                heap.push(Reverse((rp, p, version[p])));
+            }
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        let j = next[i];
+        out.push(vocab.ranks[&piece[i..j]]);
+        i = j;
+    }
+}
+
+/// Encode one piece (no special tokens) with the full vocabulary.
+#[inline]
+pub fn encode_piece(vocab: &Vocab, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) {
+    if let Some(&id) = vocab.ranks.get(piece) {
+        out.push(id);
+    } else if piece.len() < HEAP_THRESHOLD {
+        bpe_small(vocab, piece, u32::MAX, scratch, out);
+    } else {
+        bpe_heap(vocab, piece, u32::MAX, out);
+    }
+}
+
+/// BPE of `bytes` using only tokens with rank < `limit` (used to recover merge lists).
+pub fn bpe_merge_limited(vocab: &Vocab, bytes: &[u8], limit: u32, out: &mut Vec<u32>) {
+    if bytes.len() < HEAP_THRESHOLD {
+        bpe_small(vocab, bytes, limit, &mut Scratch::default(), out);
+    } else {
+        bpe_heap(vocab, bytes, limit, out);
+    }
+}
+
+/// Finds added tokens (special and pinned) in text: leftmost, then longest.
+#[derive(Clone, Debug)]
+pub struct AddedMatcher {
+    /// (bytes, id, kind), sorted by length descending within each first byte.
+    by_first: Vec<Vec<(Vec<u8>, u32, AddedKind)>>,
+    first: [bool; 256],
+    any: bool,
+}
+
+impl AddedMatcher {
+    pub fn new(vocab: &Vocab) -> Self {
+        let mut by_first: Vec<Vec<(Vec<u8>, u32, AddedKind)>> = vec![Vec::new(); 256];
+        let mut first = [false; 256];
+        for a in vocab.added_tokens() {
+            let b = a.text.as_bytes().to_vec();
+            first[b[0] as usize] = true;
+            by_first[b[0] as usize].push((b, a.id, a.kind));
+        }
+        for v in by_first.iter_mut() {
+            v.sort_by(|x, y| y.0.len().cmp(&x.0.len()).then(x.0.cmp(&y.0)));
+        }
+        let any = first.iter().any(|&f| f);
+        AddedMatcher { by_first, first, any }
+    }
+
+    /// Next match at or after `from` accepted by `accept(id, kind)`: (start, end, id).
+    #[inline]
+    pub fn find(
+        &self,
+        text: &[u8],
+        from: usize,
+        accept: &dyn Fn(u32, AddedKind) -> bool,
+    ) -> Option<(usize, usize, u32)> {
+        if !self.any {
+            return None;
+        }
+        let mut i = from;
+        while i < text.len() {
+            let b = text[i];
+            if self.first[b as usize] {
+                for (tok, id, kind) in &self.by_first[b as usize] {
+                    if text[i..].starts_with(tok) && accept(*id, *kind) {
+                        return Some((i, i + tok.len(), *id));
+                    }
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+}
+
+/// Which special tokens an `encode` call may produce.
+#[derive(Clone, Debug)]
+pub enum Allowed {
+    None,
+    All,
+    Some(Vec<u32>),
+}
+
+impl Allowed {
+    #[inline]
+    fn accepts(&self, id: u32, kind: AddedKind) -> bool {
+        kind == AddedKind::Pinned
+            || match self {
+                Allowed::None => false,
+                Allowed::All => true,
+                Allowed::Some(v) => v.contains(&id),
+            }
+    }
+}
+
+/// A complete encoder: vocabulary + split pattern + added-token matcher.
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    pub vocab: Vocab,
+    pub pretok: Pretokenizer,
+    matcher: AddedMatcher,
+}
+
+impl Encoder {
+    pub fn new(vocab: Vocab, pretok: Pretokenizer) -> Self {
+        let matcher = AddedMatcher::new(&vocab);
+        Encoder {
+            vocab,
+            pretok,
+            matcher,
+        }
+    }
+
+    /// Encode text with no special/pinned handling.
+    fn encode_plain(&self, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
+        let vocab = &self.vocab;
+        self.pretok
+            .for_each_piece(text, |p| encode_piece(vocab, p.as_bytes(), scratch, out))
+    }
+
+    /// Encode, producing special tokens in `allowed` and pinned tokens always.
+    pub fn encode_into(&self, text: &str, allowed: &Allowed, out: &mut Vec<u32>) -> Result<()> {
+        let mut scratch = Scratch::default();
+        let bytes = text.as_bytes();
+        let mut pos = 0;
+        let accept = |id: u32, kind: AddedKind| allowed.accepts(id, kind);
+        while let Some((s, e, id)) = self.matcher.find(bytes, pos, &accept) {
+            self.encode_plain(&text[pos..s], &mut scratch, out)?;
+            out.push(id);
+            pos = e;
+        }
+        self.encode_plain(&text[pos..], &mut scratch, out)
+    }
+
+    pub fn encode(&self, text: &str, allowed: &Allowed) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_into(text, allowed, &mut out)?;
+        Ok(out)
+    }
+
+    /// Encode without special tokens (pinned tokens are still produced).
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
+        self.encode(text, &Allowed::None)
+    }
+
+    /// First special token in `text` whose id is in `disallowed` (all specials when `None`):
+    /// (token text, byte offset).
+    pub fn find_special(&self, text: &str, disallowed: Option<&[u32]>) -> Option<(String, usize)> {
+        let accept = |id: u32, kind: AddedKind| {
+            kind == AddedKind::Special && disallowed.map_or(true, |d| d.contains(&id))
+        };
+        self.matcher
+            .find(text.as_bytes(), 0, &accept)
+            .map(|(s, e, _)| (text[s..e].to_string(), s))
+    }
+
+    /// Encode a string that must be exactly one token (any kind).
+    pub fn encode_single_token(&self, bytes: &[u8]) -> Result<u32> {
+        self.vocab
+            .token_id(bytes)
+            .ok_or_else(|| Error::NotAToken(bytes.to_vec()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy_vocab() -> Vocab {
+        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for (i, t) in ["aa", "ab", "aaa", "aaaa", "ba", "bab", "abab"].iter().enumerate() {
+            m.push((t.as_bytes().to_vec(), 256 + i as u32));
+        }
+        Vocab::new(m, vec![]).unwrap()
+    }
+
+    #[test]
+    fn small_and_heap_agree() {
+        let v = toy_vocab();
+        let mut seed = 12345u64;
+        for _ in 0..3000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 40) as usize;
+            let s: Vec<u8> = (0..len)
+                .map(|k| if (seed >> (k % 60)) & 1 == 0 { b'a' } else { b'b' })
+                .collect();
+            let mut a = vec![];
+            let mut b = vec![];
+            bpe_small(&v, &s, u32::MAX, &mut Scratch::default(), &mut a);
+            bpe_heap(&v, &s, u32::MAX, &mut b);
+            assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
+        }
+    }
+
+    #[test]
+    fn long_run_is_fast_and_right() {
+        let v = toy_vocab();
+        let s = vec![b'a'; 1_000_001];
+        let mut out = vec![];
+        bpe_heap(&v, &s, u32::MAX, &mut out);
+        // All "aa" merge first (leftmost first), then the trailing "aa"+"a" (rank 258) before
+        // the "aa"+"aa" pairs (rank 259).
+        let mut expect = vec![259u32; 249_999];
+        expect.extend([256, 258]);
+        assert_eq!(out, expect);
+        let mut small = vec![];
+        bpe_small(&v, &s[..1001], u32::MAX, &mut Scratch::default(), &mut small);
+        let mut heap = vec![];
+        bpe_heap(&v, &s[..1001], u32::MAX, &mut heap);
+        assert_eq!(small, heap);
+    }
+}

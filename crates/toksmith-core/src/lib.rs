@@ -1,0 +1,16 @@
+//! toksmith-core: the hot paths of toksmith, with no Python in sight.
+//!
+//! * [`pretokenize`]: named-pattern scanners and a regex fallback;
+//! * [`train`]: parallel chunk counting and the incremental BPE merge loop;
+//! * [`vocab`]: the token table (ids <-> bytes, specials, pinned tokens);
+//! * [`encode`]: tiktoken-exact BPE encoding with a linear-ish worst case;
+//! * [`decode`]: ids -> bytes, and a streaming UTF-8-safe decoder.
+
+pub mod decode;
+pub mod encode;
+pub mod error;
+pub mod pretokenize;
+pub mod train;
+pub mod vocab;
+
+pub use error::{Error, Result};

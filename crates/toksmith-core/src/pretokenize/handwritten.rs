@@ -1,0 +1,263 @@
+//! Hand-written pre-tokenizers for the named patterns.
+//!
+//! Each function returns the end (byte offset) of the piece that starts at `i`, i.e. what the
+//! first matching alternative of the pattern matches there, with the regex's greedy/backtracking
+//! semantics worked out by hand (comments give the alternative each branch implements). Every
+//! named pattern covers every character, so a piece is never empty and no text is skipped.
+//! Equality with `regex.findall` is checked by fuzzing (Rust tests against fancy-regex, Python
+//! property tests against the `regex` module).
+
+use super::chars::*;
+use super::unicode_tables::{FOLD_D, FOLD_E, FOLD_L, FOLD_M, FOLD_R, FOLD_S, FOLD_T, FOLD_V};
+
+#[inline(always)]
+fn is_crlf(cp: u32) -> bool {
+    cp == b'\r' as u32 || cp == b'\n' as u32
+}
+
+/// `[^\r\n\p{L}\p{N}]`
+#[inline(always)]
+fn is_prefix(c: Ch) -> bool {
+    !(is_crlf(c.cp) || is_letter(c.cat) || is_number(c.cat))
+}
+
+/// End of the whitespace piece at `i` for the `\s`-alternatives shared by all patterns:
+/// `[\s++$]` (when `end_anchor`), then `\s*[\r\n]` (or `\s*[\r\n]+`, same ends), when `newline_alt`,
+/// then `\s+(?!\S)`, then `\s` / `\s+`.
+#[inline(always)]
+fn whitespace_piece(t: &Text, i: usize, end_anchor: bool, newline_alt: bool) -> usize {
+    let j = t.run(i, is_space);
+    if end_anchor && j == t.len() {
+        return j; // \s++$
+    }
+    if newline_alt {
+        // \s*[\r\n]: the longest prefix of the run that ends in \r or \n.
+        let mut k = j;
+        while k > i {
+            let b = t.bytes[k - 1];
+            if b == b'\r' || b == b'\n' {
+                return k;
+            }
+            k = t.prev_start(k);
+        }
+    }
+    if j == t.len() {
+        return j; // \s+(?!\S) at the end of the text
+    }
+    let last = t.prev_start(j);
+    if last > i {
+        return last; // \s+(?!\S): all but the last space, which stays with what follows
+    }
+    j // \s / \s+ : a single whitespace character
+}
+
+/// `'(?i:[sdmt]|ll|ve|re)` (case-insensitive) or `'(?:[sdmt]|ll|ve|re)` (case-sensitive), at `i`
+/// where `t.bytes[i] == b'\''`. Returns the end if it matches.
+#[inline(always)]
+fn contraction_gpt4(t: &Text, i: usize, ignore_case: bool) -> Option<usize> {
+    let a = t.at(i + 1)?;
+    let eq = |c: Ch, lower: u8, fold: &[char]| {
+        if ignore_case {
+            folds_to(c.cp, fold)
+        } else {
+            c.cp == lower as u32
+        }
+    };
+    if eq(a, b's', FOLD_S) || eq(a, b'd', FOLD_D) || eq(a, b'm', FOLD_M) || eq(a, b't', FOLD_T) {
+        return Some(i + 1 + a.len as usize);
+    }
+    let b = t.at(i + 1 + a.len as usize)?;
+    let end = i + 1 + a.len as usize + b.len as usize;
+    if (eq(a, b'l', FOLD_L) && eq(b, b'l', FOLD_L))
+        || (eq(a, b'v', FOLD_V) && eq(b, b'e', FOLD_E))
+        || (eq(a, b'r', FOLD_R) && eq(b, b'e', FOLD_E))
+    {
+        return Some(end);
+    }
+    None
+}
+
+/// The cl100k family:
+/// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+/// with `max_digits` (3 for cl100k, 2 for nanochat) and `end_anchor` (`\s++$`, cl100k only).
+#[inline(always)]
+pub fn cl100k_piece(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> usize {
+    let c = char_at(t.bytes, i);
+    let n = i + c.len as usize;
+    if c.cp == b'\'' as u32 {
+        if let Some(e) = contraction_gpt4(t, i, true) {
+            return e;
+        }
+    }
+    if is_letter(c.cat) {
+        return t.run(n, is_letter); // \p{L}++ (the optional prefix matched nothing)
+    }
+    if is_prefix(c) {
+        if let Some(d) = t.at(n) {
+            if is_letter(d.cat) {
+                return t.run(n + d.len as usize, is_letter); // [^\r\n\p{L}\p{N}]?+\p{L}++
+            }
+        }
+    }
+    if is_number(c.cat) {
+        let mut e = n;
+        for _ in 1..max_digits {
+            match t.at(e) {
+                Some(d) if is_number(d.cat) => e += d.len as usize,
+                _ => break,
+            }
+        }
+        return e; // \p{N}{1,k}
+    }
+    // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
+    let punct_start = if c.cp == b' ' as u32 {
+        match t.at(n) {
+            Some(d) if is_punct(d.cat) => Some(n),
+            _ => None,
+        }
+    } else if is_punct(c.cat) {
+        Some(i)
+    } else {
+        None
+    };
+    if let Some(p) = punct_start {
+        let e = t.run(p, is_punct);
+        let mut k = e;
+        while k < t.len() && (t.bytes[k] == b'\r' || t.bytes[k] == b'\n') {
+            k += 1;
+        }
+        return k;
+    }
+    whitespace_piece(t, i, end_anchor, true)
+}
+
+/// GPT-2 / r50k: `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`
+/// (the same pieces as the original `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`).
+#[inline(always)]
+pub fn gpt2_piece(t: &Text, i: usize) -> usize {
+    let c = char_at(t.bytes, i);
+    let n = i + c.len as usize;
+    if c.cp == b'\'' as u32 {
+        if let Some(e) = contraction_gpt4(t, i, false) {
+            return e;
+        }
+    }
+    let (cls, start) = if c.cp == b' ' as u32 {
+        match t.at(n) {
+            Some(d) if !is_space(d.cat) => (d.cat, n),
+            _ => (c.cat, i),
+        }
+    } else {
+        (c.cat, i)
+    };
+    if is_letter(cls) {
+        return t.run(start, is_letter);
+    }
+    if is_number(cls) {
+        return t.run(start, is_number);
+    }
+    if is_punct(cls) {
+        return t.run(start, is_punct);
+    }
+    whitespace_piece(t, i, false, false)
+}
+
+/// o200k's optional contraction suffix `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`.
+#[inline(always)]
+fn o200k_contraction(t: &Text, i: usize) -> usize {
+    if i >= t.len() || t.bytes[i] != b'\'' {
+        return i;
+    }
+    let Some(a) = t.at(i + 1) else { return i };
+    let one = i + 1 + a.len as usize;
+    if folds_to(a.cp, FOLD_S) || folds_to(a.cp, FOLD_T) || folds_to(a.cp, FOLD_M) || folds_to(a.cp, FOLD_D) {
+        return one;
+    }
+    let Some(b) = t.at(one) else { return i };
+    let two = one + b.len as usize;
+    if (folds_to(a.cp, FOLD_R) && folds_to(b.cp, FOLD_E))
+        || (folds_to(a.cp, FOLD_V) && folds_to(b.cp, FOLD_E))
+        || (folds_to(a.cp, FOLD_L) && folds_to(b.cp, FOLD_L))
+    {
+        return two;
+    }
+    i
+}
+
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` at `s`, with backtracking:
+/// the upper run is given back one character at a time until a lower-class character follows.
+#[inline(always)]
+fn o200k_upper_star_lower_plus(t: &Text, s: usize) -> Option<usize> {
+    let k_max = t.run(s, is_o200k_upper);
+    let mut k = k_max;
+    loop {
+        if let Some(c) = t.at(k) {
+            if is_o200k_lower(c.cat) {
+                return Some(t.run(k + c.len as usize, is_o200k_lower));
+            }
+        }
+        if k == s {
+            return None;
+        }
+        k = t.prev_start(k);
+    }
+}
+
+/// o200k: see `tiktoken_ext.openai_public.o200k_base` for the seven alternatives.
+#[inline(always)]
+pub fn o200k_piece(t: &Text, i: usize) -> usize {
+    let c = char_at(t.bytes, i);
+    let n = i + c.len as usize;
+    let prefix = is_prefix(c);
+    // Alternative 1: P? U* L+ C?   (P tried first, then without it)
+    if prefix {
+        if let Some(e) = o200k_upper_star_lower_plus(t, n) {
+            return o200k_contraction(t, e);
+        }
+    }
+    if let Some(e) = o200k_upper_star_lower_plus(t, i) {
+        return o200k_contraction(t, e);
+    }
+    // Alternative 2: P? U+ L* C?
+    if prefix {
+        let e = t.run(n, is_o200k_upper);
+        if e > n {
+            return o200k_contraction(t, t.run(e, is_o200k_lower));
+        }
+    }
+    let e = t.run(i, is_o200k_upper);
+    if e > i {
+        return o200k_contraction(t, t.run(e, is_o200k_lower));
+    }
+    // Alternative 3: \p{N}{1,3}
+    if is_number(c.cat) {
+        let mut e = n;
+        for _ in 1..3 {
+            match t.at(e) {
+                Some(d) if is_number(d.cat) => e += d.len as usize,
+                _ => break,
+            }
+        }
+        return e;
+    }
+    // Alternative 4: ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    let punct_start = if c.cp == b' ' as u32 {
+        match t.at(n) {
+            Some(d) if is_punct(d.cat) => Some(n),
+            _ => None,
+        }
+    } else if is_punct(c.cat) {
+        Some(i)
+    } else {
+        None
+    };
+    if let Some(p) = punct_start {
+        let mut k = t.run(p, is_punct);
+        while k < t.len() && matches!(t.bytes[k], b'\r' | b'\n' | b'/') {
+            k += 1;
+        }
+        return k;
+    }
+    // Alternatives 5-7: `\s*[\r\n]+`, `\s+(?!\S)`, `\s+`
+    whitespace_piece(t, i, false, true)
+}

@@ -1,0 +1,207 @@
+//! Pre-tokenization: splitting text into pieces before BPE.
+//!
+//! A [`Pretokenizer`] is built from a pattern string. The four named patterns (`gpt2`, `cl100k`,
+//! `o200k`, `nanochat`) are recognised by name or by their exact regex text and run on
+//! hand-written scanners (see `handwritten.rs`); any other pattern runs on `fancy-regex`, whose
+//! syntax follows Python's `regex` module for the constructs tokenizer patterns use
+//! (look-around, possessive quantifiers, atomic groups, `\p{..}` classes).
+
+mod chars;
+mod handwritten;
+#[rustfmt::skip]
+pub mod unicode_tables;
+
+use crate::error::{Error, Result};
+use chars::Text;
+
+/// GPT-2 / r50k_base, in tiktoken's current form.
+pub const GPT2_PATTERN: &str =
+    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+/// The pattern of the original GPT-2 release (the same pieces as `GPT2_PATTERN`).
+pub const GPT2_ORIGINAL_PATTERN: &str =
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// cl100k_base, in tiktoken's current form.
+pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// o200k_base.
+pub const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+/// nanochat's split pattern (cl100k's 0.6 form with `\p{N}{1,2}`).
+pub const NANOCHAT_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
+/// rustbpe's default (`GPT4_PATTERN`): cl100k without `\s++$`.
+pub const RUSTBPE_GPT4_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
+
+/// The named patterns, `(name, regex)`.
+pub const NAMED_PATTERNS: &[(&str, &str)] = &[
+    ("gpt2", GPT2_PATTERN),
+    ("cl100k", CL100K_PATTERN),
+    ("o200k", O200K_PATTERN),
+    ("nanochat", NANOCHAT_PATTERN),
+];
+
+/// Look up a named pattern (`r50k`, `p50k`, `cl100k_base`... are accepted aliases).
+pub fn named_pattern(name: &str) -> Option<&'static str> {
+    let canonical = match name {
+        "gpt2" | "r50k" | "r50k_base" | "p50k" | "p50k_base" | "p50k_edit" => "gpt2",
+        "cl100k" | "cl100k_base" | "gpt4" => "cl100k",
+        "o200k" | "o200k_base" | "o200k_harmony" => "o200k",
+        "nanochat" => "nanochat",
+        _ => return None,
+    };
+    NAMED_PATTERNS
+        .iter()
+        .find(|(n, _)| *n == canonical)
+        .map(|(_, p)| *p)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scanner {
+    Gpt2,
+    /// cl100k family: (max digits per number piece, `\s++$` alternative present)
+    Cl100k { max_digits: usize, end_anchor: bool },
+    O200k,
+}
+
+#[derive(Clone, Debug)]
+enum Engine {
+    Fast(Scanner),
+    Regex(Box<fancy_regex::Regex>),
+}
+
+/// A compiled split pattern.
+#[derive(Clone, Debug)]
+pub struct Pretokenizer {
+    pattern: String,
+    engine: Engine,
+}
+
+fn scanner_for(pattern: &str) -> Option<Scanner> {
+    Some(match pattern {
+        GPT2_PATTERN | GPT2_ORIGINAL_PATTERN => Scanner::Gpt2,
+        CL100K_PATTERN => Scanner::Cl100k {
+            max_digits: 3,
+            end_anchor: true,
+        },
+        NANOCHAT_PATTERN => Scanner::Cl100k {
+            max_digits: 2,
+            end_anchor: false,
+        },
+        RUSTBPE_GPT4_PATTERN => Scanner::Cl100k {
+            max_digits: 3,
+            end_anchor: false,
+        },
+        O200K_PATTERN => Scanner::O200k,
+        _ => return None,
+    })
+}
+
+fn compile_regex(pattern: &str) -> Result<fancy_regex::Regex> {
+    fancy_regex::RegexBuilder::new(pattern)
+        .backtrack_limit(10_000_000)
+        .build()
+        .map_err(|e| {
+            let message = e.to_string();
+            let position = match &e {
+                fancy_regex::Error::ParseError(pos, _) => Some(*pos),
+                _ => None,
+            };
+            Error::InvalidPattern {
+                pattern: pattern.to_string(),
+                position,
+                message,
+            }
+        })
+}
+
+impl Pretokenizer {
+    /// Build from a pattern name (`"cl100k"`) or regex text. Named patterns and their exact regex
+    /// texts use the hand-written scanners.
+    pub fn new(pattern: &str) -> Result<Self> {
+        let regex_text = named_pattern(pattern).unwrap_or(pattern);
+        let engine = match scanner_for(regex_text) {
+            Some(s) => Engine::Fast(s),
+            None => Engine::Regex(Box::new(compile_regex(regex_text)?)),
+        };
+        Ok(Pretokenizer {
+            pattern: regex_text.to_string(),
+            engine,
+        })
+    }
+
+    /// Build on the regex engine even for named patterns (the reference the scanners are
+    /// checked against).
+    pub fn new_regex(pattern: &str) -> Result<Self> {
+        let regex_text = named_pattern(pattern).unwrap_or(pattern);
+        Ok(Pretokenizer {
+            pattern: regex_text.to_string(),
+            engine: Engine::Regex(Box::new(compile_regex(regex_text)?)),
+        })
+    }
+
+    /// The regex text of this pattern.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether a hand-written scanner is used.
+    pub fn is_fast(&self) -> bool {
+        matches!(self.engine, Engine::Fast(_))
+    }
+
+    /// Call `f` with each piece of `text`, in order.
+    pub fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
+        match &self.engine {
+            Engine::Fast(scanner) => {
+                let t = Text::new(text);
+                let mut i = 0;
+                let n = text.len();
+                while i < n {
+                    let e = match *scanner {
+                        Scanner::Gpt2 => handwritten::gpt2_piece(&t, i),
+                        Scanner::Cl100k {
+                            max_digits,
+                            end_anchor,
+                        } => handwritten::cl100k_piece(&t, i, max_digits, end_anchor),
+                        Scanner::O200k => handwritten::o200k_piece(&t, i),
+                    };
+                    debug_assert!(e > i);
+                    // SAFETY-free slicing: scanners only stop on character boundaries.
+                    f(&text[i..e]);
+                    i = e;
+                }
+                Ok(())
+            }
+            Engine::Regex(re) => {
+                for m in re.find_iter(text) {
+                    let m = m.map_err(|e| Error::RegexRuntime(e.to_string()))?;
+                    if !m.as_str().is_empty() {
+                        f(m.as_str());
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The pieces of `text` as a vector.
+    pub fn split<'t>(&self, text: &'t str) -> Result<Vec<&'t str>> {
+        let mut out = Vec::new();
+        self.for_each_piece(text, |p| out.push(p))?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,116 @@
+use super::*;
+
+/// A small deterministic PRNG (xorshift) so the fuzz tests need no extra crate.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Characters that exercise every branch of the scanners: ASCII, letters of every case class,
+/// marks, digits of several scripts, all kinds of whitespace, apostrophes and CR/LF.
+const ALPHABET: &[char] = &[
+    'a', 'b', 'e', 'l', 'd', 'm', 'r', 's', 't', 'v', 'A', 'B', 'E', 'L', 'D', 'M', 'R', 'S', 'T',
+    'V', 'ſ', 'é', 'É', 'ǅ', 'ʰ', 'あ', '中', 'ß', 'Ω', 'ж', 'Ж', '\u{0301}', '\u{0308}', '\u{093F}',
+    '0', '1', '9', '٣', '५', '²', 'Ⅻ', '½', ' ', ' ', ' ', '\t', '\n', '\r', '\u{0b}', '\u{0c}',
+    '\u{85}', '\u{a0}', '\u{2028}', '\u{3000}', '\u{1680}', '\u{1c}', '\'', '\'', '"', '.', ',',
+    '!', '/', '-', '_', '(', ')', '{', '#', '😀', '🌍', '\u{200d}', '\u{fe0f}', '€', '$',
+];
+
+fn random_text(rng: &mut Rng, max_len: usize) -> String {
+    let len = rng.below(max_len + 1);
+    (0..len).map(|_| ALPHABET[rng.below(ALPHABET.len())]).collect()
+}
+
+fn check_equal(name: &str, texts: &[String]) {
+    let fast = Pretokenizer::new(name).unwrap();
+    assert!(fast.is_fast(), "{name} should use a scanner");
+    let slow = Pretokenizer::new_regex(name).unwrap();
+    for text in texts {
+        let a = fast.split(text).unwrap();
+        let b = slow.split(text).unwrap();
+        assert_eq!(a, b, "pattern {name} differs on {text:?}");
+    }
+}
+
+fn fuzz_corpus(seed: u64) -> Vec<String> {
+    let mut rng = Rng(seed);
+    let mut texts: Vec<String> = (0..4000).map(|_| random_text(&mut rng, 24)).collect();
+    texts.extend([
+        "Hello, world! It's a test.\n\nThe  end.  ".to_string(),
+        "I'LL DON'T we'Re they've ſ's 'S".to_string(),
+        "12345 ٣٣٣٣ 1,000,000\r\n\r\n  \t x".to_string(),
+        "   \n\n   ".to_string(),
+        "fn main() {\n    println!(\"hi\");\n}\n".to_string(),
+        String::new(),
+    ]);
+    texts
+}
+
+#[test]
+fn scanners_equal_regex_on_random_text() {
+    for (name, _) in NAMED_PATTERNS {
+        check_equal(name, &fuzz_corpus(0x9E3779B97F4A7C15));
+    }
+}
+
+#[test]
+fn rustbpe_default_pattern_uses_scanner() {
+    let p = Pretokenizer::new(RUSTBPE_GPT4_PATTERN).unwrap();
+    assert!(p.is_fast());
+    let r = Pretokenizer::new_regex(RUSTBPE_GPT4_PATTERN).unwrap();
+    for t in fuzz_corpus(7) {
+        assert_eq!(p.split(&t).unwrap(), r.split(&t).unwrap(), "{t:?}");
+    }
+}
+
+#[test]
+fn original_gpt2_pattern_same_pieces() {
+    let p = Pretokenizer::new(GPT2_ORIGINAL_PATTERN).unwrap();
+    let r = Pretokenizer::new_regex(GPT2_ORIGINAL_PATTERN).unwrap();
+    for t in fuzz_corpus(11) {
+        assert_eq!(p.split(&t).unwrap(), r.split(&t).unwrap(), "{t:?}");
+    }
+}
+
+#[test]
+fn pieces_concatenate_to_input() {
+    let p = Pretokenizer::new("o200k").unwrap();
+    for t in fuzz_corpus(3) {
+        assert_eq!(p.split(&t).unwrap().concat(), t);
+    }
+}
+
+#[test]
+fn known_splits() {
+    let p = Pretokenizer::new("cl100k").unwrap();
+    assert_eq!(
+        p.split("Hello, world! I'm 12345 ok  \n\n").unwrap(),
+        vec!["Hello", ",", " world", "!", " I", "'m", " ", "123", "45", " ok", "  \n\n"]
+    );
+    let n = Pretokenizer::new("nanochat").unwrap();
+    assert_eq!(n.split("12345").unwrap(), vec!["12", "34", "5"]);
+}
+
+#[test]
+fn bad_regex_reports_position() {
+    let err = Pretokenizer::new("abc(def").unwrap_err();
+    match err {
+        Error::InvalidPattern { .. } => {}
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn custom_regex_works() {
+    let p = Pretokenizer::new(r"\w+|\s+|[^\w\s]+").unwrap();
+    assert!(!p.is_fast());
+    assert_eq!(p.split("ab, cd").unwrap(), vec!["ab", ",", " ", "cd"]);
+}

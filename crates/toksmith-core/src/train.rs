@@ -1,0 +1,671 @@
+//! BPE training: parallel chunk counting, then the incremental merge loop.
+//!
+//! Counting splits text with a [`Pretokenizer`] (after cutting out pinned tokens) and counts
+//! unique pieces ("chunks") with 64-bit counts; memory is proportional to the number of unique
+//! chunks, not to the corpus. The merge loop then works on unique chunks only:
+//!
+//! * pair counts (`pair -> count`, weighted by chunk counts) and, per pair, the list of chunks
+//!   where it occurs;
+//! * a max-heap of `(count, pair)` with lazy refresh: a popped entry whose count is stale is
+//!   pushed back with the current count;
+//! * tie-break: highest count, then the smallest `(left id, right id)` pair. This is the rule
+//!   of nanochat's rustbpe, so the merge list equals rustbpe's for the same text, pattern and
+//!   vocabulary size, whatever the thread count.
+//!
+//! Every occurrence of a pair comes into existence in one step (when its newer token is
+//! created) and afterwards counts only decrease, which is why lazy refresh finds the true
+//! maximum and why one position list per pair is complete.
+
+use crate::error::{Error, Result};
+use crate::pretokenize::Pretokenizer;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::Read;
+
+pub type Pair = (u32, u32);
+
+/// Text segments of `text` that are not pinned tokens (leftmost-longest cut).
+pub fn cut_pinned<'t>(text: &'t str, pinned: &[String], mut f: impl FnMut(&'t str)) {
+    if pinned.is_empty() {
+        f(text);
+        return;
+    }
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    let mut i = 0;
+    'outer: while i < bytes.len() {
+        for p in pinned {
+            // `pinned` is sorted longest first
+            if bytes[i..].starts_with(p.as_bytes()) {
+                if i > pos {
+                    f(&text[pos..i]);
+                }
+                i += p.len();
+                pos = i;
+                continue 'outer;
+            }
+        }
+        i += 1;
+    }
+    if pos < bytes.len() {
+        f(&text[pos..]);
+    }
+}
+
+/// Safe places to cut a long text for parallel counting with a named pattern: just after a
+/// `\n` that is followed by an ASCII letter. No piece of the four named patterns spans such a
+/// place, so counting the parts separately gives exactly the counts of the whole.
+pub fn split_for_parallel(text: &str, target: usize) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut parts = Vec::with_capacity(text.len() / target.max(1) + 1);
+    let mut start = 0;
+    while bytes.len() - start > target {
+        let mut cut = None;
+        let mut i = start + target;
+        while i + 1 < bytes.len() {
+            if bytes[i] == b'\n' && bytes[i + 1].is_ascii_alphabetic() {
+                cut = Some(i + 1);
+                break;
+            }
+            i += 1;
+        }
+        match cut {
+            Some(c) => {
+                parts.push(&text[start..c]);
+                start = c;
+            }
+            None => break,
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+/// Length of an incomplete UTF-8 sequence at the end of `buf` (0 if it ends on a boundary).
+fn incomplete_tail_len(buf: &[u8]) -> usize {
+    let n = buf.len();
+    for back in 1..=3.min(n) {
+        let b = buf[n - back];
+        if b & 0xC0 == 0x80 {
+            continue; // continuation byte
+        }
+        let need = if b >= 0xF0 {
+            4
+        } else if b >= 0xE0 {
+            3
+        } else if b >= 0xC0 {
+            2
+        } else {
+            1
+        };
+        return if need > back { back } else { 0 };
+    }
+    0
+}
+
+/// Byte length of the prefix of `bytes` whose lossy decoding has `chars_len` bytes.
+fn lossy_prefix_bytes(bytes: &[u8], text_len: usize) -> usize {
+    let mut produced = 0;
+    let mut i = 0;
+    for chunk in bytes.utf8_chunks() {
+        let v = chunk.valid();
+        if produced + v.len() >= text_len {
+            return i + (text_len - produced);
+        }
+        produced += v.len();
+        i += v.len();
+        if !chunk.invalid().is_empty() {
+            produced += 3; // U+FFFD
+            i += chunk.invalid().len();
+            if produced >= text_len {
+                return i;
+            }
+        }
+    }
+    i
+}
+
+/// The last safe cut (see [`split_for_parallel`]) in `text`, or 0.
+fn last_safe_cut(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut i = b.len().saturating_sub(1);
+    while i > 0 {
+        if b[i - 1] == b'\n' && b[i].is_ascii_alphabetic() {
+            return i;
+        }
+        i -= 1;
+    }
+    0
+}
+
+/// Counts unique chunks of a corpus.
+pub struct ChunkCounter {
+    pretok: Pretokenizer,
+    pinned: Vec<String>,
+    counts: FxHashMap<Box<[u8]>, u64>,
+    pub bytes_seen: u64,
+    pub pieces_seen: u64,
+    pub texts_seen: u64,
+}
+
+type LocalCounts<'t> = FxHashMap<&'t str, u64>;
+
+impl ChunkCounter {
+    pub fn new(pretok: Pretokenizer, mut pinned: Vec<String>) -> Self {
+        pinned.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        pinned.dedup();
+        ChunkCounter {
+            pretok,
+            pinned,
+            counts: FxHashMap::default(),
+            bytes_seen: 0,
+            pieces_seen: 0,
+            texts_seen: 0,
+        }
+    }
+
+    pub fn pretokenizer(&self) -> &Pretokenizer {
+        &self.pretok
+    }
+
+    fn count_one<'t>(&self, text: &'t str, local: &mut LocalCounts<'t>) -> Result<()> {
+        let mut result = Ok(());
+        cut_pinned(text, &self.pinned, |seg| {
+            if result.is_ok() {
+                result = self.pretok.for_each_piece(seg, |p| {
+                    *local.entry(p).or_insert(0) += 1;
+                });
+            }
+        });
+        result
+    }
+
+    fn absorb(&mut self, local: LocalCounts<'_>) {
+        for (k, v) in local {
+            self.pieces_seen += v;
+            if let Some(c) = self.counts.get_mut(k.as_bytes()) {
+                *c += v;
+            } else {
+                self.counts.insert(k.as_bytes().into(), v);
+            }
+        }
+    }
+
+    /// Count a batch of texts, in parallel. Each text is split on its own (no piece crosses
+    /// from one text to the next); long texts with a named pattern are cut at safe places so
+    /// one big text also uses every thread.
+    pub fn add_texts<S: AsRef<str> + Sync>(&mut self, texts: &[S]) -> Result<()> {
+        let fast = self.pretok.is_fast();
+        let mut parts: Vec<&str> = Vec::new();
+        for t in texts {
+            let t = t.as_ref();
+            self.bytes_seen += t.len() as u64;
+            if fast && t.len() > (1 << 20) {
+                parts.extend(split_for_parallel(t, 1 << 19));
+            } else {
+                parts.push(t);
+            }
+        }
+        self.texts_seen += texts.len() as u64;
+        let this = &*self;
+        let merged = parts
+            .par_iter()
+            .try_fold(LocalCounts::default, |mut local, t| {
+                this.count_one(t, &mut local).map(|_| local)
+            })
+            .try_reduce(LocalCounts::default, |a, b| {
+                let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+                for (k, v) in small {
+                    *big.entry(k).or_insert(0) += v;
+                }
+                Ok(big)
+            })?;
+        self.absorb(merged);
+        Ok(())
+    }
+
+    /// Count a whole stream (a file), reading it in blocks of `block` bytes so memory stays
+    /// bounded. With a named pattern each block is cut at a safe place (see
+    /// [`split_for_parallel`]) and the rest carried over; a custom regex gives no such
+    /// guarantee, so the stream is then read whole before it is split. `name` is used in errors.
+    pub fn add_reader<R: Read>(&mut self, mut r: R, name: &str, replace: bool, block: usize) -> Result<()> {
+        let fast = self.pretok.is_fast();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut offset: u64 = 0; // stream offset of buf[0]
+        let mut whole = String::new();
+        let io_err = |e: std::io::Error| Error::Io {
+            path: name.to_string(),
+            message: e.to_string(),
+        };
+        loop {
+            let before = buf.len();
+            buf.resize(before + block, 0);
+            let mut filled = before;
+            while filled < buf.len() {
+                match r.read(&mut buf[filled..]) {
+                    Ok(0) => break,
+                    Ok(k) => filled += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(io_err(e)),
+                }
+            }
+            let eof = filled < buf.len();
+            buf.truncate(filled);
+            // Keep an incomplete UTF-8 sequence at the end for the next block.
+            let tail = if eof { 0 } else { incomplete_tail_len(&buf) };
+            let usable = buf.len() - tail;
+            let text: std::borrow::Cow<str> = match std::str::from_utf8(&buf[..usable]) {
+                Ok(s) => s.into(),
+                Err(e) => {
+                    if replace {
+                        String::from_utf8_lossy(&buf[..usable])
+                    } else {
+                        return Err(Error::InvalidUtf8 {
+                            source_name: name.to_string(),
+                            offset: offset + e.valid_up_to() as u64,
+                        });
+                    }
+                }
+            };
+            let text_len_bytes = usable;
+            if !fast {
+                whole.push_str(&text);
+                let rest = buf.split_off(usable);
+                offset += usable as u64;
+                buf = rest;
+            } else {
+                // Count up to the last safe cut; carry the rest (as original bytes).
+                let cut = if eof { text.len() } else { last_safe_cut(&text) };
+                let consumed_bytes = if text.len() == text_len_bytes {
+                    cut
+                } else if cut == text.len() {
+                    text_len_bytes
+                } else {
+                    // Lossy text differs in length from the bytes; find the byte position of
+                    // the cut by re-decoding (rare path: only with errors="replace").
+                    lossy_prefix_bytes(&buf[..usable], cut)
+                };
+                if cut > 0 {
+                    self.add_texts(&[&text[..cut]])?;
+                    self.texts_seen -= 1;
+                }
+                let rest = buf.split_off(consumed_bytes);
+                offset += consumed_bytes as u64;
+                buf = rest;
+                if !eof && cut == 0 {
+                    // No safe cut in this block: grow the buffer (read more before counting).
+                }
+            }
+            if eof {
+                break;
+            }
+        }
+        if !fast {
+            self.add_texts(&[whole.as_str()])?;
+        } else if !buf.is_empty() {
+            let text = if replace {
+                String::from_utf8_lossy(&buf).into_owned()
+            } else {
+                String::from_utf8(buf.clone()).map_err(|e| Error::InvalidUtf8 {
+                    source_name: name.to_string(),
+                    offset: offset + e.utf8_error().valid_up_to() as u64,
+                })?
+            };
+            self.add_texts(&[text.as_str()])?;
+        } else {
+            self.texts_seen += 1;
+        }
+        Ok(())
+    }
+
+    /// Add a pre-counted chunk.
+    pub fn add_count(&mut self, chunk: &[u8], count: u64) {
+        self.pieces_seen += count;
+        *self.counts.entry(chunk.into()).or_insert(0) += count;
+    }
+
+    pub fn num_unique(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// The unique chunks and their counts, sorted by chunk bytes (a deterministic order).
+    pub fn into_counts(self) -> Vec<(Box<[u8]>, u64)> {
+        let mut v: Vec<(Box<[u8]>, u64)> = self.counts.into_iter().collect();
+        v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    pub fn counts_snapshot(&self) -> Vec<(Box<[u8]>, u64)> {
+        let mut v: Vec<(Box<[u8]>, u64)> = self.counts.iter().map(|(k, &c)| (k.clone(), c)).collect();
+        v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+}
+
+/// Progress of the merge loop, reported to a callback.
+#[derive(Clone, Copy, Debug)]
+pub struct MergeProgress {
+    pub merges_done: usize,
+    pub merges_total: usize,
+    pub last_count: u64,
+}
+
+/// Words (unique chunks) stored flat: the ids of word `w` are
+/// `ids[start[w] .. start[w] + len[w]]`; merging shrinks `len[w]` in place.
+struct Words {
+    ids: Vec<u32>,
+    start: Vec<usize>,
+    len: Vec<u32>,
+}
+
+impl Words {
+    #[inline]
+    fn get(&self, w: usize) -> &[u32] {
+        &self.ids[self.start[w]..self.start[w] + self.len[w] as usize]
+    }
+}
+
+#[inline]
+fn bump(pair_counts: &mut FxHashMap<Pair, i64>, pair: Pair, delta: i64) {
+    *pair_counts.entry(pair).or_insert(0) += delta;
+}
+
+/// Learn `num_merges` merges from unique chunks with counts. Ids: bytes are 0..=255 (the byte
+/// value), merge `k` creates id `256 + k`. Returns the merged pairs in order (fewer than
+/// `num_merges` if the corpus runs out of pairs).
+pub fn train_merges(
+    chunks: &[(Box<[u8]>, u64)],
+    num_merges: usize,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Result<Vec<Pair>> {
+    if chunks.is_empty() {
+        return Err(Error::EmptyCorpus);
+    }
+    // ---- words ----
+    let total: usize = chunks.iter().map(|(c, _)| c.len()).sum();
+    let mut words = Words {
+        ids: Vec::with_capacity(total),
+        start: Vec::with_capacity(chunks.len()),
+        len: Vec::with_capacity(chunks.len()),
+    };
+    let mut counts: Vec<i64> = Vec::with_capacity(chunks.len());
+    for (c, n) in chunks {
+        words.start.push(words.ids.len());
+        words.len.push(c.len() as u32);
+        words.ids.extend(c.iter().map(|&b| b as u32));
+        counts.push(i64::try_from(*n).unwrap_or(i64::MAX));
+    }
+    let n_words = counts.len();
+
+    // ---- initial pair counts and positions (parallel over word ranges) ----
+    let n_threads = rayon::current_num_threads().max(1);
+    let block = n_words.div_ceil(n_threads * 4).max(1);
+    let partials: Vec<(FxHashMap<Pair, i64>, FxHashMap<Pair, Vec<u32>>)> = (0..n_words)
+        .step_by(block)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|lo| {
+            let hi = (lo + block).min(n_words);
+            let mut pc: FxHashMap<Pair, i64> = FxHashMap::default();
+            let mut wh: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+            for w in lo..hi {
+                let ids = words.get(w);
+                for p in ids.windows(2) {
+                    let pair = (p[0], p[1]);
+                    *pc.entry(pair).or_insert(0) += counts[w];
+                    let v = wh.entry(pair).or_default();
+                    if v.last() != Some(&(w as u32)) {
+                        v.push(w as u32);
+                    }
+                }
+            }
+            (pc, wh)
+        })
+        .collect();
+    let mut pair_counts: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    // Partials are in word order, so position lists stay sorted by word index.
+    for (pc, wh) in partials {
+        for (k, v) in pc {
+            *pair_counts.entry(k).or_insert(0) += v;
+        }
+        for (k, mut v) in wh {
+            match where_.get_mut(&k) {
+                Some(e) => e.append(&mut v),
+                None => {
+                    where_.insert(k, v);
+                }
+            }
+        }
+    }
+
+    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pair_counts
+        .iter()
+        .filter(|(_, &c)| c > 0)
+        .map(|(&p, &c)| (c, Reverse(p)))
+        .collect();
+
+    let mut merges: Vec<Pair> = Vec::with_capacity(num_merges);
+    let mut new_pairs: Vec<Pair> = Vec::new();
+    let report_every = (num_merges / 200).max(64);
+    let mut scratch: Vec<u32> = Vec::new();
+    while merges.len() < num_merges {
+        let Some((c, Reverse(pair))) = heap.pop() else {
+            break;
+        };
+        let current = pair_counts.get(&pair).copied().unwrap_or(0);
+        if current <= 0 {
+            continue;
+        }
+        if c != current {
+            heap.push((current, Reverse(pair)));
+            continue;
+        }
+        let new_id = 256 + merges.len() as u32;
+        merges.push(pair);
+        let (a, b) = pair;
+        let positions = where_.remove(&pair).unwrap_or_default();
+        new_pairs.clear();
+        for &w in &positions {
+            let w = w as usize;
+            let cnt = counts[w];
+            let s = words.start[w];
+            let l = words.len[w] as usize;
+            if l < 2 {
+                continue;
+            }
+            // Merge left to right, non-overlapping, recording count deltas exactly as a
+            // rewrite of the word would change its pair multiset.
+            scratch.clear();
+            scratch.extend_from_slice(&words.ids[s..s + l]);
+            let src = &scratch;
+            let mut out = s;
+            let mut i = 0;
+            let mut changed = false;
+            while i < l {
+                if i + 1 < l && src[i] == a && src[i + 1] == b {
+                    changed = true;
+                    if out > s {
+                        let x = words.ids[out - 1];
+                        bump(&mut pair_counts, (x, a), -cnt);
+                        bump(&mut pair_counts, (x, new_id), cnt);
+                        new_pairs.push((x, new_id));
+                        let v = where_.entry((x, new_id)).or_default();
+                        if v.last() != Some(&(w as u32)) {
+                            v.push(w as u32);
+                        }
+                    }
+                    bump(&mut pair_counts, (a, b), -cnt);
+                    if i + 2 < l {
+                        let y = src[i + 2];
+                        bump(&mut pair_counts, (b, y), -cnt);
+                        bump(&mut pair_counts, (new_id, y), cnt);
+                        new_pairs.push((new_id, y));
+                        let v = where_.entry((new_id, y)).or_default();
+                        if v.last() != Some(&(w as u32)) {
+                            v.push(w as u32);
+                        }
+                    }
+                    words.ids[out] = new_id;
+                    out += 1;
+                    i += 2;
+                } else {
+                    words.ids[out] = src[i];
+                    out += 1;
+                    i += 1;
+                }
+            }
+            if changed {
+                words.len[w] = (out - s) as u32;
+            }
+        }
+        new_pairs.sort_unstable();
+        new_pairs.dedup();
+        for &p in &new_pairs {
+            let c = pair_counts.get(&p).copied().unwrap_or(0);
+            if c > 0 {
+                heap.push((c, Reverse(p)));
+            }
+        }
+        pair_counts.remove(&pair);
+        if merges.len() % report_every == 0 || merges.len() == num_merges {
+            progress(MergeProgress {
+                merges_done: merges.len(),
+                merges_total: num_merges,
+                last_count: current as u64,
+            });
+        }
+    }
+    Ok(merges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The obvious trainer: recount every pair of every word at each step.
+    fn naive(chunks: &[(Box<[u8]>, u64)], num_merges: usize) -> Vec<Pair> {
+        let mut words: Vec<(Vec<u32>, u64)> = chunks
+            .iter()
+            .map(|(c, n)| (c.iter().map(|&b| b as u32).collect(), *n))
+            .collect();
+        let mut merges = vec![];
+        for k in 0..num_merges {
+            let mut pc: std::collections::BTreeMap<Pair, u64> = Default::default();
+            for (w, n) in &words {
+                for p in w.windows(2) {
+                    *pc.entry((p[0], p[1])).or_insert(0) += n;
+                }
+            }
+            let Some(best) = pc.iter().max_by(|x, y| x.1.cmp(y.1).then(y.0.cmp(x.0))) else {
+                break;
+            };
+            let pair = *best.0;
+            let id = 256 + k as u32;
+            merges.push(pair);
+            for (w, _) in words.iter_mut() {
+                let mut out = vec![];
+                let mut i = 0;
+                while i < w.len() {
+                    if i + 1 < w.len() && (w[i], w[i + 1]) == pair {
+                        out.push(id);
+                        i += 2;
+                    } else {
+                        out.push(w[i]);
+                        i += 1;
+                    }
+                }
+                *w = out;
+            }
+        }
+        merges
+    }
+
+    fn count(texts: &[&str], pattern: &str) -> Vec<(Box<[u8]>, u64)> {
+        let mut c = ChunkCounter::new(Pretokenizer::new(pattern).unwrap(), vec![]);
+        c.add_texts(texts).unwrap();
+        c.into_counts()
+    }
+
+    #[test]
+    fn incremental_equals_naive() {
+        let text = "hello hello hello world world aaaa aaa aaaaa abababab the then there \
+                    their they're it's don't 1234 12 aaa bbb aaaa";
+        let chunks = count(&[text, "zzz zz zzzz hello"], "cl100k");
+        for n in [1, 5, 20, 60] {
+            let fast = train_merges(&chunks, n, &mut |_| {}).unwrap();
+            assert_eq!(fast, naive(&chunks, n), "num_merges={n}");
+        }
+    }
+
+    #[test]
+    fn seed_example() {
+        // "hello hello hello world world": (e,l), (l,l) and (l,o) all occur 3 times; the
+        // tie-break picks the smallest pair, (e, l); then (h, el) is the smallest of the 3-count pairs.
+        let chunks = count(&["hello hello hello world world"], "gpt2");
+        let m = train_merges(&chunks, 2, &mut |_| {}).unwrap();
+        assert_eq!(m[0], (b'e' as u32, b'l' as u32));
+        assert_eq!(m[1], (b'h' as u32, 256));
+    }
+
+    #[test]
+    fn empty_corpus_is_an_error() {
+        assert_eq!(train_merges(&[], 10, &mut |_| {}), Err(Error::EmptyCorpus));
+    }
+
+    #[test]
+    fn parallel_split_gives_same_counts() {
+        let mut text = String::new();
+        for i in 0..20000 {
+            text.push_str(&format!("line {i} of text,  with 'quotes' and\n\n  spaces\nNext"));
+        }
+        for pat in ["gpt2", "cl100k", "o200k", "nanochat"] {
+            let pre = Pretokenizer::new(pat).unwrap();
+            let mut whole: FxHashMap<&str, u64> = Default::default();
+            pre.for_each_piece(&text, |p| *whole.entry(p).or_insert(0) += 1).unwrap();
+            let mut parts: FxHashMap<&str, u64> = Default::default();
+            let split = split_for_parallel(&text, 4096);
+            assert!(split.len() > 10);
+            for part in split {
+                pre.for_each_piece(part, |p| *parts.entry(p).or_insert(0) += 1).unwrap();
+            }
+            assert_eq!(whole, parts, "{pat}");
+        }
+    }
+
+    #[test]
+    fn reader_in_blocks_equals_whole_text() {
+        let mut text = String::new();
+        for i in 0..3000 {
+            text.push_str(&format!("Zeile {i}: größer als ü — 😀 ok\n  indented\nword "));
+        }
+        for pat in ["cl100k", r"\w+|\s+|[^\w\s]+"] {
+            let mut a = ChunkCounter::new(Pretokenizer::new(pat).unwrap(), vec![]);
+            a.add_texts(&[text.as_str()]).unwrap();
+            let mut b = ChunkCounter::new(Pretokenizer::new(pat).unwrap(), vec![]);
+            b.add_reader(text.as_bytes(), "mem", false, 1000).unwrap();
+            assert_eq!(a.counts_snapshot(), b.counts_snapshot(), "{pat}");
+        }
+    }
+
+    #[test]
+    fn reader_reports_bad_utf8_offset() {
+        let mut data = b"hello world\n".repeat(100);
+        data.push(0xff);
+        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        let err = c.add_reader(&data[..], "f.txt", false, 64).unwrap_err();
+        assert_eq!(err, Error::InvalidUtf8 { source_name: "f.txt".into(), offset: 1200 });
+        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        c.add_reader(&data[..], "f.txt", true, 64).unwrap();
+        assert!(c.num_unique() > 2);
+    }
+
+    #[test]
+    fn pinned_tokens_are_cut_out() {
+        let mut segs = vec![];
+        cut_pinned("a<x>bb<xy>c", &["<xy>".into(), "<x>".into()], |s| segs.push(s));
+        assert_eq!(segs, vec!["a", "bb", "c"]);
+    }
+}

@@ -1,0 +1,202 @@
+//! The token table: ids <-> bytes for mergeable tokens, plus special and pinned tokens.
+//!
+//! Ids follow tiktoken's model: the id of a mergeable token is also its merge rank, so merges
+//! must have increasing ids. Ids may have gaps (cl100k has unused ids); `n_vocab` is the
+//! largest id + 1.
+
+use crate::error::{Error, Result};
+use rustc_hash::FxHashMap;
+
+/// Whether an added token is a special token (only produced when allowed) or a pinned token
+/// (always produced where its text occurs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddedKind {
+    Special,
+    Pinned,
+}
+
+#[derive(Clone, Debug)]
+pub struct AddedToken {
+    pub text: String,
+    pub id: u32,
+    pub kind: AddedKind,
+}
+
+#[derive(Clone, Debug)]
+pub struct Vocab {
+    /// bytes -> id for every mergeable token (single bytes included).
+    pub(crate) ranks: FxHashMap<Box<[u8]>, u32>,
+    /// id of each single byte.
+    pub(crate) byte_ids: [u32; 256],
+    /// id -> bytes (flat storage); `offsets[id]..offsets[id + 1]`, `present[id]` says if used.
+    pub(crate) flat: Vec<u8>,
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) present: Vec<bool>,
+    pub(crate) added: Vec<AddedToken>,
+}
+
+impl Vocab {
+    /// Build from mergeable tokens `(bytes, id)` and added tokens.
+    pub fn new(mergeable: Vec<(Vec<u8>, u32)>, added: Vec<AddedToken>) -> Result<Self> {
+        let mut ranks: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        ranks.reserve(mergeable.len());
+        let mut max_id = 0u32;
+        let mut by_id: Vec<(u32, &[u8])> = Vec::with_capacity(mergeable.len() + added.len());
+        for (bytes, id) in &mergeable {
+            if bytes.is_empty() {
+                return Err(Error::InvalidVocab(format!("token id {id} has empty bytes")));
+            }
+            if let Some(prev) = ranks.insert(bytes.clone().into_boxed_slice(), *id) {
+                return Err(Error::InvalidVocab(format!(
+                    "token {:?} appears twice (ids {prev} and {id})",
+                    String::from_utf8_lossy(bytes)
+                )));
+            }
+            max_id = max_id.max(*id);
+            by_id.push((*id, bytes));
+        }
+        let mut byte_ids = [u32::MAX; 256];
+        for b in 0..=255u8 {
+            match ranks.get(&[b][..]) {
+                Some(&id) => byte_ids[b as usize] = id,
+                None => {
+                    return Err(Error::InvalidVocab(format!(
+                        "the single byte 0x{b:02x} is not a token; a byte-level vocabulary needs all 256 bytes"
+                    )))
+                }
+            }
+        }
+        let mut seen_text: FxHashMap<&str, u32> = FxHashMap::default();
+        for a in &added {
+            if a.text.is_empty() {
+                return Err(Error::InvalidVocab(format!(
+                    "added token with id {} has empty text",
+                    a.id
+                )));
+            }
+            if let Some(prev) = seen_text.insert(a.text.as_str(), a.id) {
+                return Err(Error::InvalidVocab(format!(
+                    "special/pinned token {:?} is given twice (ids {prev} and {})",
+                    a.text, a.id
+                )));
+            }
+            max_id = max_id.max(a.id);
+            by_id.push((a.id, a.text.as_bytes()));
+        }
+        by_id.sort_unstable_by_key(|(id, _)| *id);
+        for w in by_id.windows(2) {
+            if w[0].0 == w[1].0 {
+                return Err(Error::InvalidVocab(format!(
+                    "id {} is used by two tokens ({:?} and {:?})",
+                    w[0].0,
+                    String::from_utf8_lossy(w[0].1),
+                    String::from_utf8_lossy(w[1].1)
+                )));
+            }
+        }
+        let n = if by_id.is_empty() { 0 } else { max_id as usize + 1 };
+        let mut flat = Vec::new();
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut present = vec![false; n];
+        let mut it = by_id.iter().peekable();
+        for id in 0..n as u32 {
+            offsets.push(flat.len() as u32);
+            if let Some((tid, bytes)) = it.peek() {
+                if *tid == id {
+                    flat.extend_from_slice(bytes);
+                    present[id as usize] = true;
+                    it.next();
+                }
+            }
+        }
+        offsets.push(flat.len() as u32);
+        Ok(Vocab {
+            ranks,
+            byte_ids,
+            flat,
+            offsets,
+            present,
+            added,
+        })
+    }
+
+    /// Largest id + 1.
+    pub fn n_vocab(&self) -> usize {
+        self.present.len()
+    }
+
+    /// Bytes of a token (mergeable, special or pinned).
+    #[inline]
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        let i = id as usize;
+        if i < self.present.len() && self.present[i] {
+            Ok(&self.flat[self.offsets[i] as usize..self.offsets[i + 1] as usize])
+        } else {
+            Err(Error::UnknownId {
+                id: id as u64,
+                n_vocab: self.present.len() as u64,
+            })
+        }
+    }
+
+    /// Id of a mergeable token given its bytes.
+    #[inline]
+    pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        self.ranks.get(bytes).copied()
+    }
+
+    /// Id of any token (mergeable first, then added tokens) given its bytes.
+    pub fn token_id(&self, bytes: &[u8]) -> Option<u32> {
+        self.rank(bytes).or_else(|| {
+            self.added
+                .iter()
+                .find(|a| a.text.as_bytes() == bytes)
+                .map(|a| a.id)
+        })
+    }
+
+    pub fn added_tokens(&self) -> &[AddedToken] {
+        &self.added
+    }
+
+    pub fn byte_ids(&self) -> &[u32; 256] {
+        &self.byte_ids
+    }
+
+    /// Number of mergeable tokens.
+    pub fn n_mergeable(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// Mergeable tokens sorted by id.
+    pub fn mergeable_sorted(&self) -> Vec<(Vec<u8>, u32)> {
+        let mut v: Vec<(Vec<u8>, u32)> = self.ranks.iter().map(|(k, &v)| (k.to_vec(), v)).collect();
+        v.sort_unstable_by_key(|(_, id)| *id);
+        v
+    }
+
+    /// Recover the merge list `(left_id, right_id, merged_id)` from the ranks: each token of
+    /// length >= 2 must be the BPE encoding, with lower-ranked tokens only, of exactly two tokens.
+    /// This holds for every vocabulary produced by BPE training (tiktoken's files included).
+    pub fn recover_merges(&self) -> Result<Vec<(u32, u32, u32)>> {
+        let mut out = Vec::new();
+        let mut parts = Vec::new();
+        for (bytes, id) in self.mergeable_sorted() {
+            if bytes.len() < 2 {
+                continue;
+            }
+            parts.clear();
+            crate::encode::bpe_merge_limited(self, &bytes, id, &mut parts);
+            if parts.len() != 2 {
+                return Err(Error::MergesUnrecoverable(format!(
+                    "token {id} ({:?}) is not the merge of two lower-ranked tokens (BPE with lower ranks gives {} parts); \
+                     this rank table can be used for encoding but has no merge list",
+                    String::from_utf8_lossy(&bytes),
+                    parts.len()
+                )));
+            }
+            out.push((parts[0], parts[1], id));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,356 @@
+//! PyO3 glue: the only crate that knows about Python. It converts arguments, releases the GIL
+//! around every piece of native work, and maps core errors to Python exceptions (errors.rs).
+//! The public API and all policy live in the Python package `toksmith`.
+
+mod errors;
+
+use errors::to_py;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use toksmith_core::encode::{Allowed, Encoder};
+use toksmith_core::pretokenize::{self, Pretokenizer};
+use toksmith_core::train;
+use toksmith_core::vocab::{AddedKind, AddedToken, Vocab};
+
+/// Rayon pools by thread count (0 = the global pool).
+fn pool(threads: usize) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
+    if threads == 0 {
+        return Ok(None);
+    }
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap();
+    if let Some(p) = pools.get(&threads) {
+        return Ok(Some(p.clone()));
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
+    );
+    pools.insert(threads, p.clone());
+    Ok(Some(p))
+}
+
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    Ok(match pool(threads)? {
+        Some(p) => p.install(f),
+        None => f(),
+    })
+}
+
+fn allowed_from(allowed: Option<Vec<u32>>, allow_all: bool) -> Allowed {
+    if allow_all {
+        Allowed::All
+    } else {
+        match allowed {
+            Some(v) if !v.is_empty() => Allowed::Some(v),
+            _ => Allowed::None,
+        }
+    }
+}
+
+/// Native BPE encoder/decoder over one vocabulary and split pattern.
+#[pyclass(module = "toksmith._core", frozen)]
+struct Bpe {
+    enc: Encoder,
+}
+
+#[pymethods]
+impl Bpe {
+    /// mergeable: [(bytes, id)]; added: [(text, id, is_pinned)]; pattern: name or regex.
+    #[new]
+    fn new(py: Python<'_>, mergeable: Vec<(Vec<u8>, u32)>, added: Vec<(String, u32, bool)>, pattern: &str) -> PyResult<Self> {
+        let added: Vec<AddedToken> = added
+            .into_iter()
+            .map(|(text, id, pinned)| AddedToken {
+                text,
+                id,
+                kind: if pinned { AddedKind::Pinned } else { AddedKind::Special },
+            })
+            .collect();
+        let pattern = pattern.to_string();
+        let enc = py.detach(move || -> toksmith_core::Result<Encoder> {
+            let vocab = Vocab::new(mergeable, added)?;
+            let pre = Pretokenizer::new(&pattern)?;
+            Ok(Encoder::new(vocab, pre))
+        });
+        Ok(Bpe { enc: enc.map_err(to_py)? })
+    }
+
+    #[getter]
+    fn n_vocab(&self) -> usize {
+        self.enc.vocab.n_vocab()
+    }
+
+    #[getter]
+    fn n_mergeable(&self) -> usize {
+        self.enc.vocab.n_mergeable()
+    }
+
+    #[getter]
+    fn pattern(&self) -> String {
+        self.enc.pretok.pattern().to_string()
+    }
+
+    #[getter]
+    fn fast_pretokenizer(&self) -> bool {
+        self.enc.pretok.is_fast()
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.detach(|| self.enc.encode_ordinary(text)).map_err(to_py)
+    }
+
+    #[pyo3(signature = (text, allowed=None, allow_all=false))]
+    fn encode(&self, py: Python<'_>, text: &str, allowed: Option<Vec<u32>>, allow_all: bool) -> PyResult<Vec<u32>> {
+        let a = allowed_from(allowed, allow_all);
+        py.detach(|| self.enc.encode(text, &a)).map_err(to_py)
+    }
+
+    /// Encode to a little-endian buffer of u16 (`narrow`) or u32 values (for numpy).
+    #[pyo3(signature = (text, allowed=None, allow_all=false, narrow=false))]
+    fn encode_to_buffer<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<Vec<u32>>,
+        allow_all: bool,
+        narrow: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let a = allowed_from(allowed, allow_all);
+        let bytes = py
+            .detach(|| -> toksmith_core::Result<Vec<u8>> {
+                let ids = self.enc.encode(text, &a)?;
+                Ok(if narrow {
+                    ids.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect()
+                } else {
+                    ids.iter().flat_map(|&i| i.to_le_bytes()).collect()
+                })
+            })
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    #[pyo3(signature = (texts, allowed=None, allow_all=false, threads=0))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: Option<Vec<u32>>,
+        allow_all: bool,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let a = allowed_from(allowed, allow_all);
+        py.detach(|| {
+            in_pool(threads, || {
+                texts
+                    .par_iter()
+                    .map(|t| self.enc.encode(t, &a))
+                    .collect::<toksmith_core::Result<Vec<_>>>()
+            })
+        })?
+        .map_err(to_py)
+    }
+
+    /// First special token found in `text` among `disallowed` ids (all when None):
+    /// (token, byte offset) or None.
+    #[pyo3(signature = (text, disallowed=None))]
+    fn find_special(&self, py: Python<'_>, text: &str, disallowed: Option<Vec<u32>>) -> Option<(String, usize)> {
+        py.detach(|| self.enc.find_special(text, disallowed.as_deref()))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let out = py
+            .detach(|| toksmith_core::decode::decode_bytes(&self.enc.vocab, &ids))
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    #[pyo3(signature = (batch, threads=0))]
+    fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<u32>>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let outs = py
+            .detach(|| {
+                in_pool(threads, || {
+                    batch
+                        .par_iter()
+                        .map(|ids| toksmith_core::decode::decode_bytes(&self.enc.vocab, ids))
+                        .collect::<toksmith_core::Result<Vec<_>>>()
+                })
+            })?
+            .map_err(to_py)?;
+        PyList::new(py, outs.iter().map(|b| PyBytes::new(py, b)))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.enc.vocab.token_bytes(id).map_err(to_py)?;
+        Ok(PyBytes::new(py, b))
+    }
+
+    fn token_id(&self, bytes: &[u8]) -> Option<u32> {
+        self.enc.vocab.token_id(bytes)
+    }
+
+    fn encode_single_token(&self, bytes: &[u8]) -> PyResult<u32> {
+        self.enc.encode_single_token(bytes).map_err(to_py)
+    }
+
+    /// [(bytes, id)] of mergeable tokens, sorted by id.
+    fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let v = self.enc.vocab.mergeable_sorted();
+        PyList::new(py, v.iter().map(|(b, i)| (PyBytes::new(py, b), *i)))
+    }
+
+    /// [(left_id, right_id, merged_id)] recovered from the ranks.
+    fn recover_merges(&self, py: Python<'_>) -> PyResult<Vec<(u32, u32, u32)>> {
+        py.detach(|| self.enc.vocab.recover_merges()).map_err(to_py)
+    }
+}
+
+/// Counts unique chunks of a corpus (see `toksmith_core::train`).
+#[pyclass(module = "toksmith._core")]
+struct ChunkCounter {
+    inner: Option<train::ChunkCounter>,
+}
+
+impl ChunkCounter {
+    fn get(&mut self) -> PyResult<&mut train::ChunkCounter> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this ChunkCounter was already consumed by train()"))
+    }
+}
+
+#[pymethods]
+impl ChunkCounter {
+    #[new]
+    #[pyo3(signature = (pattern, pinned=Vec::new()))]
+    fn new(pattern: &str, pinned: Vec<String>) -> PyResult<Self> {
+        let pre = Pretokenizer::new(pattern).map_err(to_py)?;
+        Ok(ChunkCounter {
+            inner: Some(train::ChunkCounter::new(pre, pinned)),
+        })
+    }
+
+    #[pyo3(signature = (texts, threads=0))]
+    fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<()> {
+        let inner = self.get()?;
+        py.detach(|| in_pool(threads, || inner.add_texts(&texts)))?.map_err(to_py)
+    }
+
+    #[pyo3(signature = (path, replace=false, threads=0, block_size=16 << 20))]
+    fn add_file(&mut self, py: Python<'_>, path: std::path::PathBuf, replace: bool, threads: usize, block_size: usize) -> PyResult<()> {
+        let inner = self.get()?;
+        let name = path.display().to_string();
+        py.detach(|| {
+            in_pool(threads, || {
+                let f = std::fs::File::open(&path).map_err(|e| toksmith_core::Error::Io {
+                    path: name.clone(),
+                    message: e.to_string(),
+                })?;
+                inner.add_reader(std::io::BufReader::with_capacity(1 << 20, f), &name, replace, block_size)
+            })
+        })?
+        .map_err(to_py)
+    }
+
+    fn add_counts(&mut self, counts: Vec<(Vec<u8>, u64)>) -> PyResult<()> {
+        let inner = self.get()?;
+        for (c, n) in counts {
+            inner.add_count(&c, n);
+        }
+        Ok(())
+    }
+
+    /// {"bytes": .., "pieces": .., "texts": .., "unique": ..}
+    fn stats(&mut self) -> PyResult<HashMap<&'static str, u64>> {
+        let inner = self.get()?;
+        Ok(HashMap::from([
+            ("bytes", inner.bytes_seen),
+            ("pieces", inner.pieces_seen),
+            ("texts", inner.texts_seen),
+            ("unique", inner.num_unique() as u64),
+        ]))
+    }
+
+    /// [(chunk bytes, count)] sorted by chunk.
+    fn counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let v = self.get()?.counts_snapshot();
+        PyList::new(py, v.iter().map(|(b, c)| (PyBytes::new(py, b), *c)))
+    }
+
+    /// Run the merge loop; returns [(left, right)] in internal ids (bytes 0..255, merge k = 256+k).
+    /// `progress(done, total)` is called now and then with the GIL held.
+    #[pyo3(signature = (num_merges, progress=None, threads=0))]
+    fn train(&mut self, py: Python<'_>, num_merges: usize, progress: Option<Py<PyAny>>, threads: usize) -> PyResult<Vec<(u32, u32)>> {
+        let counter = self
+            .inner
+            .take()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this ChunkCounter was already consumed by train()"))?;
+        let result = py.detach(|| {
+            in_pool(threads, || {
+                let chunks = counter.into_counts();
+                let mut cb = |p: train::MergeProgress| {
+                    if let Some(f) = &progress {
+                        Python::attach(|py| {
+                            if let Err(e) = f.call1(py, (p.merges_done, p.merges_total)) {
+                                e.print(py);
+                            }
+                        });
+                    }
+                };
+                train::train_merges(&chunks, num_merges, &mut cb)
+            })
+        })?;
+        result.map_err(to_py)
+    }
+}
+
+/// Split text into pieces; engine "auto" (scanners for named patterns) or "regex".
+#[pyfunction]
+#[pyo3(signature = (text, pattern, engine="auto"))]
+fn split(py: Python<'_>, text: &str, pattern: &str, engine: &str) -> PyResult<Vec<String>> {
+    let pre = match engine {
+        "auto" => Pretokenizer::new(pattern),
+        "regex" => Pretokenizer::new_regex(pattern),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "engine must be 'auto' or 'regex', not {other:?}"
+            )))
+        }
+    }
+    .map_err(to_py)?;
+    let pieces = py
+        .detach(|| pre.split(text).map(|v| v.into_iter().map(str::to_string).collect::<Vec<_>>()))
+        .map_err(to_py)?;
+    Ok(pieces)
+}
+
+/// The regex text of a named pattern, or None.
+#[pyfunction]
+fn named_pattern(name: &str) -> Option<&'static str> {
+    pretokenize::named_pattern(name)
+}
+
+/// Check a pattern compiles; returns (regex text, uses hand-written scanner).
+#[pyfunction]
+fn compile_pattern(pattern: &str) -> PyResult<(String, bool)> {
+    let p = Pretokenizer::new(pattern).map_err(to_py)?;
+    Ok((p.pattern().to_string(), p.is_fast()))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<Bpe>()?;
+    m.add_class::<ChunkCounter>()?;
+    m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(named_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(compile_pattern, m)?)?;
+    m.add("NAMED_PATTERNS", pretokenize::NAMED_PATTERNS.iter().map(|(n, p)| (*n, *p)).collect::<Vec<_>>())?;
+    m.add("RUSTBPE_GPT4_PATTERN", pretokenize::RUSTBPE_GPT4_PATTERN)?;
+    Ok(())
+}

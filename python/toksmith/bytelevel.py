@@ -1,0 +1,46 @@
+"""GPT-2's reversible mapping between bytes and printable unicode characters.
+
+Byte-level BPE vocabularies in JSON (GPT-2's ``encoder.json``, Hugging Face ``tokenizer.json``,
+toksmith's own files) spell each token's bytes with one printable character per byte, so the
+file stays readable: printable Latin-1 bytes stand for themselves and the others are shifted
+above U+0100 (the space 0x20 becomes ``Ġ``).
+
+>>> token_to_str(b" hello")
+'Ġhello'
+>>> str_to_token('Ġhello')
+b' hello'
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+
+def _byte_to_char() -> Dict[int, str]:
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    table = {b: chr(b) for b in keep}
+    shift = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + shift)
+            shift += 1
+    return table
+
+
+BYTE_TO_CHAR: Dict[int, str] = _byte_to_char()
+CHAR_TO_BYTE: Dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def token_to_str(token: bytes) -> str:
+    """Spell token bytes with the byte-level alphabet."""
+    return "".join(BYTE_TO_CHAR[b] for b in token)
+
+
+def str_to_token(s: str) -> bytes:
+    """Inverse of :func:`token_to_str`; raises ValueError on a character outside the alphabet."""
+    try:
+        return bytes(CHAR_TO_BYTE[c] for c in s)
+    except KeyError as e:
+        raise ValueError(
+            f"{s!r} contains {e.args[0]!r}, which is not a character of the byte-level alphabet"
+        ) from None

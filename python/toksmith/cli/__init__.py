@@ -1,0 +1,56 @@
+"""Command-line interface: ``toksmith <command> ...``.
+
+Each sub-command lives in its own module of this package and exposes
+``register(subparsers)``; the module adds its parser and sets ``func`` (a
+callable taking the parsed ``argparse.Namespace`` and returning an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Optional, Sequence
+
+# Order is the order shown in ``toksmith --help``.
+SUBCOMMAND_MODULES = [
+    "train",
+    "encode",
+    "decode",
+    "info",
+    "calm",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toksmith",
+        description="Train, run and convert byte-level BPE tokenizers.",
+    )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"toksmith {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `toksmith encode ... | head`
+        return 0
+    except (ValueError, OSError, ImportError, TypeError) as exc:
+        print(f"toksmith {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

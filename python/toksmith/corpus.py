@@ -1,0 +1,104 @@
+"""Training corpora: files, folders, globs, JSONL, and the built-in default corpus."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sysconfig
+from pathlib import Path
+from typing import Iterable, Iterator, List, Sequence, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
+    """Files named by ``paths``: files as they are, folders recursed (hidden entries skipped,
+    sorted), glob patterns expanded. A path that matches nothing raises FileNotFoundError."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out: List[Path] = []
+    for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"paths must be str or os.PathLike, not {type(p).__name__}")
+        s = os.fspath(p)
+        path = Path(s)
+        if path.is_file():
+            out.append(path)
+        elif path.is_dir():
+            found = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(Path(root) / f for f in sorted(files) if not f.startswith("."))
+            out.extend(found)
+        elif any(c in s for c in "*?["):
+            matches = sorted(glob.glob(s, recursive=True))
+            files = [Path(m) for m in matches if Path(m).is_file()]
+            if not files:
+                raise FileNotFoundError(f"the glob {s!r} matches no file")
+            out.extend(files)
+        else:
+            raise FileNotFoundError(f"no such file or folder: {s!r}")
+    return out
+
+
+def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[str]:
+    """The ``text_field`` of each JSON line of ``path``."""
+    with open(path, "r", encoding="utf-8", errors=errors) as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: not valid JSON: {e.msg}") from None
+            if not isinstance(obj, dict) or text_field not in obj:
+                raise ValueError(
+                    f"{path}:{lineno}: no field {text_field!r} in this JSON line; pass text_field= "
+                    "with the name of the field that holds the text"
+                )
+            value = obj[text_field]
+            if not isinstance(value, str):
+                raise ValueError(f"{path}:{lineno}: field {text_field!r} is {type(value).__name__}, not a string")
+            yield value
+
+
+def default_corpus(max_bytes: int = 8 << 20) -> List[Path]:
+    """The built-in default corpus: Python source files of the running interpreter's standard
+    library (sorted, up to ``max_bytes``), so ``toksmith train`` works with no corpus."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files: List[Path] = []
+    total = 0
+    for f in sorted(stdlib.glob("*.py")) + sorted(stdlib.glob("*/*.py")):
+        if "site-packages" in f.parts or "test" in f.parts:
+            continue
+        try:
+            size = f.stat().st_size
+        except OSError:
+            continue
+        files.append(f)
+        total += size
+        if total >= max_bytes:
+            break
+    if not files:  # pragma: no cover - a Python without sources
+        raise FileNotFoundError(f"no Python sources found under {stdlib} for the default corpus; pass PATH")
+    return files
+
+
+def batched(texts: Iterable[str], max_items: int = 4096, max_bytes: int = 16 << 20) -> Iterator[List[str]]:
+    """Group an iterable of str into lists bounded in count and size."""
+    batch: List[str] = []
+    size = 0
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"item {i} of the training texts is {type(t).__name__}, not str")
+        batch.append(t)
+        size += len(t)
+        if len(batch) >= max_items or size >= max_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+__all__ = ["expand_paths", "iter_jsonl", "default_corpus", "batched"]

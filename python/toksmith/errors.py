@@ -1,0 +1,46 @@
+"""toksmith's exceptions.
+
+Bad input or data raises a subclass of :class:`ToksmithError` (itself a ``ValueError``); a wrong
+argument type raises ``TypeError``; a file-system problem raises ``OSError``. The native core
+maps its errors to these classes in one place (``crates/toksmith-py/src/errors.rs``).
+"""
+
+from ._core import (
+    CorpusDecodeError,
+    EmptyCorpusError,
+    MergesError,
+    PatternError,
+    ToksmithError,
+    UnknownTokenError,
+    VocabError,
+)
+
+
+class DisallowedSpecialError(ToksmithError):
+    """The text contains a special token that the call did not allow."""
+
+
+class TokenizerFileError(ToksmithError):
+    """A tokenizer file is truncated, corrupted, of an unknown version or inconsistent."""
+
+
+def missing_extra(extra: str, module: str) -> ImportError:
+    """The ImportError raised when an optional dependency is not installed."""
+    return ImportError(
+        f"this feature needs the optional dependency {module!r}: "
+        f"install it with `pip install toksmith[{extra}]`"
+    )
+
+
+__all__ = [
+    "ToksmithError",
+    "PatternError",
+    "VocabError",
+    "EmptyCorpusError",
+    "UnknownTokenError",
+    "CorpusDecodeError",
+    "MergesError",
+    "DisallowedSpecialError",
+    "TokenizerFileError",
+    "missing_extra",
+]

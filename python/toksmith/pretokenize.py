@@ -1,0 +1,76 @@
+"""Pre-tokenization: the split patterns applied before BPE.
+
+Four named patterns are built in, exactly as their owners define them:
+
+=========  =================================================================
+name       pattern
+=========  =================================================================
+gpt2       GPT-2 / r50k_base (tiktoken's form; also p50k)
+cl100k     cl100k_base (tiktoken's current form, possessive quantifiers)
+o200k      o200k_base
+nanochat   nanochat's GPT-4-style pattern with ``\\p{N}{1,2}``
+=========  =================================================================
+
+Everywhere toksmith takes a ``pattern``, a name or a regex string (in the syntax of Python's
+``regex`` module: look-around, possessive quantifiers, ``\\p{..}``) is accepted. Named patterns
+run on hand-written scanners that split exactly like ``regex.findall`` (checked by fuzzing);
+other patterns run on a backtracking regex engine.
+
+>>> split("Hello, world! 12345", "cl100k")
+['Hello', ',', ' world', '!', ' ', '123', '45']
+>>> split("Hello, world! 12345", "nanochat")
+['Hello', ',', ' world', '!', ' ', '12', '34', '5']
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from . import _core
+
+#: name -> regex text of the named patterns
+PATTERNS: Dict[str, str] = dict(_core.NAMED_PATTERNS)
+
+GPT2_PATTERN = PATTERNS["gpt2"]
+CL100K_PATTERN = PATTERNS["cl100k"]
+O200K_PATTERN = PATTERNS["o200k"]
+NANOCHAT_PATTERN = PATTERNS["nanochat"]
+#: rustbpe's default pattern (cl100k without the ``\\s++$`` alternative)
+RUSTBPE_GPT4_PATTERN: str = _core.RUSTBPE_GPT4_PATTERN
+
+
+def resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
+    """Return ``(regex text, name or None)`` for a pattern name or regex; raise
+    :class:`toksmith.PatternError` if the regex does not compile.
+
+    >>> resolve_pattern("gpt2")[1]
+    'gpt2'
+    """
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a name or a regex string, not {type(pattern).__name__}")
+    regex_text, _fast = _core.compile_pattern(pattern)
+    name = next((n for n, p in PATTERNS.items() if p == regex_text), None)
+    return regex_text, name
+
+
+def split(text: str, pattern: str = "cl100k", *, engine: str = "auto") -> List[str]:
+    """Split ``text`` into pre-tokenization pieces.
+
+    ``engine="regex"`` forces the regex engine even for named patterns (the reference the
+    hand-written scanners are checked against). Empty matches of a custom pattern are dropped.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return _core.split(text, pattern, engine)
+
+
+__all__ = [
+    "PATTERNS",
+    "GPT2_PATTERN",
+    "CL100K_PATTERN",
+    "O200K_PATTERN",
+    "NANOCHAT_PATTERN",
+    "RUSTBPE_GPT4_PATTERN",
+    "resolve_pattern",
+    "split",
+]

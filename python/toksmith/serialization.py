@@ -1,0 +1,152 @@
+"""toksmith's tokenizer file: one versioned, human-readable JSON document.
+
+::
+
+    {
+      "format": "toksmith",
+      "version": 1,
+      "name": "...",
+      "pattern": "<regex text>",
+      "pattern_name": "cl100k" | null,
+      "vocab": {"<token in the byte-level alphabet>": id, ...},   # mergeable tokens
+      "merges": ["Ġ t", ...] | null,     # in order; null if the ranks have no merge list
+      "special_tokens": {"<|bos|>": 65527, ...},
+      "pinned_tokens": {...},
+      "metadata": {...}                  # e.g. the training corpus summary
+    }
+
+Token bytes are spelled with GPT-2's byte-level alphabet (see :mod:`toksmith.bytelevel`), so
+the file is plain JSON text. Loading never executes anything; every inconsistency (truncated
+JSON, wrong version, duplicate ids, merges whose result is not in the vocab...) raises
+:class:`toksmith.TokenizerFileError` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from .bytelevel import str_to_token, token_to_str
+from .errors import MergesError, TokenizerFileError, VocabError
+
+FORMAT = "toksmith"
+VERSION = 1
+
+
+def to_dict(tok) -> Dict[str, Any]:
+    ranks = tok.mergeable_ranks()
+    try:
+        merges: Optional[List[str]] = [f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok.merges()]
+    except MergesError:
+        merges = None
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": tok.name,
+        "pattern": tok.pattern,
+        "pattern_name": tok.pattern_name,
+        "vocab": {token_to_str(b): i for b, i in sorted(ranks.items(), key=lambda kv: kv[1])},
+        "merges": merges,
+        "special_tokens": tok.special_tokens,
+        "pinned_tokens": tok.pinned_tokens,
+        "metadata": tok.metadata,
+    }
+
+
+def save(tok, path: Union[str, os.PathLike]) -> None:
+    data = to_dict(tok)
+    tmp = f"{os.fspath(path)}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _fail(path: str, msg: str) -> TokenizerFileError:
+    return TokenizerFileError(f"{path}: {msg}")
+
+
+def from_dict(data: Any, path: str = "<dict>"):
+    from .tokenizer import Tokenizer
+
+    if not isinstance(data, dict):
+        raise _fail(path, f"expected a JSON object at the top level, found {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        raise _fail(path, f"not a toksmith tokenizer file (format={data.get('format')!r}, expected {FORMAT!r}); "
+                          "for tiktoken, Hugging Face or GPT-2 files use toksmith.load_any()")
+    version = data.get("version")
+    if version != VERSION:
+        raise _fail(path, f"unsupported file version {version!r}: this toksmith reads version {VERSION}")
+    for key, typ in (("pattern", str), ("vocab", dict), ("special_tokens", dict), ("pinned_tokens", dict)):
+        if not isinstance(data.get(key), typ):
+            raise _fail(path, f"field {key!r} is missing or not a {typ.__name__}")
+    ranks: Dict[bytes, int] = {}
+    seen_ids: Dict[int, str] = {}
+    for s, i in data["vocab"].items():
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise _fail(path, f"vocab[{s!r}] = {i!r} is not a valid id")
+        try:
+            b = str_to_token(s)
+        except ValueError as e:
+            raise _fail(path, f"vocab entry {s!r}: {e}") from None
+        if i in seen_ids:
+            raise _fail(path, f"id {i} is given to both {seen_ids[i]!r} and {s!r}")
+        seen_ids[i] = s
+        ranks[b] = i
+    merges: Optional[List[Tuple[int, int]]] = None
+    if data.get("merges") is not None:
+        if not isinstance(data["merges"], list):
+            raise _fail(path, "field 'merges' must be a list of 'left right' strings or null")
+        merges = []
+        last = -1
+        for n, m in enumerate(data["merges"]):
+            if not isinstance(m, str) or m.count(" ") != 1:
+                raise _fail(path, f"merges[{n}] = {m!r} is not of the form 'left right'")
+            a_s, b_s = m.split(" ")
+            try:
+                a, b = str_to_token(a_s), str_to_token(b_s)
+            except ValueError as e:
+                raise _fail(path, f"merges[{n}]: {e}") from None
+            for part in (a, b):
+                if part not in ranks:
+                    raise _fail(path, f"merges[{n}] = {m!r} names {token_to_str(part)!r}, which is not in the vocab")
+            merged = a + b
+            if merged not in ranks:
+                raise _fail(path, f"merges[{n}] = {m!r}: the merged token {token_to_str(merged)!r} is not in the vocab")
+            mid = ranks[merged]
+            if mid <= last or mid <= ranks[a] or mid <= ranks[b]:
+                raise _fail(path, f"merges[{n}] = {m!r}: merged id {mid} is out of order")
+            last = mid
+            merges.append((ranks[a], ranks[b]))
+        n_multi = sum(1 for b in ranks if len(b) > 1)
+        if len(merges) != n_multi:
+            raise _fail(path, f"{len(merges)} merges for {n_multi} multi-byte tokens: the file is inconsistent")
+    try:
+        return Tokenizer(
+            ranks,
+            pattern=data["pattern"],
+            special_tokens=data["special_tokens"],
+            pinned_tokens=data["pinned_tokens"],
+            merges=merges,
+            metadata=data.get("metadata") or {},
+            name=data.get("name"),
+        )
+    except (VocabError, TypeError, ValueError) as e:
+        if isinstance(e, TokenizerFileError):
+            raise
+        raise _fail(path, f"inconsistent tokenizer: {e}") from None
+
+
+def load(path: Union[str, os.PathLike]):
+    """Load a tokenizer saved with ``tok.save(path)``."""
+    p = os.fspath(path)
+    with open(p, "rb") as f:
+        raw = f.read()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise _fail(p, f"not UTF-8 text (byte offset {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise _fail(p, f"not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}") from None
+    return from_dict(data, p)

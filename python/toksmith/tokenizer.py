@@ -1,0 +1,486 @@
+"""The :class:`Tokenizer`: one typed Python class over the native BPE core.
+
+The class owns policy (special tokens, argument checking, file formats); the native core
+(``toksmith._core.Bpe``) does the work with the GIL released, so many Python threads can encode
+at once.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import (
+    AbstractSet,
+    Any,
+    Collection,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from . import _core
+from .decoding import StreamDecoder
+from .errors import DisallowedSpecialError, UnknownTokenError
+from .pretokenize import resolve_pattern
+
+SpecialSet = Union[Literal["all"], AbstractSet[str]]
+DisallowedSet = Union[Literal["all"], Collection[str]]
+
+
+def _clean_text(text: Any, what: str = "text") -> str:
+    if not isinstance(text, str):
+        raise TypeError(
+            f"{what} must be str, not {type(text).__name__}"
+            + ("; decode bytes to str first" if isinstance(text, (bytes, bytearray)) else "")
+        )
+    return text
+
+
+def _fix_surrogates(text: str) -> str:
+    # Lone surrogates cannot be encoded as UTF-8: like tiktoken, replace them with U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _threads(threads: Optional[int]) -> int:
+    if threads is None:
+        return 0
+    if not isinstance(threads, int) or isinstance(threads, bool):
+        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1 (or None for all cores), not {threads}")
+    return threads
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer with tiktoken-compatible ids.
+
+    Build one with :func:`toksmith.train`, :meth:`Tokenizer.from_ranks` or :func:`toksmith.load`.
+
+    >>> ranks = {bytes([b]): b for b in range(256)}
+    >>> ranks[b"ab"] = 256
+    >>> tok = Tokenizer.from_ranks(ranks, pattern="gpt2", special_tokens={"<|end|>": 257})
+    >>> tok.encode("abc ab")
+    [256, 99, 32, 256]
+    >>> tok.encode("ab<|end|>", allowed_special="all")
+    [256, 257]
+    >>> tok.decode([256, 99])
+    'abc'
+    """
+
+    def __init__(
+        self,
+        mergeable_ranks: Mapping[bytes, int],
+        *,
+        pattern: str = "cl100k",
+        special_tokens: Optional[Mapping[str, int]] = None,
+        pinned_tokens: Optional[Mapping[str, int]] = None,
+        merges: Optional[Sequence[Tuple[int, int]]] = None,
+        metadata: Optional[Dict[str, Any]] = None,
+        name: Optional[str] = None,
+    ) -> None:
+        if not isinstance(mergeable_ranks, Mapping):
+            raise TypeError(
+                f"mergeable_ranks must be a dict of bytes -> int, not {type(mergeable_ranks).__name__}"
+            )
+        regex_text, pattern_name = resolve_pattern(pattern)
+        specials = self._check_added(special_tokens, "special_tokens")
+        pinned = self._check_added(pinned_tokens, "pinned_tokens")
+        items: List[Tuple[bytes, int]] = []
+        for k, v in mergeable_ranks.items():
+            if not isinstance(k, (bytes, bytearray)):
+                raise TypeError(f"mergeable_ranks keys must be bytes, not {type(k).__name__} ({k!r})")
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v >= 2**32:
+                raise ValueError(f"mergeable_ranks[{bytes(k)!r}] = {v!r} is not a valid id (0 <= id < 2**32)")
+            items.append((bytes(k), v))
+        added = [(t, i, False) for t, i in specials.items()] + [(t, i, True) for t, i in pinned.items()]
+        self._core = _core.Bpe(items, added, regex_text)
+        self._pattern = regex_text
+        self._pattern_name = pattern_name
+        self._special_tokens = dict(specials)
+        self._pinned_tokens = dict(pinned)
+        self._merges: Optional[List[Tuple[int, int]]] = [tuple(m) for m in merges] if merges is not None else None  # type: ignore[misc]
+        self.metadata: Dict[str, Any] = dict(metadata or {})
+        self.name = name or "toksmith"
+        self._allowed_cache: Dict[Any, Tuple[Optional[List[int]], bool]] = {}
+
+    @staticmethod
+    def _check_added(tokens: Optional[Mapping[str, int]], what: str) -> Dict[str, int]:
+        if tokens is None:
+            return {}
+        if not isinstance(tokens, Mapping):
+            raise TypeError(f"{what} must be a dict of str -> id, not {type(tokens).__name__}")
+        out = {}
+        for t, i in tokens.items():
+            if not isinstance(t, str):
+                raise TypeError(f"{what} keys must be str, not {type(t).__name__} ({t!r})")
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0 or i >= 2**32:
+                raise ValueError(f"{what}[{t!r}] = {i!r} is not a valid id")
+            out[t] = i
+        return out
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_ranks(
+        cls,
+        mergeable_ranks: Mapping[bytes, int],
+        pattern: str = "cl100k",
+        special_tokens: Optional[Mapping[str, int]] = None,
+        *,
+        pinned_tokens: Optional[Mapping[str, int]] = None,
+        name: Optional[str] = None,
+    ) -> "Tokenizer":
+        """Build from a tiktoken-style rank table (``bytes -> id``; the id is the merge rank),
+        a split pattern (name or regex) and special tokens (``str -> id``)."""
+        return cls(mergeable_ranks, pattern=pattern, special_tokens=special_tokens,
+                   pinned_tokens=pinned_tokens, name=name)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def n_vocab(self) -> int:
+        """Largest token id + 1 (tiktoken's ``n_vocab``)."""
+        return self._core.n_vocab
+
+    @property
+    def vocab_size(self) -> int:
+        """Same as :attr:`n_vocab`."""
+        return self._core.n_vocab
+
+    @property
+    def max_token_value(self) -> int:
+        return self._core.n_vocab - 1
+
+    @property
+    def pattern(self) -> str:
+        """The split pattern's regex text."""
+        return self._pattern
+
+    @property
+    def pattern_name(self) -> Optional[str]:
+        """The name of the split pattern if it is a named one (``"cl100k"``...), else None."""
+        return self._pattern_name
+
+    @property
+    def special_tokens(self) -> Dict[str, int]:
+        """Special tokens, ``str -> id`` (a copy)."""
+        return dict(self._special_tokens)
+
+    @property
+    def special_tokens_set(self) -> set:
+        return set(self._special_tokens)
+
+    @property
+    def pinned_tokens(self) -> Dict[str, int]:
+        """Pinned tokens (always one token where their text occurs), ``str -> id``."""
+        return dict(self._pinned_tokens)
+
+    @property
+    def eot_token(self) -> Optional[int]:
+        """Id of ``<|endoftext|>`` if present."""
+        return self._special_tokens.get("<|endoftext|>")
+
+    def mergeable_ranks(self) -> Dict[bytes, int]:
+        """The rank table (``bytes -> id``) of all mergeable tokens, bytes included."""
+        return dict(self._core.mergeable_ranks())
+
+    def merges(self) -> List[Tuple[bytes, bytes]]:
+        """The merge list, in order, as ``(left bytes, right bytes)`` pairs.
+
+        For a tokenizer loaded from ranks only, the merges are recovered from the ranks (each
+        token is the BPE of two lower-ranked tokens); a rank table where that is impossible
+        raises :class:`toksmith.MergesError`.
+        """
+        return [(self.id_to_bytes(a), self.id_to_bytes(b)) for a, b in self.merge_ids()]
+
+    def merge_ids(self) -> List[Tuple[int, int]]:
+        """The merge list as ``(left id, right id)`` pairs (the merged token's id is the rank
+        order of the list)."""
+        if self._merges is None:
+            self._merges = [(a, b) for a, b, _ in self._core.recover_merges()]
+        return list(self._merges)
+
+    # ------------------------------------------------------------------ encoding
+
+    def _allowed(self, allowed_special: SpecialSet) -> Tuple[Optional[List[int]], bool]:
+        if allowed_special == "all":
+            return None, True
+        key = frozenset(allowed_special)
+        hit = self._allowed_cache.get(key)
+        if hit is not None:
+            return hit
+        ids = []
+        for name in key:
+            if not isinstance(name, str):
+                raise TypeError(f"allowed_special must hold str, not {type(name).__name__}")
+            if name not in self._special_tokens:
+                raise ValueError(
+                    f"allowed_special names {name!r}, which is not a special token of this tokenizer "
+                    f"(its special tokens: {sorted(self._special_tokens)})"
+                )
+            ids.append(self._special_tokens[name])
+        res = (ids or None, False)
+        if len(self._allowed_cache) < 64:
+            self._allowed_cache[key] = res
+        return res
+
+    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
+        if not self._special_tokens:
+            return
+        if disallowed_special == "all":
+            if allowed_special == "all":
+                return
+            disallowed = set(self._special_tokens) - set(allowed_special)
+        else:
+            if isinstance(disallowed_special, str):
+                raise TypeError("disallowed_special must be 'all' or a collection of special token strings")
+            disallowed = set(disallowed_special)
+        if not disallowed:
+            return
+        if disallowed == set(self._special_tokens):
+            hit = self._core.find_special(text, None)
+        else:
+            ids = [self._special_tokens[t] for t in disallowed if t in self._special_tokens]
+            if not ids:
+                return
+            hit = self._core.find_special(text, ids)
+        if hit is not None:
+            token, offset = hit
+            raise DisallowedSpecialError(
+                f"the text contains the special token {token!r} (at byte offset {offset}), which this "
+                f"call does not allow. To encode it as the special token, pass "
+                f"allowed_special={{{token!r}}} (or allowed_special='all'); to encode it as plain text, "
+                f"pass disallowed_special=() (or leave {token!r} out of disallowed_special)."
+            )
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+    ) -> List[int]:
+        """Encode text to ids, with tiktoken's special-token semantics.
+
+        Special tokens in ``allowed_special`` become their ids; a special token's text that is
+        in ``disallowed_special`` (by default every special not allowed) raises
+        :class:`toksmith.DisallowedSpecialError` (a ValueError); others are encoded as plain
+        text. Pinned tokens are always produced.
+        """
+        text = _clean_text(text)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        allowed, allow_all = self._allowed(allowed_special)
+        try:
+            return self._core.encode(text, allowed, allow_all)
+        except UnicodeEncodeError:
+            return self._core.encode(_fix_surrogates(text), allowed, allow_all)
+
+    def encode_ordinary(self, text: str) -> List[int]:
+        """Encode text, treating special tokens' text as plain text.
+
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", {"<s>": 256})
+        >>> tok.encode_ordinary("<s>")
+        [60, 115, 62]
+        """
+        text = _clean_text(text)
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core.encode_ordinary(_fix_surrogates(text))
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        threads: Optional[int] = None,
+        num_threads: Optional[int] = None,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+    ) -> List[List[int]]:
+        """Encode many texts in parallel (native threads, GIL released).
+        ``threads=None`` uses every core."""
+        texts = self._check_texts(texts)
+        for t in texts:
+            self._check_disallowed(t, allowed_special, disallowed_special)
+        allowed, allow_all = self._allowed(allowed_special)
+        n = _threads(threads if threads is not None else num_threads)
+        try:
+            return self._core.encode_batch(texts, allowed, allow_all, n)
+        except UnicodeEncodeError:
+            return self._core.encode_batch([_fix_surrogates(t) for t in texts], allowed, allow_all, n)
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, threads: Optional[int] = None, num_threads: Optional[int] = None
+    ) -> List[List[int]]:
+        """Encode many texts in parallel, special tokens as plain text."""
+        texts = self._check_texts(texts)
+        n = _threads(threads if threads is not None else num_threads)
+        try:
+            return self._core.encode_batch(texts, None, False, n)
+        except UnicodeEncodeError:
+            return self._core.encode_batch([_fix_surrogates(t) for t in texts], None, False, n)
+
+    @staticmethod
+    def _check_texts(texts: Any) -> List[str]:
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a list of str, not a single str; use encode() for one text")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] must be str, not {type(t).__name__}")
+        return texts
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+        dtype: Optional[str] = None,
+    ):
+        """Encode to a numpy array: uint16 when every id fits (``n_vocab <= 65536``), else
+        uint32 (or the ``dtype`` given: "uint16" or "uint32")."""
+        try:
+            import numpy as np
+        except ImportError:
+            from .errors import missing_extra
+
+            raise missing_extra("numpy", "numpy") from None
+        text = _clean_text(text)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        allowed, allow_all = self._allowed(allowed_special)
+        if dtype is None:
+            narrow = self.n_vocab <= 65536
+        elif str(np.dtype(dtype)) in ("uint16", "uint32"):
+            narrow = str(np.dtype(dtype)) == "uint16"
+            if narrow and self.n_vocab > 65536:
+                raise ValueError(f"dtype uint16 cannot hold ids up to {self.n_vocab - 1}; use uint32")
+        else:
+            raise ValueError(f"dtype must be 'uint16' or 'uint32', not {dtype!r}")
+        try:
+            buf = self._core.encode_to_buffer(text, allowed, allow_all, narrow)
+        except UnicodeEncodeError:
+            buf = self._core.encode_to_buffer(_fix_surrogates(text), allowed, allow_all, narrow)
+        return np.frombuffer(buf, dtype="<u2" if narrow else "<u4").astype(np.uint16 if narrow else np.uint32, copy=False)
+
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of a text or bytes that is exactly one token (special and pinned included)."""
+        if isinstance(text_or_bytes, str):
+            b = text_or_bytes.encode("utf-8", "surrogatepass")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            b = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"expected str or bytes, not {type(text_or_bytes).__name__}")
+        if isinstance(text_or_bytes, str) and text_or_bytes in self._special_tokens:
+            return self._special_tokens[text_or_bytes]
+        return self._core.encode_single_token(b)
+
+    def token_to_id(self, token: Union[str, bytes]) -> int:
+        """Same as :meth:`encode_single_token`."""
+        return self.encode_single_token(token)
+
+    # ------------------------------------------------------------------ decoding
+
+    def _ids(self, ids: Any) -> List[int]:
+        if hasattr(ids, "tolist") and not isinstance(ids, list):
+            ids = ids.tolist()
+        if isinstance(ids, (str, bytes)):
+            raise TypeError("ids must be a sequence of int")
+        return ids
+
+    def _bad_id(self, ids: Iterable[Any]) -> Exception:
+        for i in ids:
+            if not isinstance(i, int) or isinstance(i, bool):
+                return TypeError(f"ids must be ints, got {type(i).__name__} ({i!r})")
+            if i < 0 or i >= self.n_vocab:
+                return UnknownTokenError(f"token id {i} is out of range: valid ids are 0..{self.n_vocab - 1}")
+            try:
+                self._core.token_bytes(i)
+            except UnknownTokenError:
+                return UnknownTokenError(f"token id {i} is not used by this vocabulary")
+        return TypeError("ids must be a sequence of int")
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of a sequence of ids."""
+        ids = self._ids(ids)
+        try:
+            return self._core.decode_bytes(ids)
+        except (OverflowError, TypeError, UnknownTokenError):
+            raise self._bad_id(ids) from None
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """Decode ids to text; invalid UTF-8 is handled by ``errors`` (as in ``bytes.decode``).
+
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+        >>> tok.decode([104, 105])
+        'hi'
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
+                     threads: Optional[int] = None) -> List[str]:
+        """Decode many id sequences (in parallel)."""
+        batch = [self._ids(b) for b in batch]
+        try:
+            outs = self._core.decode_bytes_batch(batch, _threads(threads))
+        except (OverflowError, TypeError, UnknownTokenError):
+            raise self._bad_id(i for ids in batch for i in ids) from None
+        return [b.decode("utf-8", errors) for b in outs]
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token id."""
+        try:
+            return self._core.token_bytes(token)
+        except (OverflowError, TypeError, UnknownTokenError):
+            raise self._bad_id([token]) from None
+
+    def id_to_bytes(self, token: int) -> bytes:
+        """Same as :meth:`decode_single_token_bytes`."""
+        return self.decode_single_token_bytes(token)
+
+    def decode_tokens_bytes(self, ids: Sequence[int]) -> List[bytes]:
+        """The bytes of each id."""
+        return [self.decode_single_token_bytes(i) for i in self._ids(ids)]
+
+    def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
+        """A decoder fed one id at a time that never emits a broken UTF-8 sequence.
+
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+        >>> d = tok.stream_decoder()
+        >>> [d.push(i) for i in "é!".encode()]
+        ['', 'é', '!']
+        """
+        return StreamDecoder(self, errors=errors)
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Write the tokenizer as one versioned, human-readable JSON file."""
+        from .serialization import save
+
+        save(self, path)
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "Tokenizer":
+        """Read a file written by :meth:`save`."""
+        from .serialization import load
+
+        return load(path)
+
+    # ------------------------------------------------------------------ misc
+
+    def __repr__(self) -> str:
+        pat = self._pattern_name or "custom"
+        return (f"<toksmith.Tokenizer {self.name!r} n_vocab={self.n_vocab} pattern={pat} "
+                f"specials={len(self._special_tokens)} pinned={len(self._pinned_tokens)}>")
+
+    def __getstate__(self):  # never pickle: the JSON file is the interchange format
+        raise TypeError("toksmith.Tokenizer cannot be pickled; use tok.save(path) / toksmith.load(path)")
+
+
+__all__ = ["Tokenizer"]

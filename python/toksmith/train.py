@@ -1,0 +1,292 @@
+"""Training byte-level BPE.
+
+Two steps, both native and parallel with the GIL released:
+
+1. *Counting*: text is cut around pinned tokens, split with the pattern, and unique chunks are
+   counted (64-bit counts). Files are read in bounded blocks; texts from an iterator are
+   streamed in bounded batches, never held whole.
+2. *Merging*: the incremental merge loop over unique chunks (pair counts, per-pair positions,
+   max-heap with lazy refresh). Tie-break: highest count, then the smallest
+   ``(left id, right id)`` pair, as in nanochat's rustbpe, so the merges equal rustbpe's for the
+   same texts, pattern and vocabulary size, for any thread count.
+
+Token ids (the default layout): bytes 0-255, then merges in order, then special tokens, then
+pinned tokens. Special or pinned tokens given as a dict ``{text: id}`` keep those fixed ids;
+the bytes and merges then fill the free ids in ascending order.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import warnings
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _core
+from .corpus import PathLike, batched, expand_paths, iter_jsonl
+from .errors import VocabError
+from .pretokenize import resolve_pattern
+from .tokenizer import Tokenizer, _threads
+
+TokenSpec = Union[Sequence[str], Mapping[str, int]]
+
+
+def _normalize_added(tokens: Optional[TokenSpec], what: str) -> Tuple[List[str], Dict[str, int]]:
+    """Split into (tokens without id, tokens with a fixed id)."""
+    if tokens is None:
+        return [], {}
+    if isinstance(tokens, str):
+        raise TypeError(f"{what} must be a list of str or a dict str -> id, not a single str")
+    if isinstance(tokens, Mapping):
+        fixed = {}
+        for t, i in tokens.items():
+            if not isinstance(t, str) or not t:
+                raise ValueError(f"{what}: {t!r} is not a non-empty str")
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                raise ValueError(f"{what}[{t!r}] = {i!r} is not a valid id")
+            fixed[t] = i
+        return [], fixed
+    free = []
+    seen = set()
+    for t in tokens:
+        if not isinstance(t, str) or not t:
+            raise ValueError(f"{what}: {t!r} is not a non-empty str")
+        if t in seen:
+            raise ValueError(f"{what}: {t!r} is given twice")
+        seen.add(t)
+        free.append(t)
+    return free, {}
+
+
+class _Layout:
+    """Assigns final ids: fixed ids first, then free ids ascending for bytes, merges, specials,
+    pinned tokens."""
+
+    def __init__(self, vocab_size: int, specials: Optional[TokenSpec], pinned: Optional[TokenSpec]):
+        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+            raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+        self.special_free, self.special_fixed = _normalize_added(specials, "special_tokens")
+        self.pinned_free, self.pinned_fixed = _normalize_added(pinned, "pinned_tokens")
+        names = self.special_free + list(self.special_fixed) + self.pinned_free + list(self.pinned_fixed)
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"token(s) {sorted(dup)} given twice (as special and pinned, or repeated)")
+        fixed_ids = list(self.special_fixed.values()) + list(self.pinned_fixed.values())
+        if len(set(fixed_ids)) != len(fixed_ids):
+            raise ValueError(f"two special/pinned tokens share a fixed id: {sorted(fixed_ids)}")
+        self.fixed = set(fixed_ids)
+        self.n_added = len(names)
+        minimum = 256 + self.n_added
+        if vocab_size < minimum:
+            raise VocabError(
+                f"vocab_size={vocab_size} is too small: it must be at least {minimum} "
+                f"(256 byte tokens + {self.n_added} special/pinned tokens)"
+            )
+        if self.fixed and max(self.fixed) >= vocab_size:
+            raise VocabError(f"fixed id {max(self.fixed)} does not fit in vocab_size={vocab_size}")
+        self.vocab_size = vocab_size
+        self.num_merges = vocab_size - minimum
+
+    def assign(self, n_merges_learned: int):
+        free = (i for i in range(2**32) if i not in self.fixed)
+        byte_ids = [next(free) for _ in range(256)]
+        merge_ids = [next(free) for _ in range(n_merges_learned)]
+        specials = {t: next(free) for t in self.special_free}
+        specials.update(self.special_fixed)
+        pinned = {t: next(free) for t in self.pinned_free}
+        pinned.update(self.pinned_fixed)
+        return byte_ids, merge_ids, specials, pinned
+
+
+def _progress_bar(progress: bool, **kw):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(**kw)
+
+
+class _Trainer:
+    def __init__(self, vocab_size, pattern, special_tokens, pinned_tokens, threads, progress):
+        self.regex, self.pattern_name = resolve_pattern(pattern)
+        self.layout = _Layout(vocab_size, special_tokens, pinned_tokens)
+        self.threads = _threads(threads)
+        self.progress = progress
+        pinned_all = self.layout.pinned_free + list(self.layout.pinned_fixed)
+        self.counter = _core.ChunkCounter(self.regex, pinned_all)
+        self.sources: List[str] = []
+        self.bar = _progress_bar(progress, desc="counting", unit="B", unit_scale=True, unit_divisor=1024)
+
+    def _tick(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def add_texts(self, texts: List[str]) -> None:
+        self.counter.add_texts(texts, self.threads)
+        self._tick(sum(len(t) for t in texts))
+
+    def add_file(self, path, text_field: str, errors: str) -> None:
+        if errors not in ("strict", "replace"):
+            raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
+        self.sources.append(os.fspath(path))
+        if str(path).endswith(".jsonl"):
+            for batch in batched(iter_jsonl(path, text_field, errors)):
+                self.add_texts(batch)
+        else:
+            self.counter.add_file(os.fspath(path), errors == "replace", self.threads)
+            try:
+                self._tick(os.path.getsize(path))
+            except OSError:
+                pass
+
+    def finish(self, name: Optional[str], extra_meta: Optional[Dict[str, Any]] = None) -> Tokenizer:
+        stats = self.counter.stats()
+        if self.bar is not None:
+            self.bar.close()
+        if stats["pieces"] == 0:
+            from .errors import EmptyCorpusError
+
+            raise EmptyCorpusError("the training corpus is empty: pass at least one non-empty text or file")
+        num_merges = self.layout.num_merges
+        bar = _progress_bar(self.progress, desc="merging", total=num_merges, unit="merge")
+        state = {"done": 0}
+
+        def on_progress(done: int, total: int) -> None:
+            if bar is not None:
+                bar.update(done - state["done"])
+            state["done"] = done
+
+        pairs = self.counter.train(num_merges, on_progress if bar is not None else None, self.threads)
+        if bar is not None:
+            bar.close()
+        if len(pairs) < num_merges:
+            warnings.warn(
+                f"the corpus ran out of pairs after {len(pairs)} merges ({num_merges} requested): "
+                f"the vocabulary has {self.layout.vocab_size - num_merges + len(pairs)} tokens, not "
+                f"{self.layout.vocab_size}; train on more text or ask for a smaller vocab_size",
+                stacklevel=3,
+            )
+        byte_ids, merge_ids, specials, pinned = self.layout.assign(len(pairs))
+        internal: List[bytes] = [bytes([b]) for b in range(256)]
+        ranks: Dict[bytes, int] = {bytes([b]): byte_ids[b] for b in range(256)}
+        final_of = byte_ids + merge_ids
+        merges_final: List[Tuple[int, int]] = []
+        for k, (a, b) in enumerate(pairs):
+            tok = internal[a] + internal[b]
+            internal.append(tok)
+            ranks[tok] = merge_ids[k]
+            merges_final.append((final_of[a], final_of[b]))
+        meta: Dict[str, Any] = {
+            "trained_by": "toksmith",
+            "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "corpus": {
+                "bytes": stats["bytes"],
+                "texts": stats["texts"],
+                "pieces": stats["pieces"],
+                "unique_chunks": stats["unique"],
+                "sources": self.sources[:100],
+                "n_sources": len(self.sources),
+            },
+            "vocab_size_requested": self.layout.vocab_size,
+            "merges_requested": num_merges,
+            "merges_learned": len(pairs),
+        }
+        if extra_meta:
+            meta.update(extra_meta)
+        return Tokenizer(
+            ranks,
+            pattern=self.regex,
+            special_tokens=specials,
+            pinned_tokens=pinned,
+            merges=merges_final,
+            metadata=meta,
+            name=name,
+        )
+
+
+def train(
+    paths: Union[PathLike, Sequence[PathLike]],
+    *,
+    vocab_size: int,
+    pattern: str = "cl100k",
+    special_tokens: Optional[TokenSpec] = (),
+    pinned_tokens: Optional[TokenSpec] = (),
+    threads: Optional[int] = None,
+    progress: bool = False,
+    text_field: str = "text",
+    errors: str = "strict",
+    name: Optional[str] = None,
+) -> Tokenizer:
+    """Train a byte-level BPE tokenizer on files.
+
+    ``paths``: files, folders (recursed) or glob patterns of UTF-8 text; ``.jsonl`` files
+    contribute the ``text_field`` of each line. ``vocab_size`` is the total size: 256 bytes +
+    merges + special tokens + pinned tokens. ``errors="replace"`` replaces invalid UTF-8 instead
+    of raising :class:`toksmith.CorpusDecodeError` (which names the file and byte offset).
+
+    Each file is one text (with a named pattern it is read in bounded blocks cut where no piece
+    can span; a custom regex reads each file whole).
+    """
+    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress)
+    for f in expand_paths(paths):
+        trainer.add_file(f, text_field, errors)
+    return trainer.finish(name)
+
+
+def train_from_iterator(
+    texts: Iterable[str],
+    *,
+    vocab_size: int,
+    pattern: str = "cl100k",
+    special_tokens: Optional[TokenSpec] = (),
+    pinned_tokens: Optional[TokenSpec] = (),
+    threads: Optional[int] = None,
+    progress: bool = False,
+    name: Optional[str] = None,
+) -> Tokenizer:
+    """Train on any iterable of str (streamed in bounded batches, never held whole).
+
+    >>> tok = train_from_iterator(["hello hello hello world world"] * 10, vocab_size=260,
+    ...                           pattern="gpt2")
+    >>> [tok.decode([i]) for i in range(256, 260)]
+    ['el', 'hel', 'lo', 'hello']
+    """
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be an iterable of str, not a single str; wrap it in a list")
+    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress)
+    for batch in batched(texts):
+        trainer.add_texts(batch)
+    return trainer.finish(name)
+
+
+def train_from_counts(
+    counts: Union[Mapping[Union[str, bytes], int], Iterable[Tuple[Union[str, bytes], int]]],
+    *,
+    vocab_size: int,
+    pattern: str = "cl100k",
+    special_tokens: Optional[TokenSpec] = (),
+    pinned_tokens: Optional[TokenSpec] = (),
+    threads: Optional[int] = None,
+    progress: bool = False,
+    name: Optional[str] = None,
+) -> Tokenizer:
+    """Train from pre-counted chunks (``{chunk: count}``): the merge loop of :func:`train`
+    without the counting step, for other front ends (word counts, external pipelines).
+    ``pattern`` is the split pattern the resulting tokenizer encodes with."""
+    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress)
+    items = counts.items() if isinstance(counts, Mapping) else counts
+    batch: List[Tuple[bytes, int]] = []
+    for chunk, n in items:
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8")
+        if not isinstance(chunk, (bytes, bytearray)):
+            raise TypeError(f"chunks must be str or bytes, not {type(chunk).__name__}")
+        if not isinstance(n, int) or n < 0:
+            raise ValueError(f"count of {chunk!r} must be a non-negative int, not {n!r}")
+        if chunk and n:
+            batch.append((bytes(chunk), n))
+    trainer.counter.add_counts(batch)
+    return trainer.finish(name)
+
+
+__all__ = ["train", "train_from_iterator", "train_from_counts"]
