@@ -39,7 +39,7 @@ the remaining context frames nearest ``<ATN>`` first. If the frames after
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from ._compat import check_int, require_numpy, to_bytes
 from .frames import SUBTOKEN_KEYWORDS, frame_body, split_body
