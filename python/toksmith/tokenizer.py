@@ -243,12 +243,15 @@ class Tokenizer:
         if not disallowed:
             return
         if disallowed == set(self._special_tokens):
-            hit = self._core.find_special(text, None)
+            ids = None
         else:
             ids = [self._special_tokens[t] for t in disallowed if t in self._special_tokens]
             if not ids:
                 return
+        try:
             hit = self._core.find_special(text, ids)
+        except UnicodeEncodeError:
+            hit = self._core.find_special(_fix_surrogates(text), ids)
         if hit is not None:
             token, offset = hit
             raise DisallowedSpecialError(

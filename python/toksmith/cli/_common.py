@@ -1,0 +1,41 @@
+"""Helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import sys
+from typing import BinaryIO, Iterator, Optional
+
+
+def add_tokenizer_arg(p) -> None:
+    p.add_argument("-t", "--tokenizer", required=True, metavar="FILE",
+                   help="tokenizer file (toksmith JSON, .tiktoken, tokenizer.json, GPT-2 files)")
+
+
+def load_tokenizer(path: str):
+    from ..formats import load_any
+
+    return load_any(path)
+
+
+def open_input(path: Optional[str]) -> BinaryIO:
+    if path is None or path == "-":
+        return sys.stdin.buffer
+    return open(path, "rb")
+
+
+def open_output(path: Optional[str]) -> BinaryIO:
+    if path is None or path == "-":
+        return sys.stdout.buffer
+    return open(path, "wb")
+
+
+def read_blocks(f: BinaryIO, size: int = 4 << 20) -> Iterator[bytes]:
+    while True:
+        b = f.read(size)
+        if not b:
+            return
+        yield b
+
+
+def progress_default() -> bool:
+    return sys.stderr.isatty()

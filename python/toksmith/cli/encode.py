@@ -1,0 +1,101 @@
+"""``toksmith encode``: text -> ids (streams: memory stays bounded on huge files)."""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+
+from ._common import add_tokenizer_arg, load_tokenizer, open_input, open_output
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "encode",
+        help="encode text to token ids",
+        description="Encode FILE (or stdin) to ids: by default the ids of the whole input, newlines "
+        "included, as space-separated integers on one line; `toksmith decode` is the exact inverse.",
+    )
+    add_tokenizer_arg(p)
+    p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
+    p.add_argument("--lines", action="store_true",
+                   help="one line of ids per input line (the newline itself is not encoded)")
+    p.add_argument("--format", choices=["text", "json", "npy"], default="text",
+                   help="output format (npy: one uint16/uint32 array; json: a list, or JSON lines with --lines)")
+    p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    p.add_argument("--allow-special", action="store_true",
+                   help="encode special-token text as special tokens (default: as plain text)")
+    p.add_argument("--errors", choices=["strict", "replace"], default="strict")
+    p.set_defaults(func=run)
+
+
+class _NpyWriter:
+    """Writes a 1-D .npy array of unknown length: a fixed-size header is rewritten at the end."""
+
+    HEADER = 128
+
+    def __init__(self, f, narrow: bool):
+        if not f.seekable():
+            raise ValueError("--format npy needs a seekable output: pass -o FILE.npy")
+        self.f, self.narrow, self.n = f, narrow, 0
+        self.code = "H" if narrow else "I"
+        f.write(b"\0" * self.HEADER)
+
+    def write(self, ids) -> None:
+        self.f.write(struct.pack(f"<{len(ids)}{self.code}", *ids))
+        self.n += len(ids)
+
+    def close(self) -> None:
+        descr = "<u2" if self.narrow else "<u4"
+        d = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({self.n},), }}"
+        body = d.encode("latin1").ljust(self.HEADER - 10 - 1) + b"\n"
+        header = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body
+        assert len(header) == self.HEADER
+        self.f.seek(0)
+        self.f.write(header)
+
+
+def run(args) -> int:
+    from ..streaming import encode_stream, iter_lines
+
+    tok = load_tokenizer(args.tokenizer)
+    name = "<stdin>" if args.input == "-" else args.input
+    if args.lines and args.format == "npy":
+        raise ValueError("--lines with --format npy is not supported (lines have different lengths); "
+                         "use --format json (JSON lines) or text")
+    encode = (lambda t: tok.encode(t, allowed_special="all")) if args.allow_special else tok.encode_ordinary
+    fin = open_input(args.input)
+    fout = open_output(args.output)
+    try:
+        if args.lines:
+            for line in iter_lines(fin, errors=args.errors, name=name):
+                ids = encode(line)
+                if args.format == "json":
+                    fout.write(json.dumps(ids).encode() + b"\n")
+                else:
+                    fout.write(" ".join(map(str, ids)).encode() + b"\n")
+        elif args.format == "npy":
+            w = _NpyWriter(fout, tok.n_vocab <= 65536)
+            for ids in encode_stream(tok, fin, allow_special=args.allow_special, errors=args.errors, name=name):
+                w.write(ids)
+            w.close()
+        else:
+            json_mode = args.format == "json"
+            fout.write(b"[" if json_mode else b"")
+            sep = b"," if json_mode else b" "
+            first = True
+            for ids in encode_stream(tok, fin, allow_special=args.allow_special, errors=args.errors, name=name):
+                if not ids:
+                    continue
+                if not first:
+                    fout.write(sep)
+                fout.write(sep.join(str(i).encode() for i in ids))
+                first = False
+            fout.write(b"]\n" if json_mode else b"\n")
+        fout.flush()
+    finally:
+        if fin is not sys.stdin.buffer:
+            fin.close()
+        if fout is not sys.stdout.buffer:
+            fout.close()
+    return 0

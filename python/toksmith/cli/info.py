@@ -1,0 +1,47 @@
+"""``toksmith info``: describe a tokenizer file."""
+
+from __future__ import annotations
+
+import json
+
+from ._common import add_tokenizer_arg, load_tokenizer
+
+
+def register(sub) -> None:
+    p = sub.add_parser("info", help="describe a tokenizer file")
+    add_tokenizer_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    tok = load_tokenizer(args.tokenizer)
+    info = {
+        "name": tok.name,
+        "n_vocab": tok.n_vocab,
+        "mergeable_tokens": len(tok.mergeable_ranks()),
+        "pattern_name": tok.pattern_name,
+        "pattern": tok.pattern,
+        "special_tokens": tok.special_tokens,
+        "pinned_tokens": tok.pinned_tokens,
+        "metadata": tok.metadata,
+    }
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+        return 0
+    print(f"name:              {info['name']}")
+    print(f"n_vocab:           {info['n_vocab']}")
+    print(f"mergeable tokens:  {info['mergeable_tokens']}")
+    print(f"pattern:           {info['pattern_name'] or 'custom'}  {info['pattern']}")
+    print(f"special tokens:    {len(info['special_tokens'])}")
+    for t, i in sorted(info["special_tokens"].items(), key=lambda kv: kv[1]):
+        print(f"  {i:>8}  {t}")
+    if info["pinned_tokens"]:
+        print(f"pinned tokens:     {len(info['pinned_tokens'])}")
+        for t, i in sorted(info["pinned_tokens"].items(), key=lambda kv: kv[1])[:50]:
+            print(f"  {i:>8}  {t!r}")
+    corpus = tok.metadata.get("corpus")
+    if corpus:
+        print(f"trained on:        {corpus.get('bytes', 0) / 1e6:.1f} MB, {corpus.get('unique_chunks')} unique chunks, "
+              f"{corpus.get('n_sources', 0)} files")
+    return 0

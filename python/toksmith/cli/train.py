@@ -1,0 +1,70 @@
+"""``toksmith train``: train a tokenizer on files (or the built-in default corpus)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ._common import progress_default
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a byte-level BPE tokenizer",
+        description="Train a byte-level BPE tokenizer on files, folders or globs of UTF-8 text "
+        "(.jsonl: the --text-field of each line). With no PATH, trains on a built-in default corpus "
+        "(the Python standard library sources of this interpreter).",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--vocab-size", type=int, default=None,
+                   help="total vocabulary size: 256 bytes + merges + specials + pinned (default 8192, or the preset's)")
+    p.add_argument("--pattern", default=None, help="split pattern: gpt2, cl100k, o200k, nanochat or a regex (default cl100k)")
+    p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="add a special token (repeatable)")
+    p.add_argument("--pinned", action="append", default=[], metavar="TOKEN",
+                   help="add a pinned token: always one token where its text occurs (repeatable)")
+    p.add_argument("--preset", default=None, help="training defaults of a preset (e.g. nanochat)")
+    p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
+    p.add_argument("--text-field", default="text", help="field holding the text in .jsonl files")
+    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                   help="what to do with invalid UTF-8 in the corpus")
+    p.add_argument("--name", default=None, help="name stored in the file")
+    p.add_argument("-o", "--output", default="tokenizer.json", help="output file (default tokenizer.json)")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None, help="show progress bars")
+    bar.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from .. import train
+    from ..corpus import default_corpus
+    from ..presets import get_preset
+
+    pattern, vocab_size, specials = "cl100k", 8192, list(args.special)
+    if args.preset:
+        preset = get_preset(args.preset)
+        pattern, vocab_size = preset.pattern, preset.vocab_size
+        specials = list(preset.special_tokens) + [s for s in specials if s not in preset.special_tokens]
+    if args.pattern:
+        pattern = args.pattern
+    if args.vocab_size is not None:
+        vocab_size = args.vocab_size
+    paths = args.paths
+    if not paths:
+        paths = default_corpus()
+        print(f"toksmith train: no PATH given, using the built-in default corpus: {len(paths)} Python "
+              f"standard library files from {paths[0].parent}", file=sys.stderr)
+    progress = progress_default() if args.progress is None else args.progress
+    t0 = time.perf_counter()
+    tok = train(paths, vocab_size=vocab_size, pattern=pattern, special_tokens=specials,
+                pinned_tokens=list(args.pinned), threads=args.threads, progress=progress,
+                text_field=args.text_field, errors=args.errors, name=args.name or args.preset)
+    dt = time.perf_counter() - t0
+    tok.metadata["preset"] = args.preset
+    tok.save(args.output)
+    corpus = tok.metadata.get("corpus", {})
+    print(f"trained {tok.n_vocab} tokens ({tok.metadata.get('merges_learned')} merges, "
+          f"{len(tok.special_tokens)} specials) on {corpus.get('bytes', 0) / 1e6:.1f} MB in {dt:.2f} s "
+          f"-> {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,135 @@
+"""The CLI: train (default corpus and files), encode/decode exact inverses, info, errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import toksmith
+from toksmith.cli import main
+
+
+@pytest.fixture(scope="module")
+def tok_file(tmp_path_factory, corpus_slices):
+    d = tmp_path_factory.mktemp("cli")
+    src = d / "corpus.txt"
+    src.write_text("\n".join(corpus_slices.values()), encoding="utf-8")
+    out = d / "tok.json"
+    assert main(["train", str(src), "--vocab-size", "600", "--pattern", "nanochat",
+                 "--special", "<|bos|>", "--no-progress", "-o", str(out)]) == 0
+    return out
+
+
+def test_train_default_corpus_via_entry_point(tmp_path):
+    out = tmp_path / "default.json"
+    r = subprocess.run([sys.executable, "-m", "toksmith", "train", "--vocab-size", "300", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "default corpus" in r.stderr
+    assert toksmith.load(out).n_vocab == 300
+
+
+def test_train_preset(tmp_path, corpus_slices):
+    src = tmp_path / "c.txt"
+    src.write_text(corpus_slices["english"], encoding="utf-8")
+    out = tmp_path / "n.json"
+    assert main(["train", str(src), "--preset", "nanochat", "--vocab-size", "400", "--no-progress", "-o", str(out)]) == 0
+    tok = toksmith.load(out)
+    assert tok.pattern_name == "nanochat" and len(tok.special_tokens) == 9
+    assert tok.special_tokens["<|bos|>"] == 391
+
+
+def test_encode_decode_exact_inverse(tok_file, tmp_path, corpus_slices, capsysbinary):
+    text = corpus_slices["cpp"][:20000] + "\r\n\n  trailing  <|bos|> \n"
+    src = tmp_path / "in.txt"
+    src.write_bytes(text.encode())
+    ids_file = tmp_path / "ids.txt"
+    assert main(["encode", "-t", str(tok_file), str(src), "-o", str(ids_file)]) == 0
+    ids = [int(x) for x in ids_file.read_text().split()]
+    assert ids == toksmith.load(tok_file).encode_ordinary(text)
+    back = tmp_path / "back.txt"
+    assert main(["decode", "-t", str(tok_file), str(ids_file), "-o", str(back)]) == 0
+    assert back.read_bytes() == src.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["json", "npy"])
+def test_encode_formats(tok_file, tmp_path, corpus_slices, fmt):
+    text = corpus_slices["python"][:8000]
+    src = tmp_path / "in.txt"
+    src.write_text(text, encoding="utf-8")
+    out = tmp_path / f"ids.{fmt}"
+    assert main(["encode", "-t", str(tok_file), str(src), "--format", fmt, "-o", str(out)]) == 0
+    expected = toksmith.load(tok_file).encode_ordinary(text)
+    if fmt == "json":
+        assert json.loads(out.read_text()) == expected
+    else:
+        np = pytest.importorskip("numpy")
+        arr = np.load(out)
+        assert arr.dtype == np.uint16 and arr.tolist() == expected
+    back = tmp_path / "back.txt"
+    assert main(["decode", "-t", str(tok_file), str(out), "-o", str(back)]) == 0
+    assert back.read_text(encoding="utf-8") == text
+
+
+def test_encode_lines(tok_file, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("first line\n\nthird <|bos|>\n", encoding="utf-8")
+    out = tmp_path / "ids.txt"
+    assert main(["encode", "-t", str(tok_file), str(src), "--lines", "-o", str(out)]) == 0
+    rows = out.read_text().split("\n")
+    tok = toksmith.load(tok_file)
+    assert rows[:3] == [" ".join(map(str, tok.encode_ordinary(s))) for s in ["first line", "", "third <|bos|>"]]
+    assert main(["encode", "-t", str(tok_file), str(src), "--lines", "--allow-special", "-o", str(out)]) == 0
+    assert out.read_text().split("\n")[2].endswith(str(tok.special_tokens["<|bos|>"]))
+    back = tmp_path / "back.txt"
+    assert main(["decode", "-t", str(tok_file), str(out), "--lines", "-o", str(back)]) == 0
+    assert back.read_text(encoding="utf-8") == "first line\n\nthird <|bos|>\n"
+
+
+def test_streaming_encode_of_big_input_equals_whole(tok_file, tmp_path, corpus_slices):
+    from toksmith.streaming import encode_stream
+
+    tok = toksmith.load(tok_file)
+    text = "\n".join(corpus_slices.values()) * 2
+    src = tmp_path / "big.txt"
+    src.write_text(text, encoding="utf-8")
+    with open(src, "rb") as f:
+        parts = list(encode_stream(tok, f, block_size=3000))
+    assert len(parts) > 10
+    assert [i for p in parts for i in p] == tok.encode_ordinary(text)
+
+
+def test_pipe_through_subprocess(tok_file):
+    text = "héllo wörld\n😀 ok\n"
+    enc = subprocess.run([sys.executable, "-m", "toksmith", "encode", "-t", str(tok_file)],
+                         input=text.encode(), capture_output=True, timeout=120)
+    assert enc.returncode == 0, enc.stderr
+    dec = subprocess.run([sys.executable, "-m", "toksmith", "decode", "-t", str(tok_file)],
+                         input=enc.stdout, capture_output=True, timeout=120)
+    assert dec.stdout == text.encode()
+
+
+def test_info(tok_file, capsys):
+    assert main(["info", "-t", str(tok_file)]) == 0
+    out = capsys.readouterr().out
+    assert "n_vocab:           600" in out and "nanochat" in out and "<|bos|>" in out
+    assert main(["info", "-t", str(tok_file), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_vocab"] == 600
+
+
+def test_cli_errors(tok_file, tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\xffno")
+    assert main(["encode", "-t", str(tok_file), str(bad)]) == 1
+    assert "offset 2" in capsys.readouterr().err
+    assert main(["encode", "-t", str(tok_file), str(bad), "--errors", "replace", "-o", str(tmp_path / "o")]) == 0
+    nums = tmp_path / "nums.txt"
+    nums.write_text("1 2 x3")
+    assert main(["decode", "-t", str(tok_file), str(nums)]) == 1
+    assert "not an integer" in capsys.readouterr().err
+    nums.write_text("1 99999")
+    assert main(["decode", "-t", str(tok_file), str(nums)]) == 1
+    assert "99999" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "missing"), "-o", str(tmp_path / "x.json")]) == 1
+    assert main(["info", "-t", str(tmp_path / "missing.json")]) == 1

@@ -1,0 +1,86 @@
+"""Decoding: round trips, byte splits, the streaming decoder, bad ids."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import toksmith
+from toksmith import Tokenizer
+
+from .strategies import any_text, mixed_text
+
+
+@pytest.fixture(scope="module")
+def tok(cl100k_ranks, cl100k_specials):
+    return Tokenizer.from_ranks(cl100k_ranks, "cl100k", cl100k_specials)
+
+
+@given(text=st.one_of(any_text, mixed_text))
+def test_round_trip(tok, text):
+    assert tok.decode(tok.encode_ordinary(text)) == text
+    assert tok.decode_bytes(tok.encode_ordinary(text)) == text.encode("utf-8")
+
+
+@given(text=any_text, data=st.data())
+def test_decode_bytes_of_any_split_concatenates(tok, text, data):
+    ids = tok.encode_ordinary(text)
+    cut = data.draw(st.integers(0, len(ids)))
+    assert tok.decode_bytes(ids[:cut]) + tok.decode_bytes(ids[cut:]) == text.encode()
+    assert b"".join(tok.decode_tokens_bytes(ids)) == text.encode()
+
+
+@given(ids=st.lists(st.integers(0, 100255), max_size=40))
+def test_streaming_decoder_equals_decode(tok, ids):
+    d = tok.stream_decoder()
+    out = "".join(d.push(i) for i in ids) + d.flush()
+    assert out == tok.decode(ids)
+    # never a broken sequence: every push is valid text by itself (U+FFFD only for real garbage)
+    d = tok.stream_decoder(errors="strict")
+    try:
+        pieces = [d.push(i) for i in ids] + [d.flush()]
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            tok.decode(ids, errors="strict")
+    else:
+        assert "".join(pieces) == tok.decode(ids, errors="strict")
+
+
+def test_streaming_multibyte_split_across_tokens(tok):
+    text = "日本語😀"
+    byte_ids = [tok.encode_single_token(bytes([b])) for b in text.encode()]
+    d = tok.stream_decoder()
+    outs = [d.push(i) for i in byte_ids]
+    assert "".join(outs) == text and all(o in ("", "日", "本", "語", "😀") for o in outs)
+
+
+def test_special_tokens_decode(tok):
+    ids = tok.encode("a<|endoftext|>", allowed_special="all")
+    assert tok.decode(ids) == "a<|endoftext|>"
+    assert tok.decode_single_token_bytes(100257) == b"<|endoftext|>"
+
+
+def test_bad_ids(tok):
+    with pytest.raises(ValueError, match="100300"):
+        tok.decode([1, 100300])
+    with pytest.raises(toksmith.UnknownTokenError, match="-1"):
+        tok.decode([-1])
+    with pytest.raises(ValueError, match="100261"):  # an unused id inside the range
+        tok.decode_single_token_bytes(100261)
+    with pytest.raises(TypeError):
+        tok.decode(["a"])
+    with pytest.raises(ValueError, match="2"):
+        tok.stream_decoder().push(2**40)
+
+
+def test_decode_numpy_and_batch(tok):
+    np = pytest.importorskip("numpy")
+    ids = tok.encode_ordinary("hello numpy world")
+    assert tok.decode(np.array(ids, dtype=np.uint32)) == "hello numpy world"
+    assert tok.decode_batch([ids, ids[:1]]) == ["hello numpy world", "hello"]
+
+
+def test_errors_argument(tok):
+    partial = [tok.encode_single_token(b"\xe6")]
+    assert tok.decode(partial) == "\ufffd"
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode(partial, errors="strict")

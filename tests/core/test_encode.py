@@ -1,0 +1,208 @@
+"""Encoding: ids equal tiktoken's and the pure-Python reference's; special-token semantics."""
+
+import threading
+
+import pytest
+import tiktoken
+from hypothesis import given
+from hypothesis import strategies as st
+
+import toksmith
+from toksmith import Tokenizer
+
+from . import reference
+from .strategies import any_text, mixed_text
+
+GPT2_SPECIALS = {"<|endoftext|>": 50256}
+CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+
+
+@pytest.fixture(scope="module")
+def cl100k(cl100k_ranks):
+    tok = Tokenizer.from_ranks(cl100k_ranks, "cl100k", CL100K_SPECIALS)
+    enc = tiktoken.Encoding("cl100k_test", pat_str=tok.pattern, mergeable_ranks=cl100k_ranks,
+                            special_tokens=CL100K_SPECIALS)
+    return tok, enc
+
+
+@pytest.fixture(scope="module")
+def gpt2(gpt2_ranks):
+    tok = Tokenizer.from_ranks(gpt2_ranks, "gpt2", GPT2_SPECIALS)
+    enc = tiktoken.Encoding("gpt2_test", pat_str=tok.pattern, mergeable_ranks=gpt2_ranks,
+                            special_tokens=GPT2_SPECIALS)
+    return tok, enc
+
+
+@pytest.fixture(scope="module")
+def small(corpus_slices):
+    """A small trained vocabulary for each pattern, with its tiktoken twin."""
+    out = {}
+    texts = list(corpus_slices.values())
+    for name in ["gpt2", "cl100k", "o200k", "nanochat"]:
+        tok = toksmith.train_from_iterator(texts, vocab_size=1200, pattern=name,
+                                           special_tokens=["<|endoftext|>"])
+        enc = tiktoken.Encoding(f"small_{name}", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(),
+                                special_tokens=tok.special_tokens)
+        out[name] = (tok, enc)
+    return out
+
+
+def test_golden_ids_real_vocabularies(cl100k, gpt2):
+    tok, _ = cl100k
+    assert tok.encode("hello world") == [15339, 1917]
+    assert tok.encode("Hello, world!") == [9906, 11, 1917, 0]
+    tok2, _ = gpt2
+    assert tok2.encode("hello world") == [31373, 995]
+    assert tok2.encode("<|endoftext|>", allowed_special="all") == [50256]
+
+
+@pytest.mark.parametrize("which", ["cl100k", "gpt2"])
+def test_real_vocab_equals_tiktoken_on_corpora(which, cl100k, gpt2, corpus_slices):
+    tok, enc = cl100k if which == "cl100k" else gpt2
+    for name, text in corpus_slices.items():
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), name
+
+
+@given(text=st.one_of(mixed_text, any_text))
+def test_real_vocab_equals_tiktoken_on_arbitrary_text(cl100k, gpt2, text):
+    for tok, enc in (cl100k, gpt2):
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "nanochat"])
+def test_trained_vocab_equals_tiktoken_and_reference(name, small, corpus_slices):
+    tok, enc = small[name]
+    ranks = tok.mergeable_ranks()
+    text = corpus_slices["english"][:20000] + corpus_slices["cpp"][:20000]
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    assert tok.encode_ordinary(text[:4000]) == reference.encode(text[:4000], tok.pattern, ranks)
+
+
+@given(text=mixed_text)
+def test_trained_vocab_equals_reference_on_arbitrary_text(small, text):
+    for tok, enc in small.values():
+        ids = tok.encode_ordinary(text)
+        assert ids == reference.encode(text, tok.pattern, tok.mergeable_ranks())
+        assert ids == enc.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 1000, 100_000])
+@pytest.mark.parametrize("ch", ["a", " ", "1", "😀", "ab"])
+def test_long_runs_equal_tiktoken(cl100k, n, ch):
+    # Long pieces take the heap path (>= 128 bytes); results must not change.
+    tok, enc = cl100k
+    text = ch * n
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+def test_special_token_semantics(cl100k):
+    tok, enc = cl100k
+    text = "a<|endoftext|>b<|fim_prefix|>"
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>.*allowed_special"):
+        tok.encode(text)
+    with pytest.raises(toksmith.DisallowedSpecialError):
+        tok.encode(text, allowed_special={"<|fim_prefix|>"})
+    for allowed in ["all", {"<|endoftext|>"}, {"<|endoftext|>", "<|fim_prefix|>"}]:
+        assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == \
+            enc.encode(text, allowed_special=allowed, disallowed_special=())
+    assert tok.encode(text, disallowed_special=()) == enc.encode_ordinary(text)
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    # only the named special is disallowed
+    assert tok.encode("x<|fim_prefix|>", disallowed_special={"<|endoftext|>"}) == \
+        enc.encode("x<|fim_prefix|>", disallowed_special={"<|endoftext|>"})
+    with pytest.raises(ValueError, match="not a special token"):
+        tok.encode("x", allowed_special={"<|nope|>"})
+
+
+@given(text=mixed_text, specials=st.lists(st.sampled_from(sorted(CL100K_SPECIALS)), max_size=3))
+def test_special_tokens_interleaved(cl100k, text, specials):
+    tok, enc = cl100k
+    full = text + "".join(specials) + text
+    assert tok.encode(full, allowed_special="all") == enc.encode(full, allowed_special="all")
+
+
+def test_encode_single_token(cl100k):
+    tok, _ = cl100k
+    assert tok.encode_single_token("hello") == 15339
+    assert tok.encode_single_token(b"hello") == 15339
+    assert tok.encode_single_token("<|endoftext|>") == 100257
+    assert tok.token_to_id(" world") == 1917
+    with pytest.raises(toksmith.UnknownTokenError):
+        tok.encode_single_token("hello world")
+
+
+def test_batch_equals_single(cl100k, corpus_slices):
+    tok, enc = cl100k
+    docs = [d for t in corpus_slices.values() for d in t.split("\n\n")][:300]
+    expected = [tok.encode_ordinary(d) for d in docs]
+    assert tok.encode_ordinary_batch(docs) == expected
+    assert tok.encode_ordinary_batch(docs, threads=1) == expected
+    assert tok.encode_batch(docs, threads=2) == enc.encode_batch(docs)
+    with pytest.raises(ValueError):
+        tok.encode_batch(["a<|endoftext|>"])
+    assert tok.encode_batch(["a<|endoftext|>"], allowed_special="all") == [[64, 100257]]
+
+
+def test_encode_to_numpy(cl100k, small, corpus_slices):
+    np = pytest.importorskip("numpy")
+    tok, _ = cl100k
+    text = corpus_slices["python"][:5000]
+    arr = tok.encode_to_numpy(text)
+    assert arr.dtype == np.uint32 and arr.tolist() == tok.encode_ordinary(text)
+    small_tok = small["cl100k"][0]
+    arr16 = small_tok.encode_to_numpy(text)
+    assert arr16.dtype == np.uint16 and arr16.tolist() == small_tok.encode_ordinary(text)
+    with pytest.raises(ValueError, match="uint16"):
+        tok.encode_to_numpy(text, dtype="uint16")
+
+
+def test_many_python_threads(cl100k, corpus_slices):
+    tok, enc = cl100k
+    texts = list(corpus_slices.values())
+    expected = [enc.encode_ordinary(t) for t in texts]
+    errors = []
+
+    def work():
+        for _ in range(3):
+            for t, e in zip(texts, expected):
+                if tok.encode_ordinary(t) != e:
+                    errors.append(t[:20])
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_lone_surrogates_are_replaced_not_crashing(cl100k):
+    tok, enc = cl100k
+    text = "ab\ud800cd"
+    assert tok.encode(text) == enc.encode(text)
+    assert tok.decode(tok.encode(text)) == "ab\ufffdcd"
+
+
+def test_bad_argument_types(cl100k):
+    tok, _ = cl100k
+    with pytest.raises(TypeError):
+        tok.encode(b"bytes")
+    with pytest.raises(TypeError):
+        tok.encode_ordinary(None)
+    with pytest.raises(TypeError):
+        tok.encode_batch("not a list")
+    with pytest.raises(ValueError):
+        tok.encode_batch(["a"], threads=0)
+
+
+def test_from_ranks_validation():
+    base = {bytes([b]): b for b in range(256)}
+    with pytest.raises(toksmith.VocabError, match="0x41"):
+        Tokenizer.from_ranks({k: v for k, v in base.items() if k != b"A"}, "gpt2")
+    with pytest.raises(toksmith.VocabError, match="id 65"):
+        Tokenizer.from_ranks({**base, b"zz": 65}, "gpt2")
+    with pytest.raises(toksmith.VocabError):
+        Tokenizer.from_ranks(base, "gpt2", {"<a>": 300, "<b>": 300})
+    with pytest.raises(TypeError):
+        Tokenizer.from_ranks({"a": 1}, "gpt2")

@@ -1,0 +1,80 @@
+"""The hand-written scanners split exactly like `regex.findall` with the named patterns."""
+
+import pytest
+import regex
+from hypothesis import given
+
+import toksmith
+from toksmith.pretokenize import PATTERNS, RUSTBPE_GPT4_PATTERN, resolve_pattern, split
+
+from .strategies import any_text, mixed_text, tricky_text
+
+NAMES = ["gpt2", "cl100k", "o200k", "nanochat"]
+COMPILED = {n: regex.compile(PATTERNS[n]) for n in NAMES}
+
+
+def check(name, text):
+    assert split(text, name) == COMPILED[name].findall(text), (name, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=mixed_text)
+def test_named_patterns_equal_regex_module(name, text):
+    check(name, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=any_text)
+def test_named_patterns_equal_regex_module_all_planes(name, text):
+    check(name, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_named_patterns_equal_regex_module_on_corpora(name, corpus_slices):
+    for text in corpus_slices.values():
+        check(name, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_edge_cases(name):
+    for text in ["", " ", "\n", "a", "  \n\n  ", "x  ", "\r\n", "'", "''s", "ſ's", "A\u0301b",
+                 "\u0301\u0301", " \u0301x", "1 2  3", "a\u3000b", "\x85\n", "😀😀 😀"]:
+        check(name, text)
+
+
+@given(text=tricky_text)
+def test_regex_engine_fallback_matches_scanner(text):
+    # The regex engine (used for custom patterns) agrees with the scanners on these characters.
+    for name in NAMES:
+        assert split(text, name, engine="regex") == split(text, name)
+
+
+def test_rustbpe_pattern_text_is_recognised():
+    assert resolve_pattern(RUSTBPE_GPT4_PATTERN)[0] == RUSTBPE_GPT4_PATTERN
+    assert split("a  \n  ", RUSTBPE_GPT4_PATTERN) == regex.findall(RUSTBPE_GPT4_PATTERN, "a  \n  ")
+
+
+def test_custom_regex_with_lookaround_and_possessive():
+    pat = r"(?<=\s)\w++|\w+(?=,)|\s+|[^\w\s]"
+    text = "ab, cd ef,g"
+    assert split(text, pat) == [p for p in regex.findall(pat, text) if p]
+
+
+def test_names_and_aliases():
+    assert resolve_pattern("cl100k_base") == (PATTERNS["cl100k"], "cl100k")
+    assert resolve_pattern("r50k")[1] == "gpt2"
+    assert set(toksmith.PATTERNS) == set(NAMES)
+
+
+def test_bad_regex_reports_position():
+    with pytest.raises(toksmith.PatternError, match="position"):
+        split("x", r"abc(def")
+    with pytest.raises(ValueError):
+        toksmith.train_from_iterator(["x"], vocab_size=300, pattern=r"[a-")
+
+
+def test_wrong_types():
+    with pytest.raises(TypeError):
+        split(b"bytes", "gpt2")
+    with pytest.raises(TypeError):
+        resolve_pattern(123)

@@ -1,0 +1,95 @@
+"""tok.save / toksmith.load: versioned JSON, round trips, clear errors on bad files."""
+
+import json
+
+import pytest
+
+import toksmith
+from toksmith import Tokenizer
+
+
+@pytest.fixture(scope="module")
+def trained(corpus_slices):
+    return toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=700, pattern="o200k",
+                                        special_tokens=["<|bos|>", "<|eos|>"], pinned_tokens=["<tab>"])
+
+
+def test_round_trip(trained, tmp_path, corpus_slices):
+    p = tmp_path / "tok.json"
+    trained.save(p)
+    data = json.loads(p.read_text(encoding="utf-8"))
+    assert data["format"] == "toksmith" and data["version"] == 1 and data["pattern_name"] == "o200k"
+    assert data["metadata"]["corpus"]["bytes"] > 0
+    back = toksmith.load(p)
+    assert back.mergeable_ranks() == trained.mergeable_ranks()
+    assert back.merges() == trained.merges()
+    assert back.special_tokens == trained.special_tokens and back.pinned_tokens == trained.pinned_tokens
+    text = corpus_slices["javascript"][:5000] + "<tab><|bos|>"
+    assert back.encode(text, allowed_special="all") == trained.encode(text, allowed_special="all")
+    assert Tokenizer.load(p).n_vocab == trained.n_vocab
+
+
+def test_ranks_only_tokenizer_recovers_merges(cl100k_ranks, tmp_path):
+    tok = Tokenizer.from_ranks(cl100k_ranks, "cl100k")
+    merges = tok.merges()
+    assert len(merges) == len(cl100k_ranks) - 256
+    assert merges[0] == (b" ", b" ") and all(cl100k_ranks[a + b] == 256 + k for k, (a, b) in enumerate(merges[:1000]))
+    p = tmp_path / "cl.json"
+    tok.save(p)
+    assert toksmith.load(p).encode("hello world") == [15339, 1917]
+
+
+def test_unrecoverable_merges_raise_and_still_save(tmp_path):
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"abc"] = 256  # not the merge of two lower-ranked tokens
+    tok = Tokenizer.from_ranks(ranks, "gpt2")
+    # like tiktoken: a piece that is itself a token is found whole; otherwise BPE cannot reach it
+    import tiktoken
+
+    enc = tiktoken.Encoding("odd", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+    assert tok.encode("abc") == enc.encode("abc") == [256]
+    assert tok.encode("xabc") == enc.encode("xabc") == [120, 97, 98, 99]
+    with pytest.raises(toksmith.MergesError, match="not the merge of two"):
+        tok.merges()
+    tok.save(tmp_path / "t.json")
+    assert toksmith.load(tmp_path / "t.json").mergeable_ranks() == ranks
+
+
+def test_bad_files(trained, tmp_path):
+    p = tmp_path / "tok.json"
+    trained.save(p)
+    good = json.loads(p.read_text(encoding="utf-8"))
+    raw = p.read_text(encoding="utf-8")
+
+    def write(obj_or_text):
+        q = tmp_path / "bad.json"
+        q.write_text(obj_or_text if isinstance(obj_or_text, str) else json.dumps(obj_or_text), encoding="utf-8")
+        return q
+
+    cases = [
+        (raw[: len(raw) // 2], "not valid JSON"),
+        ({**good, "version": 99}, "unsupported file version 99"),
+        ({**good, "format": "other"}, "not a toksmith tokenizer"),
+        ({k: v for k, v in good.items() if k != "vocab"}, "'vocab' is missing"),
+        ({**good, "vocab": {**good["vocab"], "zzzq": 5}}, "id 5 is given to both"),
+        ({**good, "merges": good["merges"][:-1]}, "inconsistent"),
+        ({**good, "merges": ["a Ġnope"] + good["merges"][1:]}, "not in the vocab"),
+        ({**good, "special_tokens": {"<x>": 3}}, "inconsistent tokenizer"),
+        ({**good, "pattern": "(bad"}, "inconsistent tokenizer"),
+        ([1, 2], "JSON object"),
+    ]
+    for content, msg in cases:
+        with pytest.raises(toksmith.TokenizerFileError, match=msg):
+            toksmith.load(write(content))
+    with pytest.raises(OSError):
+        toksmith.load(tmp_path / "missing.json")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(ValueError, match="UTF-8"):
+        toksmith.load(tmp_path / "bin.json")
+
+
+def test_not_picklable(trained):
+    import pickle
+
+    with pytest.raises(TypeError, match="save"):
+        pickle.dumps(trained)

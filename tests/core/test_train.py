@@ -1,0 +1,160 @@
+"""Training: native == pure-Python reference == rustbpe; layout, pinned tokens, errors."""
+
+import json
+import warnings
+
+import pytest
+import rustbpe
+
+import toksmith
+from toksmith.pretokenize import PATTERNS, RUSTBPE_GPT4_PATTERN
+
+from . import reference
+
+
+def docs_of(corpus_slices, n_chars=None):
+    text = "\n\n".join(corpus_slices.values())
+    return text[:n_chars].split("\n\n") if n_chars else text.split("\n\n")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "nanochat"])
+def test_native_equals_reference(name, corpus_slices):
+    texts = docs_of(corpus_slices, 12000)
+    tok = toksmith.train_from_iterator(texts, vocab_size=256 + 60, pattern=name)
+    merges = reference.train(texts, PATTERNS[name], 60)
+    assert tok.merge_ids() == merges
+    assert tok.mergeable_ranks() == reference.ranks_from_merges(merges)
+
+
+@pytest.mark.parametrize("pattern", [RUSTBPE_GPT4_PATTERN, PATTERNS["nanochat"], PATTERNS["cl100k"], PATTERNS["gpt2"]])
+@pytest.mark.parametrize("vocab_size", [300, 2000, 5000])
+def test_merges_equal_rustbpe(pattern, vocab_size, corpus_slices):
+    texts = docs_of(corpus_slices)
+    rb = rustbpe.Tokenizer()
+    rb.train_from_iterator(iter(texts), vocab_size, pattern=pattern)
+    expected = {bytes(b): i for b, i in rb.get_mergeable_ranks()}
+    tok = toksmith.train_from_iterator(texts, vocab_size=vocab_size, pattern=pattern)
+    assert tok.mergeable_ranks() == expected
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_thread_count_does_not_change_merges(threads, corpus_slices):
+    texts = docs_of(corpus_slices)
+    base = toksmith.train_from_iterator(texts, vocab_size=1500, pattern="cl100k", threads=1)
+    tok = toksmith.train_from_iterator(texts, vocab_size=1500, pattern="cl100k", threads=threads)
+    assert tok.merge_ids() == base.merge_ids()
+
+
+def test_files_folders_globs_and_jsonl(tmp_path, corpus_slices):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text(corpus_slices["english"], encoding="utf-8")
+    (tmp_path / "sub" / "b.txt").write_text(corpus_slices["python"], encoding="utf-8")
+    (tmp_path / ".hidden").write_text("ignored", encoding="utf-8")
+    with open(tmp_path / "c.jsonl", "w", encoding="utf-8") as f:
+        for line in corpus_slices["shell"].split("\n\n"):
+            f.write(json.dumps({"body": line}) + "\n")
+    texts = [corpus_slices["english"], corpus_slices["python"]]
+    from_files = toksmith.train([tmp_path / "a.txt", tmp_path / "sub"], vocab_size=800, pattern="gpt2")
+    from_iter = toksmith.train_from_iterator(texts, vocab_size=800, pattern="gpt2")
+    assert from_files.merge_ids() == from_iter.merge_ids()
+    from_glob = toksmith.train(str(tmp_path / "**" / "*.txt"), vocab_size=800, pattern="gpt2")
+    assert from_glob.merge_ids() == from_iter.merge_ids()
+    from_folder = toksmith.train(tmp_path, vocab_size=800, pattern="gpt2", text_field="body")
+    assert from_folder.metadata["corpus"]["n_sources"] == 3
+    with pytest.raises(ValueError, match="text_field"):
+        toksmith.train(tmp_path / "c.jsonl", vocab_size=800)
+
+
+def test_big_file_read_in_blocks_equals_whole(tmp_path, corpus_slices):
+    text = "\n".join(corpus_slices.values()) * 3
+    p = tmp_path / "big.txt"
+    p.write_text(text, encoding="utf-8")
+    counter = toksmith._core.ChunkCounter("cl100k")
+    counter.add_file(str(p), False, 0, 4096)  # tiny blocks
+    whole = toksmith._core.ChunkCounter("cl100k")
+    whole.add_texts([text])
+    assert counter.counts() == whole.counts()
+
+
+def test_layout_specials_after_merges():
+    tok = toksmith.train_from_iterator(["hello world, the quick brown fox " * 50], vocab_size=270, pattern="gpt2",
+                                       special_tokens=["<|a|>", "<|b|>"])
+    assert tok.special_tokens == {"<|a|>": 268, "<|b|>": 269}
+    assert len(tok.mergeable_ranks()) == 268
+    assert tok.n_vocab == 270
+
+
+def test_pinned_tokens_fixed_ids_and_never_crossed():
+    texts = ["int x = 42; int y == 3; if (x == y) return x;"] * 40
+    tok = toksmith.train_from_iterator(texts, vocab_size=265, pattern="gpt2",
+                                       pinned_tokens={"int": 0, "==": 1, "return": 2})
+    assert tok.pinned_tokens == {"int": 0, "==": 1, "return": 2}
+    ranks = tok.mergeable_ranks()
+    assert min(ranks.values()) == 3 and ranks[b"\x00"] == 3  # bytes fill the free ids
+    ids = tok.encode_ordinary("int a == b; return a")
+    assert ids[0] == 0 and 1 in ids and 2 in ids
+    assert tok.decode(ids) == "int a == b; return a"
+    for b in ranks:
+        assert b"int" not in b and b"==" not in b and b"return" not in b
+    # pinned tokens match as substrings, like special tokens (documented), in encode_ordinary too
+    assert tok.encode_ordinary("print") == tok.encode_ordinary("pr") + [0]
+
+
+def test_pinned_tokens_default_ids_after_specials():
+    tok = toksmith.train_from_iterator(["abc hello world"] * 10, vocab_size=262, pattern="gpt2",
+                                       special_tokens=["<s>"], pinned_tokens=["abc"])
+    assert tok.special_tokens == {"<s>": 260} and tok.pinned_tokens == {"abc": 261}
+
+
+def test_train_from_counts_reuses_merge_loop():
+    counts = {"hello": 10, " world": 7, "help": 3}
+    tok = toksmith.train_from_counts(counts, vocab_size=262, pattern="gpt2")
+    merges = reference.train(["hello"] * 10 + [" world"] * 7 + ["help"] * 3, r"\S+| \S+", 6)
+    assert tok.merge_ids() == merges
+
+
+def test_corpus_smaller_than_vocab_warns():
+    with pytest.warns(UserWarning, match="ran out of pairs"):
+        tok = toksmith.train_from_iterator(["ab"], vocab_size=1000, pattern="gpt2")
+    assert tok.n_vocab == 257
+
+
+def test_progress_bars_run(capsys):
+    tok = toksmith.train_from_iterator(["some text here"] * 100, vocab_size=265, pattern="gpt2", progress=True)
+    assert tok.n_vocab > 256
+    assert "merging" in capsys.readouterr().err
+
+
+def test_errors(tmp_path):
+    with pytest.raises(toksmith.EmptyCorpusError):
+        toksmith.train_from_iterator([], vocab_size=300)
+    with pytest.raises(toksmith.EmptyCorpusError):
+        toksmith.train_from_iterator(["", ""], vocab_size=300)
+    with pytest.raises(toksmith.VocabError, match="at least 258"):
+        toksmith.train_from_iterator(["abc"], vocab_size=257, special_tokens=["<a>", "<b>"])
+    with pytest.raises(ValueError, match="twice"):
+        toksmith.train_from_iterator(["abc"], vocab_size=300, special_tokens=["<a>", "<a>"])
+    with pytest.raises(toksmith.PatternError, match="position"):
+        toksmith.train_from_iterator(["abc"], vocab_size=300, pattern="(unclosed")
+    with pytest.raises(TypeError):
+        toksmith.train_from_iterator("a string", vocab_size=300)
+    with pytest.raises(TypeError):
+        toksmith.train_from_iterator([b"bytes"], vocab_size=300)
+    with pytest.raises(FileNotFoundError):
+        toksmith.train(tmp_path / "missing.txt", vocab_size=300)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello world\n" * 10 + b"\xff\xfe oops")
+    with pytest.raises(toksmith.CorpusDecodeError, match=r"bad\.txt.*offset 120.*errors=\"replace\""):
+        toksmith.train(bad, vocab_size=300)
+    tok = toksmith.train(bad, vocab_size=266, errors="replace")
+    assert tok.n_vocab > 256
+    with pytest.raises(ValueError):
+        toksmith.train(bad, vocab_size=300, errors="ignore")
+
+
+def test_custom_regex_training(corpus_slices):
+    pat = r"\w+|[^\w\s]+|\s+"
+    texts = docs_of(corpus_slices, 8000)
+    tok = toksmith.train_from_iterator(texts, vocab_size=300, pattern=pat)
+    assert tok.merge_ids() == reference.train(texts, pat, 44)
+    assert tok.pattern == pat and tok.pattern_name is None
