@@ -19,6 +19,8 @@ SUBCOMMAND_MODULES = [
     "decode",
     "info",
     "calm",
+    "chat",
+    "eval",
 ]
 
 

@@ -1,0 +1,241 @@
+"""``toksmith eval``: compression of tokenizers on corpora (like nanochat's ``tok_eval``).
+
+``toksmith eval -t A.json -t B.tiktoken ... --corpus NAME=PATH ... [--chart out.png]`` prints,
+for each corpus and tokenizer, the number of tokens, the bytes per token (UTF-8 bytes of the
+text / tokens; higher compresses better) and its ratio to the first tokenizer's, and optionally
+draws a grouped bar chart (needs matplotlib: ``pip install toksmith[plot]``).
+
+Tokenizers are any file :func:`toksmith.formats.load_any` reads, named by their file name
+(or ``-t NAME=PATH``). Corpora are UTF-8 text files (``.xz`` / ``.gz`` / ``.bz2`` decompressed),
+encoded as plain text (special tokens' text is not special).
+
+The library functions are :func:`bytes_per_token`, :func:`evaluate` and :func:`write_chart`:
+
+>>> import toksmith
+>>> tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+>>> evaluate({"bytes": tok}, {"hi": "hello"})
+[{'corpus': 'hi', 'tokenizer': 'bytes', 'bytes': 5, 'tokens': 5, 'bytes_per_token': 1.0, 'ratio': 1.0}]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+CHUNK_CHARS = 1 << 20
+# a cut just after a newline that is followed by a non-space character changes no piece of
+# the GPT-2 / cl100k / nanochat patterns (the newline ends its piece there anyway; o200k can
+# differ only on punctuation + newline + "/"), so chunked counts equal whole-text counts
+_SAFE_CUT = re.compile(r"\n(?=\S)")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="compare tokenizers' compression (bytes/token) on corpora",
+        description="Bytes per token of each tokenizer on each corpus (higher is better), with "
+        "the ratio to the first tokenizer; optionally a PNG bar chart.",
+    )
+    parser.add_argument("-t", "--tokenizer", action="append", required=True, metavar="[NAME=]PATH",
+                        help="a tokenizer file (any format); repeat for more. The first is the baseline")
+    parser.add_argument("--corpus", action="append", required=True, metavar="NAME=PATH",
+                        help="a UTF-8 text corpus (.xz/.gz/.bz2 ok); repeat for more")
+    parser.add_argument("--chart", metavar="OUT.png", default=None,
+                        help="write a bar chart (needs matplotlib: pip install toksmith[plot])")
+    parser.add_argument("--max-bytes", type=int, default=None, metavar="N",
+                        help="read at most about N bytes of each corpus (cut at a line end)")
+    parser.add_argument("--threads", type=int, default=None, metavar="N", help="encoding threads (default: all cores)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.set_defaults(func=_run)
+
+
+# ---------------------------------------------------------------------------- library
+
+
+def _split_named(arg: str, what: str, all_ext: bool) -> Tuple[str, str]:
+    if "=" in arg and not os.path.exists(arg):
+        name, path = arg.split("=", 1)
+        if not name or not path:
+            raise ValueError(f"{what} {arg!r}: expected NAME=PATH")
+        return name, path
+    if all_ext:
+        base = os.path.basename(arg)
+        return base.split(".", 1)[0] or base, arg
+    base = os.path.basename(arg.rstrip("/"))
+    for ext in (".json", ".tiktoken", ".model", ".txt"):
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+    return base or arg, arg
+
+
+def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
+    """The text of a corpus file (decompressed; invalid UTF-8 replaced), optionally only about
+    its first ``max_bytes`` bytes, cut after a line end."""
+    if path.endswith(".xz"):
+        import lzma as opener
+    elif path.endswith(".gz"):
+        import gzip as opener  # type: ignore[no-redef]
+    elif path.endswith(".bz2"):
+        import bz2 as opener  # type: ignore[no-redef]
+    else:
+        opener = None  # type: ignore[assignment]
+    fh = opener.open(path, "rb") if opener is not None else open(path, "rb")
+    with fh:
+        data = fh.read() if max_bytes is None else fh.read(max_bytes)
+        if max_bytes is not None and len(data) == max_bytes:
+            cut = data.rfind(b"\n")
+            if cut > 0:
+                data = data[: cut + 1]
+    return data.decode("utf-8", "replace")
+
+
+def _chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
+    start = 0
+    n = len(text)
+    while start < n:
+        end = start + size
+        if end >= n:
+            yield text[start:]
+            return
+        m = _SAFE_CUT.search(text, end)
+        if m is None:
+            yield text[start:]
+            return
+        yield text[start : m.end()]
+        start = m.end()
+
+
+def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None) -> int:
+    """Number of tokens of ``text`` encoded as plain text, encoded in parallel chunks."""
+    total = 0
+    group: List[str] = []
+    for chunk in _chunks(text):
+        group.append(chunk)
+        if len(group) >= 16:
+            total += sum(map(len, tokenizer.encode_ordinary_batch(group, threads=threads)))
+            group = []
+    if group:
+        total += sum(map(len, tokenizer.encode_ordinary_batch(group, threads=threads)))
+    return total
+
+
+def bytes_per_token(tokenizer: Any, text: str, threads: Optional[int] = None) -> float:
+    """UTF-8 bytes of ``text`` per token (0 tokens: ``inf``; empty text: 0)."""
+    n_bytes = len(text.encode("utf-8", "surrogatepass"))
+    n_tokens = count_tokens(tokenizer, text, threads)
+    return n_bytes / n_tokens if n_tokens else (float("inf") if n_bytes else 0.0)
+
+
+def evaluate(
+    tokenizers: Mapping[str, Any],
+    corpora: Mapping[str, str],
+    threads: Optional[int] = None,
+) -> List[Dict[str, Any]]:
+    """One row per (corpus, tokenizer): bytes, tokens, bytes_per_token and ratio (bytes/token
+    relative to the first tokenizer's on that corpus)."""
+    rows = []
+    for cname, text in corpora.items():
+        n_bytes = len(text.encode("utf-8", "surrogatepass"))
+        base: Optional[float] = None
+        for tname, tok in tokenizers.items():
+            n_tokens = count_tokens(tok, text, threads)
+            bpt = n_bytes / n_tokens if n_tokens else 0.0
+            if base is None:
+                base = bpt
+            ratio = bpt / base if base else 0.0
+            rows.append({"corpus": cname, "tokenizer": tname, "bytes": n_bytes, "tokens": n_tokens,
+                         "bytes_per_token": round(bpt, 6), "ratio": round(ratio, 6)})
+    return rows
+
+
+def _matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        from ..errors import missing_extra
+
+        raise missing_extra("plot", "matplotlib") from None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    return Figure, FigureCanvasAgg
+
+
+def write_chart(rows: Sequence[Mapping[str, Any]], path: str, title: str = "bytes per token (higher is better)") -> None:
+    """A grouped bar chart of bytes/token (corpora on the x axis, one bar per tokenizer), as
+    PNG (or any format matplotlib infers from ``path``). Uses no pyplot global state."""
+    Figure, FigureCanvasAgg = _matplotlib()
+    corpora = list(dict.fromkeys(r["corpus"] for r in rows))
+    toks = list(dict.fromkeys(r["tokenizer"] for r in rows))
+    value = {(r["corpus"], r["tokenizer"]): r["bytes_per_token"] for r in rows}
+    fig = Figure(figsize=(max(5.0, 1.2 + len(corpora) * (0.5 + 0.45 * len(toks))), 4.2), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / max(len(toks), 1)
+    for j, t in enumerate(toks):
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(corpora))]
+        ys = [value.get((c, t), 0.0) for c in corpora]
+        bars = ax.bar(xs, ys, width=width * 0.95, label=t)
+        for b, y in zip(bars, ys):
+            ax.annotate(f"{y:.2f}", (b.get_x() + b.get_width() / 2, y), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(list(range(len(corpora))))
+    ax.set_xticklabels(corpora)
+    ax.set_ylabel("bytes / token")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.margins(y=0.12)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+# ---------------------------------------------------------------------------- command
+
+
+def _format_table(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
+    header = ("corpus", "bytes", "tokenizer", "tokens", "bytes/token", f"vs {baseline}")
+    body = [(r["corpus"], str(r["bytes"]), r["tokenizer"], str(r["tokens"]), f"{r['bytes_per_token']:.3f}",
+             f"{r['ratio']:.3f}") for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+    right = {1, 3, 4, 5}
+
+    def fmt(row: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in body])
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..formats import load_any
+
+    if args.chart:
+        _matplotlib()  # fail before the work when matplotlib is missing
+    if args.max_bytes is not None and args.max_bytes < 1:
+        raise ValueError(f"--max-bytes must be >= 1, not {args.max_bytes}")
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, not {args.threads}")
+    tokenizers: Dict[str, Any] = {}
+    for arg in args.tokenizer:
+        name, path = _split_named(arg, "-t", all_ext=False)
+        base, k = name, 2
+        while name in tokenizers:
+            name, k = f"{base}#{k}", k + 1
+        tokenizers[name] = load_any(path)
+    corpora: Dict[str, str] = {}
+    for arg in args.corpus:
+        name, path = _split_named(arg, "--corpus", all_ext=True)
+        if name in corpora:
+            raise ValueError(f"--corpus {arg!r}: the name {name!r} is given twice")
+        corpora[name] = read_corpus(path, args.max_bytes)
+    rows = evaluate(tokenizers, corpora, args.threads)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(_format_table(rows, next(iter(tokenizers))))
+    if args.chart:
+        write_chart(rows, args.chart)
+        print(f"wrote {args.chart}", file=sys.stderr)
+    return 0

@@ -1,0 +1,178 @@
+"""Rendered conversations on disk: numpy shards written by ``toksmith chat render``.
+
+Layout of an output folder::
+
+    out/
+      manifest.json        what was rendered: tokenizer, counts, dtype, shard list, skipped lines
+      shard_00000.npz      conversations 0 .. shard_size-1
+      shard_00001.npz      ...
+
+Each ``shard_NNNNN.npz`` (``numpy.load``) holds four arrays:
+
+* ``ids``: the token ids of all its conversations, concatenated (uint16 when the vocabulary
+  has at most 65536 ids, else uint32);
+* ``mask``: the training mask, same length (uint8: 1 = train on this token);
+* ``offsets``: int64, one more than the number of conversations: conversation ``k`` is
+  ``ids[offsets[k]:offsets[k + 1]]``;
+* ``lines``: int64, the input line number (1-based) of each conversation.
+
+:func:`iter_rendered` reads them back conversation by conversation. numpy is an optional
+dependency (``pip install toksmith[numpy]``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from array import array
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+FORMAT = "toksmith-chat-shards"
+VERSION = 1
+MANIFEST = "manifest.json"
+
+
+def _numpy():
+    try:
+        import numpy as np
+    except ImportError:
+        from ..errors import missing_extra
+
+        raise missing_extra("numpy", "numpy") from None
+    return np
+
+
+def shard_name(index: int) -> str:
+    return f"shard_{index:05d}.npz"
+
+
+class ShardWriter:
+    """Collects rendered conversations and writes a shard every ``shard_size`` conversations.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> w = ShardWriter(d, n_vocab=300, shard_size=2)
+    >>> w.add([1, 2, 3], [0, 1, 1], line=1); w.add([4], [1], line=2); w.add([5, 6], [0, 0], line=4)
+    >>> manifest = w.close()
+    >>> manifest["conversations"], manifest["tokens"], [s["file"] for s in manifest["shards"]]
+    (3, 6, ['shard_00000.npz', 'shard_00001.npz'])
+    >>> [(list(i), list(m)) for i, m in iter_rendered(d)]
+    [([1, 2, 3], [0, 1, 1]), ([4], [1]), ([5, 6], [0, 0])]
+    """
+
+    def __init__(
+        self,
+        out_dir: str,
+        *,
+        n_vocab: int,
+        shard_size: int = 10000,
+        compress: bool = False,
+        meta: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.np = _numpy()
+        if not isinstance(shard_size, int) or shard_size < 1:
+            raise ValueError(f"shard_size must be a positive int, not {shard_size!r}")
+        self.out_dir = os.fspath(out_dir)
+        self.shard_size = shard_size
+        self.compress = compress
+        self.narrow = n_vocab <= 65536
+        self.meta = dict(meta or {})
+        self.meta["n_vocab"] = n_vocab
+        self.written: List[str] = []
+        self.shards: List[Dict[str, Any]] = []
+        self.conversations = 0
+        self.tokens = 0
+        self.trained = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ids = array("H" if self.narrow else "I")
+        self._mask = array("B")
+        self._offsets = array("q", [0])
+        self._lines = array("q")
+
+    def add(self, ids: Sequence[int], mask: Sequence[int], line: int = 0) -> None:
+        self._ids.extend(ids)
+        self._mask.extend(mask)
+        self._offsets.append(len(self._ids))
+        self._lines.append(line)
+        self.conversations += 1
+        self.tokens += len(ids)
+        self.trained += sum(mask)
+        if len(self._lines) >= self.shard_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not len(self._lines):
+            return
+        np = self.np
+        os.makedirs(self.out_dir, exist_ok=True)
+        name = shard_name(len(self.shards))
+        path = os.path.join(self.out_dir, name)
+        arrays = dict(
+            ids=np.frombuffer(self._ids, dtype=np.uint16 if self.narrow else np.uint32),
+            mask=np.frombuffer(self._mask, dtype=np.uint8),
+            offsets=np.frombuffer(self._offsets, dtype=np.int64),
+            lines=np.frombuffer(self._lines, dtype=np.int64),
+        )
+        self.written.append(path)
+        with open(path, "wb") as f:
+            (np.savez_compressed if self.compress else np.savez)(f, **arrays)
+        self.shards.append({"file": name, "conversations": len(self._lines), "tokens": len(self._ids)})
+        self._reset()
+
+    def close(self, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """Write the last shard and ``manifest.json``; return the manifest."""
+        self.flush()
+        manifest: Dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            **self.meta,
+            "dtype": "uint16" if self.narrow else "uint32",
+            "conversations": self.conversations,
+            "tokens": self.tokens,
+            "trained_tokens": self.trained,
+            "shard_size": self.shard_size,
+            "shards": self.shards,
+        }
+        if extra:
+            manifest.update(extra)
+        os.makedirs(self.out_dir, exist_ok=True)
+        path = os.path.join(self.out_dir, MANIFEST)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=2)
+            f.write("\n")
+        self.written.append(path)
+        return manifest
+
+    def abort(self) -> None:
+        """Remove the files this writer wrote."""
+        for path in self.written:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+        self.written = []
+
+
+def read_manifest(out_dir: str) -> Dict[str, Any]:
+    path = os.path.join(os.fspath(out_dir), MANIFEST)
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    if manifest.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a {FORMAT} manifest")
+    return manifest
+
+
+def iter_rendered(out_dir: str) -> Iterator[Tuple[Any, Any]]:
+    """``(ids, mask)`` numpy arrays of each conversation of a rendered folder, in order."""
+    np = _numpy()
+    for shard in read_manifest(out_dir)["shards"]:
+        with np.load(os.path.join(os.fspath(out_dir), shard["file"])) as data:
+            ids, mask, offsets = data["ids"], data["mask"], data["offsets"]
+        for k in range(len(offsets) - 1):
+            a, b = int(offsets[k]), int(offsets[k + 1])
+            yield ids[a:b], mask[a:b]
+
+
+__all__ = ["ShardWriter", "iter_rendered", "read_manifest", "shard_name", "FORMAT", "VERSION", "MANIFEST"]

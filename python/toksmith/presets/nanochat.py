@@ -1,0 +1,362 @@
+"""The nanochat preset: nanochat's chat tokenizer, trained and run by toksmith.
+
+* :func:`train`: nanochat's split pattern, 2^16 tokens by default, and the nine conversation
+  special tokens given the ids right after the merges (``vocab_size - 256 - 9`` merges), the
+  layout of nanochat's ``RustBPETokenizer.train_from_iterator``.
+* :class:`ChatTokenizer`: nanochat's tokenizer interface (``encode``, ``decode``,
+  ``encode_special``, ``render_conversation``, ...) over any toksmith
+  :class:`~toksmith.Tokenizer` that has the nine special tokens, so a nanochat-style training
+  script can use it unchanged.
+
+>>> chat = train(["The quick brown fox jumps over the lazy dog. "] * 20, vocab_size=290)
+>>> chat.get_vocab_size(), chat.get_bos_token_id() == chat.encode_special("<|bos|>")
+(290, True)
+>>> ids, mask = chat.render_conversation({"messages": [
+...     {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "The dog."}]})
+>>> [chat.id_to_token(i) for i in ids]  # doctest: +NORMALIZE_WHITESPACE
+['<|bos|>', '<|user_start|>', 'H', 'i', '<|user_end|>',
+ '<|assistant_start|>', 'The', ' dog', '.', '<|assistant_end|>']
+>>> mask
+[0, 0, 0, 0, 0, 0, 1, 1, 1, 1]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+from ..tokenizer import Tokenizer
+from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
+from .conversation import ASSISTANT_START, Segment, Special, normalize_messages, plan_conversation, plan_messages
+
+PRESET = PRESETS["nanochat"]
+#: the nine special tokens, in id order
+SPECIAL_TOKENS: Tuple[str, ...] = NANOCHAT_SPECIAL_TOKENS
+#: nanochat's default vocabulary size (2^16: ids fit in uint16)
+DEFAULT_VOCAB_SIZE = PRESET.vocab_size
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _is_paths(source: Any) -> bool:
+    if isinstance(source, os.PathLike):
+        return True
+    if isinstance(source, (list, tuple)) and source and all(isinstance(p, os.PathLike) for p in source):
+        return True
+    return False
+
+
+def _all_paths(source: Any) -> bool:
+    # a list of str names files when every item is an existing path or a glob pattern
+    if not isinstance(source, (list, tuple)) or not source:
+        return False
+    if not all(isinstance(p, (str, os.PathLike)) for p in source):
+        return False
+    return all(os.path.exists(p) or (isinstance(p, str) and any(c in p for c in "*?[") and "\n" not in p)
+               for p in source)
+
+
+def train(
+    paths_or_texts: Union[PathLike, Sequence[PathLike], Iterable[str]],
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    *,
+    threads: Optional[int] = None,
+    progress: bool = False,
+    text_field: str = "text",
+    errors: str = "strict",
+    name: Optional[str] = "nanochat",
+) -> "ChatTokenizer":
+    """Train a nanochat tokenizer and return it as a :class:`ChatTokenizer`.
+
+    ``paths_or_texts``: a path (str or os.PathLike: file, folder or glob, as
+    :func:`toksmith.train`) or a list of paths; or any other iterable of str texts (streamed,
+    as :func:`toksmith.train_from_iterator`). A single str is a path; a list of str is a list of
+    paths when every item names an existing file or folder (or is a glob), texts otherwise (pass
+    ``pathlib.Path`` objects or a generator to be explicit). ``vocab_size`` is the total: 256
+    bytes + merges + the nine special tokens.
+    """
+    from ..train import train as train_files, train_from_iterator
+
+    common: Dict[str, Any] = dict(
+        vocab_size=vocab_size,
+        pattern=PRESET.pattern,
+        special_tokens=list(SPECIAL_TOKENS),
+        threads=threads,
+        progress=progress,
+        name=name,
+    )
+    source = paths_or_texts
+    if isinstance(source, (bytes, bytearray)):
+        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
+    if isinstance(source, str) or _is_paths(source):
+        tok = train_files(source, text_field=text_field, errors=errors, **common)
+    elif _all_paths(source):
+        tok = train_files(list(source), text_field=text_field, errors=errors, **common)
+    else:
+        tok = train_from_iterator(source, **common)
+    tok.metadata["preset"] = PRESET.name
+    return ChatTokenizer(tok)
+
+
+def _ids_list(ids: Any) -> List[int]:
+    if hasattr(ids, "tolist") and not isinstance(ids, list):
+        return ids.tolist()
+    return list(ids)
+
+
+class ChatTokenizer:
+    """nanochat's tokenizer interface over a toksmith :class:`~toksmith.Tokenizer`.
+
+    ``ChatTokenizer(tok)`` needs ``tok`` to have the nine special tokens of
+    :data:`SPECIAL_TOKENS` (ValueError naming the missing ones otherwise). The underlying
+    tokenizer is :attr:`tokenizer`.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        if isinstance(tokenizer, ChatTokenizer):
+            tokenizer = tokenizer.tokenizer
+        if not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"ChatTokenizer needs a toksmith.Tokenizer, not {type(tokenizer).__name__}")
+        specials = tokenizer.special_tokens
+        missing = [s for s in SPECIAL_TOKENS if s not in specials]
+        if missing:
+            raise ValueError(
+                f"the tokenizer lacks the nanochat special token(s) {missing}; train it with "
+                f"toksmith.presets.nanochat.train() or pass special_tokens={list(SPECIAL_TOKENS)}"
+            )
+        self.tokenizer: Tokenizer = tokenizer
+        self._special_ids: Dict[str, int] = {s: specials[s] for s in SPECIAL_TOKENS}
+        self._all_specials: Dict[str, int] = specials
+        self.bos_token_id: int = self._special_ids["<|bos|>"]
+
+    # ------------------------------------------------------------------ files
+
+    @classmethod
+    def load(cls, path: PathLike) -> "ChatTokenizer":
+        """Load a tokenizer file of any format :func:`toksmith.formats.load_any` reads."""
+        from ..formats import load_any
+
+        return cls(load_any(path))
+
+    def save(self, path: PathLike) -> None:
+        """Write the underlying tokenizer as a toksmith JSON file."""
+        self.tokenizer.save(path)
+
+    # ------------------------------------------------------------------ vocabulary
+
+    def get_vocab_size(self) -> int:
+        """Largest token id + 1."""
+        return self.tokenizer.n_vocab
+
+    def get_special_tokens(self) -> Set[str]:
+        """The names of all special tokens (the nine, plus any other the tokenizer has)."""
+        return set(self._all_specials)
+
+    def get_bos_token_id(self) -> int:
+        return self.bos_token_id
+
+    def encode_special(self, text: str) -> int:
+        """The id of a special token, by name (``"<|bos|>"``...)."""
+        try:
+            return self._all_specials[text]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"{text!r} is not a special token of this tokenizer; its special tokens are "
+                f"{sorted(self._all_specials)}"
+            ) from None
+
+    def id_to_token(self, id: int) -> str:
+        """The text of one token (special tokens by name; incomplete UTF-8 as U+FFFD)."""
+        return self.tokenizer.decode([id])
+
+    # ------------------------------------------------------------------ encode / decode
+
+    def _special_id(self, value: Union[str, int], what: str) -> int:
+        if isinstance(value, bool):
+            raise TypeError(f"{what} must be a special token name or id, not bool")
+        if isinstance(value, int):
+            if not 0 <= value < self.tokenizer.n_vocab:
+                raise ValueError(f"{what}={value} is not a token id (0..{self.tokenizer.n_vocab - 1})")
+            return value
+        if isinstance(value, str):
+            return self.encode_special(value)
+        raise TypeError(f"{what} must be a special token name or id, not {type(value).__name__}")
+
+    def encode(
+        self,
+        text: Union[str, Sequence[str]],
+        prepend: Union[str, int, None] = None,
+        append: Union[str, int, None] = None,
+        num_threads: int = 8,
+    ) -> Union[List[int], List[List[int]]]:
+        """Encode a text (or a list of texts, in parallel on ``num_threads`` threads) as plain
+        text: special tokens' text never becomes a special token. ``prepend`` / ``append``
+        (a special token name or an id) are added at the start / end of each text's ids."""
+        pre = self._special_id(prepend, "prepend") if prepend is not None else None
+        post = self._special_id(append, "append") if append is not None else None
+        if isinstance(text, str):
+            ids = self.tokenizer.encode_ordinary(text)
+            if pre is not None:
+                ids.insert(0, pre)
+            if post is not None:
+                ids.append(post)
+            return ids
+        if isinstance(text, (list, tuple)):
+            batch = self.tokenizer.encode_ordinary_batch(list(text), threads=num_threads)
+            if pre is not None:
+                for ids in batch:
+                    ids.insert(0, pre)
+            if post is not None:
+                for ids in batch:
+                    ids.append(post)
+            return batch
+        raise TypeError(f"text must be a str or a list of str, not {type(text).__name__}")
+
+    __call__ = encode
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Ids back to text (special tokens by name)."""
+        return self.tokenizer.decode(_ids_list(ids))
+
+    # ------------------------------------------------------------------ conversations
+
+    def _assemble(self, plan: List[Segment], encoded: Dict[int, List[int]],
+                  max_tokens: Optional[int]) -> Tuple[List[int], List[int]]:
+        ids: List[int] = []
+        mask: List[int] = []
+        for k, (piece, m) in enumerate(plan):
+            if isinstance(piece, Special):
+                ids.append(self._special_ids[piece])
+                mask.append(m)
+            else:
+                toks = encoded[k]
+                ids.extend(toks)
+                mask.extend([m] * len(toks))
+            if max_tokens is not None and len(ids) >= max_tokens:
+                break
+        if max_tokens is not None:
+            del ids[max_tokens:], mask[max_tokens:]
+        return ids, mask
+
+    @staticmethod
+    def _check_max_tokens(max_tokens: Optional[int]) -> Optional[int]:
+        if max_tokens is None:
+            return None
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            raise TypeError(f"max_tokens must be an int or None, not {type(max_tokens).__name__}")
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, not {max_tokens}")
+        return max_tokens
+
+    def _render_plan(self, plan: List[Segment], max_tokens: Optional[int]) -> Tuple[List[int], List[int]]:
+        encode = self.tokenizer.encode_ordinary
+        encoded = {k: encode(p) for k, (p, _) in enumerate(plan) if not isinstance(p, Special)}
+        return self._assemble(plan, encoded, max_tokens)
+
+    def render_conversation(self, conversation: Any, max_tokens: Optional[int] = 2048) -> Tuple[List[int], List[int]]:
+        """Token ids and training mask (1: train on it) of a conversation.
+
+        ``<|bos|>`` (0); each user message ``<|user_start|>`` text ``<|user_end|>`` (all 0);
+        each assistant message ``<|assistant_start|>`` (0), its content (1) and
+        ``<|assistant_end|>`` (1). List content: ``text`` parts (1), ``python`` parts wrapped in
+        ``<|python_start|>``/``<|python_end|>`` (all 1), ``python_output`` parts wrapped in
+        ``<|output_start|>``/``<|output_end|>`` (all 0). A leading system message is merged into
+        the first user message. The result is cut to ``max_tokens`` (None: no limit).
+        Malformed conversations raise ValueError naming the message.
+        """
+        max_tokens = self._check_max_tokens(max_tokens)
+        return self._render_plan(plan_conversation(conversation), max_tokens)
+
+    def render_conversations(
+        self,
+        conversations: Iterable[Any],
+        max_tokens: Optional[int] = 2048,
+        num_threads: Optional[int] = None,
+    ) -> List[Tuple[List[int], List[int]]]:
+        """:meth:`render_conversation` for many conversations, encoding all their texts in one
+        parallel batch (``num_threads``; None: all cores). The first malformed conversation
+        raises ValueError prefixed with its position (``conversation 3: message 1: ...``)."""
+        max_tokens = self._check_max_tokens(max_tokens)
+        plans = []
+        for n, conv in enumerate(conversations):
+            try:
+                plans.append(plan_conversation(conv))
+            except ValueError as exc:
+                raise ValueError(f"conversation {n}: {exc}") from None
+        return self._render_plans(plans, max_tokens, num_threads)
+
+    def _render_plans(self, plans: List[List[Segment]], max_tokens: Optional[int],
+                      num_threads: Optional[int]) -> List[Tuple[List[int], List[int]]]:
+        texts: List[str] = []
+        for plan in plans:
+            texts.extend(p for p, _ in plan if not isinstance(p, Special))
+        encoded_all = self.tokenizer.encode_ordinary_batch(texts, threads=num_threads) if texts else []
+        out = []
+        pos = 0
+        for plan in plans:
+            encoded = {}
+            for k, (p, _) in enumerate(plan):
+                if not isinstance(p, Special):
+                    encoded[k] = encoded_all[pos]
+                    pos += 1
+            out.append(self._assemble(plan, encoded, max_tokens))
+        return out
+
+    def render_for_completion(self, conversation: Any, max_tokens: Optional[int] = None) -> List[int]:
+        """The prompt ids for generating the assistant's next reply: the conversation without
+        its last message if that is an assistant message, then ``<|assistant_start|>``.
+
+        Unlike nanochat, a conversation that ends with a user message is accepted as it is,
+        and the prompt is not cut unless ``max_tokens`` is given (the cut keeps the start, and
+        ``<|assistant_start|>`` is always last).
+        """
+        max_tokens = self._check_max_tokens(max_tokens)
+        messages = normalize_messages(conversation)
+        if messages[-1]["role"] == "assistant":
+            messages = messages[:-1]
+        ids, _ = self._render_plan(plan_messages(messages), None)
+        if max_tokens is not None:
+            ids = ids[: max(max_tokens - 1, 0)]
+        ids.append(self._special_ids[ASSISTANT_START])
+        return ids
+
+    # ------------------------------------------------------------------ visualisation
+
+    def visualize_tokenization(
+        self,
+        ids: Sequence[int],
+        mask: Optional[Sequence[int]] = None,
+        with_token_id: bool = False,
+        *,
+        color: bool = True,
+        sep: Optional[str] = None,
+    ) -> str:
+        """Terminal text of ``ids``: mask 1 on green, mask 0 on red, in alternating shades per
+        token; ``with_token_id`` shows each id; ``color=False`` gives plain ``a|b|c`` text."""
+        from .chat_render import to_ansi
+
+        return to_ansi(self.tokenizer, ids, mask, with_token_id=with_token_id, color=color, sep=sep)
+
+    def visualize_html(
+        self,
+        ids: Sequence[int],
+        mask: Optional[Sequence[int]] = None,
+        with_token_id: bool = False,
+        *,
+        title: str = "toksmith: rendered conversation",
+    ) -> str:
+        """The same as an HTML page."""
+        from .chat_render import to_html
+
+        return to_html(self.tokenizer, [(None, ids, mask)], title=title, with_token_id=with_token_id)
+
+    def __repr__(self) -> str:
+        return f"<toksmith.presets.nanochat.ChatTokenizer n_vocab={self.get_vocab_size()} {self.tokenizer!r}>"
+
+
+def load(path: PathLike) -> ChatTokenizer:
+    """Same as :meth:`ChatTokenizer.load`."""
+    return ChatTokenizer.load(path)
+
+
+__all__ = ["ChatTokenizer", "train", "load", "SPECIAL_TOKENS", "DEFAULT_VOCAB_SIZE", "PRESET"]
