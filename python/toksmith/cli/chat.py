@@ -86,23 +86,37 @@ def register(subparsers: Any) -> None:
 # ---------------------------------------------------------------------------- input
 
 
-def _open_binary(path: str) -> Tuple[IO[bytes], Optional[int]]:
-    """The file (decompressed) and its size in bytes when that is the size read."""
-    if path == "-":
-        return sys.stdin.buffer, None
-    if path.endswith(".xz"):
-        import lzma
+class _Input:
+    """A JSONL input: stdin, a file, or a compressed file (.xz / .gz / .bz2, decompressed on
+    the fly). ``size`` and ``position()`` count the bytes read from disk (compressed bytes for
+    a compressed file), for the progress bar; ``size`` is None for stdin."""
 
-        return lzma.open(path, "rb"), None
-    if path.endswith(".gz"):
-        import gzip
+    def __init__(self, path: str) -> None:
+        self.raw: Optional[IO[bytes]] = None
+        self.size: Optional[int] = None
+        if path == "-":
+            self.fh: IO[bytes] = sys.stdin.buffer
+            return
+        self.raw = open(path, "rb")
+        self.size = os.path.getsize(path)
+        if path.endswith((".xz", ".gz", ".bz2")):
+            import bz2
+            import gzip
+            import lzma
 
-        return gzip.open(path, "rb"), None
-    if path.endswith(".bz2"):
-        import bz2
+            opener = {".xz": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}[path[path.rindex("."):]]
+            self.fh = opener(self.raw, "rb")
+        else:
+            self.fh = self.raw
 
-        return bz2.open(path, "rb"), None
-    return open(path, "rb"), os.path.getsize(path)
+    def position(self) -> int:
+        return self.raw.tell() if self.raw is not None else 0
+
+    def close(self) -> None:
+        if self.raw is not None:
+            if self.fh is not self.raw:
+                self.fh.close()
+            self.raw.close()
 
 
 def _iter_lines(fh: IO[bytes]) -> Iterator[Tuple[int, bytes]]:
@@ -148,7 +162,8 @@ def _show(args: argparse.Namespace) -> int:
         raise ValueError(f"--limit must be >= 1, not {args.limit}")
 
     def selected() -> Iterator[Tuple[int, int, List[int], List[int]]]:
-        fh, _ = _open_binary(args.input)
+        source = _Input(args.input)
+        fh = source.fh
         try:
             index = -1
             shown = 0
@@ -169,8 +184,7 @@ def _show(args: argparse.Namespace) -> int:
             if args.index is not None:
                 raise ValueError(f"--index {args.index}: {args.input} has only {index + 1} conversation(s)")
         finally:
-            if fh is not sys.stdin.buffer:
-                fh.close()
+            source.close()
 
     def heading(index: int, lineno: int, ids: List[int], mask: List[int]) -> str:
         return f"conversation {index} (line {lineno}): {len(ids)} tokens, {sum(mask)} trained"
@@ -246,12 +260,12 @@ def _render(args: argparse.Namespace) -> int:
     )
     from tqdm.auto import tqdm
 
-    fh, size = _open_binary(args.input)
-    bar = tqdm(total=size, unit="B", unit_scale=True, unit_divisor=1024, desc="rendering",
+    source = _Input(args.input)
+    bar = tqdm(total=source.size, unit="B", unit_scale=True, unit_divisor=1024, desc="rendering",
                disable=args.no_progress, file=sys.stderr)
     bad: List[int] = []
     pending: List[Tuple[int, Any]] = []  # (line number, plan)
-    batch = 256
+    batch = min(256, args.shard_size)  # conversations encoded together
 
     def drain() -> None:
         rendered = chat._render_plans([p for _, p in pending], max_tokens, args.threads)
@@ -260,8 +274,14 @@ def _render(args: argparse.Namespace) -> int:
         pending.clear()
 
     try:
-        for lineno, raw in _iter_lines(fh):
-            bar.update(len(raw))
+        done = 0
+        for lineno, raw in _iter_lines(source.fh):
+            if source.size is None:
+                bar.update(len(raw))
+            elif lineno % 64 == 0:
+                pos = source.position()
+                bar.update(pos - done)
+                done = pos
             if not raw.strip():
                 continue
             try:
@@ -280,14 +300,15 @@ def _render(args: argparse.Namespace) -> int:
             if len(pending) >= batch:
                 drain()
         drain()
+        if source.size is not None:
+            bar.update(source.size - done)
         manifest = writer.close({"skipped_lines": len(bad), "skipped_line_numbers": bad[:1000]})
     except BaseException:
         writer.abort()
         raise
     finally:
         bar.close()
-        if fh is not sys.stdin.buffer:
-            fh.close()
+        source.close()
     skipped = f"; skipped {len(bad)} malformed line(s)" if args.skip_bad else ""
     print(
         f"rendered {manifest['conversations']} conversation(s), {manifest['tokens']} tokens "

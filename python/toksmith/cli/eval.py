@@ -27,10 +27,11 @@ import sys
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 CHUNK_CHARS = 1 << 20
-# a cut just after a newline that is followed by a non-space character changes no piece of
-# the GPT-2 / cl100k / nanochat patterns (the newline ends its piece there anyway; o200k can
-# differ only on punctuation + newline + "/"), so chunked counts equal whole-text counts
-_SAFE_CUT = re.compile(r"\n(?=\S)")
+# a cut just after a lone newline (non-space before it, non-space after it) changes no piece
+# of the GPT-2 / cl100k / nanochat patterns: the newline ends its piece there anyway, and a
+# single trailing "\n" is one piece with or without the text after it (o200k can differ only
+# on punctuation + newline + "/"); so chunked counts equal whole-text counts
+_SAFE_CUT = re.compile(r"(?<=\S)\n(?=\S)")
 
 
 def register(subparsers: Any) -> None:
@@ -109,11 +110,12 @@ def _chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
         start = m.end()
 
 
-def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None) -> int:
-    """Number of tokens of ``text`` encoded as plain text, encoded in parallel chunks."""
+def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk_chars: int = CHUNK_CHARS) -> int:
+    """Number of tokens of ``text`` encoded as plain text (in parallel, in chunks of about
+    ``chunk_chars`` characters cut where the split pattern would cut anyway)."""
     total = 0
     group: List[str] = []
-    for chunk in _chunks(text):
+    for chunk in _chunks(text, chunk_chars):
         group.append(chunk)
         if len(group) >= 16:
             total += sum(map(len, tokenizer.encode_ordinary_batch(group, threads=threads)))

@@ -56,7 +56,7 @@ class ShardWriter:
     >>> manifest = w.close()
     >>> manifest["conversations"], manifest["tokens"], [s["file"] for s in manifest["shards"]]
     (3, 6, ['shard_00000.npz', 'shard_00001.npz'])
-    >>> [(list(i), list(m)) for i, m in iter_rendered(d)]
+    >>> [(i.tolist(), m.tolist()) for i, m in iter_rendered(d)]
     [([1, 2, 3], [0, 1, 1]), ([4], [1]), ([5, 6], [0, 0])]
     """
 

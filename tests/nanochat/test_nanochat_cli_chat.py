@@ -1,0 +1,210 @@
+"""``toksmith chat show`` and ``toksmith chat render`` on the chat slice, in-process through
+``toksmith.cli.main`` and once through ``python -m toksmith.cli``."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from toksmith.cli import main
+from toksmith.presets.chat_shards import MANIFEST, ShardWriter, iter_rendered, read_manifest
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def with_bad_lines(tmp_path, lines, bad):
+    """The chat slice with some lines replaced by malformed ones ({line number: text})."""
+    lines = list(lines)
+    for lineno, text in bad.items():
+        lines[lineno - 1] = text
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_registered(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out, _ = capsys.readouterr()
+    assert "chat" in out and "eval" in out
+
+
+def test_render_slice(capsys, tmp_path, chat, chat_path, chat_slice_path, chat_lines):
+    out_dir = tmp_path / "out"
+    code, out, err = run(capsys, "chat", "render", chat_slice_path, "-t", chat_path, "-o", out_dir,
+                         "--shard-size", 64, "--max-tokens", 512, "--threads", 2)
+    assert code == 0, err
+    assert "rendered 200 conversation(s)" in err and "into 4 shard(s)" in err
+    manifest = read_manifest(out_dir)
+    assert manifest["conversations"] == 200 and manifest["dtype"] == "uint16"
+    assert [s["conversations"] for s in manifest["shards"]] == [64, 64, 64, 8]
+    assert sorted(os.listdir(out_dir)) == [MANIFEST] + [f"shard_0000{i}.npz" for i in range(4)]
+    assert manifest["max_tokens"] == 512 and manifest["n_vocab"] == chat.get_vocab_size()
+    assert manifest["special_tokens"]["<|bos|>"] == chat.get_bos_token_id()
+    rendered = list(iter_rendered(out_dir))
+    assert len(rendered) == 200
+    total = trained = 0
+    for line, (ids, mask) in zip(chat_lines, rendered):
+        want_ids, want_mask = chat.render_conversation(json.loads(line), max_tokens=512)
+        assert ids.dtype == np.uint16 and mask.dtype == np.uint8
+        assert ids.tolist() == want_ids and mask.tolist() == want_mask
+        total += len(want_ids)
+        trained += sum(want_mask)
+    assert manifest["tokens"] == total and manifest["trained_tokens"] == trained
+    with np.load(out_dir / "shard_00003.npz") as shard:
+        assert sorted(shard.files) == ["ids", "lines", "mask", "offsets"]
+        assert shard["lines"].tolist() == list(range(193, 201))
+        assert shard["offsets"][0] == 0 and shard["offsets"][-1] == len(shard["ids"]) == len(shard["mask"])
+
+
+def test_render_xz_and_no_limit(capsys, tmp_path, chat, chat_path, chat_lines):
+    src = tmp_path / "chats.jsonl.xz"
+    with lzma.open(src, "wt", encoding="utf-8") as f:
+        f.write("\n".join(chat_lines[:30]) + "\n\n")  # a trailing blank line is ignored
+    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", tmp_path / "o",
+                       "--max-tokens", 0, "--compress", "--no-progress")
+    assert code == 0, err
+    lengths = [len(ids) for ids, _ in iter_rendered(tmp_path / "o")]
+    assert lengths == [len(chat.render_conversation(json.loads(l), max_tokens=None)[0]) for l in chat_lines[:30]]
+    assert max(lengths) > 2048  # the first chat is long: not cut
+
+
+BAD = {
+    5: "{not json",
+    9: json.dumps({"messages": [{"role": "assistant", "content": "hi"}]}),
+    12: json.dumps({"messages": [{"role": "user", "content": ["x"]}]}),
+    14: "[1, 2]",
+}
+
+
+def test_malformed_line_stops(monkeypatch, capsys, tmp_path, chat_path, chat_lines):
+    src = with_bad_lines(tmp_path, chat_lines, BAD)
+    out_dir = tmp_path / "out"
+    written = []
+    real_flush = ShardWriter.flush
+
+    def flush(self):
+        real_flush(self)
+        written.extend(os.listdir(out_dir))
+
+    monkeypatch.setattr(ShardWriter, "flush", flush)
+    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--shard-size", 2)
+    assert "shard_00001.npz" in written
+    assert code == 1
+    assert f"{src}:5: not valid JSON" in err and "--skip-bad" in err
+    # nothing half-written is left behind (two shards had been written before line 5)
+    assert not out_dir.exists() or os.listdir(out_dir) == []
+
+
+def test_malformed_lines_skipped(capsys, tmp_path, chat, chat_path, chat_lines):
+    src = with_bad_lines(tmp_path, chat_lines, BAD)
+    out_dir = tmp_path / "out"
+    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--skip-bad")
+    assert code == 0, err
+    assert f"{src}:5: not valid JSON" in err
+    assert f"{src}:9: message 0: expected role 'user'" in err
+    assert f"{src}:12: message 0: user content must be a str" in err
+    assert f"{src}:14: message 0: expected an object" in err
+    assert "rendered 196 conversation(s)" in err and "skipped 4 malformed line(s)" in err
+    manifest = read_manifest(out_dir)
+    assert manifest["skipped_lines"] == 4 and manifest["skipped_line_numbers"] == [5, 9, 12, 14]
+    with np.load(out_dir / "shard_00000.npz") as shard:
+        lines = shard["lines"].tolist()
+    assert lines == [n for n in range(1, 201) if n not in BAD]
+    good = [l for n, l in enumerate(chat_lines, 1) if n not in BAD]
+    first_ids, _ = next(iter_rendered(out_dir))
+    assert first_ids.tolist() == chat.render_conversation(json.loads(good[0]))[0]
+
+
+def test_output_folder_reuse(capsys, tmp_path, chat_path, chat_lines):
+    src = tmp_path / "c.jsonl"
+    src.write_text("\n".join(chat_lines[:3]) + "\n", encoding="utf-8")
+    out_dir = tmp_path / "out"
+    assert run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--shard-size", 1)[0] == 0
+    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir)
+    assert code == 1 and "--overwrite" in err
+    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--overwrite")
+    assert code == 0, err
+    assert sorted(os.listdir(out_dir)) == [MANIFEST, "shard_00000.npz"]
+
+
+def test_render_needs_chat_specials(capsys, tmp_path, chat_slice_path):
+    import toksmith
+
+    plain = toksmith.train_from_iterator(["abc abc"] * 5, vocab_size=258, pattern="nanochat")
+    plain.save(tmp_path / "plain.json")
+    code, _, err = run(capsys, "chat", "render", chat_slice_path, "-t", tmp_path / "plain.json", "-o", tmp_path / "o")
+    assert code == 1 and "<|bos|>" in err
+
+
+def test_numpy_missing(monkeypatch, capsys, tmp_path, chat_path, chat_slice_path):
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    with pytest.raises(ImportError, match=r"pip install toksmith\[numpy\]"):
+        ShardWriter(str(tmp_path), n_vocab=100)
+    code, _, err = run(capsys, "chat", "render", chat_slice_path, "-t", chat_path, "-o", tmp_path / "o")
+    assert code == 1 and "pip install toksmith[numpy]" in err
+
+
+def test_show_terminal(capsys, chat, chat_path, chat_slice_path, chat_lines):
+    code, out, err = run(capsys, "chat", "show", chat_slice_path, "-t", chat_path, "--index", 2, "--ids",
+                         "--color", "never")
+    assert code == 0, err
+    ids, mask = chat.render_conversation(json.loads(chat_lines[2]))
+    head = f"== conversation 2 (line 3): {len(ids)} tokens, {sum(mask)} trained\n"
+    assert out == head + chat.visualize_tokenization(ids, mask, with_token_id=True, color=False) + "\n"
+    code, out, _ = run(capsys, "chat", "show", chat_slice_path, "-t", chat_path, "--limit", 3, "--color", "always")
+    assert code == 0 and out.count("== conversation") == 3 and "\033[" in out
+    code, _, err = run(capsys, "chat", "show", chat_slice_path, "-t", chat_path, "--index", 999)
+    assert code == 1 and "only 200 conversation(s)" in err
+
+
+def test_show_html(capsys, tmp_path, chat_path):
+    src = tmp_path / "c.jsonl"
+    conv = {"messages": [{"role": "user", "content": "<b>bold</b> & more"},
+                         {"role": "assistant", "content": [{"type": "python", "text": "1 < 2"},
+                                                           {"type": "python_output", "text": "True"}]}]}
+    src.write_text(json.dumps(conv) + "\n\n" + json.dumps(conv) + "\n", encoding="utf-8")
+    page = tmp_path / "page.html"
+    code, _, err = run(capsys, "chat", "show", src, "-t", chat_path, "--html", page)
+    assert code == 0 and "wrote 2 conversation(s)" in err
+    text = page.read_text(encoding="utf-8")
+    assert text.count("<section>") == 2 and "<b>" not in text
+    import html
+    import re
+
+    shown = html.unescape(re.sub(r"<[^>]+>", "", text))
+    assert "<b>bold</b> & more" in shown and "<|python_start|>1 < 2<|python_end|>" in shown
+    assert "conversation 1 (line 3)" in text
+
+
+def test_show_bad_line(capsys, tmp_path, chat_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n{"messages": []}\n', encoding="utf-8")
+    code, _, err = run(capsys, "chat", "show", src, "-t", chat_path, "--color", "never")
+    assert code == 1 and f"{src}:2: conversation has no messages" in err
+
+
+def test_entry_point_subprocess(tmp_path, chat_path, chat_lines):
+    src = with_bad_lines(tmp_path, chat_lines[:20], {3: "{oops"})
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    cmd = [sys.executable, "-m", "toksmith.cli", "chat", "render", str(src), "-t", str(chat_path),
+           "-o", str(tmp_path / "out")]
+    bad = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert bad.returncode == 1 and f"{src}:3: not valid JSON" in bad.stderr
+    cmd[5] = "-"  # read the conversations from stdin
+    ok = subprocess.run(cmd + ["--skip-bad"], input=src.read_text(encoding="utf-8"), capture_output=True,
+                        text=True, env=env)
+    assert ok.returncode == 0, ok.stderr
+    assert "-:3: not valid JSON" in ok.stderr
+    assert "rendered 19 conversation(s)" in ok.stderr and "skipped 1 malformed line(s)" in ok.stderr
+    assert read_manifest(tmp_path / "out")["conversations"] == 19
