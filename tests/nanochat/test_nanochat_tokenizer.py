@@ -101,6 +101,25 @@ def test_save_load_round_trip(chat, tmp_path):
     assert again.render_conversation(conv) == chat.render_conversation(conv)
 
 
+def test_nanochat_folder_convention(chat, tmp_path):
+    chat.save(tmp_path)  # nanochat: tokenizer.save(tokenizer_dir)
+    assert (tmp_path / "tokenizer.json").is_file()
+    again = ChatTokenizer.from_directory(tmp_path)
+    assert again.tokenizer.mergeable_ranks() == chat.tokenizer.mergeable_ranks()
+    assert ChatTokenizer.load(str(tmp_path)).get_vocab_size() == chat.get_vocab_size()
+
+
+def test_train_from_iterator_alias():
+    texts = ["hello world, hello chat. " * 3] * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = ChatTokenizer.train_from_iterator(texts, 290)
+        b = nanochat.train(texts, 290)
+    assert a.tokenizer.mergeable_ranks() == b.tokenizer.mergeable_ranks()
+    with pytest.raises(TypeError):
+        ChatTokenizer.train_from_iterator("a path or a text", 290)
+
+
 def test_load_rejects_a_tokenizer_without_the_specials(tmp_path):
     tok = toksmith.train_from_iterator(["some text here"] * 5, vocab_size=260, pattern="nanochat")
     tok.save(tmp_path / "plain.json")

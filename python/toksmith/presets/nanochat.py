@@ -131,15 +131,38 @@ class ChatTokenizer:
 
     # ------------------------------------------------------------------ files
 
+    #: the file name used when :meth:`save` / :meth:`load` are given a folder (as nanochat's
+    #: ``save(tokenizer_dir)``)
+    FILE_NAME = "tokenizer.json"
+
     @classmethod
     def load(cls, path: PathLike) -> "ChatTokenizer":
-        """Load a tokenizer file of any format :func:`toksmith.formats.load_any` reads."""
+        """Load a tokenizer file of any format :func:`toksmith.formats.load_any` reads; given a
+        folder holding a ``tokenizer.json`` written by :meth:`save`, load that file."""
         from ..formats import load_any
 
+        inner = os.path.join(os.fspath(path), cls.FILE_NAME)
+        if os.path.isdir(path) and os.path.isfile(inner):
+            path = inner
         return cls(load_any(path))
 
+    @classmethod
+    def from_directory(cls, tokenizer_dir: PathLike) -> "ChatTokenizer":
+        """nanochat's name for :meth:`load` of a folder."""
+        return cls.load(tokenizer_dir)
+
+    @classmethod
+    def train_from_iterator(cls, text_iterator: Iterable[str], vocab_size: int, **kwargs: Any) -> "ChatTokenizer":
+        """nanochat's name for :func:`train` on texts."""
+        if isinstance(text_iterator, (str, os.PathLike)):
+            raise TypeError("text_iterator must be an iterable of str texts; use train() for paths")
+        return train(iter(text_iterator), vocab_size, **kwargs)
+
     def save(self, path: PathLike) -> None:
-        """Write the underlying tokenizer as a toksmith JSON file."""
+        """Write the underlying tokenizer as a toksmith JSON file; given an existing folder
+        (nanochat's ``save(tokenizer_dir)``), write ``tokenizer.json`` inside it."""
+        if os.path.isdir(path):
+            path = os.path.join(os.fspath(path), self.FILE_NAME)
         self.tokenizer.save(path)
 
     # ------------------------------------------------------------------ vocabulary
