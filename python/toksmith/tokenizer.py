@@ -475,6 +475,41 @@ class Tokenizer:
 
         return load(path)
 
+    # ---- interop (formats/) ----  (thin wrappers; the code lives in toksmith.formats)
+
+    def to_tiktoken(self, name: Optional[str] = None):
+        """A ``tiktoken.Encoding`` with the same ids (``pip install toksmith[tiktoken]``)."""
+        from .formats.tiktoken import to_tiktoken
+
+        return to_tiktoken(self, name=name)
+
+    def save_tiktoken(self, path: Union[str, os.PathLike]) -> None:
+        """Write the ranks as a ``.tiktoken`` file (no pattern, no special tokens in it)."""
+        from .formats.tiktoken import save_tiktoken
+
+        save_tiktoken(self, path)
+
+    def to_huggingface(self):
+        """A ``tokenizers.Tokenizer`` with the same ids (``pip install toksmith[tokenizers]``)."""
+        from .formats.huggingface import to_huggingface
+
+        return to_huggingface(self)
+
+    def save_huggingface(self, directory: Union[str, os.PathLike]) -> None:
+        """Write tokenizer.json, tokenizer_config.json and special_tokens_map.json into a folder
+        that ``transformers.PreTrainedTokenizerFast.from_pretrained`` loads."""
+        from .formats.huggingface import save_huggingface
+
+        save_huggingface(self, directory)
+
+    def save_gpt2_files(self, directory: Union[str, os.PathLike]) -> None:
+        """Write GPT-2 style vocab.json + merges.txt into a folder."""
+        from .formats.gpt2 import save_gpt2_files
+
+        save_gpt2_files(self, directory)
+
+    # ---- end interop
+
     # ------------------------------------------------------------------ misc
 
     def __repr__(self) -> str:

@@ -16,16 +16,19 @@
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
 use crate::vocab::{AddedKind, Vocab};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Pieces at least this long use the heap merge.
 pub const HEAP_THRESHOLD: usize = 128;
 
 #[inline(always)]
 fn rank_below(vocab: &Vocab, bytes: &[u8], limit: u32) -> u32 {
-    match vocab.ranks.get(bytes) {
-        Some(&r) if r < limit => r,
+    match vocab.rank(bytes) {
+        Some(r) if r < limit => r,
         _ => u32::MAX,
     }
 }
@@ -79,7 +82,7 @@ pub fn bpe_small(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch,
         }
     }
     for w in starts.windows(2) {
-        out.push(vocab.ranks[&piece[w[0]..w[1]]]);
+        out.push(vocab.rank(&piece[w[0]..w[1]]).expect("merged parts are tokens"));
     }
 }
 
@@ -134,7 +137,7 @@ pub fn bpe_heap(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
     let mut i = 0;
     while i < n {
         let j = next[i];
-        out.push(vocab.ranks[&piece[i..j]]);
+        out.push(vocab.rank(&piece[i..j]).expect("merged parts are tokens"));
         i = j;
     }
 }
@@ -142,7 +145,7 @@ pub fn bpe_heap(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
 /// Encode one piece (no special tokens) with the full vocabulary.
 #[inline]
 pub fn encode_piece(vocab: &Vocab, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) {
-    if let Some(&id) = vocab.ranks.get(piece) {
+    if let Some(id) = vocab.rank(piece) {
         out.push(id);
     } else if piece.len() < HEAP_THRESHOLD {
         bpe_small(vocab, piece, u32::MAX, scratch, out);
@@ -232,12 +235,40 @@ impl Allowed {
     }
 }
 
+/// Per-thread cache of the ids of pieces that are not a single token (so BPE runs once per
+/// distinct piece). It belongs to one encoder at a time (`owner`) and is cleared when full.
+struct PieceCache {
+    owner: u64,
+    map: FxHashMap<Box<[u8]>, (u32, u32)>,
+    ids: Vec<u32>,
+}
+
+const CACHE_MAX_PIECE: usize = 64;
+const CACHE_MAX_ENTRIES: usize = 1 << 16;
+
+thread_local! {
+    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache {
+        owner: 0,
+        map: FxHashMap::default(),
+        ids: Vec::new(),
+    });
+}
+
+static NEXT_ENCODER_ID: AtomicU64 = AtomicU64::new(1);
+
 /// A complete encoder: vocabulary + split pattern + added-token matcher.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Encoder {
     pub vocab: Vocab,
     pub pretok: Pretokenizer,
     matcher: AddedMatcher,
+    id: u64,
+}
+
+impl Clone for Encoder {
+    fn clone(&self) -> Self {
+        Encoder::new(self.vocab.clone(), self.pretok.clone())
+    }
 }
 
 impl Encoder {
@@ -247,14 +278,44 @@ impl Encoder {
             vocab,
             pretok,
             matcher,
+            id: NEXT_ENCODER_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
 
     /// Encode text with no special/pinned handling.
     fn encode_plain(&self, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
         let vocab = &self.vocab;
-        self.pretok
-            .for_each_piece(text, |p| encode_piece(vocab, p.as_bytes(), scratch, out))
+        CACHE.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            if cache.owner != self.id {
+                cache.owner = self.id;
+                cache.map.clear();
+                cache.ids.clear();
+            }
+            let cache = &mut *cache;
+            self.pretok.for_each_piece(text, |p| {
+                let piece = p.as_bytes();
+                if let Some(id) = vocab.rank(piece) {
+                    out.push(id);
+                } else if piece.len() <= CACHE_MAX_PIECE {
+                    if let Some(&(s, n)) = cache.map.get(piece) {
+                        out.extend_from_slice(&cache.ids[s as usize..(s + n) as usize]);
+                    } else {
+                        let before = out.len();
+                        bpe_small(vocab, piece, u32::MAX, scratch, out);
+                        if cache.map.len() >= CACHE_MAX_ENTRIES {
+                            cache.map.clear();
+                            cache.ids.clear();
+                        }
+                        let start = cache.ids.len() as u32;
+                        cache.ids.extend_from_slice(&out[before..]);
+                        cache.map.insert(piece.into(), (start, (out.len() - before) as u32));
+                    }
+                } else {
+                    encode_piece(vocab, piece, scratch, out);
+                }
+            })
+        })
     }
 
     /// Encode, producing special tokens in `allowed` and pinned tokens always.
