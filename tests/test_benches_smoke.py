@@ -1,0 +1,86 @@
+"""The benchmark harness (``python -m benches.run``) end to end on tiny inputs, so it cannot rot.
+
+``--smoke`` reads only tests/data (corpus slices) and trains its small vocabularies, so this
+test never touches ../shared; it takes a few seconds.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytest.importorskip("tiktoken")
+pytest.importorskip("rustbpe")
+
+SECTION_HEADINGS = [
+    "## Targets (issue 4)",
+    "## Machine",
+    "## Training",
+    "## Encoding, one thread",
+    "## Batch encoding",
+    "## Decoding",
+    "## Worst cases",
+    "## Memory: encoding a file from disk",
+    "## Equality checks",
+]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    env = dict(os.environ)
+    env["TOKSMITH_BENCH_DATA"] = str(out / "no-shared-data-here")  # smoke mode must not need it
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "benches.run", "--smoke", "--no-publish", "--out", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=180,
+    )
+    return out, proc, time.monotonic() - t0
+
+
+def test_smoke_run_succeeds(smoke_run):
+    out, proc, elapsed = smoke_run
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert elapsed < 60, f"smoke run took {elapsed:.0f} s"
+
+
+def test_report_has_every_section(smoke_run):
+    out, proc, _ = smoke_run
+    report = (out / "BENCHMARKS.md").read_text()
+    for heading in SECTION_HEADINGS:
+        assert heading in report, f"{heading!r} missing from the report"
+    for pattern in ("gpt2", "cl100k", "o200k"):
+        assert f"### {pattern}" in report  # worst-case table per pattern
+    assert "**FAILED**" not in report
+
+
+def test_results_and_equality_checks(smoke_run):
+    out, proc, _ = smoke_run
+    res = json.loads((out / "results.json").read_text())
+    assert set(res["sections"]) == {"train", "encode", "batch", "decode", "worst", "memory"}
+    for key in ("train", "encode", "batch", "worst", "memory"):
+        assert key in res
+    names = [c["name"] for c in res["checks"]]
+    assert sum("merges == rustbpe merges" in n for n in names) == 4
+    assert sum(n.startswith("encode ") for n in names) == 3
+    assert sum(n.startswith("batch ") for n in names) >= 6
+    failed = [c for c in res["checks"] if not c["ok"]]
+    assert not failed, failed
+    # toksmith produced a number for every encode pattern, and the targets table was filled
+    for pattern in ("gpt2", "cl100k", "o200k"):
+        assert res["encode"][pattern]["toksmith"]["text_mbps"] > 0
+    assert res["targets"], "empty targets table"
+
+
+def test_chart_written(smoke_run):
+    pytest.importorskip("matplotlib")
+    out, _, _ = smoke_run
+    png = out / "benchmarks.png"
+    assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
