@@ -201,7 +201,8 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
                                        f"{' '.join(f'{x:.2f}' for x in m.get('loadavg_end', []))}"],
         ["toksmith", f"{v.get('toksmith')} (git {m.get('git')})"],
         ["peers", ", ".join(f"{k} {v.get(k)}" for k in ("tiktoken", "tokenizers", "rustbpe", "fastokens"))],
-        ["tools", ", ".join(f"{k} {v.get(k)}" for k in ("numpy", "psutil", "matplotlib", "regex"))],
+        ["tools", ", ".join(f"{k} {v.get(k)}" for k in ("numpy", "psutil", "matplotlib", "regex"))
+                  + f"; {m.get('rustc', 'rustc ?')}"],
     ]))
     L.append("")
     # inputs

@@ -231,6 +231,11 @@ def machine_info() -> dict:
     except (OSError, subprocess.SubprocessError):
         info["git"] = "unknown"
     try:
+        info["rustc"] = subprocess.run(["rustc", "--version"], capture_output=True, text=True,
+                                       timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        info["rustc"] = "unknown"
+    try:
         import toksmith
 
         info["toksmith_module"] = os.path.dirname(toksmith.__file__)
