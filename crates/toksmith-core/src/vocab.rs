@@ -45,13 +45,31 @@ pub(crate) trait InlineKey: Copy + Default + Eq {
     fn fold(self) -> u64;
 }
 
+/// Little-endian value of 1..=8 bytes, zero-extended, built from two overlapping loads (no
+/// variable-length copy through the stack, which stalls store forwarding).
+#[inline(always)]
+fn load_le(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+        lo | (hi << (8 * (n - 4)))
+    } else if n >= 2 {
+        let lo = u16::from_le_bytes([b[0], b[1]]) as u64;
+        let hi = u16::from_le_bytes([b[n - 2], b[n - 1]]) as u64;
+        lo | (hi << (8 * (n - 2)))
+    } else if n == 1 {
+        b[0] as u64
+    } else {
+        0
+    }
+}
+
 impl InlineKey for u64 {
     const MAX: usize = 8;
     #[inline(always)]
     fn pack(bytes: &[u8]) -> Self {
-        let mut buf = [0u8; 8];
-        buf[..bytes.len()].copy_from_slice(bytes);
-        u64::from_le_bytes(buf)
+        load_le(bytes)
     }
     #[inline(always)]
     fn fold(self) -> u64 {
@@ -59,13 +77,24 @@ impl InlineKey for u64 {
     }
 }
 
+#[cfg(test)]
+#[test]
+fn load_le_matches_padding() {
+    let data: Vec<u8> = (1..=16).collect();
+    for n in 0..=8 {
+        let mut buf = [0u8; 8];
+        buf[..n].copy_from_slice(&data[..n]);
+        assert_eq!(load_le(&data[..n]), u64::from_le_bytes(buf), "n={n}");
+    }
+}
+
 impl InlineKey for u128 {
     const MAX: usize = 16;
     #[inline(always)]
     fn pack(bytes: &[u8]) -> Self {
-        let mut buf = [0u8; 16];
-        buf[..bytes.len()].copy_from_slice(bytes);
-        u128::from_le_bytes(buf)
+        // 9..=16 bytes: the first 8, then the rest (1..=8 bytes)
+        let lo = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as u128;
+        lo | ((load_le(&bytes[8..]) as u128) << 64)
     }
     #[inline(always)]
     fn fold(self) -> u64 {
