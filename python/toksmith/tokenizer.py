@@ -423,7 +423,13 @@ class Tokenizer:
         >>> tok.decode([104, 105])
         'hi'
         """
-        return self.decode_bytes(ids).decode("utf-8", errors)
+        ids = self._ids(ids)
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
+        try:
+            return self._core.decode_str(ids, errors)
+        except (OverflowError, TypeError, UnknownTokenError):
+            raise self._bad_id(ids) from None
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
                      threads: Optional[int] = None) -> List[str]:

@@ -243,6 +243,8 @@ impl Vocab {
             }
         }
         offsets.push(flat.len() as u32);
+        // Padding so the decoder may copy 16 bytes at a time past the last token.
+        flat.extend_from_slice(&[0u8; 16]);
         let short = InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 1);
         let medium = InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 9);
         Ok(Vocab {
@@ -273,6 +275,18 @@ impl Vocab {
                 id: id as u64,
                 n_vocab: self.present.len() as u64,
             })
+        }
+    }
+
+    /// (offset, length) of a token's bytes in `flat`, if the id is used.
+    #[inline(always)]
+    pub(crate) fn span(&self, id: u32) -> Option<(usize, usize)> {
+        let i = id as usize;
+        if i < self.present.len() && self.present[i] {
+            let s = self.offsets[i] as usize;
+            Some((s, self.offsets[i + 1] as usize - s))
+        } else {
+            None
         }
     }
 

@@ -53,6 +53,40 @@ fn allowed_from(allowed: Option<Vec<u32>>, allow_all: bool) -> Allowed {
     }
 }
 
+/// Ids from a Python object: a list of ints on a fast path (no intermediate objects), any other
+/// sequence through PyO3. Negative or too large values raise OverflowError, non-ints TypeError
+/// (the Python layer turns both into a message naming the bad id).
+fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    if let Ok(list) = obj.cast::<PyList>() {
+        let n = list.len();
+        let mut v = Vec::with_capacity(n);
+        for i in 0..n {
+            // SAFETY: i < len; PyList_GetItem returns a borrowed reference valid while the
+            // list is alive and unmodified (we hold the GIL and do not call back into Python
+            // code that could modify it: PyLong conversion of an exact int runs no Python code).
+            let x = unsafe {
+                let item = pyo3::ffi::PyList_GET_ITEM(list.as_ptr(), i as pyo3::ffi::Py_ssize_t);
+                if pyo3::ffi::PyLong_Check(item) == 0 {
+                    return Err(pyo3::exceptions::PyTypeError::new_err("ids must be ints"));
+                }
+                pyo3::ffi::PyLong_AsLong(item)
+            };
+            if x == -1 {
+                if let Some(e) = PyErr::take(obj.py()) {
+                    return Err(e);
+                }
+            }
+            if x < 0 || x > u32::MAX as std::os::raw::c_long {
+                return Err(pyo3::exceptions::PyOverflowError::new_err("token id too large"));
+            }
+            v.push(x as u32);
+        }
+        Ok(v)
+    } else {
+        obj.extract::<Vec<u32>>()
+    }
+}
+
 /// Native BPE encoder/decoder over one vocabulary and split pattern.
 #[pyclass(module = "toksmith._core", frozen)]
 struct Bpe {
@@ -74,7 +108,7 @@ fn ids_to_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResul
         for (i, &id) in ids.iter().enumerate() {
             let obj = ints[id as usize].as_ptr();
             pyo3::ffi::Py_IncRef(obj);
-            pyo3::ffi::PyList_SetItem(list, i as pyo3::ffi::Py_ssize_t, obj);
+            pyo3::ffi::PyList_SET_ITEM(list, i as pyo3::ffi::Py_ssize_t, obj);
         }
         Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
     }
@@ -196,7 +230,8 @@ impl Bpe {
         py.detach(|| self.enc.find_special(text, disallowed.as_deref()))
     }
 
-    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let ids = ids_from(ids)?;
         let out = py
             .detach(|| toksmith_core::decode::decode_bytes(&self.enc.vocab, &ids))
             .map_err(to_py)?;
@@ -216,6 +251,28 @@ impl Bpe {
             })?
             .map_err(to_py)?;
         PyList::new(py, outs.iter().map(|b| PyBytes::new(py, b)))
+    }
+
+    /// Decode to str with Python's own UTF-8 decoder and error handler (`errors`, e.g.
+    /// "replace" or "strict"), without an intermediate bytes object.
+    #[pyo3(signature = (ids, errors="replace"))]
+    fn decode_str<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>, errors: &str) -> PyResult<Bound<'py, PyAny>> {
+        let ids = ids_from(ids)?;
+        let bytes = py
+            .detach(|| toksmith_core::decode::decode_bytes(&self.enc.vocab, &ids))
+            .map_err(to_py)?;
+        let errors = std::ffi::CString::new(errors)
+            .map_err(|_| pyo3::exceptions::PyValueError::new_err("errors must not contain NUL"))?;
+        // SAFETY: valid pointer/length pair; the result is a new reference or NULL with an
+        // exception set.
+        unsafe {
+            let obj = pyo3::ffi::PyUnicode_DecodeUTF8(
+                bytes.as_ptr() as *const std::os::raw::c_char,
+                bytes.len() as pyo3::ffi::Py_ssize_t,
+                errors.as_ptr(),
+            );
+            Bound::from_owned_ptr_or_err(py, obj)
+        }
     }
 
     fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
