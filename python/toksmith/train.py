@@ -119,11 +119,13 @@ class _Trainer:
 
     def _tick(self, n: int) -> None:
         if self.bar is not None:
+            self.bar.set_postfix(unique_chunks=self.counter.stats()["unique"], refresh=False)
             self.bar.update(n)
 
     def add_texts(self, texts: List[str]) -> None:
         self.counter.add_texts(texts, self.threads)
         self._tick(sum(len(t) for t in texts))
+
 
     def add_file(self, path, text_field: str, errors: str) -> None:
         if errors not in ("strict", "replace"):
