@@ -185,7 +185,7 @@ def prepare(mode: Mode, cache: Path, log=print) -> Dict[str, object]:
     cache.mkdir(parents=True, exist_ok=True)
     manifest_path = cache / "data.json"
     key = {
-        "v": 4, "mode": mode.name, "train": mode.train_bytes, "text": mode.text_bytes,
+        "v": 5, "mode": mode.name, "train": mode.train_bytes, "text": mode.text_bytes,
         "docs": mode.docs_bytes, "warm": mode.warm_bytes, "worst": list(mode.worst_sizes),
         "source": mode.source,
     }
@@ -227,9 +227,12 @@ def prepare(mode: Mode, cache: Path, log=print) -> Dict[str, object]:
         files[name], sizes[name] = str(p), n
     sizes["docs_count"] = len(batch_docs)
 
+    # normal text: the small size from the documents, the large one from the large string, so
+    # the two never share text (a piece cache warmed by one would flatter the other)
+    docs_text = "".join(batch_docs)
     for kind in WORST_KINDS:
         for size in mode.worst_sizes:
-            s = worst_text(kind, size, text)
+            s = worst_text(kind, size, text if size == max(mode.worst_sizes) else docs_text)
             p = cache / f"worst_{kind}_{size}.txt"
             write_text(p, s)
             files[f"worst_{kind}_{size}"] = str(p)

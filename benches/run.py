@@ -197,7 +197,34 @@ def _brief(r: dict) -> str:
 # ---------------------------------------------------------------------------- machine info
 
 
-def machine_info() -> dict:
+def parallel_control(threads: int = 2, rounds: int = 40) -> dict:
+    """A control workload that scales perfectly on idle cores (sha256 of 8 MB buffers in Python
+    threads, GIL released): its speed-up from 1 to ``threads`` threads shows how much parallelism
+    the machine really gave this run (a shared or oversubscribed machine gives less)."""
+    import hashlib
+    import threading
+
+    buf = b"x" * (8 << 20)
+
+    def work(n):
+        for _ in range(n):
+            hashlib.sha256(buf).digest()
+
+    def rate(nthreads: int) -> float:
+        ts = [threading.Thread(target=work, args=(rounds // nthreads,)) for _ in range(nthreads)]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return rounds * len(buf) / (time.perf_counter() - t0)
+
+    one, many = rate(1), rate(threads)
+    return {"threads": threads, "one_mbps": one / 1e6, "many_mbps": many / 1e6, "speedup": many / one}
+
+
+
+def machine_info(control_rounds: int = 40) -> dict:
     from importlib import metadata
 
     info = {
@@ -206,6 +233,7 @@ def machine_info() -> dict:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "loadavg_start": os.getloadavg(),
+        "control_start": parallel_control(rounds=control_rounds),
     }
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text()
@@ -569,7 +597,7 @@ def main(argv=None) -> int:
     log(f"toksmith benchmarks: mode={mode.name}, sections={','.join(sections)}, out={out_dir}")
 
     results: dict = {"mode": mode.name, "runs": mode.runs, "sections": sections,
-                     "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine_info(), "checks": []}
+                     "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine_info(8 if mode.name == "smoke" else 40), "checks": []}
     checks = results["checks"]
     data = D.prepare(mode, cache, log=log)
     results["data"] = {"sizes": data["sizes"], "corpora": data["corpora"]}
@@ -597,6 +625,7 @@ def main(argv=None) -> int:
             results["memory"] = {"error": f"not measured: {type(e).__name__}: {e}"}
 
     results["machine"]["loadavg_end"] = os.getloadavg()
+    results["machine"]["control_end"] = parallel_control(rounds=8 if mode.name == "smoke" else 40)
     results["duration_s"] = time.time() - t_start
     results["worker_processes"] = ex.n
 
