@@ -89,7 +89,7 @@ def run(args) -> int:
                     continue
                 if not first:
                     fout.write(sep)
-                fout.write(sep.join(str(i).encode() for i in ids))
+                fout.write(sep.decode().join(map(str, ids)).encode())
                 first = False
             fout.write(b"]\n" if json_mode else b"\n")
         fout.flush()

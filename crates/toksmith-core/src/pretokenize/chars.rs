@@ -17,7 +17,7 @@ pub fn category(c: u32) -> u8 {
 
 #[inline(always)]
 pub fn is_letter(cat: u8) -> bool {
-    (LU..=LO).contains(&cat)
+    cat.wrapping_sub(LU) <= LO - LU
 }
 #[inline(always)]
 pub fn is_number(cat: u8) -> bool {
@@ -30,17 +30,20 @@ pub fn is_space(cat: u8) -> bool {
 /// `[^\s\p{L}\p{N}]`
 #[inline(always)]
 pub fn is_punct(cat: u8) -> bool {
-    !(is_letter(cat) || cat == NUM || cat == SPACE)
+    const M: u16 = (1 << LU) | (1 << LL) | (1 << LT) | (1 << LM) | (1 << LO) | (1 << NUM) | (1 << SPACE);
+    (1u16 << cat) & M == 0
 }
 /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` (o200k's "upper" class)
 #[inline(always)]
 pub fn is_o200k_upper(cat: u8) -> bool {
-    matches!(cat, LU | LT | LM | LO | MARK)
+    const M: u16 = (1 << LU) | (1 << LT) | (1 << LM) | (1 << LO) | (1 << MARK);
+    (1u16 << cat) & M != 0
 }
 /// `[\p{Ll}\p{Lm}\p{Lo}\p{M}]` (o200k's "lower" class)
 #[inline(always)]
 pub fn is_o200k_lower(cat: u8) -> bool {
-    matches!(cat, LL | LM | LO | MARK)
+    const M: u16 = (1 << LL) | (1 << LM) | (1 << LO) | (1 << MARK);
+    (1u16 << cat) & M != 0
 }
 
 /// A decoded character: code point, its category and its UTF-8 length.
@@ -55,9 +58,14 @@ pub struct Ch {
 #[inline(always)]
 pub fn char_at(s: &[u8], i: usize) -> Ch {
     let b0 = s[i] as u32;
-    let (cp, len) = if b0 < 0x80 {
-        (b0, 1)
-    } else if b0 < 0xE0 {
+    if b0 < 0x80 {
+        return Ch {
+            cp: b0,
+            cat: ASCII_CAT[b0 as usize],
+            len: 1,
+        };
+    }
+    let (cp, len) = if b0 < 0xE0 {
         (((b0 & 0x1F) << 6) | (s[i + 1] as u32 & 0x3F), 2)
     } else if b0 < 0xF0 {
         (
