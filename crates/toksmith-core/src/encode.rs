@@ -18,7 +18,8 @@ use crate::pretokenize::Pretokenizer;
 use crate::vocab::{AddedKind, Vocab};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Pieces at least this long use `bpe_long`.
@@ -101,39 +102,39 @@ pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
     const NONE: u32 = u32::MAX;
     let mut next: Vec<u32> = (1..=n as u32).collect();
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
-    let mut buckets: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    // pair_rank[i]: rank of the pair (token at i, next token), kept current on every merge, so
+    // a queued entry is valid exactly when it still matches (no lookup needed to check it).
+    let mut pair_rank: Vec<u32> = vec![u32::MAX; n];
+    let mut buckets = Buckets::default();
     for i in 0..n.saturating_sub(1) {
         let r = rank_below(vocab, &piece[i..i + 2], limit);
+        pair_rank[i] = r;
         if r != u32::MAX {
-            buckets.entry(r).or_default().push(i as u32);
+            buckets.push(r, i as u32);
         }
     }
     let end = |next: &Vec<u32>, j: u32| if (j as usize) < n { next[j as usize] } else { n as u32 };
     let mut pushes: Vec<(u32, u32)> = Vec::new();
-    while let Some((r, mut positions)) = buckets.pop_first() {
+    while let Some((r, mut positions)) = buckets.pop_min() {
         positions.sort_unstable();
         positions.dedup();
         let mut idx = 0;
         while idx < positions.len() {
             let i = positions[idx];
             idx += 1;
-            if next[i as usize] == NONE {
-                continue; // absorbed into the token on its left
+            if next[i as usize] == NONE || pair_rank[i as usize] != r {
+                continue; // absorbed, or the pair starting at i changed since it was queued
             }
             let j = next[i as usize];
-            if j as usize >= n {
-                continue;
-            }
             let k = end(&next, j);
-            if rank_below(vocab, &piece[i as usize..k as usize], limit) != r {
-                continue; // the pair starting at i changed since it was queued
-            }
             next[j as usize] = NONE;
             next[i as usize] = k;
             pushes.clear();
+            pair_rank[i as usize] = u32::MAX;
             if (k as usize) < n {
                 prev[k as usize] = i;
                 let rr = rank_below(vocab, &piece[i as usize..end(&next, k) as usize], limit);
+                pair_rank[i as usize] = rr;
                 if rr != u32::MAX {
                     pushes.push((rr, i));
                 }
@@ -141,6 +142,7 @@ pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
             let p = prev[i as usize];
             if p != NONE {
                 let rp = rank_below(vocab, &piece[p as usize..k as usize], limit);
+                pair_rank[p as usize] = rp;
                 if rp != u32::MAX {
                     pushes.push((rp, p));
                 }
@@ -148,22 +150,97 @@ pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
             let mut lower = false;
             for &(rank, pos) in &pushes {
                 lower |= rank < r;
-                buckets.entry(rank).or_default().push(pos);
+                buckets.push(rank, pos);
             }
             if lower {
                 // A lower rank must be merged first: put the rest of this bucket back.
-                if idx < positions.len() {
-                    buckets.entry(r).or_default().extend_from_slice(&positions[idx..]);
+                for &pos in &positions[idx..] {
+                    buckets.push(r, pos);
                 }
                 break;
             }
         }
+        buckets.recycle(positions);
     }
     let mut i = 0usize;
     while i < n {
         let j = next[i] as usize;
         out.push(vocab.rank(&piece[i..j]).expect("merged parts are tokens"));
         i = j;
+    }
+}
+
+/// Position lists keyed by rank, with the smallest queued rank found through a min-heap. The
+/// last two ranks pushed are memoised: pushes during a sweep mostly go to one or two ranks.
+struct Buckets {
+    index: FxHashMap<u32, usize>,
+    lists: Vec<Vec<u32>>,
+    queued: Vec<bool>,
+    ranks: Vec<u32>,
+    heap: BinaryHeap<Reverse<u32>>,
+    /// The two ranks pushed last and their slots (pushes alternate between two ranks).
+    memo: [(u32, usize); 2],
+    spare: Vec<Vec<u32>>,
+}
+
+impl Default for Buckets {
+    fn default() -> Self {
+        Buckets {
+            index: FxHashMap::default(),
+            lists: Vec::new(),
+            queued: Vec::new(),
+            ranks: Vec::new(),
+            heap: BinaryHeap::new(),
+            memo: [(u32::MAX, 0); 2],
+            spare: Vec::new(),
+        }
+    }
+}
+
+impl Buckets {
+    #[inline]
+    fn push(&mut self, rank: u32, pos: u32) {
+        let slot = if self.memo[0].0 == rank {
+            self.memo[0].1
+        } else if self.memo[1].0 == rank {
+            self.memo.swap(0, 1);
+            self.memo[0].1
+        } else {
+            {
+                let s = match self.index.get(&rank) {
+                    Some(&s) => s,
+                    None => {
+                        let s = self.lists.len();
+                        self.index.insert(rank, s);
+                        self.lists.push(self.spare.pop().unwrap_or_default());
+                        self.queued.push(false);
+                        self.ranks.push(rank);
+                        s
+                    }
+                };
+                self.memo[1] = self.memo[0];
+                self.memo[0] = (rank, s);
+                s
+            }
+        };
+        if !self.queued[slot] {
+            self.queued[slot] = true;
+            self.heap.push(Reverse(rank));
+        }
+        self.lists[slot].push(pos);
+    }
+
+    fn pop_min(&mut self) -> Option<(u32, Vec<u32>)> {
+        let Reverse(rank) = self.heap.pop()?;
+        let slot = self.index[&rank];
+        self.queued[slot] = false;
+        let fresh = self.spare.pop().unwrap_or_default();
+        Some((rank, std::mem::replace(&mut self.lists[slot], fresh)))
+    }
+
+    fn recycle(&mut self, mut v: Vec<u32>) {
+        v.clear();
+        self.spare.push(v);
     }
 }
 
