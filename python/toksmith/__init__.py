@@ -18,6 +18,7 @@ from .errors import (
     UnknownTokenError,
     VocabError,
 )
+from .formats import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, load_any
 from .pretokenize import PATTERNS, split
 from .serialization import load
 from .tokenizer import Tokenizer
@@ -31,6 +32,10 @@ __all__ = [
     "train_from_iterator",
     "train_from_counts",
     "load",
+    "load_any",
+    "from_tiktoken",
+    "from_huggingface",
+    "from_gpt2_files",
     "split",
     "PATTERNS",
     "ToksmithError",
@@ -42,5 +47,6 @@ __all__ = [
     "MergesError",
     "DisallowedSpecialError",
     "TokenizerFileError",
+    "ConversionError",
     "__version__",
 ]

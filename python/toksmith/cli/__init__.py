@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES = [
     "encode",
     "decode",
     "info",
+    "convert",
     "calm",
     "chat",
     "eval",

@@ -1,25 +1,170 @@
 """Tokenizer file formats: toksmith JSON, tiktoken, Hugging Face, GPT-2.
 
 :func:`load_any` detects the format of a file (or folder) and loads it as a
-:class:`toksmith.Tokenizer`.
+:class:`toksmith.Tokenizer`; :func:`detect_format` only names the format.
+
+============  ==========================================================================
+format        what is recognised
+============  ==========================================================================
+toksmith      a JSON file with ``"format": "toksmith"`` (``tok.save``)
+tiktoken      a ``.tiktoken`` rank file (``base64-token rank`` lines)
+huggingface   a ``tokenizer.json`` (a JSON object with a ``"model"``) or a folder holding one
+gpt2          a folder with ``vocab.json`` + ``merges.txt`` or ``encoder.json`` + ``vocab.bpe``,
+              or one of those two files with its partner beside it
+============  ==========================================================================
+
+A rank file has no pattern and no special tokens: :func:`load_any` uses those of the OpenAI
+encoding whose sha256 the file has (``r50k_base``/``gpt2``, ``p50k_base``, ``cl100k_base``,
+``o200k_base``), else the ``cl100k`` pattern with no special tokens and a warning; pass
+``pattern=`` (and ``special_tokens=``) to choose. See :mod:`toksmith.formats.tiktoken`,
+:mod:`toksmith.formats.huggingface` and :mod:`toksmith.formats.gpt2` for each format, and
+:class:`ConversionError` for what cannot be converted exactly.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Union
+import re
+from typing import Mapping, Optional, Tuple, Union
+
+from ..errors import TokenizerFileError
+from ._common import ConversionError
+from .gpt2 import from_gpt2_files, save_gpt2_files
+from .huggingface import from_huggingface, save_huggingface, to_huggingface
+from .tiktoken import from_tiktoken, load_openai, save_tiktoken, to_tiktoken
+
+FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2")
+
+_GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
+_RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} \d+\r?$")
+
+
+def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
+    for vocab, merges in _GPT2_PAIRS:
+        v, m = os.path.join(folder, vocab), os.path.join(folder, merges)
+        if os.path.isfile(v) and os.path.isfile(m):
+            return v, m
+    return None
+
+
+def _sniff_json(p: str, head: bytes) -> str:
+    text = head.decode("utf-8", "replace")
+    if re.search(r'"format"\s*:\s*"toksmith"', text):
+        return "toksmith"
+    with open(p, "rb") as f:
+        try:
+            data = json.loads(f.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise TokenizerFileError(f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}") from None
+    if isinstance(data, dict):
+        if data.get("format") == "toksmith":
+            return "toksmith"
+        if isinstance(data.get("model"), dict):
+            return "huggingface"
+        if data and all(isinstance(v, int) for v in data.values()):
+            return "gpt2"
+    raise TokenizerFileError(f"{p}: a JSON file of no known tokenizer format (toksmith, tokenizer.json, vocab.json)")
 
 
 def detect_format(path: Union[str, os.PathLike]) -> str:
-    """Return the format name of a tokenizer file: currently ``"toksmith"``."""
-    return "toksmith"
+    """Name the format of a tokenizer file or folder: ``"toksmith"``, ``"tiktoken"``,
+    ``"huggingface"`` or ``"gpt2"``; raise :class:`toksmith.TokenizerFileError` if unknown."""
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        tj = os.path.join(p, "tokenizer.json")
+        if os.path.isfile(tj):
+            return detect_format(tj)
+        if _gpt2_pair(p):
+            return "gpt2"
+        raise TokenizerFileError(
+            f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe")
+    with open(p, "rb") as f:
+        head = f.read(1 << 16)
+    stripped = head.lstrip()
+    if stripped.startswith(b"{"):
+        return _sniff_json(p, head)
+    first = stripped.split(b"\n", 1)[0]
+    if _RANK_LINE.match(first):
+        return "tiktoken"
+    if first.startswith(b"#version") or os.path.basename(p) in ("merges.txt", "vocab.bpe"):
+        return "gpt2"
+    raise TokenizerFileError(
+        f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
+        "tokenizer.json or GPT-2 vocab.json/merges.txt)")
 
 
-def load_any(path: Union[str, os.PathLike]):
-    """Load a tokenizer file of any supported format."""
-    from ..serialization import load
+def _gpt2_files_for(p: str) -> Tuple[str, str]:
+    """(vocab, merges) for a GPT-2 folder or for either file of the pair (partner beside it,
+    with the same prefix: ``gpt2_encoder.json`` goes with ``gpt2_vocab.bpe``)."""
+    if os.path.isdir(p):
+        pair = _gpt2_pair(p)
+        if pair:
+            return pair
+    folder, base = os.path.split(os.path.abspath(p))
+    for vocab, merges in _GPT2_PAIRS:
+        for mine, other, mine_is_vocab in ((vocab, merges, True), (merges, vocab, False)):
+            if base.endswith(mine):
+                q = os.path.join(folder, base[: len(base) - len(mine)] + other)
+                if os.path.isfile(q):
+                    return (p, q) if mine_is_vocab else (q, p)
+    wanted = ("merges.txt", ".bpe") if base.endswith(".json") else (".json",)
+    cands = sorted(f for f in os.listdir(folder) if f.endswith(wanted) and f != base)
+    if len(cands) == 1:
+        q = os.path.join(folder, cands[0])
+        return (p, q) if base.endswith(".json") else (q, p)
+    raise TokenizerFileError(
+        f"{p}: a GPT-2 vocab.json/encoder.json needs its merges.txt/vocab.bpe beside it (and the other way "
+        "round); use toksmith.from_gpt2_files(vocab, merges) to name both")
 
-    return load(path)
+
+def load_any(
+    path: Union[str, os.PathLike],
+    *,
+    pattern: Optional[str] = None,
+    special_tokens: Optional[Mapping[str, int]] = None,
+):
+    """Load a tokenizer file of any supported format (see the module docstring).
+
+    ``pattern`` and ``special_tokens`` apply to the formats that do not store them (``.tiktoken``
+    rank files and GPT-2 files); giving them for a toksmith or Hugging Face file is an error.
+
+    >>> import os, tempfile, toksmith
+    >>> tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+    >>> d = tempfile.mkdtemp()
+    >>> tok.save_huggingface(d)
+    >>> detect_format(d), load_any(d).encode("hi")
+    ('huggingface', [104, 105])
+    """
+    p = os.fspath(path)
+    fmt = detect_format(p)
+    if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
+        raise ValueError(f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
+                         "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files")
+    if fmt == "toksmith":
+        from ..serialization import load
+
+        return load(p)
+    if fmt == "huggingface":
+        return from_huggingface(p)
+    if fmt == "tiktoken":
+        return from_tiktoken(p, pattern=pattern, special_tokens=special_tokens)
+    vocab, merges = _gpt2_files_for(p)
+    return from_gpt2_files(vocab, merges, pattern=pattern or "gpt2", special_tokens=special_tokens)
 
 
-__all__ = ["detect_format", "load_any"]
+__all__ = [
+    "FORMATS",
+    "ConversionError",
+    "detect_format",
+    "load_any",
+    "from_tiktoken",
+    "load_openai",
+    "to_tiktoken",
+    "save_tiktoken",
+    "from_huggingface",
+    "to_huggingface",
+    "save_huggingface",
+    "from_gpt2_files",
+    "save_gpt2_files",
+]

@@ -1,0 +1,91 @@
+"""``toksmith convert``: read a tokenizer in any format, write it in another.
+
+::
+
+    toksmith convert cl100k_base.tiktoken out/ --to huggingface
+    toksmith convert tokenizer.json tok.json --to toksmith
+    toksmith convert my.tiktoken my.json --to toksmith --pattern gpt2
+
+The input's format is detected (see :func:`toksmith.formats.load_any`). ``--to`` may be left
+out when OUT ends in ``.tiktoken`` or ``.json`` (toksmith JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+TARGETS = ("tiktoken", "huggingface", "gpt2", "toksmith")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "convert",
+        help="convert a tokenizer between toksmith, tiktoken, Hugging Face and GPT-2 formats",
+        description="Read IN (toksmith JSON, .tiktoken rank file, Hugging Face tokenizer.json or folder, "
+        "GPT-2 vocab.json+merges.txt or encoder.json+vocab.bpe; the format is detected) and write it to "
+        "OUT in the --to format: tiktoken (a .tiktoken file), huggingface (a folder for "
+        "PreTrainedTokenizerFast.from_pretrained), gpt2 (a folder with vocab.json and merges.txt) or "
+        "toksmith (a JSON file). The conversion is exact or fails with an error naming what cannot be "
+        "converted.",
+    )
+    p.add_argument("input", metavar="IN", help="tokenizer file or folder")
+    p.add_argument("output", metavar="OUT", help="file (tiktoken, toksmith) or folder (huggingface, gpt2)")
+    p.add_argument("--to", choices=TARGETS, default=None,
+                   help="output format (default: from OUT's extension: .tiktoken or .json)")
+    p.add_argument("--pattern", default=None,
+                   help="split pattern (name or regex) for inputs that store none: .tiktoken rank files "
+                        "(default: the OpenAI encoding with the file's sha256, else cl100k) and GPT-2 files "
+                        "(default gpt2)")
+    p.add_argument("--special-tokens", default=None, metavar="JSON",
+                   help='special tokens for inputs that store none, as a JSON object {"<|eot|>": 100257}')
+    p.add_argument("--name", default=None, help="tokenizer name (tiktoken Encoding name, toksmith name)")
+    p.set_defaults(func=run)
+
+
+def _target(args) -> str:
+    if args.to:
+        return args.to
+    out = args.output.lower()
+    if out.endswith(".tiktoken"):
+        return "tiktoken"
+    if out.endswith(".json"):
+        return "toksmith"
+    raise ValueError(f"cannot tell the output format from {args.output!r}: pass --to {'|'.join(TARGETS)}")
+
+
+def run(args) -> int:
+    from ..formats import detect_format, load_any
+
+    target = _target(args)
+    specials = None
+    if args.special_tokens is not None:
+        try:
+            specials = json.loads(args.special_tokens)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"--special-tokens is not valid JSON: {e}") from None
+        if not isinstance(specials, dict):
+            raise ValueError("--special-tokens must be a JSON object mapping token text to id")
+    source = detect_format(args.input)
+    tok = load_any(args.input, pattern=args.pattern, special_tokens=specials)
+    if args.name:
+        tok.name = args.name
+    if target == "tiktoken":
+        tok.save_tiktoken(args.output)
+    elif target == "huggingface":
+        tok.save_huggingface(args.output)
+    elif target == "gpt2":
+        tok.save_gpt2_files(args.output)
+    else:
+        tok.save(args.output)
+    print(f"{args.input} ({source}) -> {args.output} ({target}): n_vocab={tok.n_vocab}, "
+          f"pattern={tok.pattern_name or 'custom'}, {len(tok.special_tokens)} special, "
+          f"{len(tok.pinned_tokens)} pinned", file=sys.stderr)
+    if target == "tiktoken":
+        print(f"note: a .tiktoken file stores neither the pattern ({tok.pattern_name or tok.pattern!r}) nor the "
+              f"special tokens {json.dumps(tok.special_tokens, ensure_ascii=False)}; give them when loading it",
+              file=sys.stderr)
+    elif target == "gpt2" and tok.pattern_name != "gpt2":
+        print(f"note: GPT-2 files do not store the pattern ({tok.pattern_name or tok.pattern!r}); give it when "
+              "loading them", file=sys.stderr)
+    return 0

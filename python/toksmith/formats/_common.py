@@ -1,0 +1,201 @@
+"""Helpers shared by the format converters (no optional dependency is imported here)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ..bytelevel import str_to_token, token_to_str
+from ..errors import MergesError, TokenizerFileError, VocabError, missing_extra
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class ConversionError(VocabError):
+    """A tokenizer cannot be converted exactly between toksmith and another library's format.
+
+    Raised when a file uses a component toksmith cannot reproduce (a WordPiece or Unigram
+    model, a normalizer, a pre-tokenizer sequence, ...) or when a toksmith tokenizer has a
+    feature the target format cannot express (pinned tokens in tiktoken, a rank table without a
+    merge list in Hugging Face BPE, ...). The message names the component. toksmith never
+    converts approximately.
+    """
+
+
+def require(module: str, extra: str):
+    """Import an optional dependency or raise the ImportError naming ``toksmith[extra]``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise missing_extra(extra, module) from None
+
+
+def sha256_file(path: PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_text_atomic(path: PathLike, text: str) -> None:
+    p = os.fspath(path)
+    tmp = f"{p}.tmp"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    os.replace(tmp, p)
+
+
+def write_json(path: PathLike, data: Any, indent: Optional[int] = 2) -> None:
+    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
+
+
+def read_json(path: PathLike, what: str) -> Any:
+    p = os.fspath(path)
+    with open(p, "rb") as f:
+        raw = f.read()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise TokenizerFileError(f"{p}: {what} is not UTF-8 text (byte offset {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise TokenizerFileError(
+            f"{p}: {what} is not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
+        ) from None
+
+
+def source_meta(fmt: str, path: Optional[PathLike] = None, **extra: Any) -> Dict[str, Any]:
+    meta: Dict[str, Any] = {"format": fmt}
+    if path is not None:
+        meta["file"] = os.path.basename(os.fspath(path).rstrip("/\\")) or os.fspath(path)
+    meta.update({k: v for k, v in extra.items() if v is not None})
+    return meta
+
+
+# ---------------------------------------------------------------------------------------------
+# vocab + merge list  ->  rank table (GPT-2 files and Hugging Face BPE)
+
+
+def ranks_from_vocab_and_merges(
+    vocab: Mapping[str, int],
+    merges: Sequence[Tuple[str, str]],
+    added: Mapping[str, int],
+    where: str,
+) -> Tuple[Dict[bytes, int], Dict[str, int]]:
+    """Turn a byte-level ``vocab`` (``str -> id``) and merge list into a rank table.
+
+    ``added`` are the tokens declared as added/special (``content -> id``): a vocab entry with
+    the same id is theirs and left out of the rank table. Returns ``(ranks, leftovers)`` where
+    ``leftovers`` are the multi-character vocab entries produced by no merge and not declared as
+    added (the caller decides whether they are special tokens or an error).
+
+    Checks (each raising :class:`TokenizerFileError`): keys spelled in the byte-level alphabet,
+    no duplicate ids, merges naming tokens of the vocab whose result is in the vocab.
+    toksmith (like tiktoken) merges by the *id* of the merged token, so the ids of the merge
+    results must increase along the merge list; otherwise :class:`ConversionError`.
+    """
+    added_ids = {i: t for t, i in added.items()}
+    ranks: Dict[bytes, int] = {}
+    spelled: Dict[str, bytes] = {}
+    seen: Dict[int, str] = {}
+    skipped: Dict[str, int] = {}
+    for s, i in vocab.items():
+        if not isinstance(s, str) or not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise TokenizerFileError(f"{where}: vocab entry {s!r}: {i!r} is not a valid id")
+        if i in seen:
+            raise TokenizerFileError(f"{where}: id {i} is given to both {seen[i]!r} and {s!r} in the vocab")
+        seen[i] = s
+        if i in added_ids:
+            if added_ids[i] != s:
+                raise TokenizerFileError(
+                    f"{where}: id {i} is the added token {added_ids[i]!r} but the vocab gives it to {s!r}")
+            continue
+        try:
+            b = str_to_token(s)
+        except ValueError:
+            skipped[s] = i
+            continue
+        if b in ranks:
+            raise TokenizerFileError(f"{where}: the vocab spells the bytes {b!r} twice")
+        ranks[b] = i
+        spelled[s] = b
+    produced = set()
+    last = -1
+    for n, (a_s, b_s) in enumerate(merges):
+        parts = []
+        for s in (a_s, b_s):
+            b = spelled.get(s)
+            if b is None:
+                raise TokenizerFileError(
+                    f"{where}: merge {n} ({a_s!r} {b_s!r}) names {s!r}, which is not a token of the vocab")
+            parts.append(b)
+        merged = parts[0] + parts[1]
+        mid = ranks.get(merged)
+        if mid is None:
+            raise TokenizerFileError(
+                f"{where}: merge {n} ({a_s!r} {b_s!r}) makes {token_to_str(merged)!r}, which is not in the vocab")
+        if mid < last or mid <= ranks[parts[0]] or mid <= ranks[parts[1]]:
+            raise ConversionError(
+                f"{where}: merge {n} ({a_s!r} {b_s!r}) makes token id {mid}, out of order (after a merge "
+                f"that made id {last}, or from parts with higher ids): toksmith and tiktoken merge by "
+                "token id, so the merged tokens' ids must follow the merge order")
+        last = mid
+        produced.add(merged)
+    leftovers: Dict[str, int] = dict(skipped)
+    for b, i in list(ranks.items()):
+        if len(b) > 1 and b not in produced:
+            leftovers[token_to_str(b)] = i
+            del ranks[b]
+    return ranks, leftovers
+
+
+def check_merges_agree(tok, file_merges: Sequence[Tuple[str, str]], where: str) -> None:
+    """Check that a file's merge list gives the same BPE as toksmith's merge-by-rank.
+
+    toksmith recovers, for each merged token, the pair its lower-ranked BPE produces. That
+    pair must be one of the file's merges for the token; otherwise the file's library and
+    toksmith would split some words differently.
+    """
+    try:
+        recovered = tok.merges()
+    except MergesError as e:
+        raise ConversionError(f"{where}: the vocabulary is not a consistent BPE: {e}") from None
+    listed: Dict[bytes, set] = {}
+    for a_s, b_s in file_merges:
+        a, b = str_to_token(a_s), str_to_token(b_s)
+        listed.setdefault(a + b, set()).add((a, b))
+    for a, b in recovered:
+        if (a, b) not in listed.get(a + b, ()):
+            pairs = sorted(f"{token_to_str(x)} {token_to_str(y)}" for x, y in listed.get(a + b, ()))
+            raise ConversionError(
+                f"{where}: the token {token_to_str(a + b)!r} is made by the merges {pairs}, but "
+                f"merging by rank (toksmith, tiktoken) makes it from {token_to_str(a)!r} + {token_to_str(b)!r}: "
+                "the two would tokenize some text differently")
+
+
+def check_added_spelling(tokens: Iterable[str], ranks: Mapping[bytes, int], where: str) -> None:
+    """Added tokens stored in a byte-level vocab by their text must not collide with the
+    byte-level spelling of a mergeable token."""
+    spelled = {token_to_str(b) for b in ranks}
+    for t in tokens:
+        if t in spelled:
+            raise ConversionError(
+                f"{where}: the special/pinned token {t!r} is spelled like the mergeable token "
+                f"{str_to_token(t)!r} in the byte-level alphabet; the file could not tell them apart")
+
+
+def merge_strings(tok, where: str) -> List[Tuple[str, str]]:
+    """The merges of ``tok`` spelled in the byte-level alphabet, or ConversionError."""
+    try:
+        return [(token_to_str(a), token_to_str(b)) for a, b in tok.merges()]
+    except MergesError as e:
+        raise ConversionError(
+            f"{where} needs a merge list, and this tokenizer has none: {e}. A rank table whose tokens "
+            "are not each the BPE merge of two lower-ranked tokens can only be saved as toksmith JSON "
+            "or a .tiktoken file") from None
+
+
+__all__ = ["ConversionError", "require", "sha256_file"]

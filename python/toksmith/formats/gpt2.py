@@ -1,0 +1,140 @@
+"""GPT-2's original files: ``encoder.json`` + ``vocab.bpe`` (Hugging Face: ``vocab.json`` +
+``merges.txt``, the same formats).
+
+``encoder.json`` maps each token, spelled in the byte-level alphabet (see
+:mod:`toksmith.bytelevel`), to its id; ``vocab.bpe`` lists the merges in order, one ``"left
+right"`` pair a line after a ``#version`` line. Neither file stores the split pattern (GPT-2's
+is toksmith's ``"gpt2"``, the default) nor says which tokens are special: tokens that are
+neither single bytes nor made by a merge (GPT-2's ``<|endoftext|>``) are taken as special
+tokens unless ``special_tokens``/``pinned_tokens`` say otherwise.
+
+No optional dependency is needed.
+
+>>> import os, tempfile, toksmith
+>>> tok = toksmith.train_from_iterator(["low lower lowest"] * 20, vocab_size=262, pattern="gpt2",
+...                                    special_tokens=["<|endoftext|>"])
+>>> d = tempfile.mkdtemp()
+>>> save_gpt2_files(tok, d)
+>>> sorted(os.listdir(d))
+['merges.txt', 'vocab.json']
+>>> tok2 = from_gpt2_files(os.path.join(d, "vocab.json"), os.path.join(d, "merges.txt"))
+>>> tok2.encode("lowest") == tok.encode("lowest"), tok2.special_tokens
+(True, {'<|endoftext|>': 261})
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from ..errors import TokenizerFileError
+from ._common import (
+    ConversionError,
+    PathLike,
+    check_added_spelling,
+    check_merges_agree,
+    merge_strings,
+    ranks_from_vocab_and_merges,
+    read_json,
+    source_meta,
+    write_json,
+    write_text_atomic,
+)
+from ..bytelevel import token_to_str
+
+
+def read_merges_file(path: PathLike) -> List[Tuple[str, str]]:
+    """Read ``vocab.bpe``/``merges.txt``: an optional ``#version`` line, then one pair a line."""
+    p = os.fspath(path)
+    with open(p, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TokenizerFileError(f"{p}: not UTF-8 text (byte offset {e.start})") from None
+    out: List[Tuple[str, str]] = []
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line or (n == 1 and line.startswith("#version")):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise TokenizerFileError(f"{p}: line {n}: expected 'left right', found {line[:60]!r}")
+        out.append((parts[0], parts[1]))
+    return out
+
+
+def from_gpt2_files(
+    encoder_json: PathLike,
+    vocab_bpe: PathLike,
+    *,
+    pattern: str = "gpt2",
+    special_tokens: Optional[Mapping[str, int]] = None,
+    pinned_tokens: Optional[Mapping[str, int]] = None,
+    name: Optional[str] = None,
+):
+    """Load ``encoder.json`` + ``vocab.bpe`` (or ``vocab.json`` + ``merges.txt``).
+
+    The vocab's extra tokens (neither a byte nor a merge result) become special tokens; when
+    ``special_tokens`` or ``pinned_tokens`` are given, every extra token must be in one of them
+    (with the same id), and tokens given there that are not in the vocab are added.
+    Malformed files (truncated JSON, merges naming tokens not in the vocab, ids out of merge
+    order...) raise :class:`toksmith.TokenizerFileError` or :class:`ConversionError`.
+    """
+    from ..tokenizer import Tokenizer
+
+    enc_p, bpe_p = os.fspath(encoder_json), os.fspath(vocab_bpe)
+    vocab = read_json(enc_p, "encoder.json")
+    if not isinstance(vocab, dict):
+        raise TokenizerFileError(f"{enc_p}: expected a JSON object (token -> id), found {type(vocab).__name__}")
+    merges = read_merges_file(bpe_p)
+    given = {**dict(special_tokens or {}), **dict(pinned_tokens or {})}
+    ranks, extras = ranks_from_vocab_and_merges(vocab, merges, {}, f"{enc_p} + {bpe_p}")
+    if special_tokens is None and pinned_tokens is None:
+        specials, pinned = dict(extras), {}
+    else:
+        specials, pinned = dict(special_tokens or {}), dict(pinned_tokens or {})
+        for t, i in extras.items():
+            if given.get(t) != i:
+                raise ConversionError(
+                    f"{enc_p}: the token {t!r} (id {i}) is neither a byte nor made by a merge, and is not among "
+                    "the special_tokens/pinned_tokens given (with that id)")
+    try:
+        tok = Tokenizer(ranks, pattern=pattern, special_tokens=specials, pinned_tokens=pinned,
+                        name=name or os.path.basename(os.path.dirname(os.path.abspath(enc_p))) or "gpt2",
+                        metadata={"source": source_meta("gpt2", enc_p)})
+    except ValueError as e:
+        if isinstance(e, (ConversionError, TokenizerFileError)):
+            raise
+        raise ConversionError(f"{enc_p}: toksmith cannot build this tokenizer: {e}") from None
+    check_merges_agree(tok, merges, f"{enc_p} + {bpe_p}")
+    return tok
+
+
+def gpt2_vocab(tok) -> Dict[str, int]:
+    """The ``vocab.json`` mapping: mergeable tokens spelled byte-level, then special and pinned
+    tokens by their text."""
+    ranks = tok.mergeable_ranks()
+    added = {**tok.special_tokens, **tok.pinned_tokens}
+    check_added_spelling(added, ranks, "GPT-2 vocab.json")
+    vocab = {token_to_str(b): i for b, i in ranks.items()}
+    vocab.update(added)
+    return dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+
+
+def save_gpt2_files(tok, directory: PathLike) -> None:
+    """Write ``vocab.json`` and ``merges.txt`` (Hugging Face's names) into ``directory``.
+
+    The files keep neither the split pattern nor the special/pinned distinction: load them back
+    with ``from_gpt2_files(vocab, merges, pattern=tok.pattern, special_tokens=...,
+    pinned_tokens=...)``. A rank table without a merge list raises :class:`ConversionError`.
+    """
+    d = os.fspath(directory)
+    merges = merge_strings(tok, "GPT-2 merges.txt")
+    vocab = gpt2_vocab(tok)
+    os.makedirs(d, exist_ok=True)
+    write_json(os.path.join(d, "vocab.json"), vocab, indent=None)
+    write_text_atomic(os.path.join(d, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+
+
+__all__ = ["from_gpt2_files", "save_gpt2_files", "read_merges_file", "gpt2_vocab"]

@@ -1,0 +1,451 @@
+"""Hugging Face interop: ``tokenizer.json`` (``tokenizers``) and ``transformers`` folders.
+
+Export (:func:`to_huggingface`, :func:`save_huggingface`) writes a byte-level BPE
+``tokenizer.json``:
+
+* model ``BPE`` with the byte-level vocab and the merge list (recovered from the ranks when the
+  tokenizer has none; a rank table without a merge list raises :class:`ConversionError`);
+* pre-tokenizer ``Sequence[Split(Regex(pattern), "Isolated"), ByteLevel(use_regex=False)]``,
+  the pattern rewritten for Hugging Face's regex engine (Oniguruma) where the two engines
+  differ (see :mod:`toksmith.formats._regex`: cl100k's possessive ``\\p{N}{1,3}+`` becomes
+  ``(?>\\p{N}{1,3})``);
+* special tokens as special added tokens and pinned tokens as non-special added tokens (both
+  also in the model vocab, or ``tokenizers`` would renumber them);
+* decoder ``ByteLevel``; no normalizer; a ``ByteLevel`` post-processor that adds no token.
+
+``save_huggingface`` also writes ``tokenizer_config.json`` (``PreTrainedTokenizerFast``,
+``clean_up_tokenization_spaces=false`` so decoding is exact) and ``special_tokens_map.json``, so
+``transformers.AutoTokenizer.from_pretrained(dir)`` works. Hugging Face's ``encode`` always
+turns special-token text into special tokens: it matches toksmith's
+``encode(text, allowed_special="all")``.
+
+Import (:func:`from_huggingface`) reads byte-level BPE ``tokenizer.json`` files: merges as
+``"a b"`` strings or as pairs, added tokens (special ones become special tokens, the others
+pinned tokens), a ``ByteLevel`` pre-tokenizer (its ``use_regex=True`` is the GPT-2 pattern) or
+a ``Split`` regex followed by ``ByteLevel(use_regex=False)``. Anything toksmith cannot
+reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
+and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, several
+``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
+decoder, a post-processor that adds tokens, and any normalizer. toksmith has no normalizer:
+an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
+records it in ``tok.metadata["huggingface"]["normalizer"]`` (apply
+``unicodedata.normalize(form, text)`` yourself before encoding to get Hugging Face's ids).
+``truncation`` and ``padding`` settings are not part of tokenization and are ignored.
+
+>>> import toksmith
+>>> tok = toksmith.train_from_iterator(["low lower lowest"] * 20, vocab_size=262, pattern="gpt2",
+...                                    special_tokens=["<|end|>"])
+>>> data = huggingface_json(tok)
+>>> data["model"]["merges"][:2], data["added_tokens"][0]["content"]
+(['l o', 'lo w'], '<|end|>')
+>>> from_huggingface(data).encode("lowest<|end|>", allowed_special="all") == tok.encode(
+...     "lowest<|end|>", allowed_special="all")
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+from ..errors import TokenizerFileError
+from ..pretokenize import PATTERNS, split
+from ._common import (
+    ConversionError,
+    PathLike,
+    check_added_spelling,
+    check_merges_agree,
+    merge_strings,
+    ranks_from_vocab_and_merges,
+    read_json,
+    require,
+    source_meta,
+    write_json,
+)
+from ._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
+from ..bytelevel import token_to_str
+
+#: the regex of ``tokenizers``' ``ByteLevel(use_regex=True)`` pre-tokenizer (GPT-2's original
+#: pattern, equivalent to tiktoken's r50k form toksmith calls ``"gpt2"``)
+HF_BYTELEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+VERY_LARGE_INTEGER = int(1e30)  # transformers' "no maximum length"
+
+
+def _known_hf_regexes() -> Dict[str, str]:
+    known = {HF_BYTELEVEL_REGEX: "gpt2"}
+    for name, pat in PATTERNS.items():
+        hf = to_oniguruma(pat)
+        known[hf] = name
+        known[hf.replace("(?>\\p{N}{1,3})", "\\p{N}{1,3}")] = name  # the usual HF form of cl100k
+        if from_oniguruma(pat) == pat:  # the same text means the same in both engines
+            known[pat] = name
+    return known
+
+
+_KNOWN_HF_REGEXES = _known_hf_regexes()
+
+_PROBES = [
+    "".join(map(chr, range(0, 0x300))),
+    "Hello, World! It's  12345 tests;\n\n\t  x\r\ny  \u00a0z\u3000\u2028end  ",
+    "日本語のテキスト 中文 한국어 العربية ١٢٣ हिन्दी Ελληνικά русский 😀👍🏽🇫🇷 e\u0301 ﬁ Ⅻ ² \u200b\ufeff",
+]
+
+
+def _hf_pattern(tok) -> str:
+    """The pattern as an Oniguruma regex with the same splits, or ConversionError."""
+    where = "Hugging Face export"
+    try:
+        hf = to_oniguruma(tok.pattern)
+    except ConversionError as e:
+        raise ConversionError(f"{where}: the split pattern cannot be written for Hugging Face's regex engine: {e}") from None
+    if tok.pattern_name is None:
+        if can_match_empty(tok.pattern):
+            raise ConversionError(
+                f"{where}: the split pattern {tok.pattern!r} can match the empty string; the engines treat "
+                "empty matches differently, so the ids could differ")
+        for probe in _PROBES:
+            pieces = split(probe, tok.pattern)
+            if "".join(pieces) != probe:
+                lost = next((c for c in probe if c not in "".join(pieces)), None)
+                raise ConversionError(
+                    f"{where}: the split pattern {tok.pattern!r} does not match every character (e.g. {lost!r}): "
+                    "toksmith and tiktoken drop unmatched text while Hugging Face keeps it as a piece, so the "
+                    "ids would differ; use a pattern that covers all text")
+    return hf
+
+
+def _added_entry(content: str, i: int, special: bool) -> Dict[str, Any]:
+    return {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": special}
+
+
+def huggingface_json(tok) -> Dict[str, Any]:
+    """The ``tokenizer.json`` document (a dict) for ``tok``; needs no optional dependency."""
+    where = "Hugging Face export"
+    merges = merge_strings(tok, where)
+    ranks = tok.mergeable_ranks()
+    added = sorted([(i, t, True) for t, i in tok.special_tokens.items()]
+                   + [(i, t, False) for t, i in tok.pinned_tokens.items()])
+    check_added_spelling([t for _, t, _ in added], ranks, where)
+    vocab = {token_to_str(b): i for b, i in sorted(ranks.items(), key=lambda kv: kv[1])}
+    for i, t, _ in added:
+        vocab[t] = i
+    vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [_added_entry(t, i, sp) for i, t, sp in added],
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": _hf_pattern(tok)}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": [f"{a} {b}" for a, b in merges],
+        },
+    }
+
+
+def to_huggingface(tok):
+    """A ``tokenizers.Tokenizer`` giving the same ids (``pip install toksmith[tokenizers]``)."""
+    tokenizers = require("tokenizers", "tokenizers")
+    return tokenizers.Tokenizer.from_str(json.dumps(huggingface_json(tok), ensure_ascii=False))
+
+
+_BOS = ("<|bos|>", "<|startoftext|>", "<|begin_of_text|>", "<s>")
+_EOS = ("<|endoftext|>", "<|eos|>", "<|end_of_text|>", "</s>")
+
+
+def _role(specials: Mapping[str, int], names: Tuple[str, ...]) -> Optional[str]:
+    return next((n for n in names if n in specials), None)
+
+
+def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int] = None) -> None:
+    """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` into
+    ``directory`` (created if needed) for ``transformers.PreTrainedTokenizerFast.from_pretrained``.
+
+    ``bos_token``/``eos_token`` are set when a special token has a usual name
+    (``<|endoftext|>``, ``<|bos|>``, ``<s>``...); every special token is listed in
+    ``additional_special_tokens``. The post-processor adds no token, so ids are the same with
+    and without ``add_special_tokens``. Writing needs no optional dependency.
+    """
+    d = os.fspath(directory)
+    data = huggingface_json(tok)
+    os.makedirs(d, exist_ok=True)
+    specials = tok.special_tokens
+    smap: Dict[str, Any] = {}
+    bos, eos = _role(specials, _BOS), _role(specials, _EOS)
+    if bos:
+        smap["bos_token"] = bos
+    if eos:
+        smap["eos_token"] = eos
+    if specials:
+        smap["additional_special_tokens"] = [t for t, _ in sorted(specials.items(), key=lambda kv: kv[1])]
+    config: Dict[str, Any] = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "clean_up_tokenization_spaces": False,
+        "add_prefix_space": False,
+        "model_max_length": model_max_length or VERY_LARGE_INTEGER,
+        "added_tokens_decoder": {str(e["id"]): {k: v for k, v in e.items() if k != "id"} for e in data["added_tokens"]},
+        **smap,
+    }
+    write_json(os.path.join(d, "tokenizer.json"), data, indent=None)
+    write_json(os.path.join(d, "tokenizer_config.json"), config)
+    write_json(os.path.join(d, "special_tokens_map.json"), smap)
+
+
+# ------------------------------------------------------------------------------ import
+
+
+def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str]]:
+    """(tokenizer.json dict, where, path) from a path, folder, dict or tokenizers object."""
+    if isinstance(path_or_obj, dict):
+        return path_or_obj, "tokenizer.json (dict)", None
+    if isinstance(path_or_obj, (str, os.PathLike)):
+        p = os.fspath(path_or_obj)
+        if os.path.isdir(p):
+            p = os.path.join(p, "tokenizer.json")
+            if not os.path.exists(p):
+                raise TokenizerFileError(f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json")
+        data = read_json(p, "tokenizer.json")
+        if not isinstance(data, dict):
+            raise TokenizerFileError(f"{p}: expected a JSON object, found {type(data).__name__}")
+        return data, p, p
+    backend = getattr(path_or_obj, "backend_tokenizer", None)  # a transformers fast tokenizer
+    obj = backend if backend is not None else path_or_obj
+    if hasattr(obj, "to_str"):
+        return json.loads(obj.to_str()), f"<{type(path_or_obj).__name__}>", None
+    raise TypeError(
+        f"expected a tokenizer.json path or folder, a dict, or a tokenizers/transformers tokenizer, "
+        f"not {type(path_or_obj).__name__}")
+
+
+def _fail(where: str, msg: str) -> ConversionError:
+    return ConversionError(f"{where}: {msg}; toksmith only represents byte-level BPE exactly")
+
+
+def _regex_escape(s: str) -> str:
+    return "".join("\\" + c if c in "\\.^$|?*+()[]{}-#&~" else c for c in s)
+
+
+def _split_pattern(step: Dict[str, Any], where: str) -> str:
+    behavior = step.get("behavior", "Isolated")
+    if behavior != "Isolated":
+        raise _fail(where, f"pre_tokenizer Split with behavior {behavior!r} (only 'Isolated' keeps every piece as "
+                           "toksmith does)")
+    pat = step.get("pattern") or {}
+    if "Regex" in pat:
+        regex = pat["Regex"]
+        if regex in _KNOWN_HF_REGEXES:
+            return _KNOWN_HF_REGEXES[regex]
+        try:
+            body = from_oniguruma(regex)
+        except ConversionError as e:
+            raise _fail(where, f"pre_tokenizer Split regex: {e}") from None
+    elif "String" in pat:
+        body = _regex_escape(pat["String"])
+    else:
+        raise _fail(where, f"pre_tokenizer Split with pattern {pat!r}")
+    if not body or can_match_empty(body):
+        raise _fail(where, f"pre_tokenizer Split regex {pat!r} can match the empty string (Hugging Face then "
+                           "cuts the text at places a toksmith pattern cannot)")
+    # Isolated keeps the text between matches as pieces; toksmith's pattern must match it too.
+    return covering(body)
+
+
+def _byte_level_step(step: Dict[str, Any], where: str) -> bool:
+    """Check a ByteLevel pre-tokenizer; return its use_regex."""
+    if step.get("add_prefix_space", False):
+        raise _fail(where, "pre_tokenizer ByteLevel with add_prefix_space=True (a space is added before the text)")
+    return bool(step.get("use_regex", True))
+
+
+def _pattern_from_pretokenizer(pt: Any, where: str) -> str:
+    if pt is None:
+        raise _fail(where, "no pre_tokenizer: without ByteLevel the model does not see bytes")
+    typ = pt.get("type")
+    if typ == "ByteLevel":
+        return "gpt2" if _byte_level_step(pt, where) else r"[\s\S]+"
+    if typ != "Sequence":
+        raise _fail(where, f"pre_tokenizer {typ}")
+    steps = pt.get("pretokenizers") or []
+    types = [s.get("type") for s in steps]
+    if types == ["ByteLevel"]:
+        return _pattern_from_pretokenizer(steps[0], where)
+    if types == ["Split", "ByteLevel"]:
+        if _byte_level_step(steps[1], where):
+            raise _fail(where, "pre_tokenizer Split followed by ByteLevel(use_regex=True) (two successive splits)")
+        return _split_pattern(steps[0], where)
+    raise _fail(where, f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel] or [Split, ByteLevel])")
+
+
+_UNICODE_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+
+
+def _check_normalizer(norm: Any, where: str, strict: bool, dropped: Dict[str, Any]) -> None:
+    if norm is None:
+        return
+    typ = norm.get("type")
+    if typ == "Sequence":
+        inner = norm.get("normalizers") or []
+        if not inner:
+            return
+        if len(inner) == 1:
+            return _check_normalizer(inner[0], where, strict, dropped)
+        raise _fail(where, f"normalizer Sequence{[n.get('type') for n in inner]}")
+    if typ in _UNICODE_FORMS and not strict:
+        dropped["normalizer"] = typ
+        return
+    hint = (" (pass strict=False to drop it and apply unicodedata.normalize yourself)" if typ in _UNICODE_FORMS else "")
+    raise _fail(where, f"normalizer {typ}: toksmith applies no normalizer, so the ids would differ on "
+                       f"text it changes{hint}")
+
+
+def _adds_tokens(pp: Any) -> bool:
+    if pp is None:
+        return False
+    typ = pp.get("type")
+    if typ == "ByteLevel":
+        return False
+    if typ == "Sequence":
+        return any(_adds_tokens(p) for p in pp.get("processors") or [])
+    if typ == "TemplateProcessing":
+        single = pp.get("single") or []
+        pair = pp.get("pair") or []
+        return any("SpecialToken" in piece for piece in list(single) + list(pair))
+    return True
+
+
+def _check_decoder(dec: Any, where: str, strict: bool, dropped: Dict[str, Any]) -> None:
+    typ = dec.get("type") if dec else None
+    if typ == "Sequence":
+        inner = dec.get("decoders") or []
+        if [d.get("type") for d in inner] == ["ByteLevel"]:
+            return
+    if typ == "ByteLevel":
+        return
+    if not strict:
+        dropped["decoder"] = typ
+        return
+    raise _fail(where, f"decoder {typ}: Hugging Face would decode ids to different text than toksmith "
+                       "(pass strict=False to accept it; the ids are still the same)")
+
+
+def _merge_pairs(merges: Any, where: str) -> List[Tuple[str, str]]:
+    if not isinstance(merges, list):
+        raise TokenizerFileError(f"{where}: model.merges must be a list")
+    out = []
+    for n, m in enumerate(merges):
+        if isinstance(m, str):
+            parts = m.split(" ")
+        elif isinstance(m, (list, tuple)):
+            parts = list(m)
+        else:
+            parts = []
+        if len(parts) != 2 or not all(isinstance(x, str) and x for x in parts):
+            raise TokenizerFileError(f"{where}: merge {n} ({m!r}) is not a pair of tokens")
+        out.append((parts[0], parts[1]))
+    return out
+
+
+def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[str] = None):
+    """Load a byte-level BPE ``tokenizer.json`` as a :class:`toksmith.Tokenizer` with the same ids.
+
+    ``path_or_obj``: the file, a folder holding it, its parsed JSON (dict), a
+    ``tokenizers.Tokenizer`` or a ``transformers`` fast tokenizer. ``strict=False`` accepts a
+    Unicode normalizer, a post-processor that adds tokens (BOS/EOS templates) or a
+    non-``ByteLevel`` decoder by dropping them with a warning and recording them in
+    ``tok.metadata["huggingface"]``; everything else that toksmith cannot reproduce raises
+    :class:`ConversionError`.
+    """
+    from ..tokenizer import Tokenizer
+
+    data, where, path = _load_document(path_or_obj)
+    model = data.get("model")
+    if not isinstance(model, dict):
+        raise TokenizerFileError(f"{where}: no 'model' object: not a Hugging Face tokenizer.json")
+    mtype = model.get("type", "BPE" if "merges" in model else None)
+    if mtype != "BPE":
+        raise _fail(where, f"model {mtype}")
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise _fail(where, f"model BPE with dropout={model['dropout']} (random segmentation)")
+    for opt in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(opt):
+            raise _fail(where, f"model BPE with {opt}={model[opt]!r}")
+    if model.get("byte_fallback"):
+        raise _fail(where, "model BPE with byte_fallback=True (a character-level BPE with byte tokens)")
+    dropped: Dict[str, Any] = {}
+    _check_normalizer(data.get("normalizer"), where, strict, dropped)
+    pattern = _pattern_from_pretokenizer(data.get("pre_tokenizer"), where)
+    if _adds_tokens(data.get("post_processor")):
+        pp = data["post_processor"].get("type")
+        if strict:
+            raise _fail(where, f"post_processor {pp} adds tokens to every encoding, which toksmith's encode "
+                               "does not (pass strict=False to drop it; ids are then those of "
+                               "encode(text, add_special_tokens=False))")
+        dropped["post_processor"] = pp
+    _check_decoder(data.get("decoder"), where, strict, dropped)
+
+    specials: Dict[str, int] = {}
+    pinned: Dict[str, int] = {}
+    for n, a in enumerate(data.get("added_tokens") or []):
+        content, i = a.get("content"), a.get("id")
+        if not isinstance(content, str) or not content or not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise TokenizerFileError(f"{where}: added_tokens[{n}] = {a!r} is not a valid added token")
+        for opt in ("lstrip", "rstrip", "single_word"):
+            if a.get(opt):
+                raise _fail(where, f"added token {content!r} with {opt}=True")
+        if content in specials or content in pinned:
+            raise TokenizerFileError(f"{where}: the added token {content!r} is listed twice")
+        (specials if a.get("special") else pinned)[content] = i
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
+    merges = _merge_pairs(model.get("merges", []), where)
+    ranks, leftovers = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+    if leftovers:
+        shown = sorted(leftovers.items(), key=lambda kv: kv[1])[:5]
+        raise _fail(where, f"{len(leftovers)} vocab token(s) are made by no merge and are not added tokens "
+                           f"(e.g. {shown})")
+    meta: Dict[str, Any] = {"source": source_meta("huggingface", path)}
+    if dropped:
+        meta["huggingface"] = dropped
+        warnings.warn(f"{where}: dropped {dropped} (strict=False): Hugging Face's output differs where they act",
+                      UserWarning, stacklevel=2)
+    try:
+        tok = Tokenizer(ranks, pattern=pattern, special_tokens=specials, pinned_tokens=pinned,
+                        name=name or (os.path.basename(os.path.dirname(os.path.abspath(path))) if path else "huggingface"),
+                        metadata=meta)
+    except ValueError as e:
+        if isinstance(e, (ConversionError, TokenizerFileError)):
+            raise
+        raise ConversionError(f"{where}: toksmith cannot build this tokenizer: {e}") from None
+    check_merges_agree(tok, merges, where)
+    return tok
+
+
+__all__ = [
+    "HF_BYTELEVEL_REGEX",
+    "huggingface_json",
+    "to_huggingface",
+    "save_huggingface",
+    "from_huggingface",
+]

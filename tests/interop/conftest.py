@@ -1,0 +1,71 @@
+"""Fixtures for the interop tests: real vocabularies, corpus slices, trained tokenizers."""
+
+import pytest
+
+import toksmith
+
+from .helpers import CL100K_TIKTOKEN, DATA, GPT2_TIKTOKEN, PATTERN_NAMES, TRAIN_PINNED, TRAIN_SPECIALS
+
+
+def _chunks(text, lines_per_chunk=25):
+    lines = text.split("\n")
+    return ["\n".join(lines[i:i + lines_per_chunk]) for i in range(0, len(lines), lines_per_chunk)]
+
+
+@pytest.fixture(scope="session")
+def corpus_texts():
+    return {p.stem.replace("_slice", ""): p.read_text(encoding="utf-8")
+            for p in sorted((DATA / "corpora").glob("*_slice.txt"))}
+
+
+@pytest.fixture(scope="session")
+def corpus_chunks(corpus_texts):
+    """Every corpus slice cut in chunks of 25 lines, plus texts with special tokens."""
+    chunks = [c for t in corpus_texts.values() for c in _chunks(t)]
+    chunks += [
+        "<|endoftext|>Once upon a time<|endoftext|>\n\n",
+        "a<|endoftext|>b <|fim_prefix|>x<|fim_suffix|> <|endofprompt|>",
+        "  \n\t 12345678 it's I'LL don't  ",
+    ]
+    return chunks
+
+
+@pytest.fixture(scope="session")
+def gpt2_tok():
+    return toksmith.formats.tiktoken.load_openai("gpt2", GPT2_TIKTOKEN)
+
+
+@pytest.fixture(scope="session")
+def cl100k_tok():
+    return toksmith.formats.tiktoken.load_openai("cl100k", CL100K_TIKTOKEN)
+
+
+@pytest.fixture(scope="session")
+def real_toks(gpt2_tok, cl100k_tok):
+    return {"gpt2": gpt2_tok, "cl100k": cl100k_tok}
+
+
+@pytest.fixture(scope="session")
+def trained(corpus_texts):
+    """A small tokenizer per named pattern, with special and pinned tokens."""
+    texts = list(corpus_texts.values())
+    return {
+        pat: toksmith.train_from_iterator(texts, vocab_size=1500, pattern=pat,
+                                          special_tokens=TRAIN_SPECIALS, pinned_tokens=TRAIN_PINNED,
+                                          name=f"test-{pat}")
+        for pat in PATTERN_NAMES
+    }
+
+
+@pytest.fixture(scope="session")
+def trained_no_pinned(corpus_texts):
+    """Like ``trained`` without pinned tokens (tiktoken has none); the nanochat one has its
+    special tokens at fixed ids before the bytes, so its ranks start at 3."""
+    texts = list(corpus_texts.values())
+    out = {pat: toksmith.train_from_iterator(texts, vocab_size=1200, pattern=pat,
+                                             special_tokens=TRAIN_SPECIALS, name=f"tt-{pat}")
+           for pat in PATTERN_NAMES if pat != "nanochat"}
+    out["nanochat"] = toksmith.train_from_iterator(
+        texts, vocab_size=1200, pattern="nanochat",
+        special_tokens={t: i for i, t in enumerate(TRAIN_SPECIALS)}, name="tt-nanochat")
+    return out
