@@ -15,16 +15,28 @@ from typing import BinaryIO, Iterator, List
 from .errors import CorpusDecodeError
 
 
+def _ascii_letter(c: str) -> bool:
+    return c.isascii() and c.isalpha()
+
+
 def last_safe_cut(text: str) -> int:
-    """Index just after the last ``\\n`` that is followed by an ASCII letter, or 0."""
+    """The last safe place to cut ``text``, or 0: just after a ``\\n`` followed by an ASCII
+    letter, else (for text without line breaks) between an ASCII letter and a space followed
+    by an ASCII letter. No piece of the named patterns spans either place."""
     i = len(text) - 1
     while True:
         i = text.rfind("\n", 0, i)
         if i < 0:
-            return 0
-        nxt = text[i + 1]
-        if nxt.isascii() and nxt.isalpha():
+            break
+        if _ascii_letter(text[i + 1]):
             return i + 1
+    i = len(text) - 1
+    while True:
+        i = text.rfind(" ", 1, i)
+        if i < 1:
+            return 0
+        if i + 1 < len(text) and _ascii_letter(text[i - 1]) and _ascii_letter(text[i + 1]):
+            return i
 
 
 def _decoder(errors: str, name: str):

@@ -100,6 +100,19 @@ def test_streaming_encode_of_big_input_equals_whole(tok_file, tmp_path, corpus_s
     assert [i for p in parts for i in p] == tok.encode_ordinary(text)
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "nanochat"])
+def test_streaming_encode_without_line_breaks(pattern, corpus_slices):
+    import io
+
+    from toksmith.streaming import encode_stream
+
+    tok = toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=400, pattern=pattern)
+    text = corpus_slices["english"].replace("\n", " ")[:60000] + " it's  DON'T a\u0301 b  "
+    parts = list(encode_stream(tok, io.BytesIO(text.encode()), block_size=2000))
+    assert len(parts) > 10
+    assert [i for p in parts for i in p] == tok.encode_ordinary(text)
+
+
 def test_pipe_through_subprocess(tok_file):
     text = "héllo wörld\n😀 ok\n"
     enc = subprocess.run([sys.executable, "-m", "toksmith", "encode", "-t", str(tok_file)],

@@ -54,9 +54,22 @@ pub fn cut_pinned<'t>(text: &'t str, pinned: &[String], mut f: impl FnMut(&'t st
     }
 }
 
-/// Safe places to cut a long text for parallel counting with a named pattern: just after a
-/// `\n` that is followed by an ASCII letter. No piece of the four named patterns spans such a
-/// place, so counting the parts separately gives exactly the counts of the whole.
+/// Whether `i` is a safe place to cut `b` for the named patterns: just after a `\n` followed
+/// by an ASCII letter, or between an ASCII letter and a space followed by an ASCII letter. No
+/// piece of the four named patterns spans such a place (a letter run never takes a space, a
+/// space before a letter always starts the next piece, and no alternative looks behind), so
+/// the parts split separately give exactly the pieces of the whole.
+#[inline]
+pub fn is_safe_cut(b: &[u8], i: usize) -> bool {
+    if i == 0 || i + 1 >= b.len() {
+        return false;
+    }
+    (b[i - 1] == b'\n' && b[i].is_ascii_alphabetic())
+        || (b[i] == b' ' && b[i - 1].is_ascii_alphabetic() && b[i + 1].is_ascii_alphabetic())
+}
+
+/// Cut a long text into parts of about `target` bytes at safe places (see [`is_safe_cut`]),
+/// so one big text is counted on every thread with exactly the counts of the whole.
 pub fn split_for_parallel(text: &str, target: usize) -> Vec<&str> {
     let bytes = text.as_bytes();
     let mut parts = Vec::with_capacity(text.len() / target.max(1) + 1);
@@ -65,8 +78,8 @@ pub fn split_for_parallel(text: &str, target: usize) -> Vec<&str> {
         let mut cut = None;
         let mut i = start + target;
         while i + 1 < bytes.len() {
-            if bytes[i] == b'\n' && bytes[i + 1].is_ascii_alphabetic() {
-                cut = Some(i + 1);
+            if is_safe_cut(bytes, i) {
+                cut = Some(i);
                 break;
             }
             i += 1;
@@ -127,12 +140,12 @@ fn lossy_prefix_bytes(bytes: &[u8], text_len: usize) -> usize {
     i
 }
 
-/// The last safe cut (see [`split_for_parallel`]) in `text`, or 0.
+/// The last safe cut (see [`is_safe_cut`]) in `text`, or 0.
 fn last_safe_cut(text: &str) -> usize {
     let b = text.as_bytes();
     let mut i = b.len().saturating_sub(1);
     while i > 0 {
-        if b[i - 1] == b'\n' && b[i].is_ascii_alphabetic() {
+        if is_safe_cut(b, i) {
             return i;
         }
         i -= 1;
@@ -620,6 +633,10 @@ mod tests {
         let mut text = String::new();
         for i in 0..20000 {
             text.push_str(&format!("line {i} of text,  with 'quotes' and\n\n  spaces\nNext"));
+        }
+        // and a long line without line breaks: cut between words
+        for i in 0..20000 {
+            text.push_str(&format!("it's word{i} and  don't x'S a ſ b \u{301}c é d "));
         }
         for pat in ["gpt2", "cl100k", "o200k", "nanochat"] {
             let pre = Pretokenizer::new(pat).unwrap();
