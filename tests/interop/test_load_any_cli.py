@@ -66,6 +66,12 @@ def test_load_any_tiktoken_defaults(tmp_path):
         assert load_any(tmp_path / "mine.tiktoken").pattern_name == "cl100k"
 
 
+def test_folder_with_toksmith_tokenizer_json(tmp_path, trained):
+    trained["o200k"].save(tmp_path / "tokenizer.json")
+    assert detect_format(tmp_path) == "toksmith"
+    assert load_any(tmp_path).mergeable_ranks() == trained["o200k"].mergeable_ranks()
+
+
 def test_load_any_rejects_pattern_for_self_describing_files(files):
     with pytest.raises(ValueError, match="stores its own pattern"):
         load_any(files / "tok.json", pattern="gpt2")

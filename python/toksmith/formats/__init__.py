@@ -144,7 +144,7 @@ def load_any(
     if fmt == "toksmith":
         from ..serialization import load
 
-        return load(p)
+        return load(os.path.join(p, "tokenizer.json") if os.path.isdir(p) else p)
     if fmt == "huggingface":
         return from_huggingface(p)
     if fmt == "tiktoken":

@@ -32,6 +32,11 @@ records it in ``tok.metadata["huggingface"]["normalizer"]`` (apply
 ``unicodedata.normalize(form, text)`` yourself before encoding to get Hugging Face's ids).
 ``truncation`` and ``padding`` settings are not part of tokenization and are ignored.
 
+Known limit, outside toksmith's control: Oniguruma in ``tokenizers`` 0.23 knows Unicode up to
+15.1, while tiktoken's and toksmith's named patterns also classify the ~4700 code points
+assigned in Unicode 16 and 17 (e.g. U+323B0, CJK extension J). On text with those characters
+Hugging Face's ids can differ from tiktoken's and toksmith's; on all other text they are equal.
+
 >>> import toksmith
 >>> tok = toksmith.train_from_iterator(["low lower lowest"] * 20, vocab_size=262, pattern="gpt2",
 ...                                    special_tokens=["<|end|>"])
