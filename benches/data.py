@@ -247,6 +247,8 @@ def make_big_file(path: Path, size: int, seed_text: str, block: int = 8 << 20) -
     unit = seed_text.encode("utf-8")
     if not unit:
         raise ValueError("empty seed text")
+    if len(unit) > size:  # cut on a character boundary
+        unit = unit[:size].decode("utf-8", errors="ignore").encode("utf-8")
     reps = max(1, block // len(unit))
     chunk = unit * reps
     written = 0

@@ -15,9 +15,10 @@ KIND_NAMES = {"normal": "normal text", "letter": "one repeated letter", "unicode
 HOW_TO_RUN = """\
 ```sh
 pip install -e '.[bench]'          # tiktoken, tokenizers, rustbpe, numpy, matplotlib, psutil (+ fastokens if available)
-python -m benches.run              # full run (~30-40 min on 2 cores): writes BENCHMARKS.md + docs/benchmarks.png
+python -m benches.run              # full run (~20 min on 2 cores): writes BENCHMARKS.md + docs/benchmarks.png
 python -m benches.run --quick      # small inputs, 1 run each: writes benches/out/BENCHMARKS.md
 python -m benches.run --only encode decode --quick
+python -m benches.run --report-only  # re-render BENCHMARKS.md from benches/out/results.json
 cargo bench -p toksmith-core       # Rust micro-benchmarks (criterion)
 ```
 Inputs come from `../shared/data` (or `$TOKSMITH_BENCH_DATA`); `--smoke` uses `tests/data` only."""
@@ -167,6 +168,16 @@ def _ids_cell(s: dict) -> str:
     return "yes" if s["ids_equal"] else "**no**"
 
 
+def _builds(m: dict) -> str:
+    start, end = m.get("extension_start"), m.get("extension_end")
+    if not start:
+        return "—"
+    text = ", ".join(start)
+    if end is not None and end != start:
+        text += f" — **rebuilt during the run** (at the end: {', '.join(end)}); numbers mix builds"
+    return text
+
+
 def _control(m: dict) -> str:
     parts = []
     for key in ("control_start", "control_end"):
@@ -215,6 +226,7 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
                                        f"{' '.join(f'{x:.2f}' for x in m.get('loadavg_end', []))}"],
         ["parallel control (start / end)", _control(m)],
         ["toksmith", f"{v.get('toksmith')} (git {m.get('git')})"],
+        ["native extension", _builds(m)],
         ["peers", ", ".join(f"{k} {v.get(k)}" for k in ("tiktoken", "tokenizers", "rustbpe", "fastokens"))],
         ["tools", ", ".join(f"{k} {v.get(k)}" for k in ("numpy", "psutil", "matplotlib", "regex"))
                   + f"; {m.get('rustc', 'rustc ?')}"],

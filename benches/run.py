@@ -224,6 +224,28 @@ def parallel_control(threads: int = 2, rounds: int = 40) -> dict:
 
 
 
+def extension_builds() -> List[str]:
+    """The native extension files of the installed toksmith, with their modification times (to
+    tell whether the extension was rebuilt while the benchmarks ran)."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("toksmith")
+        pkg = Path(spec.origin).parent if spec and spec.origin else None
+    except (ImportError, ValueError):
+        pkg = None
+    if pkg is None:
+        return []
+    try:
+        import toksmith._core as core
+
+        loaded = Path(core.__file__).name
+    except ImportError:
+        loaded = None
+    return sorted(f"{p.name} {time.strftime('%H:%M:%S', time.gmtime(p.stat().st_mtime))} UTC"
+                  + (" (loaded)" if p.name == loaded else "") for p in pkg.glob("_core*.so"))
+
+
 def machine_info(control_rounds: int = 40) -> dict:
     from importlib import metadata
 
@@ -234,6 +256,7 @@ def machine_info(control_rounds: int = 40) -> dict:
         "python": platform.python_version(),
         "loadavg_start": os.getloadavg(),
         "control_start": parallel_control(rounds=control_rounds),
+        "extension_start": extension_builds(),
     }
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text()
@@ -579,11 +602,18 @@ def parse_args(argv=None):
     ap.add_argument("--no-publish", action="store_true",
                     help="never write the repo-root BENCHMARKS.md / docs/benchmarks.png")
     ap.add_argument("--keep-big-file", action="store_true", help="keep the memory section's big file")
+    ap.add_argument("--report-only", action="store_true",
+                    help="measure nothing: rewrite the report and chart from <out>/results.json")
     return ap.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.report_only:
+        out_dir = (args.out or DEFAULT_OUT).resolve()
+        results = json.loads((out_dir / "results.json").read_text())
+        return write_outputs(results, out_dir, publish=results["mode"] == "full" and
+                             set(results["sections"]) == set(SECTIONS) and not args.no_publish)
     mode = MODES["smoke" if args.smoke else "quick" if args.quick else "full"]
     if args.runs:
         from dataclasses import replace
@@ -626,14 +656,22 @@ def main(argv=None) -> int:
 
     results["machine"]["loadavg_end"] = os.getloadavg()
     results["machine"]["control_end"] = parallel_control(rounds=8 if mode.name == "smoke" else 40)
+    results["machine"]["extension_end"] = extension_builds()
     results["duration_s"] = time.time() - t_start
     results["worker_processes"] = ex.n
 
+    publish = mode.name == "full" and set(sections) == set(SECTIONS) and not args.no_publish
+    rc = write_outputs(results, out_dir, publish)
+    log(f"done in {results['duration_s']:.0f} s ({ex.n} worker processes)")
+    return rc
+
+
+def write_outputs(results: dict, out_dir: Path, publish: bool) -> int:
+    """results.json, the chart and BENCHMARKS.md; 1 if an equality check failed."""
     from .report import render, targets
 
     results["targets"] = targets(results)
     (out_dir / "results.json").write_text(json.dumps(results, indent=1, default=str))
-    publish = mode.name == "full" and set(sections) == set(SECTIONS) and not args.no_publish
     png = out_dir / "benchmarks.png"
     try:
         from .chart import draw
@@ -650,10 +688,9 @@ def main(argv=None) -> int:
         (REPO / "docs").mkdir(exist_ok=True)
         shutil.copyfile(png, REPO / "docs" / "benchmarks.png")
     log(f"report: {report_path}")
-    failed = [c for c in checks if not c["ok"]]
+    failed = [c for c in results["checks"] if not c["ok"]]
     for c in failed:
         log(f"CHECK FAILED: {c['name']}: {c['detail']}")
-    log(f"done in {results['duration_s']:.0f} s ({ex.n} worker processes)")
     return 1 if failed else 0
 
 
