@@ -9,7 +9,13 @@
 //!
 //! Inputs: the corpus slices and rank files under `tests/data` (in the repository), or
 //! `$TOKSMITH_BENCH_TEXT` (a UTF-8 file) for the text. Throughput is reported in bytes of
-//! input text (pre-tokenization, encoding, counting) or of output text (decoding).
+//! input text (pre-tokenization, encoding, counting) or of output text (decoding); merges per
+//! second for `train_merges`.
+//!
+//! The encoder keeps a per-thread piece cache, so after criterion's first iteration the
+//! `encode` group measures warm-cache throughput on text it has seen; the Python-level harness
+//! (`python -m benches.run`) measures one pass over unseen text after a warm-up on other text.
+//! Criterion's estimates land in `target/criterion/<group>/<function>/<input>/new/`.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::{Path, PathBuf};
