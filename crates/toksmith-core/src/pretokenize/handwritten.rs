@@ -203,9 +203,46 @@ fn o200k_upper_star_lower_plus(t: &Text, s: usize) -> Option<usize> {
     }
 }
 
+/// Fast path of o200k's first two alternatives for all-ASCII words: `P? [A-Z]* [a-z]+` or
+/// `P? [A-Z]+` (before the contraction suffix). Returns `None` whenever a non-ASCII character
+/// could change the match (it could extend a run), leaving those cases to the general code.
+#[inline(always)]
+fn o200k_ascii_word(b: &[u8], i: usize) -> Option<usize> {
+    let n = b.len();
+    let c = b[i];
+    let mut j = i;
+    if !c.is_ascii_alphabetic() {
+        // P = [^\r\n\p{L}\p{N}] (ASCII here), consumed when a letter follows
+        if c >= 0x80 || c == b'\r' || c == b'\n' || c.is_ascii_digit() {
+            return None;
+        }
+        if j + 1 < n && b[j + 1].is_ascii_alphabetic() {
+            j += 1;
+        } else {
+            return None;
+        }
+    }
+    let mut u = j;
+    while u < n && b[u].is_ascii_uppercase() {
+        u += 1;
+    }
+    let mut l = u;
+    while l < n && b[l].is_ascii_lowercase() {
+        l += 1;
+    }
+    if l < n && b[l] >= 0x80 {
+        return None;
+    }
+    // l > u: U* then L+ (first alternative); l == u: U+ with empty L* (second alternative).
+    Some(l)
+}
+
 /// o200k: see `tiktoken_ext.openai_public.o200k_base` for the seven alternatives.
 #[inline(always)]
 pub fn o200k_piece(t: &Text, i: usize) -> usize {
+    if let Some(e) = o200k_ascii_word(t.bytes, i) {
+        return o200k_contraction(t, e);
+    }
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;
     let prefix = is_prefix(c);
