@@ -59,8 +59,9 @@ def _decoder(errors: str, name: str):
 
 def can_stream(tok, allow_special: bool = False) -> bool:
     """Whether ``tok`` can encode a stream in blocks (see the module docstring)."""
-    added = list(tok.pinned_tokens) + (list(tok.special_tokens) if allow_special else [])
-    return bool(tok._core.fast_pretokenizer) and not any("\n" in t for t in added)
+    added = list(getattr(tok, "pinned_tokens", {})) + (list(tok.special_tokens) if allow_special else [])
+    core = getattr(tok, "_core", None)  # other tokenizer kinds (e.g. calm.ByteTokenizer): read whole
+    return bool(getattr(core, "fast_pretokenizer", False)) and not any("\n" in t for t in added)
 
 
 def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str = "strict",

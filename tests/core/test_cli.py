@@ -146,3 +146,22 @@ def test_cli_errors(tok_file, tmp_path, capsys):
     assert "99999" in capsys.readouterr().err
     assert main(["train", str(tmp_path / "missing"), "-o", str(tmp_path / "x.json")]) == 1
     assert main(["info", "-t", str(tmp_path / "missing.json")]) == 1
+
+
+def test_calm_byte_tokenizer_file_works_with_encode_decode_info(tmp_path, capsys):
+    from toksmith import calm
+    from toksmith.formats import detect_format, load_any
+
+    p = tmp_path / "calm.json"
+    calm.ByteTokenizer().save(p)
+    assert detect_format(p) == "calm" and load_any(p).n_vocab == 320
+    src = tmp_path / "in.txt"
+    src.write_bytes("git commit -m 'ü'\n".encode())
+    ids = tmp_path / "ids.txt"
+    assert main(["encode", "-t", str(p), str(src), "-o", str(ids)]) == 0
+    assert [int(x) for x in ids.read_text().split()] == list(src.read_bytes())
+    back = tmp_path / "back.txt"
+    assert main(["decode", "-t", str(p), str(ids), "-o", str(back)]) == 0
+    assert back.read_bytes() == src.read_bytes()
+    assert main(["info", "-t", str(p)]) == 0
+    assert "n_vocab:           320" in capsys.readouterr().out

@@ -16,15 +16,16 @@ def register(sub) -> None:
 
 def run(args) -> int:
     tok = load_tokenizer(args.tokenizer)
-    info = {
-        "name": tok.name,
+    ranks = getattr(tok, "mergeable_ranks", None)
+    info = {  # other tokenizer kinds (e.g. calm.ByteTokenizer) lack some of these
+        "name": getattr(tok, "name", type(tok).__name__),
         "n_vocab": tok.n_vocab,
-        "mergeable_tokens": len(tok.mergeable_ranks()),
-        "pattern_name": tok.pattern_name,
-        "pattern": tok.pattern,
+        "mergeable_tokens": len(ranks()) if callable(ranks) else 256,
+        "pattern_name": getattr(tok, "pattern_name", None),
+        "pattern": getattr(tok, "pattern", None) or "(none: one token per byte)",
         "special_tokens": tok.special_tokens,
-        "pinned_tokens": tok.pinned_tokens,
-        "metadata": tok.metadata,
+        "pinned_tokens": getattr(tok, "pinned_tokens", {}),
+        "metadata": getattr(tok, "metadata", {}),
     }
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
@@ -40,7 +41,7 @@ def run(args) -> int:
         print(f"pinned tokens:     {len(info['pinned_tokens'])}")
         for t, i in sorted(info["pinned_tokens"].items(), key=lambda kv: kv[1])[:50]:
             print(f"  {i:>8}  {t!r}")
-    corpus = tok.metadata.get("corpus")
+    corpus = info["metadata"].get("corpus")
     if corpus:
         print(f"trained on:        {corpus.get('bytes', 0) / 1e6:.1f} MB, {corpus.get('unique_chunks')} unique chunks, "
               f"{corpus.get('n_sources', 0)} files")

@@ -34,7 +34,7 @@ from .gpt2 import from_gpt2_files, save_gpt2_files
 from .huggingface import from_huggingface, save_huggingface, to_huggingface
 from .tiktoken import from_tiktoken, load_openai, save_tiktoken, to_tiktoken
 
-FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2")
+FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm")
 
 _GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 _RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} \d+\r?$")
@@ -52,6 +52,8 @@ def _sniff_json(p: str, head: bytes) -> str:
     text = head.decode("utf-8", "replace")
     if re.search(r'"format"\s*:\s*"toksmith"', text):
         return "toksmith"
+    if re.search(r'"format"\s*:\s*"toksmith\.calm"', text):
+        return "calm"
     with open(p, "rb") as f:
         try:
             data = json.loads(f.read().decode("utf-8"))
@@ -141,6 +143,12 @@ def load_any(
     if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
         raise ValueError(f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
                          "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files")
+    if fmt == "calm":
+        if pattern is not None or special_tokens is not None:
+            raise ValueError(f"{p} is a CALM byte tokenizer: its vocabulary is fixed (no pattern/special_tokens)")
+        from ..calm import ByteTokenizer
+
+        return ByteTokenizer.load(p)
     if fmt == "toksmith":
         from ..serialization import load
 
