@@ -36,26 +36,33 @@ fn rank_below(vocab: &Vocab, bytes: &[u8], limit: u32) -> u32 {
 /// Reusable buffers for `bpe_small`.
 #[derive(Default)]
 pub struct Scratch {
-    starts: Vec<usize>,
+    starts: Vec<u32>,
     ranks: Vec<u32>,
+    ids: Vec<u32>,
 }
 
 /// tiktoken-style merge of a short piece. Appends the ids to `out`.
+///
+/// `ids[i]` tracks the id of token `i` (a merged token's id is the rank of the pair that made
+/// it), so no lookup is needed at the end; the first round of pair ranks comes from the
+/// two-byte table.
 pub fn bpe_small(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch, out: &mut Vec<u32>) {
     let n = piece.len();
     let starts = &mut scratch.starts;
     let ranks = &mut scratch.ranks;
+    let ids = &mut scratch.ids;
     starts.clear();
     ranks.clear();
-    starts.extend(0..=n);
+    ids.clear();
+    starts.extend(0..=n as u32);
+    let byte_ids = vocab.byte_ids();
+    ids.extend(piece.iter().map(|&b| byte_ids[b as usize]));
     // ranks[i]: rank of token i + token i+1 (MAX if there is no token i+1).
-    for i in 0..n {
-        ranks.push(if i + 2 <= n {
-            rank_below(vocab, &piece[i..i + 2], limit)
-        } else {
-            u32::MAX
-        });
+    for w in piece.windows(2) {
+        let r = vocab.pair_table[((w[0] as usize) << 8) | w[1] as usize];
+        ranks.push(if r < limit { r } else { u32::MAX });
     }
+    ranks.push(u32::MAX);
     loop {
         let mut best = u32::MAX;
         let mut at = usize::MAX;
@@ -68,22 +75,22 @@ pub fn bpe_small(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch,
         if best == u32::MAX {
             break;
         }
-        // Merge token `at` with token `at + 1`.
+        // Merge token `at` with token `at + 1`: the new token's id is the pair's rank.
+        ids[at] = best;
+        ids.remove(at + 1);
         starts.remove(at + 1);
         ranks.remove(at + 1);
         let m = ranks.len(); // number of tokens
         ranks[at] = if at + 2 <= m {
-            rank_below(vocab, &piece[starts[at]..starts[at + 2]], limit)
+            rank_below(vocab, &piece[starts[at] as usize..starts[at + 2] as usize], limit)
         } else {
             u32::MAX
         };
         if at > 0 {
-            ranks[at - 1] = rank_below(vocab, &piece[starts[at - 1]..starts[at + 1]], limit);
+            ranks[at - 1] = rank_below(vocab, &piece[starts[at - 1] as usize..starts[at + 1] as usize], limit);
         }
     }
-    for w in starts.windows(2) {
-        out.push(vocab.rank(&piece[w[0]..w[1]]).expect("merged parts are tokens"));
-    }
+    out.extend_from_slice(ids);
 }
 
 /// Merge for long pieces, near-linear: pairs are kept in buckets by rank and each bucket is

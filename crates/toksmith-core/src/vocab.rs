@@ -156,6 +156,9 @@ impl<K: InlineKey> InlineTable<K> {
 pub struct Vocab {
     /// bytes -> id for every mergeable token (single bytes included).
     pub(crate) ranks: FxHashMap<Box<[u8]>, u32>,
+    /// Rank of every two-byte token, indexed by `(b0 << 8) | b1` (`u32::MAX` if none): 256 KB,
+    /// so the first round of every BPE (all adjacent byte pairs) is one array load per pair.
+    pub(crate) pair_table: Vec<u32>,
     /// Fast lookup of mergeable tokens of up to 8 / 16 bytes.
     pub(crate) short: InlineTable<u64>,
     pub(crate) medium: InlineTable<u128>,
@@ -245,9 +248,16 @@ impl Vocab {
         offsets.push(flat.len() as u32);
         // Padding so the decoder may copy 16 bytes at a time past the last token.
         flat.extend_from_slice(&[0u8; 16]);
+        let mut pair_table = vec![u32::MAX; 1 << 16];
+        for (k, &v) in ranks.iter() {
+            if k.len() == 2 {
+                pair_table[((k[0] as usize) << 8) | k[1] as usize] = v;
+            }
+        }
         let short = InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 1);
         let medium = InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 9);
         Ok(Vocab {
+            pair_table,
             short,
             medium,
             ranks,
@@ -293,6 +303,10 @@ impl Vocab {
     /// Id of a mergeable token given its bytes.
     #[inline(always)]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() == 2 {
+            let r = self.pair_table[((bytes[0] as usize) << 8) | bytes[1] as usize];
+            return if r == u32::MAX { None } else { Some(r) };
+        }
         if bytes.len() <= 8 {
             self.short.get(bytes)
         } else if bytes.len() <= 16 {
