@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test -p toksmith-core --release --quiet
-python3 -m pytest tests -q -p no:cacheprovider
+python3 -m pytest tests -p no:cacheprovider
