@@ -60,7 +60,17 @@ fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     if let Ok(list) = obj.cast::<PyList>() {
         let n = list.len();
         let mut v = Vec::with_capacity(n);
+        let compact = compact_int_layout(obj.py());
         for i in 0..n {
+            // SAFETY: see below; the compact-int read only happens for exact ints on a CPython
+            // whose PyLongObject layout was recognised at start-up.
+            if let Some(layout) = compact {
+                let item = unsafe { pyo3::ffi::PyList_GET_ITEM(list.as_ptr(), i as pyo3::ffi::Py_ssize_t) };
+                if let Some(x) = unsafe { read_compact_int(item, layout) } {
+                    v.push(x);
+                    continue;
+                }
+            }
             // SAFETY: i < len; PyList_GetItem returns a borrowed reference valid while the
             // list is alive and unmodified (we hold the GIL and do not call back into Python
             // code that could modify it: PyLong conversion of an exact int runs no Python code).
@@ -84,6 +94,65 @@ fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         Ok(v)
     } else {
         obj.extract::<Vec<u32>>()
+    }
+}
+
+/// How to read a small non-negative `int` straight from CPython's object, when the running
+/// interpreter's layout is known: 3.11 keeps the digit count in `ob_size`, 3.12+ in `lv_tag`
+/// (`ndigits << 3 | sign`); in both the first 30-bit digit follows at offset 24 (64-bit builds).
+/// Other interpreters use `PyLong_AsLong`.
+#[derive(Clone, Copy)]
+enum IntLayout {
+    ObSize,
+    LvTag,
+}
+
+fn compact_int_layout(py: Python<'_>) -> Option<IntLayout> {
+    static LAYOUT: OnceLock<Option<IntLayout>> = OnceLock::new();
+    *LAYOUT.get_or_init(|| {
+        let cpython = py
+            .import("sys")
+            .and_then(|sys| sys.getattr("implementation")?.getattr("name")?.extract::<String>())
+            .map(|name| name == "cpython")
+            .unwrap_or(false);
+        if std::mem::size_of::<usize>() != 8 || !cpython {
+            return None;
+        }
+        let v = py.version_info();
+        match (v.major, v.minor) {
+            (3, 9..=11) => Some(IntLayout::ObSize),
+            (3, 12..=14) => Some(IntLayout::LvTag),
+            _ => None,
+        }
+    })
+}
+
+/// The value of an exact `int` in 0..2^30 (None for anything else: other types, negatives,
+/// larger values, which then take the checked path).
+///
+/// SAFETY: `item` must be a valid object pointer and `layout` the running CPython's.
+#[inline(always)]
+unsafe fn read_compact_int(item: *mut pyo3::ffi::PyObject, layout: IntLayout) -> Option<u32> {
+    if pyo3::ffi::Py_TYPE(item) != std::ptr::addr_of_mut!(pyo3::ffi::PyLong_Type) {
+        return None;
+    }
+    let base = item as *const u8;
+    let tag = *(base.add(16) as *const isize);
+    let digit = *(base.add(24) as *const u32);
+    match layout {
+        IntLayout::ObSize => match tag {
+            0 => Some(0),
+            1 => Some(digit),
+            _ => None,
+        },
+        IntLayout::LvTag => {
+            // tag >> 3 = number of digits; tag & 3 = sign (0 positive, 1 zero, 2 negative)
+            match (tag >> 3, tag & 3) {
+                (0, 1) => Some(0),
+                (1, 0) => Some(digit),
+                _ => None,
+            }
+        }
     }
 }
 
