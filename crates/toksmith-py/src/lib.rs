@@ -269,17 +269,19 @@ impl Bpe {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<Bound<'py, pyo3::types::PyString>>,
         allowed: Option<Vec<u32>>,
         allow_all: bool,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
+        // Borrow each str's UTF-8 buffer (cached in the str object, which `texts` keeps alive;
+        // Python strings are immutable) instead of copying every text before the parallel part.
+        let strs: Vec<&str> = texts.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?;
         let all = py
             .detach(|| {
                 in_pool(threads, || {
-                    texts
-                        .par_iter()
+                    strs.par_iter()
                         .map(|t| self.enc.encode(t, &a))
                         .collect::<toksmith_core::Result<Vec<_>>>()
                 })
