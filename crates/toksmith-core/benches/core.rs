@@ -36,7 +36,8 @@ fn repo_root() -> PathBuf {
 /// concatenated (about 750 KB of English, Python, C++, JavaScript and shell).
 fn bench_text() -> String {
     if let Ok(p) = std::env::var("TOKSMITH_BENCH_TEXT") {
-        return std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("TOKSMITH_BENCH_TEXT={p}: {e}"));
+        return std::fs::read_to_string(&p)
+            .unwrap_or_else(|e| panic!("TOKSMITH_BENCH_TEXT={p}: {e}"));
     }
     let dir = repo_root().join("tests/data/corpora");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -50,10 +51,15 @@ fn bench_text() -> String {
     }
     if text.is_empty() {
         // no data at all: synthetic text so the suite still runs
-        let words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "fn", "main()", "{", "}", "42", "éclair"];
+        let words = [
+            "the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "fn", "main()", "{",
+            "}", "42", "éclair",
+        ];
         let mut state = 12345u64;
         while text.len() < 500_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             text.push_str(words[(state >> 33) as usize % words.len()]);
             text.push(if (state >> 20) % 11 == 0 { '\n' } else { ' ' });
         }
@@ -126,19 +132,32 @@ fn trained_vocab(pattern: &str, text: &str, merges: usize) -> Vec<(Vec<u8>, u32)
         t.extend_from_slice(&toks[b as usize]);
         toks.push(t);
     }
-    toks.into_iter().enumerate().map(|(i, t)| (t, i as u32)).collect()
+    toks.into_iter()
+        .enumerate()
+        .map(|(i, t)| (t, i as u32))
+        .collect()
 }
 
 /// (label, encoder) for gpt2 and cl100k (real rank files when present) and o200k (trained).
 fn encoders(text: &str) -> Vec<(String, Encoder)> {
     let mut out = Vec::new();
-    for (pattern, file) in [("gpt2", "gpt2.tiktoken"), ("cl100k", "cl100k_base.tiktoken"), ("o200k", "")] {
+    for (pattern, file) in [
+        ("gpt2", "gpt2.tiktoken"),
+        ("cl100k", "cl100k_base.tiktoken"),
+        ("o200k", ""),
+    ] {
         let (ranks, label) = match rank_file(file).and_then(|p| read_tiktoken(&p)) {
             Some(r) if !file.is_empty() => (r, pattern.to_string()),
-            _ => (trained_vocab(pattern, text, 8192), format!("{pattern}-trained8k")),
+            _ => (
+                trained_vocab(pattern, text, 8192),
+                format!("{pattern}-trained8k"),
+            ),
         };
         let vocab = Vocab::new(ranks, vec![]).expect("valid vocab");
-        out.push((label, Encoder::new(vocab, Pretokenizer::new(pattern).unwrap())));
+        out.push((
+            label,
+            Encoder::new(vocab, Pretokenizer::new(pattern).unwrap()),
+        ));
     }
     out
 }
@@ -152,19 +171,24 @@ fn pretokenize(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("scanner", p), |b| {
             b.iter(|| {
                 let mut n = 0usize;
-                pre.for_each_piece(black_box(&text), |piece| n += piece.len()).unwrap();
+                pre.for_each_piece(black_box(&text), |piece| n += piece.len())
+                    .unwrap();
                 n
             })
         });
     }
     // the regex engine on the same pattern, for scale (a slice: it is much slower)
-    let slice = &text[..text.char_indices().nth(100_000).map_or(text.len(), |(i, _)| i)];
+    let slice = &text[..text
+        .char_indices()
+        .nth(100_000)
+        .map_or(text.len(), |(i, _)| i)];
     g.throughput(Throughput::Bytes(slice.len() as u64));
     let re = Pretokenizer::new_regex("cl100k").unwrap();
     g.bench_function(BenchmarkId::new("regex", "cl100k"), |b| {
         b.iter(|| {
             let mut n = 0usize;
-            re.for_each_piece(black_box(slice), |piece| n += piece.len()).unwrap();
+            re.for_each_piece(black_box(slice), |piece| n += piece.len())
+                .unwrap();
             n
         })
     });
@@ -192,7 +216,9 @@ fn encode(c: &mut Criterion) {
         ("digits_100k", "1234567890".repeat(10_000)),
     ] {
         g.throughput(Throughput::Bytes(input.len() as u64));
-        g.bench_function(BenchmarkId::new(name, label), |b| b.iter(|| enc.encode_ordinary(black_box(&input)).unwrap()));
+        g.bench_function(BenchmarkId::new(name, label), |b| {
+            b.iter(|| enc.encode_ordinary(black_box(&input)).unwrap())
+        });
     }
     g.finish();
 }
@@ -230,7 +256,11 @@ fn train(c: &mut Criterion) {
     for merges in [1024usize, 4096] {
         g.throughput(Throughput::Elements(merges as u64));
         g.bench_function(BenchmarkId::new("train_merges_cl100k", merges), |b| {
-            b.iter(|| train_merges(black_box(&counts), merges, &mut |_| {}).unwrap().len())
+            b.iter(|| {
+                train_merges(black_box(&counts), merges, &mut |_| {})
+                    .unwrap()
+                    .len()
+            })
         });
     }
     g.finish();

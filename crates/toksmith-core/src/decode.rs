@@ -53,12 +53,25 @@ mod tests {
     fn decode_concatenates_and_checks_ids() {
         let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
         m.push((b"a long token of more than sixteen bytes".to_vec(), 256));
-        let added = vec![AddedToken { text: "<s>".into(), id: 300, kind: AddedKind::Special }];
+        let added = vec![AddedToken {
+            text: "<s>".into(),
+            id: 300,
+            kind: AddedKind::Special,
+        }];
         let v = Vocab::new(m, added).unwrap();
         let out = decode_bytes(&v, &[104, 105, 256, 300, 0, 255]).unwrap();
-        assert_eq!(out, b"hia long token of more than sixteen bytes<s>\x00\xff".to_vec());
+        assert_eq!(
+            out,
+            b"hia long token of more than sixteen bytes<s>\x00\xff".to_vec()
+        );
         assert_eq!(decode_bytes(&v, &[]).unwrap(), Vec::<u8>::new());
-        assert!(matches!(decode_bytes(&v, &[1, 299]), Err(Error::UnknownId { id: 299, .. })));
-        assert!(matches!(decode_bytes(&v, &[5000]), Err(Error::UnknownId { id: 5000, .. })));
+        assert!(matches!(
+            decode_bytes(&v, &[1, 299]),
+            Err(Error::UnknownId { id: 299, .. })
+        ));
+        assert!(matches!(
+            decode_bytes(&v, &[5000]),
+            Err(Error::UnknownId { id: 5000, .. })
+        ));
     }
 }

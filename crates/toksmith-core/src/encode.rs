@@ -46,7 +46,13 @@ pub struct Scratch {
 /// `ids[i]` tracks the id of token `i` (a merged token's id is the rank of the pair that made
 /// it), so no lookup is needed at the end; the first round of pair ranks comes from the
 /// two-byte table.
-pub fn bpe_small(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch, out: &mut Vec<u32>) {
+pub fn bpe_small(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    scratch: &mut Scratch,
+    out: &mut Vec<u32>,
+) {
     let n = piece.len();
     let starts = &mut scratch.starts;
     let ranks = &mut scratch.ranks;
@@ -82,12 +88,20 @@ pub fn bpe_small(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch,
         ranks.remove(at + 1);
         let m = ranks.len(); // number of tokens
         ranks[at] = if at + 2 <= m {
-            rank_below(vocab, &piece[starts[at] as usize..starts[at + 2] as usize], limit)
+            rank_below(
+                vocab,
+                &piece[starts[at] as usize..starts[at + 2] as usize],
+                limit,
+            )
         } else {
             u32::MAX
         };
         if at > 0 {
-            ranks[at - 1] = rank_below(vocab, &piece[starts[at - 1] as usize..starts[at + 1] as usize], limit);
+            ranks[at - 1] = rank_below(
+                vocab,
+                &piece[starts[at - 1] as usize..starts[at + 1] as usize],
+                limit,
+            );
         }
     }
     out.extend_from_slice(ids);
@@ -120,7 +134,13 @@ pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
             buckets.push(r, i as u32);
         }
     }
-    let end = |next: &Vec<u32>, j: u32| if (j as usize) < n { next[j as usize] } else { n as u32 };
+    let end = |next: &Vec<u32>, j: u32| {
+        if (j as usize) < n {
+            next[j as usize]
+        } else {
+            n as u32
+        }
+    };
     let mut pushes: Vec<(u32, u32)> = Vec::new();
     while let Some((r, mut positions)) = buckets.pop_min() {
         positions.sort_unstable();
@@ -294,7 +314,11 @@ impl AddedMatcher {
             v.sort_by(|x, y| y.0.len().cmp(&x.0.len()).then(x.0.cmp(&y.0)));
         }
         let any = first.iter().any(|&f| f);
-        AddedMatcher { by_first, first, any }
+        AddedMatcher {
+            by_first,
+            first,
+            any,
+        }
     }
 
     /// Next match at or after `from` accepted by `accept(id, kind)`: (start, end, id).
@@ -418,7 +442,9 @@ impl Encoder {
                         }
                         let start = cache.ids.len() as u32;
                         cache.ids.extend_from_slice(&out[before..]);
-                        cache.map.insert(piece.into(), (start, (out.len() - before) as u32));
+                        cache
+                            .map
+                            .insert(piece.into(), (start, (out.len() - before) as u32));
                     }
                 } else {
                     encode_piece(vocab, piece, scratch, out);
@@ -477,7 +503,10 @@ mod tests {
 
     fn toy_vocab() -> Vocab {
         let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        for (i, t) in ["aa", "ab", "aaa", "aaaa", "ba", "bab", "abab"].iter().enumerate() {
+        for (i, t) in ["aa", "ab", "aaa", "aaaa", "ba", "bab", "abab"]
+            .iter()
+            .enumerate()
+        {
             m.push((t.as_bytes().to_vec(), 256 + i as u32));
         }
         Vocab::new(m, vec![]).unwrap()
@@ -488,45 +517,58 @@ mod tests {
         // "abab" has a lower rank than "ab": merging ab creates an (ab, ab) pair that must be
         // merged before the remaining ab pairs, as tiktoken's global-minimum rule says.
         let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        for (t, r) in [("abab", 300), ("ab", 310), ("ba", 305), ("bb", 256), ("abb", 320), ("aab", 290), ("aa", 315)] {
+        for (t, r) in [
+            ("abab", 300),
+            ("ab", 310),
+            ("ba", 305),
+            ("bb", 256),
+            ("abb", 320),
+            ("aab", 290),
+            ("aa", 315),
+        ] {
             m.push((t.as_bytes().to_vec(), r));
         }
         let v = Vocab::new(m, vec![]).unwrap();
-        let mut seed = 99u64;
+        // a/b strings of up to 300 bytes, about one third b
+        assert_small_equals_long(
+            &v,
+            99,
+            |seed, k| (seed.rotate_left(k as u32 * 7) >> 3) % 3 == 0,
+            300,
+        );
+    }
+
+    /// `bpe_small` and `bpe_long` agree on 3000 random a/b strings (`is_b(seed, k)` picks byte k).
+    fn assert_small_equals_long(
+        v: &Vocab,
+        mut seed: u64,
+        is_b: impl Fn(u64, usize) -> bool,
+        max_len: u64,
+    ) {
         for _ in 0..3000 {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            let len = (seed % 300) as usize;
+            let len = (seed % max_len) as usize;
             let s: Vec<u8> = (0..len)
-                .map(|k| if (seed.rotate_left(k as u32 * 7) >> 3) % 3 == 0 { b'b' } else { b'a' })
+                .map(|k| if is_b(seed, k) { b'b' } else { b'a' })
                 .collect();
             let mut a = vec![];
             let mut b = vec![];
-            bpe_small(&v, &s, u32::MAX, &mut Scratch::default(), &mut a);
-            bpe_long(&v, &s, u32::MAX, &mut b);
+            bpe_small(v, &s, u32::MAX, &mut Scratch::default(), &mut a);
+            bpe_long(v, &s, u32::MAX, &mut b);
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
         }
     }
 
     #[test]
     fn small_and_long_agree() {
-        let v = toy_vocab();
-        let mut seed = 12345u64;
-        for _ in 0..3000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let len = (seed % 40) as usize;
-            let s: Vec<u8> = (0..len)
-                .map(|k| if (seed >> (k % 60)) & 1 == 0 { b'a' } else { b'b' })
-                .collect();
-            let mut a = vec![];
-            let mut b = vec![];
-            bpe_small(&v, &s, u32::MAX, &mut Scratch::default(), &mut a);
-            bpe_long(&v, &s, u32::MAX, &mut b);
-            assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
-        }
+        assert_small_equals_long(
+            &toy_vocab(),
+            12345,
+            |seed, k| (seed >> (k % 60)) & 1 == 1,
+            40,
+        );
     }
 
     #[test]
@@ -541,7 +583,13 @@ mod tests {
         expect.extend([256, 258]);
         assert_eq!(out, expect);
         let mut small = vec![];
-        bpe_small(&v, &s[..1001], u32::MAX, &mut Scratch::default(), &mut small);
+        bpe_small(
+            &v,
+            &s[..1001],
+            u32::MAX,
+            &mut Scratch::default(),
+            &mut small,
+        );
         let mut long = vec![];
         bpe_long(&v, &s[..1001], u32::MAX, &mut long);
         assert_eq!(small, long);

@@ -243,7 +243,13 @@ impl ChunkCounter {
     /// bounded. With a named pattern each block is cut at a safe place (see
     /// [`split_for_parallel`]) and the rest carried over; a custom regex gives no such
     /// guarantee, so the stream is then read whole before it is split. `name` is used in errors.
-    pub fn add_reader<R: Read>(&mut self, mut r: R, name: &str, replace: bool, block: usize) -> Result<()> {
+    pub fn add_reader<R: Read>(
+        &mut self,
+        mut r: R,
+        name: &str,
+        replace: bool,
+        block: usize,
+    ) -> Result<()> {
         let fast = self.pretok.is_fast();
         let mut buf: Vec<u8> = Vec::new();
         let mut offset: u64 = 0; // stream offset of buf[0]
@@ -290,7 +296,11 @@ impl ChunkCounter {
                 buf = rest;
             } else {
                 // Count up to the last safe cut; carry the rest (as original bytes).
-                let cut = if eof { text.len() } else { last_safe_cut(&text) };
+                let cut = if eof {
+                    text.len()
+                } else {
+                    last_safe_cut(&text)
+                };
                 let consumed_bytes = if text.len() == text_len_bytes {
                     cut
                 } else if cut == text.len() {
@@ -351,7 +361,8 @@ impl ChunkCounter {
     }
 
     pub fn counts_snapshot(&self) -> Vec<(Box<[u8]>, u64)> {
-        let mut v: Vec<(Box<[u8]>, u64)> = self.counts.iter().map(|(k, &c)| (k.clone(), c)).collect();
+        let mut v: Vec<(Box<[u8]>, u64)> =
+            self.counts.iter().map(|(k, &c)| (k.clone(), c)).collect();
         v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         v
     }
@@ -632,7 +643,9 @@ mod tests {
     fn parallel_split_gives_same_counts() {
         let mut text = String::new();
         for i in 0..20000 {
-            text.push_str(&format!("line {i} of text,  with 'quotes' and\n\n  spaces\nNext"));
+            text.push_str(&format!(
+                "line {i} of text,  with 'quotes' and\n\n  spaces\nNext"
+            ));
         }
         // and a long line without line breaks: cut between words
         for i in 0..20000 {
@@ -641,12 +654,14 @@ mod tests {
         for pat in ["gpt2", "cl100k", "o200k", "nanochat"] {
             let pre = Pretokenizer::new(pat).unwrap();
             let mut whole: FxHashMap<&str, u64> = Default::default();
-            pre.for_each_piece(&text, |p| *whole.entry(p).or_insert(0) += 1).unwrap();
+            pre.for_each_piece(&text, |p| *whole.entry(p).or_insert(0) += 1)
+                .unwrap();
             let mut parts: FxHashMap<&str, u64> = Default::default();
             let split = split_for_parallel(&text, 4096);
             assert!(split.len() > 10);
             for part in split {
-                pre.for_each_piece(part, |p| *parts.entry(p).or_insert(0) += 1).unwrap();
+                pre.for_each_piece(part, |p| *parts.entry(p).or_insert(0) += 1)
+                    .unwrap();
             }
             assert_eq!(whole, parts, "{pat}");
         }
@@ -656,7 +671,9 @@ mod tests {
     fn reader_in_blocks_equals_whole_text() {
         let mut text = String::new();
         for i in 0..3000 {
-            text.push_str(&format!("Zeile {i}: größer als ü — 😀 ok\n  indented\nword "));
+            text.push_str(&format!(
+                "Zeile {i}: größer als ü — 😀 ok\n  indented\nword "
+            ));
         }
         for pat in ["cl100k", r"\w+|\s+|[^\w\s]+"] {
             let mut a = ChunkCounter::new(Pretokenizer::new(pat).unwrap(), vec![]);
@@ -673,7 +690,13 @@ mod tests {
         data.push(0xff);
         let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
         let err = c.add_reader(&data[..], "f.txt", false, 64).unwrap_err();
-        assert_eq!(err, Error::InvalidUtf8 { source_name: "f.txt".into(), offset: 1200 });
+        assert_eq!(
+            err,
+            Error::InvalidUtf8 {
+                source_name: "f.txt".into(),
+                offset: 1200
+            }
+        );
         let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
         c.add_reader(&data[..], "f.txt", true, 64).unwrap();
         assert!(c.num_unique() > 2);
@@ -682,7 +705,9 @@ mod tests {
     #[test]
     fn pinned_tokens_are_cut_out() {
         let mut segs = vec![];
-        cut_pinned("a<x>bb<xy>c", &["<xy>".into(), "<x>".into()], |s| segs.push(s));
+        cut_pinned("a<x>bb<xy>c", &["<xy>".into(), "<x>".into()], |s| {
+            segs.push(s)
+        });
         assert_eq!(segs, vec!["a", "bb", "c"]);
     }
 }

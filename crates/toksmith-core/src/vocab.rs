@@ -130,7 +130,10 @@ impl<K: InlineKey> InlineTable<K> {
 
     #[inline(always)]
     fn index(&self, key: K, len: usize) -> usize {
-        (key.fold().wrapping_add(len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        (key.fold()
+            .wrapping_add(len as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> self.shift) as usize
     }
 
     #[inline(always)]
@@ -180,7 +183,9 @@ impl Vocab {
         let mut by_id: Vec<(u32, &[u8])> = Vec::with_capacity(mergeable.len() + added.len());
         for (bytes, id) in &mergeable {
             if bytes.is_empty() {
-                return Err(Error::InvalidVocab(format!("token id {id} has empty bytes")));
+                return Err(Error::InvalidVocab(format!(
+                    "token id {id} has empty bytes"
+                )));
             }
             if let Some(prev) = ranks.insert(bytes.clone().into_boxed_slice(), *id) {
                 return Err(Error::InvalidVocab(format!(
@@ -230,7 +235,11 @@ impl Vocab {
                 )));
             }
         }
-        let n = if by_id.is_empty() { 0 } else { max_id as usize + 1 };
+        let n = if by_id.is_empty() {
+            0
+        } else {
+            max_id as usize + 1
+        };
         let mut flat = Vec::new();
         let mut offsets = Vec::with_capacity(n + 1);
         let mut present = vec![false; n];

@@ -8,13 +8,48 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use toksmith_core::Error;
 
-create_exception!(toksmith, ToksmithError, PyValueError, "Base class of toksmith's errors (a ValueError).");
-create_exception!(toksmith, PatternError, ToksmithError, "A split pattern is not a valid regex, or the regex engine failed on an input.");
-create_exception!(toksmith, VocabError, ToksmithError, "An inconsistent vocabulary or tokenizer file, or a vocab_size that cannot be met.");
-create_exception!(toksmith, EmptyCorpusError, ToksmithError, "The training corpus has no text.");
-create_exception!(toksmith, UnknownTokenError, ToksmithError, "A token id or token that is not in the vocabulary.");
-create_exception!(toksmith, CorpusDecodeError, ToksmithError, "A corpus file is not valid UTF-8.");
-create_exception!(toksmith, MergesError, VocabError, "A rank table whose merge list cannot be recovered.");
+create_exception!(
+    toksmith,
+    ToksmithError,
+    PyValueError,
+    "Base class of toksmith's errors (a ValueError)."
+);
+create_exception!(
+    toksmith,
+    PatternError,
+    ToksmithError,
+    "A split pattern is not a valid regex, or the regex engine failed on an input."
+);
+create_exception!(
+    toksmith,
+    VocabError,
+    ToksmithError,
+    "An inconsistent vocabulary or tokenizer file, or a vocab_size that cannot be met."
+);
+create_exception!(
+    toksmith,
+    EmptyCorpusError,
+    ToksmithError,
+    "The training corpus has no text."
+);
+create_exception!(
+    toksmith,
+    UnknownTokenError,
+    ToksmithError,
+    "A token id or token that is not in the vocabulary."
+);
+create_exception!(
+    toksmith,
+    CorpusDecodeError,
+    ToksmithError,
+    "A corpus file is not valid UTF-8."
+);
+create_exception!(
+    toksmith,
+    MergesError,
+    VocabError,
+    "A rank table whose merge list cannot be recovered."
+);
 
 pub fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();

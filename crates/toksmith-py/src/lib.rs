@@ -65,7 +65,9 @@ fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
             // SAFETY: see below; the compact-int read only happens for exact ints on a CPython
             // whose PyLongObject layout was recognised at start-up.
             if let Some(layout) = compact {
-                let item = unsafe { pyo3::ffi::PyList_GET_ITEM(list.as_ptr(), i as pyo3::ffi::Py_ssize_t) };
+                let item = unsafe {
+                    pyo3::ffi::PyList_GET_ITEM(list.as_ptr(), i as pyo3::ffi::Py_ssize_t)
+                };
                 if let Some(x) = unsafe { read_compact_int(item, layout) } {
                     v.push(x);
                     continue;
@@ -87,7 +89,9 @@ fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
                 }
             }
             if x < 0 || x > u32::MAX as std::os::raw::c_long {
-                return Err(pyo3::exceptions::PyOverflowError::new_err("token id too large"));
+                return Err(pyo3::exceptions::PyOverflowError::new_err(
+                    "token id too large",
+                ));
             }
             v.push(x as u32);
         }
@@ -112,7 +116,11 @@ fn compact_int_layout(py: Python<'_>) -> Option<IntLayout> {
     *LAYOUT.get_or_init(|| {
         let cpython = py
             .import("sys")
-            .and_then(|sys| sys.getattr("implementation")?.getattr("name")?.extract::<String>())
+            .and_then(|sys| {
+                sys.getattr("implementation")?
+                    .getattr("name")?
+                    .extract::<String>()
+            })
             .map(|name| name == "cpython")
             .unwrap_or(false);
         if std::mem::size_of::<usize>() != 8 || !cpython {
@@ -166,7 +174,11 @@ struct Bpe {
 }
 
 /// Build a Python list from ids, reusing the cached int objects.
-fn ids_to_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+fn ids_to_list<'py>(
+    py: Python<'py>,
+    ints: &[Py<PyAny>],
+    ids: &[u32],
+) -> PyResult<Bound<'py, PyList>> {
     // SAFETY: every id comes from the vocabulary, so it indexes `ints`; PyList_SetItem steals
     // the reference we add with Py_IncRef; the list is fully initialised before it is returned.
     unsafe {
@@ -187,13 +199,22 @@ fn ids_to_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResul
 impl Bpe {
     /// mergeable: [(bytes, id)]; added: [(text, id, is_pinned)]; pattern: name or regex.
     #[new]
-    fn new(py: Python<'_>, mergeable: Vec<(Vec<u8>, u32)>, added: Vec<(String, u32, bool)>, pattern: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        mergeable: Vec<(Vec<u8>, u32)>,
+        added: Vec<(String, u32, bool)>,
+        pattern: &str,
+    ) -> PyResult<Self> {
         let added: Vec<AddedToken> = added
             .into_iter()
             .map(|(text, id, pinned)| AddedToken {
                 text,
                 id,
-                kind: if pinned { AddedKind::Pinned } else { AddedKind::Special },
+                kind: if pinned {
+                    AddedKind::Pinned
+                } else {
+                    AddedKind::Special
+                },
             })
             .collect();
         let pattern = pattern.to_string();
@@ -204,7 +225,12 @@ impl Bpe {
         });
         let enc = enc.map_err(to_py)?;
         let ints: Vec<Py<PyAny>> = (0..enc.vocab.n_vocab() as u64)
-            .map(|i| i.into_pyobject(py).expect("int conversion cannot fail").into_any().unbind())
+            .map(|i| {
+                i.into_pyobject(py)
+                    .expect("int conversion cannot fail")
+                    .into_any()
+                    .unbind()
+            })
             .collect();
         Ok(Bpe { enc, ints })
     }
@@ -230,12 +256,20 @@ impl Bpe {
     }
 
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = py.detach(|| self.enc.encode_ordinary(text)).map_err(to_py)?;
+        let ids = py
+            .detach(|| self.enc.encode_ordinary(text))
+            .map_err(to_py)?;
         ids_to_list(py, &self.ints, &ids)
     }
 
     #[pyo3(signature = (text, allowed=None, allow_all=false))]
-    fn encode<'py>(&self, py: Python<'py>, text: &str, allowed: Option<Vec<u32>>, allow_all: bool) -> PyResult<Bound<'py, PyList>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Option<Vec<u32>>,
+        allow_all: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
         let ids = py.detach(|| self.enc.encode(text, &a)).map_err(to_py)?;
         ids_to_list(py, &self.ints, &ids)
@@ -297,11 +331,20 @@ impl Bpe {
     /// First special token found in `text` among `disallowed` ids (all when None):
     /// (token, byte offset) or None.
     #[pyo3(signature = (text, disallowed=None))]
-    fn find_special(&self, py: Python<'_>, text: &str, disallowed: Option<Vec<u32>>) -> Option<(String, usize)> {
+    fn find_special(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        disallowed: Option<Vec<u32>>,
+    ) -> Option<(String, usize)> {
         py.detach(|| self.enc.find_special(text, disallowed.as_deref()))
     }
 
-    fn decode_bytes<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let ids = ids_from(ids)?;
         let out = py
             .detach(|| toksmith_core::decode::decode_bytes(&self.enc.vocab, &ids))
@@ -310,7 +353,12 @@ impl Bpe {
     }
 
     #[pyo3(signature = (batch, threads=0))]
-    fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<u32>>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+    fn decode_bytes_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch: Vec<Vec<u32>>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
         let outs = py
             .detach(|| {
                 in_pool(threads, || {
@@ -327,7 +375,12 @@ impl Bpe {
     /// Decode to str with Python's own UTF-8 decoder and error handler (`errors`, e.g.
     /// "replace" or "strict"), without an intermediate bytes object.
     #[pyo3(signature = (ids, errors="replace"))]
-    fn decode_str<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>, errors: &str) -> PyResult<Bound<'py, PyAny>> {
+    fn decode_str<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        errors: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let ids = ids_from(ids)?;
         let bytes = py
             .detach(|| toksmith_core::decode::decode_bytes(&self.enc.vocab, &ids))
@@ -379,9 +432,11 @@ struct ChunkCounter {
 
 impl ChunkCounter {
     fn get(&mut self) -> PyResult<&mut train::ChunkCounter> {
-        self.inner
-            .as_mut()
-            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this ChunkCounter was already consumed by train()"))
+        self.inner.as_mut().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "this ChunkCounter was already consumed by train()",
+            )
+        })
     }
 }
 
@@ -399,11 +454,19 @@ impl ChunkCounter {
     #[pyo3(signature = (texts, threads=0))]
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<()> {
         let inner = self.get()?;
-        py.detach(|| in_pool(threads, || inner.add_texts(&texts)))?.map_err(to_py)
+        py.detach(|| in_pool(threads, || inner.add_texts(&texts)))?
+            .map_err(to_py)
     }
 
     #[pyo3(signature = (path, replace=false, threads=0, block_size=16 << 20))]
-    fn add_file(&mut self, py: Python<'_>, path: std::path::PathBuf, replace: bool, threads: usize, block_size: usize) -> PyResult<()> {
+    fn add_file(
+        &mut self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        replace: bool,
+        threads: usize,
+        block_size: usize,
+    ) -> PyResult<()> {
         let inner = self.get()?;
         let name = path.display().to_string();
         py.detach(|| {
@@ -412,7 +475,12 @@ impl ChunkCounter {
                     path: name.clone(),
                     message: e.to_string(),
                 })?;
-                inner.add_reader(std::io::BufReader::with_capacity(1 << 20, f), &name, replace, block_size)
+                inner.add_reader(
+                    std::io::BufReader::with_capacity(1 << 20, f),
+                    &name,
+                    replace,
+                    block_size,
+                )
             })
         })?
         .map_err(to_py)
@@ -446,11 +514,18 @@ impl ChunkCounter {
     /// Run the merge loop; returns [(left, right)] in internal ids (bytes 0..255, merge k = 256+k).
     /// `progress(done, total)` is called now and then with the GIL held.
     #[pyo3(signature = (num_merges, progress=None, threads=0))]
-    fn train(&mut self, py: Python<'_>, num_merges: usize, progress: Option<Py<PyAny>>, threads: usize) -> PyResult<Vec<(u32, u32)>> {
-        let counter = self
-            .inner
-            .take()
-            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this ChunkCounter was already consumed by train()"))?;
+    fn train(
+        &mut self,
+        py: Python<'_>,
+        num_merges: usize,
+        progress: Option<Py<PyAny>>,
+        threads: usize,
+    ) -> PyResult<Vec<(u32, u32)>> {
+        let counter = self.inner.take().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "this ChunkCounter was already consumed by train()",
+            )
+        })?;
         let result = py.detach(|| {
             in_pool(threads, || {
                 let chunks = counter.into_counts();
@@ -485,7 +560,10 @@ fn split(py: Python<'_>, text: &str, pattern: &str, engine: &str) -> PyResult<Ve
     }
     .map_err(to_py)?;
     let pieces = py
-        .detach(|| pre.split(text).map(|v| v.into_iter().map(str::to_string).collect::<Vec<_>>()))
+        .detach(|| {
+            pre.split(text)
+                .map(|v| v.into_iter().map(str::to_string).collect::<Vec<_>>())
+        })
         .map_err(to_py)?;
     Ok(pieces)
 }
@@ -511,7 +589,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(named_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(compile_pattern, m)?)?;
-    m.add("NAMED_PATTERNS", pretokenize::NAMED_PATTERNS.iter().map(|(n, p)| (*n, *p)).collect::<Vec<_>>())?;
+    m.add(
+        "NAMED_PATTERNS",
+        pretokenize::NAMED_PATTERNS
+            .iter()
+            .map(|(n, p)| (*n, *p))
+            .collect::<Vec<_>>(),
+    )?;
     m.add("RUSTBPE_GPT4_PATTERN", pretokenize::RUSTBPE_GPT4_PATTERN)?;
     Ok(())
 }

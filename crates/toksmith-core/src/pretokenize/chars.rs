@@ -30,7 +30,8 @@ pub fn is_space(cat: u8) -> bool {
 /// `[^\s\p{L}\p{N}]`
 #[inline(always)]
 pub fn is_punct(cat: u8) -> bool {
-    const M: u16 = (1 << LU) | (1 << LL) | (1 << LT) | (1 << LM) | (1 << LO) | (1 << NUM) | (1 << SPACE);
+    const M: u16 =
+        (1 << LU) | (1 << LL) | (1 << LT) | (1 << LM) | (1 << LO) | (1 << NUM) | (1 << SPACE);
     (1u16 << cat) & M == 0
 }
 /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` (o200k's "upper" class)

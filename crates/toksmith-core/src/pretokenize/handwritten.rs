@@ -170,7 +170,11 @@ fn o200k_contraction(t: &Text, i: usize) -> usize {
     }
     let Some(a) = t.at(i + 1) else { return i };
     let one = i + 1 + a.len as usize;
-    if folds_to(a.cp, FOLD_S) || folds_to(a.cp, FOLD_T) || folds_to(a.cp, FOLD_M) || folds_to(a.cp, FOLD_D) {
+    if folds_to(a.cp, FOLD_S)
+        || folds_to(a.cp, FOLD_T)
+        || folds_to(a.cp, FOLD_M)
+        || folds_to(a.cp, FOLD_D)
+    {
         return one;
     }
     let Some(b) = t.at(one) else { return i };

@@ -70,7 +70,10 @@ pub fn named_pattern(name: &str) -> Option<&'static str> {
 enum Scanner {
     Gpt2,
     /// cl100k family: (max digits per number piece, `\s++$` alternative present)
-    Cl100k { max_digits: usize, end_anchor: bool },
+    Cl100k {
+        max_digits: usize,
+        end_anchor: bool,
+    },
     O200k,
 }
 

@@ -18,15 +18,17 @@ impl Rng {
 /// marks, digits of several scripts, all kinds of whitespace, apostrophes and CR/LF.
 const ALPHABET: &[char] = &[
     'a', 'b', 'e', 'l', 'd', 'm', 'r', 's', 't', 'v', 'A', 'B', 'E', 'L', 'D', 'M', 'R', 'S', 'T',
-    'V', 'ſ', 'é', 'É', 'ǅ', 'ʰ', 'あ', '中', 'ß', 'Ω', 'ж', 'Ж', '\u{0301}', '\u{0308}', '\u{093F}',
-    '0', '1', '9', '٣', '५', '²', 'Ⅻ', '½', ' ', ' ', ' ', '\t', '\n', '\r', '\u{0b}', '\u{0c}',
-    '\u{85}', '\u{a0}', '\u{2028}', '\u{3000}', '\u{1680}', '\u{1c}', '\'', '\'', '"', '.', ',',
-    '!', '/', '-', '_', '(', ')', '{', '#', '😀', '🌍', '\u{200d}', '\u{fe0f}', '€', '$',
+    'V', 'ſ', 'é', 'É', 'ǅ', 'ʰ', 'あ', '中', 'ß', 'Ω', 'ж', 'Ж', '\u{0301}', '\u{0308}',
+    '\u{093F}', '0', '1', '9', '٣', '५', '²', 'Ⅻ', '½', ' ', ' ', ' ', '\t', '\n', '\r', '\u{0b}',
+    '\u{0c}', '\u{85}', '\u{a0}', '\u{2028}', '\u{3000}', '\u{1680}', '\u{1c}', '\'', '\'', '"',
+    '.', ',', '!', '/', '-', '_', '(', ')', '{', '#', '😀', '🌍', '\u{200d}', '\u{fe0f}', '€', '$',
 ];
 
 fn random_text(rng: &mut Rng, max_len: usize) -> String {
     let len = rng.below(max_len + 1);
-    (0..len).map(|_| ALPHABET[rng.below(ALPHABET.len())]).collect()
+    (0..len)
+        .map(|_| ALPHABET[rng.below(ALPHABET.len())])
+        .collect()
 }
 
 fn check_equal(name: &str, texts: &[String]) {
