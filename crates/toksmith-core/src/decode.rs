@@ -5,42 +5,37 @@ use crate::vocab::Vocab;
 
 /// Concatenate the bytes of `ids`; an unknown id is an error naming it.
 ///
-/// Two passes: the first checks every id and sums the lengths, the second copies. Tokens of up
-/// to 16 bytes (nearly all) are copied as one 16-byte block into the slack at the end of the
-/// output (the token table is padded for this), avoiding a `memcpy` call per token.
+/// One pass: tokens of up to 16 bytes (nearly all) are copied as one 16-byte block into the
+/// slack at the end of the output (the token table is padded for this), avoiding a `memcpy`
+/// call per token; the buffer grows when less than a token + 16 bytes is left.
 pub fn decode_bytes(vocab: &Vocab, ids: &[u32]) -> Result<Vec<u8>> {
-    let mut total = 0usize;
-    for &id in ids {
-        match vocab.span(id) {
-            Some((_, len)) => total += len,
-            None => {
-                return Err(Error::UnknownId {
-                    id: id as u64,
-                    n_vocab: vocab.n_vocab() as u64,
-                })
-            }
-        }
-    }
-    let mut out: Vec<u8> = Vec::with_capacity(total + 16);
+    let mut out: Vec<u8> = Vec::with_capacity(ids.len() * 4 + 64);
     let flat = &vocab.flat;
-    let dst = out.as_mut_ptr();
-    let mut w = 0usize;
     for &id in ids {
-        let (s, len) = vocab.span(id).expect("checked above");
-        // SAFETY: `w + len <= total` and the buffer has `total + 16` bytes, so a 16-byte write at
-        // `w` stays in bounds; `flat` has 16 bytes of padding after its last token, so a 16-byte
-        // read at `s` (a token start) stays in bounds too. Source and destination do not overlap.
-        unsafe {
-            if len <= 16 {
-                std::ptr::copy_nonoverlapping(flat.as_ptr().add(s), dst.add(w), 16);
-            } else {
-                std::ptr::copy_nonoverlapping(flat.as_ptr().add(s), dst.add(w), len);
-            }
+        let Some((s, len)) = vocab.span(id) else {
+            return Err(Error::UnknownId {
+                id: id as u64,
+                n_vocab: vocab.n_vocab() as u64,
+            });
+        };
+        let w = out.len();
+        if out.capacity() - w < len + 16 {
+            out.reserve(len + 16 + w / 2);
         }
-        w += len;
+        // SAFETY: the capacity check above leaves at least `len + 16` writable bytes at `w`;
+        // `flat` has 16 bytes of padding after its last token, so a 16-byte read at `s` (a
+        // token start) stays in bounds; the regions do not overlap; `set_len` covers exactly
+        // the `len` bytes written for this token.
+        unsafe {
+            let dst = out.as_mut_ptr().add(w);
+            if len <= 16 {
+                std::ptr::copy_nonoverlapping(flat.as_ptr().add(s), dst, 16);
+            } else {
+                std::ptr::copy_nonoverlapping(flat.as_ptr().add(s), dst, len);
+            }
+            out.set_len(w + len);
+        }
     }
-    // SAFETY: the first `total` bytes were written above.
-    unsafe { out.set_len(total) };
     Ok(out)
 }
 

@@ -171,6 +171,8 @@ pub struct Vocab {
     pub(crate) flat: Vec<u8>,
     pub(crate) offsets: Vec<u32>,
     pub(crate) present: Vec<bool>,
+    /// (offset, length) per id; length `u32::MAX` for unused ids (the decoder's table).
+    pub(crate) spans: Vec<(u32, u32)>,
     pub(crate) added: Vec<AddedToken>,
 }
 
@@ -255,6 +257,15 @@ impl Vocab {
             }
         }
         offsets.push(flat.len() as u32);
+        let spans: Vec<(u32, u32)> = (0..n)
+            .map(|i| {
+                if present[i] {
+                    (offsets[i], offsets[i + 1] - offsets[i])
+                } else {
+                    (0, u32::MAX)
+                }
+            })
+            .collect();
         // Padding so the decoder may copy 16 bytes at a time past the last token.
         flat.extend_from_slice(&[0u8; 16]);
         let mut pair_table = vec![u32::MAX; 1 << 16];
@@ -274,6 +285,7 @@ impl Vocab {
             flat,
             offsets,
             present,
+            spans,
             added,
         })
     }
@@ -297,15 +309,12 @@ impl Vocab {
         }
     }
 
-    /// (offset, length) of a token's bytes in `flat`, if the id is used.
+    /// (offset, length) of a token's bytes in `flat`, if the id is used: one load from `spans`.
     #[inline(always)]
     pub(crate) fn span(&self, id: u32) -> Option<(usize, usize)> {
-        let i = id as usize;
-        if i < self.present.len() && self.present[i] {
-            let s = self.offsets[i] as usize;
-            Some((s, self.offsets[i + 1] as usize - s))
-        } else {
-            None
+        match self.spans.get(id as usize) {
+            Some(&(s, len)) if len != u32::MAX => Some((s as usize, len as usize)),
+            _ => None,
         }
     }
 
