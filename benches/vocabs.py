@@ -5,17 +5,18 @@ A *vocab spec* (a JSON-able dict) names everything a worker needs:
 "specials", "hf" (a tokenizer.json or None), "hf_source", "source"}``.
 
 Rank files use tiktoken's format (base64 token, space, rank per line), which tiktoken, toksmith
-and fastokens all load. The Hugging Face tokenizer.json is a ByteLevel BPE with a ``Split``
-pre-tokenizer, built here from the ranks (merges recovered by running BPE on each token with
-the lower ranks only), unless toksmith's own exporter exists and gives the same ids.
+and fastokens all load. The Hugging Face tokenizer.json comes from toksmith's exporter
+(``toksmith.formats.huggingface.huggingface_json``) and is measured only when it gives
+tiktoken's ids on a sample.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
+
+from toksmith.formats.tiktoken import dump_tiktoken_ranks, load_tiktoken_ranks
 
 GPT2_SPECIALS = {"<|endoftext|>": 50256}
 CL100K_SPECIALS = {
@@ -26,136 +27,22 @@ CL100K_SPECIALS = {
     "<|endofprompt|>": 100276,
 }
 
-#: Split patterns for Hugging Face tokenizers (Oniguruma). tiktoken's current forms use
-#: possessive quantifiers and ``\s++$``, which Oniguruma reads differently (``$`` is end of
-#: line, ``{1,3}+`` is not possessive), so the classic, equivalent forms are used, as in the
-#: tokenizer.json files published for these encodings. The o200k pattern is used as it is.
-HF_PATTERNS = {
-    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-    "cl100k": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
-}
 
 
-def read_tiktoken(path) -> Dict[bytes, int]:
-    ranks: Dict[bytes, int] = {}
-    with open(path, "rb") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            tok, rank = line.split()
-            ranks[base64.b64decode(tok)] = int(rank)
-    return ranks
-
-
-def write_tiktoken(ranks: Dict[bytes, int], path) -> None:
-    lines = [base64.b64encode(t) + b" " + str(r).encode() for t, r in sorted(ranks.items(), key=lambda kv: kv[1])]
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_bytes(b"\n".join(lines) + b"\n")
-    tmp.replace(path)
+# toksmith's own checked reader/writer of .tiktoken files (tiktoken and fastokens read the same files).
+read_tiktoken = load_tiktoken_ranks
+write_tiktoken = dump_tiktoken_ranks
 
 
 # ---------------------------------------------------------------------------- Hugging Face
 
 
-def _bytes_to_unicode() -> Dict[int, str]:
-    """GPT-2's byte -> printable character table."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
+def _exporter_json(ranks, pattern: str, specials) -> str:
+    """tokenizer.json text from toksmith's Hugging Face exporter."""
+    import toksmith
+    from toksmith.formats.huggingface import huggingface_json
 
-
-def _split_by_lower_ranks(ranks: Dict[bytes, int], token: bytes, max_rank: int) -> List[bytes]:
-    parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best_i, best_r = -1, max_rank
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1])
-            if r is not None and r < best_r:
-                best_i, best_r = i, r
-        if best_i < 0:
-            break
-        parts[best_i : best_i + 2] = [parts[best_i] + parts[best_i + 1]]
-    return parts
-
-
-def recover_merges(ranks: Dict[bytes, int]) -> List[Tuple[bytes, bytes]]:
-    """The merge list of a tiktoken rank table (each token = BPE of lower-ranked tokens)."""
-    merges = []
-    for tok, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
-        if len(tok) == 1:
-            continue
-        parts = _split_by_lower_ranks(ranks, tok, rank)
-        if len(parts) != 2:
-            raise ValueError(f"token {tok!r} (rank {rank}) is not the merge of two lower-ranked tokens")
-        merges.append((parts[0], parts[1]))
-    return merges
-
-
-def hf_tokenizer_json(ranks: Dict[bytes, int], split_regex: str, specials: Dict[str, int]) -> dict:
-    b2u = _bytes_to_unicode()
-
-    def s(b: bytes) -> str:
-        return "".join(b2u[x] for x in b)
-
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [
-            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-             "normalized": False, "special": True}
-            for t, i in sorted(specials.items(), key=lambda kv: kv[1])
-        ],
-        "normalizer": None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": split_regex}, "behavior": "Isolated", "invert": False},
-                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-            ],
-        },
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": False,
-            "vocab": {s(t): r for t, r in sorted(ranks.items(), key=lambda kv: kv[1])},
-            "merges": [[s(a), s(b)] for a, b in recover_merges(ranks)],
-        },
-    }
-
-
-def _exporter_json(ranks, pattern: str, specials) -> Optional[str]:
-    """toksmith's own Hugging Face exporter, if this version has one."""
-    try:
-        import toksmith
-    except ImportError:
-        return None
-    tok = toksmith.Tokenizer.from_ranks(ranks, pattern, specials)
-    fn = getattr(tok, "to_huggingface", None)
-    if fn is None:
-        return None
-    out = fn()
-    if isinstance(out, str):
-        return out
-    if isinstance(out, dict):
-        return json.dumps(out)
-    if hasattr(out, "to_str"):
-        return out.to_str()
-    return None
+    return json.dumps(huggingface_json(toksmith.Tokenizer.from_ranks(ranks, pattern, specials)))
 
 
 def _hf_ids_match(json_text: str, ranks, regex: str, sample: str) -> bool:
@@ -172,29 +59,18 @@ def _hf_ids_match(json_text: str, ranks, regex: str, sample: str) -> bool:
         return False
 
 
-def build_hf(ranks, name: str, pattern: str, regex: str, specials, dest: Path, sample: str) -> Tuple[Optional[str], str]:
+def build_hf(ranks, pattern: str, regex: str, specials, dest: Path, sample: str) -> Tuple[Optional[str], str]:
     """Write a tokenizer.json for Hugging Face tokenizers; return (path, how it was made)."""
     if dest.exists():
         meta = dest.with_suffix(".source")
         return str(dest), meta.read_text() if meta.exists() else "cached"
-    candidates = []
-    try:
-        exported = _exporter_json(ranks, pattern, specials)
-    except Exception:
-        exported = None
-    if exported is not None:
-        candidates.append(("toksmith to_huggingface()", exported))
-    split = HF_PATTERNS.get(name, regex)
-    candidates.append((f"built by benches (ByteLevel BPE, Split on {'classic ' if name in HF_PATTERNS else ''}{name} regex)",
-                       json.dumps(hf_tokenizer_json(ranks, split, specials))))
-    chosen = candidates[-1]
-    for how, text in candidates:
-        if _hf_ids_match(text, ranks, regex, sample):
-            chosen = (how, text)
-            break
-    dest.write_text(chosen[1], encoding="utf-8")
-    dest.with_suffix(".source").write_text(chosen[0])
-    return str(dest), chosen[0]
+    text = _exporter_json(ranks, pattern, specials)
+    if not _hf_ids_match(text, ranks, regex, sample):
+        return None, "not measured: toksmith's tokenizer.json export gives different ids"
+    how = "toksmith huggingface_json()"
+    dest.write_text(text, encoding="utf-8")
+    dest.with_suffix(".source").write_text(how)
+    return str(dest), how
 
 
 # ---------------------------------------------------------------------------- specs
@@ -244,7 +120,7 @@ def prepare_vocabs(mode, cache: Path, data: dict, want_hf: bool = True, log=prin
             try:
                 tag = "real" if (mode.real_vocabs and name in real) else f"t{mode.trained_vocab}"
                 # no added tokens: every measured call encodes ordinary text
-                spec["hf"], spec["hf_source"] = build_hf(ranks, name, name, regex, {},
+                spec["hf"], spec["hf_source"] = build_hf(ranks, name, regex, {},
                                                          vdir / f"{name}_{tag}.hf.json", sample)
             except Exception as e:  # noqa: BLE001
                 spec["hf_source"] = f"could not build: {e}"
