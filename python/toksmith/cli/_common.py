@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import BinaryIO, Iterator, Optional
+from typing import BinaryIO, Iterator, Optional, Tuple
 
 
 def add_tokenizer_arg(p) -> None:
@@ -27,6 +28,19 @@ def open_output(path: Optional[str]) -> BinaryIO:
     if path is None or path == "-":
         return sys.stdout.buffer
     return open(path, "wb")
+
+
+@contextlib.contextmanager
+def open_io(input_path: Optional[str], output_path: Optional[str]) -> Iterator[Tuple[BinaryIO, BinaryIO]]:
+    """(input, output) binary streams for FILE or ``-``; files opened here are closed on exit."""
+    with contextlib.ExitStack() as stack:
+        fin = open_input(input_path)
+        if fin is not sys.stdin.buffer:
+            stack.enter_context(fin)
+        fout = open_output(output_path)
+        if fout is not sys.stdout.buffer:
+            stack.enter_context(fout)
+        yield fin, fout
 
 
 def read_blocks(f: BinaryIO, size: int = 4 << 20) -> Iterator[bytes]:

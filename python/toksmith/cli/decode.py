@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from ._common import add_tokenizer_arg, load_tokenizer, open_input, open_output, read_blocks
+from ._common import add_tokenizer_arg, load_tokenizer, open_io, read_blocks
 
 
 def register(sub) -> None:
@@ -52,9 +51,7 @@ def run(args) -> int:
     fmt = args.format
     if fmt == "auto":
         fmt = "npy" if name.endswith(".npy") else "json" if name.endswith((".json", ".jsonl")) else "text"
-    fin = open_input(args.input)
-    fout = open_output(args.output)
-    try:
+    with open_io(args.input, args.output) as (fin, fout):
         if fmt == "npy":
             try:
                 import numpy as np
@@ -91,9 +88,4 @@ def run(args) -> int:
             for ids in _text_ids(fin, name):
                 fout.write(tok.decode_bytes(ids))
         fout.flush()
-    finally:
-        if fin is not sys.stdin.buffer:
-            fin.close()
-        if fout is not sys.stdout.buffer:
-            fout.close()
     return 0

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import struct
-import sys
 
-from ._common import add_tokenizer_arg, load_tokenizer, open_input, open_output
+from ._common import add_tokenizer_arg, load_tokenizer, open_io
 
 
 def register(sub) -> None:
@@ -64,9 +63,7 @@ def run(args) -> int:
         raise ValueError("--lines with --format npy is not supported (lines have different lengths); "
                          "use --format json (JSON lines) or text")
     encode = (lambda t: tok.encode(t, allowed_special="all")) if args.allow_special else tok.encode_ordinary
-    fin = open_input(args.input)
-    fout = open_output(args.output)
-    try:
+    with open_io(args.input, args.output) as (fin, fout):
         if args.lines:
             for line in iter_lines(fin, errors=args.errors, name=name):
                 ids = encode(line)
@@ -93,9 +90,4 @@ def run(args) -> int:
                 first = False
             fout.write(b"]\n" if json_mode else b"\n")
         fout.flush()
-    finally:
-        if fin is not sys.stdin.buffer:
-            fin.close()
-        if fout is not sys.stdout.buffer:
-            fout.close()
     return 0
