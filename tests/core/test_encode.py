@@ -144,6 +144,32 @@ def test_batch_equals_single(cl100k, corpus_slices):
     assert tok.encode_batch(["a<|endoftext|>"], allowed_special="all") == [[64, 100257]]
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_big_batch_results_and_refcounts(small, corpus_slices, threads):
+    """Big batches (more ids than 4x the vocabulary) fill their lists on worker threads and raise
+    the reference counts of the shared int objects once per id: check both exactly."""
+    import gc
+    import sys
+
+    tok, enc = small["o200k"]
+    docs = [d for t in corpus_slices.values() for d in t.split("\n")][:2000] + ["", "x"]
+    expected = enc.encode_ordinary_batch(docs)
+    assert sum(map(len, expected)) > 4 * tok.n_vocab  # the parallel path
+    probe = tok.encode_ordinary(" the")[0]
+    before = sys.getrefcount(probe)
+    out = tok.encode_ordinary_batch(docs, threads=threads)
+    assert out == expected
+    uses = sum(ids.count(probe) for ids in out)
+    assert uses > 100 and sys.getrefcount(probe) == before + uses
+    # The result lists are ordinary lists that the cycle collector need not walk.
+    assert not gc.is_tracked(out[0]) and gc.is_tracked(out)
+    out[0].append(7)
+    assert out[0][-1] == 7
+    del out
+    gc.collect()
+    assert sys.getrefcount(probe) == before
+
+
 def test_encode_to_numpy(cl100k, small, corpus_slices):
     np = pytest.importorskip("numpy")
     tok, _ = cl100k

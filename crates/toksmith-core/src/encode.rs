@@ -377,7 +377,7 @@ struct PieceCache {
 }
 
 const CACHE_MAX_PIECE: usize = 64;
-const CACHE_MAX_ENTRIES: usize = 1 << 16;
+const CACHE_MAX_ENTRIES: usize = 1 << 18;
 
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache {
