@@ -14,6 +14,7 @@
 //!   so lookups are on byte slices of the piece (no allocation: adjacent tokens are contiguous).
 
 use crate::error::{Error, Result};
+use crate::piece_cache::{self, PieceCache};
 use crate::pretokenize::Pretokenizer;
 use crate::vocab::{AddedKind, Vocab};
 use rustc_hash::FxHashMap;
@@ -368,23 +369,8 @@ impl Allowed {
     }
 }
 
-/// Per-thread cache of the ids of pieces that are not a single token (so BPE runs once per
-/// distinct piece). It belongs to one encoder at a time (`owner`) and is cleared when full.
-struct PieceCache {
-    owner: u64,
-    map: FxHashMap<Box<[u8]>, (u32, u32)>,
-    ids: Vec<u32>,
-}
-
-const CACHE_MAX_PIECE: usize = 64;
-const CACHE_MAX_ENTRIES: usize = 1 << 18;
-
 thread_local! {
-    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache {
-        owner: 0,
-        map: FxHashMap::default(),
-        ids: Vec::new(),
-    });
+    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
 }
 
 static NEXT_ENCODER_ID: AtomicU64 = AtomicU64::new(1);
@@ -422,29 +408,20 @@ impl Encoder {
             let mut cache = cell.borrow_mut();
             if cache.owner != self.id {
                 cache.owner = self.id;
-                cache.map.clear();
-                cache.ids.clear();
+                cache.clear();
             }
             let cache = &mut *cache;
             self.pretok.for_each_piece(text, |p| {
                 let piece = p.as_bytes();
                 if let Some(id) = vocab.rank(piece) {
                     out.push(id);
-                } else if piece.len() <= CACHE_MAX_PIECE {
-                    if let Some(&(s, n)) = cache.map.get(piece) {
-                        out.extend_from_slice(&cache.ids[s as usize..(s + n) as usize]);
+                } else if piece.len() <= piece_cache::MAX_PIECE {
+                    if let Some(ids) = cache.get(piece) {
+                        out.extend_from_slice(ids);
                     } else {
                         let before = out.len();
                         bpe_small(vocab, piece, u32::MAX, scratch, out);
-                        if cache.map.len() >= CACHE_MAX_ENTRIES {
-                            cache.map.clear();
-                            cache.ids.clear();
-                        }
-                        let start = cache.ids.len() as u32;
-                        cache.ids.extend_from_slice(&out[before..]);
-                        cache
-                            .map
-                            .insert(piece.into(), (start, (out.len() - before) as u32));
+                        cache.insert(piece, &out[before..]);
                     }
                 } else {
                     encode_piece(vocab, piece, scratch, out);

@@ -4,11 +4,13 @@
 //! * [`train`]: parallel chunk counting and the incremental BPE merge loop;
 //! * [`vocab`]: the token table (ids <-> bytes, specials, pinned tokens);
 //! * [`encode`]: tiktoken-exact BPE encoding with a linear-ish worst case;
+//! * [`piece_cache`]: per-thread cache of BPE results for pieces that are not one token;
 //! * [`decode`]: ids -> bytes, and a streaming UTF-8-safe decoder.
 
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod piece_cache;
 pub mod pretokenize;
 pub mod train;
 pub mod vocab;

@@ -39,7 +39,7 @@ struct Slot<K> {
     len: u32, // 0 = empty
 }
 
-pub(crate) trait InlineKey: Copy + Default + Eq {
+pub trait InlineKey: Copy + Default + Eq {
     const MAX: usize;
     fn pack(bytes: &[u8]) -> Self;
     fn fold(self) -> u64;

@@ -1,0 +1,213 @@
+//! Per-thread cache of the ids of pieces that are not a single token, so BPE runs once per
+//! distinct piece.
+//!
+//! Pieces of up to 16 bytes (nearly all of them) live in open-addressing tables with the key
+//! bytes inline, like the vocabulary's: one probe sequence, no allocation per entry, no key
+//! comparison through a pointer. Longer pieces (up to [`MAX_PIECE`] bytes) go to a hash map.
+//! The ids of every entry are stored back to back in one vector.
+
+use crate::vocab::InlineKey;
+use rustc_hash::FxHashMap;
+
+/// Longest piece that is cached.
+pub const MAX_PIECE: usize = 64;
+/// The cache is emptied when it holds this many pieces (about 40 bytes each).
+pub const MAX_ENTRIES: usize = 1 << 18;
+
+#[derive(Clone, Copy, Default)]
+struct Slot<K> {
+    key: K,
+    /// offset of the ids in `PieceCache::ids`
+    start: u32,
+    /// piece length in bytes; 0 = empty slot
+    len: u8,
+    /// number of ids
+    n: u8,
+}
+
+struct Table<K> {
+    slots: Vec<Slot<K>>,
+    shift: u32,
+    used: usize,
+}
+
+impl<K: InlineKey> Table<K> {
+    fn new() -> Self {
+        Table {
+            slots: vec![Slot::default(); 1024],
+            shift: 64 - 10,
+            used: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn index(&self, key: K, len: usize) -> usize {
+        (key.fold()
+            .wrapping_add(len as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    fn get(&self, bytes: &[u8]) -> Option<(u32, u8)> {
+        let key = K::pack(bytes);
+        let len = bytes.len() as u8;
+        let mask = self.slots.len() - 1;
+        let mut i = self.index(key, bytes.len());
+        loop {
+            let s = &self.slots[i];
+            if s.len == 0 {
+                return None;
+            }
+            if s.key == key && s.len == len {
+                return Some((s.start, s.n));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Insert a piece known to be absent.
+    fn insert(&mut self, bytes: &[u8], start: u32, n: u8) {
+        if (self.used + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let key = K::pack(bytes);
+        self.place(Slot {
+            key,
+            start,
+            len: bytes.len() as u8,
+            n,
+        });
+        self.used += 1;
+    }
+
+    fn place(&mut self, slot: Slot<K>) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.index(slot.key, slot.len as usize);
+        while self.slots[i].len != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = slot;
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); 0]);
+        self.slots = vec![Slot::default(); old.len() * 2];
+        self.shift -= 1;
+        for s in old {
+            if s.len != 0 {
+                self.place(s);
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.fill(Slot::default());
+        self.used = 0;
+    }
+}
+
+/// The cache of one thread; `owner` is the encoder whose results it holds.
+pub struct PieceCache {
+    pub owner: u64,
+    short: Table<u64>,
+    medium: Table<u128>,
+    long: FxHashMap<Box<[u8]>, (u32, u32)>,
+    ids: Vec<u32>,
+}
+
+impl Default for PieceCache {
+    fn default() -> Self {
+        PieceCache {
+            owner: 0,
+            short: Table::new(),
+            medium: Table::new(),
+            long: FxHashMap::default(),
+            ids: Vec::new(),
+        }
+    }
+}
+
+impl PieceCache {
+    fn entries(&self) -> usize {
+        self.short.used + self.medium.used + self.long.len()
+    }
+
+    /// Forget everything.
+    pub fn clear(&mut self) {
+        self.short.clear();
+        self.medium.clear();
+        self.long.clear();
+        self.ids.clear();
+    }
+
+    /// The ids of `piece` (1 to [`MAX_PIECE`] bytes), if cached.
+    #[inline(always)]
+    pub fn get(&self, piece: &[u8]) -> Option<&[u32]> {
+        let (start, n) = if piece.len() <= 8 {
+            let (s, n) = self.short.get(piece)?;
+            (s, n as u32)
+        } else if piece.len() <= 16 {
+            let (s, n) = self.medium.get(piece)?;
+            (s, n as u32)
+        } else {
+            *self.long.get(piece)?
+        };
+        Some(&self.ids[start as usize..(start + n) as usize])
+    }
+
+    /// Remember the ids of `piece` (absent so far; at most [`MAX_PIECE`] bytes, so at most that
+    /// many ids).
+    pub fn insert(&mut self, piece: &[u8], ids: &[u32]) {
+        debug_assert!(!piece.is_empty() && piece.len() <= MAX_PIECE && ids.len() <= MAX_PIECE);
+        if self.entries() >= MAX_ENTRIES {
+            self.clear();
+        }
+        let start = self.ids.len() as u32;
+        self.ids.extend_from_slice(ids);
+        let n = ids.len() as u8;
+        if piece.len() <= 8 {
+            self.short.insert(piece, start, n);
+        } else if piece.len() <= 16 {
+            self.medium.insert(piece, start, n);
+        } else {
+            self.long.insert(piece.into(), (start, ids.len() as u32));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_what_was_inserted_across_growth_and_clear() {
+        let mut c = PieceCache::default();
+        let piece = |k: u32| -> Vec<u8> {
+            let len = 1 + (k as usize * 7) % 40;
+            (0..len)
+                .map(|j| (k.wrapping_mul(31).wrapping_add(j as u32) % 251) as u8)
+                .collect()
+        };
+        let mut first = std::collections::HashMap::new();
+        for k in 0..20_000u32 {
+            let p = piece(k);
+            if !first.contains_key(&p) {
+                assert!(c.get(&p).is_none());
+                c.insert(&p, &[k, k + 1, k + 2][..1 + (k as usize % 3)]);
+                first.insert(p, k);
+            }
+        }
+        assert!(first.len() > 1000);
+        for (p, &k) in &first {
+            let want: Vec<u32> = (k..k + 1 + k % 3).collect();
+            assert_eq!(c.get(p), Some(&want[..]));
+        }
+        c.clear();
+        assert!(c.get(&piece(5)).is_none());
+        // a piece and its zero-padded twin are different keys
+        c.insert(&[0u8][..], &[1]);
+        assert_eq!(c.get(&[0u8][..]), Some(&[1u32][..]));
+        assert_eq!(c.get(&[0u8, 0][..]), None);
+    }
+}
