@@ -34,19 +34,31 @@ fn rank_below(vocab: &Vocab, bytes: &[u8], limit: u32) -> u32 {
     }
 }
 
-/// Reusable buffers for `bpe_small`.
-#[derive(Default)]
+/// Reusable buffers for `bpe_small`, allocated once at their full size (clearing arrays on
+/// every call cost more than the merge of a short word).
 pub struct Scratch {
-    starts: Vec<u32>,
-    ranks: Vec<u32>,
-    ids: Vec<u32>,
+    start: Box<[u8; HEAP_THRESHOLD + 1]>,
+    rank: Box<[u32; HEAP_THRESHOLD]>,
+    id: Box<[u32; HEAP_THRESHOLD]>,
 }
 
-/// tiktoken-style merge of a short piece. Appends the ids to `out`.
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            start: Box::new([0; HEAP_THRESHOLD + 1]),
+            rank: Box::new([0; HEAP_THRESHOLD]),
+            id: Box::new([0; HEAP_THRESHOLD]),
+        }
+    }
+}
+
+/// tiktoken-style merge of a short piece (fewer than [`HEAP_THRESHOLD`] bytes). Appends the ids
+/// to `out`.
 ///
-/// `ids[i]` tracks the id of token `i` (a merged token's id is the rank of the pair that made
-/// it), so no lookup is needed at the end; the first round of pair ranks comes from the
-/// two-byte table.
+/// Tokens are kept in three fixed-size arrays, compacted after each merge (no allocation, no
+/// `memmove` calls): `start[i]` (byte offset of token i), `rank[i]` (rank of token i + token
+/// i+1, `MAX` if none) and `id[i]`. A merged token's id is the rank of the pair that made it, so
+/// no lookup is needed at the end; the first round of pair ranks comes from the two-byte table.
 pub fn bpe_small(
     vocab: &Vocab,
     piece: &[u8],
@@ -54,26 +66,34 @@ pub fn bpe_small(
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
 ) {
+    const CAP: usize = HEAP_THRESHOLD;
     let n = piece.len();
-    let starts = &mut scratch.starts;
-    let ranks = &mut scratch.ranks;
-    let ids = &mut scratch.ids;
-    starts.clear();
-    ranks.clear();
-    ids.clear();
-    starts.extend(0..=n as u32);
+    assert!(n < CAP, "bpe_small takes pieces shorter than {CAP} bytes");
     let byte_ids = vocab.byte_ids();
-    ids.extend(piece.iter().map(|&b| byte_ids[b as usize]));
-    // ranks[i]: rank of token i + token i+1 (MAX if there is no token i+1).
-    for w in piece.windows(2) {
-        let r = vocab.pair_table[((w[0] as usize) << 8) | w[1] as usize];
-        ranks.push(if r < limit { r } else { u32::MAX });
+    if n < 2 {
+        out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
+        return;
     }
-    ranks.push(u32::MAX);
+    let start = &mut *scratch.start;
+    let rank = &mut *scratch.rank;
+    let id = &mut *scratch.id;
+    for i in 0..n {
+        start[i] = i as u8;
+        id[i] = byte_ids[piece[i] as usize];
+    }
+    start[n] = n as u8;
+    for i in 0..n - 1 {
+        let r = vocab.pair_table[((piece[i] as usize) << 8) | piece[i + 1] as usize];
+        rank[i] = if r < limit { r } else { u32::MAX };
+    }
+    let mut m = n; // number of tokens; rank[m - 1] is MAX
+    rank[m - 1] = u32::MAX;
+    let span =
+        |start: &[u8; CAP + 1], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
     loop {
         let mut best = u32::MAX;
-        let mut at = usize::MAX;
-        for (i, &r) in ranks.iter().enumerate() {
+        let mut at = 0usize;
+        for (i, &r) in rank[..m - 1].iter().enumerate() {
             if r < best {
                 best = r;
                 at = i;
@@ -83,29 +103,22 @@ pub fn bpe_small(
             break;
         }
         // Merge token `at` with token `at + 1`: the new token's id is the pair's rank.
-        ids[at] = best;
-        ids.remove(at + 1);
-        starts.remove(at + 1);
-        ranks.remove(at + 1);
-        let m = ranks.len(); // number of tokens
-        ranks[at] = if at + 2 <= m {
-            rank_below(
-                vocab,
-                &piece[starts[at] as usize..starts[at + 2] as usize],
-                limit,
-            )
-        } else {
-            u32::MAX
-        };
+        id[at] = best;
+        for k in at + 1..m {
+            start[k] = start[k + 1];
+            id[k] = id[(k + 1).min(CAP - 1)];
+            rank[k] = rank[(k + 1).min(CAP - 1)];
+        }
+        m -= 1;
+        rank[m - 1] = u32::MAX;
+        if at + 1 < m {
+            rank[at] = rank_below(vocab, span(start, at, at + 2), limit);
+        }
         if at > 0 {
-            ranks[at - 1] = rank_below(
-                vocab,
-                &piece[starts[at - 1] as usize..starts[at + 1] as usize],
-                limit,
-            );
+            rank[at - 1] = rank_below(vocab, span(start, at - 1, at + 1), limit);
         }
     }
-    out.extend_from_slice(ids);
+    out.extend_from_slice(&id[..m]);
 }
 
 /// Merge for long pieces, near-linear: pairs are kept in buckets by rank and each bucket is
