@@ -156,6 +156,119 @@ pub static ASCII_CAT: [u8; 128] = {
     t
 };
 
+/// Flags of a byte in [`BYTE_CLASS`]: ASCII classes, and `HIGH` for any byte >= 0x80 (a
+/// character the ASCII fast paths leave to the general code).
+pub const B_LOWER: u8 = 1;
+pub const B_UPPER: u8 = 2;
+pub const B_LETTER: u8 = B_LOWER | B_UPPER;
+/// `\p{N}` (ASCII digits)
+pub const B_DIGIT: u8 = 4;
+/// `\s`
+pub const B_SPACE: u8 = 8;
+/// `[^\s\p{L}\p{N}]`
+pub const B_PUNCT: u8 = 16;
+/// `[\r\n]` (also `B_SPACE`)
+pub const B_CRLF: u8 = 32;
+/// A byte >= 0x80 (lead or continuation byte of a non-ASCII character).
+pub const B_HIGH: u8 = 64;
+
+/// Class flags of every byte value, derived from the generated category tables.
+pub static BYTE_CLASS: [u8; 256] = {
+    let mut t = [B_HIGH; 256];
+    let mut i = 0;
+    while i < 128 {
+        let cat = STAGE2[i];
+        t[i] = if cat == LU {
+            B_UPPER
+        } else if cat == LL {
+            B_LOWER
+        } else if cat == NUM {
+            B_DIGIT
+        } else if cat == SPACE {
+            B_SPACE
+        } else {
+            // no other letter category occurs in ASCII (checked in the tests)
+            B_PUNCT
+        };
+        if i == b'\r' as usize || i == b'\n' as usize {
+            t[i] |= B_CRLF;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// Class flags of byte `b`.
+#[inline(always)]
+pub fn bclass(b: u8) -> u8 {
+    BYTE_CLASS[b as usize]
+}
+
+/// Masks of the bytes of `b[i..i + 16]` that are ASCII upper-case and lower-case letters (bit `k`
+/// for byte `i + k`); `i + 16 <= b.len()`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn letter_masks16(b: &[u8], i: usize) -> (u32, u32) {
+    use core::arch::x86_64::*;
+    debug_assert!(i + 16 <= b.len());
+    // SAFETY: SSE2 is part of the x86_64 baseline; the load reads `b[i..i + 16]`, in bounds.
+    unsafe {
+        let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
+        // `x - 'A'` (resp. `'a'`) as an unsigned byte is < 26 iff `x` is in the range: shift by
+        // 0x80 so that a signed comparison does the unsigned one.
+        let up = _mm_add_epi8(v, _mm_set1_epi8((0x80u8.wrapping_sub(b'A')) as i8));
+        let lo = _mm_add_epi8(v, _mm_set1_epi8((0x80u8.wrapping_sub(b'a')) as i8));
+        let lim = _mm_set1_epi8((0x80u8 + 26) as i8);
+        let up = _mm_movemask_epi8(_mm_cmplt_epi8(up, lim)) as u32;
+        let lo = _mm_movemask_epi8(_mm_cmplt_epi8(lo, lim)) as u32;
+        (up, lo)
+    }
+}
+
+/// End of the run of ASCII letters (`[A-Za-z]*`) starting at `i`.
+#[inline(always)]
+pub fn ascii_letters_end(b: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    while i + 16 <= b.len() {
+        let (up, lo) = letter_masks16(b, i);
+        let other = !(up | lo) & 0xFFFF;
+        if other != 0 {
+            return i + other.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while i < b.len() && bclass(b[i]) & B_LETTER != 0 {
+        i += 1;
+    }
+    i
+}
+
+/// `(u, l)`: the end `u` of the run of ASCII upper-case letters starting at `i`, and the end `l`
+/// of the run of ASCII lower-case letters starting at `u`.
+#[inline(always)]
+pub fn ascii_upper_lower_end(b: &[u8], i: usize) -> (usize, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i + 16 <= b.len() {
+        let (up, lo) = letter_masks16(b, i);
+        let u = (!up).trailing_zeros() as usize;
+        if u < 16 {
+            let l = u + (!(lo >> u)).trailing_zeros() as usize;
+            if l < 16 {
+                return (i + u, i + l);
+            }
+        }
+    }
+    let mut u = i;
+    while u < b.len() && b[u].is_ascii_uppercase() {
+        u += 1;
+    }
+    let mut l = u;
+    while l < b.len() && b[l].is_ascii_lowercase() {
+        l += 1;
+    }
+    (u, l)
+}
+
 /// Case-insensitive comparison of one character against a fold set.
 #[inline(always)]
 pub fn folds_to(cp: u32, set: &[char]) -> bool {

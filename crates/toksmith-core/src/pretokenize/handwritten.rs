@@ -51,6 +51,97 @@ fn whitespace_piece(t: &Text, i: usize, end_anchor: bool, newline_alt: bool) -> 
     j // \s / \s+ : a single whitespace character
 }
 
+/// End of the run of bytes with a class in `mask` starting at `i`; when the run stops at a
+/// non-ASCII character it is continued by the general `t.run` with `pred`, which must be the same
+/// class on Unicode (so the result is the run's end either way).
+#[inline(always)]
+fn ascii_run(t: &Text, mut i: usize, mask: u8, pred: impl Fn(u8) -> bool) -> usize {
+    let b = t.bytes;
+    if mask == B_LETTER {
+        i = ascii_letters_end(b, i);
+        if i < b.len() && b[i] >= 0x80 {
+            return t.run(i, pred);
+        }
+        return i;
+    }
+    while i < b.len() {
+        let k = bclass(b[i]);
+        if k & mask == 0 {
+            if k & B_HIGH != 0 {
+                return t.run(i, pred);
+            }
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// `ascii_run` for the class of the byte at `i` (a letter, digit or `[^\s\p{L}\p{N}]` byte):
+/// ` ?\p{L}++`, ` ?\p{N}++` or ` ?[^\s\p{L}\p{N}]++` from `i`.
+#[inline(always)]
+fn ascii_class_run(t: &Text, i: usize, k: u8) -> usize {
+    if k & B_LETTER != 0 {
+        ascii_run(t, i + 1, B_LETTER, is_letter)
+    } else if k & B_DIGIT != 0 {
+        ascii_run(t, i + 1, B_DIGIT, is_number)
+    } else {
+        ascii_run(t, i + 1, B_PUNCT, is_punct)
+    }
+}
+
+/// `whitespace_piece` for an ASCII whitespace byte at `i`, by bytes; defers to `whitespace_piece`
+/// when the whitespace run is followed by a non-ASCII character (which might be whitespace).
+#[inline(always)]
+fn ascii_whitespace_piece(t: &Text, i: usize, end_anchor: bool, newline_alt: bool) -> usize {
+    let b = t.bytes;
+    let n = b.len();
+    let mut j = i + 1;
+    let mut last_nl = if bclass(b[i]) & B_CRLF != 0 { i + 1 } else { 0 };
+    while j < n {
+        let k = bclass(b[j]);
+        if k & B_SPACE == 0 {
+            if k & B_HIGH != 0 {
+                return whitespace_piece(t, i, end_anchor, newline_alt);
+            }
+            break;
+        }
+        j += 1;
+        if k & B_CRLF != 0 {
+            last_nl = j;
+        }
+    }
+    if end_anchor && j == n {
+        return j; // \s++$
+    }
+    if newline_alt && last_nl != 0 {
+        return last_nl; // \s*[\r\n]
+    }
+    if j == n || j - 1 == i {
+        return j; // \s+(?!\S) at the end, or a single \s
+    }
+    j - 1 // \s+(?!\S)
+}
+
+/// Up to `max` ASCII digits from `i` (a digit); `None` if a non-ASCII character follows within
+/// reach (it might be a digit).
+#[inline(always)]
+fn ascii_digits(b: &[u8], i: usize, max: usize) -> Option<usize> {
+    let lim = (i + max).min(b.len());
+    let mut e = i + 1;
+    while e < lim {
+        let k = bclass(b[e]);
+        if k & B_DIGIT == 0 {
+            if k & B_HIGH != 0 {
+                return None;
+            }
+            break;
+        }
+        e += 1;
+    }
+    Some(e)
+}
+
 /// `'(?i:[sdmt]|ll|ve|re)` (case-insensitive) or `'(?:[sdmt]|ll|ve|re)` (case-sensitive), at `i`
 /// where `t.bytes[i] == b'\''`. Returns the end if it matches.
 #[inline(always)]
@@ -77,11 +168,66 @@ fn contraction_gpt4(t: &Text, i: usize, ignore_case: bool) -> Option<usize> {
     None
 }
 
+/// ASCII fast path of `cl100k_piece`: `None` when the byte at `i` or the one after it is
+/// non-ASCII in a way that could change the piece (the general code then decides).
+#[inline(always)]
+fn cl100k_ascii(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> Option<usize> {
+    let b = t.bytes;
+    let c = b[i];
+    let k = bclass(c);
+    if k & B_LETTER != 0 {
+        return Some(ascii_run(t, i + 1, B_LETTER, is_letter)); // \p{L}++
+    }
+    if k & B_DIGIT != 0 {
+        return ascii_digits(b, i, max_digits); // \p{N}{1,k}
+    }
+    if k & B_HIGH != 0 {
+        return None;
+    }
+    if c == b'\'' {
+        if let Some(e) = contraction_gpt4(t, i, true) {
+            return Some(e);
+        }
+    }
+    // `[^\r\n\p{L}\p{N}]?+\p{L}++` with an ASCII prefix
+    let k1 = if i + 1 < b.len() { bclass(b[i + 1]) } else { 0 };
+    if k & B_CRLF == 0 {
+        if k1 & B_LETTER != 0 {
+            return Some(ascii_run(t, i + 2, B_LETTER, is_letter));
+        }
+        if k1 & B_HIGH != 0 {
+            return None; // might be a letter
+        }
+    }
+    // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
+    let p = if k & B_PUNCT != 0 {
+        i
+    } else if c == b' ' && k1 & B_PUNCT != 0 {
+        i + 1
+    } else {
+        return Some(ascii_whitespace_piece(t, i, end_anchor, true));
+    };
+    let mut e = ascii_run(t, p + 1, B_PUNCT, is_punct);
+    while e < b.len() && bclass(b[e]) & B_CRLF != 0 {
+        e += 1;
+    }
+    Some(e)
+}
+
 /// The cl100k family:
 /// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
 /// with `max_digits` (3 for cl100k, 2 for nanochat) and `end_anchor` (`\s++$`, cl100k only).
 #[inline(always)]
 pub fn cl100k_piece(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> usize {
+    match cl100k_ascii(t, i, max_digits, end_anchor) {
+        Some(e) => e,
+        None => cl100k_general(t, i, max_digits, end_anchor),
+    }
+}
+
+/// `cl100k_piece` for any text (the ASCII fast path left it undecided).
+#[inline(never)]
+fn cl100k_general(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> usize {
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;
     if c.cp == b'\'' as u32 {
@@ -131,10 +277,46 @@ pub fn cl100k_piece(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> 
     whitespace_piece(t, i, end_anchor, true)
 }
 
+/// ASCII fast path of `gpt2_piece` (`None`: leave it to the general code).
+#[inline(always)]
+fn gpt2_ascii(t: &Text, i: usize) -> Option<usize> {
+    let b = t.bytes;
+    let c = b[i];
+    let k = bclass(c);
+    if k & (B_LETTER | B_DIGIT | B_PUNCT) != 0 {
+        if c == b'\'' {
+            if let Some(e) = contraction_gpt4(t, i, false) {
+                return Some(e);
+            }
+        }
+        return Some(ascii_class_run(t, i, k));
+    }
+    if k & B_HIGH != 0 {
+        return None;
+    }
+    let k1 = if i + 1 < b.len() { bclass(b[i + 1]) } else { 0 };
+    if c == b' ' && k1 & (B_LETTER | B_DIGIT | B_PUNCT) != 0 {
+        return Some(ascii_class_run(t, i + 1, k1)); // ` ?\p{L}++` etc.
+    }
+    if c == b' ' && k1 & B_HIGH != 0 {
+        return None;
+    }
+    Some(ascii_whitespace_piece(t, i, false, false))
+}
+
 /// GPT-2 / r50k: `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`
 /// (the same pieces as the original `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`).
 #[inline(always)]
 pub fn gpt2_piece(t: &Text, i: usize) -> usize {
+    match gpt2_ascii(t, i) {
+        Some(e) => e,
+        None => gpt2_general(t, i),
+    }
+}
+
+/// `gpt2_piece` for any text (the ASCII fast path left it undecided).
+#[inline(never)]
+fn gpt2_general(t: &Text, i: usize) -> usize {
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;
     if c.cp == b'\'' as u32 {
@@ -226,19 +408,46 @@ fn o200k_ascii_word(b: &[u8], i: usize) -> Option<usize> {
             return None;
         }
     }
-    let mut u = j;
-    while u < n && b[u].is_ascii_uppercase() {
-        u += 1;
-    }
-    let mut l = u;
-    while l < n && b[l].is_ascii_lowercase() {
-        l += 1;
-    }
+    let (_, l) = ascii_upper_lower_end(b, j);
     if l < n && b[l] >= 0x80 {
         return None;
     }
     // l > u: U* then L+ (first alternative); l == u: U+ with empty L* (second alternative).
     Some(l)
+}
+
+/// ASCII fast path of o200k's alternatives 3-7 at `i`, where `o200k_ascii_word` found no word
+/// (`None`: leave it to the general code).
+#[inline(always)]
+fn o200k_ascii_other(t: &Text, i: usize) -> Option<usize> {
+    let b = t.bytes;
+    let c = b[i];
+    let k = bclass(c);
+    if k & B_DIGIT != 0 {
+        return ascii_digits(b, i, 3); // \p{N}{1,3}
+    }
+    if k & (B_HIGH | B_LETTER) != 0 {
+        return None;
+    }
+    let k1 = if i + 1 < b.len() { bclass(b[i + 1]) } else { 0 };
+    if k & B_CRLF == 0 && k1 & (B_HIGH | B_LETTER) != 0 {
+        // a prefixed word that `o200k_ascii_word` left to the general code, or a non-ASCII
+        // character that might be a letter or mark
+        return None;
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    let p = if k & B_PUNCT != 0 {
+        i
+    } else if c == b' ' && k1 & B_PUNCT != 0 {
+        i + 1
+    } else {
+        return Some(ascii_whitespace_piece(t, i, false, true));
+    };
+    let mut e = ascii_run(t, p + 1, B_PUNCT, is_punct);
+    while e < b.len() && matches!(b[e], b'\r' | b'\n' | b'/') {
+        e += 1;
+    }
+    Some(e)
 }
 
 /// o200k: see `tiktoken_ext.openai_public.o200k_base` for the seven alternatives.
@@ -247,6 +456,15 @@ pub fn o200k_piece(t: &Text, i: usize) -> usize {
     if let Some(e) = o200k_ascii_word(t.bytes, i) {
         return o200k_contraction(t, e);
     }
+    match o200k_ascii_other(t, i) {
+        Some(e) => e,
+        None => o200k_general(t, i),
+    }
+}
+
+/// `o200k_piece` for any text (the ASCII fast paths left it undecided).
+#[inline(never)]
+fn o200k_general(t: &Text, i: usize) -> usize {
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;
     let prefix = is_prefix(c);

@@ -116,3 +116,128 @@ fn custom_regex_works() {
     assert!(!p.is_fast());
     assert_eq!(p.split("ab, cd").unwrap(), vec!["ab", ",", " ", "cd"]);
 }
+
+/// Mostly-ASCII text (words, numbers, code punctuation, CR/LF and space runs) with occasional
+/// non-ASCII letters, marks, digits, spaces and symbols next to or inside the ASCII runs, so the
+/// scanners' ASCII fast paths and their hand-overs to the general code are both exercised.
+fn ascii_heavy_text(rng: &mut Rng, max_len: usize) -> String {
+    const ASCII_PIECES: &[&str] = &[
+        "the",
+        "The",
+        "THE",
+        "it",
+        "'s",
+        "'S",
+        "'ll",
+        "'LL",
+        "'re",
+        "'ve",
+        "'d",
+        "'m",
+        "'t",
+        "'x",
+        "'",
+        "don",
+        "HTTPServer",
+        "camelCase",
+        "x",
+        "I",
+        "a",
+        "0",
+        "7",
+        "12",
+        "123",
+        "4567",
+        " ",
+        " ",
+        " ",
+        " ",
+        "  ",
+        "   ",
+        "\t",
+        "\n",
+        "\n",
+        "\r\n",
+        "\n\n",
+        "\r",
+        " \n",
+        "\n  ",
+        ".",
+        ",",
+        "!",
+        "?",
+        "...",
+        "/",
+        "//",
+        "-",
+        "_",
+        "(",
+        ")",
+        "{",
+        "}",
+        ";",
+        ":",
+        "\"",
+        "#",
+        "$",
+        "@",
+        "*",
+        "=",
+        "==",
+        "\u{b}",
+        "\u{c}",
+        "\u{1c}",
+        "\u{1f}",
+    ];
+    const OTHER: &[char] = &[
+        'é', 'É', 'ſ', 'ß', 'Ω', 'ω', 'ж', 'Ж', 'ǅ', 'ʰ', '中', 'あ', '\u{0301}', '\u{0308}',
+        '\u{093F}', '٣', '५', '²', 'Ⅻ', '½', '\u{a0}', '\u{85}', '\u{2028}', '\u{3000}',
+        '\u{1680}', '\u{2009}', '€', '—', '’', '😀', '\u{200d}', '\u{fe0f}',
+    ];
+    let len = rng.below(max_len + 1);
+    let mut s = String::new();
+    for _ in 0..len {
+        if rng.below(8) == 0 {
+            s.push(OTHER[rng.below(OTHER.len())]);
+        } else {
+            s.push_str(ASCII_PIECES[rng.below(ASCII_PIECES.len())]);
+        }
+    }
+    s
+}
+
+#[test]
+fn scanners_equal_regex_on_ascii_heavy_text() {
+    let mut rng = Rng(0x2545F4914F6CDD1D);
+    let texts: Vec<String> = (0..6000).map(|_| ascii_heavy_text(&mut rng, 20)).collect();
+    for (name, _) in NAMED_PATTERNS {
+        check_equal(name, &texts);
+    }
+    for pattern in [RUSTBPE_GPT4_PATTERN, GPT2_ORIGINAL_PATTERN] {
+        let fast = Pretokenizer::new(pattern).unwrap();
+        let slow = Pretokenizer::new_regex(pattern).unwrap();
+        for t in &texts {
+            assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
+        }
+    }
+}
+
+#[test]
+fn byte_classes_match_categories() {
+    use super::chars::*;
+    for b in 0..=255u8 {
+        let k = bclass(b);
+        if b >= 0x80 {
+            assert_eq!(k, B_HIGH);
+            continue;
+        }
+        let cat = char_at(&[b], 0).cat;
+        assert_eq!(k & B_LETTER != 0, is_letter(cat), "{b:#x}");
+        assert_eq!(k & B_UPPER != 0, is_o200k_upper(cat), "{b:#x}");
+        assert_eq!(k & B_LOWER != 0, is_o200k_lower(cat), "{b:#x}");
+        assert_eq!(k & B_DIGIT != 0, is_number(cat), "{b:#x}");
+        assert_eq!(k & B_SPACE != 0, is_space(cat), "{b:#x}");
+        assert_eq!(k & B_PUNCT != 0, is_punct(cat), "{b:#x}");
+        assert_eq!(k & B_CRLF != 0, b == b'\r' || b == b'\n', "{b:#x}");
+    }
+}
