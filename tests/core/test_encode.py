@@ -210,6 +210,34 @@ def test_lone_surrogates_are_replaced_not_crashing(cl100k):
     assert tok.decode(tok.encode(text)) == "ab\ufffdcd"
 
 
+@pytest.mark.parametrize("text", [
+    "plain ascii text, long enough for the eight-character path",
+    "caf\xe9 cr\xe8me br\xfbl\xe9e \xff\x80 " * 3,             # one byte per character
+    "\u65e5\u672c\u8a9e text \u03a9mega \u2014 dashes " * 3,    # two bytes per character
+    "emoji \U0001f600 and \U00010348 gothic, then ascii" * 3,     # four bytes per character
+])
+def test_every_python_string_storage_encodes_alike(cl100k, text):
+    """CPython stores str as 1, 2 or 4 bytes per character; the native layer reads each form
+    (and a UTF-8 copy the string may cache) itself: ids equal tiktoken's in every case."""
+    tok, enc = cl100k
+    expected = enc.encode_ordinary(text)
+    assert tok.encode_ordinary(text) == expected
+    assert tok.encode(text) == expected
+    assert tok.encode_ordinary_batch([text, text[1:]], threads=2) == [expected, enc.encode_ordinary(text[1:])]
+    text.encode("utf-8")  # no effect on the str itself; now ask CPython to cache its UTF-8:
+    import ctypes
+    ctypes.pythonapi.PyUnicode_AsUTF8.restype = ctypes.c_char_p
+    ctypes.pythonapi.PyUnicode_AsUTF8.argtypes = [ctypes.py_object]
+    assert ctypes.pythonapi.PyUnicode_AsUTF8(text) == text.encode("utf-8")
+    assert tok.encode_ordinary(text) == expected
+
+
+def test_lone_surrogates_in_a_batch(cl100k):
+    tok, enc = cl100k
+    texts = ["fine", "x\ud800y", "\U0001f600\udfff"]
+    assert tok.encode_ordinary_batch(texts) == [enc.encode_ordinary(t) for t in texts]
+
+
 def test_bad_argument_types(cl100k):
     tok, _ = cl100k
     with pytest.raises(TypeError):

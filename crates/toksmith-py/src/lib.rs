@@ -3,10 +3,11 @@
 //! The public API and all policy live in the Python package `toksmith`.
 
 mod errors;
+mod text;
 
 use errors::to_py;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -51,6 +52,18 @@ fn allowed_from(allowed: Option<Vec<u32>>, allow_all: bool) -> Allowed {
             _ => Allowed::None,
         }
     }
+}
+
+/// Run `f` on the UTF-8 of `text` with the GIL released (converting it there if CPython does
+/// not hold it as UTF-8 already; see text.rs).
+fn with_utf8<T: Send>(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    f: impl FnOnce(&str) -> T + Send,
+) -> PyResult<T> {
+    let v = text::view(text)?;
+    py.detach(|| v.utf8().map(|s| f(&s)))
+        .map_err(|e| text::surrogate_error(text, e))
 }
 
 /// Ids from a Python object: a list of ints on a fast path (no intermediate objects), any other
@@ -377,10 +390,12 @@ impl Bpe {
         self.enc.pretok.is_fast()
     }
 
-    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = py
-            .detach(|| self.enc.encode_ordinary(text))
-            .map_err(to_py)?;
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = with_utf8(py, text, |t| self.enc.encode_ordinary(t))?.map_err(to_py)?;
         ids_to_list(py, &self.ints, &ids)
     }
 
@@ -388,12 +403,12 @@ impl Bpe {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: Option<Vec<u32>>,
         allow_all: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
-        let ids = py.detach(|| self.enc.encode(text, &a)).map_err(to_py)?;
+        let ids = with_utf8(py, text, |t| self.enc.encode(t, &a))?.map_err(to_py)?;
         ids_to_list(py, &self.ints, &ids)
     }
 
@@ -402,22 +417,21 @@ impl Bpe {
     fn encode_to_buffer<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: Option<Vec<u32>>,
         allow_all: bool,
         narrow: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let a = allowed_from(allowed, allow_all);
-        let bytes = py
-            .detach(|| -> toksmith_core::Result<Vec<u8>> {
-                let ids = self.enc.encode(text, &a)?;
-                Ok(if narrow {
-                    ids.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect()
-                } else {
-                    ids.iter().flat_map(|&i| i.to_le_bytes()).collect()
-                })
+        let bytes = with_utf8(py, text, |text| -> toksmith_core::Result<Vec<u8>> {
+            let ids = self.enc.encode(text, &a)?;
+            Ok(if narrow {
+                ids.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect()
+            } else {
+                ids.iter().flat_map(|&i| i.to_le_bytes()).collect()
             })
-            .map_err(to_py)?;
+        })?
+        .map_err(to_py)?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -431,17 +445,26 @@ impl Bpe {
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
-        // Borrow each str's UTF-8 buffer (cached in the str object, which `texts` keeps alive;
-        // Python strings are immutable) instead of copying every text before the parallel part.
-        let strs: Vec<&str> = texts.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?;
+        // Views of each str (which `texts` keeps alive; Python strings are immutable): UTF-8 is
+        // borrowed where CPython has it, otherwise converted by the worker that encodes it.
+        let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
         let all = py
             .detach(|| {
                 in_pool(threads, || {
-                    strs.par_iter()
-                        .map(|t| self.enc.encode(t, &a))
-                        .collect::<toksmith_core::Result<Vec<_>>>()
+                    views
+                        .par_iter()
+                        .enumerate()
+                        .map(|(k, v)| {
+                            v.utf8()
+                                .map(|t| self.enc.encode(&t, &a))
+                                .map_err(|e| (k, e))
+                        })
+                        .collect::<Result<Vec<_>, (usize, text::Surrogate)>>()
                 })
             })?
+            .map_err(|(k, e)| text::surrogate_error(&texts[k], e))?
+            .into_iter()
+            .collect::<toksmith_core::Result<Vec<_>>>()
             .map_err(to_py)?;
         ids_to_lists_parallel(py, &self.ints, &all, threads)
     }

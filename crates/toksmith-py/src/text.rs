@@ -1,0 +1,179 @@
+//! UTF-8 views of Python strings.
+//!
+//! CPython stores a `str` as one byte, two bytes or four bytes per character. Pure-ASCII strings
+//! are already UTF-8 and are borrowed as they are, as is a UTF-8 copy the string may already
+//! cache. Otherwise PyO3's `&str` extraction would call CPython's encoder (about 0.75 GB/s here,
+//! with the GIL held, and the copy then stays attached to the string for its lifetime); the
+//! converters below have an eight-characters-at-a-time ASCII path, run with the GIL released
+//! (in parallel for batches) and leave the string as it was.
+
+use pyo3::exceptions::PyUnicodeEncodeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use std::borrow::Cow;
+
+/// Where the UTF-8 of one `str` comes from.
+pub enum StrView<'a> {
+    Utf8(&'a str),
+    /// CPython's fixed-width storage: `kind` bytes per character, `len` characters.
+    Wide {
+        kind: u32,
+        data: *const u8,
+        len: usize,
+    },
+}
+
+// SAFETY: a `StrView` points into an immutable `str` object that the caller keeps alive (it
+// holds a reference for as long as the view is used); reading it from another thread is safe.
+unsafe impl Send for StrView<'_> {}
+unsafe impl Sync for StrView<'_> {}
+
+/// A lone surrogate (not encodable as UTF-8) was found at this character index.
+pub struct Surrogate(pub usize);
+
+/// The `UnicodeEncodeError` CPython's encoder would raise for a lone surrogate in `text`; the
+/// Python layer catches it and retries with surrogates replaced, like tiktoken.
+pub fn surrogate_error(text: &Bound<'_, PyString>, Surrogate(at): Surrogate) -> PyErr {
+    PyUnicodeEncodeError::new_err((
+        "utf-8",
+        text.clone().unbind(),
+        at,
+        at + 1,
+        "surrogates not allowed",
+    ))
+}
+
+pub fn view<'a>(s: &'a Bound<'_, PyString>) -> PyResult<StrView<'a>> {
+    let p = s.as_ptr();
+    // SAFETY: `p` is a live `str` (checked by the type of `s`); the macros below only read its
+    // header, and the data they point to lives as long as the object.
+    unsafe {
+        if ffi::PyUnicode_IS_COMPACT(p) != 0 {
+            let len = ffi::PyUnicode_GET_LENGTH(p) as usize;
+            if ffi::PyUnicode_IS_ASCII(p) != 0 {
+                let bytes = std::slice::from_raw_parts(ffi::PyUnicode_DATA(p) as *const u8, len);
+                return Ok(StrView::Utf8(std::str::from_utf8_unchecked(bytes)));
+            }
+            let compact = p as *mut ffi::PyCompactUnicodeObject;
+            if !(*compact).utf8.is_null() {
+                let bytes = std::slice::from_raw_parts(
+                    (*compact).utf8 as *const u8,
+                    (*compact).utf8_length as usize,
+                );
+                return Ok(StrView::Utf8(std::str::from_utf8_unchecked(bytes)));
+            }
+            return Ok(StrView::Wide {
+                kind: ffi::PyUnicode_KIND(p),
+                data: ffi::PyUnicode_DATA(p) as *const u8,
+                len,
+            });
+        }
+    }
+    Ok(StrView::Utf8(s.to_str()?))
+}
+
+impl<'a> StrView<'a> {
+    /// The text as UTF-8 (borrowed when it already is).
+    pub fn utf8(&self) -> Result<Cow<'a, str>, Surrogate> {
+        match *self {
+            StrView::Utf8(s) => Ok(Cow::Borrowed(s)),
+            StrView::Wide { kind, data, len } => {
+                // SAFETY: CPython guarantees `len` characters of `kind` bytes at `data`, aligned.
+                let bytes = unsafe {
+                    match kind {
+                        1 => latin1_to_utf8(std::slice::from_raw_parts(data, len)),
+                        2 => wide_to_utf8(std::slice::from_raw_parts(data as *const u16, len))?,
+                        _ => wide_to_utf8(std::slice::from_raw_parts(data as *const u32, len))?,
+                    }
+                };
+                // SAFETY: the converters write well-formed UTF-8 (surrogates are rejected).
+                Ok(Cow::Owned(unsafe { String::from_utf8_unchecked(bytes) }))
+            }
+        }
+    }
+}
+
+fn latin1_to_utf8(src: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(src.len() * 2);
+    let mut chunks = src.chunks_exact(8);
+    for c in &mut chunks {
+        if u64::from_le_bytes(c.try_into().unwrap()) & 0x8080_8080_8080_8080 == 0 {
+            out.extend_from_slice(c);
+        } else {
+            c.iter().for_each(|&b| push_latin1(&mut out, b));
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .for_each(|&b| push_latin1(&mut out, b));
+    out
+}
+
+#[inline(always)]
+fn push_latin1(out: &mut Vec<u8>, b: u8) {
+    if b < 0x80 {
+        out.push(b);
+    } else {
+        out.extend_from_slice(&[0xC0 | (b >> 6), 0x80 | (b & 0x3F)]);
+    }
+}
+
+/// Two- or four-byte code units.
+trait Unit: Copy {
+    fn cp(self) -> u32;
+}
+impl Unit for u16 {
+    #[inline(always)]
+    fn cp(self) -> u32 {
+        self as u32
+    }
+}
+impl Unit for u32 {
+    #[inline(always)]
+    fn cp(self) -> u32 {
+        self
+    }
+}
+
+fn wide_to_utf8<U: Unit>(src: &[U]) -> Result<Vec<u8>, Surrogate> {
+    let mut out = Vec::with_capacity(src.len() * 3 + 8);
+    let mut chunks = src.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        if c.iter().fold(0u32, |a, u| a | u.cp()) < 0x80 {
+            out.extend(c.iter().map(|u| u.cp() as u8));
+        } else {
+            for (k, u) in c.iter().enumerate() {
+                push_cp(&mut out, u.cp()).map_err(|_| Surrogate(at + k))?;
+            }
+        }
+        at += 8;
+    }
+    for (k, u) in chunks.remainder().iter().enumerate() {
+        push_cp(&mut out, u.cp()).map_err(|_| Surrogate(at + k))?;
+    }
+    Ok(out)
+}
+
+#[inline(always)]
+fn push_cp(out: &mut Vec<u8>, cp: u32) -> Result<(), ()> {
+    match cp {
+        0..=0x7F => out.push(cp as u8),
+        0x80..=0x7FF => out.extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]),
+        0xD800..=0xDFFF => return Err(()),
+        0x800..=0xFFFF => out.extend_from_slice(&[
+            0xE0 | (cp >> 12) as u8,
+            0x80 | ((cp >> 6) & 0x3F) as u8,
+            0x80 | (cp & 0x3F) as u8,
+        ]),
+        _ => out.extend_from_slice(&[
+            0xF0 | (cp >> 18) as u8,
+            0x80 | ((cp >> 12) & 0x3F) as u8,
+            0x80 | ((cp >> 6) & 0x3F) as u8,
+            0x80 | (cp & 0x3F) as u8,
+        ]),
+    }
+    Ok(())
+}
