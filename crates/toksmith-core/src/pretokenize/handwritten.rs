@@ -226,7 +226,7 @@ pub fn cl100k_piece(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> 
 }
 
 /// `cl100k_piece` for any text (the ASCII fast path left it undecided).
-#[inline(never)]
+#[inline(always)]
 fn cl100k_general(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> usize {
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;
@@ -315,7 +315,7 @@ pub fn gpt2_piece(t: &Text, i: usize) -> usize {
 }
 
 /// `gpt2_piece` for any text (the ASCII fast path left it undecided).
-#[inline(never)]
+#[inline(always)]
 fn gpt2_general(t: &Text, i: usize) -> usize {
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;
@@ -463,7 +463,7 @@ pub fn o200k_piece(t: &Text, i: usize) -> usize {
 }
 
 /// `o200k_piece` for any text (the ASCII fast paths left it undecided).
-#[inline(never)]
+#[inline(always)]
 fn o200k_general(t: &Text, i: usize) -> usize {
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;

@@ -167,20 +167,39 @@ impl Pretokenizer {
     pub fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<()> {
         match &self.engine {
             Engine::Fast(scanner) => {
-                // One loop per scanner, so each loop body is a single inlined scanner.
+                // One loop per scanner (and per constant cl100k variant), so that each loop body
+                // is a single scanner inlined with its constants.
+                macro_rules! scan {
+                    ($piece:expr) => {{
+                        let t = Text::new(text);
+                        let mut i = 0;
+                        let n = text.len();
+                        while i < n {
+                            let e = $piece(&t, i);
+                            debug_assert!(e > i && text.is_char_boundary(e));
+                            // SAFETY: the scanners advance by whole characters and never past
+                            // the end, so `i..e` lies on character boundaries of `text` (checked
+                            // in debug builds and by the fuzz tests against the regex engine).
+                            f(unsafe { text.get_unchecked(i..e) });
+                            i = e;
+                        }
+                    }};
+                }
                 match *scanner {
-                    Scanner::Gpt2 => scan(text, f, handwritten::gpt2_piece),
+                    Scanner::Gpt2 => scan!(handwritten::gpt2_piece),
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: true,
-                    } => scan(text, f, |t, i| handwritten::cl100k_piece(t, i, 3, true)),
+                    } => scan!(|t, i| handwritten::cl100k_piece(t, i, 3, true)),
+                    Scanner::Cl100k {
+                        max_digits: 2,
+                        end_anchor: false,
+                    } => scan!(|t, i| handwritten::cl100k_piece(t, i, 2, false)),
                     Scanner::Cl100k {
                         max_digits,
                         end_anchor,
-                    } => scan(text, f, |t, i| {
-                        handwritten::cl100k_piece(t, i, max_digits, end_anchor)
-                    }),
-                    Scanner::O200k => scan(text, f, handwritten::o200k_piece),
+                    } => scan!(|t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor)),
+                    Scanner::O200k => scan!(handwritten::o200k_piece),
                 }
                 Ok(())
             }
@@ -201,23 +220,6 @@ impl Pretokenizer {
         let mut out = Vec::new();
         self.for_each_piece(text, |p| out.push(p))?;
         Ok(out)
-    }
-}
-
-/// Call `f` with each piece of `text`, as cut by `piece` (the end of the piece starting at `i`).
-#[inline(always)]
-fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str), piece: impl Fn(&Text, usize) -> usize) {
-    let t = Text::new(text);
-    let mut i = 0;
-    let n = text.len();
-    while i < n {
-        let e = piece(&t, i);
-        debug_assert!(e > i && text.is_char_boundary(e));
-        // SAFETY: the scanners advance by whole characters and never past the end, so `i..e`
-        // lies on character boundaries of `text` (checked in debug builds and by the fuzz tests
-        // against the regex engine).
-        f(unsafe { text.get_unchecked(i..e) });
-        i = e;
     }
 }
 
