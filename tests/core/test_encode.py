@@ -232,6 +232,33 @@ def test_every_python_string_storage_encodes_alike(cl100k, text):
     assert tok.encode_ordinary(text) == expected
 
 
+@pytest.mark.parametrize("extra", ["", "\xe9", "\u03a9", "\U0001f600"])
+def test_long_texts_are_written_straight_into_the_list(cl100k, corpus_slices, extra):
+    """Texts of 64 KB and more are encoded straight into the result list's buffer: ids,
+    special tokens, reference counts and list behaviour must be those of the ordinary path."""
+    import gc
+    import sys
+
+    tok, enc = cl100k
+    text = (corpus_slices["english"][:40000] + extra + "<|endoftext|>" + corpus_slices["python"][:40000]) * 2
+    assert len(text.encode("utf-8")) >= 1 << 16
+    expected = enc.encode_ordinary(text)
+    probe = tok.encode_ordinary(text[:100])[1]  # our shared int object for this id
+    before = sys.getrefcount(probe)
+    ids = tok.encode_ordinary(text)
+    assert ids == expected
+    assert sys.getrefcount(probe) == before + ids.count(probe)
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert not gc.is_tracked(ids) and len(ids) == len(expected)
+    ids.append(1)
+    ids.extend(range(5))
+    del ids[:10]
+    assert ids[-6:] == [1, 0, 1, 2, 3, 4]
+    del ids
+    gc.collect()
+    assert sys.getrefcount(probe) == before
+
+
 def test_lone_surrogates_in_a_batch(cl100k):
     tok, enc = cl100k
     texts = ["fine", "x\ud800y", "\U0001f600\udfff"]

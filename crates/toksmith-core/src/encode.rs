@@ -414,8 +414,16 @@ impl Encoder {
         }
     }
 
-    /// Encode text with no special/pinned handling.
-    fn encode_plain(&self, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
+    /// Encode text with no special/pinned handling. Whenever `out` holds `limit` ids or more after
+    /// a piece, `flush` is called with it (and may empty it).
+    fn encode_plain(
+        &self,
+        text: &str,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+        limit: usize,
+        flush: &mut dyn FnMut(&mut Vec<u32>),
+    ) -> Result<()> {
         let vocab = &self.vocab;
         CACHE.with(|cell| {
             let mut cache = cell.borrow_mut();
@@ -439,22 +447,56 @@ impl Encoder {
                 } else {
                     encode_piece(vocab, piece, scratch, out);
                 }
+                if out.len() >= limit {
+                    flush(out);
+                }
             })
         })
     }
 
     /// Encode, producing special tokens in `allowed` and pinned tokens always.
     pub fn encode_into(&self, text: &str, allowed: &Allowed, out: &mut Vec<u32>) -> Result<()> {
+        self.encode_impl(text, allowed, out, usize::MAX, &mut |_| {})
+    }
+
+    /// Encode, handing the ids to `sink` in blocks of a few thousand (in order), so that a long
+    /// text needs no id vector as long as its result (the Python layer writes the blocks straight
+    /// into the result list).
+    pub fn encode_blocks(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        sink: &mut dyn FnMut(&[u32]),
+    ) -> Result<()> {
+        const BLOCK: usize = 4096;
+        let mut out = Vec::with_capacity(BLOCK + HEAP_THRESHOLD);
+        let mut flush = |ids: &mut Vec<u32>| {
+            sink(ids);
+            ids.clear();
+        };
+        self.encode_impl(text, allowed, &mut out, BLOCK, &mut flush)?;
+        flush(&mut out);
+        Ok(())
+    }
+
+    fn encode_impl(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        out: &mut Vec<u32>,
+        limit: usize,
+        flush: &mut dyn FnMut(&mut Vec<u32>),
+    ) -> Result<()> {
         let mut scratch = Scratch::default();
         let bytes = text.as_bytes();
         let mut pos = 0;
         let accept = |id: u32, kind: AddedKind| allowed.accepts(id, kind);
         while let Some((s, e, id)) = self.matcher.find(bytes, pos, &accept) {
-            self.encode_plain(&text[pos..s], &mut scratch, out)?;
+            self.encode_plain(&text[pos..s], &mut scratch, out, limit, flush)?;
             out.push(id);
             pos = e;
         }
-        self.encode_plain(&text[pos..], &mut scratch, out)
+        self.encode_plain(&text[pos..], &mut scratch, out, limit, flush)
     }
 
     pub fn encode(&self, text: &str, allowed: &Allowed) -> Result<Vec<u32>> {
@@ -549,6 +591,19 @@ mod tests {
             bpe_long(v, &s, u32::MAX, &mut b);
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
         }
+    }
+
+    #[test]
+    fn blocks_concatenate_to_the_encoding() {
+        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("gpt2").unwrap());
+        let text = "ab aab abab ba bab\n".repeat(2000);
+        let whole = enc.encode_ordinary(&text).unwrap();
+        assert!(whole.len() > 3 * 4096);
+        let mut blocks: Vec<Vec<u32>> = Vec::new();
+        enc.encode_blocks(&text, &Allowed::None, &mut |ids| blocks.push(ids.to_vec()))
+            .unwrap();
+        assert!(blocks.len() >= 3 && blocks.iter().all(|b| b.len() <= 4096 + HEAP_THRESHOLD));
+        assert_eq!(blocks.concat(), whole);
     }
 
     #[test]
