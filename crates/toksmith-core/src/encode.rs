@@ -300,7 +300,7 @@ pub fn encode_piece(vocab: &Vocab, piece: &[u8], scratch: &mut Scratch, out: &mu
 /// BPE of `bytes` using only tokens with rank < `limit` (used to recover merge lists).
 pub fn bpe_merge_limited(vocab: &Vocab, bytes: &[u8], limit: u32, out: &mut Vec<u32>) {
     if bytes.len() < HEAP_THRESHOLD {
-        bpe_small(vocab, bytes, limit, &mut Scratch::default(), out);
+        with_scratch(|scratch| bpe_small(vocab, bytes, limit, scratch, out));
     } else {
         bpe_long(vocab, bytes, limit, out);
     }
@@ -384,6 +384,15 @@ impl Allowed {
 
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Run `f` with this thread's scratch buffers (fresh ones if they are already in use).
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
 }
 
 static NEXT_ENCODER_ID: AtomicU64 = AtomicU64::new(1);
@@ -487,16 +496,27 @@ impl Encoder {
         limit: usize,
         flush: &mut dyn FnMut(&mut Vec<u32>),
     ) -> Result<()> {
-        let mut scratch = Scratch::default();
+        with_scratch(|scratch| self.encode_spans(text, allowed, scratch, out, limit, flush))
+    }
+
+    fn encode_spans(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+        limit: usize,
+        flush: &mut dyn FnMut(&mut Vec<u32>),
+    ) -> Result<()> {
         let bytes = text.as_bytes();
         let mut pos = 0;
         let accept = |id: u32, kind: AddedKind| allowed.accepts(id, kind);
         while let Some((s, e, id)) = self.matcher.find(bytes, pos, &accept) {
-            self.encode_plain(&text[pos..s], &mut scratch, out, limit, flush)?;
+            self.encode_plain(&text[pos..s], scratch, out, limit, flush)?;
             out.push(id);
             pos = e;
         }
-        self.encode_plain(&text[pos..], &mut scratch, out, limit, flush)
+        self.encode_plain(&text[pos..], scratch, out, limit, flush)
     }
 
     pub fn encode(&self, text: &str, allowed: &Allowed) -> Result<Vec<u32>> {
