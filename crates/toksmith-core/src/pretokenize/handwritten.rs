@@ -453,6 +453,9 @@ fn o200k_ascii_other(t: &Text, i: usize) -> Option<usize> {
 /// o200k: see `tiktoken_ext.openai_public.o200k_base` for the seven alternatives.
 #[inline(always)]
 pub fn o200k_piece(t: &Text, i: usize) -> usize {
+    if t.bytes[i] >= 0x80 {
+        return o200k_general(t, i);
+    }
     if let Some(e) = o200k_ascii_word(t.bytes, i) {
         return o200k_contraction(t, e);
     }
