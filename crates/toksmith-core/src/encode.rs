@@ -34,31 +34,21 @@ fn rank_below(vocab: &Vocab, bytes: &[u8], limit: u32) -> u32 {
     }
 }
 
-/// Reusable buffers for `bpe_small`, allocated once at their full size (clearing arrays on
+/// Reusable buffers for `bpe_small`, grown as needed and never cleared (clearing arrays on
 /// every call cost more than the merge of a short word).
+#[derive(Default)]
 pub struct Scratch {
-    start: Box<[u8; HEAP_THRESHOLD + 1]>,
-    rank: Box<[u32; HEAP_THRESHOLD]>,
-    id: Box<[u32; HEAP_THRESHOLD]>,
+    start: Vec<u32>,
+    rank: Vec<u32>,
+    id: Vec<u32>,
 }
 
-impl Default for Scratch {
-    fn default() -> Self {
-        Scratch {
-            start: Box::new([0; HEAP_THRESHOLD + 1]),
-            rank: Box::new([0; HEAP_THRESHOLD]),
-            id: Box::new([0; HEAP_THRESHOLD]),
-        }
-    }
-}
-
-/// tiktoken-style merge of a short piece (fewer than [`HEAP_THRESHOLD`] bytes). Appends the ids
-/// to `out`.
+/// tiktoken-style merge of a piece (meant for short ones: O(n·m)). Appends the ids to `out`.
 ///
-/// Tokens are kept in three fixed-size arrays, compacted after each merge (no allocation, no
-/// `memmove` calls): `start[i]` (byte offset of token i), `rank[i]` (rank of token i + token
-/// i+1, `MAX` if none) and `id[i]`. A merged token's id is the rank of the pair that made it, so
-/// no lookup is needed at the end; the first round of pair ranks comes from the two-byte table.
+/// Tokens are kept in three arrays, compacted after each merge (no allocation, no `memmove`
+/// calls): `start[i]` (byte offset of token i), `rank[i]` (rank of token i + token i+1, `MAX` if
+/// none) and `id[i]`. A merged token's id is the rank of the pair that made it, so no lookup is
+/// needed at the end; the first round of pair ranks comes from the two-byte table.
 pub fn bpe_small(
     vocab: &Vocab,
     piece: &[u8],
@@ -66,30 +56,33 @@ pub fn bpe_small(
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
 ) {
-    const CAP: usize = HEAP_THRESHOLD;
     let n = piece.len();
-    assert!(n < CAP, "bpe_small takes pieces shorter than {CAP} bytes");
     let byte_ids = vocab.byte_ids();
     if n < 2 {
         out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
         return;
     }
-    let start = &mut *scratch.start;
-    let rank = &mut *scratch.rank;
-    let id = &mut *scratch.id;
+    if scratch.start.len() <= n {
+        let size = (n + 1).max(HEAP_THRESHOLD + 1);
+        scratch.start.resize(size, 0);
+        scratch.rank.resize(size, 0);
+        scratch.id.resize(size, 0);
+    }
+    let start = &mut scratch.start[..=n];
+    let rank = &mut scratch.rank[..=n];
+    let id = &mut scratch.id[..=n];
     for i in 0..n {
-        start[i] = i as u8;
+        start[i] = i as u32;
         id[i] = byte_ids[piece[i] as usize];
     }
-    start[n] = n as u8;
+    start[n] = n as u32;
     for i in 0..n - 1 {
         let r = vocab.pair_table[((piece[i] as usize) << 8) | piece[i + 1] as usize];
         rank[i] = if r < limit { r } else { u32::MAX };
     }
     let mut m = n; // number of tokens; rank[m - 1] is MAX
     rank[m - 1] = u32::MAX;
-    let span =
-        |start: &[u8; CAP + 1], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
+    let span = |start: &[u32], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
     loop {
         let mut best = u32::MAX;
         let mut at = 0usize;
@@ -106,8 +99,8 @@ pub fn bpe_small(
         id[at] = best;
         for k in at + 1..m {
             start[k] = start[k + 1];
-            id[k] = id[(k + 1).min(CAP - 1)];
-            rank[k] = rank[(k + 1).min(CAP - 1)];
+            id[k] = id[k + 1];
+            rank[k] = rank[k + 1];
         }
         m -= 1;
         rank[m - 1] = u32::MAX;
