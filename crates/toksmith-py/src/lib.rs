@@ -206,6 +206,31 @@ unsafe fn new_ids_list(n: usize) -> *mut pyo3::ffi::PyObject {
     list
 }
 
+/// An untracked list with an item buffer for `n` items that are not written yet: its size stays
+/// 0 (so it can be freed at any time) until the caller sets it. `PyList_New(n)` would zero the
+/// buffer, touching every page of it on the calling thread; this leaves the first touch (and
+/// its page faults) to the threads that fill the lists.
+///
+/// # Safety
+/// The GIL must be held. Before setting the size to k, slots 0..k must hold owned references.
+unsafe fn list_with_room(n: usize) -> *mut pyo3::ffi::PyObject {
+    use pyo3::ffi;
+    let list = new_ids_list(0);
+    if list.is_null() || n == 0 {
+        return list;
+    }
+    let buf = ffi::PyMem_Malloc(n * std::mem::size_of::<*mut ffi::PyObject>());
+    if buf.is_null() {
+        ffi::Py_DECREF(list);
+        ffi::PyErr_NoMemory();
+        return std::ptr::null_mut();
+    }
+    let l = list as *mut ffi::PyListObject;
+    (*l).ob_item = buf as *mut *mut ffi::PyObject;
+    (*l).allocated = n as ffi::Py_ssize_t;
+    list
+}
+
 /// Build a Python list from ids, reusing the cached int objects.
 fn ids_to_list<'py>(
     py: Python<'py>,
@@ -276,13 +301,16 @@ fn ids_to_lists_parallel<'py>(
         }
         let outer = Bound::<PyAny>::from_owned_ptr(py, outer);
         let mut lists: Vec<RawObj> = Vec::with_capacity(all.len());
+        let discard = |lists: Vec<RawObj>| {
+            // the lists still have size 0: freeing them frees their buffers, nothing else
+            for RawObj(l) in lists {
+                ffi::Py_DECREF(l);
+            }
+        };
         for ids in all {
-            let l = new_ids_list(ids.len());
+            let l = list_with_room(ids.len());
             if l.is_null() {
-                // the lists made so far are empty-slotted: free them before failing
-                for RawObj(l) in lists {
-                    ffi::Py_DECREF(l);
-                }
+                discard(lists);
                 return Err(PyErr::fetch(py));
             }
             lists.push(RawObj(l));
@@ -290,9 +318,9 @@ fn ids_to_lists_parallel<'py>(
         let fill = |range: std::ops::Range<usize>| -> Vec<u32> {
             let mut counts = vec![0u32; n_vocab];
             for k in range {
-                let RawObj(l) = lists[k];
+                let items = (*(lists[k].0 as *mut ffi::PyListObject)).ob_item;
                 for (i, &id) in all[k].iter().enumerate() {
-                    ffi::PyList_SET_ITEM(l, i as ffi::Py_ssize_t, raw_ints[id as usize].0);
+                    *items.add(i) = raw_ints[id as usize].0;
                     counts[id as usize] += 1;
                 }
             }
@@ -315,7 +343,13 @@ fn ids_to_lists_parallel<'py>(
             bounds.dedup();
             let ranges: Vec<std::ops::Range<usize>> =
                 bounds.windows(2).map(|w| w[0]..w[1]).collect();
-            in_pool(threads, || ranges.into_par_iter().map(fill).collect())?
+            match in_pool(threads, || ranges.into_par_iter().map(fill).collect()) {
+                Ok(c) => c,
+                Err(e) => {
+                    discard(lists);
+                    return Err(e);
+                }
+            }
         };
         for (id, obj) in raw_ints.iter().enumerate() {
             let c: u64 = counts.iter().map(|v| v[id] as u64).sum();
@@ -326,6 +360,7 @@ fn ids_to_lists_parallel<'py>(
             }
         }
         for (k, RawObj(l)) in lists.into_iter().enumerate() {
+            (*(l as *mut ffi::PyListObject)).ob_base.ob_size = all[k].len() as ffi::Py_ssize_t;
             ffi::PyList_SET_ITEM(outer.as_ptr(), k as ffi::Py_ssize_t, l);
         }
         Ok(outer.cast_into_unchecked())
