@@ -321,6 +321,9 @@ impl Vocab {
     /// Id of a mergeable token given its bytes.
     #[inline(always)]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() == 1 {
+            return Some(self.byte_ids[bytes[0] as usize]); // every byte is a token (checked in new)
+        }
         if bytes.len() == 2 {
             let r = self.pair_table[((bytes[0] as usize) << 8) | bytes[1] as usize];
             return if r == u32::MAX { None } else { Some(r) };
