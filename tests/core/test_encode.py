@@ -259,6 +259,12 @@ def test_long_texts_are_written_straight_into_the_list(cl100k, corpus_slices, ex
     assert sys.getrefcount(probe) == before
 
 
+def test_long_text_with_a_lone_surrogate(cl100k, corpus_slices):
+    tok, enc = cl100k
+    text = corpus_slices["english"][:70000] + "\ud800" + corpus_slices["python"][:70000]
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
 def test_lone_surrogates_in_a_batch(cl100k):
     tok, enc = cl100k
     texts = ["fine", "x\ud800y", "\U0001f600\udfff"]

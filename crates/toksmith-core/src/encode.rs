@@ -461,6 +461,52 @@ impl Encoder {
         self.encode_impl(text, allowed, out, usize::MAX, &mut |_| {})
     }
 
+    /// Whether text may be encoded in parts cut at [`crate::train::is_safe_cut`] places with the
+    /// ids of encoding it whole: true for the named patterns' scanners (no piece spans such a
+    /// place), unless an added token that `allowed` lets through (or a pinned one) has a line
+    /// break in it.
+    pub fn can_encode_parts(&self, allowed: &Allowed) -> bool {
+        self.pretok.is_fast()
+            && self
+                .vocab
+                .added_tokens()
+                .iter()
+                .all(|a| !a.text.contains('\n') || !allowed.accepts(a.id, a.kind))
+    }
+
+    /// Encode text that arrives in parts: `fill` appends the next part to the buffer it is given
+    /// and returns false once everything has been appended. The buffer is encoded up to its last
+    /// safe cut whenever it has one, so memory stays bounded by the parts (plus the longest
+    /// stretch without a safe cut). The ids are those of the concatenation when
+    /// [`Encoder::can_encode_parts`] holds; `sink` gets them in blocks, in order.
+    pub fn encode_parts(
+        &self,
+        allowed: &Allowed,
+        fill: &mut dyn FnMut(&mut String) -> bool,
+        sink: &mut dyn FnMut(&[u32]),
+    ) -> Result<()> {
+        let mut buf = String::new();
+        let mut scanned = 0; // no safe cut at or before this offset
+        loop {
+            let more = fill(&mut buf);
+            if !more {
+                return self.encode_blocks(&buf, allowed, sink);
+            }
+            let b = buf.as_bytes();
+            let cut = (scanned.max(1)..b.len())
+                .rev()
+                .find(|&i| crate::train::is_safe_cut(b, i));
+            match cut {
+                Some(cut) => {
+                    self.encode_blocks(&buf[..cut], allowed, sink)?;
+                    buf.drain(..cut);
+                    scanned = 0;
+                }
+                None => scanned = b.len().saturating_sub(1),
+            }
+        }
+    }
+
     /// Encode, handing the ids to `sink` in blocks of a few thousand (in order), so that a long
     /// text needs no id vector as long as its result (the Python layer writes the blocks straight
     /// into the result list).
@@ -617,6 +663,42 @@ mod tests {
             .unwrap();
         assert!(blocks.len() >= 3 && blocks.iter().all(|b| b.len() <= 4096 + HEAP_THRESHOLD));
         assert_eq!(blocks.concat(), whole);
+    }
+
+    #[test]
+    fn parts_encode_like_the_whole() {
+        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("cl100k").unwrap());
+        let text: String = (0..3000)
+            .map(|i| match i % 7 {
+                0 => "ab aab\n".to_string(),
+                1 => "bab  abab\r\n\n".to_string(),
+                2 => format!("{i} ba."),
+                3 => "  \u{e9}t\u{e9} \u{3a9}mega\n\n\n".to_string(),
+                4 => "no-breaks-here-at-all".repeat(i % 5),
+                5 => "a\nb\n \n".to_string(),
+                _ => " b a".to_string(),
+            })
+            .collect();
+        let whole = enc.encode_ordinary(&text).unwrap();
+        assert!(enc.can_encode_parts(&Allowed::None));
+        for step in [1usize, 7, 100, 4096] {
+            // feed `step` characters at a time
+            let chars: Vec<char> = text.chars().collect();
+            let mut at = 0;
+            let mut ids = Vec::new();
+            enc.encode_parts(
+                &Allowed::None,
+                &mut |buf| {
+                    let end = (at + step).min(chars.len());
+                    buf.extend(&chars[at..end]);
+                    at = end;
+                    at < chars.len()
+                },
+                &mut |b| ids.extend_from_slice(b),
+            )
+            .unwrap();
+            assert_eq!(ids, whole, "step {step}");
+        }
     }
 
     #[test]

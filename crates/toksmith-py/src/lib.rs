@@ -367,6 +367,23 @@ fn ids_to_lists_parallel<'py>(
     }
 }
 
+/// Why encoding into a list failed.
+enum Failure {
+    Core(toksmith_core::Error),
+    Surrogate(text::Surrogate),
+    Py(PyErr),
+}
+
+impl Failure {
+    fn into_py(self, text: &Bound<'_, PyString>) -> PyErr {
+        match self {
+            Failure::Core(e) => to_py(e),
+            Failure::Surrogate(s) => text::surrogate_error(text, s),
+            Failure::Py(e) => e,
+        }
+    }
+}
+
 /// Texts at least this long (UTF-8 bytes) are encoded straight into their result list.
 const DIRECT_LIST_MIN: usize = 1 << 16;
 
@@ -382,11 +399,11 @@ impl Bpe {
     fn encode_list<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
-        allowed: &Allowed,
-    ) -> PyResult<Bound<'py, PyList>> {
+        cap: usize,
+        encode: impl FnOnce(&mut dyn FnMut(&[u32])) -> Result<(), Failure> + Send,
+    ) -> Result<Bound<'py, PyList>, Failure> {
         use pyo3::ffi;
-        let cap = text.len().max(1);
+        let cap = cap.max(1);
         // SAFETY: PyMem_Malloc with the GIL held; the buffer is either handed to the list (which
         // frees it with PyMem_Free) or freed here on error. Only `count` slots are read, and
         // each holds a live int whose refcount is raised before the list is published.
@@ -394,15 +411,15 @@ impl Bpe {
             let buf = ffi::PyMem_Malloc(cap * std::mem::size_of::<*mut ffi::PyObject>())
                 as *mut *mut ffi::PyObject;
             if buf.is_null() {
-                return Err(pyo3::exceptions::PyMemoryError::new_err(
+                return Err(Failure::Py(pyo3::exceptions::PyMemoryError::new_err(
                     "cannot allocate the result list",
-                ));
+                )));
             }
             let addr = buf as usize;
             let result = py.detach(|| {
                 let slots = addr as *mut usize;
                 let mut count = 0usize;
-                let r = self.enc.encode_blocks(text, allowed, &mut |ids: &[u32]| {
+                let r = encode(&mut |ids: &[u32]| {
                     assert!(count + ids.len() <= cap, "more ids than bytes");
                     for &id in ids {
                         *slots.add(count) = self.int_addrs[id as usize];
@@ -415,7 +432,7 @@ impl Bpe {
                 Ok(c) => c,
                 Err(e) => {
                     ffi::PyMem_Free(buf.cast());
-                    return Err(to_py(e));
+                    return Err(e);
                 }
             };
             for i in 0..count {
@@ -427,7 +444,7 @@ impl Bpe {
                     ffi::Py_DECREF(*buf.add(i));
                 }
                 ffi::PyMem_Free(buf.cast());
-                return Err(PyErr::fetch(py));
+                return Err(Failure::Py(PyErr::fetch(py)));
             }
             if count == 0 {
                 ffi::PyMem_Free(buf.cast());
@@ -453,14 +470,50 @@ impl Bpe {
     ) -> PyResult<Bound<'py, PyList>> {
         let v = text::view(text)?;
         match v {
-            text::StrView::Utf8(s) if s.len() >= DIRECT_LIST_MIN => {
-                self.encode_list(py, s, allowed)
-            }
-            text::StrView::Wide { len, .. } if len >= DIRECT_LIST_MIN / 4 => {
-                let owned = py
-                    .detach(|| v.utf8().map(|c| c.into_owned()))
-                    .map_err(|e| text::surrogate_error(text, e))?;
-                self.encode_list(py, &owned, allowed)
+            text::StrView::Utf8(s) if s.len() >= DIRECT_LIST_MIN => self
+                .encode_list(py, s.len(), |sink| {
+                    self.enc
+                        .encode_blocks(s, allowed, sink)
+                        .map_err(Failure::Core)
+                })
+                .map_err(|f| f.into_py(text)),
+            text::StrView::Wide { kind, len, .. } if len >= DIRECT_LIST_MIN / 4 => {
+                // at most one id per UTF-8 byte, so per character: 2 (one-byte storage), 3 or 4
+                let cap = len * (kind as usize + 1).min(4);
+                if self.enc.can_encode_parts(allowed) {
+                    // Convert and encode 64K characters at a time: the UTF-8 copy of the whole
+                    // text (fresh memory, so page faults on every 4 KB) is never made.
+                    const PART: usize = 1 << 16;
+                    self.encode_list(py, cap, |sink| {
+                        let mut at = 0;
+                        let mut bad = None;
+                        let mut fill = |buf: &mut String| {
+                            let end = (at + PART).min(len);
+                            if let Err(e) = v.append_utf8(at, end, buf) {
+                                bad = Some(e);
+                                return false;
+                            }
+                            at = end;
+                            at < len
+                        };
+                        let r = self.enc.encode_parts(allowed, &mut fill, sink);
+                        match bad {
+                            Some(e) => Err(Failure::Surrogate(e)),
+                            None => r.map_err(Failure::Core),
+                        }
+                    })
+                    .map_err(|f| f.into_py(text))
+                } else {
+                    let owned = py
+                        .detach(|| v.utf8().map(|c| c.into_owned()))
+                        .map_err(|e| text::surrogate_error(text, e))?;
+                    self.encode_list(py, owned.len(), |sink| {
+                        self.enc
+                            .encode_blocks(&owned, allowed, sink)
+                            .map_err(Failure::Core)
+                    })
+                    .map_err(|f| f.into_py(text))
+                }
             }
             _ => {
                 let ids = py

@@ -78,37 +78,53 @@ impl<'a> StrView<'a> {
     pub fn utf8(&self) -> Result<Cow<'a, str>, Surrogate> {
         match *self {
             StrView::Utf8(s) => Ok(Cow::Borrowed(s)),
-            StrView::Wide { kind, data, len } => {
-                // SAFETY: CPython guarantees `len` characters of `kind` bytes at `data`, aligned.
-                let bytes = unsafe {
-                    match kind {
-                        1 => latin1_to_utf8(std::slice::from_raw_parts(data, len)),
-                        2 => wide_to_utf8(std::slice::from_raw_parts(data as *const u16, len))?,
-                        _ => wide_to_utf8(std::slice::from_raw_parts(data as *const u32, len))?,
-                    }
-                };
-                // SAFETY: the converters write well-formed UTF-8 (surrogates are rejected).
-                Ok(Cow::Owned(unsafe { String::from_utf8_unchecked(bytes) }))
+            StrView::Wide { kind, len, .. } => {
+                let mut out = String::with_capacity(len * kind as usize + 8);
+                self.append_utf8(0, len, &mut out)?;
+                Ok(Cow::Owned(out))
             }
         }
     }
+
+    /// Append the UTF-8 of characters `from..to` of a `Wide` view to `out`.
+    pub fn append_utf8(&self, from: usize, to: usize, out: &mut String) -> Result<(), Surrogate> {
+        let StrView::Wide { kind, data, len } = *self else {
+            return Ok(());
+        };
+        assert!(from <= to && to <= len);
+        // SAFETY: the converters append well-formed UTF-8 only (surrogates are rejected).
+        let out = unsafe { out.as_mut_vec() };
+        // SAFETY: CPython guarantees `len` characters of `kind` bytes at `data`, aligned.
+        unsafe {
+            match kind {
+                1 => latin1_to_utf8(&std::slice::from_raw_parts(data, len)[from..to], out),
+                2 => wide_to_utf8(
+                    &std::slice::from_raw_parts(data as *const u16, len)[from..to],
+                    from,
+                    out,
+                )?,
+                _ => wide_to_utf8(
+                    &std::slice::from_raw_parts(data as *const u32, len)[from..to],
+                    from,
+                    out,
+                )?,
+            }
+        }
+        Ok(())
+    }
 }
 
-fn latin1_to_utf8(src: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(src.len() * 2);
+fn latin1_to_utf8(src: &[u8], out: &mut Vec<u8>) {
+    out.reserve(src.len() * 2);
     let mut chunks = src.chunks_exact(8);
     for c in &mut chunks {
         if u64::from_le_bytes(c.try_into().unwrap()) & 0x8080_8080_8080_8080 == 0 {
             out.extend_from_slice(c);
         } else {
-            c.iter().for_each(|&b| push_latin1(&mut out, b));
+            c.iter().for_each(|&b| push_latin1(out, b));
         }
     }
-    chunks
-        .remainder()
-        .iter()
-        .for_each(|&b| push_latin1(&mut out, b));
-    out
+    chunks.remainder().iter().for_each(|&b| push_latin1(out, b));
 }
 
 #[inline(always)]
@@ -137,24 +153,25 @@ impl Unit for u32 {
     }
 }
 
-fn wide_to_utf8<U: Unit>(src: &[U]) -> Result<Vec<u8>, Surrogate> {
-    let mut out = Vec::with_capacity(src.len() * 3 + 8);
+/// `first`: the index of `src[0]` in the whole string (for error positions).
+fn wide_to_utf8<U: Unit>(src: &[U], first: usize, out: &mut Vec<u8>) -> Result<(), Surrogate> {
+    out.reserve(src.len() * 3 + 8);
     let mut chunks = src.chunks_exact(8);
-    let mut at = 0;
+    let mut at = first;
     for c in &mut chunks {
         if c.iter().fold(0u32, |a, u| a | u.cp()) < 0x80 {
             out.extend(c.iter().map(|u| u.cp() as u8));
         } else {
             for (k, u) in c.iter().enumerate() {
-                push_cp(&mut out, u.cp()).map_err(|_| Surrogate(at + k))?;
+                push_cp(out, u.cp()).map_err(|_| Surrogate(at + k))?;
             }
         }
         at += 8;
     }
     for (k, u) in chunks.remainder().iter().enumerate() {
-        push_cp(&mut out, u.cp()).map_err(|_| Surrogate(at + k))?;
+        push_cp(out, u.cp()).map_err(|_| Surrogate(at + k))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[inline(always)]
