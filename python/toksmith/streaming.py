@@ -1,7 +1,8 @@
 """Encode a byte stream of any size in bounded memory, with exactly the ids of encoding it whole.
 
-The stream is decoded as UTF-8 block by block and cut just after a ``\\n`` that is followed by an
-ASCII letter: no piece of the named split patterns spans such a place (the same rule the native
+The stream is decoded as UTF-8 block by block and cut just after a lone ``\\n`` (preceded by a
+visible ASCII character) that is followed by an ASCII letter: no piece of the named split patterns
+spans such a place (the same rule the native
 trainer uses, tested against whole-text encoding). A tokenizer whose pattern has no hand-written
 scanner (a custom regex), or whose pinned/allowed special tokens contain a newline, gives no
 such guarantee, so its input is read whole.
@@ -20,15 +21,18 @@ def _ascii_letter(c: str) -> bool:
 
 
 def last_safe_cut(text: str) -> int:
-    """The last safe place to cut ``text``, or 0: just after a ``\\n`` followed by an ASCII
-    letter, else (for text without line breaks) between an ASCII letter and a space followed
-    by an ASCII letter. No piece of the named patterns spans either place."""
+    """The last safe place to cut ``text``, or 0: just after a lone ``\\n`` (preceded by a
+    visible ASCII character) followed by an ASCII letter, else (for text without such line
+    breaks) between an ASCII letter and a space followed by an ASCII letter. No piece of the
+    named patterns spans either place. (After several whitespace characters a cut is not
+    safe: GPT-2's ``\\s+(?!\\S)`` splits "]\\n\\nB" into "]", "\\n", "\\n", "B", but a part that
+    ends in "]\\n\\n" keeps "\\n\\n" together.)"""
     i = len(text) - 1
     while True:
         i = text.rfind("\n", 0, i)
         if i < 0:
             break
-        if _ascii_letter(text[i + 1]):
+        if i >= 1 and "!" <= text[i - 1] <= "~" and _ascii_letter(text[i + 1]):
             return i + 1
     i = len(text) - 1
     while True:

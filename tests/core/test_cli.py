@@ -113,6 +113,29 @@ def test_streaming_encode_without_line_breaks(pattern, corpus_slices):
     assert [i for p in parts for i in p] == tok.encode_ordinary(text)
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "nanochat"])
+def test_cuts_after_whitespace_runs_keep_tiktoken_ids(pattern, corpus_slices):
+    """Regression: GPT-2's ``\\s+(?!\\S)`` splits "]\\n\\nB" as "]", "\\n", "\\n", "B", so a part may
+    not end after several whitespace characters. Streams and long non-ASCII strs (encoded in
+    parts) must give tiktoken's ids."""
+    import io
+
+    import tiktoken
+
+    from toksmith.streaming import encode_stream
+
+    tok = toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=600, pattern=pattern)
+    enc = tiktoken.Encoding(f"t_{pattern}", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(),
+                            special_tokens={})
+    text = ("]\n\nBott x  \nabc\t\nDe\n\n\nF \u00e9t\u00e9 \r\n\r\nG.\n" + corpus_slices["python"][:3000]) * 30
+    expected = enc.encode_ordinary(text)
+    assert len(text) > 1 << 16 and not text.isascii()
+    assert tok.encode_ordinary(text) == expected
+    parts = list(encode_stream(tok, io.BytesIO(text.encode()), block_size=1000))
+    assert len(parts) > 10
+    assert [i for p in parts for i in p] == expected
+
+
 def test_pipe_through_subprocess(tok_file):
     text = "héllo wörld\n😀 ok\n"
     enc = subprocess.run([sys.executable, "-m", "toksmith", "encode", "-t", str(tok_file)],

@@ -54,17 +54,20 @@ pub fn cut_pinned<'t>(text: &'t str, pinned: &[String], mut f: impl FnMut(&'t st
     }
 }
 
-/// Whether `i` is a safe place to cut `b` for the named patterns: just after a `\n` followed
-/// by an ASCII letter, or between an ASCII letter and a space followed by an ASCII letter. No
-/// piece of the four named patterns spans such a place (a letter run never takes a space, a
-/// space before a letter always starts the next piece, and no alternative looks behind), so
-/// the parts split separately give exactly the pieces of the whole.
+/// Whether `i` is a safe place to cut `b` for the named patterns: just after a lone `\n` (one
+/// preceded by a visible ASCII character) that is followed by an ASCII letter, or between an
+/// ASCII letter and a space followed by an ASCII letter. No piece of the four named patterns
+/// spans such a place (a letter run never takes a space, a space before a letter always starts
+/// the next piece, and no alternative looks behind), so the parts split separately give exactly
+/// the pieces of the whole. The `\n` must be alone: GPT-2's `\s+(?!\S)` gives the last of
+/// several whitespace characters to the next piece when a letter follows, but keeps them all
+/// together at the end of a part ("]\n\nB" is "]", "\n", "\n", "B" whole, "]", "\n\n" cut).
 #[inline]
 pub fn is_safe_cut(b: &[u8], i: usize) -> bool {
-    if i == 0 || i + 1 >= b.len() {
+    if i < 2 || i + 1 >= b.len() {
         return false;
     }
-    (b[i - 1] == b'\n' && b[i].is_ascii_alphabetic())
+    (b[i - 1] == b'\n' && (0x21..=0x7E).contains(&b[i - 2]) && b[i].is_ascii_alphabetic())
         || (b[i] == b' ' && b[i - 1].is_ascii_alphabetic() && b[i + 1].is_ascii_alphabetic())
 }
 
@@ -568,6 +571,49 @@ pub fn train_merges(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// At every safe cut of random texts made of the characters that decide piece boundaries,
+    /// each named pattern splits the two parts into exactly the pieces of the whole.
+    #[test]
+    fn safe_cuts_split_like_the_whole() {
+        use crate::pretokenize::{Pretokenizer, NAMED_PATTERNS, RUSTBPE_GPT4_PATTERN};
+        let atoms = [
+            "a", "B", "xy", " ", "  ", "\n", "\n\n", "\r\n", "\t", "]", ".", "1", "234", "'s",
+            "'T", "\u{e9}", "\u{a0}", "\u{3000}", "\u{1c}", "/", " \n", "\n ", "A\u{301}", "]\nB",
+            "a\nb", "z b", ".\n\nC", "q \nr",
+        ];
+        let mut patterns: Vec<&str> = NAMED_PATTERNS.iter().map(|(_, p)| *p).collect();
+        patterns.push(RUSTBPE_GPT4_PATTERN);
+        let pres: Vec<Pretokenizer> = patterns
+            .iter()
+            .map(|p| Pretokenizer::new(p).unwrap())
+            .collect();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut cuts = 0;
+        for _ in 0..6000 {
+            let mut text = String::new();
+            for _ in 0..12 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.push_str(atoms[(seed % atoms.len() as u64) as usize]);
+            }
+            let b = text.as_bytes();
+            for i in 0..b.len() {
+                if !is_safe_cut(b, i) {
+                    continue;
+                }
+                cuts += 1;
+                for (pre, pat) in pres.iter().zip(&patterns) {
+                    let whole = pre.split(&text).unwrap();
+                    let mut parts = pre.split(&text[..i]).unwrap();
+                    parts.extend(pre.split(&text[i..]).unwrap());
+                    assert_eq!(parts, whole, "{text:?} cut at {i}, pattern {pat}");
+                }
+            }
+        }
+        assert!(cuts > 1000, "only {cuts} cuts tried");
+    }
 
     /// The obvious trainer: recount every pair of every word at each step.
     fn naive(chunks: &[(Box<[u8]>, u64)], num_merges: usize) -> Vec<Pair> {
