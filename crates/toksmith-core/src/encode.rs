@@ -375,6 +375,28 @@ impl Allowed {
     }
 }
 
+/// Encode a piece that is not a single token: from the piece cache, else by BPE.
+#[inline(never)]
+fn encode_multi(
+    vocab: &Vocab,
+    piece: &[u8],
+    cache: &mut PieceCache,
+    scratch: &mut Scratch,
+    out: &mut Vec<u32>,
+) {
+    if piece.len() <= piece_cache::MAX_PIECE {
+        if let Some(ids) = cache.get(piece) {
+            out.extend_from_slice(ids);
+        } else {
+            let before = out.len();
+            bpe_small(vocab, piece, u32::MAX, scratch, out);
+            cache.insert(piece, &out[before..]);
+        }
+    } else {
+        encode_piece(vocab, piece, scratch, out);
+    }
+}
+
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -434,25 +456,22 @@ impl Encoder {
                 cache.clear();
             }
             let cache = &mut *cache;
-            self.pretok.for_each_piece(text, |p| {
-                let piece = p.as_bytes();
-                if let Some(id) = vocab.rank(piece) {
-                    out.push(id);
-                } else if piece.len() <= piece_cache::MAX_PIECE {
-                    if let Some(ids) = cache.get(piece) {
-                        out.extend_from_slice(ids);
-                    } else {
-                        let before = out.len();
-                        bpe_small(vocab, piece, u32::MAX, scratch, out);
-                        cache.insert(piece, &out[before..]);
+            // The common case (the piece is one token) stays small enough to be inlined into
+            // the scanner loop; everything else is out of line.
+            self.pretok.for_each_piece(
+                text,
+                #[inline(always)]
+                |p| {
+                    let piece = p.as_bytes();
+                    match vocab.rank(piece) {
+                        Some(id) => out.push(id),
+                        None => encode_multi(vocab, piece, cache, scratch, out),
                     }
-                } else {
-                    encode_piece(vocab, piece, scratch, out);
-                }
-                if out.len() >= limit {
-                    flush(out);
-                }
-            })
+                    if out.len() >= limit {
+                        flush(out);
+                    }
+                },
+            )
         })
     }
 
