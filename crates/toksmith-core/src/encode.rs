@@ -125,25 +125,46 @@ pub fn bpe_small(
 /// changed since they were queued are skipped. Sequential sweeps keep memory access local:
 /// this replaced a binary heap that was 2-3x slower and degraded on 10 MB inputs.
 pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+    bpe_long_with(vocab, piece, limit, out, piece.len() >= DENSE_BUCKETS_MIN)
+}
+
+fn bpe_long_with(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>, dense: bool) {
     let n = piece.len();
     assert!(n < u32::MAX as usize, "piece too long");
     const NONE: u32 = u32::MAX;
-    let mut next: Vec<u32> = (1..=n as u32).collect();
-    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
-    // pair_rank[i]: rank of the pair (token at i, next token), kept current on every merge, so
-    // a queued entry is valid exactly when it still matches (no lookup needed to check it).
-    let mut pair_rank: Vec<u32> = vec![u32::MAX; n];
+    // One 12-byte record per byte offset (next token start, previous token start, rank of the
+    // pair starting here): a merge touches one record per token instead of one cache line in
+    // each of three arrays. `rank` is kept current
+    // on every merge, so a queued entry is valid exactly when it still matches (no lookup
+    // needed to check it).
+    #[derive(Clone, Copy)]
+    struct Node {
+        next: u32,
+        prev: u32,
+        rank: u32,
+    }
+    let mut nodes: Vec<Node> = (0..n as u32)
+        .map(|i| Node {
+            next: i + 1,
+            prev: i.wrapping_sub(1),
+            rank: u32::MAX,
+        })
+        .collect();
     let mut buckets = Buckets::default();
+    if dense {
+        // rank -> slot through an array: no hashing per push (a fifth of the time on digits)
+        buckets.dense = vec![0; vocab.n_vocab() + 1];
+    }
     for i in 0..n.saturating_sub(1) {
         let r = rank_below(vocab, &piece[i..i + 2], limit);
-        pair_rank[i] = r;
+        nodes[i].rank = r;
         if r != u32::MAX {
             buckets.push(r, i as u32);
         }
     }
-    let end = |next: &Vec<u32>, j: u32| {
+    let end = |nodes: &Vec<Node>, j: u32| {
         if (j as usize) < n {
-            next[j as usize]
+            nodes[j as usize].next
         } else {
             n as u32
         }
@@ -154,29 +175,36 @@ pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
         positions.dedup();
         let mut idx = 0;
         while idx < positions.len() {
+            // The positions to visit are known in advance and, in a long piece, far apart: ask
+            // for the records a few entries ahead so their cache misses overlap.
+            if let Some(&ahead) = positions.get(idx + PREFETCH_AHEAD) {
+                prefetch(nodes.as_ptr().wrapping_add(ahead as usize));
+                prefetch(piece.as_ptr().wrapping_add(ahead as usize));
+            }
             let i = positions[idx];
             idx += 1;
-            if next[i as usize] == NONE || pair_rank[i as usize] != r {
+            let node = nodes[i as usize];
+            if node.next == NONE || node.rank != r {
                 continue; // absorbed, or the pair starting at i changed since it was queued
             }
-            let j = next[i as usize];
-            let k = end(&next, j);
-            next[j as usize] = NONE;
-            next[i as usize] = k;
+            let j = node.next;
+            let k = end(&nodes, j);
+            nodes[j as usize].next = NONE;
             pushes.clear();
-            pair_rank[i as usize] = u32::MAX;
+            let mut rr = u32::MAX;
             if (k as usize) < n {
-                prev[k as usize] = i;
-                let rr = rank_below(vocab, &piece[i as usize..end(&next, k) as usize], limit);
-                pair_rank[i as usize] = rr;
+                nodes[k as usize].prev = i;
+                rr = rank_below(vocab, &piece[i as usize..end(&nodes, k) as usize], limit);
                 if rr != u32::MAX {
                     pushes.push((rr, i));
                 }
             }
-            let p = prev[i as usize];
+            nodes[i as usize].next = k;
+            nodes[i as usize].rank = rr;
+            let p = node.prev;
             if p != NONE {
                 let rp = rank_below(vocab, &piece[p as usize..k as usize], limit);
-                pair_rank[p as usize] = rp;
+                nodes[p as usize].rank = rp;
                 if rp != u32::MAX {
                     pushes.push((rp, p));
                 }
@@ -198,10 +226,28 @@ pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
     }
     let mut i = 0usize;
     while i < n {
-        let j = next[i] as usize;
+        let j = nodes[i].next as usize;
         out.push(vocab.rank(&piece[i..j]).expect("merged parts are tokens"));
         i = j;
     }
+}
+
+/// Pieces at least this long index their rank buckets with an array over the vocabulary.
+const DENSE_BUCKETS_MIN: usize = 1 << 16;
+
+/// How many bucket entries ahead `bpe_long` prefetches.
+const PREFETCH_AHEAD: usize = 16;
+
+/// A hint to start loading the cache line at `p` (a no-op on other architectures).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Position lists keyed by rank, with the smallest queued rank found through a min-heap. The
@@ -215,6 +261,8 @@ struct Buckets {
     /// The two ranks pushed last and their slots (pushes alternate between two ranks).
     memo: [(u32, usize); 2],
     spare: Vec<Vec<u32>>,
+    /// For long pieces: slot + 1 of each rank (0 = none), used instead of `index`.
+    dense: Vec<u32>,
 }
 
 impl Default for Buckets {
@@ -227,6 +275,7 @@ impl Default for Buckets {
             heap: BinaryHeap::new(),
             memo: [(u32::MAX, 0); 2],
             spare: Vec::new(),
+            dense: Vec::new(),
         }
     }
 }
@@ -240,22 +289,29 @@ impl Buckets {
             self.memo.swap(0, 1);
             self.memo[0].1
         } else {
-            {
-                let s = match self.index.get(&rank) {
-                    Some(&s) => s,
-                    None => {
-                        let s = self.lists.len();
+            let known = if self.dense.is_empty() {
+                self.index.get(&rank).copied()
+            } else {
+                self.dense[rank as usize].checked_sub(1).map(|s| s as usize)
+            };
+            let s = match known {
+                Some(s) => s,
+                None => {
+                    let s = self.lists.len();
+                    if self.dense.is_empty() {
                         self.index.insert(rank, s);
-                        self.lists.push(self.spare.pop().unwrap_or_default());
-                        self.queued.push(false);
-                        self.ranks.push(rank);
-                        s
+                    } else {
+                        self.dense[rank as usize] = s as u32 + 1;
                     }
-                };
-                self.memo[1] = self.memo[0];
-                self.memo[0] = (rank, s);
-                s
-            }
+                    self.lists.push(self.spare.pop().unwrap_or_default());
+                    self.queued.push(false);
+                    self.ranks.push(rank);
+                    s
+                }
+            };
+            self.memo[1] = self.memo[0];
+            self.memo[0] = (rank, s);
+            s
         };
         if !self.queued[slot] {
             self.queued[slot] = true;
@@ -266,7 +322,11 @@ impl Buckets {
 
     fn pop_min(&mut self) -> Option<(u32, Vec<u32>)> {
         let Reverse(rank) = self.heap.pop()?;
-        let slot = self.index[&rank];
+        let slot = if self.dense.is_empty() {
+            self.index[&rank]
+        } else {
+            self.dense[rank as usize] as usize - 1
+        };
         self.queued[slot] = false;
         let fresh = self.spare.pop().unwrap_or_default();
         Some((rank, std::mem::replace(&mut self.lists[slot], fresh)))
@@ -646,6 +706,44 @@ mod tests {
             |seed, k| (seed.rotate_left(k as u32 * 7) >> 3) % 3 == 0,
             300,
         );
+    }
+
+    #[test]
+    fn dense_and_hashed_buckets_agree() {
+        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for (t, r) in [
+            ("abab", 300),
+            ("ab", 310),
+            ("ba", 305),
+            ("bb", 256),
+            ("abb", 320),
+            ("aab", 290),
+            ("aa", 315),
+            ("bab", 330),
+            ("aaaa", 340),
+        ] {
+            m.push((t.as_bytes().to_vec(), r));
+        }
+        let v = Vocab::new(m, vec![]).unwrap();
+        let mut seed = 7u64;
+        for len in [300usize, 5000, 20000] {
+            let s: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    if seed % 3 == 0 {
+                        b'b'
+                    } else {
+                        b'a'
+                    }
+                })
+                .collect();
+            let (mut a, mut b) = (vec![], vec![]);
+            bpe_long_with(&v, &s, u32::MAX, &mut a, false);
+            bpe_long_with(&v, &s, u32::MAX, &mut b, true);
+            assert_eq!(a, b, "length {len}");
+        }
     }
 
     /// `bpe_small` and `bpe_long` agree on 3000 random a/b strings (`is_b(seed, k)` picks byte k).
