@@ -131,6 +131,16 @@ pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
 fn bpe_long_with(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>, dense: bool) {
     let n = piece.len();
     assert!(n < u32::MAX as usize, "piece too long");
+    // No two adjacent bytes form a token (e.g. a run of spaces in GPT-2's vocabulary): the
+    // bytes are the tokens; no need for 12 bytes of records per byte.
+    if piece
+        .windows(2)
+        .all(|w| vocab.pair_table[((w[0] as usize) << 8) | w[1] as usize] >= limit)
+    {
+        let byte_ids = vocab.byte_ids();
+        out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
+        return;
+    }
     const NONE: u32 = u32::MAX;
     // One 12-byte record per byte offset (next token start, previous token start, rank of the
     // pair starting here): a merge touches one record per token instead of one cache line in
@@ -744,6 +754,14 @@ mod tests {
             bpe_long_with(&v, &s, u32::MAX, &mut b, true);
             assert_eq!(a, b, "length {len}");
         }
+        // no adjacent pair is a token: the bytes are the tokens (no merge machinery)
+        let s = b"cacbcc".repeat(50);
+        let mut a = vec![];
+        bpe_long(&v, &s, u32::MAX, &mut a);
+        assert_eq!(a, s.iter().map(|&b| b as u32).collect::<Vec<_>>());
+        let mut small = vec![];
+        bpe_small(&v, &s[..100], u32::MAX, &mut Scratch::default(), &mut small);
+        assert_eq!(small, a[..100]);
     }
 
     /// `bpe_small` and `bpe_long` agree on 3000 random a/b strings (`is_b(seed, k)` picks byte k).
