@@ -692,12 +692,11 @@ mod tests {
         Vocab::new(m, vec![]).unwrap()
     }
 
-    #[test]
-    fn long_path_handles_lower_ranks_created_by_merges() {
-        // "abab" has a lower rank than "ab": merging ab creates an (ab, ab) pair that must be
-        // merged before the remaining ab pairs, as tiktoken's global-minimum rule says.
+    /// Bytes plus a/b tokens whose ranks do not follow their lengths (merges can create pairs
+    /// of a lower rank than the one being merged), plus `extra`.
+    fn lower_rank_vocab(extra: &[(&str, u32)]) -> Vocab {
         let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        for (t, r) in [
+        let base = [
             ("abab", 300),
             ("ab", 310),
             ("ba", 305),
@@ -705,10 +704,18 @@ mod tests {
             ("abb", 320),
             ("aab", 290),
             ("aa", 315),
-        ] {
-            m.push((t.as_bytes().to_vec(), r));
+        ];
+        for (t, r) in base.iter().chain(extra) {
+            m.push((t.as_bytes().to_vec(), *r));
         }
-        let v = Vocab::new(m, vec![]).unwrap();
+        Vocab::new(m, vec![]).unwrap()
+    }
+
+    #[test]
+    fn long_path_handles_lower_ranks_created_by_merges() {
+        // "abab" has a lower rank than "ab": merging ab creates an (ab, ab) pair that must be
+        // merged before the remaining ab pairs, as tiktoken's global-minimum rule says.
+        let v = lower_rank_vocab(&[]);
         // a/b strings of up to 300 bytes, about one third b
         assert_small_equals_long(
             &v,
@@ -720,21 +727,7 @@ mod tests {
 
     #[test]
     fn dense_and_hashed_buckets_agree() {
-        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        for (t, r) in [
-            ("abab", 300),
-            ("ab", 310),
-            ("ba", 305),
-            ("bb", 256),
-            ("abb", 320),
-            ("aab", 290),
-            ("aa", 315),
-            ("bab", 330),
-            ("aaaa", 340),
-        ] {
-            m.push((t.as_bytes().to_vec(), r));
-        }
-        let v = Vocab::new(m, vec![]).unwrap();
+        let v = lower_rank_vocab(&[("bab", 330), ("aaaa", 340)]);
         let mut seed = 7u64;
         for len in [300usize, 5000, 20000] {
             let s: Vec<u8> = (0..len)
