@@ -9,7 +9,7 @@ use crate::vocab::Vocab;
 /// slack at the end of the output (the token table is padded for this), avoiding a `memcpy`
 /// call per token; the buffer grows when less than a token + 16 bytes is left.
 pub fn decode_bytes(vocab: &Vocab, ids: &[u32]) -> Result<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::with_capacity(ids.len() * 4 + 64);
+    let mut out = Vec::new();
     decode_into(vocab, ids, &mut out)?;
     Ok(out)
 }

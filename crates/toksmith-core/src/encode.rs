@@ -624,27 +624,17 @@ impl Encoder {
         limit: usize,
         flush: &mut dyn FnMut(&mut Vec<u32>),
     ) -> Result<()> {
-        with_scratch(|scratch| self.encode_spans(text, allowed, scratch, out, limit, flush))
-    }
-
-    fn encode_spans(
-        &self,
-        text: &str,
-        allowed: &Allowed,
-        scratch: &mut Scratch,
-        out: &mut Vec<u32>,
-        limit: usize,
-        flush: &mut dyn FnMut(&mut Vec<u32>),
-    ) -> Result<()> {
-        let bytes = text.as_bytes();
-        let mut pos = 0;
-        let accept = |id: u32, kind: AddedKind| allowed.accepts(id, kind);
-        while let Some((s, e, id)) = self.matcher.find(bytes, pos, &accept) {
-            self.encode_plain(&text[pos..s], scratch, out, limit, flush)?;
-            out.push(id);
-            pos = e;
-        }
-        self.encode_plain(&text[pos..], scratch, out, limit, flush)
+        with_scratch(|scratch| {
+            let bytes = text.as_bytes();
+            let mut pos = 0;
+            let accept = |id: u32, kind: AddedKind| allowed.accepts(id, kind);
+            while let Some((s, e, id)) = self.matcher.find(bytes, pos, &accept) {
+                self.encode_plain(&text[pos..s], scratch, out, limit, flush)?;
+                out.push(id);
+                pos = e;
+            }
+            self.encode_plain(&text[pos..], scratch, out, limit, flush)
+        })
     }
 
     pub fn encode(&self, text: &str, allowed: &Allowed) -> Result<Vec<u32>> {

@@ -42,10 +42,7 @@ impl<K: InlineKey> Table<K> {
 
     #[inline(always)]
     fn index(&self, key: K, len: usize) -> usize {
-        (key.fold()
-            .wrapping_add(len as u64)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> self.shift) as usize
+        key.slot(len, self.shift)
     }
 
     #[inline(always)]
@@ -91,7 +88,7 @@ impl<K: InlineKey> Table<K> {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); 0]);
+        let old = std::mem::take(&mut self.slots);
         self.slots = vec![Slot::default(); old.len() * 2];
         self.shift -= 1;
         for s in old {

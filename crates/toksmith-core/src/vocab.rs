@@ -43,6 +43,16 @@ pub trait InlineKey: Copy + Default + Eq {
     const MAX: usize;
     fn pack(bytes: &[u8]) -> Self;
     fn fold(self) -> u64;
+
+    /// Home slot of a key of `len` bytes in a table of `2^(64 - shift)` slots.
+    #[inline(always)]
+    fn slot(self, len: usize, shift: u32) -> usize {
+        (self
+            .fold()
+            .wrapping_add(len as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> shift) as usize
+    }
 }
 
 /// Little-endian value of 1..=8 bytes, zero-extended, built from two overlapping loads (no
@@ -130,10 +140,7 @@ impl<K: InlineKey> InlineTable<K> {
 
     #[inline(always)]
     fn index(&self, key: K, len: usize) -> usize {
-        (key.fold()
-            .wrapping_add(len as u64)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> self.shift) as usize
+        key.slot(len, self.shift)
     }
 
     #[inline(always)]

@@ -274,6 +274,22 @@ unsafe fn list_with_room(n: usize) -> *mut pyo3::ffi::PyObject {
     list
 }
 
+/// The item buffer of a list made by [`list_with_room`].
+///
+/// # Safety
+/// `list` must be a live list.
+unsafe fn list_items(list: *mut pyo3::ffi::PyObject) -> *mut *mut pyo3::ffi::PyObject {
+    (*(list as *mut pyo3::ffi::PyListObject)).ob_item
+}
+
+/// Publish the first `n` slots of a list made by [`list_with_room`].
+///
+/// # Safety
+/// Slots 0..n must hold owned references and `n` must not exceed the room.
+unsafe fn set_list_len(list: *mut pyo3::ffi::PyObject, n: usize) {
+    (*(list as *mut pyo3::ffi::PyListObject)).ob_base.ob_size = n as pyo3::ffi::Py_ssize_t;
+}
+
 /// Build a Python list from ids, reusing the cached int objects.
 fn ids_to_list<'py>(
     py: Python<'py>,
@@ -296,14 +312,6 @@ fn ids_to_list<'py>(
     }
 }
 
-/// A raw object pointer that worker threads may copy (they never call into Python with it).
-#[derive(Clone, Copy)]
-struct RawObj(*mut pyo3::ffi::PyObject);
-// SAFETY: the pointers are only stored into list slots (plain memory writes); the objects are
-// kept alive by the caller, which holds the GIL for the whole time the workers run.
-unsafe impl Send for RawObj {}
-unsafe impl Sync for RawObj {}
-
 /// Build one Python list per id vector, with the list items written by `threads` workers.
 ///
 /// The lists are allocated serially (that needs the interpreter), then the workers store the
@@ -311,9 +319,13 @@ unsafe impl Sync for RawObj {}
 /// each id occurs; the reference counts are raised afterwards with one add per distinct id.
 /// The GIL stays held throughout, so no Python code runs while the lists are being filled.
 /// This moves the per-id work of building results off the serial path of `encode_batch`.
+///
+/// Pointers cross threads as addresses (`usize`): the workers only store them into list slots;
+/// the objects are kept alive by the caller, which holds the GIL while the workers run.
 fn ids_to_lists_parallel<'py>(
     py: Python<'py>,
     ints: &[Py<PyAny>],
+    int_addrs: &[usize],
     all: &[Vec<u32>],
     threads: usize,
 ) -> PyResult<Bound<'py, PyList>> {
@@ -333,7 +345,6 @@ fn ids_to_lists_parallel<'py>(
             .collect::<PyResult<Vec<_>>>()?;
         return PyList::new(py, lists);
     }
-    let raw_ints: Vec<RawObj> = ints.iter().map(|o| RawObj(o.as_ptr())).collect();
     // SAFETY (whole block): every pointer written is a live int from `ints` or a list created
     // here; each list is fully written before it is published; refcounts are raised (with the
     // GIL held) by exactly the number of slots that refer to each int.
@@ -343,11 +354,11 @@ fn ids_to_lists_parallel<'py>(
             return Err(PyErr::fetch(py));
         }
         let outer = Bound::<PyAny>::from_owned_ptr(py, outer);
-        let mut lists: Vec<RawObj> = Vec::with_capacity(all.len());
-        let discard = |lists: Vec<RawObj>| {
+        let mut lists: Vec<usize> = Vec::with_capacity(all.len());
+        let discard = |lists: Vec<usize>| {
             // the lists still have size 0: freeing them frees their buffers, nothing else
-            for RawObj(l) in lists {
-                ffi::Py_DECREF(l);
+            for l in lists {
+                ffi::Py_DECREF(l as *mut ffi::PyObject);
             }
         };
         for ids in all {
@@ -356,14 +367,14 @@ fn ids_to_lists_parallel<'py>(
                 discard(lists);
                 return Err(PyErr::fetch(py));
             }
-            lists.push(RawObj(l));
+            lists.push(l as usize);
         }
         let fill = |range: std::ops::Range<usize>| -> Vec<u32> {
             let mut counts = vec![0u32; n_vocab];
             for k in range {
-                let items = (*(lists[k].0 as *mut ffi::PyListObject)).ob_item;
+                let items = list_items(lists[k] as *mut ffi::PyObject) as *mut usize;
                 for (i, &id) in all[k].iter().enumerate() {
-                    *items.add(i) = raw_ints[id as usize].0;
+                    *items.add(i) = int_addrs[id as usize];
                     counts[id as usize] += 1;
                 }
             }
@@ -394,16 +405,17 @@ fn ids_to_lists_parallel<'py>(
                 }
             }
         };
-        for (id, obj) in raw_ints.iter().enumerate() {
+        for (id, obj) in ints.iter().enumerate() {
             let c: u64 = counts.iter().map(|v| v[id] as u64).sum();
             // Py_INCREF is inlined: on a mortal object this loop is one add (the compiler folds
             // it); immortal objects (Python 3.12+) are left alone, as Python itself does.
             for _ in 0..c {
-                ffi::Py_INCREF(obj.0);
+                ffi::Py_INCREF(obj.as_ptr());
             }
         }
-        for (k, RawObj(l)) in lists.into_iter().enumerate() {
-            (*(l as *mut ffi::PyListObject)).ob_base.ob_size = all[k].len() as ffi::Py_ssize_t;
+        for (k, l) in lists.into_iter().enumerate() {
+            let l = l as *mut ffi::PyObject;
+            set_list_len(l, all[k].len());
             ffi::PyList_SET_ITEM(outer.as_ptr(), k as ffi::Py_ssize_t, l);
         }
         Ok(outer.cast_into_unchecked())
@@ -446,61 +458,43 @@ impl Bpe {
         encode: impl FnOnce(&mut dyn FnMut(&[u32])) -> Result<(), Failure> + Send,
     ) -> Result<Bound<'py, PyList>, Failure> {
         use pyo3::ffi;
-        let cap = cap.max(1);
-        // SAFETY: PyMem_Malloc with the GIL held; the buffer is either handed to the list (which
-        // frees it with PyMem_Free) or freed here on error. Only `count` slots are read, and
-        // each holds a live int whose refcount is raised before the list is published.
+        // SAFETY: the list (size 0 until published) owns the buffer, so dropping it on an error
+        // frees the buffer; only `count` slots are written, each with a live int whose
+        // refcount is raised (GIL held) before the size is set.
         unsafe {
-            let buf = ffi::PyMem_Malloc(cap * std::mem::size_of::<*mut ffi::PyObject>())
-                as *mut *mut ffi::PyObject;
-            if buf.is_null() {
-                return Err(Failure::Py(pyo3::exceptions::PyMemoryError::new_err(
-                    "cannot allocate the result list",
-                )));
+            let list = list_with_room(cap.max(1));
+            if list.is_null() {
+                return Err(Failure::Py(PyErr::fetch(py)));
             }
-            let addr = buf as usize;
-            let result = py.detach(|| {
+            let list = Bound::<PyAny>::from_owned_ptr(py, list);
+            let addr = list_items(list.as_ptr()) as usize;
+            let count = py.detach(|| {
                 let slots = addr as *mut usize;
                 let mut count = 0usize;
-                let r = encode(&mut |ids: &[u32]| {
+                encode(&mut |ids: &[u32]| {
                     assert!(count + ids.len() <= cap, "more ids than bytes");
                     for &id in ids {
                         *slots.add(count) = self.int_addrs[id as usize];
                         count += 1;
                     }
-                });
-                r.map(|_| count)
-            });
-            let count = match result {
-                Ok(c) => c,
-                Err(e) => {
-                    ffi::PyMem_Free(buf.cast());
-                    return Err(e);
-                }
-            };
+                })
+                .map(|_| count)
+            })?;
+            let items = list_items(list.as_ptr());
             for i in 0..count {
-                ffi::Py_INCREF(*buf.add(i));
+                ffi::Py_INCREF(*items.add(i));
             }
-            let list = new_ids_list(0);
-            if list.is_null() {
-                for i in 0..count {
-                    ffi::Py_DECREF(*buf.add(i));
-                }
-                ffi::PyMem_Free(buf.cast());
-                return Err(Failure::Py(PyErr::fetch(py)));
+            // give back the room beyond the result (a shrink: never fails in practice, and the
+            // larger buffer stays valid if it does)
+            let shrunk =
+                ffi::PyMem_Realloc(items.cast(), count.max(1) * std::mem::size_of::<usize>());
+            let l = list.as_ptr() as *mut ffi::PyListObject;
+            if !shrunk.is_null() {
+                (*l).ob_item = shrunk as *mut *mut ffi::PyObject;
+                (*l).allocated = count.max(1) as ffi::Py_ssize_t;
             }
-            if count == 0 {
-                ffi::PyMem_Free(buf.cast());
-            } else {
-                let shrunk = ffi::PyMem_Realloc(buf.cast(), count * std::mem::size_of::<usize>())
-                    as *mut *mut ffi::PyObject;
-                let items = if shrunk.is_null() { buf } else { shrunk };
-                let l = list as *mut ffi::PyListObject;
-                (*l).ob_item = items;
-                (*l).allocated = count as ffi::Py_ssize_t;
-                (*l).ob_base.ob_size = count as ffi::Py_ssize_t;
-            }
-            Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
+            set_list_len(list.as_ptr(), count);
+            Ok(list.cast_into_unchecked())
         }
     }
 
@@ -559,10 +553,7 @@ impl Bpe {
                 }
             }
             _ => {
-                let ids = py
-                    .detach(|| v.utf8().map(|t| self.enc.encode(&t, allowed)))
-                    .map_err(|e| text::surrogate_error(text, e))?
-                    .map_err(to_py)?;
+                let ids = with_utf8(py, text, |t| self.enc.encode(t, allowed))?.map_err(to_py)?;
                 ids_to_list(py, &self.ints, &ids)
             }
         }
@@ -708,7 +699,7 @@ impl Bpe {
             .into_iter()
             .collect::<toksmith_core::Result<Vec<_>>>()
             .map_err(to_py)?;
-        ids_to_lists_parallel(py, &self.ints, &all, threads)
+        ids_to_lists_parallel(py, &self.ints, &self.int_addrs, &all, threads)
     }
 
     /// First special token found in `text` among `disallowed` ids (all when None):
