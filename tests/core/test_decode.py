@@ -84,3 +84,40 @@ def test_errors_argument(tok):
     assert tok.decode(partial) == "\ufffd"
     with pytest.raises(UnicodeDecodeError):
         tok.decode(partial, errors="strict")
+
+
+# Outputs of 256 bytes and more are built straight into the str's storage (toksmith_core::utf8);
+# they must equal CPython's own decoding, canonical width included (a str stored wider than its
+# largest character compares unequal to the same text built by Python).
+WIDTH_CLASSES = ["a", "\u00e9", "\u00ff", "\u0100", "\u2019", "\uffff", "\U0001f600", "\U0010ffff"]
+
+
+@given(parts=st.lists(st.tuples(st.sampled_from(WIDTH_CLASSES + ["plain ascii words "]), st.integers(1, 40)),
+                      min_size=1, max_size=12),
+       pad=st.integers(0, 300))
+def test_long_decode_equals_python_decoding(tok, parts, pad):
+    text = "x" * pad + "".join(c * k for c, k in parts)
+    ids = tok.encode_ordinary(text)
+    out = tok.decode(ids)
+    assert out == text and len(out) == len(text) and hash(out) == hash(text)
+
+
+@given(ids=st.lists(st.integers(0, 100255), min_size=60, max_size=400),
+       errors=st.sampled_from(["replace", "strict", "ignore", "backslashreplace"]))
+def test_long_decode_of_any_ids_equals_bytes_decode(tok, ids, errors):
+    raw = tok.decode_bytes(ids)
+    try:
+        expected = raw.decode("utf-8", errors)
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            tok.decode(ids, errors=errors)
+    else:
+        assert tok.decode(ids, errors=errors) == expected
+
+
+def test_long_decode_each_width_class():
+    tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+    for c in WIDTH_CLASSES:
+        for pre in range(0, 40, 7):
+            text = "y" * pre + c * 300 + "tail text"
+            assert tok.decode(list(text.encode())) == text

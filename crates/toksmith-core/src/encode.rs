@@ -14,6 +14,7 @@
 //!   so lookups are on byte slices of the piece (no allocation: adjacent tokens are contiguous).
 
 use crate::error::{Error, Result};
+use crate::mem::prefetch;
 use crate::piece_cache::{self, PieceCache};
 use crate::pretokenize::Pretokenizer;
 use crate::vocab::{AddedKind, Vocab};
@@ -247,18 +248,6 @@ const DENSE_BUCKETS_MIN: usize = 1 << 16;
 
 /// How many bucket entries ahead `bpe_long` prefetches.
 const PREFETCH_AHEAD: usize = 16;
-
-/// A hint to start loading the cache line at `p` (a no-op on other architectures).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// Position lists keyed by rank, with the smallest queued rank found through a min-heap. The
 /// last two ranks pushed are memoised: pushes during a sweep mostly go to one or two ranks.

@@ -5,14 +5,18 @@
 //! * [`vocab`]: the token table (ids <-> bytes, specials, pinned tokens);
 //! * [`encode`]: tiktoken-exact BPE encoding with a linear-ish worst case;
 //! * [`piece_cache`]: per-thread cache of BPE results for pieces that are not one token;
-//! * [`decode`]: ids -> bytes, and a streaming UTF-8-safe decoder.
+//! * [`decode`]: ids -> bytes, and a streaming UTF-8-safe decoder;
+//! * [`mem`]: prefetch hints and large scratch buffers;
+//! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings.
 
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod mem;
 pub mod piece_cache;
 pub mod pretokenize;
 pub mod train;
+pub mod utf8;
 pub mod vocab;
 
 pub use error::{Error, Result};

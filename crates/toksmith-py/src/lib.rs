@@ -75,6 +75,9 @@ fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     Ok(v)
 }
 
+/// How many list items ahead [`ids_into`] prefetches the int objects.
+const IDS_AHEAD: usize = 16;
+
 /// [`ids_from`] into a buffer the caller reuses (cleared first).
 fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()> {
     v.clear();
@@ -86,6 +89,19 @@ fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()> {
             // SAFETY: see below; the compact-int read only happens for exact ints on a CPython
             // whose PyLongObject layout was recognised at start-up.
             if let Some(layout) = compact {
+                // The int objects are read in id order (at random): ask for the header of the
+                // one IDS_AHEAD places on so that the cache misses overlap.
+                if i + IDS_AHEAD < n {
+                    // SAFETY: i + IDS_AHEAD < len; a prefetch never faults.
+                    let ahead = unsafe {
+                        pyo3::ffi::PyList_GET_ITEM(
+                            list.as_ptr(),
+                            (i + IDS_AHEAD) as pyo3::ffi::Py_ssize_t,
+                        )
+                    } as *const u8;
+                    toksmith_core::mem::prefetch(ahead);
+                    toksmith_core::mem::prefetch(ahead.wrapping_add(24));
+                }
                 let item = unsafe {
                     pyo3::ffi::PyList_GET_ITEM(list.as_ptr(), i as pyo3::ffi::Py_ssize_t)
                 };
@@ -761,8 +777,20 @@ impl Bpe {
             ids_into(ids, &mut buf.ids)?;
             buf.bytes.clear();
             let (id_buf, bytes) = (&buf.ids, &mut buf.bytes);
-            py.detach(|| toksmith_core::decode::decode_into(&self.enc.vocab, id_buf, bytes))
+            let layout = py
+                .detach(|| {
+                    toksmith_core::decode::decode_into(&self.enc.vocab, id_buf, bytes)?;
+                    Ok(if bytes.len() >= text::FAST_STR_MIN {
+                        toksmith_core::utf8::layout(bytes)
+                    } else {
+                        None
+                    })
+                })
                 .map_err(to_py)?;
+            if let Some(layout) = layout {
+                return text::str_from_utf8(py, bytes, layout);
+            }
+            // Short or invalid UTF-8: CPython's decoder and its error handler.
             // SAFETY: valid pointer/length pair; the result is a new reference or NULL with an
             // exception set.
             unsafe {

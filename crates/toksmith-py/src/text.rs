@@ -194,3 +194,37 @@ fn push_cp(out: &mut Vec<u8>, cp: u32) -> Result<(), ()> {
     }
     Ok(())
 }
+
+/// Below this many bytes `decode` leaves UTF-8 to CPython's decoder (as fast for short text).
+pub const FAST_STR_MIN: usize = 256;
+
+/// A new `str` from valid UTF-8 whose [`Layout`](toksmith_core::utf8::Layout) is known: the
+/// characters are written straight into the string's own storage, with the GIL released.
+pub fn str_from_utf8<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    layout: toksmith_core::utf8::Layout,
+) -> PyResult<Bound<'py, PyAny>> {
+    use toksmith_core::utf8::transcode;
+    // SAFETY: `bytes` is valid UTF-8 (checked by `layout`). The new string is not shared with
+    // anything until it is returned, so filling its storage without the GIL is safe; its
+    // storage holds `chars` code units of the kind that `max_char` selects, which is exactly
+    // what `transcode` writes.
+    unsafe {
+        let obj = ffi::PyUnicode_New(
+            layout.chars as ffi::Py_ssize_t,
+            layout.max_char as ffi::Py_UCS4,
+        );
+        let obj = Bound::from_owned_ptr_or_err(py, obj)?;
+        let data = ffi::PyUnicode_DATA(obj.as_ptr()) as usize;
+        let n = layout.chars;
+        let s = std::str::from_utf8_unchecked(bytes);
+        py.detach(|| match layout.max_char {
+            0x7F => std::ptr::copy_nonoverlapping(bytes.as_ptr(), data as *mut u8, n),
+            0xFF => transcode(s, std::slice::from_raw_parts_mut(data as *mut u8, n)),
+            0xFFFF => transcode(s, std::slice::from_raw_parts_mut(data as *mut u16, n)),
+            _ => transcode(s, std::slice::from_raw_parts_mut(data as *mut u32, n)),
+        });
+        Ok(obj)
+    }
+}
