@@ -293,3 +293,26 @@ def test_from_ranks_validation():
         Tokenizer.from_ranks(base, "gpt2", {"<a>": 300, "<b>": 300})
     with pytest.raises(TypeError):
         Tokenizer.from_ranks({"a": 1}, "gpt2")
+
+
+def test_megabyte_results_take_references_through_counts(gpt2_ranks, corpus_slices):
+    """Results of 1 MB of text and more raise each int's refcount once per distinct id (counted
+    while the list is written); pieces of 64 KB and more hand their ids over in blocks. Ids and
+    reference counts must be those of the ordinary path."""
+    import sys
+
+    tiktoken = pytest.importorskip("tiktoken")
+    tok = Tokenizer.from_ranks(gpt2_ranks, "gpt2")
+    enc = tiktoken.Encoding("gpt2-test", pat_str=toksmith.PATTERNS["gpt2"], mergeable_ranks=gpt2_ranks,
+                            special_tokens={})
+    # a 300 KB run of spaces is one piece whose bytes are its tokens (GPT-2 has no pair of
+    # spaces), a 200 KB run of digits one piece that merges
+    text = corpus_slices["english"] * 2 + " " * 300000 + "7" * 200000 + corpus_slices["python"] * 2
+    assert len(text.encode("utf-8")) >= 1 << 20
+    space = tok.encode_ordinary(" ")[0]
+    before = sys.getrefcount(space)
+    ids = tok.encode_ordinary(text)
+    assert ids == enc.encode_ordinary(text)
+    assert sys.getrefcount(space) == before + ids.count(space)
+    del ids
+    assert sys.getrefcount(space) == before

@@ -27,6 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Pieces at least this long use `bpe_long`.
 pub const HEAP_THRESHOLD: usize = 128;
 
+/// In a blocked encode, pieces at least this long hand their ids over in blocks too.
+const BLOCKED_PIECE_MIN: usize = 1 << 16;
+
 #[inline(always)]
 fn rank_below(vocab: &Vocab, bytes: &[u8], limit: u32) -> u32 {
     match vocab.rank(bytes) {
@@ -126,10 +129,33 @@ pub fn bpe_small(
 /// changed since they were queued are skipped. Sequential sweeps keep memory access local:
 /// this replaced a binary heap that was 2-3x slower and degraded on 10 MB inputs.
 pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
-    bpe_long_with(vocab, piece, limit, out, piece.len() >= DENSE_BUCKETS_MIN)
+    let dense = piece.len() >= DENSE_BUCKETS_MIN;
+    bpe_long_with(vocab, piece, limit, dense, out, usize::MAX, &mut |_| {})
 }
 
-fn bpe_long_with(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>, dense: bool) {
+/// [`bpe_long`] for a piece of any length inside a blocked encode: whenever `out` holds
+/// `block` ids, `flush` is called with it (and may empty it), so a 10 MB piece does not need
+/// a 40 MB id vector on top of the caller's result.
+pub fn bpe_long_blocks(
+    vocab: &Vocab,
+    piece: &[u8],
+    out: &mut Vec<u32>,
+    block: usize,
+    flush: &mut dyn FnMut(&mut Vec<u32>),
+) {
+    let dense = piece.len() >= DENSE_BUCKETS_MIN;
+    bpe_long_with(vocab, piece, u32::MAX, dense, out, block, flush)
+}
+
+fn bpe_long_with(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    dense: bool,
+    out: &mut Vec<u32>,
+    block: usize,
+    flush: &mut dyn FnMut(&mut Vec<u32>),
+) {
     let n = piece.len();
     assert!(n < u32::MAX as usize, "piece too long");
     // No two adjacent bytes form a token (e.g. a run of spaces in GPT-2's vocabulary): the
@@ -139,7 +165,12 @@ fn bpe_long_with(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>, de
         .all(|w| vocab.pair_table[((w[0] as usize) << 8) | w[1] as usize] >= limit)
     {
         let byte_ids = vocab.byte_ids();
-        out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
+        for part in piece.chunks(block.clamp(1, 1 << 16)) {
+            out.extend(part.iter().map(|&b| byte_ids[b as usize]));
+            if out.len() >= block {
+                flush(out);
+            }
+        }
         return;
     }
     const NONE: u32 = u32::MAX;
@@ -154,13 +185,12 @@ fn bpe_long_with(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>, de
         prev: u32,
         rank: u32,
     }
-    let mut nodes: Vec<Node> = (0..n as u32)
-        .map(|i| Node {
-            next: i + 1,
-            prev: i.wrapping_sub(1),
-            rank: u32::MAX,
-        })
-        .collect();
+    let mut nodes: Vec<Node> = crate::mem::big_vec(n);
+    nodes.extend((0..n as u32).map(|i| Node {
+        next: i + 1,
+        prev: i.wrapping_sub(1),
+        rank: u32::MAX,
+    }));
     let mut buckets = Buckets::default();
     if dense {
         // rank -> slot through an array: no hashing per push (a fifth of the time on digits)
@@ -239,6 +269,9 @@ fn bpe_long_with(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>, de
     while i < n {
         let j = nodes[i].next as usize;
         out.push(vocab.rank(&piece[i..j]).expect("merged parts are tokens"));
+        if out.len() >= block {
+            flush(out);
+        }
         i = j;
     }
 }
@@ -279,6 +312,21 @@ impl Default for Buckets {
     }
 }
 
+/// Double a full position list. A large one is copied into a fresh buffer advised as huge
+/// pages before it is touched (a 10 MB piece queues tens of MB of positions; growing them in
+/// place cost a 4 KiB page fault per 1024 positions, copied by `realloc`).
+#[cold]
+fn grow(list: &mut Vec<u32>) {
+    let cap = (list.len() * 2).max(16);
+    if cap * std::mem::size_of::<u32>() >= crate::mem::HUGE_MIN {
+        let mut bigger = crate::mem::big_vec(cap);
+        bigger.extend_from_slice(list);
+        *list = bigger;
+    } else {
+        list.reserve_exact(cap - list.len());
+    }
+}
+
 impl Buckets {
     #[inline]
     fn push(&mut self, rank: u32, pos: u32) {
@@ -316,7 +364,11 @@ impl Buckets {
             self.queued[slot] = true;
             self.heap.push(Reverse(rank));
         }
-        self.lists[slot].push(pos);
+        let list = &mut self.lists[slot];
+        if list.len() == list.capacity() {
+            grow(list);
+        }
+        list.push(pos);
     }
 
     fn pop_min(&mut self) -> Option<(u32, Vec<u32>)> {
@@ -524,6 +576,9 @@ impl Encoder {
                     let piece = p.as_bytes();
                     match vocab.rank(piece) {
                         Some(id) => out.push(id),
+                        None if piece.len() >= BLOCKED_PIECE_MIN && limit != usize::MAX => {
+                            bpe_long_blocks(vocab, piece, out, limit, flush)
+                        }
                         None => encode_multi(vocab, piece, cache, scratch, out),
                     }
                     if out.len() >= limit {
@@ -722,8 +777,8 @@ mod tests {
                 })
                 .collect();
             let (mut a, mut b) = (vec![], vec![]);
-            bpe_long_with(&v, &s, u32::MAX, &mut a, false);
-            bpe_long_with(&v, &s, u32::MAX, &mut b, true);
+            bpe_long_with(&v, &s, u32::MAX, false, &mut a, usize::MAX, &mut |_| {});
+            bpe_long_with(&v, &s, u32::MAX, true, &mut b, usize::MAX, &mut |_| {});
             assert_eq!(a, b, "length {len}");
         }
         // no adjacent pair is a token: the bytes are the tokens (no merge machinery)

@@ -75,6 +75,41 @@ fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     Ok(v)
 }
 
+/// Add 1 to `counts[id]` for each id; runs of one id (a long run of spaces is one id per byte
+/// in GPT-2) are added four at a time, so they are not one long chain of dependent increments.
+fn count_ids(counts: &mut [u32], ids: &[u32]) {
+    let mut quads = ids.chunks_exact(4);
+    for q in &mut quads {
+        if q[0] == q[1] && q[0] == q[2] && q[0] == q[3] {
+            counts[q[0] as usize] += 4;
+        } else {
+            for &id in q {
+                counts[id as usize] += 1;
+            }
+        }
+    }
+    for &id in quads.remainder() {
+        counts[id as usize] += 1;
+    }
+}
+
+/// Take `n` new references to `obj`.
+///
+/// # Safety
+/// The GIL must be held and `obj` must be alive.
+#[inline]
+unsafe fn incref_by(obj: *mut pyo3::ffi::PyObject, n: usize) {
+    // Py_INCREF is inlined; a run of increments of one address costs about a cycle each here,
+    // and it keeps each Python version's refcount rules (immortal objects in 3.12+ are left
+    // alone), which writing the field directly would have to copy.
+    for _ in 0..n {
+        pyo3::ffi::Py_INCREF(obj);
+    }
+}
+
+/// Results of at least this many bytes of text take their references through per-id counts.
+const COUNTED_REFS_MIN: usize = 1 << 20;
+
 /// How many list items ahead [`ids_into`] prefetches the int objects.
 const IDS_AHEAD: usize = 16;
 
@@ -278,12 +313,15 @@ unsafe fn list_with_room(n: usize) -> *mut pyo3::ffi::PyObject {
     if list.is_null() || n == 0 {
         return list;
     }
-    let buf = ffi::PyMem_Malloc(n * std::mem::size_of::<*mut ffi::PyObject>());
+    let bytes = n * std::mem::size_of::<*mut ffi::PyObject>();
+    let buf = ffi::PyMem_Malloc(bytes);
     if buf.is_null() {
         ffi::Py_DECREF(list);
         ffi::PyErr_NoMemory();
         return std::ptr::null_mut();
     }
+    // A long result is written into fresh memory: fault it in 2 MiB pages, not 4 KiB ones.
+    toksmith_core::mem::advise_huge_pages(buf as *const u8, bytes);
     let l = list as *mut ffi::PyListObject;
     (*l).ob_item = buf as *mut *mut ffi::PyObject;
     (*l).allocated = n as ffi::Py_ssize_t;
@@ -391,8 +429,8 @@ fn ids_to_lists_parallel<'py>(
                 let items = list_items(lists[k] as *mut ffi::PyObject) as *mut usize;
                 for (i, &id) in all[k].iter().enumerate() {
                     *items.add(i) = int_addrs[id as usize];
-                    counts[id as usize] += 1;
                 }
+                count_ids(&mut counts, &all[k]);
             }
             counts
         };
@@ -423,11 +461,7 @@ fn ids_to_lists_parallel<'py>(
         };
         for (id, obj) in ints.iter().enumerate() {
             let c: u64 = counts.iter().map(|v| v[id] as u64).sum();
-            // Py_INCREF is inlined: on a mortal object this loop is one add (the compiler folds
-            // it); immortal objects (Python 3.12+) are left alone, as Python itself does.
-            for _ in 0..c {
-                ffi::Py_INCREF(obj.as_ptr());
-            }
+            incref_by(obj.as_ptr(), c as usize);
         }
         for (k, l) in lists.into_iter().enumerate() {
             let l = l as *mut ffi::PyObject;
@@ -484,21 +518,39 @@ impl Bpe {
             }
             let list = Bound::<PyAny>::from_owned_ptr(py, list);
             let addr = list_items(list.as_ptr()) as usize;
-            let count = py.detach(|| {
+            // A long result counts how often each id occurs while it is written, then raises
+            // each int's refcount once: reading the whole list back to incref item by item
+            // cost about a tenth of a 10 MB encode whose list no longer fits in the caches.
+            let counted = cap >= COUNTED_REFS_MIN && cap <= u32::MAX as usize;
+            let (count, counts) = py.detach(|| {
                 let slots = addr as *mut usize;
                 let mut count = 0usize;
+                let mut counts = if counted {
+                    vec![0u32; self.ints.len()]
+                } else {
+                    Vec::new()
+                };
                 encode(&mut |ids: &[u32]| {
                     assert!(count + ids.len() <= cap, "more ids than bytes");
                     for &id in ids {
                         *slots.add(count) = self.int_addrs[id as usize];
                         count += 1;
                     }
+                    if counted {
+                        count_ids(&mut counts, ids);
+                    }
                 })
-                .map(|_| count)
+                .map(|_| (count, counts))
             })?;
             let items = list_items(list.as_ptr());
-            for i in 0..count {
-                ffi::Py_INCREF(*items.add(i));
+            if counted {
+                for (obj, &c) in self.ints.iter().zip(&counts) {
+                    incref_by(obj.as_ptr(), c as usize);
+                }
+            } else {
+                for i in 0..count {
+                    ffi::Py_INCREF(*items.add(i));
+                }
             }
             // give back the room beyond the result (a shrink: never fails in practice, and the
             // larger buffer stays valid if it does)
