@@ -5,8 +5,8 @@
 //! * [`vocab`]: the token table (ids <-> bytes, specials, pinned tokens);
 //! * [`encode`]: tiktoken-exact BPE encoding with a linear-ish worst case;
 //! * [`piece_cache`]: per-thread cache of BPE results for pieces that are not one token;
-//! * [`decode`]: ids -> bytes, and a streaming UTF-8-safe decoder;
-//! * [`mem`]: prefetch hints and large scratch buffers;
+//! * [`decode`]: ids -> bytes (the streaming decoder is policy, in `toksmith/decoding.py`);
+//! * [`mem`]: prefetch hints and huge-page advice for large fresh buffers;
 //! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings.
 
 pub mod decode;

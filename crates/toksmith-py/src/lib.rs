@@ -787,11 +787,14 @@ impl Bpe {
         py: Python<'py>,
         ids: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let ids = ids_from(ids)?;
-        let out = py
-            .detach(|| toksmith_core::decode::decode_bytes(&self.enc.vocab, &ids))
-            .map_err(to_py)?;
-        Ok(PyBytes::new(py, &out))
+        with_decode_buffers(|buf| {
+            ids_into(ids, &mut buf.ids)?;
+            buf.bytes.clear();
+            let (id_buf, bytes) = (&buf.ids, &mut buf.bytes);
+            py.detach(|| toksmith_core::decode::decode_into(&self.enc.vocab, id_buf, bytes))
+                .map_err(to_py)?;
+            text::bytes_from(py, bytes)
+        })
     }
 
     #[pyo3(signature = (batch, threads=0))]

@@ -218,6 +218,13 @@ pub fn str_from_utf8<'py>(
         let obj = Bound::from_owned_ptr_or_err(py, obj)?;
         let data = ffi::PyUnicode_DATA(obj.as_ptr()) as usize;
         let n = layout.chars;
+        let width = match layout.max_char {
+            0x7F | 0xFF => 1,
+            0xFFFF => 2,
+            _ => 4,
+        };
+        // The storage is fresh and first written here: a long one in 2 MiB pages.
+        toksmith_core::mem::advise_huge_pages(data as *const u8, n * width);
         let s = std::str::from_utf8_unchecked(bytes);
         py.detach(|| match layout.max_char {
             0x7F => std::ptr::copy_nonoverlapping(bytes.as_ptr(), data as *mut u8, n),
@@ -226,5 +233,20 @@ pub fn str_from_utf8<'py>(
             _ => transcode(s, std::slice::from_raw_parts_mut(data as *mut u32, n)),
         });
         Ok(obj)
+    }
+}
+
+/// A new `bytes` holding `data`; a long one is copied into storage advised as huge pages
+/// (fresh memory, first written here).
+pub fn bytes_from<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    // SAFETY: a bytes object made from NULL has `len` writable, uninitialised bytes that we fill
+    // completely before anyone else can see the object.
+    unsafe {
+        let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), data.len() as ffi::Py_ssize_t);
+        let obj = Bound::from_owned_ptr_or_err(py, obj)?;
+        let dst = ffi::PyBytes_AS_STRING(obj.as_ptr()) as *mut u8;
+        toksmith_core::mem::advise_huge_pages(dst, data.len());
+        std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+        Ok(obj.cast_into_unchecked())
     }
 }
