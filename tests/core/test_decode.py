@@ -100,6 +100,7 @@ def test_long_decode_equals_python_decoding(tok, parts, pad):
     ids = tok.encode_ordinary(text)
     out = tok.decode(ids)
     assert out == text and len(out) == len(text) and hash(out) == hash(text)
+    assert tok.decode_bytes(ids) == text.encode("utf-8")
 
 
 @given(ids=st.lists(st.integers(0, 100255), min_size=60, max_size=400),
