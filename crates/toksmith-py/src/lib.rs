@@ -66,15 +66,6 @@ fn with_utf8<T: Send>(
         .map_err(|e| text::surrogate_error(text, e))
 }
 
-/// Ids from a Python object: a list of ints on a fast path (no intermediate objects), any other
-/// sequence through PyO3. Negative or too large values raise OverflowError, non-ints TypeError
-/// (the Python layer turns both into a message naming the bad id).
-fn ids_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-    let mut v = Vec::new();
-    ids_into(obj, &mut v)?;
-    Ok(v)
-}
-
 /// Add 1 to `counts[id]` for each id; runs of one id (a long run of spaces is one id per byte
 /// in GPT-2) are added four at a time, so they are not one long chain of dependent increments.
 fn count_ids(counts: &mut [u32], ids: &[u32]) {
@@ -113,7 +104,10 @@ const COUNTED_REFS_MIN: usize = 1 << 20;
 /// How many list items ahead [`ids_into`] prefetches the int objects.
 const IDS_AHEAD: usize = 16;
 
-/// [`ids_from`] into a buffer the caller reuses (cleared first).
+/// Ids from a Python object into a buffer the caller reuses (cleared first): a list of ints on a
+/// fast path (no intermediate objects), any other sequence through PyO3. Negative or too large
+/// values raise OverflowError, non-ints TypeError (the Python layer turns both into a message
+/// naming the bad id).
 fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()> {
     v.clear();
     if let Ok(list) = obj.cast::<PyList>() {
@@ -566,6 +560,24 @@ impl Bpe {
         }
     }
 
+    /// Decode `ids` into this thread's byte buffer (GIL released while decoding) and hand the
+    /// bytes to `finish`, which builds the Python result.
+    fn with_decoded<'py, T>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        finish: impl FnOnce(&[u8]) -> PyResult<T>,
+    ) -> PyResult<T> {
+        with_decode_buffers(|buf| {
+            ids_into(ids, &mut buf.ids)?;
+            buf.bytes.clear();
+            let (id_buf, bytes) = (&buf.ids, &mut buf.bytes);
+            py.detach(|| toksmith_core::decode::decode_into(&self.enc.vocab, id_buf, bytes))
+                .map_err(to_py)?;
+            finish(bytes)
+        })
+    }
+
     /// Encode `text` to a list: straight into the list for long texts, else through a vector.
     fn encode_to_list<'py>(
         &self,
@@ -787,14 +799,7 @@ impl Bpe {
         py: Python<'py>,
         ids: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        with_decode_buffers(|buf| {
-            ids_into(ids, &mut buf.ids)?;
-            buf.bytes.clear();
-            let (id_buf, bytes) = (&buf.ids, &mut buf.bytes);
-            py.detach(|| toksmith_core::decode::decode_into(&self.enc.vocab, id_buf, bytes))
-                .map_err(to_py)?;
-            text::bytes_from(py, bytes)
-        })
+        self.with_decoded(py, ids, |bytes| text::bytes_from(py, bytes))
     }
 
     #[pyo3(signature = (batch, threads=0))]
@@ -817,8 +822,9 @@ impl Bpe {
         PyList::new(py, outs.iter().map(|b| PyBytes::new(py, b)))
     }
 
-    /// Decode to str with Python's own UTF-8 decoder and error handler (`errors`, e.g.
-    /// "replace" or "strict"), without an intermediate bytes object.
+    /// Decode to str: long valid UTF-8 is written straight into the str's storage
+    /// (`text::str_from_utf8`); short or invalid UTF-8 goes to CPython's decoder with the
+    /// `errors` handler (e.g. "replace" or "strict"). No intermediate bytes object either way.
     #[pyo3(signature = (ids, errors="replace"))]
     fn decode_str<'py>(
         &self,
@@ -828,24 +834,12 @@ impl Bpe {
     ) -> PyResult<Bound<'py, PyAny>> {
         let errors = std::ffi::CString::new(errors)
             .map_err(|_| pyo3::exceptions::PyValueError::new_err("errors must not contain NUL"))?;
-        with_decode_buffers(|buf| {
-            ids_into(ids, &mut buf.ids)?;
-            buf.bytes.clear();
-            let (id_buf, bytes) = (&buf.ids, &mut buf.bytes);
-            let layout = py
-                .detach(|| {
-                    toksmith_core::decode::decode_into(&self.enc.vocab, id_buf, bytes)?;
-                    Ok(if bytes.len() >= text::FAST_STR_MIN {
-                        toksmith_core::utf8::layout(bytes)
-                    } else {
-                        None
-                    })
-                })
-                .map_err(to_py)?;
-            if let Some(layout) = layout {
-                return text::str_from_utf8(py, bytes, layout);
+        self.with_decoded(py, ids, |bytes| {
+            if bytes.len() >= text::FAST_STR_MIN {
+                if let Some(layout) = py.detach(|| toksmith_core::utf8::layout(bytes)) {
+                    return text::str_from_utf8(py, bytes, layout);
+                }
             }
-            // Short or invalid UTF-8: CPython's decoder and its error handler.
             // SAFETY: valid pointer/length pair; the result is a new reference or NULL with an
             // exception set.
             unsafe {
