@@ -392,22 +392,24 @@ impl Buckets {
 /// Encode one piece (no special tokens) with the full vocabulary.
 #[inline]
 pub fn encode_piece(vocab: &Vocab, piece: &[u8], scratch: &mut Scratch, out: &mut Vec<u32>) {
-    if let Some(id) = vocab.rank(piece) {
-        out.push(id);
-    } else if piece.len() < HEAP_THRESHOLD {
-        bpe_small(vocab, piece, u32::MAX, scratch, out);
+    match vocab.rank(piece) {
+        Some(id) => out.push(id),
+        None => bpe(vocab, piece, u32::MAX, scratch, out),
+    }
+}
+
+/// BPE merge of a piece with tokens of rank < `limit`: `bpe_small` or `bpe_long` by length.
+fn bpe(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch, out: &mut Vec<u32>) {
+    if piece.len() < HEAP_THRESHOLD {
+        bpe_small(vocab, piece, limit, scratch, out);
     } else {
-        bpe_long(vocab, piece, u32::MAX, out);
+        bpe_long(vocab, piece, limit, out);
     }
 }
 
 /// BPE of `bytes` using only tokens with rank < `limit` (used to recover merge lists).
 pub fn bpe_merge_limited(vocab: &Vocab, bytes: &[u8], limit: u32, out: &mut Vec<u32>) {
-    if bytes.len() < HEAP_THRESHOLD {
-        with_scratch(|scratch| bpe_small(vocab, bytes, limit, scratch, out));
-    } else {
-        bpe_long(vocab, bytes, limit, out);
-    }
+    with_scratch(|scratch| bpe(vocab, bytes, limit, scratch, out));
 }
 
 /// Finds added tokens (special and pinned) in text: leftmost, then longest.
@@ -504,7 +506,7 @@ fn encode_multi(
             cache.insert(piece, &out[before..]);
         }
     } else {
-        encode_piece(vocab, piece, scratch, out);
+        bpe(vocab, piece, u32::MAX, scratch, out); // not a token: the caller looked it up
     }
 }
 

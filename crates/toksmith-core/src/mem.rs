@@ -26,7 +26,7 @@ pub const HUGE_MIN: usize = 4 << 20;
 /// is ignored), so the result is not reported.
 pub fn advise_huge_pages(ptr: *const u8, bytes: usize) {
     #[cfg(target_os = "linux")]
-    if bytes >= HUGE_MIN && std::env::var_os("TOKSMITH_NO_HUGEPAGES").is_none() {
+    if bytes >= HUGE_MIN && huge_pages_allowed() {
         const HUGE: usize = 2 << 20;
         let start = (ptr as usize + HUGE - 1) & !(HUGE - 1);
         let end = (ptr as usize + bytes) & !(HUGE - 1);
@@ -48,4 +48,11 @@ pub fn big_vec<T>(n: usize) -> Vec<T> {
     let v = Vec::with_capacity(n);
     advise_huge_pages(v.as_ptr() as *const u8, n * std::mem::size_of::<T>());
     v
+}
+
+/// Whether huge-page advice is on: `TOKSMITH_NO_HUGEPAGES` unset (read once per process).
+#[cfg(target_os = "linux")]
+fn huge_pages_allowed() -> bool {
+    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| std::env::var_os("TOKSMITH_NO_HUGEPAGES").is_none())
 }

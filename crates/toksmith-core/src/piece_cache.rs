@@ -6,7 +6,7 @@
 //! comparison through a pointer. Longer pieces (up to [`MAX_PIECE`] bytes) go to a hash map.
 //! The ids of every entry are stored back to back in one vector.
 
-use crate::vocab::InlineKey;
+use crate::vocab::{probe, InlineKey};
 use rustc_hash::FxHashMap;
 
 /// Longest piece that is cached.
@@ -25,6 +25,13 @@ struct Slot<K> {
     n: u8,
 }
 
+impl<K: Copy> Slot<K> {
+    #[inline(always)]
+    fn read(&self) -> (K, usize) {
+        (self.key, self.len as usize)
+    }
+}
+
 struct Table<K> {
     slots: Vec<Slot<K>>,
     shift: u32,
@@ -41,26 +48,16 @@ impl<K: InlineKey> Table<K> {
     }
 
     #[inline(always)]
-    fn index(&self, key: K, len: usize) -> usize {
-        key.slot(len, self.shift)
-    }
-
-    #[inline(always)]
     fn get(&self, bytes: &[u8]) -> Option<(u32, u8)> {
-        let key = K::pack(bytes);
-        let len = bytes.len() as u8;
-        let mask = self.slots.len() - 1;
-        let mut i = self.index(key, bytes.len());
-        loop {
-            let s = &self.slots[i];
-            if s.len == 0 {
-                return None;
-            }
-            if s.key == key && s.len == len {
-                return Some((s.start, s.n));
-            }
-            i = (i + 1) & mask;
-        }
+        let i = probe(
+            &self.slots,
+            self.shift,
+            K::pack(bytes),
+            bytes.len(),
+            Slot::read,
+        );
+        let s = &self.slots[i];
+        (s.len != 0).then_some((s.start, s.n))
     }
 
     /// Insert a piece known to be absent.
@@ -79,11 +76,13 @@ impl<K: InlineKey> Table<K> {
     }
 
     fn place(&mut self, slot: Slot<K>) {
-        let mask = self.slots.len() - 1;
-        let mut i = self.index(slot.key, slot.len as usize);
-        while self.slots[i].len != 0 {
-            i = (i + 1) & mask;
-        }
+        let i = probe(
+            &self.slots,
+            self.shift,
+            slot.key,
+            slot.len as usize,
+            Slot::read,
+        );
         self.slots[i] = slot;
     }
 

@@ -39,6 +39,13 @@ struct Slot<K> {
     len: u32, // 0 = empty
 }
 
+impl<K: Copy> Slot<K> {
+    #[inline(always)]
+    fn read(&self) -> (K, usize) {
+        (self.key, self.len as usize)
+    }
+}
+
 pub trait InlineKey: Copy + Default + Eq {
     const MAX: usize;
     fn pack(bytes: &[u8]) -> Self;
@@ -52,6 +59,29 @@ pub trait InlineKey: Copy + Default + Eq {
             .wrapping_add(len as u64)
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
             >> shift) as usize
+    }
+}
+
+/// Linear probing shared by the inline-key tables (the vocabulary's and the piece cache's):
+/// from the home slot of `key` (`len` bytes), the index of the first slot that is empty or holds
+/// that key. `read` gives a slot's key and length (length 0 = empty); `slots.len()` is a power
+/// of two of `2^(64 - shift)`.
+#[inline(always)]
+pub(crate) fn probe<S, K: InlineKey>(
+    slots: &[S],
+    shift: u32,
+    key: K,
+    len: usize,
+    read: impl Fn(&S) -> (K, usize),
+) -> usize {
+    let mask = slots.len() - 1;
+    let mut i = key.slot(len, shift);
+    loop {
+        let (k, l) = read(&slots[i]);
+        if l == 0 || (k == key && l == len) {
+            return i;
+        }
+        i = (i + 1) & mask;
     }
 }
 
@@ -124,10 +154,7 @@ impl<K: InlineKey> InlineTable<K> {
         for (b, id) in entries {
             if fits(b) {
                 let key = K::pack(b);
-                let mut i = t.index(key, b.len());
-                while t.slots[i].len != 0 {
-                    i = (i + 1) & (cap - 1);
-                }
+                let i = probe(&t.slots, t.shift, key, b.len(), Slot::read);
                 t.slots[i] = Slot {
                     key,
                     id,
@@ -139,26 +166,15 @@ impl<K: InlineKey> InlineTable<K> {
     }
 
     #[inline(always)]
-    fn index(&self, key: K, len: usize) -> usize {
-        key.slot(len, self.shift)
-    }
-
-    #[inline(always)]
     fn get(&self, bytes: &[u8]) -> Option<u32> {
-        let key = K::pack(bytes);
-        let len = bytes.len() as u32;
-        let mask = self.slots.len() - 1;
-        let mut i = self.index(key, bytes.len());
-        loop {
-            let s = &self.slots[i];
-            if s.len == 0 {
-                return None;
-            }
-            if s.key == key && s.len == len {
-                return Some(s.id);
-            }
-            i = (i + 1) & mask;
-        }
+        let s = &self.slots[probe(
+            &self.slots,
+            self.shift,
+            K::pack(bytes),
+            bytes.len(),
+            Slot::read,
+        )];
+        (s.len != 0).then_some(s.id)
     }
 }
 

@@ -199,19 +199,10 @@ fn cl100k_ascii(t: &Text, i: usize, max_digits: usize, end_anchor: bool) -> Opti
             return None; // might be a letter
         }
     }
-    // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
-    let p = if k & B_PUNCT != 0 {
-        i
-    } else if c == b' ' && k1 & B_PUNCT != 0 {
-        i + 1
-    } else {
-        return Some(ascii_whitespace_piece(t, i, end_anchor, true));
-    };
-    let mut e = ascii_run(t, p + 1, B_PUNCT, is_punct);
-    while e < b.len() && bclass(b[e]) & B_CRLF != 0 {
-        e += 1;
-    }
-    Some(e)
+    // ` ?[^\s\p{L}\p{N}]++[\r\n]*+`, else whitespace
+    Some(ascii_punct_or_space(t, i, k1, end_anchor, |x| {
+        bclass(x) & B_CRLF != 0
+    }))
 }
 
 /// The cl100k family:
@@ -435,19 +426,36 @@ fn o200k_ascii_other(t: &Text, i: usize) -> Option<usize> {
         // character that might be a letter or mark
         return None;
     }
-    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    let p = if k & B_PUNCT != 0 {
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, else whitespace
+    Some(ascii_punct_or_space(t, i, k1, false, |x| {
+        matches!(x, b'\r' | b'\n' | b'/')
+    }))
+}
+
+/// The end of the piece at ASCII `i` (class checks for letters and digits already done; `k1`
+/// is the class of the next byte, 0 at the end): ` ?` punctuation run then bytes that
+/// `suffix` accepts (cl100k: `[\r\n]*`, o200k: `[\r\n/]*`), else the whitespace alternatives.
+#[inline(always)]
+fn ascii_punct_or_space(
+    t: &Text,
+    i: usize,
+    k1: u8,
+    end_anchor: bool,
+    suffix: impl Fn(u8) -> bool,
+) -> usize {
+    let b = t.bytes;
+    let p = if bclass(b[i]) & B_PUNCT != 0 {
         i
-    } else if c == b' ' && k1 & B_PUNCT != 0 {
+    } else if b[i] == b' ' && k1 & B_PUNCT != 0 {
         i + 1
     } else {
-        return Some(ascii_whitespace_piece(t, i, false, true));
+        return ascii_whitespace_piece(t, i, end_anchor, true);
     };
     let mut e = ascii_run(t, p + 1, B_PUNCT, is_punct);
-    while e < b.len() && matches!(b[e], b'\r' | b'\n' | b'/') {
+    while e < b.len() && suffix(b[e]) {
         e += 1;
     }
-    Some(e)
+    e
 }
 
 /// o200k: see `tiktoken_ext.openai_public.o200k_base` for the seven alternatives.
