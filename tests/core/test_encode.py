@@ -316,3 +316,25 @@ def test_megabyte_results_take_references_through_counts(gpt2_ranks, corpus_slic
     assert sys.getrefcount(space) == before + ids.count(space)
     del ids
     assert sys.getrefcount(space) == before
+
+
+@pytest.mark.parametrize("kind", ["digits", "letters", "cjk", "symbols", "mixed-case"])
+def test_chunked_long_pieces_equal_tiktoken(gpt2, cl100k, kind):
+    """Pieces of 128 KB and more are merged in 32 KB chunks whose junctions are checked and
+    re-merged where needed (each junction pair must merge back into itself); random pieces put
+    junctions inside tokens of every length."""
+    import random
+
+    rng = random.Random(kind)
+    alphabet = {
+        "digits": "0123456789",
+        "letters": "etaoinshrdlu",
+        "cjk": "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年",
+        "symbols": "!#$%&*+-./:<=>?@^_|~",
+        "mixed-case": "aAbBeEsSTt",
+    }[kind]
+    text = "".join(rng.choice(alphabet) for _ in range(150_000))
+    for tok, enc in (gpt2, cl100k):
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+        # the same piece seen through a blocked (long text) and a plain encode
+        assert tok.encode_ordinary(text[:140_000]) == enc.encode_ordinary(text[:140_000])

@@ -6,12 +6,17 @@
 //! * whole-piece lookup: most pieces are a single token, found with one hash lookup;
 //! * `bpe_small`: tiktoken's O(n·m) scan for short pieces (fast, no heap);
 //! * `bpe_long`: rank buckets swept in position order over a linked list for long pieces, so a
-//!   10 MB run of one letter stays near-linear.
+//!   10 MB run of one letter stays near-linear; pieces of 128 KB and more are merged in 32 KB
+//!   chunks joined by an exact local check (`merge_chunked`), so the work stays in the cache.
 //!
 //! Performance notes (designs tried; see BENCHMARKS.md for numbers):
 //! * merge-table lookups on (left id, right id) instead of byte slices are not exact with
 //!   tiktoken rank files (a token can be the concatenation of pairs that were never merged),
 //!   so lookups are on byte slices of the piece (no allocation: adjacent tokens are contiguous).
+//! * one 10 MB piece merged in one go needs 120 MB of records, walked once per rank bucket:
+//!   cache and page-fault bound (10 MB cost 12-13x 1 MB). Merging 32 KB chunks and checking
+//!   each junction pair brought it to 10x and made one letter run 10% faster; 64 KB chunks
+//!   were no better, and a junction rarely needs more than a few tokens re-merged.
 
 use crate::error::{Error, Result};
 use crate::mem::prefetch;
@@ -45,6 +50,7 @@ pub struct Scratch {
     start: Vec<u32>,
     rank: Vec<u32>,
     id: Vec<u32>,
+    long: LongWork,
 }
 
 /// tiktoken-style merge of a piece (meant for short ones: O(n·m)). Appends the ids to `out`.
@@ -129,8 +135,15 @@ pub fn bpe_small(
 /// changed since they were queued are skipped. Sequential sweeps keep memory access local:
 /// this replaced a binary heap that was 2-3x slower and degraded on 10 MB inputs.
 pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
-    let dense = piece.len() >= DENSE_BUCKETS_MIN;
-    bpe_long_with(vocab, piece, limit, dense, out, usize::MAX, &mut |_| {})
+    bpe_long_with(
+        vocab,
+        piece,
+        limit,
+        out,
+        usize::MAX,
+        &mut |_| {},
+        &mut Scratch::default(),
+    )
 }
 
 /// [`bpe_long`] for a piece of any length inside a blocked encode: whenever `out` holds
@@ -142,12 +155,232 @@ pub fn bpe_long_blocks(
     out: &mut Vec<u32>,
     block: usize,
     flush: &mut dyn FnMut(&mut Vec<u32>),
+    scratch: &mut Scratch,
 ) {
-    let dense = piece.len() >= DENSE_BUCKETS_MIN;
-    bpe_long_with(vocab, piece, u32::MAX, dense, out, block, flush)
+    bpe_long_with(vocab, piece, u32::MAX, out, block, flush, scratch)
 }
 
 fn bpe_long_with(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    out: &mut Vec<u32>,
+    block: usize,
+    flush: &mut dyn FnMut(&mut Vec<u32>),
+    scratch: &mut Scratch,
+) {
+    if piece.len() >= CHUNKED_MIN {
+        if no_pairs(vocab, piece, limit, out, block, flush) {
+            return;
+        }
+        let budget = 4 * piece.len();
+        let done = if block == usize::MAX {
+            merge_chunked(vocab, piece, limit, CHUNK, budget, scratch, out)
+        } else {
+            // at most one id per byte: reserved once, touched only as far as it is used
+            let mut ids = crate::mem::big_vec(piece.len());
+            let done = merge_chunked(vocab, piece, limit, CHUNK, budget, scratch, &mut ids);
+            if done {
+                for part in ids.chunks(block.max(1)) {
+                    out.extend_from_slice(part);
+                    if out.len() >= block {
+                        flush(out);
+                    }
+                }
+            }
+            done
+        };
+        if done {
+            scratch.long.trim();
+            return;
+        }
+    }
+    let dense = piece.len() >= DENSE_BUCKETS_MIN;
+    merge_long(
+        vocab,
+        piece,
+        limit,
+        dense,
+        out,
+        block,
+        flush,
+        &mut scratch.long,
+    );
+    scratch.long.trim();
+}
+
+/// If no two adjacent bytes of the piece form a token (e.g. a run of spaces in GPT-2's
+/// vocabulary), append the bytes' ids (the piece's tokens) and return true.
+fn no_pairs(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    out: &mut Vec<u32>,
+    block: usize,
+    flush: &mut dyn FnMut(&mut Vec<u32>),
+) -> bool {
+    if !piece
+        .windows(2)
+        .all(|w| vocab.pair_table[((w[0] as usize) << 8) | w[1] as usize] >= limit)
+    {
+        return false;
+    }
+    let byte_ids = vocab.byte_ids();
+    for part in piece.chunks(block.clamp(1, 1 << 16)) {
+        out.extend(part.iter().map(|&b| byte_ids[b as usize]));
+        if out.len() >= block {
+            flush(out);
+        }
+    }
+    true
+}
+
+/// Pieces at least this long are merged in chunks by [`merge_chunked`].
+const CHUNKED_MIN: usize = 1 << 17;
+/// Bytes per chunk in [`merge_chunked`]: the chunk's records (12 bytes per byte) and rank
+/// buckets stay in a core's L2 cache.
+const CHUNK: usize = 1 << 15;
+
+/// Whether `[a, b]` is the BPE merge of the bytes of `a` followed by those of `b`.
+fn compatible(vocab: &Vocab, limit: u32, a: u32, b: u32, work: &mut PairWork) -> bool {
+    let key = ((a as u64) << 32) | b as u64;
+    if let Some(&known) = work.known.get(&key) {
+        return known;
+    }
+    work.bytes.clear();
+    for t in [a, b] {
+        let (s, len) = vocab.span(t).expect("merged ids are tokens");
+        work.bytes.extend_from_slice(&vocab.flat[s..s + len]);
+    }
+    work.ids.clear();
+    merge_any(vocab, &work.bytes, limit, &mut work.scratch, &mut work.ids);
+    let ok = work.ids[..] == [a, b];
+    work.known.insert(key, ok);
+    ok
+}
+
+/// Buffers and memo for [`compatible`] checks.
+#[derive(Default)]
+struct PairWork {
+    known: FxHashMap<u64, bool>,
+    bytes: Vec<u8>,
+    ids: Vec<u32>,
+    scratch: Scratch,
+}
+
+/// Pure merge (no whole-piece lookup) of any length, in one go.
+fn merge_any(vocab: &Vocab, bytes: &[u8], limit: u32, scratch: &mut Scratch, out: &mut Vec<u32>) {
+    if bytes.len() < HEAP_THRESHOLD {
+        bpe_small(vocab, bytes, limit, scratch, out);
+    } else {
+        // the rank -> slot array, once made for this vocabulary, serves short pieces too
+        let dense = bytes.len() >= DENSE_BUCKETS_MIN
+            || scratch.long.buckets.dense.len() == vocab.n_vocab() + 1;
+        merge_long(
+            vocab,
+            bytes,
+            limit,
+            dense,
+            out,
+            usize::MAX,
+            &mut |_| {},
+            &mut scratch.long,
+        );
+    }
+}
+
+/// Merge a long piece chunk by chunk, appending its ids to `ids`; exact.
+///
+/// Why it is exact. Call `[a, b]` *compatible* when merging the bytes of `a` followed by those
+/// of `b` gives `[a, b]` back. A sequence of two or more tokens spelling a text is that text's
+/// merge result if and only if every adjacent pair in it is compatible:
+/// * only if: a boundary of the final result is never crossed by a merge, so the merges on
+///   either side of it happen as they would in that side alone (each was the lowest candidate
+///   overall, so the lowest on its side); the result of a text is therefore the results of
+///   its parts cut at final boundaries, and two adjacent final tokens are the result of their
+///   own bytes;
+/// * if: until the first merge that crosses a boundary of the sequence, each token's bytes
+///   merge as they would alone (into that token); that first crossing merge, at tokens
+///   `a | b`, is the lowest candidate among a superset of the candidates in the text `ab`
+///   alone, whose merges run through the same states, so `ab` alone would cross too.
+///
+/// Each chunk is merged alone (its records fit in the cache: one 10 MB piece merged in one go
+/// walks 120 MB of records once per rank), so its inner pairs are compatible. Where the pair
+/// across a junction is not, a window of `a` tokens before and `b` after it is merged again,
+/// and each side that meets an incompatible pair at the window's edge is doubled. Windows stay
+/// small on real text (differences die out within a few tokens); a run whose token grid is
+/// shifted by the junction re-merges at most the rest of its chunk. If the windows re-merged
+/// add up to more than `budget` bytes, `ids` is put back and `false` returned: the caller
+/// merges the piece in one go.
+fn merge_chunked(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    chunk: usize,
+    mut budget: usize,
+    scratch: &mut Scratch,
+    ids: &mut Vec<u32>,
+) -> bool {
+    let base = ids.len();
+    let n = piece.len();
+    let len = |t: u32| vocab.span(t).map_or(0, |(_, l)| l);
+    let mut work = PairWork::default();
+    let (mut part, mut window) = (Vec::new(), Vec::new());
+    let mut pos = 0usize; // bytes of the piece spelled by ids[base..]
+    while pos < n {
+        let end = (pos + chunk).min(n);
+        part.clear();
+        merge_long(
+            vocab,
+            &piece[pos..end],
+            limit,
+            true,
+            &mut part,
+            usize::MAX,
+            &mut |_| {},
+            &mut scratch.long,
+        );
+        if ids.len() > base && !compatible(vocab, limit, ids[ids.len() - 1], part[0], &mut work) {
+            let have = ids.len() - base;
+            let (mut a, mut b) = (1usize, 1usize);
+            loop {
+                let w0 = pos - ids[ids.len() - a..].iter().map(|&t| len(t)).sum::<usize>();
+                let w1 = pos + part[..b].iter().map(|&t| len(t)).sum::<usize>();
+                if w1 - w0 > budget {
+                    ids.truncate(base);
+                    return false;
+                }
+                budget -= w1 - w0;
+                window.clear();
+                merge_any(vocab, &piece[w0..w1], limit, scratch, &mut window);
+                let last = window[window.len() - 1];
+                let left_ok = a == have
+                    || compatible(vocab, limit, ids[ids.len() - a - 1], window[0], &mut work);
+                let right_ok =
+                    b == part.len() || compatible(vocab, limit, last, part[b], &mut work);
+                if left_ok && right_ok {
+                    ids.truncate(ids.len() - a);
+                    ids.extend_from_slice(&window);
+                    part.drain(..b);
+                    break;
+                }
+                if !left_ok {
+                    a = (2 * a).min(have);
+                }
+                if !right_ok {
+                    b = (2 * b).min(part.len());
+                }
+            }
+        }
+        ids.extend_from_slice(&part);
+        pos = end;
+    }
+    true
+}
+
+/// The rank-bucket merge of [`bpe_long`] over the whole piece at once.
+#[allow(clippy::too_many_arguments)]
+fn merge_long(
     vocab: &Vocab,
     piece: &[u8],
     limit: u32,
@@ -155,47 +388,25 @@ fn bpe_long_with(
     out: &mut Vec<u32>,
     block: usize,
     flush: &mut dyn FnMut(&mut Vec<u32>),
+    work: &mut LongWork,
 ) {
     let n = piece.len();
     assert!(n < u32::MAX as usize, "piece too long");
-    // No two adjacent bytes form a token (e.g. a run of spaces in GPT-2's vocabulary): the
-    // bytes are the tokens; no need for 12 bytes of records per byte.
-    if piece
-        .windows(2)
-        .all(|w| vocab.pair_table[((w[0] as usize) << 8) | w[1] as usize] >= limit)
-    {
-        let byte_ids = vocab.byte_ids();
-        for part in piece.chunks(block.clamp(1, 1 << 16)) {
-            out.extend(part.iter().map(|&b| byte_ids[b as usize]));
-            if out.len() >= block {
-                flush(out);
-            }
-        }
+    if no_pairs(vocab, piece, limit, out, block, flush) {
         return;
     }
     const NONE: u32 = u32::MAX;
-    // One 12-byte record per byte offset (next token start, previous token start, rank of the
-    // pair starting here): a merge touches one record per token instead of one cache line in
-    // each of three arrays. `rank` is kept current
-    // on every merge, so a queued entry is valid exactly when it still matches (no lookup
-    // needed to check it).
-    #[derive(Clone, Copy)]
-    struct Node {
-        next: u32,
-        prev: u32,
-        rank: u32,
+    let LongWork { nodes, buckets } = work;
+    nodes.clear();
+    if n > nodes.capacity() {
+        *nodes = crate::mem::big_vec(n);
     }
-    let mut nodes: Vec<Node> = crate::mem::big_vec(n);
     nodes.extend((0..n as u32).map(|i| Node {
         next: i + 1,
         prev: i.wrapping_sub(1),
         rank: u32::MAX,
     }));
-    let mut buckets = Buckets::default();
-    if dense {
-        // rank -> slot through an array: no hashing per push (a fifth of the time on digits)
-        buckets.dense = vec![0; vocab.n_vocab() + 1];
-    }
+    buckets.reset(dense.then(|| vocab.n_vocab() + 1));
     for i in 0..n.saturating_sub(1) {
         let r = rank_below(vocab, &piece[i..i + 2], limit);
         nodes[i].rank = r;
@@ -203,7 +414,7 @@ fn bpe_long_with(
             buckets.push(r, i as u32);
         }
     }
-    let end = |nodes: &Vec<Node>, j: u32| {
+    let end = |nodes: &[Node], j: u32| {
         if (j as usize) < n {
             nodes[j as usize].next
         } else {
@@ -273,6 +484,33 @@ fn bpe_long_with(
             flush(out);
         }
         i = j;
+    }
+}
+
+/// One record per byte offset of a long piece (next token start, previous token start, rank
+/// of the pair starting here): a merge touches one record per token instead of one cache line
+/// in each of three arrays. `rank` is kept current on every merge, so a queued entry is valid
+/// exactly when it still matches (no lookup needed to check it).
+#[derive(Clone, Copy)]
+struct Node {
+    next: u32,
+    prev: u32,
+    rank: u32,
+}
+
+/// Buffers of [`merge_long`], reused from one piece (or chunk) to the next.
+#[derive(Default)]
+pub struct LongWork {
+    nodes: Vec<Node>,
+    buckets: Buckets,
+}
+
+impl LongWork {
+    /// Give back buffers grown for a piece far longer than usual (kept per thread).
+    fn trim(&mut self) {
+        if self.nodes.capacity() > 2 * CHUNK {
+            *self = LongWork::default();
+        }
     }
 }
 
@@ -383,6 +621,30 @@ impl Buckets {
         Some((rank, std::mem::replace(&mut self.lists[slot], fresh)))
     }
 
+    /// Empty, keeping the lists' storage; `dense` gives the size of the rank -> slot array to
+    /// use (rank -> slot through an array: no hashing per push, a fifth of the time on digits).
+    fn reset(&mut self, dense: Option<usize>) {
+        for &rank in &self.ranks {
+            if let Some(d) = self.dense.get_mut(rank as usize) {
+                *d = 0;
+            }
+        }
+        self.spare.extend(self.lists.drain(..).map(|mut v| {
+            v.clear();
+            v
+        }));
+        self.index.clear();
+        self.queued.clear();
+        self.ranks.clear();
+        self.heap.clear();
+        self.memo = [(u32::MAX, 0); 2];
+        match dense {
+            Some(len) if self.dense.len() != len => self.dense = vec![0; len],
+            Some(_) => {}
+            None => self.dense = Vec::new(),
+        }
+    }
+
     fn recycle(&mut self, mut v: Vec<u32>) {
         v.clear();
         self.spare.push(v);
@@ -403,7 +665,7 @@ fn bpe(vocab: &Vocab, piece: &[u8], limit: u32, scratch: &mut Scratch, out: &mut
     if piece.len() < HEAP_THRESHOLD {
         bpe_small(vocab, piece, limit, scratch, out);
     } else {
-        bpe_long(vocab, piece, limit, out);
+        bpe_long_with(vocab, piece, limit, out, usize::MAX, &mut |_| {}, scratch);
     }
 }
 
@@ -497,7 +759,7 @@ fn encode_multi(
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
 ) {
-    if piece.len() <= piece_cache::MAX_PIECE {
+    if piece.len() <= piece_cache::MAX_PIECE && cache.in_use() {
         if let Some(ids) = cache.get(piece) {
             out.extend_from_slice(ids);
         } else {
@@ -579,7 +841,7 @@ impl Encoder {
                     match vocab.rank(piece) {
                         Some(id) => out.push(id),
                         None if piece.len() >= BLOCKED_PIECE_MIN && limit != usize::MAX => {
-                            bpe_long_blocks(vocab, piece, out, limit, flush)
+                            bpe_long_blocks(vocab, piece, out, limit, flush, scratch)
                         }
                         None => encode_multi(vocab, piece, cache, scratch, out),
                     }
@@ -779,8 +1041,19 @@ mod tests {
                 })
                 .collect();
             let (mut a, mut b) = (vec![], vec![]);
-            bpe_long_with(&v, &s, u32::MAX, false, &mut a, usize::MAX, &mut |_| {});
-            bpe_long_with(&v, &s, u32::MAX, true, &mut b, usize::MAX, &mut |_| {});
+            for (dense, out) in [(false, &mut a), (true, &mut b)] {
+                let mut work = LongWork::default();
+                merge_long(
+                    &v,
+                    &s,
+                    u32::MAX,
+                    dense,
+                    out,
+                    usize::MAX,
+                    &mut |_| {},
+                    &mut work,
+                );
+            }
             assert_eq!(a, b, "length {len}");
         }
         // no adjacent pair is a token: the bytes are the tokens (no merge machinery)
@@ -863,6 +1136,92 @@ mod tests {
             .unwrap();
             assert_eq!(ids, whole, "step {step}");
         }
+    }
+
+    #[test]
+    fn chunked_merge_equals_one_go() {
+        // small chunks, so that junctions fall everywhere: inside runs, on shifted token grids,
+        // next to pairs whose rank is lower than the merge that created them
+        let vocabs = [
+            toy_vocab(),
+            lower_rank_vocab(&[("bab", 330), ("aaaa", 340)]),
+        ];
+        let mut seed = 99u64;
+        let mut fixed = 0;
+        for (vi, v) in vocabs.iter().enumerate() {
+            for round in 0..400 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let len = 1 + (seed % 700) as usize;
+                let p_b = [0u64, 1, 2, 4][round % 4]; // b density: none, 1/2, 1/3, 1/5
+                let mut x = seed;
+                let s: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        if p_b > 0 && x % (p_b + 1) == 0 {
+                            b'b'
+                        } else {
+                            b'a'
+                        }
+                    })
+                    .collect();
+                let mut whole = vec![];
+                let mut scratch = Scratch::default();
+                merge_long(
+                    v,
+                    &s,
+                    u32::MAX,
+                    false,
+                    &mut whole,
+                    usize::MAX,
+                    &mut |_| {},
+                    &mut scratch.long,
+                );
+                for chunk in [1usize, 2, 3, 7, 16, 61] {
+                    let mut ids = vec![7u32]; // ids already in the output stay untouched
+                    assert!(merge_chunked(
+                        v,
+                        &s,
+                        u32::MAX,
+                        chunk,
+                        usize::MAX,
+                        &mut scratch,
+                        &mut ids
+                    ));
+                    assert_eq!(ids[0], 7);
+                    assert_eq!(
+                        &ids[1..],
+                        &whole[..],
+                        "vocab {vi} chunk {chunk} {:?}",
+                        String::from_utf8_lossy(&s)
+                    );
+                    // count the cases where merging the chunks alone is wrong (junctions fixed)
+                    let mut naive = vec![];
+                    for c in s.chunks(chunk) {
+                        merge_any(v, c, u32::MAX, &mut scratch, &mut naive);
+                    }
+                    fixed += (naive != whole) as usize;
+                }
+            }
+        }
+        assert!(fixed > 1000, "only {fixed} cases needed a junction fixed");
+        // a budget too small to fix a junction: the output is put back as it was
+        let s = b"a".repeat(101);
+        let mut ids = vec![1u32, 2];
+        let mut scratch = Scratch::default();
+        assert!(!merge_chunked(
+            &vocabs[0],
+            &s,
+            u32::MAX,
+            3,
+            0,
+            &mut scratch,
+            &mut ids
+        ));
+        assert_eq!(ids, [1, 2]);
     }
 
     #[test]
