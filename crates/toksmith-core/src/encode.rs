@@ -90,6 +90,16 @@ pub fn bpe_small(
         let r = vocab.pair_table[((piece[i] as usize) << 8) | piece[i + 1] as usize];
         rank[i] = if r < limit { r } else { u32::MAX };
     }
+    // The first merges mostly join a byte pair with a neighbouring byte: the lookups of the
+    // 3-byte spans come next, so their table lines are requested now, all at once.
+    if n <= 64 {
+        for w in piece.windows(3) {
+            vocab.prefetch_short(w);
+        }
+        for w in piece.windows(4) {
+            vocab.prefetch_short(w);
+        }
+    }
     let mut m = n; // number of tokens; rank[m - 1] is MAX
     rank[m - 1] = u32::MAX;
     let span = |start: &[u32], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
