@@ -192,12 +192,9 @@ fn bpe_long_with(
             let mut ids = crate::mem::big_vec(piece.len());
             let done = merge_chunked(vocab, piece, limit, CHUNK, budget, scratch, &mut ids);
             if done {
-                for part in ids.chunks(block.max(1)) {
-                    out.extend_from_slice(part);
-                    if out.len() >= block {
-                        flush(out);
-                    }
-                }
+                extend_in_blocks(out, ids.len(), block, flush, |r, out| {
+                    out.extend_from_slice(&ids[r])
+                });
             }
             done
         };
@@ -237,13 +234,31 @@ fn no_pairs(
         return false;
     }
     let byte_ids = vocab.byte_ids();
-    for part in piece.chunks(block.clamp(1, 1 << 16)) {
-        out.extend(part.iter().map(|&b| byte_ids[b as usize]));
+    extend_in_blocks(out, piece.len(), block, flush, |r, out| {
+        out.extend(piece[r].iter().map(|&b| byte_ids[b as usize]))
+    });
+    true
+}
+
+/// Append `n` ids, written part by part by `fill(range, out)`, calling `flush` whenever `out`
+/// holds `block` ids or more.
+fn extend_in_blocks(
+    out: &mut Vec<u32>,
+    n: usize,
+    block: usize,
+    flush: &mut dyn FnMut(&mut Vec<u32>),
+    mut fill: impl FnMut(std::ops::Range<usize>, &mut Vec<u32>),
+) {
+    let step = block.clamp(1, 1 << 16);
+    let mut at = 0;
+    while at < n {
+        let end = (at + step).min(n);
+        fill(at..end, out);
         if out.len() >= block {
             flush(out);
         }
+        at = end;
     }
-    true
 }
 
 /// Pieces at least this long are merged in chunks by [`merge_chunked`].
