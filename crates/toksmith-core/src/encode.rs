@@ -203,12 +203,11 @@ fn bpe_long_with(
             return;
         }
     }
-    let dense = piece.len() >= DENSE_BUCKETS_MIN;
     merge_long(
         vocab,
         piece,
         limit,
-        dense,
+        false,
         out,
         block,
         flush,
@@ -268,7 +267,13 @@ const CHUNKED_MIN: usize = 1 << 17;
 const CHUNK: usize = 1 << 15;
 
 /// Whether `[a, b]` is the BPE merge of the bytes of `a` followed by those of `b`.
-fn compatible(vocab: &Vocab, limit: u32, a: u32, b: u32, work: &mut PairWork) -> bool {
+fn compatible(
+    vocab: &Vocab,
+    limit: u32,
+    (a, b): (u32, u32),
+    work: &mut PairWork,
+    scratch: &mut Scratch,
+) -> bool {
     let key = ((a as u64) << 32) | b as u64;
     if let Some(&known) = work.known.get(&key) {
         return known;
@@ -279,7 +284,7 @@ fn compatible(vocab: &Vocab, limit: u32, a: u32, b: u32, work: &mut PairWork) ->
         work.bytes.extend_from_slice(&vocab.flat[s..s + len]);
     }
     work.ids.clear();
-    merge_any(vocab, &work.bytes, limit, &mut work.scratch, &mut work.ids);
+    merge_any(vocab, &work.bytes, limit, scratch, &mut work.ids);
     let ok = work.ids[..] == [a, b];
     work.known.insert(key, ok);
     ok
@@ -291,7 +296,6 @@ struct PairWork {
     known: FxHashMap<u64, bool>,
     bytes: Vec<u8>,
     ids: Vec<u32>,
-    scratch: Scratch,
 }
 
 /// Pure merge (no whole-piece lookup) of any length, in one go.
@@ -299,14 +303,11 @@ fn merge_any(vocab: &Vocab, bytes: &[u8], limit: u32, scratch: &mut Scratch, out
     if bytes.len() < HEAP_THRESHOLD {
         bpe_small(vocab, bytes, limit, scratch, out);
     } else {
-        // the rank -> slot array, once made for this vocabulary, serves short pieces too
-        let dense = bytes.len() >= DENSE_BUCKETS_MIN
-            || scratch.long.buckets.dense.len() == vocab.n_vocab() + 1;
         merge_long(
             vocab,
             bytes,
             limit,
-            dense,
+            false,
             out,
             usize::MAX,
             &mut |_| {},
@@ -366,7 +367,15 @@ fn merge_chunked(
             &mut |_| {},
             &mut scratch.long,
         );
-        if ids.len() > base && !compatible(vocab, limit, ids[ids.len() - 1], part[0], &mut work) {
+        if ids.len() > base
+            && !compatible(
+                vocab,
+                limit,
+                (ids[ids.len() - 1], part[0]),
+                &mut work,
+                scratch,
+            )
+        {
             let have = ids.len() - base;
             let (mut a, mut b) = (1usize, 1usize);
             loop {
@@ -381,9 +390,15 @@ fn merge_chunked(
                 merge_any(vocab, &piece[w0..w1], limit, scratch, &mut window);
                 let last = window[window.len() - 1];
                 let left_ok = a == have
-                    || compatible(vocab, limit, ids[ids.len() - a - 1], window[0], &mut work);
-                let right_ok =
-                    b == part.len() || compatible(vocab, limit, last, part[b], &mut work);
+                    || compatible(
+                        vocab,
+                        limit,
+                        (ids[ids.len() - a - 1], window[0]),
+                        &mut work,
+                        scratch,
+                    );
+                let right_ok = b == part.len()
+                    || compatible(vocab, limit, (last, part[b]), &mut work, scratch);
                 if left_ok && right_ok {
                     ids.truncate(ids.len() - a);
                     ids.extend_from_slice(&window);
@@ -404,7 +419,10 @@ fn merge_chunked(
     true
 }
 
-/// The rank-bucket merge of [`bpe_long`] over the whole piece at once.
+/// The rank-bucket merge of [`bpe_long`] over the whole piece at once. Rank buckets are found
+/// through an array over the vocabulary (no hashing per push) when `dense` asks for it, for
+/// pieces of [`DENSE_BUCKETS_MIN`] bytes and more, and whenever `work` already holds that array
+/// for this vocabulary.
 #[allow(clippy::too_many_arguments)]
 fn merge_long(
     vocab: &Vocab,
@@ -432,7 +450,9 @@ fn merge_long(
         prev: i.wrapping_sub(1),
         rank: u32::MAX,
     }));
-    buckets.reset(dense.then(|| vocab.n_vocab() + 1));
+    let slots = vocab.n_vocab() + 1;
+    let dense = dense || n >= DENSE_BUCKETS_MIN || buckets.dense.len() == slots;
+    buckets.reset(dense.then_some(slots));
     for i in 0..n.saturating_sub(1) {
         let r = rank_below(vocab, &piece[i..i + 2], limit);
         nodes[i].rank = r;
@@ -466,13 +486,13 @@ fn merge_long(
                 continue; // absorbed, or the pair starting at i changed since it was queued
             }
             let j = node.next;
-            let k = end(&nodes, j);
+            let k = end(nodes, j);
             nodes[j as usize].next = NONE;
             pushes.clear();
             let mut rr = u32::MAX;
             if (k as usize) < n {
                 nodes[k as usize].prev = i;
-                rr = rank_below(vocab, &piece[i as usize..end(&nodes, k) as usize], limit);
+                rr = rank_below(vocab, &piece[i as usize..end(nodes, k) as usize], limit);
                 if rr != u32::MAX {
                     pushes.push((rr, i));
                 }
