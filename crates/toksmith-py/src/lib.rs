@@ -66,6 +66,25 @@ fn with_utf8<T: Send>(
         .map_err(|e| text::surrogate_error(text, e))
 }
 
+/// Run `f` with this thread's id buffer: short texts are encoded into it, then copied into
+/// their list. A buffer that grew past 1M ids is dropped afterwards.
+fn with_id_buffer<T>(f: impl FnOnce(&mut Vec<u32>) -> T) -> T {
+    thread_local! {
+        static IDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    IDS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            let r = f(&mut buf);
+            if buf.capacity() > 1 << 20 {
+                *buf = Vec::new();
+            }
+            r
+        }
+        // re-entered (cannot happen today: no Python code runs while it is borrowed)
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
 /// Add 1 to `counts[id]` for each id; runs of one id (a long run of spaces is one id per byte
 /// in GPT-2) are added four at a time, so they are not one long chain of dependent increments.
 fn count_ids(counts: &mut [u32], ids: &[u32]) {
@@ -101,7 +120,7 @@ unsafe fn incref_by(obj: *mut pyo3::ffi::PyObject, n: usize) {
 /// Results of at least this many bytes of text take their references through per-id counts.
 const COUNTED_REFS_MIN: usize = 1 << 20;
 
-/// How many list items ahead [`ids_into`] prefetches the int objects.
+/// How many list items ahead [`ids_into`] and [`ids_to_list`] prefetch the int objects.
 const IDS_AHEAD: usize = 16;
 
 /// Ids from a Python object into a buffer the caller reuses (cleared first): a list of ints on a
@@ -338,24 +357,39 @@ unsafe fn set_list_len(list: *mut pyo3::ffi::PyObject, n: usize) {
     (*(list as *mut pyo3::ffi::PyListObject)).ob_base.ob_size = n as pyo3::ffi::Py_ssize_t;
 }
 
-/// Build a Python list from ids, reusing the cached int objects.
+/// Build a Python list from ids, reusing the cached int objects (`int_addrs[id]` is the
+/// address of the int for `id`).
+///
+/// The cost is the refcount write to each int: the ints of a large vocabulary span megabytes,
+/// so most writes miss the L2 cache, and each store waits for its line. The int of the id
+/// [`IDS_AHEAD`] places on is prefetched for writing, so the misses overlap. The buffer comes
+/// unzeroed from [`list_with_room`] (`PyList_New` would clear it first).
 fn ids_to_list<'py>(
     py: Python<'py>,
-    ints: &[Py<PyAny>],
+    int_addrs: &[usize],
     ids: &[u32],
 ) -> PyResult<Bound<'py, PyList>> {
-    // SAFETY: every id comes from the vocabulary, so it indexes `ints`; PyList_SetItem steals
-    // the reference we add with Py_IncRef; the list is fully initialised before it is returned.
+    // SAFETY: every id comes from the vocabulary, so it indexes `int_addrs`, whose ints the
+    // encoder keeps alive; each slot gets an owned reference (the incref) before the size is
+    // set, and the list is not visible to Python before it is returned.
     unsafe {
-        let list = new_ids_list(ids.len());
+        let list = list_with_room(ids.len());
         if list.is_null() {
             return Err(PyErr::fetch(py));
         }
-        for (i, &id) in ids.iter().enumerate() {
-            let obj = ints[id as usize].as_ptr();
-            pyo3::ffi::Py_INCREF(obj);
-            pyo3::ffi::PyList_SET_ITEM(list, i as pyo3::ffi::Py_ssize_t, obj);
+        let items = list_items(list) as *mut usize;
+        let n = ids.len();
+        for i in 0..n {
+            if i + IDS_AHEAD < n {
+                toksmith_core::mem::prefetch_write(
+                    int_addrs[*ids.get_unchecked(i + IDS_AHEAD) as usize] as *const u8,
+                );
+            }
+            let obj = int_addrs[*ids.get_unchecked(i) as usize];
+            pyo3::ffi::Py_INCREF(obj as *mut pyo3::ffi::PyObject);
+            *items.add(i) = obj;
         }
+        set_list_len(list, n);
         Ok(Bound::from_owned_ptr(py, list).cast_into_unchecked())
     }
 }
@@ -389,7 +423,7 @@ fn ids_to_lists_parallel<'py>(
         // Small batches: the scan over the vocabulary would cost more than it saves.
         let lists = all
             .iter()
-            .map(|ids| ids_to_list(py, ints, ids))
+            .map(|ids| ids_to_list(py, int_addrs, ids))
             .collect::<PyResult<Vec<_>>>()?;
         return PyList::new(py, lists);
     }
@@ -633,8 +667,13 @@ impl Bpe {
                 }
             }
             _ => {
-                let ids = with_utf8(py, text, |t| self.enc.encode(t, allowed))?.map_err(to_py)?;
-                ids_to_list(py, &self.ints, &ids)
+                // short texts: the ids go through this thread's buffer (no vector per call)
+                with_id_buffer(|buf| {
+                    buf.clear();
+                    with_utf8(py, text, |t| self.enc.encode_into(t, allowed, buf))?
+                        .map_err(to_py)?;
+                    ids_to_list(py, &self.int_addrs, buf)
+                })
             }
         }
     }
