@@ -13,8 +13,8 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// A hint to load the cache line at `p` for writing (`prefetchw` on x86_64: the line arrives
-/// ready to be modified; a no-op elsewhere).
+/// A hint to load the cache line at `p` that is about to be written (`prefetchw` where the
+/// build targets CPUs that have it, else an ordinary prefetch; a no-op on other architectures).
 #[inline(always)]
 pub fn prefetch_write<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
