@@ -5,10 +5,7 @@
 #[inline(always)]
 pub fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    }
+    hint::<{ std::arch::x86_64::_MM_HINT_T0 }, T>(p);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
@@ -18,12 +15,16 @@ pub fn prefetch<T>(p: *const T) {
 #[inline(always)]
 pub fn prefetch_write<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_ET0)
-    }
+    hint::<{ std::arch::x86_64::_MM_HINT_ET0 }, T>(p);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn hint<const STRATEGY: i32, T>(p: *const T) {
+    // SAFETY: prefetching never faults, whatever the address.
+    unsafe { std::arch::x86_64::_mm_prefetch::<STRATEGY>(p as *const i8) }
 }
 
 /// Buffers at least this large are backed by transparent huge pages where the system allows it.
