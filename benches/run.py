@@ -426,9 +426,9 @@ def _summarize_encode(runs: List[dict]) -> dict:
     }
     if "decode_s" in first:
         s["decode_mbps"] = median(x["text_bytes"] / x["decode_s"] / 1e6 for x in ok)
+        s["decode_roundtrip"] = all(x.get("decode_roundtrip") for x in ok)
     if "decode_first_s" in first:
         s["decode_first_mbps"] = median(x["text_bytes"] / x["decode_first_s"] / 1e6 for x in ok)
-        s["decode_roundtrip"] = all(x.get("decode_roundtrip") for x in ok)
     if "stream_s" in first:
         s["stream_tps"] = median(x["stream_tokens"] / x["stream_s"] for x in ok)
         s["stream_ok"] = all(x.get("stream_ok") for x in ok)

@@ -75,7 +75,11 @@ def test_results_and_equality_checks(smoke_run):
     assert not failed, failed
     # toksmith produced a number for every encode pattern, and the targets table was filled
     for pattern in ("gpt2", "cl100k", "o200k"):
-        assert res["encode"][pattern]["toksmith"]["text_mbps"] > 0
+        mine = res["encode"][pattern]["toksmith"]
+        assert mine["text_mbps"] > 0
+        # decode: the steady rate, the first call on its own, and the round trip
+        assert mine["decode_mbps"] > 0 and mine["decode_first_mbps"] > 0
+        assert mine["decode_roundtrip"] is True
     assert res["targets"], "empty targets table"
 
 
