@@ -232,6 +232,35 @@ def test_every_python_string_storage_encodes_alike(cl100k, text):
     assert tok.encode_ordinary(text) == expected
 
 
+def test_short_texts_results_and_refcounts(cl100k, corpus_slices):
+    """Short texts (and small batches) go through a per-thread id buffer into lists that share
+    the vocabulary's int objects: ids, refcounts and list behaviour must be exact, also when the
+    buffer is reused by texts of very different lengths."""
+    import gc
+    import sys
+
+    tok, enc = cl100k
+    words = corpus_slices["english"][:20000]
+    texts = [words[:n] for n in (0, 1, 7, 300, 5000, 20000, 3, 60000, 11)]
+    probe = tok.encode_ordinary(" the")[0]
+    before = sys.getrefcount(probe)
+    outs = [tok.encode_ordinary(t) for t in texts]
+    assert outs == [enc.encode_ordinary(t) for t in texts]
+    uses = sum(ids.count(probe) for ids in outs)
+    assert uses > 50 and sys.getrefcount(probe) == before + uses
+    small_batch = tok.encode_ordinary_batch(texts[:5], threads=2)  # below the counted-refs size
+    assert small_batch == outs[:5]
+    assert sys.getrefcount(probe) == before + uses + sum(ids.count(probe) for ids in small_batch)
+    ids = outs[4]
+    assert not gc.is_tracked(ids) and len(ids) == len(enc.encode_ordinary(texts[4]))
+    ids.append(5)
+    ids.extend(range(3))
+    assert ids[-4:] == [5, 0, 1, 2]
+    del ids, outs, small_batch
+    gc.collect()
+    assert sys.getrefcount(probe) == before
+
+
 @pytest.mark.parametrize("extra", ["", "\xe9", "\u03a9", "\U0001f600"])
 def test_long_texts_are_written_straight_into_the_list(cl100k, corpus_slices, extra):
     """Texts of 64 KB and more are encoded straight into the result list's buffer: ids,
