@@ -142,8 +142,11 @@ def worst_ratios(res: dict):
         for kind in WORST_KINDS:
             a, b = cases.get(f"{kind}_{small}", {}), cases.get(f"{kind}_{large}", {})
             if "s" in a and "s" in b and kind != "normal":
-                lin.append((b["s"] / a["s"], f"{p}, {KIND_NAMES[kind]}: {mb(b['bytes'])} {b['s']:.3f} s / "
-                                              f"{mb(a['bytes'])} {a['s']:.4f} s"))
+                where = f"{p}, {KIND_NAMES[kind]}: {mb(b['bytes'])} {b['s']:.3f} s / {mb(a['bytes'])} {a['s']:.4f} s"
+                ra, rb = a.get("runs_s", []), b.get("runs_s", [])
+                if len(ra) == len(rb) > 1:  # both sizes were timed in the same process in each run
+                    where += " (each run: " + ", ".join(f"{y / x:.1f}x" for x, y in zip(ra, rb)) + ")"
+                lin.append((b["s"] / a["s"], where))
             for size in (small, large):
                 c, n = cases.get(f"{kind}_{size}", {}), cases.get(f"normal_{size}", {})
                 if kind != "normal" and "s" in c and "s" in n:

@@ -515,7 +515,8 @@ def section_worst(mode: Mode, ex: Executor, data: dict, specs: dict, checks: lis
                     summary[key] = {"error": errs[0]["error"], "bytes": errs[0]["bytes"]}
                 elif done:
                     summary[key] = {"s": median(v["s"] for v in done), "bytes": done[0]["bytes"],
-                                    "digest": done[0]["digest"], "tokens": done[0]["tokens"]}
+                                    "digest": done[0]["digest"], "tokens": done[0]["tokens"],
+                                    "runs_s": [v["s"] for v in done]}
                 elif vals:
                     summary[key] = {"skipped": True, "predicted_s": median(v["predicted_s"] for v in vals),
                                     "bytes": vals[0]["bytes"]}

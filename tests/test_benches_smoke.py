@@ -88,3 +88,29 @@ def test_chart_written(smoke_run):
     out, _, _ = smoke_run
     png = out / "benchmarks.png"
     assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_worst_case_ratio_shows_each_run():
+    """The 10 MB / 1 MB target names the worst input and, when there were several runs, the
+    ratio of each run (both sizes are timed in one process per run), so an outlier shows."""
+    import sys
+
+    sys.path.insert(0, str(REPO))
+    from benches.report import worst_ratios
+
+    def case(s, runs, size):
+        return {"s": s, "bytes": size, "runs_s": runs}
+
+    cases = {
+        "normal_1000000": case(0.010, [0.010, 0.011, 0.010], 1_000_000),
+        "normal_10000000": case(0.100, [0.100, 0.100, 0.100], 10_000_000),
+        "letter_1000000": case(0.030, [0.030, 0.020, 0.030], 1_000_000),
+        "letter_10000000": case(0.330, [0.300, 0.330, 0.390], 10_000_000),
+    }
+    res = {"worst": {"gpt2": {"toksmith": {"cases": cases}}}}
+    lin, per = worst_ratios(res)
+    assert len(lin) == 1
+    q, where = lin[0]
+    assert abs(q - 11.0) < 1e-9
+    assert where.startswith("gpt2, ") and where.endswith("(each run: 10.0x, 16.5x, 13.0x)")
+    assert abs(max(per)[0] - 3.3) < 1e-9  # per byte: the 10 MB letter case vs 10 MB of normal text
