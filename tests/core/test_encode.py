@@ -170,6 +170,41 @@ def test_big_batch_results_and_refcounts(small, corpus_slices, threads):
     assert sys.getrefcount(probe) == before
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_in_rounds(cl100k, corpus_slices, threads):
+    """Batches over 1 MB are encoded and turned into lists a round at a time, through id buffers
+    kept from one call to the next: results (ASCII, Latin-1, astral and special-token documents),
+    refcounts, and an error in the last round after earlier rounds built their lists."""
+    import sys
+
+    tok, enc = cl100k
+    base = [d for t in corpus_slices.values() for d in t.split("\n\n") if d]
+    tails = ["", " \u00e9t\u00e9", " \U0001f600"]  # ASCII, one-byte and four-byte storage
+    docs = [d + tails[k % 3] for _ in range(5) for k, d in enumerate(base)]
+    docs[-5] += "<|endoftext|>"
+    assert sum(len(d.encode()) for d in docs) > 3 << 20  # several rounds
+    expected = enc.encode_ordinary_batch(docs)
+    probe = tok.encode_ordinary(" the")[0]
+    before = sys.getrefcount(probe)
+    for _ in range(2):  # the second call reuses the id buffers of the first
+        out = tok.encode_ordinary_batch(docs, threads=threads)
+        assert out == expected
+        assert sys.getrefcount(probe) == before + sum(ids.count(probe) for ids in out)
+        del out
+    assert sys.getrefcount(probe) == before
+    specials = tok.encode_batch(docs, allowed_special="all", threads=threads)
+    assert specials == enc.encode_batch(docs, allowed_special="all")
+    assert specials[-5][-1] == 100257
+    del specials
+    # A lone surrogate in the last round: the native call fails after three rounds of lists
+    # were built (they are freed), and the batch is encoded again with it replaced.
+    docs[-2] += "\ud800"
+    out = tok.encode_ordinary_batch(docs, threads=threads)
+    assert out[-2] == enc.encode_ordinary(docs[-2]) and out[:-2] == expected[:-2]
+    del out
+    assert sys.getrefcount(probe) == before
+
+
 def test_encode_to_numpy(cl100k, small, corpus_slices):
     np = pytest.importorskip("numpy")
     tok, _ = cl100k

@@ -86,6 +86,32 @@ impl<'a> StrView<'a> {
         }
     }
 
+    /// Most UTF-8 bytes the text can have (exact for a `Utf8` view).
+    pub fn max_utf8_len(&self) -> usize {
+        match *self {
+            StrView::Utf8(s) => s.len(),
+            // one-byte storage: up to 2 UTF-8 bytes per character; two-byte: 3; four-byte: 4
+            StrView::Wide { kind, len, .. } => len * (kind as usize + 1).min(4),
+        }
+    }
+
+    /// Run `f` on the text as UTF-8, converting a `Wide` view into `buf` (cleared first), so a
+    /// caller that converts many texts reuses one buffer.
+    pub fn with_utf8_in<T>(
+        &self,
+        buf: &mut String,
+        f: impl FnOnce(&str) -> T,
+    ) -> Result<T, Surrogate> {
+        match *self {
+            StrView::Utf8(s) => Ok(f(s)),
+            StrView::Wide { len, .. } => {
+                buf.clear();
+                self.append_utf8(0, len, buf)?;
+                Ok(f(buf))
+            }
+        }
+    }
+
     /// Append the UTF-8 of characters `from..to` of a `Wide` view to `out`.
     pub fn append_utf8(&self, from: usize, to: usize, out: &mut String) -> Result<(), Surrogate> {
         let StrView::Wide { kind, data, len } = *self else {
