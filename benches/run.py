@@ -451,12 +451,13 @@ def batch_configs() -> List[Tuple[str, str, int]]:
 def section_batch(mode: Mode, ex: Executor, data: dict, specs: dict, checks: list) -> dict:
     files = data["files"]
     tasks = []
-    for r in range(mode.runs):
+    runs = mode.batch_runs or mode.runs
+    for r in range(runs):
         for pattern in ENCODE_PATTERNS:
             for lib, label, threads in batch_configs():
                 tasks.append({"kind": "batch", "lib": lib, "spec": specs[pattern], "docs": files["docs"],
                               "warm": files["warm"], "threads": threads, "key": [pattern, label],
-                              "label": f"batch {label} {pattern} run {r + 1}/{mode.runs}"})
+                              "label": f"batch {label} {pattern} run {r + 1}/{runs}"})
     by = _by_key(tasks, ex.run(tasks, env=MANY_THREADS_ENV))
     out: Dict[str, dict] = {}
     for pattern in ENCODE_PATTERNS:
@@ -621,7 +622,7 @@ def main(argv=None) -> int:
     if args.runs:
         from dataclasses import replace
 
-        mode = replace(mode, runs=args.runs)
+        mode = replace(mode, runs=args.runs, batch_runs=args.runs)
     sections = list(args.only) if args.only else list(SECTIONS)
     out_dir = (args.out or DEFAULT_OUT).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
