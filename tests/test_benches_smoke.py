@@ -114,3 +114,22 @@ def test_worst_case_ratio_shows_each_run():
     assert abs(q - 11.0) < 1e-9
     assert where.startswith("gpt2, ") and where.endswith("(each run: 10.0x, 16.5x, 13.0x)")
     assert abs(max(per)[0] - 3.3) < 1e-9  # per byte: the 10 MB letter case vs 10 MB of normal text
+
+
+def test_batch_ratio_pairs_each_runs_timings():
+    """The batch target is the median of each run's 2-thread / 1-thread ratio (the two are timed
+    back to back), so a slow stretch of the machine that spans one run does not decide it; runs
+    with a missing timing fall back to the ratio of the medians."""
+    import sys
+
+    sys.path.insert(0, str(REPO))
+    from benches.report import paired_ratios
+
+    def runs(*secs):
+        return [{"docs_bytes": 10_000_000, "batch_s": s} for s in secs]
+
+    one, two = runs(0.100, 0.100, 0.200), runs(0.050, 0.060, 0.100)
+    assert [round(x, 3) for x in paired_ratios(one, two)] == [2.0, 1.667, 2.0]
+    assert paired_ratios(one, two[:2]) == []  # not one pair per run
+    assert paired_ratios(runs(0.1), runs(0.05)) == []  # a single run: nothing to pair
+    assert paired_ratios(one, two[:2] + [{"error": "boom"}]) == []
