@@ -43,7 +43,7 @@ fn bench_text() -> String {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
-    files.retain(|p| p.extension().map_or(false, |x| x == "txt"));
+    files.retain(|p| p.extension().is_some_and(|x| x == "txt"));
     files.sort();
     let mut text = String::new();
     for f in files {
@@ -61,7 +61,11 @@ fn bench_text() -> String {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             text.push_str(words[(state >> 33) as usize % words.len()]);
-            text.push(if (state >> 20) % 11 == 0 { '\n' } else { ' ' });
+            text.push(if (state >> 20).is_multiple_of(11) {
+                '\n'
+            } else {
+                ' '
+            });
         }
     }
     text

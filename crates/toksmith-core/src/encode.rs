@@ -1006,7 +1006,7 @@ impl Encoder {
     /// (token text, byte offset).
     pub fn find_special(&self, text: &str, disallowed: Option<&[u32]>) -> Option<(String, usize)> {
         let accept = |id: u32, kind: AddedKind| {
-            kind == AddedKind::Special && disallowed.map_or(true, |d| d.contains(&id))
+            kind == AddedKind::Special && disallowed.is_none_or(|d| d.contains(&id))
         };
         self.matcher
             .find(text.as_bytes(), 0, &accept)
@@ -1079,7 +1079,7 @@ mod tests {
                     seed ^= seed << 13;
                     seed ^= seed >> 7;
                     seed ^= seed << 17;
-                    if seed % 3 == 0 {
+                    if seed.is_multiple_of(3) {
                         b'b'
                     } else {
                         b'a'
@@ -1207,7 +1207,7 @@ mod tests {
                         x ^= x << 13;
                         x ^= x >> 7;
                         x ^= x << 17;
-                        if p_b > 0 && x % (p_b + 1) == 0 {
+                        if p_b > 0 && x.is_multiple_of(p_b + 1) {
                             b'b'
                         } else {
                             b'a'

@@ -229,10 +229,10 @@ mod tests {
         let mut first = std::collections::HashMap::new();
         for k in 0..20_000u32 {
             let p = piece(k);
-            if !first.contains_key(&p) {
-                assert!(c.get(&p).is_none());
-                c.insert(&p, &[k, k + 1, k + 2][..1 + (k as usize % 3)]);
-                first.insert(p, k);
+            if let std::collections::hash_map::Entry::Vacant(e) = first.entry(p) {
+                assert!(c.get(e.key()).is_none());
+                c.insert(e.key(), &[k, k + 1, k + 2][..1 + (k as usize % 3)]);
+                e.insert(k);
             }
         }
         assert!(first.len() > 1000);

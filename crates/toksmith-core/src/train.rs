@@ -429,7 +429,9 @@ pub fn train_merges(
     // ---- initial pair counts and positions (parallel over word ranges) ----
     let n_threads = rayon::current_num_threads().max(1);
     let block = n_words.div_ceil(n_threads * 4).max(1);
-    let partials: Vec<(FxHashMap<Pair, i64>, FxHashMap<Pair, Vec<u32>>)> = (0..n_words)
+    // per range of words: pair counts, and the words each pair occurs in
+    type Partial = (FxHashMap<Pair, i64>, FxHashMap<Pair, Vec<u32>>);
+    let partials: Vec<Partial> = (0..n_words)
         .step_by(block)
         .collect::<Vec<_>>()
         .into_par_iter()
@@ -437,11 +439,11 @@ pub fn train_merges(
             let hi = (lo + block).min(n_words);
             let mut pc: FxHashMap<Pair, i64> = FxHashMap::default();
             let mut wh: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
-            for w in lo..hi {
+            for (w, &cnt) in (lo..hi).zip(&counts[lo..hi]) {
                 let ids = words.get(w);
                 for p in ids.windows(2) {
                     let pair = (p[0], p[1]);
-                    *pc.entry(pair).or_insert(0) += counts[w];
+                    *pc.entry(pair).or_insert(0) += cnt;
                     let v = wh.entry(pair).or_default();
                     if v.last() != Some(&(w as u32)) {
                         v.push(w as u32);
@@ -557,7 +559,7 @@ pub fn train_merges(
             }
         }
         pair_counts.remove(&pair);
-        if merges.len() % report_every == 0 || merges.len() == num_merges {
+        if merges.len().is_multiple_of(report_every) || merges.len() == num_merges {
             progress(MergeProgress {
                 merges_done: merges.len(),
                 merges_total: num_merges,
