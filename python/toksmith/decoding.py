@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import codecs
 from typing import TYPE_CHECKING
+
+from . import _core
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tokenizer import Tokenizer
@@ -18,16 +19,24 @@ class StreamDecoder:
     """
 
     def __init__(self, tokenizer: "Tokenizer", errors: str = "replace") -> None:
-        self._token_bytes = tokenizer.decode_single_token_bytes
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
+        # The native state decodes with CPython's stateful UTF-8 decoder (the one behind
+        # codecs.getincrementaldecoder("utf-8")), so output and errors= behave exactly as there.
+        # Its methods are bound on the instance: one native call per pushed id.
+        state = _core.StreamState(tokenizer._core, errors, tokenizer._bad_id)
+        self.push = state.push  # type: ignore[method-assign]
+        self.flush = state.flush  # type: ignore[method-assign]
 
-    def push(self, token: int) -> str:
-        return self._decoder.decode(self._token_bytes(token))
+    def push(self, token: int) -> str:  # replaced per instance by the native state's push
+        """The text completed by ``token`` (``""`` while a character is still split)."""
+        raise NotImplementedError  # pragma: no cover
 
     def push_many(self, tokens) -> str:
-        return "".join(self.push(t) for t in tokens)
+        """The text completed by ``tokens``, pushed one after the other."""
+        push = self.push
+        return "".join([push(t) for t in tokens])
 
-    def flush(self) -> str:
-        out = self._decoder.decode(b"", final=True)
-        self._decoder.reset()
-        return out
+    def flush(self) -> str:  # replaced per instance by the native state's flush
+        """What is left (invalid bytes through ``errors``); the decoder is then empty."""
+        raise NotImplementedError  # pragma: no cover

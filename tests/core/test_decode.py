@@ -45,6 +45,51 @@ def test_streaming_decoder_equals_decode(tok, ids):
         assert "".join(pieces) == tok.decode(ids, errors="strict")
 
 
+_BYTE_TOK = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", {"<|end|>": 256})
+
+
+@given(ids=st.lists(st.integers(0, 256), max_size=30),
+       errors=st.sampled_from(["replace", "strict", "ignore", "backslashreplace", "surrogateescape"]))
+def test_streaming_decoder_matches_codecs_incremental_decoder(ids, errors):
+    """Every push and flush returns (or raises) exactly what codecs' incremental UTF-8 decoder
+    does when fed the same token bytes, for every error handler; after an error the state is
+    unchanged in both, so the two stay in step."""
+    import codecs
+
+    ours = _BYTE_TOK.stream_decoder(errors)
+    ref = codecs.getincrementaldecoder("utf-8")(errors)
+
+    def same(f, g):
+        try:
+            want = f()
+        except UnicodeDecodeError as e:
+            with pytest.raises(UnicodeDecodeError) as got:
+                g()
+            assert (got.value.start, got.value.end, got.value.reason) == (e.start, e.end, e.reason)
+        else:
+            assert g() == want
+
+    for i in ids:
+        same(lambda: ref.decode(_BYTE_TOK.decode_single_token_bytes(i)), lambda: ours.push(i))
+    same(lambda: ref.decode(b"", final=True), ours.flush)
+
+
+def test_streaming_decoder_bad_ids_and_arguments():
+    d = _BYTE_TOK.stream_decoder()
+    with pytest.raises(toksmith.UnknownTokenError, match="out of range"):
+        d.push(257)
+    with pytest.raises(toksmith.UnknownTokenError, match="out of range"):
+        d.push(-1)
+    with pytest.raises(TypeError, match="ids must be ints"):
+        d.push(1.0)
+    assert d.push(0xC3) == "" and d.push(0xA9) == "\u00e9"  # still usable after the errors
+    assert d.push_many([0x68, 0x69, 256]) == "hi<|end|>"
+    with pytest.raises(TypeError, match="errors must be a str"):
+        _BYTE_TOK.stream_decoder(errors=None)
+    with pytest.raises(ValueError, match="NUL"):
+        _BYTE_TOK.stream_decoder(errors="re\0place")
+
+
 def test_streaming_multibyte_split_across_tokens(tok):
     text = "日本語😀"
     byte_ids = [tok.encode_single_token(bytes([b])) for b in text.encode()]

@@ -1053,6 +1053,109 @@ impl Bpe {
 }
 
 /// Counts unique chunks of a corpus (see `toksmith_core::train`).
+/// A streaming decoder's state: the bytes of a character that is not complete yet (at most 3).
+///
+/// `push` decodes the pending bytes plus the token's with CPython's stateful UTF-8 decoder, the
+/// one `codecs`' incremental decoder calls, so the text and the `errors` handling are exactly
+/// those of `codecs.getincrementaldecoder("utf-8")(errors)`, in one native call per token
+/// instead of three Python-level ones.
+#[pyclass(module = "toksmith._core")]
+struct StreamState {
+    bpe: Py<Bpe>,
+    pending: Vec<u8>,
+    errors: std::ffi::CString,
+    /// `bad_id(ids)` returns the exception to raise for an id that is not a token
+    bad_id: Py<PyAny>,
+}
+
+impl StreamState {
+    /// Decode the pending bytes followed by `more`; `last`: no character continues after them.
+    /// On an error (`errors="strict"`) the state is left as it was.
+    fn decode<'py>(
+        &mut self,
+        py: Python<'py>,
+        more: &[u8],
+        last: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let joined;
+        let data: &[u8] = if self.pending.is_empty() {
+            more
+        } else {
+            joined = [self.pending.as_slice(), more].concat();
+            &joined
+        };
+        let mut consumed: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: `data` is a live byte slice and `errors` a NUL-terminated string; the result is
+        // a new reference or NULL with an exception set.
+        let s = unsafe {
+            pyo3::ffi::PyUnicode_DecodeUTF8Stateful(
+                data.as_ptr().cast(),
+                data.len() as pyo3::ffi::Py_ssize_t,
+                self.errors.as_ptr(),
+                if last {
+                    std::ptr::null_mut()
+                } else {
+                    &mut consumed
+                },
+            )
+        };
+        if s.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let rest = if last {
+            &[][..]
+        } else {
+            &data[consumed as usize..]
+        };
+        self.pending = rest.to_vec();
+        // SAFETY: `s` is a new reference (checked above).
+        Ok(unsafe { Bound::from_owned_ptr(py, s) })
+    }
+}
+
+#[pymethods]
+impl StreamState {
+    #[new]
+    fn new(bpe: Py<Bpe>, errors: &str, bad_id: Py<PyAny>) -> PyResult<Self> {
+        let errors = std::ffi::CString::new(errors).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(
+                "errors must not contain NUL characters: pass an error handler name such as 'replace'",
+            )
+        })?;
+        Ok(StreamState {
+            bpe,
+            pending: Vec::new(),
+            errors,
+            bad_id,
+        })
+    }
+
+    /// The text completed by token `id` ("" while a character is still split).
+    fn push<'py>(
+        &mut self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bpe = self.bpe.clone_ref(py);
+        let bytes = id
+            .extract::<u32>()
+            .ok()
+            .and_then(|i| bpe.get().enc.vocab.token_bytes(i).ok());
+        match bytes {
+            Some(b) => self.decode(py, b, false),
+            None => Err(PyErr::from_value(
+                self.bad_id.bind(py).call1((vec![id.clone()],))?,
+            )),
+        }
+    }
+
+    /// What is left (bytes that never completed a character go through `errors`); the state
+    /// is then empty.
+    fn flush<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.decode(py, &[], true)
+    }
+}
+
 #[pyclass(module = "toksmith._core")]
 struct ChunkCounter {
     inner: Option<train::ChunkCounter>,
@@ -1214,6 +1317,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<Bpe>()?;
     m.add_class::<ChunkCounter>()?;
+    m.add_class::<StreamState>()?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(named_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(compile_pattern, m)?)?;
