@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toksmith
 from toksmith.cli import main
@@ -70,6 +72,34 @@ def test_encode_formats(tok_file, tmp_path, corpus_slices, fmt):
     back = tmp_path / "back.txt"
     assert main(["decode", "-t", str(tok_file), str(out), "-o", str(back)]) == 0
     assert back.read_text(encoding="utf-8") == text
+
+
+@given(ids=st.lists(st.integers(0, 2**32 - 1), max_size=50), sep=st.sampled_from([b" ", b",", b", ", b""]))
+def test_id_output_formatting(ids, sep):
+    """`toksmith encode` writes ids through these: the bytes of str.join / json.dumps /
+    struct.pack exactly."""
+    import struct
+
+    from toksmith import _core
+
+    assert _core.format_ids(ids, sep) == sep.decode().join(map(str, ids)).encode()
+    assert _core.pack_ids(ids, 4) == struct.pack(f"<{len(ids)}I", *ids)
+    small = [i % 65536 for i in ids]
+    assert _core.pack_ids(small, 2) == struct.pack(f"<{len(small)}H", *small)
+
+
+def test_id_output_formatting_errors():
+    from toksmith import _core
+
+    assert b"[" + _core.format_ids([1, 22, 333], b", ") + b"]" == json.dumps([1, 22, 333]).encode()
+    with pytest.raises(ValueError, match="does not fit in 2 bytes"):
+        _core.pack_ids([65536], 2)
+    with pytest.raises(ValueError, match="width must be 2 or 4"):
+        _core.pack_ids([1], 8)
+    with pytest.raises(OverflowError):
+        _core.format_ids([-1], b" ")
+    with pytest.raises(TypeError):
+        _core.format_ids(["1"], b" ")
 
 
 def test_encode_lines(tok_file, tmp_path):

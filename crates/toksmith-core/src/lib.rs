@@ -6,12 +6,14 @@
 //! * [`encode`]: tiktoken-exact BPE encoding with a linear-ish worst case;
 //! * [`piece_cache`]: per-thread cache of BPE results for pieces that are not one token;
 //! * [`decode`]: ids -> bytes (the streaming decoder is policy, in `toksmith/decoding.py`);
+//! * [`ids_format`]: ids as decimal text or little-endian integers (command-line output);
 //! * [`mem`]: prefetch hints and huge-page advice for large fresh buffers;
 //! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings.
 
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod ids_format;
 pub mod mem;
 pub mod piece_cache;
 pub mod pretokenize;

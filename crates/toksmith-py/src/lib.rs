@@ -1300,6 +1300,35 @@ fn split(py: Python<'_>, text: &str, pattern: &str, engine: &str) -> PyResult<Ve
 }
 
 /// The regex text of a named pattern, or None.
+/// The ids in decimal with `sep` between them, as bytes (what `" ".join(map(str, ids))`
+/// encodes to, for `sep=b" "`).
+#[pyfunction]
+fn format_ids<'py>(
+    py: Python<'py>,
+    ids: &Bound<'py, PyAny>,
+    sep: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut v = Vec::new();
+    ids_into(ids, &mut v)?;
+    let mut out = Vec::new();
+    py.detach(|| toksmith_core::ids_format::ids_to_text(&v, sep, &mut out));
+    Ok(PyBytes::new(py, &out))
+}
+
+/// The ids as little-endian integers of `width` bytes (2 or 4).
+#[pyfunction]
+fn pack_ids<'py>(
+    py: Python<'py>,
+    ids: &Bound<'py, PyAny>,
+    width: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut v = Vec::new();
+    ids_into(ids, &mut v)?;
+    let mut out = Vec::new();
+    toksmith_core::ids_format::ids_to_le(&v, width, &mut out).map_err(to_py)?;
+    Ok(PyBytes::new(py, &out))
+}
+
 #[pyfunction]
 fn named_pattern(name: &str) -> Option<&'static str> {
     pretokenize::named_pattern(name)
@@ -1320,6 +1349,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StreamState>()?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(named_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(format_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(pack_ids, m)?)?;
     m.add_function(wrap_pyfunction!(compile_pattern, m)?)?;
     m.add(
         "NAMED_PATTERNS",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import struct
 
+from .. import _core
 from ._common import add_tokenizer_arg, load_tokenizer, open_io
 
 
@@ -37,11 +37,10 @@ class _NpyWriter:
         if not f.seekable():
             raise ValueError("--format npy needs a seekable output: pass -o FILE.npy")
         self.f, self.narrow, self.n = f, narrow, 0
-        self.code = "H" if narrow else "I"
         f.write(b"\0" * self.HEADER)
 
     def write(self, ids) -> None:
-        self.f.write(struct.pack(f"<{len(ids)}{self.code}", *ids))
+        self.f.write(_core.pack_ids(ids, 2 if self.narrow else 4))
         self.n += len(ids)
 
     def close(self) -> None:
@@ -67,10 +66,11 @@ def run(args) -> int:
         if args.lines:
             for line in iter_lines(fin, errors=args.errors, name=name):
                 ids = encode(line)
+                # the same bytes as json.dumps(ids) / " ".join(map(str, ids))
                 if args.format == "json":
-                    fout.write(json.dumps(ids).encode() + b"\n")
+                    fout.write(b"[" + _core.format_ids(ids, b", ") + b"]\n")
                 else:
-                    fout.write(" ".join(map(str, ids)).encode() + b"\n")
+                    fout.write(_core.format_ids(ids, b" ") + b"\n")
         elif args.format == "npy":
             w = _NpyWriter(fout, tok.n_vocab <= 65536)
             for ids in encode_stream(tok, fin, allow_special=args.allow_special, errors=args.errors, name=name):
@@ -86,7 +86,7 @@ def run(args) -> int:
                     continue
                 if not first:
                     fout.write(sep)
-                fout.write(sep.decode().join(map(str, ids)).encode())
+                fout.write(_core.format_ids(ids, sep))
                 first = False
             fout.write(b"]\n" if json_mode else b"\n")
         fout.flush()
