@@ -88,6 +88,20 @@ def test_id_output_formatting(ids, sep):
     assert _core.pack_ids(small, 2) == struct.pack(f"<{len(small)}H", *small)
 
 
+@given(words=st.lists(st.one_of(st.integers(0, 2**33).map(str), st.sampled_from(["-1", "+2", "1_0", "x", "007"])),
+                      max_size=20),
+       seps=st.lists(st.sampled_from([" ", "\n", "\t", "\r\n", "  ", "\x0b\x0c"]), min_size=21, max_size=21))
+def test_id_text_parsing(words, seps):
+    """`toksmith decode` parses plain decimal ids natively (as `int` would) and leaves
+    anything else (signs, underscores, non-digits, ids over 32 bits) to `int`."""
+    from toksmith import _core
+
+    data = "".join(s + w for s, w in zip(seps, words)).encode() + seps[-1].encode()
+    got = _core.parse_ids(data)
+    plain = all(w.isdigit() and int(w) < 2**32 for w in words)
+    assert got == ([int(x) for x in data.split()] if plain else None)
+
+
 def test_id_output_formatting_errors():
     from toksmith import _core
 

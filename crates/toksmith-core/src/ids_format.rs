@@ -73,6 +73,43 @@ pub fn ids_to_le(ids: &[u32], width: usize, out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
+/// Parse ids written as decimal digits separated by ASCII whitespace (the bytes Python's
+/// `bytes.split()` splits on), appending them to `out`. Returns false, leaving `out` as it was,
+/// if any word is not plain digits or does not fit in 32 bits (the caller then parses the text
+/// its own way, for the exact error).
+pub fn parse_text_ids(data: &[u8], out: &mut Vec<u32>) -> bool {
+    let start = out.len();
+    let mut value: u64 = 0;
+    let mut in_word = false;
+    for &b in data {
+        match b {
+            b'0'..=b'9' => {
+                value = value * 10 + (b - b'0') as u64;
+                if value > u32::MAX as u64 {
+                    out.truncate(start);
+                    return false;
+                }
+                in_word = true;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
+                if in_word {
+                    out.push(value as u32);
+                    value = 0;
+                    in_word = false;
+                }
+            }
+            _ => {
+                out.truncate(start);
+                return false;
+            }
+        }
+    }
+    if in_word {
+        out.push(value as u32);
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +157,28 @@ mod tests {
         assert_eq!(out, [1, 0, 0, 0, 0, 0, 1, 0]);
         assert!(ids_to_le(&[65536], 2, &mut out).is_err());
         assert!(ids_to_le(&[1], 3, &mut out).is_err());
+    }
+
+    #[test]
+    fn parses_what_it_writes() {
+        let ids: Vec<u32> = (0..3000)
+            .map(|k| k * 104_729 % 4_000_000_007u64 as u32)
+            .collect();
+        let mut text = Vec::new();
+        ids_to_text(&ids, b" ", &mut text);
+        text.extend_from_slice(b"\n\t 007\x0b\x0c12\r\n");
+        let mut out = vec![9];
+        assert!(parse_text_ids(&text, &mut out));
+        assert_eq!(out[0], 9);
+        assert_eq!(&out[1..ids.len() + 1], &ids[..]);
+        assert_eq!(&out[ids.len() + 1..], &[7, 12]);
+        for bad in [&b"1 -2"[..], b"1_000", b"+1", b"4294967296", b"1 x"] {
+            let mut out = vec![5];
+            assert!(!parse_text_ids(bad, &mut out), "{bad:?}");
+            assert_eq!(out, [5]);
+        }
+        let mut out = Vec::new();
+        assert!(parse_text_ids(b"  \n", &mut out) && out.is_empty());
+        assert!(parse_text_ids(b"4294967295", &mut out) && out == [u32::MAX]);
     }
 }

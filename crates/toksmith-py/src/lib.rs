@@ -1315,6 +1315,15 @@ fn format_ids<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// Ids from whitespace-separated decimal text, or None if a word is not plain digits or is
+/// over 32 bits (the caller then parses it with `int`, for the exact error).
+#[pyfunction]
+fn parse_ids(py: Python<'_>, data: &[u8]) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    py.detach(|| toksmith_core::ids_format::parse_text_ids(data, &mut out))
+        .then_some(out)
+}
+
 /// The ids as little-endian integers of `width` bytes (2 or 4).
 #[pyfunction]
 fn pack_ids<'py>(
@@ -1351,6 +1360,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(named_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(format_ids, m)?)?;
     m.add_function(wrap_pyfunction!(pack_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_ids, m)?)?;
     m.add_function(wrap_pyfunction!(compile_pattern, m)?)?;
     m.add(
         "NAMED_PATTERNS",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from .. import _core
 from ._common import add_tokenizer_arg, load_tokenizer, open_io, read_blocks
 
 
@@ -24,6 +25,9 @@ def register(sub) -> None:
 
 
 def _parse_ints(chunk: bytes, where: str):
+    ids = _core.parse_ids(chunk)  # plain digits (what `toksmith encode` writes), natively
+    if ids is not None:
+        return ids
     try:
         return [int(x) for x in chunk.split()]
     except ValueError:
