@@ -721,9 +721,9 @@ impl Bpe {
                         .map_err(Failure::Core)
                 })
                 .map_err(|f| f.into_py(text)),
-            text::StrView::Wide { kind, len, .. } if len >= DIRECT_LIST_MIN / 4 => {
-                // at most one id per UTF-8 byte, so per character: 2 (one-byte storage), 3 or 4
-                let cap = len * (kind as usize + 1).min(4);
+            text::StrView::Wide { len, .. } if len >= DIRECT_LIST_MIN / 4 => {
+                // at most one id per UTF-8 byte
+                let cap = v.max_utf8_len();
                 if self.enc.can_encode_parts(allowed) {
                     // Convert and encode 64K characters at a time: the UTF-8 copy of the whole
                     // text (fresh memory, so page faults on every 4 KB) is never made.
