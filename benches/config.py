@@ -50,6 +50,9 @@ class Mode:
     #: runs of the batch section (0: ``runs``); its numbers are single short calls that depend on
     #: both cores staying free, so a busy moment moves one run's ratio far more than elsewhere
     batch_runs: int = 0
+    #: runs of the encode section (0: ``runs``); the one-thread comparisons with the closest peer
+    #: are within a few percent, where one run's noise decides a median of three
+    encode_runs: int = 0
     extra: dict = field(default_factory=dict)
 
 
@@ -58,7 +61,7 @@ MODES = {
         name="full", runs=3, train_bytes=50_000_000, train_vocabs=(8192, 32768), trained_vocab=65536,
         text_bytes=10_000_000, docs_bytes=10_000_000, warm_bytes=1_000_000,
         worst_sizes=(1_000_000, 10_000_000), memory_bytes=1_000_000_000, isolate=True, cap_s=60.0,
-        stream_tokens=500_000, real_vocabs=True, batch_runs=5,
+        stream_tokens=500_000, real_vocabs=True, batch_runs=5, encode_runs=5,
     ),
     "quick": Mode(
         name="quick", runs=1, train_bytes=2_000_000, train_vocabs=(2048, 4096), trained_vocab=4096,

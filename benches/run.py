@@ -377,13 +377,14 @@ def _first_rank_difference(a: Dict[bytes, int], b: Dict[bytes, int]) -> str:
 def section_encode(mode: Mode, ex: Executor, data: dict, specs: dict, checks: list, do_decode: bool) -> dict:
     files = data["files"]
     tasks = []
-    for r in range(mode.runs):
+    runs = mode.encode_runs or mode.runs
+    for r in range(runs):
         for pattern in ENCODE_PATTERNS:
             for lib in ENCODE_LIBS:
                 tasks.append({"kind": "encode", "lib": lib, "spec": specs[pattern], "text": files["text"],
                               "docs": files["docs"], "warm": files["warm"], "decode": do_decode,
                               "stream_tokens": mode.stream_tokens, "key": [pattern, lib],
-                              "label": f"encode {lib} {pattern} run {r + 1}/{mode.runs}"})
+                              "label": f"encode {lib} {pattern} run {r + 1}/{runs}"})
     by = _by_key(tasks, ex.run(tasks, env=ONE_THREAD_ENV))
     out: Dict[str, dict] = {}
     for pattern in ENCODE_PATTERNS:
@@ -622,7 +623,7 @@ def main(argv=None) -> int:
     if args.runs:
         from dataclasses import replace
 
-        mode = replace(mode, runs=args.runs, batch_runs=args.runs)
+        mode = replace(mode, runs=args.runs, batch_runs=args.runs, encode_runs=args.runs)
     sections = list(args.only) if args.only else list(SECTIONS)
     out_dir = (args.out or DEFAULT_OUT).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)

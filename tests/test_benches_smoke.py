@@ -133,3 +133,27 @@ def test_batch_ratio_pairs_each_runs_timings():
     assert paired_ratios(one, two[:2]) == []  # not one pair per run
     assert paired_ratios(runs(0.1), runs(0.05)) == []  # a single run: nothing to pair
     assert paired_ratios(one, two[:2] + [{"error": "boom"}]) == []
+
+
+def test_speedup_over_a_peer_pairs_each_runs_timings():
+    """toksmith's speed over a peer (encode and decode targets) is the median of each run's ratio;
+    with a run missing a timing it falls back to the ratio of the median speeds."""
+    import sys
+
+    sys.path.insert(0, str(REPO))
+    from benches.report import _batch_note, speedup
+
+    def lib(*secs):
+        return {"runs": [{"docs_bytes": 1_000_000, "docs_s": s} for s in secs]}
+
+    ours, peer = lib(0.10, 0.10, 0.30), lib(0.11, 0.09, 0.33)
+    assert abs(speedup(ours, peer, "docs_bytes", "docs_s") - 1.1) < 1e-9  # runs: 1.1, 0.9, 1.1
+    peer["runs"][1] = {"error": "boom"}
+    # the ratio of the median speeds: 10 MB/s over the mean of the peer's two runs
+    assert abs(speedup(ours, peer, "docs_bytes", "docs_s") - 1e7 / ((1e6 / 0.11 + 1e6 / 0.33) / 2)) < 1e-9
+    assert speedup(ours, {"runs": []}, "docs_bytes", "docs_s") is None
+    res = {"runs": 3, "encode": {"o200k": {"toksmith": lib(1, 1, 1, 1, 1)}},
+           "batch": {"o200k": {"toksmith 1 thread": lib(1, 1, 1, 1, 1)}}}
+    assert _batch_note(res) == " (5 in the encode and batch sections)"
+    res["batch"] = {}
+    assert _batch_note(res) == " (5 in the encode section)"
