@@ -2,10 +2,12 @@
 //!
 //! A [`Pretokenizer`] is built from a pattern string. The four named patterns (`gpt2`, `cl100k`,
 //! `o200k`, `nanochat`) are recognised by name or by their exact regex text and run on
-//! hand-written scanners (see `handwritten.rs`); any other pattern runs on `fancy-regex`, whose
+//! hand-written scanners (see `handwritten.rs`; o200k's ASCII text goes 64 bytes at a time through
+//! `blocks.rs`); any other pattern runs on `fancy-regex`, whose
 //! syntax follows Python's `regex` module for the constructs tokenizer patterns use
 //! (look-around, possessive quantifiers, atomic groups, `\p{..}` classes).
 
+mod blocks;
 mod chars;
 mod handwritten;
 #[rustfmt::skip]
@@ -199,7 +201,7 @@ impl Pretokenizer {
                         max_digits,
                         end_anchor,
                     } => scan!(|t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor)),
-                    Scanner::O200k => scan!(handwritten::o200k_piece),
+                    Scanner::O200k => blocks::o200k_for_each_piece(text, f),
                 }
                 Ok(())
             }

@@ -241,3 +241,171 @@ fn byte_classes_match_categories() {
         assert_eq!(k & B_CRLF != 0, b == b'\r' || b == b'\n', "{b:#x}");
     }
 }
+
+/// Mostly-ASCII text for the block scanner: the ASCII pieces of `ascii_heavy_text` with a
+/// non-ASCII character only now and then (`one_in`), so that many 64-byte blocks are all ASCII.
+fn mostly_ascii_text(rng: &mut Rng, pieces: usize, one_in: usize) -> String {
+    let mut s = String::new();
+    while s.len() < pieces * 3 {
+        let t = ascii_heavy_text(rng, 4);
+        for c in t.chars() {
+            if c.is_ascii() || rng.below(one_in) == 0 {
+                s.push(c);
+            }
+        }
+    }
+    s
+}
+
+/// The o200k block scanner gives the pieces of the general scanner, piece by piece.
+#[test]
+fn o200k_blocks_equal_general_scanner() {
+    use super::chars::Text;
+    use super::handwritten::o200k_piece;
+    let mut rng = Rng(0x9E3779B97F4A7C15);
+    for round in 0..6000 {
+        let text = mostly_ascii_text(&mut rng, 20 + round % 150, [1000, 40, 8][round % 3]);
+        let t = Text::new(&text);
+        let mut want = Vec::new();
+        let mut i = 0;
+        while i < text.len() {
+            let e = o200k_piece(&t, i);
+            want.push(&text[i..e]);
+            i = e;
+        }
+        let mut got = Vec::new();
+        super::blocks::o200k_for_each_piece(&text, |p| got.push(p));
+        assert_eq!(got, want, "{text:?}");
+    }
+}
+
+/// Texts of 64-264 bytes from pieces chosen to hit every rule of the block scanner (contraction
+/// letters in both cases, apostrophes, CR/LF/slash tails, long runs that cross a block's end,
+/// non-ASCII letters, digits, spaces and marks in a third of them): the block scanner's pieces
+/// equal the general scanner's (and the regex's, every 50th text), and the first block's starts
+/// up to its limit are exactly the pieces' starts. `STRESS_N` / `STRESS_SEED` run more.
+#[test]
+fn o200k_blocks_equal_scanners_on_long_texts() {
+    use super::chars::Text;
+    use super::handwritten::o200k_piece;
+    const BITS: &[&str] = &[
+        "a",
+        "s",
+        "t",
+        "m",
+        "d",
+        "r",
+        "e",
+        "v",
+        "l",
+        "x",
+        "A",
+        "S",
+        "T",
+        "M",
+        "D",
+        "R",
+        "E",
+        "V",
+        "L",
+        "X",
+        "'",
+        "'",
+        "'",
+        "0",
+        "1",
+        "9",
+        " ",
+        " ",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "/",
+        "/",
+        "!",
+        ".",
+        "=",
+        "\u{b}",
+        "\u{c}",
+        "\u{1c}",
+        "é",
+        "ſ",
+        "\u{a0}",
+        "\u{3000}",
+        "中",
+        "٣",
+        "\u{301}",
+        "K",
+        "                                        ",
+        "\n\n\n\n",
+        "\r\n",
+        "llllllllllllllllllllllllllllll",
+        "VVVVVVVVVVVVVVVVVVVVVVVVVVVVVVVVVVV",
+        "12345678901234567",
+        "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!",
+        "'s",
+        "'LL",
+        "'ve",
+        "//",
+        "\n/",
+        "!\n",
+    ];
+    let n: usize = std::env::var("STRESS_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let slow = Pretokenizer::new_regex("o200k").unwrap();
+    let seed: u64 = std::env::var("STRESS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let mut rng = Rng(0xD1B54A32D192ED03 ^ seed.wrapping_mul(0x9E3779B97F4A7C15));
+    let mut decided = 0usize;
+    for round in 0..n {
+        let len = 64 + rng.below(200);
+        let ascii_only = rng.below(3) != 0;
+        let mut text = String::new();
+        while text.len() < len {
+            let b = BITS[rng.below(BITS.len())];
+            if ascii_only && !b.is_ascii() {
+                continue;
+            }
+            text.push_str(b);
+        }
+        let t = Text::new(&text);
+        let mut want = Vec::new();
+        let mut i = 0;
+        while i < text.len() {
+            let e = o200k_piece(&t, i);
+            want.push(&text[i..e]);
+            i = e;
+        }
+        let mut got = Vec::new();
+        super::blocks::o200k_for_each_piece(&text, |p| got.push(p));
+        assert_eq!(got, want, "{text:?}");
+        if round % 50 == 0 {
+            assert_eq!(slow.split(&text).unwrap(), want, "regex: {text:?}");
+        }
+        // the first block alone: its starts up to its limit are the pieces' starts
+        let (starts, limit, _) = super::blocks::o200k_block_starts(&text.as_bytes()[..64]);
+        let mut at = 0;
+        for p in &want {
+            if at > limit as usize {
+                break;
+            }
+            assert!(starts & (1 << at) != 0, "start {at} missed in {text:?}");
+            let e = at + p.len();
+            for k in at + 1..e.min(limit as usize + 1) {
+                assert!(starts & (1 << k) == 0, "start {k} invented in {text:?}");
+            }
+            at = e;
+        }
+        decided += limit as usize;
+    }
+    // the first blocks decide about 39 of their 64 bytes on these texts
+    assert!(
+        decided > 30 * n,
+        "blocks decided {decided} bytes in {n} texts (seed {seed})"
+    );
+}
