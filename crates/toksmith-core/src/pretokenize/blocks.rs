@@ -1,15 +1,16 @@
-//! o200k pieces of ASCII text, 64 bytes at a time.
+//! Pieces of ASCII text, 64 bytes at a time, for the named patterns.
 //!
-//! The general scanner ([`super::handwritten::o200k_piece`]) finds one piece at a time, and
-//! which of the pattern's alternatives applies changes from piece to piece in a way branch
-//! prediction cannot follow. Here the bytes of a block are first sorted into classes (one bit
-//! mask per class, from SSE2 compares), then the starts of all the block's pieces are worked
-//! out together with shifts, ands and carries, and the pieces are handed out from the mask of
-//! starts. Blocks with non-ASCII bytes are cut short before them; anything the block cannot
-//! decide is left to the general scanner.
+//! The piece-at-a-time scanners (`handwritten.rs`) find one piece, then the next, and which of
+//! the pattern's alternatives applies changes from piece to piece in a way branch prediction
+//! cannot follow. Here the bytes of a block are first sorted into classes (one bit mask per
+//! class, from SSE2 compares), then the starts of all the block's pieces are worked out
+//! together with shifts, ands and carries, and the pieces are handed out from the mask of
+//! starts. A block decides up to the run that reaches its end and up to the ASCII run before
+//! its first non-ASCII byte (either could go on past what it sees); the piece-at-a-time scanner
+//! does the rest. Byte 0 of a block is always a piece start (no pattern looks behind).
 //!
-//! Where pieces start in ASCII text (`P` = `[^\r\n\p{L}\p{N}]`, the optional first byte of a
-//! word):
+//! Where o200k's pieces start in ASCII text (`P` = `[^\r\n\p{L}\p{N}]`, the optional first
+//! byte of a word):
 //! - letters: where a lower-case letter is followed by an upper-case one, and where a run of
 //!   letters begins, unless the byte before is its prefix: whitespace other than CR/LF always
 //!   is (it is the last byte of its run, and `\s+(?!\S)` leaves it to the word), and a lone
@@ -25,7 +26,14 @@
 //! - contractions (`'s`, `'t`, `'m`, `'d`, `'re`, `'ve`, `'ll` in any case, after a letter)
 //!   join the word before them, and a piece starts right after them.
 //!
-//! Equality with the general scanner is checked at every piece of random texts in the tests.
+//! cl100k's family differs in three places: letters are not split by case, a tail is
+//! `[\r\n]*`, and a contraction is a piece of its own wherever a piece starts at its
+//! apostrophe. GPT-2's pieces are whole runs of letters, digits or symbols, each with the space
+//! before it as its only possible prefix, whitespace runs but their last byte, and
+//! case-sensitive contractions as pieces of their own.
+//!
+//! Equality with the piece-at-a-time scanners (and so with the regex) is checked on every piece
+//! of random texts in the tests, and each block's starts against the pieces' starts.
 
 use super::chars::Text;
 
@@ -166,24 +174,101 @@ fn class_of(m: &Masks, k: u32) -> u64 {
     }
 }
 
-/// `(starts, limit, high_end)` for the 64 bytes at `b[..64]`, where a piece starts at byte 0:
-/// bit `k` of `starts` is set where a piece starts; the pieces between consecutive starts up to
-/// `limit` (inclusive) are exact (`limit` is 0 when the block decides nothing); `high_end` is
-/// the offset after the block's last non-ASCII byte (0 if none).
+/// How far a block decides, and where its non-ASCII bytes end: `(limit, high_end)`. Pieces
+/// are decided up to the start of the run that reaches the block's end, and of the ASCII run
+/// before the first non-ASCII byte (either could go on past what the block sees); `high_end` is
+/// the offset after the last non-ASCII byte (0 if none).
 #[inline(always)]
-pub fn o200k_block_starts(b: &[u8]) -> (u64, u32, u32) {
-    let m = classify(b);
-    let letters = m.upper | m.lower;
-    // -- how far the block decides: not into the run that reaches its end, nor into the ASCII
-    //    run before its first non-ASCII byte (which could continue it)
-    let mut limit = run_start(class_of(&m, 63), 63);
+fn reach(m: &Masks) -> (u32, u32) {
+    let mut limit = run_start(class_of(m, 63), 63);
     if m.high != 0 {
         let h = m.high.trailing_zeros();
-        if h == 0 {
-            return (1, 0, 64 - m.high.leading_zeros());
-        }
-        limit = limit.min(run_start(class_of(&m, h - 1), h - 1));
+        limit = if h == 0 {
+            0
+        } else {
+            limit.min(run_start(class_of(m, h - 1), h - 1))
+        };
     }
+    (limit, 64 - m.high.leading_zeros())
+}
+
+/// Starts of the pieces of whitespace runs (`ws`, the whitespace outside symbol tails) for the
+/// patterns with `\s*[\r\n]`: a run's start, the byte after its last CR/LF when more
+/// whitespace follows, and its last byte unless that is CR/LF (`\s+(?!\S)` leaves it to what
+/// follows).
+#[inline(always)]
+fn ws_starts_newline(ws: u64, crlf: u64) -> u64 {
+    let ws_start = ws & !(ws << 1);
+    let ws_last = ws & !(ws >> 1);
+    let mut starts = ws_start | (ws_last & !crlf);
+    let mut nl = ws & crlf;
+    while nl != 0 {
+        let k = nl.trailing_zeros();
+        let end = k + (!(ws >> k)).trailing_zeros(); // end of the run
+        let in_run = if end >= 64 { !0u64 } else { (1u64 << end) - 1 };
+        let last = 63 - (nl & in_run).leading_zeros();
+        if last + 1 < end {
+            starts |= 1u64 << (last + 1);
+        }
+        nl &= !in_run;
+    }
+    starts
+}
+
+/// The start of each run of digits, then every `group`-th digit of it (`\p{N}{1,group}`).
+#[inline(always)]
+fn digit_starts(digit: u64, group: u32) -> u64 {
+    let d_start = digit & !(digit << 1);
+    // digits with `group - 1` digits before them
+    let mut whole = digit;
+    for k in 1..group {
+        whole &= digit << k;
+    }
+    let mut g = d_start;
+    let mut starts = d_start;
+    while g != 0 {
+        g = (g << group) & whole;
+        starts |= g;
+    }
+    starts
+}
+
+/// The end of the contraction `'s`, `'t`, `'m`, `'d`, `'re`, `'ve` or `'ll` at byte `j` of `b`
+/// (an apostrophe; `b[j + 1]` and `b[j + 2]` ASCII), any case when `fold`.
+#[inline(always)]
+fn contraction_end(b: &[u8], j: u32, fold: bool) -> Option<u32> {
+    let f = if fold { 0x20 } else { 0 }; // `| 0x20` folds only A-Z onto a-z among ASCII
+    let (c1, c2) = (b[j as usize + 1] | f, b[j as usize + 2] | f);
+    if matches!(c1, b's' | b't' | b'm' | b'd') {
+        Some(j + 2)
+    } else if matches!((c1, c2), (b'r', b'e') | (b'v', b'e') | (b'l', b'l')) {
+        Some(j + 3)
+    } else {
+        None
+    }
+}
+
+/// No piece starts in `from..end`, one starts at `end` (the end of a contraction).
+#[inline(always)]
+fn contraction_piece(starts: u64, from: u32, end: u32) -> u64 {
+    (starts & !(((1u64 << end) - 1) & !((1u64 << from) - 1))) | (1u64 << end)
+}
+
+/// Block result: `(starts, limit, high_end)` for 64 bytes where a piece starts at byte 0: bit
+/// `k` of `starts` is set where a piece starts; the pieces between consecutive starts up to
+/// `limit` (inclusive) are exact (`limit` is 0 when the block decides nothing); `high_end` is the
+/// offset after the block's last non-ASCII byte (0 if none).
+pub type Block = (u64, u32, u32);
+
+/// o200k's piece starts in `b[..64]` (see the module notes).
+#[inline(always)]
+pub fn o200k_block_starts(b: &[u8]) -> Block {
+    let m = classify(b);
+    let (mut limit, high_end) = reach(&m);
+    if limit == 0 {
+        return (1, 0, high_end);
+    }
+    let letters = m.upper | m.lower;
     // -- symbols and their `[\r\n/]*` tails
     let p_start = m.punct & !(m.punct << 1);
     let p_end = m.punct & !(m.punct >> 1);
@@ -205,40 +290,15 @@ pub fn o200k_block_starts(b: &[u8]) -> (u64, u32, u32) {
     let after_tail = (tail << 1) & !tail;
     // symbol runs that start a piece: not after a space, not in a tail
     let p_piece = p_start & !(m.blank << 1) & !tail;
-    // -- whitespace outside tails
-    let ws = m.space & !tail;
-    let ws_start = ws & !(ws << 1);
-    let ws_last = ws & !(ws >> 1);
-    let mut starts = ws_start | (ws_last & !m.crlf);
-    // after the last CR/LF of a run, when more whitespace follows
-    let mut nl = ws & m.crlf;
-    while nl != 0 {
-        let k = nl.trailing_zeros();
-        let end = k + (!(ws >> k)).trailing_zeros(); // end of the run
-        let in_run = if end >= 64 { !0u64 } else { (1u64 << end) - 1 };
-        let last = 63 - (nl & in_run).leading_zeros();
-        if last + 1 < end {
-            starts |= 1u64 << (last + 1);
-        }
-        nl &= !in_run;
-    }
-    // -- letters
+    let mut starts = ws_starts_newline(m.space & !tail, m.crlf);
+    // -- letters: a symbol where a piece starts (also right after a tail) is the prefix of a
+    //    word after it, and so is whitespace other than CR/LF
     let l_start = letters & !(letters << 1);
-    // a symbol where a piece starts (also right after a tail) is the prefix of a word after it
     let p_prefix = (p_piece | after_tail) & m.punct;
     let prefixed = (((m.space & !m.crlf) | p_prefix) << 1) & l_start;
     starts |= (l_start & !prefixed) | (m.upper & (m.lower << 1));
-    // -- digits: each run's start, then every third digit
-    let d_start = m.digit & !(m.digit << 1);
-    let d3 = m.digit & (m.digit << 1) & (m.digit << 2);
-    let mut g = d_start;
-    starts |= d_start;
-    while g != 0 {
-        g = (g << 3) & d3;
-        starts |= g;
-    }
-    starts |= p_piece | after_tail | 1;
-    // -- contractions after a letter
+    starts |= digit_starts(m.digit, 3) | p_piece | after_tail | 1;
+    // -- contractions after a letter join the word
     let mut cand = m.apostrophe & (letters << 1);
     let mut after = 0; // end of the last contraction: an apostrophe there starts a new piece
     while cand != 0 {
@@ -251,27 +311,95 @@ pub fn o200k_block_starts(b: &[u8]) -> (u64, u32, u32) {
             limit = limit.min(j.saturating_sub(1));
             break;
         }
-        let (c1, c2) = (b[j as usize + 1] | 0x20, b[j as usize + 2] | 0x20);
-        let end = if matches!(c1, b's' | b't' | b'm' | b'd') {
-            j + 2
-        } else if matches!((c1, c2), (b'r', b'e') | (b'v', b'e') | (b'l', b'l')) {
-            j + 3
-        } else {
-            continue;
-        };
-        // `| 0x20` maps no other ASCII byte onto these letters; the bytes are below `limit`,
-        // so ASCII
-        starts &= !(((1u64 << end) - 1) & !((1u64 << j) - 1));
-        starts |= 1u64 << end;
-        after = end;
+        if let Some(end) = contraction_end(b, j, true) {
+            starts = contraction_piece(starts, j, end);
+            after = end;
+        }
     }
-    (starts, limit, 64 - m.high.leading_zeros())
+    (starts, limit, high_end)
 }
 
-/// Hand the o200k pieces of `text` to `f`, by blocks where the text is ASCII and by the general
-/// scanner elsewhere.
+/// The piece starts of cl100k's family (cl100k, nanochat, rustbpe's default; `group` digits
+/// at most per piece) in `b[..64]`: as o200k's, but letters are not split by case, the tail of
+/// a symbol run is `[\r\n]*`, and a contraction is a piece of its own wherever a piece starts
+/// at its apostrophe.
 #[inline(always)]
-pub fn o200k_for_each_piece<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
+pub fn cl100k_block_starts(b: &[u8], group: u32) -> Block {
+    let m = classify(b);
+    let (mut limit, high_end) = reach(&m);
+    if limit == 0 {
+        return (1, 0, high_end);
+    }
+    let letters = m.upper | m.lower;
+    let p_start = m.punct & !(m.punct << 1);
+    let p_end = m.punct & !(m.punct >> 1);
+    // a run of CR/LF right after a symbol run is its tail (one tail per run: no symbol inside)
+    let tail = fill(m.crlf, (p_end << 1) & m.crlf);
+    let after_tail = (tail << 1) & !tail;
+    let p_piece = p_start & !(m.blank << 1);
+    let mut starts = ws_starts_newline(m.space & !tail, m.crlf);
+    let l_start = letters & !(letters << 1);
+    let prefixed = (((m.space & !m.crlf) | p_piece) << 1) & l_start;
+    starts |= (l_start & !prefixed) | digit_starts(m.digit, group) | p_piece | after_tail | 1;
+    // -- contractions where a piece starts at the apostrophe
+    let mut cand = m.apostrophe & p_piece;
+    while cand != 0 {
+        let j = cand.trailing_zeros();
+        cand &= cand - 1;
+        if j + 2 >= limit {
+            limit = limit.min(j);
+            break;
+        }
+        if let Some(end) = contraction_end(b, j, true) {
+            starts = contraction_piece(starts, j + 1, end);
+        }
+    }
+    (starts, limit, high_end)
+}
+
+/// GPT-2's piece starts in `b[..64]`: a space is the prefix of the letter, digit or symbol
+/// run after it (and nothing else is a prefix); runs are not cut into groups or by case;
+/// whitespace pieces are a run but its last byte, then that byte (`\s+(?!\S)`, `\s`); a
+/// case-sensitive contraction is a piece of its own wherever a piece starts at its apostrophe.
+#[inline(always)]
+pub fn gpt2_block_starts(b: &[u8]) -> Block {
+    let m = classify(b);
+    let (mut limit, high_end) = reach(&m);
+    if limit == 0 {
+        return (1, 0, high_end);
+    }
+    let letters = m.upper | m.lower;
+    let runs =
+        (letters & !(letters << 1)) | (m.digit & !(m.digit << 1)) | (m.punct & !(m.punct << 1));
+    let prefixed = (m.blank << 1) & runs;
+    let ws = m.space;
+    let mut starts = (ws & !(ws << 1)) | (ws & !(ws >> 1)) | (runs & !prefixed) | 1;
+    let mut cand = m.apostrophe & starts;
+    while cand != 0 {
+        let j = cand.trailing_zeros();
+        cand &= cand - 1;
+        if j + 2 >= limit {
+            limit = limit.min(j);
+            break;
+        }
+        if let Some(end) = contraction_end(b, j, false) {
+            starts = contraction_piece(starts, j + 1, end);
+            // an apostrophe at the end starts a piece too (it starts a symbol run or follows a
+            // letter): it is in `cand` already
+        }
+    }
+    (starts, limit, high_end)
+}
+
+/// Hand the pieces of `text` to `f`: by blocks (`block`) where the text is ASCII, by the
+/// general scanner (`piece`) elsewhere.
+#[inline(always)]
+pub fn for_each_piece<'t>(
+    text: &'t str,
+    block: impl Fn(&[u8]) -> Block,
+    piece: impl Fn(&Text, usize) -> usize,
+    mut f: impl FnMut(&'t str),
+) {
     let t = Text::new(text);
     let b = text.as_bytes();
     let n = b.len();
@@ -280,7 +408,7 @@ pub fn o200k_for_each_piece<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
     let mut next_block = 0;
     while i < n {
         if i >= next_block && i + 64 <= n {
-            let (starts, limit, high_end) = o200k_block_starts(&b[i..i + 64]);
+            let (starts, limit, high_end) = block(&b[i..i + 64]);
             // starts after byte 0, up to `limit`
             let mut s = starts & !1 & (2u64 << limit).wrapping_sub(1);
             if s != 0 {
@@ -300,9 +428,9 @@ pub fn o200k_for_each_piece<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
             // goes past before the next try
             next_block = i + high_end.max(1) as usize;
         }
-        let e = super::handwritten::o200k_piece(&t, i);
+        let e = piece(&t, i);
         debug_assert!(e > i && text.is_char_boundary(e));
-        // SAFETY: the scanner advances by whole characters and never past the end.
+        // SAFETY: the scanners advance by whole characters and never past the end.
         f(unsafe { text.get_unchecked(i..e) });
         i = e;
     }

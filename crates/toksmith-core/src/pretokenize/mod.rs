@@ -2,7 +2,7 @@
 //!
 //! A [`Pretokenizer`] is built from a pattern string. The four named patterns (`gpt2`, `cl100k`,
 //! `o200k`, `nanochat`) are recognised by name or by their exact regex text and run on
-//! hand-written scanners (see `handwritten.rs`; o200k's ASCII text goes 64 bytes at a time through
+//! hand-written scanners (see `handwritten.rs`; ASCII text goes 64 bytes at a time through
 //! `blocks.rs`); any other pattern runs on `fancy-regex`, whose
 //! syntax follows Python's `regex` module for the constructs tokenizer patterns use
 //! (look-around, possessive quantifiers, atomic groups, `\p{..}` classes).
@@ -14,7 +14,6 @@ mod handwritten;
 pub mod unicode_tables;
 
 use crate::error::{Error, Result};
-use chars::Text;
 
 /// GPT-2 / r50k_base, in tiktoken's current form.
 pub const GPT2_PATTERN: &str =
@@ -170,38 +169,46 @@ impl Pretokenizer {
         match &self.engine {
             Engine::Fast(scanner) => {
                 // One loop per scanner (and per constant cl100k variant), so that each loop body
-                // is a single scanner inlined with its constants.
-                macro_rules! scan {
-                    ($piece:expr) => {{
-                        let t = Text::new(text);
-                        let mut i = 0;
-                        let n = text.len();
-                        while i < n {
-                            let e = $piece(&t, i);
-                            debug_assert!(e > i && text.is_char_boundary(e));
-                            // SAFETY: the scanners advance by whole characters and never past
-                            // the end, so `i..e` lies on character boundaries of `text` (checked
-                            // in debug builds and by the fuzz tests against the regex engine).
-                            f(unsafe { text.get_unchecked(i..e) });
-                            i = e;
-                        }
-                    }};
-                }
+                // is a single scanner inlined with its constants: ASCII text goes by blocks of 64
+                // bytes (`blocks.rs`), the rest through the piece-at-a-time scanners.
+                use blocks::{cl100k_block_starts, for_each_piece, gpt2_block_starts};
                 match *scanner {
-                    Scanner::Gpt2 => scan!(handwritten::gpt2_piece),
+                    Scanner::Gpt2 => {
+                        for_each_piece(text, gpt2_block_starts, handwritten::gpt2_piece, f)
+                    }
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: true,
-                    } => scan!(|t, i| handwritten::cl100k_piece(t, i, 3, true)),
+                    } => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, 3),
+                        |t, i| handwritten::cl100k_piece(t, i, 3, true),
+                        f,
+                    ),
                     Scanner::Cl100k {
                         max_digits: 2,
                         end_anchor: false,
-                    } => scan!(|t, i| handwritten::cl100k_piece(t, i, 2, false)),
+                    } => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, 2),
+                        |t, i| handwritten::cl100k_piece(t, i, 2, false),
+                        f,
+                    ),
                     Scanner::Cl100k {
                         max_digits,
                         end_anchor,
-                    } => scan!(|t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor)),
-                    Scanner::O200k => blocks::o200k_for_each_piece(text, f),
+                    } => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, max_digits as u32),
+                        |t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor),
+                        f,
+                    ),
+                    Scanner::O200k => for_each_piece(
+                        text,
+                        blocks::o200k_block_starts,
+                        handwritten::o200k_piece,
+                        f,
+                    ),
                 }
                 Ok(())
             }

@@ -257,37 +257,65 @@ fn mostly_ascii_text(rng: &mut Rng, pieces: usize, one_in: usize) -> String {
     s
 }
 
-/// The o200k block scanner gives the pieces of the general scanner, piece by piece.
+/// A block scanner and the piece-at-a-time scanner of the same pattern.
+type BlockFn = fn(&[u8]) -> super::blocks::Block;
+type PieceFn = fn(&super::chars::Text, usize) -> usize;
+
+fn block_scanners() -> Vec<(&'static str, BlockFn, PieceFn)> {
+    use super::blocks::*;
+    use super::handwritten::*;
+    vec![
+        ("o200k", o200k_block_starts, o200k_piece),
+        (
+            "cl100k",
+            |b| cl100k_block_starts(b, 3),
+            |t, i| cl100k_piece(t, i, 3, true),
+        ),
+        (
+            "nanochat",
+            |b| cl100k_block_starts(b, 2),
+            |t, i| cl100k_piece(t, i, 2, false),
+        ),
+        ("gpt2", gpt2_block_starts, gpt2_piece),
+    ]
+}
+
+/// Pieces by the piece-at-a-time scanner, and by blocks; they must be equal.
+fn both_ways(text: &str, block: BlockFn, piece: PieceFn) -> (Vec<&str>, Vec<&str>) {
+    let t = super::chars::Text::new(text);
+    let mut want = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let e = piece(&t, i);
+        want.push(&text[i..e]);
+        i = e;
+    }
+    let mut got = Vec::new();
+    super::blocks::for_each_piece(text, block, piece, |p| got.push(p));
+    (got, want)
+}
+
+/// The block scanners give the pieces of the piece-at-a-time scanners on mostly-ASCII text.
 #[test]
-fn o200k_blocks_equal_general_scanner() {
-    use super::chars::Text;
-    use super::handwritten::o200k_piece;
+fn block_scanners_equal_piece_scanners() {
     let mut rng = Rng(0x9E3779B97F4A7C15);
-    for round in 0..6000 {
+    for round in 0..3000 {
         let text = mostly_ascii_text(&mut rng, 20 + round % 150, [1000, 40, 8][round % 3]);
-        let t = Text::new(&text);
-        let mut want = Vec::new();
-        let mut i = 0;
-        while i < text.len() {
-            let e = o200k_piece(&t, i);
-            want.push(&text[i..e]);
-            i = e;
+        for (name, block, piece) in block_scanners() {
+            let (got, want) = both_ways(&text, block, piece);
+            assert_eq!(got, want, "{name}: {text:?}");
         }
-        let mut got = Vec::new();
-        super::blocks::o200k_for_each_piece(&text, |p| got.push(p));
-        assert_eq!(got, want, "{text:?}");
     }
 }
 
-/// Texts of 64-264 bytes from pieces chosen to hit every rule of the block scanner (contraction
+/// Texts of 64-264 bytes from pieces chosen to hit every rule of the block scanners (contraction
 /// letters in both cases, apostrophes, CR/LF/slash tails, long runs that cross a block's end,
-/// non-ASCII letters, digits, spaces and marks in a third of them): the block scanner's pieces
-/// equal the general scanner's (and the regex's, every 50th text), and the first block's starts
-/// up to its limit are exactly the pieces' starts. `STRESS_N` / `STRESS_SEED` run more.
+/// non-ASCII letters, digits, spaces and marks in a third of them): the block scanners' pieces
+/// equal the piece-at-a-time scanners' (and the regex's, every 50th text), and the first
+/// block's starts up to its limit are exactly the pieces' starts. `STRESS_N` / `STRESS_SEED`
+/// run more.
 #[test]
-fn o200k_blocks_equal_scanners_on_long_texts() {
-    use super::chars::Text;
-    use super::handwritten::o200k_piece;
+fn block_scanners_equal_on_long_texts() {
     const BITS: &[&str] = &[
         "a",
         "s",
@@ -350,18 +378,25 @@ fn o200k_blocks_equal_scanners_on_long_texts() {
         "//",
         "\n/",
         "!\n",
+        " '",
+        "'s'",
+        "\n ",
     ];
     let n: usize = std::env::var("STRESS_N")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000);
-    let slow = Pretokenizer::new_regex("o200k").unwrap();
+        .unwrap_or(40_000);
     let seed: u64 = std::env::var("STRESS_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
+    let scanners = block_scanners();
+    let slow: Vec<Pretokenizer> = scanners
+        .iter()
+        .map(|(name, _, _)| Pretokenizer::new_regex(name).unwrap())
+        .collect();
     let mut rng = Rng(0xD1B54A32D192ED03 ^ seed.wrapping_mul(0x9E3779B97F4A7C15));
-    let mut decided = 0usize;
+    let mut decided = vec![0usize; scanners.len()];
     for round in 0..n {
         let len = 64 + rng.below(200);
         let ascii_only = rng.below(3) != 0;
@@ -373,39 +408,45 @@ fn o200k_blocks_equal_scanners_on_long_texts() {
             }
             text.push_str(b);
         }
-        let t = Text::new(&text);
-        let mut want = Vec::new();
-        let mut i = 0;
-        while i < text.len() {
-            let e = o200k_piece(&t, i);
-            want.push(&text[i..e]);
-            i = e;
-        }
-        let mut got = Vec::new();
-        super::blocks::o200k_for_each_piece(&text, |p| got.push(p));
-        assert_eq!(got, want, "{text:?}");
-        if round % 50 == 0 {
-            assert_eq!(slow.split(&text).unwrap(), want, "regex: {text:?}");
-        }
-        // the first block alone: its starts up to its limit are the pieces' starts
-        let (starts, limit, _) = super::blocks::o200k_block_starts(&text.as_bytes()[..64]);
-        let mut at = 0;
-        for p in &want {
-            if at > limit as usize {
-                break;
+        for (k, (name, block, piece)) in scanners.iter().enumerate() {
+            let (got, want) = both_ways(&text, *block, *piece);
+            assert_eq!(got, want, "{name}: {text:?}");
+            if round % 50 == 0 {
+                assert_eq!(
+                    slow[k].split(&text).unwrap(),
+                    want,
+                    "{name} regex: {text:?}"
+                );
             }
-            assert!(starts & (1 << at) != 0, "start {at} missed in {text:?}");
-            let e = at + p.len();
-            for k in at + 1..e.min(limit as usize + 1) {
-                assert!(starts & (1 << k) == 0, "start {k} invented in {text:?}");
+            // the first block alone: its starts up to its limit are the pieces' starts
+            let (starts, limit, _) = block(&text.as_bytes()[..64]);
+            let mut at = 0;
+            for p in &want {
+                if at > limit as usize {
+                    break;
+                }
+                assert!(
+                    starts & (1 << at) != 0,
+                    "{name}: start {at} missed in {text:?}"
+                );
+                let e = at + p.len();
+                for j in at + 1..e.min(limit as usize + 1) {
+                    assert!(
+                        starts & (1 << j) == 0,
+                        "{name}: start {j} invented in {text:?}"
+                    );
+                }
+                at = e;
             }
-            at = e;
+            decided[k] += limit as usize;
         }
-        decided += limit as usize;
     }
-    // the first blocks decide about 39 of their 64 bytes on these texts
-    assert!(
-        decided > 30 * n,
-        "blocks decided {decided} bytes in {n} texts (seed {seed})"
-    );
+    for (k, (name, _, _)) in scanners.iter().enumerate() {
+        // the first blocks decide about 35-40 of their 64 bytes on these texts
+        assert!(
+            decided[k] > 30 * n,
+            "{name}: blocks decided {} bytes in {n} texts (seed {seed})",
+            decided[k]
+        );
+    }
 }
