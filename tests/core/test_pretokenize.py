@@ -7,7 +7,7 @@ from hypothesis import given
 import toksmith
 from toksmith.pretokenize import PATTERNS, RUSTBPE_GPT4_PATTERN, resolve_pattern, split
 
-from .strategies import any_text, mixed_text, tricky_text
+from .strategies import any_text, long_ascii_text, mixed_text, tricky_text
 
 NAMES = ["gpt2", "cl100k", "o200k", "nanochat"]
 COMPILED = {n: regex.compile(PATTERNS[n]) for n in NAMES}
@@ -26,6 +26,13 @@ def test_named_patterns_equal_regex_module(name, text):
 @pytest.mark.parametrize("name", NAMES)
 @given(text=any_text)
 def test_named_patterns_equal_regex_module_all_planes(name, text):
+    check(name, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=long_ascii_text)
+def test_named_patterns_equal_regex_module_long_ascii(name, text):
+    """Long mostly-ASCII text goes through the 64-byte block scanners."""
     check(name, text)
 
 
