@@ -91,24 +91,13 @@ fn classify(b: &[u8]) -> Masks {
             *acc |= (x as u64) << (16 * k);
         }
     }
-    let [upper, lower, digit, space, crlf, high, blank, apostrophe, slash] = m;
-    Masks {
-        upper,
-        lower,
-        digit,
-        space,
-        crlf,
-        punct: !(upper | lower | digit | space | high),
-        high,
-        blank,
-        apostrophe,
-        slash,
-    }
+    Masks::from(m)
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn classify(b: &[u8]) -> Masks {
+/// [`classify`] byte by byte (the version for other architectures; on x86_64 the tests check
+/// the SSE2 one against it).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn classify_bytes(b: &[u8]) -> Masks {
     let mut m = [0u64; 9];
     for (k, &x) in b[..64].iter().enumerate() {
         let bits = [
@@ -126,18 +115,32 @@ fn classify(b: &[u8]) -> Masks {
             *acc |= (bit as u64) << k;
         }
     }
-    let [upper, lower, digit, space, crlf, high, blank, apostrophe, slash] = m;
-    Masks {
-        upper,
-        lower,
-        digit,
-        space,
-        crlf,
-        punct: !(upper | lower | digit | space | high),
-        high,
-        blank,
-        apostrophe,
-        slash,
+    Masks::from(m)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn classify(b: &[u8]) -> Masks {
+    classify_bytes(b)
+}
+
+impl From<[u64; 9]> for Masks {
+    /// From the masks of upper, lower, digit, whitespace, CR/LF, non-ASCII, space, apostrophe
+    /// and slash bytes (the symbols are what is left).
+    fn from(m: [u64; 9]) -> Masks {
+        let [upper, lower, digit, space, crlf, high, blank, apostrophe, slash] = m;
+        Masks {
+            upper,
+            lower,
+            digit,
+            space,
+            crlf,
+            punct: !(upper | lower | digit | space | high),
+            high,
+            blank,
+            apostrophe,
+            slash,
+        }
     }
 }
 
@@ -254,6 +257,33 @@ fn contraction_piece(starts: u64, from: u32, end: u32) -> u64 {
     (starts & !(((1u64 << end) - 1) & !((1u64 << from) - 1))) | (1u64 << end)
 }
 
+/// Contractions that are pieces of their own (cl100k's family, GPT-2): each apostrophe of
+/// `cand` (where pieces start) that a contraction follows gets no piece start inside the
+/// contraction and one right after it (an apostrophe there is in `cand` already: it starts a
+/// symbol run after a letter). Returns the starts and the limit, cut at an apostrophe whose
+/// letters lie beyond it.
+#[inline(always)]
+fn own_contractions(
+    b: &[u8],
+    mut starts: u64,
+    mut cand: u64,
+    mut limit: u32,
+    fold: bool,
+) -> (u64, u32) {
+    while cand != 0 {
+        let j = cand.trailing_zeros();
+        cand &= cand - 1;
+        if j + 2 >= limit {
+            limit = limit.min(j);
+            break;
+        }
+        if let Some(end) = contraction_end(b, j, fold) {
+            starts = contraction_piece(starts, j + 1, end);
+        }
+    }
+    (starts, limit)
+}
+
 /// Block result: `(starts, limit, high_end)` for 64 bytes where a piece starts at byte 0: bit
 /// `k` of `starts` is set where a piece starts; the pieces between consecutive starts up to
 /// `limit` (inclusive) are exact (`limit` is 0 when the block decides nothing); `high_end` is the
@@ -326,7 +356,7 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
 #[inline(always)]
 pub fn cl100k_block_starts(b: &[u8], group: u32) -> Block {
     let m = classify(b);
-    let (mut limit, high_end) = reach(&m);
+    let (limit, high_end) = reach(&m);
     if limit == 0 {
         return (1, 0, high_end);
     }
@@ -341,19 +371,7 @@ pub fn cl100k_block_starts(b: &[u8], group: u32) -> Block {
     let l_start = letters & !(letters << 1);
     let prefixed = (((m.space & !m.crlf) | p_piece) << 1) & l_start;
     starts |= (l_start & !prefixed) | digit_starts(m.digit, group) | p_piece | after_tail | 1;
-    // -- contractions where a piece starts at the apostrophe
-    let mut cand = m.apostrophe & p_piece;
-    while cand != 0 {
-        let j = cand.trailing_zeros();
-        cand &= cand - 1;
-        if j + 2 >= limit {
-            limit = limit.min(j);
-            break;
-        }
-        if let Some(end) = contraction_end(b, j, true) {
-            starts = contraction_piece(starts, j + 1, end);
-        }
-    }
+    let (starts, limit) = own_contractions(b, starts, m.apostrophe & p_piece, limit, true);
     (starts, limit, high_end)
 }
 
@@ -364,7 +382,7 @@ pub fn cl100k_block_starts(b: &[u8], group: u32) -> Block {
 #[inline(always)]
 pub fn gpt2_block_starts(b: &[u8]) -> Block {
     let m = classify(b);
-    let (mut limit, high_end) = reach(&m);
+    let (limit, high_end) = reach(&m);
     if limit == 0 {
         return (1, 0, high_end);
     }
@@ -373,21 +391,8 @@ pub fn gpt2_block_starts(b: &[u8]) -> Block {
         (letters & !(letters << 1)) | (m.digit & !(m.digit << 1)) | (m.punct & !(m.punct << 1));
     let prefixed = (m.blank << 1) & runs;
     let ws = m.space;
-    let mut starts = (ws & !(ws << 1)) | (ws & !(ws >> 1)) | (runs & !prefixed) | 1;
-    let mut cand = m.apostrophe & starts;
-    while cand != 0 {
-        let j = cand.trailing_zeros();
-        cand &= cand - 1;
-        if j + 2 >= limit {
-            limit = limit.min(j);
-            break;
-        }
-        if let Some(end) = contraction_end(b, j, false) {
-            starts = contraction_piece(starts, j + 1, end);
-            // an apostrophe at the end starts a piece too (it starts a symbol run or follows a
-            // letter): it is in `cand` already
-        }
-    }
+    let starts = (ws & !(ws << 1)) | (ws & !(ws >> 1)) | (runs & !prefixed) | 1;
+    let (starts, limit) = own_contractions(b, starts, m.apostrophe & starts, limit, false);
     (starts, limit, high_end)
 }
 
@@ -433,5 +438,40 @@ pub fn for_each_piece<'t>(
         // SAFETY: the scanners advance by whole characters and never past the end.
         f(unsafe { text.get_unchecked(i..e) });
         i = e;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(m: &Masks) -> [u64; 10] {
+        [
+            m.upper,
+            m.lower,
+            m.digit,
+            m.space,
+            m.crlf,
+            m.punct,
+            m.high,
+            m.blank,
+            m.apostrophe,
+            m.slash,
+        ]
+    }
+
+    #[test]
+    fn classify_equals_byte_by_byte() {
+        // every byte value at every position of a block
+        let bytes: Vec<u8> = (0..256 + 64).map(|k| (k * 7 % 256) as u8).collect();
+        for start in 0..256 {
+            let b = &bytes[start..start + 64];
+            assert_eq!(all(&classify(b)), all(&classify_bytes(b)), "{b:?}");
+        }
+        let m = classify(b" Ab9\t\n\r'/!\x0b\x0c\x1c\xc3\xa9 ________________________________________________________");
+        assert_eq!(m.upper, 1 << 1);
+        assert_eq!(m.space, (1 << 0) | (7 << 4) | (3 << 10) | (1 << 15));
+        assert_eq!(m.high, 3 << 13);
+        assert_eq!(m.punct & 0xffff, (1 << 7) | (1 << 8) | (1 << 9) | (1 << 12));
     }
 }
