@@ -22,7 +22,7 @@ from toksmith.formats.tiktoken import (
 )
 
 from .helpers import CL100K_TIKTOKEN, GPT2_TIKTOKEN, PATTERN_NAMES
-from .strategies import mixed_text, text_with_specials
+from .strategies import text_with_specials, tiktoken_mixed_text
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -135,7 +135,7 @@ def test_real_vocab_ids_on_corpora(name, real_toks, reference_encodings, corpus_
     assert tok.encode_ordinary_batch(corpus_chunks) == enc.encode_ordinary_batch(corpus_chunks)
 
 
-@given(text=mixed_text)
+@given(text=tiktoken_mixed_text)
 def test_real_vocab_ids_hypothesis(text, real_toks, reference_encodings):
     for name in ("gpt2", "cl100k"):
         ids = real_toks[name].encode_ordinary(text)

@@ -218,22 +218,24 @@ fn ws_starts_newline(ws: u64, crlf: u64) -> u64 {
     starts
 }
 
-/// The start of each run of digits, then every `group`-th digit of it (`\p{N}{1,group}`).
+/// The start of each run of digits, then every `group`-th digit of it (`\p{N}{1,group}`), by
+/// doubling: `w` holds the digits that end a run of `step` digits, and each round adds the
+/// starts `step` further on, then doubles `step` (five rounds cover a block of digits, where a
+/// loop of one step per group took 21 rounds).
 #[inline(always)]
 fn digit_starts(digit: u64, group: u32) -> u64 {
-    let d_start = digit & !(digit << 1);
-    // digits with `group - 1` digits before them
-    let mut whole = digit;
+    let mut w = digit;
     for k in 1..group {
-        whole &= digit << k;
+        w &= digit << k;
     }
-    let mut g = d_start;
-    let mut starts = d_start;
-    while g != 0 {
-        g = (g << group) & whole;
-        starts |= g;
+    let mut g = digit & !(digit << 1);
+    let mut step = group;
+    while step < 64 {
+        g |= (g << step) & w;
+        w &= w << step;
+        step *= 2;
     }
-    starts
+    g
 }
 
 /// The end of the contraction `'s`, `'t`, `'m`, `'d`, `'re`, `'ve` or `'ll` at byte `j` of `b`
@@ -248,6 +250,19 @@ fn contraction_end(b: &[u8], j: u32, fold: bool) -> Option<u32> {
         Some(j + 3)
     } else {
         None
+    }
+}
+
+/// When the run that stops the block at `limit` is digits, its groups are still known: they
+/// are counted from the run's start, wherever it ends. Returns the limit moved to the run's
+/// last group start.
+#[inline(always)]
+fn past_digits(starts: u64, digit: u64, limit: u32) -> u32 {
+    if limit < 64 && (digit >> limit) & 1 != 0 {
+        let groups = starts & fill(digit, 1u64 << limit);
+        63 - groups.leading_zeros()
+    } else {
+        limit
     }
 }
 
@@ -295,8 +310,8 @@ pub type Block = (u64, u32, u32);
 pub fn o200k_block_starts(b: &[u8]) -> Block {
     let m = classify(b);
     let (mut limit, high_end) = reach(&m);
-    if limit == 0 {
-        return (1, 0, high_end);
+    if limit == 0 && m.digit & 1 == 0 {
+        return (1, 0, high_end); // (a block of digits still has its groups)
     }
     let letters = m.upper | m.lower;
     // -- symbols and their `[\r\n/]*` tails
@@ -328,6 +343,7 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
     let prefixed = (((m.space & !m.crlf) | p_prefix) << 1) & l_start;
     starts |= (l_start & !prefixed) | (m.upper & (m.lower << 1));
     starts |= digit_starts(m.digit, 3) | p_piece | after_tail | 1;
+    limit = past_digits(starts, m.digit, limit);
     // -- contractions after a letter join the word
     let mut cand = m.apostrophe & (letters << 1);
     let mut after = 0; // end of the last contraction: an apostrophe there starts a new piece
@@ -357,8 +373,8 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
 pub fn cl100k_block_starts(b: &[u8], group: u32) -> Block {
     let m = classify(b);
     let (limit, high_end) = reach(&m);
-    if limit == 0 {
-        return (1, 0, high_end);
+    if limit == 0 && m.digit & 1 == 0 {
+        return (1, 0, high_end); // (a block of digits still has its groups)
     }
     let letters = m.upper | m.lower;
     let p_start = m.punct & !(m.punct << 1);
@@ -371,6 +387,7 @@ pub fn cl100k_block_starts(b: &[u8], group: u32) -> Block {
     let l_start = letters & !(letters << 1);
     let prefixed = (((m.space & !m.crlf) | p_piece) << 1) & l_start;
     starts |= (l_start & !prefixed) | digit_starts(m.digit, group) | p_piece | after_tail | 1;
+    let limit = past_digits(starts, m.digit, limit);
     let (starts, limit) = own_contractions(b, starts, m.apostrophe & p_piece, limit, true);
     (starts, limit, high_end)
 }
@@ -409,14 +426,18 @@ pub fn for_each_piece<'t>(
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
-    // no block is tried before this offset (the last one found nothing to decide)
+    // no block is tried before this offset (the last one found nothing to decide), and how
+    // much further the next failure on non-ASCII text pushes it (doubling, so that text with
+    // little ASCII pays for few tries)
     let mut next_block = 0;
+    let mut backoff = 0usize;
     while i < n {
         if i >= next_block && i + 64 <= n {
             let (starts, limit, high_end) = block(&b[i..i + 64]);
             // starts after byte 0, up to `limit`
             let mut s = starts & !1 & (2u64 << limit).wrapping_sub(1);
             if s != 0 {
+                backoff = 0;
                 let mut a = i;
                 while s != 0 {
                     let e = i + s.trailing_zeros() as usize;
@@ -429,9 +450,15 @@ pub fn for_each_piece<'t>(
                 i = a;
                 continue;
             }
-            // nothing decided here: a long piece, or non-ASCII text, which the general scanner
-            // goes past before the next try
-            next_block = i + high_end.max(1) as usize;
+            // nothing decided here: non-ASCII text, which the general scanner goes past before
+            // the next try, or a run longer than the block (a long word, a line of digits cut
+            // into groups of three): no block is tried again within these 64 bytes
+            next_block = i + if high_end > 0 {
+                backoff = (2 * backoff + 64).min(4096);
+                high_end as usize + backoff
+            } else {
+                64
+            };
         }
         let e = piece(&t, i);
         debug_assert!(e > i && text.is_char_boundary(e));
