@@ -141,7 +141,7 @@ def test_speedup_over_a_peer_pairs_each_runs_timings():
     import sys
 
     sys.path.insert(0, str(REPO))
-    from benches.report import _batch_note, speedup
+    from benches.report import _runs_note, speedup
 
     def lib(*secs):
         return {"runs": [{"docs_bytes": 1_000_000, "docs_s": s} for s in secs]}
@@ -154,6 +154,6 @@ def test_speedup_over_a_peer_pairs_each_runs_timings():
     assert speedup(ours, {"runs": []}, "docs_bytes", "docs_s") is None
     res = {"runs": 3, "encode": {"o200k": {"toksmith": lib(1, 1, 1, 1, 1)}},
            "batch": {"o200k": {"toksmith 1 thread": lib(1, 1, 1, 1, 1)}}}
-    assert _batch_note(res) == " (5 in the encode and batch sections)"
+    assert _runs_note(res) == " (5 in the encode and batch sections)"
     res["batch"] = {}
-    assert _batch_note(res) == " (5 in the encode section)"
+    assert _runs_note(res) == " (5 in the encode section)"
