@@ -173,9 +173,10 @@ def test_big_batch_results_and_refcounts(small, corpus_slices, threads):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_batch_in_rounds(cl100k, corpus_slices, threads):
-    """Batches over 1 MB are encoded and turned into lists a round at a time, through id buffers
-    kept from one call to the next: results (ASCII, Latin-1, astral and special-token documents),
-    refcounts, and an error in the last round after earlier rounds built their lists."""
+    """Batches over 1 MB are encoded in ranges of about 64 KB whose lists are built while later
+    ranges are encoded, through id buffers kept from one call to the next: results (ASCII,
+    Latin-1, astral and special-token documents), refcounts, and an error near the end after
+    earlier ranges built their lists."""
     import sys
 
     tok, enc = cl100k
@@ -197,13 +198,65 @@ def test_batch_in_rounds(cl100k, corpus_slices, threads):
     assert specials == enc.encode_batch(docs, allowed_special="all")
     assert specials[-5][-1] == 100257
     del specials
-    # A lone surrogate in the last round: the native call fails after three rounds of lists
+    # A lone surrogate near the end: the native call fails after the lists of earlier ranges
     # were built (they are freed), and the batch is encoded again with it replaced.
     docs[-2] += "\ud800"
     out = tok.encode_ordinary_batch(docs, threads=threads)
     assert out[-2] == enc.encode_ordinary(docs[-2]) and out[:-2] == expected[:-2]
     del out
     assert sys.getrefcount(probe) == before
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4, 0])
+def test_batch_failure_names_the_first_failing_document(cl100k, corpus_slices, threads):
+    """Several documents fail (lone surrogates) in a batch of many ranges: whichever thread
+    meets one first, the native call reports the earliest document, on any number of threads
+    (0: the global pool); the lists already built are freed."""
+    import sys
+
+    tok, _ = cl100k
+    base = [d for t in corpus_slices.values() for d in t.split("\n\n") if d]
+    docs = base * 10
+    n = len(docs)
+    assert sum(map(len, docs)) > 1 << 20  # about 16 ranges or more
+    probe = tok.encode_ordinary(" the")[0]
+    before = sys.getrefcount(probe)
+    for bad in ([n - 50, n // 4, n // 2], [5, n - 1], [n - 1]):
+        broken = list(docs)
+        for k in bad:
+            broken[k] = broken[k][:10] + "\udc80" + broken[k][10:]
+        with pytest.raises(UnicodeEncodeError) as e:
+            tok._core.encode_batch(broken, None, False, threads)
+        assert e.value.object is broken[min(bad)] and e.value.start == 10
+        del e  # its traceback holds this frame (and `probe`) in a cycle
+    assert sys.getrefcount(probe) == before
+    assert tok._core.encode_batch(docs, None, False, threads) == tok.encode_ordinary_batch(docs, threads=1)
+
+
+def test_batches_from_several_python_threads_at_once(small, corpus_slices):
+    """Callers on several Python threads share the pools: each batch waits for its own pool
+    threads with the GIL released, so none blocks another, and every result is right."""
+    import threading
+
+    tok, enc = small["o200k"]
+    docs = [d for t in corpus_slices.values() for d in t.split("\n") if d][:3000]
+    expected = enc.encode_ordinary_batch(docs)
+    results, errors = {}, []
+
+    def run(k):
+        try:
+            results[k] = [tok.encode_ordinary_batch(docs[k:], threads=1 + k % 3) for _ in range(3)]
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    for k in range(4):
+        assert results[k] == [expected[k:]] * 3
 
 
 def test_encode_to_numpy(cl100k, small, corpus_slices):

@@ -2,6 +2,7 @@
 //! around every piece of native work, and maps core errors to Python exceptions (errors.rs).
 //! The public API and all policy live in the Python package `toksmith`.
 
+mod batch;
 mod errors;
 mod text;
 
@@ -453,146 +454,6 @@ fn ids_to_list<'py>(
     }
 }
 
-/// The result lists of a batch, built a round of documents at a time.
-///
-/// Each round's lists are allocated serially (that needs the interpreter), then `threads`
-/// workers store the cached int objects into the slots, which no Python code can reach yet, and
-/// count how often each id occurs; the reference counts are raised in [`BatchLists::finish`]
-/// with one add per distinct id, and only then are the lists' sizes set and the lists
-/// published. The GIL stays held while the lists are filled, so no Python code runs meanwhile.
-/// This keeps the per-id work of building results off the serial path of `encode_batch`.
-/// Small batches (where a scan over the vocabulary would cost more than it saves) build each
-/// list directly with [`ids_to_list`].
-///
-/// Pointers cross threads as addresses (`usize`): the workers only store them into list slots;
-/// the objects are kept alive by the caller, which holds the GIL while the workers run.
-struct BatchLists<'py> {
-    py: Python<'py>,
-    /// one list per document added so far (owned references)
-    lists: Vec<usize>,
-    /// the number of ids of each list (its size once published)
-    lens: Vec<usize>,
-    /// per-worker id counts (empty when the lists are built directly)
-    counts: Vec<Vec<u32>>,
-}
-
-impl<'py> BatchLists<'py> {
-    /// `counted`: fill lists in parallel and raise refcounts from counts at the end.
-    fn new(py: Python<'py>, n_docs: usize, n_vocab: usize, threads: usize, counted: bool) -> Self {
-        let counts = if counted {
-            (0..threads.max(1)).map(|_| vec![0u32; n_vocab]).collect()
-        } else {
-            Vec::new()
-        };
-        BatchLists {
-            py,
-            lists: Vec::with_capacity(n_docs),
-            lens: Vec::with_capacity(n_docs),
-            counts,
-        }
-    }
-
-    /// Add the lists of the next documents, `all[k]` being the ids of one document.
-    fn add(&mut self, int_addrs: &[usize], all: &[&[u32]], threads: usize) -> PyResult<()> {
-        use pyo3::ffi;
-        if self.counts.is_empty() {
-            for ids in all {
-                let l = ids_to_list(self.py, int_addrs, ids)?;
-                self.lists.push(l.into_ptr() as usize);
-                self.lens.push(ids.len());
-            }
-            return Ok(());
-        }
-        let first = self.lists.len();
-        // SAFETY (whole block): every pointer written is a live int from `int_addrs` into a list
-        // created here, whose size stays 0 (so it can be freed on an error) until `finish`.
-        unsafe {
-            for ids in all {
-                let l = list_with_room(ids.len());
-                if l.is_null() {
-                    return Err(PyErr::fetch(self.py));
-                }
-                self.lists.push(l as usize);
-                self.lens.push(ids.len());
-            }
-            let lists = &self.lists[first..];
-            let fill = |(range, counts): (std::ops::Range<usize>, &mut Vec<u32>)| {
-                for k in range {
-                    let items = list_items(lists[k] as *mut ffi::PyObject) as *mut usize;
-                    for (i, &id) in all[k].iter().enumerate() {
-                        *items.add(i) = int_addrs[id as usize];
-                    }
-                    count_ids(counts, all[k]);
-                }
-            };
-            let sizes: Vec<usize> = all.iter().map(|ids| ids.len()).collect();
-            let ranges = balanced_ranges(&sizes, self.counts.len());
-            if ranges.len() == 1 {
-                fill((ranges[0].clone(), &mut self.counts[0]));
-            } else {
-                let counts = &mut self.counts;
-                in_pool(threads, || {
-                    ranges
-                        .into_par_iter()
-                        .zip(counts.par_iter_mut())
-                        .for_each(fill)
-                })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Raise the refcounts and publish the lists in one list.
-    fn finish(mut self, ints: &[Py<PyAny>]) -> PyResult<Bound<'py, PyList>> {
-        use pyo3::ffi;
-        // SAFETY: each int is referred to by exactly the number of slots counted for its id;
-        // every list was fully written by `add`, so setting its size publishes owned references.
-        unsafe {
-            let outer = ffi::PyList_New(self.lists.len() as ffi::Py_ssize_t);
-            if outer.is_null() {
-                return Err(PyErr::fetch(self.py));
-            }
-            if !self.counts.is_empty() {
-                for (id, obj) in ints.iter().enumerate() {
-                    let c: u64 = self.counts.iter().map(|v| v[id] as u64).sum();
-                    incref_by(obj.as_ptr(), c as usize);
-                }
-            }
-            let lists = std::mem::take(&mut self.lists);
-            for (k, l) in lists.into_iter().enumerate() {
-                let l = l as *mut ffi::PyObject;
-                set_list_len(l, self.lens[k]);
-                ffi::PyList_SET_ITEM(outer, k as ffi::Py_ssize_t, l);
-            }
-            Ok(Bound::from_owned_ptr(self.py, outer).cast_into_unchecked())
-        }
-    }
-}
-
-impl Drop for BatchLists<'_> {
-    /// On an error: lists built directly are complete and freed as usual; the others still have
-    /// size 0, so freeing them frees their buffers and nothing else.
-    fn drop(&mut self) {
-        for &l in &self.lists {
-            // SAFETY: `self.py` proves the GIL is held; each entry is an owned reference.
-            unsafe { pyo3::ffi::Py_DECREF(l as *mut pyo3::ffi::PyObject) };
-        }
-    }
-}
-
-/// A batch is encoded and turned into lists this many bytes of text at a time, so its ids go
-/// through buffers of about this size that each round reuses (in the cache, and no fresh
-/// pages). Measured on 10 MB of documents (gpt2, 2 threads, medians of 5 fresh processes):
-/// one round (all ids at once) 77.5 ms, rounds of 4 MB 78.3, 2 MB 73.8, 1 MB 70.4-72.3,
-/// 512 KB 73.8; the id vectors of the old path (one per document) 80.4.
-const BATCH_ROUND_BYTES: usize = 1 << 20;
-
-/// Why a document of a batch failed.
-enum BatchError {
-    Surrogate(usize, text::Surrogate),
-    Core(toksmith_core::Error),
-}
-
 /// Why encoding into a list failed.
 enum Failure {
     Core(toksmith_core::Error),
@@ -890,70 +751,15 @@ impl Bpe {
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
-        // Views of each str (which `texts` keeps alive; Python strings are immutable): UTF-8 is
-        // borrowed where CPython has it, otherwise converted by the worker that encodes it.
-        let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
-        let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
-        let n_threads = rayon_threads(threads);
-        // about one id per 4 bytes: count references when the ids outnumber the vocabulary 4:1
-        let total: usize = sizes.iter().sum();
-        let counted = total / 4 >= 4 * self.ints.len();
-        let mut lists = BatchLists::new(py, texts.len(), self.ints.len(), n_threads, counted);
-        // Each round: contiguous ranges of documents (several per thread, for balance), each
-        // encoded into one id buffer reused from the round before; `ends[k]` is where the k-th
-        // document of the range ends.
-        let encode_range =
-            |r: std::ops::Range<usize>| -> Result<(Vec<u32>, Vec<usize>), BatchError> {
-                let mut ids = take_ids_buffer(sizes[r.clone()].iter().sum());
-                let mut ends = Vec::with_capacity(r.len());
-                let mut utf8 = String::new();
-                for k in r {
-                    views[k]
-                        .with_utf8_in(&mut utf8, |t| self.enc.encode_into(t, &a, &mut ids))
-                        .map_err(|e| BatchError::Surrogate(k, e))?
-                        .map_err(BatchError::Core)?;
-                    ends.push(ids.len());
-                }
-                Ok((ids, ends))
-            };
-        for round in balanced_ranges(&sizes, total.div_ceil(BATCH_ROUND_BYTES)) {
-            let ranges: Vec<std::ops::Range<usize>> =
-                balanced_ranges(&sizes[round.clone()], 8 * n_threads)
-                    .into_iter()
-                    .map(|r| r.start + round.start..r.end + round.start)
-                    .collect();
-            let parts = py.detach(|| {
-                in_pool(threads, || {
-                    ranges.into_par_iter().map(encode_range).collect::<Vec<_>>()
-                })
-            })?;
-            let mut done = Vec::with_capacity(parts.len());
-            let mut failed = None;
-            for p in parts {
-                match p {
-                    Ok(p) => done.push(p),
-                    Err(e) => failed = failed.or(Some(e)),
-                }
-            }
-            let added = match failed {
-                Some(BatchError::Surrogate(k, e)) => Err(text::surrogate_error(&texts[k], e)),
-                Some(BatchError::Core(e)) => Err(to_py(e)),
-                None => {
-                    let mut all: Vec<&[u32]> = Vec::with_capacity(round.len());
-                    for (ids, ends) in &done {
-                        let mut at = 0;
-                        for &e in ends {
-                            all.push(&ids[at..e]);
-                            at = e;
-                        }
-                    }
-                    lists.add(&self.int_addrs, &all, threads)
-                }
-            };
-            keep_ids_buffers(done.into_iter().map(|(ids, _)| ids));
-            added?;
-        }
-        lists.finish(&self.ints)
+        batch::encode_batch(
+            py,
+            &self.enc,
+            &self.ints,
+            &self.int_addrs,
+            &texts,
+            &a,
+            threads,
+        )
     }
 
     /// First special token found in `text` among `disallowed` ids (all when None):
