@@ -30,7 +30,7 @@
 
 use crate::{
     balanced_ranges, count_ids, ids_to_list, incref_by, keep_ids_buffers, list_items,
-    list_with_room, pool, rayon_threads, set_list_len, take_ids_buffer, text, to_py,
+    list_with_room, rayon_threads, set_list_len, take_ids_buffer, text, to_py,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
@@ -71,6 +71,8 @@ struct State {
     fills: Vec<Fill>,
     /// the first failing document found so far (lowest index) and why
     failed: Option<(usize, BatchError)>,
+    /// a pool thread panicked (its range is lost): everyone stops, and the scope re-raises it
+    panicked: bool,
     /// ranges whose lists are complete
     done: usize,
     /// pool threads inside their loop
@@ -109,7 +111,7 @@ impl Job<'_> {
 
     /// The next range to encode, unless all are taken or a document failed.
     fn claim(&self, s: &State) -> Option<Range<usize>> {
-        if s.failed.is_some() {
+        if s.failed.is_some() || s.panicked {
             return None;
         }
         let i = self.next.fetch_add(1, Ordering::Relaxed);
@@ -173,6 +175,7 @@ impl Job<'_> {
                 let mut s = self.0.lock();
                 s.running -= 1;
                 s.stopped += 1;
+                s.panicked |= std::thread::panicking();
                 s.counts.push(std::mem::take(&mut self.1));
                 self.0.changed.notify_all();
             }
@@ -284,7 +287,35 @@ impl Drop for Lists<'_> {
     }
 }
 
-/// Encode `texts` on `threads` threads (0: the global pool's) into one list of id lists.
+/// The pool of `n` threads that helps calling threads with batches. Batches have pools of
+/// their own: the calling thread waits for its pool threads to start (they borrow the call's
+/// data), and a pool thread busy with a long task of another kind (training, say) would hold
+/// the batch up after all its work was done; another batch's helpers stop as soon as their
+/// batch's ranges are all taken.
+fn helper_pool(n: usize) -> PyResult<std::sync::Arc<rayon::ThreadPool>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, OnceLock};
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = pools.get(&n) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("toksmith-batch-{i}"))
+            .build()
+            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
+    );
+    pools.insert(n, p.clone());
+    Ok(p)
+}
+
+/// Encode `texts` on `threads` threads (0: as many as the global pool has) into one list of id
+/// lists.
 pub(crate) fn encode_batch<'py>(
     py: Python<'py>,
     enc: &Encoder,
@@ -341,20 +372,12 @@ pub(crate) fn encode_batch<'py>(
         run(&mut lists, &mut counts)
     } else {
         let job = &job;
-        match pool(if threads == 0 { 0 } else { helpers })? {
-            Some(p) => p.in_place_scope(|s| {
-                for _ in 0..helpers {
-                    s.spawn(move |_| job.work());
-                }
-                run(&mut lists, &mut counts)
-            }),
-            None => rayon::in_place_scope(|s| {
-                for _ in 0..helpers {
-                    s.spawn(move |_| job.work());
-                }
-                run(&mut lists, &mut counts)
-            }),
-        }
+        helper_pool(helpers)?.in_place_scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(move |_| job.work());
+            }
+            run(&mut lists, &mut counts)
+        })
     };
     let state = job.state.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some((k, e)) = state.failed {
@@ -384,7 +407,7 @@ fn caller_loop(py: Python<'_>, job: &Job, lists: &mut Lists, counts: &mut [u32])
             if let Some(r) = mine.take() {
                 Job::record(&mut s, r);
             }
-            if s.done == n || (s.failed.is_some() && s.running == 0) {
+            if s.done == n || s.panicked || (s.failed.is_some() && s.running == 0) {
                 break;
             }
             let encoded = std::mem::take(&mut s.encoded);
@@ -422,7 +445,12 @@ fn caller_loop(py: Python<'_>, job: &Job, lists: &mut Lists, counts: &mut [u32])
             // nothing to do until a pool thread hands something over or stops
             py.detach(|| {
                 let mut s = job.lock();
-                while s.encoded.is_empty() && s.fills.is_empty() && s.done < n && s.running > 0 {
+                while s.encoded.is_empty()
+                    && s.fills.is_empty()
+                    && s.done < n
+                    && s.running > 0
+                    && !s.panicked
+                {
                     s = job.changed.wait(s).unwrap_or_else(|e| e.into_inner());
                 }
             });
