@@ -415,7 +415,8 @@ def render_batch(bt: dict, enc: dict) -> str:
     L = ["## Batch encoding\n",
          "The documents as one batch (`encode_ordinary_batch` / `encode_batch`). *vs 1 thread*: against "
          "toksmith's batch on 1 thread (the median of each run's ratio); *vs one by one*: against the same library encoding the documents one by "
-         "one on one thread (encode section). Medians of " + str(_batch_runs(bt)) + " runs.\n"]
+         "one on one thread (encode section; those workers encode the 10 MB large string first, so their caches are warmer "
+         "than the batch workers', which only saw the warm-up documents). Medians of " + str(_batch_runs(bt)) + " runs.\n"]
     rows = []
     for p in ENCODE_PATTERNS:
         b = bt.get(p, {})
