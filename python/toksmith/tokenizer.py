@@ -320,8 +320,9 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
     ) -> List[List[int]]:
-        """Encode many texts in parallel (native threads, GIL released).
-        ``threads=None`` uses every core."""
+        """Encode many texts in parallel: ``threads`` native threads, the calling one included
+        (``None``: one per core). The GIL is released except while the calling thread
+        allocates the result lists, which it does as the other threads finish ranges of texts."""
         texts = self._check_texts(texts)
         for t in texts:
             self._check_disallowed(t, allowed_special, disallowed_special)
