@@ -87,6 +87,30 @@ def test_trained_vocab_equals_reference_on_arbitrary_text(small, text):
         assert ids == enc.encode_ordinary(text)
 
 
+@given(
+    docs=st.lists(st.one_of(tiktoken_mixed_text, st.just(""), st.text(max_size=30)), max_size=40),
+    threads=st.integers(1, 4),
+    repeat=st.integers(1, 400),
+)
+def test_batch_equals_one_by_one_on_arbitrary_documents(cl100k, small, docs, threads, repeat):
+    """Any documents (empty ones, lone surrogates, any characters) on any number of threads,
+    the batch repeated up to 400 times so that it often spans several ranges and, with the small
+    vocabulary (1200 ids), takes the counted-references path: the same ids as encoding each
+    document alone, in order."""
+    import sys
+
+    batch = docs * repeat
+    for tok in (cl100k[0], small["o200k"][0]):
+        expected = [tok.encode_ordinary(d) for d in docs] * repeat
+        # an id whose int only the vocabulary and the results hold (not a small int)
+        probe = max((i for ids in expected[: len(docs)] for i in ids), default=1000)
+        probe = probe if probe > 256 else tok.encode_ordinary(" the the")[-1]
+        before = sys.getrefcount(probe)
+        out = tok.encode_ordinary_batch(batch, threads=threads)
+        assert out == expected
+        assert sys.getrefcount(probe) == before + sum(ids.count(probe) for ids in out)
+
+
 @pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 1000, 100_000])
 @pytest.mark.parametrize("ch", ["a", " ", "1", "😀", "ab"])
 def test_long_runs_equal_tiktoken(cl100k, n, ch):
