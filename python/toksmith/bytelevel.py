@@ -31,16 +31,25 @@ BYTE_TO_CHAR: Dict[int, str] = _byte_to_char()
 CHAR_TO_BYTE: Dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
 
 
+# str.translate tables (C loops, about 10x faster than a generator per character): bytes read
+# as Latin-1 -> the alphabet, and back; characters below U+0100 that are not in the alphabet map
+# to U+FFFF, which Latin-1 cannot encode, so they fail like the characters above it.
+_TO_ALPHABET = {b: c for b, c in BYTE_TO_CHAR.items()}
+_FROM_ALPHABET = {ord(c): chr(b) for b, c in BYTE_TO_CHAR.items()}
+_FROM_ALPHABET.update({b: "\uffff" for b in range(256) if chr(b) not in CHAR_TO_BYTE})
+
+
 def token_to_str(token: bytes) -> str:
     """Spell token bytes with the byte-level alphabet."""
-    return "".join(BYTE_TO_CHAR[b] for b in token)
+    return token.decode("latin-1").translate(_TO_ALPHABET)
 
 
 def str_to_token(s: str) -> bytes:
     """Inverse of :func:`token_to_str`; raises ValueError on a character outside the alphabet."""
     try:
-        return bytes(CHAR_TO_BYTE[c] for c in s)
-    except KeyError as e:
+        return s.translate(_FROM_ALPHABET).encode("latin-1")
+    except UnicodeEncodeError as e:
+        bad = s[e.start]
         raise ValueError(
-            f"{s!r} contains {e.args[0]!r}, which is not a character of the byte-level alphabet"
+            f"{s!r} contains {bad!r}, which is not a character of the byte-level alphabet"
         ) from None

@@ -11,7 +11,8 @@ such guarantee, so its input is read whole.
 from __future__ import annotations
 
 import codecs
-from typing import BinaryIO, Iterator, List
+import os
+from typing import BinaryIO, Iterable, Iterator, List, Optional
 
 from .errors import CorpusDecodeError
 
@@ -68,12 +69,30 @@ def can_stream(tok, allow_special: bool = False) -> bool:
     return bool(getattr(core, "fast_pretokenizer", False)) and not any("\n" in t for t in added)
 
 
+def _batch_encoder(tok, allow_special: bool, threads: Optional[int]):
+    """Encode a list of texts with ``tok`` on ``threads`` threads (``None``: every core)."""
+    if allow_special:
+        return lambda texts: tok.encode_batch(texts, allowed_special="all", threads=threads)
+    return lambda texts: tok.encode_ordinary_batch(texts, threads=threads)
+
+
 def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str = "strict",
-                  name: str = "<stdin>", block_size: int = 4 << 20) -> Iterator[List[int]]:
-    """Yield lists of ids whose concatenation is the encoding of the whole stream."""
+                  name: str = "<stdin>", block_size: int = 4 << 20,
+                  threads: Optional[int] = 1) -> Iterator[List[int]]:
+    """Yield lists of ids whose concatenation is the encoding of the whole stream.
+
+    With ``threads`` other than 1 (``None``: every core), that many blocks are read and cut
+    before they are encoded together with ``encode_batch``: the same ids, in the same order,
+    with up to ``threads`` blocks of text in memory at once.
+    """
     decode = _decoder(errors, name)
     encode = (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
     streaming = can_stream(tok, allow_special)
+    parallel = streaming and threads != 1 and hasattr(tok, "encode_ordinary_batch")
+    if parallel:
+        batch = _batch_encoder(tok, allow_special, threads)
+        per_batch = max(2, threads or (os.cpu_count() or 1))
+    parts: List[str] = []
     pending = ""
     while True:
         block = f.read(block_size)
@@ -84,21 +103,79 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
         if streaming:
             cut = last_safe_cut(pending)
             if cut:
-                yield encode(pending[:cut])
+                if parallel:
+                    parts.append(pending[:cut])
+                    if len(parts) >= per_batch:
+                        yield from batch(parts)
+                        parts = []
+                else:
+                    yield encode(pending[:cut])
                 pending = pending[cut:]
     if pending:
-        yield encode(pending)
+        parts.append(pending)
+    if parallel and len(parts) > 1:
+        yield from batch(parts)
+    else:
+        for part in parts:
+            yield encode(part)
+
+
+def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, threads: Optional[int] = 1,
+                 batch_bytes: int = 1 << 20) -> Iterator[List[int]]:
+    """The ids of each line, in order: lines are gathered into batches of about ``batch_bytes``
+    of text and encoded with ``encode_batch`` on ``threads`` threads (``None``: every core)."""
+    if not hasattr(tok, "encode_ordinary_batch"):  # other tokenizer kinds: one line at a time
+        encode = (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
+        for line in lines:
+            yield encode(line)
+        return
+    batch = _batch_encoder(tok, allow_special, threads)
+    group: List[str] = []
+    size = 0
+    for line in lines:
+        group.append(line)
+        size += len(line) + 16
+        if size >= batch_bytes:
+            yield from batch(group)
+            group, size = [], 0
+    if group:
+        yield from batch(group)
+
+
+def iter_line_batches(f: BinaryIO, *, errors: str = "strict", name: str = "<stdin>",
+                      batch_bytes: int = 1 << 20) -> Iterator[List[str]]:
+    """Lines of a byte stream without their trailing ``\\n``, in lists of about ``batch_bytes``
+    of text: each block is decoded and split in one call (no Python work per line)."""
+    lineno = 0
+    rest = b""
+    while True:
+        block = f.read(batch_bytes)
+        if not block:
+            break
+        data = rest + block if rest else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+            continue
+        rest = data[cut + 1:]
+        yield _decode_lines(data[:cut], lineno, errors, name)
+        lineno += data.count(b"\n", 0, cut) + 1
+    if rest:
+        yield _decode_lines(rest, lineno, errors, name)
+
+
+def _decode_lines(data: bytes, lineno: int, errors: str, name: str) -> List[str]:
+    """``data`` (lines joined by ``\\n``, the first being line ``lineno + 1``) decoded and split."""
+    try:
+        return data.decode("utf-8", errors).split("\n")
+    except UnicodeDecodeError as e:
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        bad_line = lineno + 1 + data.count(b"\n", 0, line_start)
+        raise CorpusDecodeError(f"{name}: line {bad_line} is not valid UTF-8 (byte {e.start - line_start} of the "
+                                "line); pass --errors replace") from None
 
 
 def iter_lines(f: BinaryIO, *, errors: str = "strict", name: str = "<stdin>") -> Iterator[str]:
     """Lines of a byte stream without their trailing ``\\n``."""
-    lineno = 0
-    for raw in f:
-        lineno += 1
-        if raw.endswith(b"\n"):
-            raw = raw[:-1]
-        try:
-            yield raw.decode("utf-8", errors)
-        except UnicodeDecodeError as e:
-            raise CorpusDecodeError(f"{name}: line {lineno} is not valid UTF-8 (byte {e.start} of the line); "
-                                    "pass --errors replace") from None
+    for lines in iter_line_batches(f, errors=errors, name=name):
+        yield from lines

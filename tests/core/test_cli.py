@@ -144,6 +144,97 @@ def test_streaming_encode_of_big_input_equals_whole(tok_file, tmp_path, corpus_s
     assert [i for p in parts for i in p] == tok.encode_ordinary(text)
 
 
+@pytest.mark.parametrize("threads", [2, 3, None])
+def test_streaming_encode_in_parallel_equals_whole(tok_file, corpus_slices, threads):
+    """Blocks encoded together with encode_batch: the same ids in the same order, with and
+    without special tokens, and for a custom pattern (which is read whole)."""
+    import io
+
+    from toksmith.streaming import encode_lines, encode_stream
+
+    tok = toksmith.load(tok_file)
+    text = ("\n".join(corpus_slices.values()) + "\nA <|bos|> b\n") * 2
+    data = text.encode()
+    parts = list(encode_stream(tok, io.BytesIO(data), block_size=3000, threads=threads))
+    assert len(parts) > 10
+    assert [i for p in parts for i in p] == tok.encode_ordinary(text)
+    special = list(encode_stream(tok, io.BytesIO(data), block_size=3000, threads=threads, allow_special=True))
+    assert [i for p in special for i in p] == tok.encode(text, allowed_special="all")
+    custom = toksmith.Tokenizer.from_ranks(tok.mergeable_ranks(), pattern=r"\w+|\s+|[^\w\s]+")
+    whole = list(encode_stream(custom, io.BytesIO(data), block_size=3000, threads=threads))
+    assert whole == [custom.encode_ordinary(text)]
+    lines = text.split("\n")
+    got = list(encode_lines(tok, lines, threads=threads, batch_bytes=500))
+    assert got == [tok.encode_ordinary(x) for x in lines]
+    got = list(encode_lines(tok, lines, threads=threads, batch_bytes=500, allow_special=True))
+    assert got == [tok.encode(x, allowed_special="all") for x in lines]
+
+
+@pytest.mark.parametrize("mode", [[], ["--lines"], ["--format", "json"], ["--lines", "--format", "json"],
+                                  ["--format", "npy"], ["--allow-special"], ["--lines", "--allow-special"]])
+def test_encode_threads_give_the_same_output(tok_file, tmp_path, corpus_slices, mode):
+    text = ("\n".join(corpus_slices.values()) + "\nx <|bos|> y\n") * 3
+    src = tmp_path / "in.txt"
+    src.write_text(text, encoding="utf-8")
+    outs = []
+    for threads in ("1", "2", "4"):
+        out = tmp_path / f"ids_{threads}.{'npy' if 'npy' in mode else 'txt'}"
+        args = ["encode", "-t", str(tok_file), str(src), "--threads", threads, "--block-size", "3000"]
+        assert main(args + ["-o", str(out)] + mode) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] == outs[2] and len(outs[0]) > 1000
+    tok = toksmith.load(tok_file)
+    if mode == []:
+        assert [int(x) for x in outs[0].split()] == tok.encode_ordinary(text)
+
+
+def _reference_lines(data: bytes, errors: str):
+    """What ``for raw in f`` gives: split after each ``\\n``, the newline dropped."""
+    import io
+
+    out = []
+    for lineno, raw in enumerate(io.BytesIO(data), 1):
+        raw = raw[:-1] if raw.endswith(b"\n") else raw
+        try:
+            out.append(raw.decode("utf-8", errors))
+        except UnicodeDecodeError as e:
+            return out, (lineno, e.start)
+    return out, None
+
+
+@given(parts=st.lists(st.sampled_from([b"a", b"\n", b"\r\n", b"\xc3\xa9", b"\xff", b"\xe2\x82", b"\xe2\x82\xac",
+                                       b" ", b"\xf0\x9f\x98\x80", b"xyz"]), max_size=60),
+       batch_bytes=st.integers(1, 20))
+def test_line_batches_equal_reading_line_by_line(parts, batch_bytes):
+    """Lines decoded a block at a time: the same lines as reading the file line by line (any
+    block size, invalid UTF-8 replaced), and with strict decoding the same first bad line and
+    byte."""
+    import io
+
+    from toksmith.errors import CorpusDecodeError
+    from toksmith.streaming import iter_line_batches
+
+    data = b"".join(parts)
+    want, _ = _reference_lines(data, "replace")
+    got = [x for b in iter_line_batches(io.BytesIO(data), errors="replace", batch_bytes=batch_bytes) for x in b]
+    assert got == want
+    want, bad = _reference_lines(data, "strict")
+    if bad is None:
+        assert [x for b in iter_line_batches(io.BytesIO(data), batch_bytes=batch_bytes) for x in b] == want
+    else:
+        with pytest.raises(CorpusDecodeError, match=f"line {bad[0]} is not valid UTF-8 \\(byte {bad[1]} of"):
+            list(iter_line_batches(io.BytesIO(data), batch_bytes=batch_bytes))
+
+
+def test_encode_threads_must_be_positive(tok_file, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("hello", encoding="utf-8")
+    assert main(["encode", "-t", str(tok_file), str(src), "--threads", "0"]) == 1
+    assert "--threads must be >= 1" in capsys.readouterr().err
+    assert main(["encode", "-t", str(tok_file), str(src), "--block-size", "0"]) == 1
+    assert "--block-size must be >= 1" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "nanochat"])
 def test_streaming_encode_without_line_breaks(pattern, corpus_slices):
     import io

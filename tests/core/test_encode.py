@@ -423,6 +423,13 @@ def test_bad_argument_types(cl100k):
         tok.encode_batch("not a list")
     with pytest.raises(ValueError):
         tok.encode_batch(["a"], threads=0)
+    with pytest.raises(TypeError, match=r"texts\[1\] must be str, not int"):
+        tok.encode_ordinary_batch(["a", 3, "b"])
+
+    class Text(str):
+        pass
+
+    assert tok.encode_ordinary_batch(["a", Text("b")]) == [tok.encode_ordinary("a"), tok.encode_ordinary("b")]
 
 
 def test_from_ranks_validation():

@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toksmith
 from toksmith import Tokenizer
@@ -93,3 +95,27 @@ def test_not_picklable(trained):
 
     with pytest.raises(TypeError, match="save"):
         pickle.dumps(trained)
+
+
+@given(token=st.binary(max_size=40))
+def test_byte_level_spelling_round_trips(token):
+    """Every byte sequence has a spelling in the byte-level alphabet (one character per byte,
+    the same as the character-by-character table) and reads back exactly."""
+    from toksmith.bytelevel import BYTE_TO_CHAR, str_to_token, token_to_str
+
+    s = token_to_str(token)
+    assert s == "".join(BYTE_TO_CHAR[b] for b in token)
+    assert str_to_token(s) == token
+
+
+@given(prefix=st.binary(max_size=5), bad=st.characters(), suffix=st.binary(max_size=5))
+def test_byte_level_spelling_rejects_characters_outside_the_alphabet(prefix, bad, suffix):
+    from toksmith.bytelevel import CHAR_TO_BYTE, str_to_token, token_to_str
+
+    s = token_to_str(prefix) + bad + token_to_str(suffix)
+    if bad in CHAR_TO_BYTE:
+        assert str_to_token(s) == prefix + bytes([CHAR_TO_BYTE[bad]]) + suffix
+    else:
+        with pytest.raises(ValueError, match="not a character of the byte-level alphabet") as e:
+            str_to_token(s)
+        assert repr(bad) in str(e.value)

@@ -1121,6 +1121,28 @@ fn format_ids<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// One line per id list: `open`, the ids in decimal with `sep` between them, `close`, `\n`
+/// (`toksmith encode --lines` writes a batch of lines with one call).
+#[pyfunction]
+fn format_id_lines<'py>(
+    py: Python<'py>,
+    batch: &Bound<'py, PyAny>,
+    sep: &[u8],
+    open: &[u8],
+    close: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut v = Vec::new();
+    let mut out = Vec::new();
+    for item in batch.try_iter()? {
+        ids_into(&item?, &mut v)?;
+        out.extend_from_slice(open);
+        toksmith_core::ids_format::ids_to_text(&v, sep, &mut out);
+        out.extend_from_slice(close);
+        out.push(b'\n');
+    }
+    Ok(PyBytes::new(py, &out))
+}
+
 /// Ids from whitespace-separated decimal text, or None if a word is not plain digits or is
 /// over 32 bits (the caller then parses it with `int`, for the exact error).
 #[pyfunction]
@@ -1165,6 +1187,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(named_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(format_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(format_id_lines, m)?)?;
     m.add_function(wrap_pyfunction!(pack_ids, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ids, m)?)?;
     m.add_function(wrap_pyfunction!(compile_pattern, m)?)?;

@@ -25,6 +25,12 @@ def register(sub) -> None:
     p.add_argument("--allow-special", action="store_true",
                    help="encode special-token text as special tokens (default: as plain text)")
     p.add_argument("--errors", choices=["strict", "replace"], default="strict")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="encoding threads (default: all cores); blocks of the input (or batches of "
+                   "lines) are encoded together, the output is the same")
+    p.add_argument("--block-size", type=int, default=4 << 20, metavar="BYTES",
+                   help="bytes of input read at a time (default 4 MiB); up to one block per thread "
+                   "is held in memory")
     p.set_defaults(func=run)
 
 
@@ -54,26 +60,34 @@ class _NpyWriter:
 
 
 def run(args) -> int:
-    from ..streaming import encode_stream, iter_lines
+    from ..streaming import encode_stream, iter_line_batches
 
     tok = load_tokenizer(args.tokenizer)
     name = "<stdin>" if args.input == "-" else args.input
     if args.lines and args.format == "npy":
         raise ValueError("--lines with --format npy is not supported (lines have different lengths); "
                          "use --format json (JSON lines) or text")
-    encode = (lambda t: tok.encode(t, allowed_special="all")) if args.allow_special else tok.encode_ordinary
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, not {args.threads}")
+    if args.block_size < 1:
+        raise ValueError(f"--block-size must be >= 1, not {args.block_size}")
+    stream = dict(allow_special=args.allow_special, errors=args.errors, name=name, threads=args.threads,
+                  block_size=args.block_size)
     with open_io(args.input, args.output) as (fin, fout):
         if args.lines:
-            for line in iter_lines(fin, errors=args.errors, name=name):
-                ids = encode(line)
-                # the same bytes as json.dumps(ids) / " ".join(map(str, ids))
-                if args.format == "json":
-                    fout.write(b"[" + _core.format_ids(ids, b", ") + b"]\n")
-                else:
-                    fout.write(_core.format_ids(ids, b" ") + b"\n")
+            # each line as the bytes of json.dumps(ids) / " ".join(map(str, ids))
+            sep, opening, closing = (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
+            if args.allow_special:
+                def encode_batch(texts):
+                    return tok.encode_batch(texts, allowed_special="all", threads=args.threads)
+            else:
+                def encode_batch(texts):
+                    return tok.encode_ordinary_batch(texts, threads=args.threads)
+            for lines in iter_line_batches(fin, errors=args.errors, name=name, batch_bytes=args.block_size):
+                fout.write(_core.format_id_lines(encode_batch(lines), sep, opening, closing))
         elif args.format == "npy":
             w = _NpyWriter(fout, tok.n_vocab <= 65536)
-            for ids in encode_stream(tok, fin, allow_special=args.allow_special, errors=args.errors, name=name):
+            for ids in encode_stream(tok, fin, **stream):
                 w.write(ids)
             w.close()
         else:
@@ -81,7 +95,7 @@ def run(args) -> int:
             fout.write(b"[" if json_mode else b"")
             sep = b"," if json_mode else b" "
             first = True
-            for ids in encode_stream(tok, fin, allow_special=args.allow_special, errors=args.errors, name=name):
+            for ids in encode_stream(tok, fin, **stream):
                 if not ids:
                     continue
                 if not first:
