@@ -76,22 +76,14 @@ def _batch_encoder(tok, allow_special: bool, threads: Optional[int]):
     return lambda texts: tok.encode_ordinary_batch(texts, threads=threads)
 
 
-def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str = "strict",
-                  name: str = "<stdin>", block_size: int = 4 << 20,
-                  threads: Optional[int] = 1) -> Iterator[List[int]]:
-    """Yield lists of ids whose concatenation is the encoding of the whole stream.
-
-    With ``threads`` other than 1 (``None``: every core), that many blocks are read and cut
-    before they are encoded together with ``encode_batch``: the same ids, in the same order,
-    with up to ``threads`` blocks of text in memory at once.
-    """
+def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: str = "strict",
+                    name: str = "<stdin>", block_size: int = 4 << 20, group: int = 1) -> Iterator[List[str]]:
+    """The stream's text in lists of up to ``group`` parts, each part a block of about
+    ``block_size`` bytes cut at a safe place: encoding the parts one by one and concatenating
+    the ids gives the ids of the whole text. For a tokenizer that cannot stream (see
+    :func:`can_stream`) the whole text is one part."""
     decode = _decoder(errors, name)
-    encode = (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
     streaming = can_stream(tok, allow_special)
-    parallel = streaming and threads != 1 and hasattr(tok, "encode_ordinary_batch")
-    if parallel:
-        batch = _batch_encoder(tok, allow_special, threads)
-        per_batch = max(2, threads or (os.cpu_count() or 1))
     parts: List[str] = []
     pending = ""
     while True:
@@ -103,21 +95,37 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
         if streaming:
             cut = last_safe_cut(pending)
             if cut:
-                if parallel:
-                    parts.append(pending[:cut])
-                    if len(parts) >= per_batch:
-                        yield from batch(parts)
-                        parts = []
-                else:
-                    yield encode(pending[:cut])
+                parts.append(pending[:cut])
                 pending = pending[cut:]
+                if len(parts) >= group:
+                    yield parts
+                    parts = []
     if pending:
         parts.append(pending)
-    if parallel and len(parts) > 1:
-        yield from batch(parts)
-    else:
-        for part in parts:
-            yield encode(part)
+    if parts:
+        yield parts
+
+
+def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str = "strict",
+                  name: str = "<stdin>", block_size: int = 4 << 20,
+                  threads: Optional[int] = 1) -> Iterator[List[int]]:
+    """Yield lists of ids whose concatenation is the encoding of the whole stream.
+
+    With ``threads`` other than 1 (``None``: every core), 4 blocks per thread are read and cut
+    before they are encoded together with ``encode_batch`` (several per thread, so that no
+    thread waits long for the others): the same ids, in the same order.
+    """
+    encode = (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
+    parallel = threads != 1 and hasattr(tok, "encode_ordinary_batch")
+    group = 4 * (threads or os.cpu_count() or 1) if parallel else 1
+    batch = _batch_encoder(tok, allow_special, threads)
+    for parts in iter_text_parts(tok, f, allow_special=allow_special, errors=errors, name=name,
+                                 block_size=block_size, group=group):
+        if parallel and len(parts) > 1:
+            yield from batch(parts)
+        else:
+            for part in parts:
+                yield encode(part)
 
 
 def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, threads: Optional[int] = 1,

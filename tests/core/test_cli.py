@@ -172,17 +172,24 @@ def test_streaming_encode_in_parallel_equals_whole(tok_file, corpus_slices, thre
 
 @pytest.mark.parametrize("mode", [[], ["--lines"], ["--format", "json"], ["--lines", "--format", "json"],
                                   ["--format", "npy"], ["--allow-special"], ["--lines", "--allow-special"]])
-def test_encode_threads_give_the_same_output(tok_file, tmp_path, corpus_slices, mode):
+def test_encode_threads_give_the_same_output(tok_file, tmp_path, corpus_slices, mode, monkeypatch):
+    """Every thread count, and the native path (ids formatted in Rust) against the one through
+    lists of ids (other tokenizer kinds), give the same bytes."""
+    from toksmith.cli import encode as cli_encode
+
     text = ("\n".join(corpus_slices.values()) + "\nx <|bos|> y\n") * 3
     src = tmp_path / "in.txt"
     src.write_text(text, encoding="utf-8")
     outs = []
-    for threads in ("1", "2", "4"):
-        out = tmp_path / f"ids_{threads}.{'npy' if 'npy' in mode else 'txt'}"
+    for threads in ("1", "2", "4", "lists-1", "lists-2"):
+        if threads.startswith("lists-"):
+            monkeypatch.setattr(cli_encode, "_native", lambda tok, args: None)
+            threads = threads[len("lists-"):]
+        out = tmp_path / f"ids_{len(outs)}.{'npy' if 'npy' in mode else 'txt'}"
         args = ["encode", "-t", str(tok_file), str(src), "--threads", threads, "--block-size", "3000"]
         assert main(args + ["-o", str(out)] + mode) == 0
         outs.append(out.read_bytes())
-    assert outs[0] == outs[1] == outs[2] and len(outs[0]) > 1000
+    assert outs[0] == outs[1] == outs[2] == outs[3] == outs[4] and len(outs[0]) > 1000
     tok = toksmith.load(tok_file)
     if mode == []:
         assert [int(x) for x in outs[0].split()] == tok.encode_ordinary(text)

@@ -1,5 +1,6 @@
 """Encoding: ids equal tiktoken's and the pure-Python reference's; special-token semantics."""
 
+import json
 import threading
 
 import pytest
@@ -255,6 +256,45 @@ def test_batch_failure_names_the_first_failing_document(cl100k, corpus_slices, t
         del e  # its traceback holds this frame (and `probe`) in a cycle
     assert sys.getrefcount(probe) == before
     assert tok._core.encode_batch(docs, None, False, threads) == tok.encode_ordinary_batch(docs, threads=1)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 0])
+def test_encode_batch_bytes_formats_like_python(cl100k, small, corpus_slices, threads):
+    """The CLI's native path: ids written straight to bytes (decimal text as one run or one
+    line per text, or little-endian integers) equal formatting the ids of encode_batch in
+    Python; the first failing text is the one reported."""
+    import struct
+
+    tok, _ = cl100k
+    docs = [d for t in corpus_slices.values() for d in t.split("\n\n")][:300] + ["", "a<|endoftext|>b", ""]
+    ids = tok.encode_ordinary_batch(docs)
+    core = tok._core
+    data, n = core.encode_batch_bytes(docs, None, False, threads)
+    assert data == " ".join(str(i) for x in ids for i in x).encode() and n == sum(map(len, ids))
+    data, _ = core.encode_batch_bytes(docs, None, False, threads, sep=b",")
+    assert data == ",".join(str(i) for x in ids for i in x).encode()
+    data, _ = core.encode_batch_bytes(docs, None, False, threads, sep=b", ", lines=True, open=b"[", close=b"]")
+    assert data == "".join(json.dumps(x) + "\n" for x in ids).encode()
+    data, n = core.encode_batch_bytes(docs, None, False, threads, width=4)
+    assert data == struct.pack(f"<{n}I", *(i for x in ids for i in x))
+    special = tok.encode_batch(docs, allowed_special="all")
+    data, n = core.encode_batch_bytes(docs, None, True, threads, sep=b" ", lines=True)
+    assert data == "".join(" ".join(map(str, x)) + "\n" for x in special).encode()
+    assert core.encode_batch_bytes([], None, False, threads) == (b"", 0)
+    with pytest.raises(ValueError, match="does not fit in 2 bytes"):
+        core.encode_batch_bytes(docs, None, False, threads, width=2)
+    with pytest.raises(ValueError, match="width must be 0"):
+        core.encode_batch_bytes(docs, None, False, threads, width=3)
+    small_tok = small["o200k"][0]
+    data, n = small_tok._core.encode_batch_bytes(docs, None, False, threads, width=2)
+    assert data == struct.pack(f"<{n}H", *(i for x in small_tok.encode_ordinary_batch(docs) for i in x))
+    bad = list(docs)
+    bad[7] += "\udc80"
+    bad[200] += "\ud800"
+    with pytest.raises(UnicodeEncodeError) as e:
+        core.encode_batch_bytes(bad, None, False, threads)
+    assert e.value.object is bad[7]
+    del e
 
 
 def test_batches_from_several_python_threads_at_once(small, corpus_slices):

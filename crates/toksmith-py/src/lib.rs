@@ -454,6 +454,12 @@ fn ids_to_list<'py>(
     }
 }
 
+/// Why a text of `encode_batch_bytes` failed.
+enum BatchFailure {
+    Surrogate(text::Surrogate),
+    Core(toksmith_core::Error),
+}
+
 /// Why encoding into a list failed.
 enum Failure {
     Core(toksmith_core::Error),
@@ -760,6 +766,105 @@ impl Bpe {
             &a,
             threads,
         )
+    }
+
+    /// Encode `texts` on `threads` threads and write their ids straight to bytes, with no Python
+    /// int or list made (`toksmith encode`'s path): `width` 0 gives decimal text, `sep`
+    /// between ids; with `lines` each text's ids become one line (`open`, ids, `close`, `\n`),
+    /// otherwise the ids of all texts form one run. `width` 2 or 4 gives little-endian
+    /// integers. Returns the bytes and the number of ids.
+    #[pyo3(signature = (texts, allowed=None, allow_all=false, threads=0, width=0, sep=b" ".as_slice(), lines=false, open=b"".as_slice(), close=b"".as_slice()))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_batch_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Option<Vec<u32>>,
+        allow_all: bool,
+        threads: usize,
+        width: usize,
+        sep: &[u8],
+        lines: bool,
+        open: &[u8],
+        close: &[u8],
+    ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+        use toksmith_core::ids_format::{ids_to_le, ids_to_text};
+        if !matches!(width, 0 | 2 | 4) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "width must be 0 (text), 2 or 4, not {width}"
+            )));
+        }
+        let a = allowed_from(allowed, allow_all);
+        let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
+        let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
+        let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads));
+        // The output of a range of texts, and its number of ids; a failure names the text.
+        let range = |r: std::ops::Range<usize>| -> Result<(Vec<u8>, usize), (usize, BatchFailure)> {
+            let bytes: usize = sizes[r.clone()].iter().sum();
+            // decimal text: at most 11 bytes per id, about 4 bytes of text per id
+            let mut out = Vec::with_capacity(if width == 0 { bytes + bytes / 2 } else { bytes });
+            let (mut ids, mut utf8, mut n) = (take_ids_buffer(bytes), String::new(), 0);
+            for k in r {
+                ids.clear();
+                views[k]
+                    .with_utf8_in(&mut utf8, |t| self.enc.encode_into(t, &a, &mut ids))
+                    .map_err(|e| (k, BatchFailure::Surrogate(e)))?
+                    .map_err(|e| (k, BatchFailure::Core(e)))?;
+                if width != 0 {
+                    ids_to_le(&ids, width, &mut out).map_err(|e| (k, BatchFailure::Core(e)))?;
+                } else if lines {
+                    out.extend_from_slice(open);
+                    ids_to_text(&ids, sep, &mut out);
+                    out.extend_from_slice(close);
+                    out.push(b'\n');
+                } else if !ids.is_empty() {
+                    if n > 0 {
+                        out.extend_from_slice(sep);
+                    }
+                    ids_to_text(&ids, sep, &mut out);
+                }
+                n += ids.len();
+            }
+            keep_ids_buffers([ids]);
+            Ok((out, n))
+        };
+        let outs = py.detach(|| {
+            in_pool(threads, || {
+                balanced_ranges(&sizes, parts)
+                    .into_par_iter()
+                    .map(range)
+                    .collect::<Vec<_>>()
+            })
+        })?;
+        // The parts are copied once, into the bytes object; `sep` goes between two non-empty
+        // runs of text.
+        let mut chunks: Vec<&[u8]> = Vec::with_capacity(2 * outs.len());
+        let mut n = 0;
+        for part in &outs {
+            match part {
+                Ok((bytes, count)) => {
+                    if width == 0 && !lines && *count > 0 && n > 0 {
+                        chunks.push(sep);
+                    }
+                    chunks.push(bytes);
+                    n += count;
+                }
+                Err((k, BatchFailure::Surrogate(e))) => {
+                    return Err(text::surrogate_error(&texts[*k], text::Surrogate(e.0)))
+                }
+                Err((_, BatchFailure::Core(e))) => return Err(to_py(e.clone())),
+            }
+        }
+        let total = chunks.iter().map(|c| c.len()).sum();
+        let out = PyBytes::new_with(py, total, |buf| {
+            let mut at = 0;
+            for c in &chunks {
+                buf[at..at + c.len()].copy_from_slice(c);
+                at += c.len();
+            }
+            Ok(())
+        })?;
+        Ok((out, n))
     }
 
     /// First special token found in `text` among `disallowed` ids (all when None):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 
 from .. import _core
@@ -28,9 +29,9 @@ def register(sub) -> None:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="encoding threads (default: all cores); blocks of the input (or batches of "
                    "lines) are encoded together, the output is the same")
-    p.add_argument("--block-size", type=int, default=4 << 20, metavar="BYTES",
-                   help="bytes of input read at a time (default 4 MiB); up to one block per thread "
-                   "is held in memory")
+    p.add_argument("--block-size", type=int, default=1 << 20, metavar="BYTES",
+                   help="bytes of input read at a time (default 1 MiB); up to 4 blocks per thread are "
+                   "encoded together, so that every thread has work until the last")
     p.set_defaults(func=run)
 
 
@@ -46,8 +47,12 @@ class _NpyWriter:
         f.write(b"\0" * self.HEADER)
 
     def write(self, ids) -> None:
-        self.f.write(_core.pack_ids(ids, 2 if self.narrow else 4))
-        self.n += len(ids)
+        self.write_packed(_core.pack_ids(ids, 2 if self.narrow else 4), len(ids))
+
+    def write_packed(self, data: bytes, n: int) -> None:
+        """``n`` ids already packed as little-endian integers of this array's width."""
+        self.f.write(data)
+        self.n += n
 
     def close(self) -> None:
         descr = "<u2" if self.narrow else "<u4"
@@ -59,8 +64,23 @@ class _NpyWriter:
         self.f.write(header)
 
 
+def _native(tok, args):
+    """``encode_batch_bytes`` of a toksmith tokenizer with the arguments of this run, or None
+    for other tokenizer kinds (which go through lists of ids)."""
+    core = getattr(tok, "_core", None)
+    if not hasattr(core, "encode_batch_bytes"):
+        return None
+    allowed, allow_all = tok._allowed("all" if args.allow_special else frozenset())
+    threads = 0 if args.threads is None else args.threads
+
+    def encode(texts, **fmt):
+        return core.encode_batch_bytes(texts, allowed, allow_all, threads, **fmt)
+
+    return encode
+
+
 def run(args) -> int:
-    from ..streaming import encode_stream, iter_line_batches
+    from ..streaming import encode_stream, iter_line_batches, iter_text_parts
 
     tok = load_tokenizer(args.tokenizer)
     name = "<stdin>" if args.input == "-" else args.input
@@ -71,8 +91,9 @@ def run(args) -> int:
         raise ValueError(f"--threads must be >= 1, not {args.threads}")
     if args.block_size < 1:
         raise ValueError(f"--block-size must be >= 1, not {args.block_size}")
-    stream = dict(allow_special=args.allow_special, errors=args.errors, name=name, threads=args.threads,
-                  block_size=args.block_size)
+    stream = dict(allow_special=args.allow_special, errors=args.errors, name=name, block_size=args.block_size)
+    native = _native(tok, args)
+    group = 4 * (args.threads or os.cpu_count() or 1)
     with open_io(args.input, args.output) as (fin, fout):
         if args.lines:
             # each line as the bytes of json.dumps(ids) / " ".join(map(str, ids))
@@ -84,23 +105,36 @@ def run(args) -> int:
                 def encode_batch(texts):
                     return tok.encode_ordinary_batch(texts, threads=args.threads)
             for lines in iter_line_batches(fin, errors=args.errors, name=name, batch_bytes=args.block_size):
-                fout.write(_core.format_id_lines(encode_batch(lines), sep, opening, closing))
+                if native:
+                    fout.write(native(lines, sep=sep, lines=True, open=opening, close=closing)[0])
+                else:
+                    fout.write(_core.format_id_lines(encode_batch(lines), sep, opening, closing))
         elif args.format == "npy":
             w = _NpyWriter(fout, tok.n_vocab <= 65536)
-            for ids in encode_stream(tok, fin, **stream):
-                w.write(ids)
+            if native:
+                for parts in iter_text_parts(tok, fin, group=group, **stream):
+                    data, n = native(parts, width=2 if w.narrow else 4)
+                    w.write_packed(data, n)
+            else:
+                for ids in encode_stream(tok, fin, threads=args.threads, **stream):
+                    w.write(ids)
             w.close()
         else:
             json_mode = args.format == "json"
             fout.write(b"[" if json_mode else b"")
             sep = b"," if json_mode else b" "
             first = True
-            for ids in encode_stream(tok, fin, **stream):
-                if not ids:
+            if native:
+                chunks = (native(parts, sep=sep) for parts in iter_text_parts(tok, fin, group=group, **stream))
+            else:
+                chunks = ((_core.format_ids(ids, sep), len(ids))
+                          for ids in encode_stream(tok, fin, threads=args.threads, **stream))
+            for data, n in chunks:
+                if not n:
                     continue
                 if not first:
                     fout.write(sep)
-                fout.write(_core.format_ids(ids, sep))
+                fout.write(data)
                 first = False
             fout.write(b"]\n" if json_mode else b"\n")
         fout.flush()
