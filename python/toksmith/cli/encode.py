@@ -29,8 +29,8 @@ def register(sub) -> None:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="encoding threads (default: all cores); blocks of the input (or batches of "
                    "lines) are encoded together, the output is the same")
-    p.add_argument("--block-size", type=int, default=1 << 20, metavar="BYTES",
-                   help="bytes of input read at a time (default 1 MiB); up to 4 blocks per thread are "
+    p.add_argument("--block-size", type=int, default=256 << 10, metavar="BYTES",
+                   help="bytes of input read at a time (default 256 KiB); up to 4 blocks per thread are "
                    "encoded together, so that every thread has work until the last")
     p.set_defaults(func=run)
 
