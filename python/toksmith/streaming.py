@@ -69,7 +69,7 @@ def can_stream(tok, allow_special: bool = False) -> bool:
     return bool(getattr(core, "fast_pretokenizer", False)) and not any("\n" in t for t in added)
 
 
-def _batch_encoder(tok, allow_special: bool, threads: Optional[int]):
+def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
     """Encode a list of texts with ``tok`` on ``threads`` threads (``None``: every core)."""
     if allow_special:
         return lambda texts: tok.encode_batch(texts, allowed_special="all", threads=threads)
@@ -118,7 +118,7 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
     encode = (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
     parallel = threads != 1 and hasattr(tok, "encode_ordinary_batch")
     group = 4 * (threads or os.cpu_count() or 1) if parallel else 1
-    batch = _batch_encoder(tok, allow_special, threads)
+    batch = batch_encoder(tok, allow_special, threads)
     for parts in iter_text_parts(tok, f, allow_special=allow_special, errors=errors, name=name,
                                  block_size=block_size, group=group):
         if parallel and len(parts) > 1:
@@ -137,7 +137,7 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
         for line in lines:
             yield encode(line)
         return
-    batch = _batch_encoder(tok, allow_special, threads)
+    batch = batch_encoder(tok, allow_special, threads)
     group: List[str] = []
     size = 0
     for line in lines:

@@ -43,10 +43,20 @@ use toksmith_core::encode::{Allowed, Encoder};
 /// between being encoded and written into the lists.
 const RANGE_BYTES: usize = 1 << 16;
 
-/// Why a document of a batch failed.
-enum BatchError {
+/// Why a text of a batch failed.
+pub(crate) enum BatchError {
     Surrogate(text::Surrogate),
     Core(toksmith_core::Error),
+}
+
+impl BatchError {
+    /// The Python exception, `text` being the text that failed.
+    pub(crate) fn into_py(self, text: &Bound<'_, PyString>) -> PyErr {
+        match self {
+            BatchError::Surrogate(e) => text::surrogate_error(text, e),
+            BatchError::Core(e) => to_py(e),
+        }
+    }
 }
 
 /// The ids of the documents of one range, `ends[k]` being where the k-th one ends.
@@ -381,10 +391,7 @@ pub(crate) fn encode_batch<'py>(
     };
     let state = job.state.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some((k, e)) = state.failed {
-        return Err(match e {
-            BatchError::Surrogate(e) => text::surrogate_error(&texts[k], e),
-            BatchError::Core(e) => to_py(e),
-        });
+        return Err(e.into_py(&texts[k]));
     }
     out?;
     let mut all = state.counts;

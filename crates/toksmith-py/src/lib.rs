@@ -3,6 +3,7 @@
 //! The public API and all policy live in the Python package `toksmith`.
 
 mod batch;
+use batch::BatchError;
 mod errors;
 mod text;
 
@@ -454,12 +455,6 @@ fn ids_to_list<'py>(
     }
 }
 
-/// Why a text of `encode_batch_bytes` failed.
-enum BatchFailure {
-    Surrogate(text::Surrogate),
-    Core(toksmith_core::Error),
-}
-
 /// Why encoding into a list failed.
 enum Failure {
     Core(toksmith_core::Error),
@@ -799,7 +794,7 @@ impl Bpe {
         let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
         let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads));
         // The output of a range of texts, and its number of ids; a failure names the text.
-        let range = |r: std::ops::Range<usize>| -> Result<(Vec<u8>, usize), (usize, BatchFailure)> {
+        let range = |r: std::ops::Range<usize>| -> Result<(Vec<u8>, usize), (usize, BatchError)> {
             let bytes: usize = sizes[r.clone()].iter().sum();
             // decimal text: at most 11 bytes per id, about 4 bytes of text per id
             let mut out = Vec::with_capacity(if width == 0 { bytes + bytes / 2 } else { bytes });
@@ -808,10 +803,10 @@ impl Bpe {
                 ids.clear();
                 views[k]
                     .with_utf8_in(&mut utf8, |t| self.enc.encode_into(t, &a, &mut ids))
-                    .map_err(|e| (k, BatchFailure::Surrogate(e)))?
-                    .map_err(|e| (k, BatchFailure::Core(e)))?;
+                    .map_err(|e| (k, BatchError::Surrogate(e)))?
+                    .map_err(|e| (k, BatchError::Core(e)))?;
                 if width != 0 {
-                    ids_to_le(&ids, width, &mut out).map_err(|e| (k, BatchFailure::Core(e)))?;
+                    ids_to_le(&ids, width, &mut out).map_err(|e| (k, BatchError::Core(e)))?;
                 } else if lines {
                     out.extend_from_slice(open);
                     ids_to_text(&ids, sep, &mut out);
@@ -838,22 +833,22 @@ impl Bpe {
         })?;
         // The parts are copied once, into the bytes object; `sep` goes between two non-empty
         // runs of text.
-        let mut chunks: Vec<&[u8]> = Vec::with_capacity(2 * outs.len());
-        let mut n = 0;
-        for part in &outs {
+        let mut done = Vec::with_capacity(outs.len());
+        for part in outs {
             match part {
-                Ok((bytes, count)) => {
-                    if width == 0 && !lines && *count > 0 && n > 0 {
-                        chunks.push(sep);
-                    }
-                    chunks.push(bytes);
-                    n += count;
-                }
-                Err((k, BatchFailure::Surrogate(e))) => {
-                    return Err(text::surrogate_error(&texts[*k], text::Surrogate(e.0)))
-                }
-                Err((_, BatchFailure::Core(e))) => return Err(to_py(e.clone())),
+                Ok(part) => done.push(part),
+                // the ranges are in order, so this is the first text that failed
+                Err((k, e)) => return Err(e.into_py(&texts[k])),
             }
+        }
+        let mut chunks: Vec<&[u8]> = Vec::with_capacity(2 * done.len());
+        let mut n = 0;
+        for (bytes, count) in &done {
+            if width == 0 && !lines && *count > 0 && n > 0 {
+                chunks.push(sep);
+            }
+            chunks.push(bytes);
+            n += count;
         }
         let total = chunks.iter().map(|c| c.len()).sum();
         let out = PyBytes::new_with(py, total, |buf| {

@@ -80,7 +80,7 @@ def _native(tok, args):
 
 
 def run(args) -> int:
-    from ..streaming import encode_stream, iter_line_batches, iter_text_parts
+    from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 
     tok = load_tokenizer(args.tokenizer)
     name = "<stdin>" if args.input == "-" else args.input
@@ -98,12 +98,7 @@ def run(args) -> int:
         if args.lines:
             # each line as the bytes of json.dumps(ids) / " ".join(map(str, ids))
             sep, opening, closing = (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
-            if args.allow_special:
-                def encode_batch(texts):
-                    return tok.encode_batch(texts, allowed_special="all", threads=args.threads)
-            else:
-                def encode_batch(texts):
-                    return tok.encode_ordinary_batch(texts, threads=args.threads)
+            encode_batch = batch_encoder(tok, args.allow_special, args.threads)
             for lines in iter_line_batches(fin, errors=args.errors, name=name, batch_bytes=args.block_size):
                 if native:
                     fout.write(native(lines, sep=sep, lines=True, open=opening, close=closing)[0])
