@@ -21,23 +21,25 @@ def _ascii_letter(c: str) -> bool:
     return c.isascii() and c.isalpha()
 
 
-def last_safe_cut(text: str) -> int:
-    """The last safe place to cut ``text``, or 0: just after a lone ``\\n`` (preceded by a
+def last_safe_cut(text: str, lo: int = 0) -> int:
+    """The last safe place to cut ``text`` after ``lo``, or 0: just after a lone ``\\n`` (preceded by a
     visible ASCII character) followed by an ASCII letter, else (for text without such line
     breaks) between an ASCII letter and a space followed by an ASCII letter. No piece of the
     named patterns spans either place. (After several whitespace characters a cut is not
     safe: GPT-2's ``\\s+(?!\\S)`` splits "]\\n\\nB" into "]", "\\n", "\\n", "B", but a part that
-    ends in "]\\n\\n" keeps "\\n\\n" together.)"""
+    ends in "]\\n\\n" keeps "\\n\\n" together.) A caller that found no cut in ``text[:k]`` passes
+    ``lo=k - 1``: only places whose next character is new are looked at, so repeated searches
+    of a growing text stay linear in what was added."""
     i = len(text) - 1
     while True:
-        i = text.rfind("\n", 0, i)
+        i = text.rfind("\n", lo, i)
         if i < 0:
             break
         if i >= 1 and "!" <= text[i - 1] <= "~" and _ascii_letter(text[i + 1]):
             return i + 1
     i = len(text) - 1
     while True:
-        i = text.rfind(" ", 1, i)
+        i = text.rfind(" ", max(1, lo), i)
         if i < 1:
             return 0
         if i + 1 < len(text) and _ascii_letter(text[i - 1]) and _ascii_letter(text[i + 1]):
@@ -69,6 +71,11 @@ def can_stream(tok, allow_special: bool = False) -> bool:
     return bool(getattr(core, "fast_pretokenizer", False)) and not any("\n" in t for t in added)
 
 
+def _encoder(tok, allow_special: bool):
+    """Encode one text with ``tok``, special-token text as special tokens if ``allow_special``."""
+    return (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
+
+
 def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
     """Encode a list of texts with ``tok`` on ``threads`` threads (``None``: every core)."""
     if allow_special:
@@ -89,11 +96,12 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
     while True:
         block = f.read(block_size)
         final = not block
+        searched = len(pending)  # already searched: any safe cut will do, so only new places are
         pending += decode(block, final) if block else decode(b"", True)
         if final:
             break
         if streaming:
-            cut = last_safe_cut(pending)
+            cut = last_safe_cut(pending, max(0, searched - 1))  # looked at (linear overall)
             if cut:
                 parts.append(pending[:cut])
                 pending = pending[cut:]
@@ -115,7 +123,7 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
     before they are encoded together with ``encode_batch`` (several per thread, so that no
     thread waits long for the others): the same ids, in the same order.
     """
-    encode = (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
+    encode = _encoder(tok, allow_special)
     parallel = threads != 1 and hasattr(tok, "encode_ordinary_batch")
     group = 4 * (threads or os.cpu_count() or 1) if parallel else 1
     batch = batch_encoder(tok, allow_special, threads)
@@ -133,7 +141,7 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
     """The ids of each line, in order: lines are gathered into batches of about ``batch_bytes``
     of text and encoded with ``encode_batch`` on ``threads`` threads (``None``: every core)."""
     if not hasattr(tok, "encode_ordinary_batch"):  # other tokenizer kinds: one line at a time
-        encode = (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
+        encode = _encoder(tok, allow_special)
         for line in lines:
             yield encode(line)
         return
@@ -155,21 +163,23 @@ def iter_line_batches(f: BinaryIO, *, errors: str = "strict", name: str = "<stdi
     """Lines of a byte stream without their trailing ``\\n``, in lists of about ``batch_bytes``
     of text: each block is decoded and split in one call (no Python work per line)."""
     lineno = 0
-    rest = b""
+    rest: List[bytes] = []  # the start of a line that goes on in the next block (in pieces: a
+    # long line is joined once, not copied again with each block)
     while True:
         block = f.read(batch_bytes)
         if not block:
             break
-        data = rest + block if rest else block
-        cut = data.rfind(b"\n")
+        cut = block.rfind(b"\n")
         if cut < 0:
-            rest = data
+            rest.append(block)
             continue
-        rest = data[cut + 1:]
-        yield _decode_lines(data[:cut], lineno, errors, name)
-        lineno += data.count(b"\n", 0, cut) + 1
-    if rest:
-        yield _decode_lines(rest, lineno, errors, name)
+        data = b"".join(rest + [block[:cut]]) if rest else block[:cut]
+        rest = [block[cut + 1:]]
+        yield _decode_lines(data, lineno, errors, name)
+        lineno += data.count(b"\n") + 1
+    tail = b"".join(rest)
+    if tail:
+        yield _decode_lines(tail, lineno, errors, name)
 
 
 def _decode_lines(data: bytes, lineno: int, errors: str, name: str) -> List[str]:

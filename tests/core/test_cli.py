@@ -233,6 +233,23 @@ def test_line_batches_equal_reading_line_by_line(parts, batch_bytes):
             list(iter_line_batches(io.BytesIO(data), batch_bytes=batch_bytes))
 
 
+def test_long_input_without_cuts_in_small_blocks(tok_file):
+    """4 MB with no safe cut and no line break, read 1 KB at a time: each block only extends the
+    search for a cut (and a long line is joined once), so this stays linear; the ids are those
+    of the whole text."""
+    import io
+
+    from toksmith.streaming import encode_stream, iter_line_batches, last_safe_cut
+
+    tok = toksmith.load(tok_file)
+    text = "1234567890" * 400_000
+    parts = list(encode_stream(tok, io.BytesIO(text.encode()), block_size=1024, threads=2))
+    assert [i for p in parts for i in p] == tok.encode_ordinary(text)
+    assert [x for b in iter_line_batches(io.BytesIO(text.encode()), batch_bytes=1024) for x in b] == [text]
+    assert last_safe_cut("ab cd\nef gh", 0) == 6 and last_safe_cut("ab cd\nef gh", 6) == 8
+    assert last_safe_cut("ab cd", 3) == 0 and last_safe_cut("ab cd", 1) == 2
+
+
 def test_encode_threads_must_be_positive(tok_file, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("hello", encoding="utf-8")
