@@ -32,16 +32,16 @@ CHAR_TO_BYTE: Dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
 
 
 # str.translate tables (C loops, about 10x faster than a generator per character): bytes read
-# as Latin-1 -> the alphabet, and back; characters below U+0100 that are not in the alphabet map
-# to U+FFFF, which Latin-1 cannot encode, so they fail like the characters above it.
-_TO_ALPHABET = {b: c for b, c in BYTE_TO_CHAR.items()}
+# as Latin-1 -> the alphabet (BYTE_TO_CHAR itself), and back; characters below U+0100 that are
+# not in the alphabet map to U+FFFF, which Latin-1 cannot encode, so they fail like the
+# characters above it.
 _FROM_ALPHABET = {ord(c): chr(b) for b, c in BYTE_TO_CHAR.items()}
 _FROM_ALPHABET.update({b: "\uffff" for b in range(256) if chr(b) not in CHAR_TO_BYTE})
 
 
 def token_to_str(token: bytes) -> str:
     """Spell token bytes with the byte-level alphabet."""
-    return token.decode("latin-1").translate(_TO_ALPHABET)
+    return token.decode("latin-1").translate(BYTE_TO_CHAR)
 
 
 def str_to_token(s: str) -> bytes:

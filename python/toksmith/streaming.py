@@ -191,9 +191,3 @@ def _decode_lines(data: bytes, lineno: int, errors: str, name: str) -> List[str]
         bad_line = lineno + 1 + data.count(b"\n", 0, line_start)
         raise CorpusDecodeError(f"{name}: line {bad_line} is not valid UTF-8 (byte {e.start - line_start} of the "
                                 "line); pass --errors replace") from None
-
-
-def iter_lines(f: BinaryIO, *, errors: str = "strict", name: str = "<stdin>") -> Iterator[str]:
-    """Lines of a byte stream without their trailing ``\\n``."""
-    for lines in iter_line_batches(f, errors=errors, name=name):
-        yield from lines

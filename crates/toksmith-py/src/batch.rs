@@ -49,6 +49,19 @@ pub(crate) enum BatchError {
     Core(toksmith_core::Error),
 }
 
+/// Append the ids of one text (converted to UTF-8 in `utf8` if CPython does not hold it so).
+pub(crate) fn encode_text(
+    enc: &Encoder,
+    view: &text::StrView,
+    allowed: &Allowed,
+    utf8: &mut String,
+    ids: &mut Vec<u32>,
+) -> Result<(), BatchError> {
+    view.with_utf8_in(utf8, |t| enc.encode_into(t, allowed, ids))
+        .map_err(BatchError::Surrogate)?
+        .map_err(BatchError::Core)
+}
+
 impl BatchError {
     /// The Python exception, `text` being the text that failed.
     pub(crate) fn into_py(self, text: &Bound<'_, PyString>) -> PyErr {
@@ -133,12 +146,8 @@ impl Job<'_> {
         let mut ends = Vec::with_capacity(range.len());
         let mut utf8 = String::new();
         for k in range.clone() {
-            self.views[k]
-                .with_utf8_in(&mut utf8, |t| {
-                    self.enc.encode_into(t, self.allowed, &mut ids)
-                })
-                .map_err(|e| (k, BatchError::Surrogate(e)))?
-                .map_err(|e| (k, BatchError::Core(e)))?;
+            encode_text(self.enc, &self.views[k], self.allowed, &mut utf8, &mut ids)
+                .map_err(|e| (k, e))?;
             ends.push(ids.len());
         }
         Ok(Encoded { range, ids, ends })

@@ -801,10 +801,8 @@ impl Bpe {
             let (mut ids, mut utf8, mut n) = (take_ids_buffer(bytes), String::new(), 0);
             for k in r {
                 ids.clear();
-                views[k]
-                    .with_utf8_in(&mut utf8, |t| self.enc.encode_into(t, &a, &mut ids))
-                    .map_err(|e| (k, BatchError::Surrogate(e)))?
-                    .map_err(|e| (k, BatchError::Core(e)))?;
+                batch::encode_text(&self.enc, &views[k], &a, &mut utf8, &mut ids)
+                    .map_err(|e| (k, e))?;
                 if width != 0 {
                     ids_to_le(&ids, width, &mut out).map_err(|e| (k, BatchError::Core(e)))?;
                 } else if lines {

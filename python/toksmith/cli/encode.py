@@ -98,9 +98,9 @@ def run(args) -> int:
         if args.lines:
             # each line as the bytes of json.dumps(ids) / " ".join(map(str, ids))
             sep, opening, closing = (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
-            encode_batch = batch_encoder(tok, args.allow_special, args.threads)
+            encode_batch = None if native else batch_encoder(tok, args.allow_special, args.threads)
             for lines in iter_line_batches(fin, errors=args.errors, name=name, batch_bytes=args.block_size):
-                if native:
+                if encode_batch is None:
                     fout.write(native(lines, sep=sep, lines=True, open=opening, close=closing)[0])
                 else:
                     fout.write(_core.format_id_lines(encode_batch(lines), sep, opening, closing))
