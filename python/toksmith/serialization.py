@@ -27,6 +27,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from . import _core
 from .bytelevel import str_to_token, token_to_str
 from .errors import MergesError, TokenizerFileError, VocabError
 
@@ -81,6 +82,31 @@ def from_dict(data: Any, path: str = "<dict>"):
     for key, typ in (("pattern", str), ("vocab", dict), ("special_tokens", dict), ("pinned_tokens", dict)):
         if not isinstance(data.get(key), typ):
             raise _fail(path, f"field {key!r} is missing or not a {typ.__name__}")
+    fast = _core.toksmith_tables(data["vocab"], data.get("merges"))
+    if fast is not None:
+        # the same checks as the loops below, in one native pass over a well-formed file
+        ranks, merges = fast
+    else:
+        ranks, merges = _tables_reference(data, path)
+    try:
+        return Tokenizer(
+            ranks,
+            pattern=data["pattern"],
+            special_tokens=data["special_tokens"],
+            pinned_tokens=data["pinned_tokens"],
+            merges=merges,
+            metadata=data.get("metadata") or {},
+            name=data.get("name"),
+        )
+    except (VocabError, TypeError, ValueError) as e:
+        if isinstance(e, TokenizerFileError):
+            raise
+        raise _fail(path, f"inconsistent tokenizer: {e}") from None
+
+
+def _tables_reference(data: Dict[str, Any], path: str) -> Tuple[Dict[bytes, int], Optional[List[Tuple[int, int]]]]:
+    """The vocab and merges of a toksmith file, checked entry by entry (the readable reference
+    of ``_core.toksmith_tables``, and the path that reports what is wrong)."""
     ranks: Dict[bytes, int] = {}
     seen_ids: Dict[int, str] = {}
     for s, i in data["vocab"].items():
@@ -122,20 +148,7 @@ def from_dict(data: Any, path: str = "<dict>"):
         n_multi = sum(1 for b in ranks if len(b) > 1)
         if len(merges) != n_multi:
             raise _fail(path, f"{len(merges)} merges for {n_multi} multi-byte tokens: the file is inconsistent")
-    try:
-        return Tokenizer(
-            ranks,
-            pattern=data["pattern"],
-            special_tokens=data["special_tokens"],
-            pinned_tokens=data["pinned_tokens"],
-            merges=merges,
-            metadata=data.get("metadata") or {},
-            name=data.get("name"),
-        )
-    except (VocabError, TypeError, ValueError) as e:
-        if isinstance(e, TokenizerFileError):
-            raise
-        raise _fail(path, f"inconsistent tokenizer: {e}") from None
+    return ranks, merges
 
 
 def load(path: Union[str, os.PathLike]):

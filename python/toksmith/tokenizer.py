@@ -105,15 +105,20 @@ class Tokenizer:
         regex_text, pattern_name = resolve_pattern(pattern)
         specials = self._check_added(special_tokens, "special_tokens")
         pinned = self._check_added(pinned_tokens, "pinned_tokens")
-        items: List[Tuple[bytes, int]] = []
-        for k, v in mergeable_ranks.items():
-            if not isinstance(k, (bytes, bytearray)):
-                raise TypeError(f"mergeable_ranks keys must be bytes, not {type(k).__name__} ({k!r})")
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v >= 2**32:
-                raise ValueError(f"mergeable_ranks[{bytes(k)!r}] = {v!r} is not a valid id (0 <= id < 2**32)")
-            items.append((bytes(k), v))
         added = [(t, i, False) for t, i in specials.items()] + [(t, i, True) for t, i in pinned.items()]
-        self._core = _core.Bpe(items, added, regex_text)
+        # a plain dict of bytes -> int goes to the core in one call; anything else is checked
+        # (and converted) entry by entry here, which also names a bad entry
+        core = _core.Bpe.from_ranks(mergeable_ranks, added, regex_text)
+        if core is None:
+            items: List[Tuple[bytes, int]] = []
+            for k, v in mergeable_ranks.items():
+                if not isinstance(k, (bytes, bytearray)):
+                    raise TypeError(f"mergeable_ranks keys must be bytes, not {type(k).__name__} ({k!r})")
+                if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v >= 2**32:
+                    raise ValueError(f"mergeable_ranks[{bytes(k)!r}] = {v!r} is not a valid id (0 <= id < 2**32)")
+                items.append((bytes(k), v))
+            core = _core.Bpe(items, added, regex_text)
+        self._core = core
         self._pattern = regex_text
         self._pattern_name = pattern_name
         self._special_tokens = dict(specials)

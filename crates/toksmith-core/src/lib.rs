@@ -8,8 +8,11 @@
 //! * [`decode`]: ids -> bytes (the streaming decoder is policy, in `toksmith/decoding.py`);
 //! * [`ids_format`]: ids as decimal text or little-endian integers (command-line output);
 //! * [`mem`]: prefetch hints and huge-page advice for large fresh buffers;
+//! * [`bytelevel`]: GPT-2's byte-level alphabet (token bytes spelled as printable text);
+//! * [`vocab_files`]: the big tables of tokenizer files, parsed and checked in one pass;
 //! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings.
 
+pub mod bytelevel;
 pub mod decode;
 pub mod encode;
 pub mod error;
@@ -20,5 +23,6 @@ pub mod pretokenize;
 pub mod train;
 pub mod utf8;
 pub mod vocab;
+pub mod vocab_files;
 
 pub use error::{Error, Result};

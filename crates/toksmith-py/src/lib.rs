@@ -5,6 +5,7 @@
 mod batch;
 use batch::BatchError;
 mod errors;
+mod files;
 mod text;
 
 use errors::to_py;
@@ -634,11 +635,8 @@ impl Bpe {
     }
 }
 
-#[pymethods]
 impl Bpe {
-    /// mergeable: [(bytes, id)]; added: [(text, id, is_pinned)]; pattern: name or regex.
-    #[new]
-    fn new(
+    fn build(
         py: Python<'_>,
         mergeable: Vec<(Vec<u8>, u32)>,
         added: Vec<(String, u32, bool)>,
@@ -677,6 +675,55 @@ impl Bpe {
             ints,
             int_addrs,
         })
+    }
+}
+
+#[pymethods]
+impl Bpe {
+    /// mergeable: [(bytes, id)]; added: [(text, id, is_pinned)]; pattern: name or regex.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        mergeable: Vec<(Vec<u8>, u32)>,
+        added: Vec<(String, u32, bool)>,
+        pattern: &str,
+    ) -> PyResult<Self> {
+        Bpe::build(py, mergeable, added, pattern)
+    }
+
+    /// `Bpe(list(ranks.items()), added, pattern)` straight from a rank dict, or None unless
+    /// every key is `bytes` and every value an exact int in 0..2^32 (the caller then checks
+    /// the entries one by one, for the error message).
+    #[staticmethod]
+    fn from_ranks(
+        py: Python<'_>,
+        ranks: &Bound<'_, PyAny>,
+        added: Vec<(String, u32, bool)>,
+        pattern: &str,
+    ) -> PyResult<Option<Self>> {
+        match files::plain_ranks(ranks) {
+            Some(mergeable) => Bpe::build(py, mergeable, added, pattern).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether every merge recovered from the ranks is one of `merges` (`"left right"`
+    /// strings or pairs, spelled byte-level); None if the merges cannot be recovered or a file
+    /// merge is malformed (the caller's reference check then says why).
+    fn merges_listed(&self, py: Python<'_>, merges: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+        let Some((parts, merges)) = files::merge_parts(merges, false)? else {
+            return Ok(None);
+        };
+        Ok(py.detach(|| {
+            let recovered = self.enc.vocab.recover_merges().ok()?;
+            let vocab = &self.enc.vocab;
+            toksmith_core::vocab_files::merges_listed(
+                &recovered,
+                |id| vocab.token_bytes(id).ok(),
+                &parts,
+                &merges,
+            )
+        }))
     }
 
     #[getter]
@@ -1289,6 +1336,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack_ids, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ids, m)?)?;
     m.add_function(wrap_pyfunction!(compile_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(files::parse_tiktoken_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(files::parse_merges_text, m)?)?;
+    m.add_function(wrap_pyfunction!(files::toksmith_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(files::ranks_from_vocab_and_merges, m)?)?;
     m.add(
         "NAMED_PATTERNS",
         pretokenize::NAMED_PATTERNS

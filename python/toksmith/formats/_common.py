@@ -8,6 +8,7 @@ import json
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .. import _core
 from ..bytelevel import str_to_token, token_to_str
 from ..errors import MergesError, TokenizerFileError, VocabError, missing_extra
 
@@ -96,7 +97,25 @@ def ranks_from_vocab_and_merges(
     no duplicate ids, merges naming tokens of the vocab whose result is in the vocab.
     toksmith (like tiktoken) merges by the *id* of the merged token, so the ids of the merge
     results must increase along the merge list; otherwise :class:`ConversionError`.
+
+    ``merges`` may also hold ``"left right"`` strings: such a list is normalized by
+    :func:`merge_pairs` first (with its checks).
     """
+    fast = _core.ranks_from_vocab_and_merges(vocab, merges, added)
+    if fast is not None:
+        # the checks of the reference, in one native pass over well-formed tables
+        return fast
+    return _ranks_from_vocab_and_merges_reference(vocab, merge_pairs(merges, where), added, where)
+
+
+def _ranks_from_vocab_and_merges_reference(
+    vocab: Mapping[str, int],
+    merges: Sequence[Tuple[str, str]],
+    added: Mapping[str, int],
+    where: str,
+) -> Tuple[Dict[bytes, int], Dict[str, int]]:
+    """The readable reference of :func:`ranks_from_vocab_and_merges` (and of its native
+    version, ``_core.ranks_from_vocab_and_merges``), which also reports what is wrong."""
     added_ids = {i: t for t, i in added.items()}
     ranks: Dict[bytes, int] = {}
     spelled: Dict[str, bytes] = {}
@@ -152,6 +171,25 @@ def ranks_from_vocab_and_merges(
     return ranks, leftovers
 
 
+def merge_pairs(merges: Any, where: str) -> List[Tuple[str, str]]:
+    """A file's merge list as ``(left, right)`` pairs: items are ``"left right"`` strings (one
+    space) or two-item lists; anything else raises :class:`TokenizerFileError`."""
+    if not isinstance(merges, list):
+        raise TokenizerFileError(f"{where}: model.merges must be a list")
+    out = []
+    for n, m in enumerate(merges):
+        if isinstance(m, str):
+            parts = m.split(" ")
+        elif isinstance(m, (list, tuple)):
+            parts = list(m)
+        else:
+            parts = []
+        if len(parts) != 2 or not all(isinstance(x, str) and x for x in parts):
+            raise TokenizerFileError(f"{where}: merge {n} ({m!r}) is not a pair of tokens")
+        out.append((parts[0], parts[1]))
+    return out
+
+
 def check_merges_agree(tok, file_merges: Sequence[Tuple[str, str]], where: str) -> None:
     """Check that a file's merge list gives the same BPE as toksmith's merge-by-rank.
 
@@ -159,6 +197,13 @@ def check_merges_agree(tok, file_merges: Sequence[Tuple[str, str]], where: str) 
     pair must be one of the file's merges for the token; otherwise the file's library and
     toksmith would split some words differently.
     """
+    if tok._core.merges_listed(file_merges):  # None or False: the reference says what is wrong
+        return
+    _check_merges_agree_reference(tok, merge_pairs(file_merges, where), where)
+
+
+def _check_merges_agree_reference(tok, file_merges: Sequence[Tuple[str, str]], where: str) -> None:
+    """The readable reference of :func:`check_merges_agree` (``Bpe.merges_listed`` natively)."""
     try:
         recovered = tok.merges()
     except MergesError as e:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from .. import _core
 from ..errors import TokenizerFileError
 from ._common import (
     ConversionError,
@@ -52,6 +53,14 @@ def read_merges_file(path: PathLike) -> List[Tuple[str, str]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TokenizerFileError(f"{p}: not UTF-8 text (byte offset {e.start})") from None
+    fast = _core.parse_merges_text(text)  # None: a malformed line (the reference names it)
+    if fast is not None:
+        return fast
+    return _merges_text_reference(text, p)
+
+
+def _merges_text_reference(text: str, p: str) -> List[Tuple[str, str]]:
+    """The readable reference of :func:`read_merges_file` after decoding."""
     out: List[Tuple[str, str]] = []
     for n, line in enumerate(text.split("\n"), 1):
         line = line.rstrip("\r")

@@ -354,23 +354,6 @@ def _check_decoder(dec: Any, where: str, strict: bool, dropped: Dict[str, Any]) 
                        "(pass strict=False to accept it; the ids are still the same)")
 
 
-def _merge_pairs(merges: Any, where: str) -> List[Tuple[str, str]]:
-    if not isinstance(merges, list):
-        raise TokenizerFileError(f"{where}: model.merges must be a list")
-    out = []
-    for n, m in enumerate(merges):
-        if isinstance(m, str):
-            parts = m.split(" ")
-        elif isinstance(m, (list, tuple)):
-            parts = list(m)
-        else:
-            parts = []
-        if len(parts) != 2 or not all(isinstance(x, str) and x for x in parts):
-            raise TokenizerFileError(f"{where}: merge {n} ({m!r}) is not a pair of tokens")
-        out.append((parts[0], parts[1]))
-    return out
-
-
 def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[str] = None):
     """Load a byte-level BPE ``tokenizer.json`` as a :class:`toksmith.Tokenizer` with the same ids.
 
@@ -424,7 +407,8 @@ def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[st
     vocab = model.get("vocab")
     if not isinstance(vocab, dict):
         raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
-    merges = _merge_pairs(model.get("merges", []), where)
+    # "left right" strings or pairs, checked (and normalized if need be) by the calls below
+    merges = model.get("merges", [])
     ranks, leftovers = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
     if leftovers:
         shown = sorted(leftovers.items(), key=lambda kv: kv[1])[:5]

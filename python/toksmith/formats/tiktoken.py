@@ -52,6 +52,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Union
 
+from .. import _core
 from ..errors import TokenizerFileError
 from ._common import ConversionError, PathLike, require, source_meta, write_text_atomic
 
@@ -154,6 +155,15 @@ def identify_openai_file(path: PathLike) -> Optional[str]:
 
 
 def _parse_ranks(raw: bytes, where: str) -> Dict[bytes, int]:
+    fast = _core.parse_tiktoken_ranks(raw)  # None: not a plain, valid file (the reference says why)
+    if fast is not None:
+        return fast
+    return _parse_ranks_reference(raw, where)
+
+
+def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
+    """The readable reference of :func:`_parse_ranks` (``_core.parse_tiktoken_ranks``), which
+    also reports what is wrong, with the line number."""
     ranks: Dict[bytes, int] = {}
     by_rank: Dict[int, int] = {}
     for n, line in enumerate(raw.split(b"\n"), 1):

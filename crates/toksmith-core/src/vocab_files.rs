@@ -1,0 +1,482 @@
+//! The big tables of tokenizer files (rank lines, byte-level vocabularies, merge lists), read
+//! and checked in one native pass.
+//!
+//! The Python readers (`toksmith/formats/`, `toksmith/serialization.py`) loop over every entry
+//! of a 100k-token vocabulary several times: 0.2-0.6 s per load. Each function here mirrors one
+//! of those loops (named in its doc) and *declines* (`None`) on anything that loop would reject
+//! or treat in a special way; the caller then runs the Python reference, which raises the
+//! error with its message. So this code only ever accepts well-formed input, where it must
+//! give exactly the reference's result (the tests compare the two on valid and corrupted
+//! files).
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Mergeable tokens `(bytes, id)` in file order.
+pub type Ranks = Vec<(Vec<u8>, u32)>;
+
+const fn b64_table() -> [u8; 256] {
+    let mut t = [0xFFu8; 256];
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut i = 0;
+    while i < 64 {
+        t[alphabet[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+}
+
+const B64: [u8; 256] = b64_table();
+
+/// Canonical standard base64 (length a multiple of 4, at most two `=` at the end, unused bits
+/// zero) appended to `out`; false for anything else.
+fn decode_base64(s: &[u8], out: &mut Vec<u8>) -> bool {
+    if s.is_empty() || !s.len().is_multiple_of(4) {
+        return false;
+    }
+    let pad = s.iter().rev().take(2).take_while(|&&c| c == b'=').count();
+    let body = &s[..s.len() - pad];
+    out.reserve(body.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0u32;
+    for &c in body {
+        let v = B64[c as usize];
+        if v == 0xFF {
+            return false;
+        }
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    acc == 0
+}
+
+/// A non-empty run of ASCII digits below 2^32.
+fn parse_id(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u64;
+    }
+    u32::try_from(v).ok()
+}
+
+/// `formats/tiktoken.py::_parse_ranks`: lines of `base64-token rank`; blank lines skipped.
+pub fn parse_tiktoken(raw: &[u8]) -> Option<Ranks> {
+    let mut out: Ranks = Vec::with_capacity(raw.len() / 12);
+    let mut tokens: FxHashSet<&[u8]> = FxHashSet::default();
+    let mut ids: FxHashSet<u32> = FxHashSet::default();
+    tokens.reserve(raw.len() / 12);
+    ids.reserve(raw.len() / 12);
+    for line in raw.split(|&c| c == b'\n') {
+        let mut end = line.len();
+        while end > 0 && line[end - 1] == b'\r' {
+            end -= 1;
+        }
+        let line = &line[..end];
+        if line
+            .iter()
+            .all(|&c| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+        {
+            continue;
+        }
+        let sp = line.iter().position(|&c| c == b' ')?;
+        let (tok, rank) = (&line[..sp], &line[sp + 1..]);
+        if rank.contains(&b' ') {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        if !decode_base64(tok, &mut bytes) || bytes.is_empty() {
+            return None;
+        }
+        let id = parse_id(rank)?;
+        if !ids.insert(id) {
+            return None;
+        }
+        out.push((bytes, id));
+    }
+    for (b, _) in &out {
+        if !tokens.insert(b) {
+            return None;
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `formats/gpt2.py::read_merges_file` on decoded text: an optional `#version` first line,
+/// then one `left right` pair a line; empty lines skipped.
+pub fn parse_merges_text(text: &str) -> Option<Vec<(&str, &str)>> {
+    let mut out = Vec::with_capacity(text.len() / 8);
+    for (n, line) in text.split('\n').enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() || (n == 0 && line.starts_with("#version")) {
+            continue;
+        }
+        let (a, b) = line.split_once(' ')?;
+        if a.is_empty() || b.is_empty() || b.contains(' ') {
+            return None;
+        }
+        out.push((a, b));
+    }
+    Some(out)
+}
+
+/// Byte strings stored end to end (no allocation per string).
+#[derive(Default, Debug)]
+pub struct Flat {
+    pub bytes: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+}
+
+impl Flat {
+    pub fn with_capacity(items: usize, bytes: usize) -> Self {
+        Flat {
+            bytes: Vec::with_capacity(bytes),
+            spans: Vec::with_capacity(items),
+        }
+    }
+
+    /// Close the string made of the bytes pushed since the last call; returns its index.
+    pub fn end_item(&mut self, start: usize) -> usize {
+        self.spans
+            .push((start as u32, (self.bytes.len() - start) as u32));
+        self.spans.len() - 1
+    }
+
+    /// Close two strings: the bytes since `start`, split at `mid`.
+    pub fn end_pair(&mut self, start: usize, mid: usize) -> (usize, usize) {
+        self.spans.push((start as u32, (mid - start) as u32));
+        self.end_item(mid);
+        (self.spans.len() - 2, self.spans.len() - 1)
+    }
+
+    pub fn get(&self, i: usize) -> &[u8] {
+        let (s, n) = self.spans[i];
+        &self.bytes[s as usize..(s + n) as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}
+
+/// A vocab entry of a byte-level file, decoded by the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// A token whose spelling decodes to item `i` of the caller's [`Flat`].
+    Token(usize),
+    /// The entry of an added token (same id, same text): not a mergeable token.
+    Added,
+    /// A key with a character outside the byte-level alphabet.
+    Unspelled,
+}
+
+/// bytes -> (id, entry index) of the decoded tokens.
+struct Index<'a> {
+    map: FxHashMap<&'a [u8], (u32, u32)>,
+}
+
+impl<'a> Index<'a> {
+    /// None if two entries have the same bytes.
+    fn new(tokens: impl Iterator<Item = (&'a [u8], u32, usize)>, n: usize) -> Option<Self> {
+        let mut map = FxHashMap::default();
+        map.reserve(n);
+        for (b, id, at) in tokens {
+            if map.insert(b, (id, at as u32)).is_some() {
+                return None;
+            }
+        }
+        Some(Index { map })
+    }
+
+    /// Ids of both parts and (id, entry) of their concatenation, each a token.
+    fn merge(&self, a: &[u8], b: &[u8], buf: &mut Vec<u8>) -> Option<(u32, u32, (u32, u32))> {
+        let ia = self.map.get(a)?.0;
+        let ib = self.map.get(b)?.0;
+        buf.clear();
+        buf.extend_from_slice(a);
+        buf.extend_from_slice(b);
+        Some((ia, ib, *self.map.get(&buf[..])?))
+    }
+}
+
+/// No id twice.
+fn distinct(ids: impl Iterator<Item = u32>, n: usize) -> bool {
+    let mut seen = FxHashSet::default();
+    seen.reserve(n);
+    ids.into_iter().all(|i| seen.insert(i))
+}
+
+/// `serialization.py::from_dict`, its vocab and merge checks, on decoded input: `vocab` holds
+/// `(item of tokens, id)`; each merge names its two parts (items of `parts`), split at the one
+/// space of its line. No id twice; each merge's parts are tokens whose concatenation is a
+/// token with a larger id than both parts and than the previous merge's; one merge per
+/// multi-byte token. Returns the merges as id pairs.
+pub fn toksmith_tables(
+    tokens: &Flat,
+    vocab: &[(usize, u32)],
+    parts: &Flat,
+    merges: &[(usize, usize)],
+) -> Option<Vec<(u32, u32)>> {
+    if !distinct(vocab.iter().map(|&(_, id)| id), vocab.len()) {
+        return None;
+    }
+    let index = Index::new(
+        vocab
+            .iter()
+            .enumerate()
+            .map(|(k, &(t, id))| (tokens.get(t), id, k)),
+        vocab.len(),
+    )?;
+    let mut out = Vec::with_capacity(merges.len());
+    let mut buf = Vec::new();
+    let mut last = None;
+    for &(a, b) in merges {
+        let (ia, ib, (mid, _)) = index.merge(parts.get(a), parts.get(b), &mut buf)?;
+        if last.is_some_and(|l| mid <= l) || mid <= ia || mid <= ib {
+            return None;
+        }
+        last = Some(mid);
+        out.push((ia, ib));
+    }
+    let multi = vocab
+        .iter()
+        .filter(|&&(t, _)| tokens.get(t).len() > 1)
+        .count();
+    (out.len() == multi).then_some(out)
+}
+
+/// `formats/_common.py::ranks_from_vocab_and_merges`, on decoded input: which vocab entries
+/// are rank-table tokens, and which are leftovers (entries not spelled in the alphabet, then
+/// multi-byte tokens made by no merge), both as entry indices in vocab order. Declines on a
+/// duplicate id, a merge naming a non-token or making one, and merge results out of id order.
+/// (The caller checks that an entry with an added token's id has that token's text.)
+pub fn ranks_from_vocab_and_merges(
+    tokens: &Flat,
+    vocab: &[(Entry, u32)],
+    parts: &Flat,
+    merges: &[(usize, usize)],
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    if !distinct(vocab.iter().map(|&(_, id)| id), vocab.len()) {
+        return None;
+    }
+    let index = Index::new(
+        vocab
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &(e, id))| match e {
+                Entry::Token(t) => Some((tokens.get(t), id, k)),
+                _ => None,
+            }),
+        vocab.len(),
+    )?;
+    let mut produced = vec![false; vocab.len()];
+    let mut buf = Vec::new();
+    let mut last = None;
+    for &(a, b) in merges {
+        let (ia, ib, (mid, at)) = index.merge(parts.get(a), parts.get(b), &mut buf)?;
+        if last.is_some_and(|l| mid < l) || mid <= ia || mid <= ib {
+            return None;
+        }
+        last = Some(mid);
+        produced[at as usize] = true;
+    }
+    let mut kept = Vec::with_capacity(vocab.len());
+    let mut leftovers: Vec<usize> = (0..vocab.len())
+        .filter(|&k| vocab[k].0 == Entry::Unspelled)
+        .collect();
+    for (k, &(e, _)) in vocab.iter().enumerate() {
+        if let Entry::Token(t) = e {
+            if tokens.get(t).len() > 1 && !produced[k] {
+                leftovers.push(k);
+            } else {
+                kept.push(k);
+            }
+        }
+    }
+    Some((kept, leftovers))
+}
+
+/// `formats/_common.py::check_merges_agree`: whether each recovered merge `(left, right, _)`
+/// (ids of `token`) is one of the file's merges (decoded parts, items of `parts`).
+pub fn merges_listed<'a>(
+    recovered: &[(u32, u32, u32)],
+    token: impl Fn(u32) -> Option<&'a [u8]>,
+    parts: &Flat,
+    merges: &[(usize, usize)],
+) -> Option<bool> {
+    let mut listed: FxHashSet<(&[u8], &[u8])> = FxHashSet::default();
+    listed.reserve(merges.len());
+    for &(a, b) in merges {
+        listed.insert((parts.get(a), parts.get(b)));
+    }
+    for &(a, b, _) in recovered {
+        if !listed.contains(&(token(a)?, token(b)?)) {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytelevel;
+
+    fn b64(bytes: &[u8]) -> String {
+        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut s = String::new();
+        for c in bytes.chunks(3) {
+            let v = (c[0] as u32) << 16
+                | (*c.get(1).unwrap_or(&0) as u32) << 8
+                | *c.get(2).unwrap_or(&0) as u32;
+            for k in 0..4 {
+                s.push(if k <= c.len() {
+                    A[(v >> (18 - 6 * k)) as usize & 63] as char
+                } else {
+                    '='
+                });
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn base64_round_trips_and_declines_non_canonical() {
+        for n in 0..40usize {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            let mut out = Vec::new();
+            assert_eq!(decode_base64(b64(&bytes).as_bytes(), &mut out), n > 0);
+            if n > 0 {
+                assert_eq!(out, bytes);
+            }
+        }
+        for bad in [
+            "QQ=", "QQ", "Q===", "QR==", "QQ==QUFB", "QU=B", "QUF-", "QUF\n", "=QUF",
+        ] {
+            assert!(!decode_base64(bad.as_bytes(), &mut Vec::new()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tiktoken_lines() {
+        let raw = format!("{} 0\r\n\n  \n{} 1\n{} 2", b64(b"a"), b64(b"b"), b64(b"ab"));
+        assert_eq!(
+            parse_tiktoken(raw.as_bytes()).unwrap(),
+            vec![(b"a".to_vec(), 0), (b"b".to_vec(), 1), (b"ab".to_vec(), 2)]
+        );
+        for bad in [
+            "YQ== 0\nYQ== 1",
+            "YQ== 0\nYg== 0",
+            "YQ== x",
+            "YQ== 1 2",
+            "YQ==  1",
+            "YQ== 4294967296",
+            "",
+            "\n\n",
+            "YQ==\t1",
+        ] {
+            assert!(parse_tiktoken(bad.as_bytes()).is_none(), "{bad:?}");
+        }
+        assert_eq!(parse_tiktoken(b"YQ== 4294967295").unwrap()[0].1, u32::MAX);
+    }
+
+    #[test]
+    fn merges_text() {
+        assert_eq!(
+            parse_merges_text("#version: 0.2\r\nĠ t\n\nh e\r\n").unwrap(),
+            vec![("Ġ", "t"), ("h", "e")]
+        );
+        for bad in ["a b c", "a", " a", "a ", "x y\n#version"] {
+            assert!(parse_merges_text(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    /// Decoded tokens and merges the way the glue makes them.
+    fn flat(items: &[&str]) -> Flat {
+        let mut f = Flat::default();
+        for s in items {
+            let start = f.bytes.len();
+            assert!(bytelevel::decode_into(s, &mut f.bytes));
+            f.end_item(start);
+        }
+        f
+    }
+
+    fn merges_of(lines: &[&str]) -> (Flat, Vec<(usize, usize)>) {
+        let parts: Vec<&str> = lines.iter().flat_map(|l| l.split(' ')).collect();
+        let f = flat(&parts);
+        (f, (0..lines.len()).map(|k| (2 * k, 2 * k + 1)).collect())
+    }
+
+    const TOY: [&str; 5] = ["a", "b", "Ġ", "ab", "Ġab"];
+
+    fn toy_vocab() -> Vec<(usize, u32)> {
+        (0..5).map(|i| (i, i as u32)).collect()
+    }
+
+    #[test]
+    fn toksmith_tables_accept_only_consistent_files() {
+        let tokens = flat(&TOY);
+        let (p, m) = merges_of(&["a b", "Ġ ab"]);
+        assert_eq!(
+            toksmith_tables(&tokens, &toy_vocab(), &p, &m).unwrap(),
+            vec![(0, 1), (2, 3)]
+        );
+        for bad in [
+            &["Ġ ab", "a b"][..],
+            &["a b"],
+            &["a b", "Ġ b"],
+            &["a b", "Ġa b", "Ġ ab"],
+        ] {
+            let (p, m) = merges_of(bad);
+            assert!(
+                toksmith_tables(&tokens, &toy_vocab(), &p, &m).is_none(),
+                "{bad:?}"
+            );
+        }
+        let dup_id = [(0, 0), (1, 0)];
+        assert!(toksmith_tables(&tokens, &dup_id, &Flat::default(), &[]).is_none());
+    }
+
+    #[test]
+    fn vocab_and_merges_with_leftovers_and_added_tokens() {
+        let tokens = flat(&["a", "b", "Ġ", "ab", "Ġab", "ba"]);
+        let mut v: Vec<(Entry, u32)> = (0..5).map(|i| (Entry::Token(i), i as u32)).collect();
+        v.push((Entry::Unspelled, 5));
+        v.push((Entry::Token(5), 6));
+        v.push((Entry::Added, 7));
+        let (p, m) = merges_of(&["a b", "Ġ ab"]);
+        let (kept, left) = ranks_from_vocab_and_merges(&tokens, &v, &p, &m).unwrap();
+        assert_eq!(kept, vec![0, 1, 2, 3, 4]);
+        assert_eq!(left, vec![5, 6]);
+        let (p, m) = merges_of(&["Ġ ab", "a b"]);
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).is_none());
+        let (p, m) = merges_of(&["a ba"]);
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).is_none());
+        v.push((Entry::Added, 7));
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &Flat::default(), &[]).is_none());
+    }
+
+    #[test]
+    fn listed_merges() {
+        let tokens: Vec<&[u8]> = vec![b"a", b"b", b" ", b"ab", b" ab"];
+        let get = |i: u32| tokens.get(i as usize).copied();
+        let rec = [(0, 1, 3), (2, 3, 4)];
+        let (p, m) = merges_of(&["a b", "Ġ ab", "Ġa b"]);
+        assert_eq!(merges_listed(&rec, get, &p, &m), Some(true));
+        assert_eq!(merges_listed(&rec, get, &p, &m[..1]), Some(false));
+    }
+}

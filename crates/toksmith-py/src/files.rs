@@ -1,0 +1,264 @@
+//! Glue for the tokenizer-file readers: Python containers in, `toksmith_core::vocab_files` in
+//! the middle, Python containers out.
+//!
+//! Every function returns `None` where the core declines, and also where the input is not of
+//! the plain shape it handles (a key that is not a `str`, an id that is not an exact `int` in
+//! 0..2^32, a merge that is neither a `str` nor a pair of them...). The Python readers then run
+//! their reference loops, which raise the error with its message (or handle the odd case).
+
+use crate::text::{self, StrView};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
+use toksmith_core::bytelevel;
+use toksmith_core::vocab_files::{self, Entry, Flat, Ranks};
+
+/// An exact `int` (not a `bool`) in 0..2^32.
+pub fn plain_id(v: &Bound<'_, PyAny>) -> Option<u32> {
+    if !v.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    v.extract::<u32>().ok()
+}
+
+/// Call `f` on each code point of a `str` until it returns false; false if it did.
+fn each_unit(s: &Bound<'_, PyString>, mut f: impl FnMut(u32) -> bool) -> PyResult<bool> {
+    Ok(match text::view(s)? {
+        StrView::Utf8(t) => t.chars().all(|c| f(c as u32)),
+        // SAFETY: CPython guarantees `len` characters of `kind` bytes at `data`, aligned, alive
+        // as long as `s`
+        StrView::Wide { kind, data, len } => unsafe {
+            match kind {
+                1 => std::slice::from_raw_parts(data, len)
+                    .iter()
+                    .all(|&u| f(u as u32)),
+                2 => std::slice::from_raw_parts(data as *const u16, len)
+                    .iter()
+                    .all(|&u| f(u as u32)),
+                _ => std::slice::from_raw_parts(data as *const u32, len)
+                    .iter()
+                    .all(|&u| f(u)),
+            }
+        },
+    })
+}
+
+/// Append the bytes a byte-level spelling stands for; false if it has another character.
+fn spell(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
+    each_unit(s, |u| match bytelevel::unit_to_byte(u) {
+        Some(b) => {
+            out.push(b);
+            true
+        }
+        None => false,
+    })
+}
+
+/// Decode a merge line `"left right"` into `out`: the offset where `right` starts, or None
+/// unless it has exactly one space, no other character outside the alphabet and no empty part.
+fn spell_line(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<Option<usize>> {
+    let start = out.len();
+    let mut mid = None;
+    let ok = each_unit(s, |u| {
+        if u == 0x20 {
+            if mid.is_some() {
+                return false;
+            }
+            mid = Some(out.len());
+            return true;
+        }
+        match bytelevel::unit_to_byte(u) {
+            Some(b) => {
+                out.push(b);
+                true
+            }
+            None => false,
+        }
+    })?;
+    Ok(mid.filter(|&m| ok && m > start && out.len() > m))
+}
+
+/// Decoded merge parts and each merge's two part indices.
+pub type MergeParts = (Flat, Vec<(usize, usize)>);
+
+/// A file's merge list (`"left right"` strings, or unless `lines_only` pairs of non-empty
+/// strings as lists or tuples) decoded: the parts, and each merge's two part indices.
+pub fn merge_parts(obj: &Bound<'_, PyAny>, lines_only: bool) -> PyResult<Option<MergeParts>> {
+    let Ok(list) = obj.cast::<PyList>() else {
+        return Ok(None);
+    };
+    let mut parts = Flat::with_capacity(2 * list.len(), 4 * list.len());
+    let mut merges = Vec::with_capacity(list.len());
+    for m in list.iter() {
+        let start = parts.bytes.len();
+        if let Ok(line) = m.cast_exact::<PyString>() {
+            let Some(mid) = spell_line(line, &mut parts.bytes)? else {
+                return Ok(None);
+            };
+            merges.push(parts.end_pair(start, mid));
+            continue;
+        }
+        if lines_only
+            || !(m.is_exact_instance_of::<PyList>() || m.is_exact_instance_of::<PyTuple>())
+            || m.len()? != 2
+        {
+            return Ok(None);
+        }
+        let (a, b) = (m.get_item(0)?, m.get_item(1)?);
+        let (Ok(a), Ok(b)) = (a.cast_exact::<PyString>(), b.cast_exact::<PyString>()) else {
+            return Ok(None);
+        };
+        if !spell(a, &mut parts.bytes)? {
+            return Ok(None);
+        }
+        let mid = parts.bytes.len();
+        if !spell(b, &mut parts.bytes)? || mid == start || parts.bytes.len() == mid {
+            return Ok(None);
+        }
+        merges.push(parts.end_pair(start, mid));
+    }
+    Ok(Some((parts, merges)))
+}
+
+fn ranks_dict<'py, 'a>(
+    py: Python<'py>,
+    ranks: impl Iterator<Item = (&'a [u8], u32)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (b, i) in ranks {
+        d.set_item(PyBytes::new(py, b), i)?;
+    }
+    Ok(d)
+}
+
+/// `formats/tiktoken.py::_parse_ranks`: the ranks of a `.tiktoken` file as a dict.
+#[pyfunction]
+pub fn parse_tiktoken_ranks<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    match py.detach(|| vocab_files::parse_tiktoken(raw)) {
+        Some(r) => Ok(Some(ranks_dict(py, r.iter().map(|(b, i)| (&b[..], *i)))?)),
+        None => Ok(None),
+    }
+}
+
+/// `formats/gpt2.py::read_merges_file` on the decoded text: `[(left, right)]`.
+#[pyfunction]
+pub fn parse_merges_text(text: &str) -> Option<Vec<(&str, &str)>> {
+    vocab_files::parse_merges_text(text)
+}
+
+/// `serialization.py::from_dict`'s table checks: `(ranks, merge id pairs or None)`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn toksmith_tables<'py>(
+    py: Python<'py>,
+    vocab: &Bound<'py, PyAny>,
+    merges: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
+    let Ok(vocab) = vocab.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let mut tokens = Flat::with_capacity(vocab.len(), 8 * vocab.len());
+    let mut entries = Vec::with_capacity(vocab.len());
+    for (k, v) in vocab.iter() {
+        let (Ok(k), Some(id)) = (k.cast_exact::<PyString>(), plain_id(&v)) else {
+            return Ok(None);
+        };
+        let start = tokens.bytes.len();
+        if !spell(k, &mut tokens.bytes)? {
+            return Ok(None);
+        }
+        entries.push((tokens.end_item(start), id));
+    }
+    let ranks = || ranks_dict(py, entries.iter().map(|&(t, id)| (tokens.get(t), id)));
+    if merges.is_none() {
+        return Ok(Some((ranks()?, None)));
+    }
+    let Some((parts, merges)) = merge_parts(merges, true)? else {
+        return Ok(None);
+    };
+    match py.detach(|| vocab_files::toksmith_tables(&tokens, &entries, &parts, &merges)) {
+        Some(m) => Ok(Some((ranks()?, Some(m)))),
+        None => Ok(None),
+    }
+}
+
+/// `formats/_common.py::ranks_from_vocab_and_merges`: `(ranks, leftovers)`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn ranks_from_vocab_and_merges<'py>(
+    py: Python<'py>,
+    vocab: &Bound<'py, PyAny>,
+    merges: &Bound<'py, PyAny>,
+    added: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyDict>)>> {
+    let (Ok(vocab), Ok(added)) = (vocab.cast::<PyDict>(), added.cast::<PyDict>()) else {
+        return Ok(None);
+    };
+    // id -> added token (the last one given that id, like the reference's dict)
+    let mut added_ids = std::collections::HashMap::new();
+    for (t, i) in added.iter() {
+        let (Ok(t), Some(i)) = (t.cast_into_exact::<PyString>(), plain_id(&i)) else {
+            return Ok(None);
+        };
+        added_ids.insert(i, t);
+    }
+    let mut tokens = Flat::with_capacity(vocab.len(), 8 * vocab.len());
+    let mut entries = Vec::with_capacity(vocab.len());
+    let mut keys = Vec::with_capacity(vocab.len());
+    for (k, v) in vocab.iter() {
+        let (Ok(k), Some(id)) = (k.cast_into_exact::<PyString>(), plain_id(&v)) else {
+            return Ok(None);
+        };
+        let entry = if let Some(t) = added_ids.get(&id) {
+            if !k.as_any().eq(t.as_any())? {
+                return Ok(None);
+            }
+            Entry::Added
+        } else {
+            let start = tokens.bytes.len();
+            if spell(&k, &mut tokens.bytes)? {
+                Entry::Token(tokens.end_item(start))
+            } else {
+                tokens.bytes.truncate(start);
+                Entry::Unspelled
+            }
+        };
+        entries.push((entry, id));
+        keys.push(k);
+    }
+    let Some((parts, merges)) = merge_parts(merges, false)? else {
+        return Ok(None);
+    };
+    let done =
+        py.detach(|| vocab_files::ranks_from_vocab_and_merges(&tokens, &entries, &parts, &merges));
+    let Some((kept, leftovers)) = done else {
+        return Ok(None);
+    };
+    let ranks = ranks_dict(
+        py,
+        kept.iter().map(|&k| match entries[k].0 {
+            Entry::Token(t) => (tokens.get(t), entries[k].1),
+            _ => unreachable!("kept entries are tokens"),
+        }),
+    )?;
+    // a leftover's key is its own spelling (the alphabet is a bijection)
+    let left = PyDict::new(py);
+    for k in leftovers {
+        left.set_item(&keys[k], entries[k].1)?;
+    }
+    Ok(Some((ranks, left)))
+}
+
+/// A rank dict `{bytes: int}` as `(bytes, id)` pairs, if every key is `bytes` and every value
+/// an exact `int` in 0..2^32.
+pub fn plain_ranks(d: &Bound<'_, PyAny>) -> Option<Ranks> {
+    let d = d.cast_exact::<PyDict>().ok()?;
+    let mut out = Vec::with_capacity(d.len());
+    for (k, v) in d.iter() {
+        let k = k.cast_exact::<PyBytes>().ok()?;
+        out.push((k.as_bytes().to_vec(), plain_id(&v)?));
+    }
+    Some(out)
+}

@@ -1,0 +1,334 @@
+"""The native table readers (``toksmith_core::vocab_files``) against the Python references.
+
+Each reader has a native pass that either returns exactly what the reference returns or
+declines (``None``), after which the reference runs and reports the problem. These tests check
+both halves: equal results on real files and on random corruptions of small ones, and that
+the native pass declines every input the reference rejects.
+"""
+
+import base64
+import json
+import types
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toksmith
+from toksmith import TokenizerFileError, _core
+from toksmith.bytelevel import token_to_str
+from toksmith.formats import ConversionError
+from toksmith.formats import _common
+from toksmith.formats.gpt2 import _merges_text_reference, gpt2_vocab, read_merges_file
+from toksmith.formats.tiktoken import _parse_ranks, _parse_ranks_reference
+from toksmith.serialization import _tables_reference, to_dict
+
+from .helpers import CL100K_TIKTOKEN, GPT2_ENCODER, GPT2_TIKTOKEN, GPT2_VOCAB_BPE
+
+FILE_ERRORS = (TokenizerFileError, ConversionError)
+
+
+def reference_outcome(fn, *args):
+    """("ok", result) or ("error", exception type) from a reference function."""
+    try:
+        return "ok", fn(*args)
+    except FILE_ERRORS as e:
+        return "error", type(e)
+
+
+def assert_native_agrees(native, fn, *args):
+    """The native result equals the reference's (order included), or the native pass declined;
+    it declines whenever the reference raises."""
+    kind, ref = reference_outcome(fn, *args)
+    if native is None:
+        return kind
+    assert kind == "ok", f"native accepted what the reference rejects ({ref.__name__})"
+    if isinstance(ref, tuple):
+        assert len(native) == len(ref)
+        for n, r in zip(native, ref):
+            assert n == r
+            if isinstance(r, dict):
+                assert list(n.items()) == list(r.items())
+    else:
+        assert native == ref
+        if isinstance(ref, dict):
+            assert list(native.items()) == list(ref.items())
+    return kind
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return toksmith.train_from_iterator(["low lower lowest newest widest  \n\tné ü"] * 30, vocab_size=275,
+                                        pattern="gpt2", special_tokens=["<|end|>"])
+
+
+# ------------------------------------------------------------------ real files
+
+
+@pytest.mark.parametrize("path", [GPT2_TIKTOKEN, CL100K_TIKTOKEN])
+def test_tiktoken_files(path):
+    raw = open(path, "rb").read()
+    native = _core.parse_tiktoken_ranks(raw)
+    assert native is not None and len(native) > 50000
+    assert assert_native_agrees(native, _parse_ranks_reference, raw, "f") == "ok"
+    crlf = raw.replace(b"\n", b"\r\n") + b"\n\n"
+    assert _core.parse_tiktoken_ranks(crlf) == native
+
+
+def test_gpt2_files_vocab_and_merges():
+    vocab = json.load(open(GPT2_ENCODER, encoding="utf-8"))
+    text = open(GPT2_VOCAB_BPE, encoding="utf-8").read()
+    merges = _core.parse_merges_text(text)
+    assert merges == _merges_text_reference(text, "f") and len(merges) == 50000
+    native = _core.ranks_from_vocab_and_merges(vocab, merges, {})
+    assert native is not None
+    ranks, leftovers = native
+    assert leftovers == {"<|endoftext|>": 50256} and len(ranks) == 50256
+    assert_native_agrees(native, _common._ranks_from_vocab_and_merges_reference, vocab, merges, {}, "f")
+    # the same merges as "left right" lines (Hugging Face's usual form) and as lists
+    lines = [f"{a} {b}" for a, b in merges]
+    assert _core.ranks_from_vocab_and_merges(vocab, lines, {}) == native
+    assert _core.ranks_from_vocab_and_merges(vocab, [list(m) for m in merges], {}) == native
+    # with the special token declared as added, it is not a leftover
+    assert _core.ranks_from_vocab_and_merges(vocab, lines, {"<|endoftext|>": 50256}) == (ranks, {})
+
+
+def test_gpt2_merges_listed_and_a_changed_merge():
+    tok = toksmith.from_gpt2_files(GPT2_ENCODER, GPT2_VOCAB_BPE)
+    merges = read_merges_file(GPT2_VOCAB_BPE)
+    assert tok._core.merges_listed(merges) is True
+    _common._check_merges_agree_reference(tok, merges, "f")
+    # make one merged token come from another split of its bytes: no longer what BPE by rank does
+    vocab = json.load(open(GPT2_ENCODER, encoding="utf-8"))
+    changed = None
+    for n, (a, b) in enumerate(merges):
+        left, right, whole = a + b[:1], b[1:], vocab[a + b]
+        if len(b) >= 2 and vocab.get(left, whole) < whole and vocab.get(right, whole) < whole:
+            changed = merges[:n] + [(left, right)] + merges[n + 1:]
+            break
+    assert changed is not None
+    assert tok._core.merges_listed(changed) is False
+    with pytest.raises(ConversionError, match="merging by rank"):
+        _common.check_merges_agree(tok, changed, "f")
+
+
+def test_toksmith_file_tables(cl100k_tok, tiny):
+    for tok in (cl100k_tok, tiny):
+        data = json.loads(json.dumps(to_dict(tok), ensure_ascii=False))
+        native = _core.toksmith_tables(data["vocab"], data["merges"])
+        assert native is not None
+        assert assert_native_agrees(native, _tables_reference, data, "f") == "ok"
+        assert native[1] == tok.merge_ids()
+        no_merges = _core.toksmith_tables(data["vocab"], None)
+        assert no_merges == (native[0], None)
+
+
+def test_loads_give_the_same_tokenizer_as_the_references(tmp_path, tiny, monkeypatch):
+    """Whole loads with the native passes and with every native pass declining."""
+    tiny.save(tmp_path / "t.json")
+    tiny.save_tiktoken(tmp_path / "t.tiktoken")
+    toksmith.formats.huggingface.save_huggingface(tiny, tmp_path / "hf")
+    toksmith.formats.gpt2.save_gpt2_files(tiny, tmp_path / "g")
+
+    def loads():
+        return [
+            toksmith.load(tmp_path / "t.json"),
+            toksmith.from_tiktoken(tmp_path / "t.tiktoken", pattern="gpt2", special_tokens=tiny.special_tokens),
+            toksmith.from_huggingface(tmp_path / "hf"),
+            toksmith.from_gpt2_files(tmp_path / "g" / "vocab.json", tmp_path / "g" / "merges.txt"),
+        ]
+
+    fast = loads()
+    for name in ("parse_tiktoken_ranks", "parse_merges_text", "toksmith_tables", "ranks_from_vocab_and_merges"):
+        monkeypatch.setattr(_core, name, lambda *a: None)
+    monkeypatch.setattr(toksmith.tokenizer._core, "Bpe", _DecliningBpe)
+    slow = loads()
+    text = "lowest newest  \n\tné ü<|end|> widest"
+    for f, s in zip(fast, slow):
+        assert f.mergeable_ranks() == s.mergeable_ranks() == tiny.mergeable_ranks()
+        assert f.special_tokens == s.special_tokens == tiny.special_tokens
+        assert f.merge_ids() == s.merge_ids() == tiny.merge_ids()
+        assert f.encode(text, allowed_special="all") == s.encode(text, allowed_special="all") \
+            == tiny.encode(text, allowed_special="all")
+
+
+class _DecliningBpe:
+    """The core class with its fast constructor and merge check declining."""
+
+    _real = _core.Bpe
+
+    def __init__(self, *args):
+        self._bpe = self._real(*args)
+
+    @staticmethod
+    def from_ranks(*args):
+        return None
+
+    def merges_listed(self, merges):
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._bpe, name)
+
+
+# ------------------------------------------------------------------ Tokenizer construction
+
+
+class _Bytes(bytes):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def test_tokenizer_from_dict_and_from_other_mappings(tiny):
+    ranks = tiny.mergeable_ranks()
+    assert _core.Bpe.from_ranks(ranks, [], "gpt2") is not None
+    subclassed = {_Bytes(k): _Int(v) for k, v in ranks.items()}
+    for other in (types.MappingProxyType(ranks), subclassed):
+        assert _core.Bpe.from_ranks(other, [], "gpt2") is None
+        tok = toksmith.Tokenizer(other, pattern="gpt2")
+        assert tok.mergeable_ranks() == ranks
+        assert tok.encode("lowest newest") == tiny.encode("lowest newest")
+    bad_key = dict(ranks)
+    bad_key["ab"] = 9999
+    with pytest.raises(TypeError, match="keys must be bytes, not str"):
+        toksmith.Tokenizer(bad_key, pattern="gpt2")
+    for value in (True, -1, 2**32, 1.0):
+        bad = dict(ranks)
+        bad[b"zz"] = value
+        assert _core.Bpe.from_ranks(bad, [], "gpt2") is None
+        with pytest.raises(ValueError, match="is not a valid id"):
+            toksmith.Tokenizer(bad, pattern="gpt2")
+    dup = dict(ranks)
+    dup[b"zz"] = 0
+    with pytest.raises(ValueError, match="id 0 is used by two tokens"):
+        toksmith.Tokenizer(dup, pattern="gpt2")
+
+
+# ------------------------------------------------------------------ corruptions
+
+_ALPHABET = "ab=+/ \r\t\n0123456789\x00é"
+
+
+def _mutate_text(draw, text):
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["insert", "delete", "dup_line", "swap_lines"]))
+        lines = text.split("\n")
+        if op == "insert":
+            text = text[:at] + draw(st.sampled_from(_ALPHABET)) + text[at:]
+        elif op == "delete" and text:
+            text = text[:at] + text[at + 1:]
+        elif op == "dup_line":
+            k = draw(st.integers(0, len(lines) - 1))
+            lines.insert(draw(st.integers(0, len(lines))), lines[k])
+            text = "\n".join(lines)
+        elif op == "swap_lines" and len(lines) > 1:
+            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+            text = "\n".join(lines)
+    return text
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=200)
+@given(data=st.data())
+def test_corrupted_tiktoken_files(tiny, data):
+    ranks = sorted(tiny.mergeable_ranks().items(), key=lambda kv: kv[1])
+    text = "".join(f"{base64.b64encode(b).decode()} {i}\n" for b, i in ranks[250:])
+    raw = _mutate_text(data.draw, text).encode("utf-8")
+    assert_native_agrees(_core.parse_tiktoken_ranks(raw), _parse_ranks_reference, raw, "f")
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=200)
+@given(data=st.data())
+def test_corrupted_merges_text(tiny, data):
+    text = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in _common.merge_strings(tiny, "f"))
+    text = _mutate_text(data.draw, text)
+    assert_native_agrees(_core.parse_merges_text(text), _merges_text_reference, text, "f")
+
+
+def _mutate_tables(draw, vocab, merges):
+    """Random damage to a byte-level vocab (dict) and merge list (strings)."""
+    vocab, merges = dict(vocab), list(merges)
+    for _ in range(draw(st.integers(1, 2))):
+        keys = list(vocab)
+        op = draw(st.sampled_from(["id", "dup_id", "key", "swap", "drop", "split", "list", "bool", "big",
+                                   "odd_item", "space", "add_key"]))
+        k = draw(st.sampled_from(keys))
+        m = draw(st.integers(0, len(merges) - 1))
+        if op == "id":
+            vocab[k] = draw(st.integers(-1, len(vocab) + 2))
+        elif op == "dup_id":
+            vocab[k] = vocab[draw(st.sampled_from(keys))]
+        elif op == "key":
+            new = k[:-1] + draw(st.sampled_from(["a", " ", "\u0100", "\u0144", "\U0001F600", "\x00"]))
+            vocab = {(new if x == k else x): v for x, v in vocab.items()}
+        elif op == "swap":
+            j = draw(st.integers(0, len(merges) - 1))
+            merges[m], merges[j] = merges[j], merges[m]
+        elif op == "drop":
+            del merges[m]
+        elif op == "split" and isinstance(merges[m], str):
+            a, b = merges[m].split(" ")
+            merges[m] = (a + b[:1]) + " " + b[1:]
+        elif op == "list" and isinstance(merges[m], str):
+            merges[m] = merges[m].split(" ")
+        elif op == "bool":
+            vocab[k] = True
+        elif op == "big":
+            vocab[k] = 2**32 + vocab[k]
+        elif op == "odd_item":
+            merges[m] = draw(st.sampled_from([None, 5, ["a"], ("a", "b", "c"), "", "ab", "a  b", "a b c", ["a", ""]]))
+        elif op == "space" and isinstance(merges[m], str):
+            merges[m] = merges[m] + " "
+        elif op == "add_key":
+            vocab[draw(st.sampled_from(["<|x|>", "Ġzz", "zz"]))] = draw(st.integers(0, len(vocab) + 2))
+    return vocab, merges
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=300)
+@given(data=st.data())
+def test_corrupted_toksmith_files(tiny, data):
+    d = json.loads(json.dumps(to_dict(tiny), ensure_ascii=False))
+    d["vocab"], d["merges"] = _mutate_tables(data.draw, d["vocab"], d["merges"])
+    native = _core.toksmith_tables(d["vocab"], d["merges"])
+    assert_native_agrees(native, _tables_reference, d, "f")
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=300)
+@given(data=st.data())
+def test_corrupted_vocab_and_merges(tiny, data):
+    vocab = gpt2_vocab(tiny)
+    lines = [f"{a} {b}" for a, b in _common.merge_strings(tiny, "f")]
+    vocab, merges = _mutate_tables(data.draw, vocab, lines)
+    added = data.draw(st.sampled_from([{}, dict(tiny.special_tokens), {"<|x|>": 3}, {"<|end|>": 0}]))
+    native = _core.ranks_from_vocab_and_merges(vocab, merges, added)
+
+    def reference(vocab, merges, added, where):
+        pairs = _common.merge_pairs(merges, where)
+        return _common._ranks_from_vocab_and_merges_reference(vocab, pairs, added, where)
+
+    kind = assert_native_agrees(native, reference, vocab, merges, added, "f")
+    if kind == "ok" and native is not None and not native[1]:
+        # a consistent table: the native merge check agrees with the reference's
+        try:
+            tok = toksmith.Tokenizer(native[0], pattern="gpt2")
+        except ValueError:
+            return
+        pairs = _common.merge_pairs(merges, "f")
+        listed = tok._core.merges_listed(merges)
+        ref = reference_outcome(_common._check_merges_agree_reference, tok, pairs, "f")
+        # None: the merges cannot be recovered from the ranks (the reference says so)
+        assert (ref[0] == "ok") == bool(listed)
+
+
+def test_leftover_keys_are_spelled_like_the_reference(tiny):
+    vocab = gpt2_vocab(tiny)
+    lines = [f"{a} {b}" for a, b in _common.merge_strings(tiny, "f")]
+    extra = {token_to_str(b"zq"): len(vocab), "\u0144bad": len(vocab) + 1}
+    vocab.update(extra)
+    native = _core.ranks_from_vocab_and_merges(vocab, lines, {"<|end|>": tiny.special_tokens["<|end|>"]})
+    assert native[1] == {"\u0144bad": len(vocab) - 1, "zq": len(vocab) - 2}
+    assert list(native[1]) == ["\u0144bad", "zq"]
