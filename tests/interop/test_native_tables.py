@@ -270,7 +270,7 @@ def _mutate_tables(draw, vocab, merges):
             merges[m], merges[j] = merges[j], merges[m]
         elif op == "drop":
             del merges[m]
-        elif op == "split" and isinstance(merges[m], str):
+        elif op == "split" and isinstance(merges[m], str) and merges[m].count(" ") == 1:
             a, b = merges[m].split(" ")
             merges[m] = (a + b[:1]) + " " + b[1:]
         elif op == "list" and isinstance(merges[m], str):
