@@ -10,7 +10,7 @@ from typing import Tuple
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "benches" / "out"
 
-SECTIONS = ("train", "encode", "batch", "decode", "worst", "memory")
+SECTIONS = ("train", "encode", "batch", "decode", "load", "worst", "memory")
 
 #: patterns measured by the encode / batch / decode / worst-case sections
 ENCODE_PATTERNS = ("gpt2", "cl100k", "o200k")
@@ -19,6 +19,9 @@ TRAIN_PATTERNS = ("cl100k", "nanochat")
 #: encoders compared (rustbpe is a trainer; its encoder is not a tiktoken-compatible peer)
 ENCODE_LIBS = ("toksmith", "tiktoken", "fastokens", "hf")
 TRAIN_LIBS = ("toksmith", "rustbpe")
+#: tokenizer files loaded by the load section, and the libraries that read each
+LOAD_FORMATS = {"tiktoken": ("toksmith", "tiktoken", "fastokens"), "tokenizer.json": ("toksmith", "fastokens", "hf"),
+                "toksmith": ("toksmith",)}
 WORST_KINDS = ("normal", "letter", "unicode", "digits", "spaces")
 WORST_LIBS = ("toksmith", "tiktoken")
 

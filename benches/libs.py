@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import codecs
 import os
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from .vocabs import read_tiktoken
 
@@ -158,6 +158,50 @@ class Fastokens(Adapter):
 
     def decode(self, ids):
         return self.tok.decode(ids)
+
+
+def loader(lib: str, fmt: str, spec, paths) -> Tuple[Callable[[], object], Callable[[object, str], List[int]]]:
+    """``(load, encode)`` for reading one tokenizer file the way a user of ``lib`` would:
+    ``load()`` reads the file (the library is imported before, untimed) and ``encode(tok,
+    text)`` gives the ordinary ids, to check that every library loaded the same tokenizer."""
+    specials = spec.get("specials") or {}
+    if lib == "toksmith":
+        import toksmith
+        import toksmith.formats.huggingface  # noqa: F401
+        import toksmith.formats.tiktoken  # noqa: F401
+
+        load = {
+            "tiktoken": lambda: toksmith.from_tiktoken(paths["tiktoken"], pattern=spec["pattern"],
+                                                       special_tokens=specials),
+            "tokenizer.json": lambda: toksmith.from_huggingface(paths["tokenizer.json"]),
+            "toksmith": lambda: toksmith.load(paths["toksmith"]),
+        }[fmt]
+        return load, lambda tok, text: tok.encode_ordinary(text)
+    if lib == "tiktoken":
+        import tiktoken
+        import tiktoken.load
+
+        def load_tiktoken():
+            ranks = tiktoken.load.load_tiktoken_bpe(paths["tiktoken"])
+            return tiktoken.Encoding(f"bench-{spec['name']}", pat_str=spec["regex"], mergeable_ranks=ranks,
+                                     special_tokens=specials)
+
+        return load_tiktoken, lambda enc, text: enc.encode_ordinary(text)
+    if lib == "fastokens":
+        import fastokens
+
+        load = {
+            "tiktoken": lambda: fastokens.Tokenizer.from_tiktoken(paths["tiktoken"], pattern=spec["regex"],
+                                                                  special_tokens=specials),
+            "tokenizer.json": lambda: fastokens.Tokenizer.from_file(paths["tokenizer.json"]),
+        }[fmt]
+        return load, lambda tok, text: tok.encode_ordinary(text).ids
+    if lib == "hf":
+        import tokenizers
+
+        return (lambda: tokenizers.Tokenizer.from_file(paths["tokenizer.json"]),
+                lambda tok, text: tok.encode(text, add_special_tokens=False).ids)
+    raise ValueError(f"no loader for {lib}")
 
 
 ADAPTERS: dict = {"toksmith": Toksmith, "tiktoken": Tiktoken, "hf": HF, "fastokens": Fastokens}

@@ -6,7 +6,7 @@ from pathlib import Path
 from statistics import median
 from typing import List, Optional
 
-from .config import ENCODE_LIBS, ENCODE_PATTERNS, REPO, TRAIN_LIBS, WORST_KINDS
+from .config import ENCODE_LIBS, ENCODE_PATTERNS, LOAD_FORMATS, REPO, TRAIN_LIBS, WORST_KINDS
 
 LIB_NAMES = {"toksmith": "toksmith", "tiktoken": "tiktoken", "hf": "HF tokenizers", "fastokens": "fastokens",
              "rustbpe": "rustbpe"}
@@ -267,6 +267,8 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
         L.append(render_batch(res["batch"], res.get("encode", {})))
     if "encode" in res and "decode" in res["sections"]:
         L.append(render_decode(res["encode"]))
+    if "load" in res:
+        L.append(render_load(res["load"]))
     if "worst" in res:
         L.append(render_worst(res["worst"], res))
     if "memory" in res:
@@ -462,6 +464,43 @@ def render_decode(enc: dict) -> str:
                          stream, rt])
     L.append(_table(["pattern", "library", "decode MB/s", "vs tiktoken", "first call MB/s", "streaming tokens/s",
                      "round trip"], rows))
+    return "\n".join(L) + "\n"
+
+
+LOAD_FILES = {"tiktoken": "`.tiktoken` rank file", "tokenizer.json": "HF `tokenizer.json`",
+              "toksmith": "toksmith JSON"}
+LOAD_CALLS = {("toksmith", "tiktoken"): "`toksmith.from_tiktoken`", ("toksmith", "tokenizer.json"): "`toksmith.from_huggingface`",
+              ("toksmith", "toksmith"): "`toksmith.load`", ("tiktoken", "tiktoken"): "`load_tiktoken_bpe` + `Encoding`",
+              ("fastokens", "tiktoken"): "`Tokenizer.from_tiktoken`", ("fastokens", "tokenizer.json"): "`Tokenizer.from_file`",
+              ("hf", "tokenizer.json"): "`Tokenizer.from_file`"}
+
+
+def render_load(ld: dict) -> str:
+    L = ["## Loading a tokenizer\n",
+         "Time to read one tokenizer file into a ready encoder, in a fresh process per measurement (the library "
+         "imported first, untimed; tiktoken reads the local file, no download cache). Every library reads the same "
+         "file; each loaded tokenizer encodes a sample of the large string, and its ids are compared with "
+         "tiktoken's. toksmith checks every entry of the file while reading it (ids, spelling, merge order, "
+         "and for merge lists that BPE by rank gives the file's merges).\n"]
+    rows = []
+    for p in ENCODE_PATTERNS:
+        ref = ld.get(p, {}).get("tiktoken", {}).get("tiktoken", {}).get("digest")
+        for fmt_name, libs in LOAD_FORMATS.items():
+            cells = ld.get(p, {}).get(fmt_name, {})
+            if not cells:
+                continue
+            ts = cells.get("toksmith", {}).get("s")
+            for lib in libs:
+                s = cells.get(lib)
+                if not s:
+                    continue
+                if s.get("error"):
+                    rows.append([p, LOAD_FILES[fmt_name], LIB_NAMES[lib], LOAD_CALLS[(lib, fmt_name)], "error", "", ""])
+                    continue
+                same = "yes" if ref and s.get("digest") == ref and s.get("same_ids") else ("reference" if (lib, fmt_name) == ("tiktoken", "tiktoken") else "**no**")
+                rows.append([p, LOAD_FILES[fmt_name], LIB_NAMES[lib], LOAD_CALLS[(lib, fmt_name)], fmt(s["s"] * 1e3, 0),
+                             "" if lib == "toksmith" or not ts else fx(s["s"] / ts), same])
+    L.append(_table(["pattern", "file", "library", "call", "ms", "peer time / toksmith time", "ids = tiktoken's"], rows))
     return "\n".join(L) + "\n"
 
 

@@ -31,6 +31,7 @@ from .config import (
     DEFAULT_OUT,
     ENCODE_LIBS,
     ENCODE_PATTERNS,
+    LOAD_FORMATS,
     MODES,
     REPO,
     SECTIONS,
@@ -534,6 +535,63 @@ def section_worst(mode: Mode, ex: Executor, data: dict, specs: dict, checks: lis
     return out
 
 
+#: characters of the encode section's large string encoded by every loaded tokenizer
+LOAD_SAMPLE_CHARS = 200_000
+
+
+def section_load(mode: Mode, ex: Executor, data: dict, specs: dict, cache: Path, checks: list) -> dict:
+    """Time to read a tokenizer file, each library in a fresh process, the same files for all;
+    every loaded tokenizer must give tiktoken's ids on a sample."""
+    import toksmith
+
+    from .vocabs import read_tiktoken
+
+    tasks = []
+    paths: Dict[str, dict] = {}
+    for pattern in ENCODE_PATTERNS:
+        spec = specs[pattern]
+        own = cache / f"load_{pattern}_toksmith.json"
+        toksmith.Tokenizer.from_ranks(read_tiktoken(spec["ranks"]), spec["pattern"], spec["specials"]).save(own)
+        paths[pattern] = {"tiktoken": spec["ranks"], "tokenizer.json": spec.get("hf"), "toksmith": str(own)}
+    for r in range(mode.runs):
+        for pattern in ENCODE_PATTERNS:
+            for fmt, libs in LOAD_FORMATS.items():
+                if not paths[pattern][fmt]:
+                    continue
+                for lib in libs:
+                    tasks.append({"kind": "load", "lib": lib, "format": fmt, "spec": specs[pattern],
+                                  "paths": paths[pattern], "sample": data["files"]["text"],
+                                  "sample_chars": LOAD_SAMPLE_CHARS, "key": [pattern, fmt, lib],
+                                  "label": f"load {lib} {pattern} {fmt} run {r + 1}/{mode.runs}"})
+    # tiktoken reads a local file directly (no copy into its download cache)
+    by = _by_key(tasks, ex.run(tasks, env={**ONE_THREAD_ENV, "TIKTOKEN_CACHE_DIR": ""}))
+    out: Dict[str, dict] = {}
+    for pattern in ENCODE_PATTERNS:
+        out[pattern] = {}
+        for fmt, libs in LOAD_FORMATS.items():
+            out[pattern][fmt] = {}
+            for lib in libs:
+                runs = by.get((pattern, fmt, lib), [])
+                ok = [x for x in runs if "error" not in x]
+                if not runs:
+                    continue
+                if not ok:
+                    out[pattern][fmt][lib] = {"error": _errors(runs)}
+                    continue
+                out[pattern][fmt][lib] = {"s": median(x["s"] for x in ok), "runs_s": [x["s"] for x in ok],
+                                          "digest": ok[0]["digest"],
+                                          "same_ids": len({x["digest"] for x in ok}) == 1}
+        ref = out[pattern].get("tiktoken", {}).get("tiktoken", {}).get("digest")
+        loaded = [(fmt, lib, s) for fmt, libs in out[pattern].items() for lib, s in libs.items()]
+        ts = [(fmt, s) for fmt, lib, s in loaded if lib == "toksmith"]
+        bad = [f"toksmith {fmt}" for fmt, s in ts if s.get("digest") != ref or not s.get("same_ids")]
+        if ref:
+            checks.append({"name": f"load {pattern}: toksmith loaded from each file gives tiktoken's ids "
+                                   f"({LOAD_SAMPLE_CHARS // 1000}k characters)",
+                           "ok": not bad and bool(ts), "detail": "equal" if not bad else "differ: " + ", ".join(bad)})
+    return out
+
+
 def toksmith_cmd() -> List[str]:
     exe = shutil.which("toksmith")
     return [exe] if exe else [sys.executable, "-m", "toksmith"]
@@ -638,8 +696,8 @@ def main(argv=None) -> int:
     results["data"] = {"sizes": data["sizes"], "corpora": data["corpora"]}
     from .vocabs import prepare_vocabs
 
-    need_vocabs = any(s in sections for s in ("encode", "batch", "decode", "worst", "memory"))
-    specs = prepare_vocabs(mode, cache, data, want_hf=any(s in sections for s in ("encode", "batch", "decode")),
+    need_vocabs = any(s in sections for s in ("encode", "batch", "decode", "load", "worst", "memory"))
+    specs = prepare_vocabs(mode, cache, data, want_hf=any(s in sections for s in ("encode", "batch", "decode", "load")),
                            log=log) if need_vocabs else {}
     results["vocabs"] = {k: {kk: vv for kk, vv in v.items() if kk not in ("ranks", "hf")} for k, v in specs.items()}
     ex = Executor(mode, out_dir / "logs")
@@ -650,6 +708,8 @@ def main(argv=None) -> int:
         results["encode"] = section_encode(mode, ex, data, specs, checks, do_decode="decode" in sections)
     if "batch" in sections:
         results["batch"] = section_batch(mode, ex, data, specs, checks)
+    if "load" in sections:
+        results["load"] = section_load(mode, ex, data, specs, cache, checks)
     if "worst" in sections:
         results["worst"] = section_worst(mode, ex, data, specs, checks)
     if "memory" in sections:

@@ -227,8 +227,22 @@ def task_worst(t: Dict) -> Dict:
     return {"cases": out}
 
 
+# ---------------------------------------------------------------------------- loading
+
+
+def task_load(t: Dict) -> Dict:
+    """Read one tokenizer file in a fresh process (the library imported first, untimed), then
+    encode a sample with it."""
+    from .libs import loader
+
+    load, encode = loader(t["lib"], t["format"], t["spec"], t["paths"])
+    tok, wall, cpu = timed(load)
+    sample = D.read_text(t["sample"])[: t["sample_chars"]]
+    return {"s": wall, "cpu_s": cpu, "digest": digest([encode(tok, sample)])}
+
+
 TASKS = {"train": task_train, "train_phases": task_train_phases, "encode": task_encode, "batch": task_batch,
-         "worst": task_worst}
+         "worst": task_worst, "load": task_load}
 
 
 def main(argv=None) -> int:

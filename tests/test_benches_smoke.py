@@ -25,6 +25,7 @@ SECTION_HEADINGS = [
     "## Encoding, one thread",
     "## Batch encoding",
     "## Decoding",
+    "## Loading a tokenizer",
     "## Worst cases",
     "## Memory: encoding a file from disk",
     "## Equality checks",
@@ -64,13 +65,14 @@ def test_report_has_every_section(smoke_run):
 def test_results_and_equality_checks(smoke_run):
     out, proc, _ = smoke_run
     res = json.loads((out / "results.json").read_text())
-    assert set(res["sections"]) == {"train", "encode", "batch", "decode", "worst", "memory"}
-    for key in ("train", "encode", "batch", "worst", "memory"):
+    assert set(res["sections"]) == {"train", "encode", "batch", "decode", "load", "worst", "memory"}
+    for key in ("train", "encode", "batch", "load", "worst", "memory"):
         assert key in res
     names = [c["name"] for c in res["checks"]]
     assert sum("merges == rustbpe merges" in n for n in names) == 4
     assert sum(n.startswith("encode ") for n in names) == 3
     assert sum(n.startswith("batch ") for n in names) >= 6
+    assert sum(n.startswith("load ") for n in names) == 3
     failed = [c for c in res["checks"] if not c["ok"]]
     assert not failed, failed
     # toksmith produced a number for every encode pattern, and the targets table was filled
@@ -80,6 +82,9 @@ def test_results_and_equality_checks(smoke_run):
         # decode: the steady rate, the first call on its own, and the round trip
         assert mine["decode_mbps"] > 0 and mine["decode_first_mbps"] > 0
         assert mine["decode_roundtrip"] is True
+        # loading: toksmith read every file kind, and each load gave tiktoken's ids
+        for fmt in ("tiktoken", "tokenizer.json", "toksmith"):
+            assert res["load"][pattern][fmt]["toksmith"]["s"] > 0
     assert res["targets"], "empty targets table"
 
 

@@ -205,22 +205,30 @@ impl Vocab {
         let mut ranks: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
         ranks.reserve(mergeable.len());
         let mut max_id = 0u32;
-        let mut by_id: Vec<(u32, &[u8])> = Vec::with_capacity(mergeable.len() + added.len());
-        for (bytes, id) in &mergeable {
+        let n_tokens = mergeable.len();
+        // the token bytes move into the table (no copy per token)
+        for (bytes, id) in mergeable {
             if bytes.is_empty() {
                 return Err(Error::InvalidVocab(format!(
                     "token id {id} has empty bytes"
                 )));
             }
-            if let Some(prev) = ranks.insert(bytes.clone().into_boxed_slice(), *id) {
-                return Err(Error::InvalidVocab(format!(
-                    "token {:?} appears twice (ids {prev} and {id})",
-                    String::from_utf8_lossy(bytes)
-                )));
+            match ranks.entry(bytes.into_boxed_slice()) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    return Err(Error::InvalidVocab(format!(
+                        "token {:?} appears twice (ids {} and {id})",
+                        String::from_utf8_lossy(e.key()),
+                        e.get()
+                    )));
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(id);
+                }
             }
-            max_id = max_id.max(*id);
-            by_id.push((*id, bytes));
+            max_id = max_id.max(id);
         }
+        let mut by_id: Vec<(u32, &[u8])> = Vec::with_capacity(n_tokens + added.len());
+        by_id.extend(ranks.iter().map(|(b, &id)| (id, &b[..])));
         let mut byte_ids = [u32::MAX; 256];
         for b in 0..=255u8 {
             match ranks.get(&[b][..]) {

@@ -9,6 +9,7 @@
 //! give exactly the reference's result (the tests compare the two on valid and corrupted
 //! files).
 
+use crate::vocab::Vocab;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Mergeable tokens `(bytes, id)` in file order.
@@ -212,6 +213,22 @@ impl<'a> Index<'a> {
     }
 }
 
+/// `(left id, right id, (merged id, merged entry))`.
+type MergeIds = (u32, u32, (u32, u32));
+
+/// The ids of every merge, looked up in parallel;
+/// None if a part or a result is not a token.
+fn merge_ids(index: &Index<'_>, parts: &Flat, merges: &[(usize, usize)]) -> Option<Vec<MergeIds>> {
+    use rayon::prelude::*;
+    merges
+        .par_iter()
+        .with_min_len(4096)
+        .map_init(Vec::new, |buf, &(a, b)| {
+            index.merge(parts.get(a), parts.get(b), buf)
+        })
+        .collect()
+}
+
 /// No id twice.
 fn distinct(ids: impl Iterator<Item = u32>, n: usize) -> bool {
     let mut seen = FxHashSet::default();
@@ -241,10 +258,8 @@ pub fn toksmith_tables(
         vocab.len(),
     )?;
     let mut out = Vec::with_capacity(merges.len());
-    let mut buf = Vec::new();
     let mut last = None;
-    for &(a, b) in merges {
-        let (ia, ib, (mid, _)) = index.merge(parts.get(a), parts.get(b), &mut buf)?;
+    for (ia, ib, (mid, _)) in merge_ids(&index, parts, merges)? {
         if last.is_some_and(|l| mid <= l) || mid <= ia || mid <= ib {
             return None;
         }
@@ -283,10 +298,8 @@ pub fn ranks_from_vocab_and_merges(
         vocab.len(),
     )?;
     let mut produced = vec![false; vocab.len()];
-    let mut buf = Vec::new();
     let mut last = None;
-    for &(a, b) in merges {
-        let (ia, ib, (mid, at)) = index.merge(parts.get(a), parts.get(b), &mut buf)?;
+    for (ia, ib, (mid, at)) in merge_ids(&index, parts, merges)? {
         if last.is_some_and(|l| mid < l) || mid <= ia || mid <= ib {
             return None;
         }
@@ -309,21 +322,24 @@ pub fn ranks_from_vocab_and_merges(
     Some((kept, leftovers))
 }
 
-/// `formats/_common.py::check_merges_agree`: whether each recovered merge `(left, right, _)`
-/// (ids of `token`) is one of the file's merges (decoded parts, items of `parts`).
-pub fn merges_listed<'a>(
-    recovered: &[(u32, u32, u32)],
-    token: impl Fn(u32) -> Option<&'a [u8]>,
-    parts: &Flat,
-    merges: &[(usize, usize)],
-) -> Option<bool> {
-    let mut listed: FxHashSet<(&[u8], &[u8])> = FxHashSet::default();
-    listed.reserve(merges.len());
-    for &(a, b) in merges {
-        listed.insert((parts.get(a), parts.get(b)));
-    }
-    for &(a, b, _) in recovered {
-        if !listed.contains(&(token(a)?, token(b)?)) {
+/// `formats/_common.py::check_merges_agree`: whether each merge recovered from `vocab`'s
+/// ranks is one of the file's merges (decoded parts, items of `parts`); `None` if the merges
+/// cannot be recovered. The recovery and the set of listed pairs are built in parallel.
+pub fn merges_listed(vocab: &Vocab, parts: &Flat, merges: &[(usize, usize)]) -> Option<bool> {
+    let (recovered, listed) = rayon::join(
+        || vocab.recover_merges().ok(),
+        || {
+            let mut listed: FxHashSet<(&[u8], &[u8])> = FxHashSet::default();
+            listed.reserve(merges.len());
+            for &(a, b) in merges {
+                listed.insert((parts.get(a), parts.get(b)));
+            }
+            listed
+        },
+    );
+    for (a, b, _) in recovered? {
+        let pair = (vocab.token_bytes(a).ok()?, vocab.token_bytes(b).ok()?);
+        if !listed.contains(&pair) {
             return Some(false);
         }
     }
@@ -472,11 +488,19 @@ mod tests {
 
     #[test]
     fn listed_merges() {
-        let tokens: Vec<&[u8]> = vec![b"a", b"b", b" ", b"ab", b" ab"];
-        let get = |i: u32| tokens.get(i as usize).copied();
-        let rec = [(0, 1, 3), (2, 3, 4)];
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        ranks.push((b"ab".to_vec(), 256));
+        ranks.push((b" ab".to_vec(), 257));
+        let vocab = Vocab::new(ranks, vec![]).unwrap();
         let (p, m) = merges_of(&["a b", "Ġ ab", "Ġa b"]);
-        assert_eq!(merges_listed(&rec, get, &p, &m), Some(true));
-        assert_eq!(merges_listed(&rec, get, &p, &m[..1]), Some(false));
+        assert_eq!(merges_listed(&vocab, &p, &m), Some(true));
+        assert_eq!(merges_listed(&vocab, &p, &m[..1]), Some(false));
+        // " ab" from " a" + "b" would need the token " a": not recoverable as listed
+        let (p, m) = merges_of(&["a b", "Ġa b"]);
+        assert_eq!(merges_listed(&vocab, &p, &m), Some(false));
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        ranks.push((b"abc".to_vec(), 256));
+        let not_bpe = Vocab::new(ranks, vec![]).unwrap();
+        assert_eq!(merges_listed(&not_bpe, &p, &m), None);
     }
 }

@@ -197,7 +197,7 @@ pub fn ranks_from_vocab_and_merges<'py>(
         return Ok(None);
     };
     // id -> added token (the last one given that id, like the reference's dict)
-    let mut added_ids = std::collections::HashMap::new();
+    let mut added_ids = rustc_hash::FxHashMap::default();
     for (t, i) in added.iter() {
         let (Ok(t), Some(i)) = (t.cast_into_exact::<PyString>(), plain_id(&i)) else {
             return Ok(None);

@@ -714,16 +714,8 @@ impl Bpe {
         let Some((parts, merges)) = files::merge_parts(merges, false)? else {
             return Ok(None);
         };
-        Ok(py.detach(|| {
-            let recovered = self.enc.vocab.recover_merges().ok()?;
-            let vocab = &self.enc.vocab;
-            toksmith_core::vocab_files::merges_listed(
-                &recovered,
-                |id| vocab.token_bytes(id).ok(),
-                &parts,
-                &merges,
-            )
-        }))
+        Ok(py
+            .detach(|| toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)))
     }
 
     #[getter]
