@@ -441,6 +441,21 @@ def test_long_texts_are_written_straight_into_the_list(cl100k, corpus_slices, ex
     assert sys.getrefcount(probe) == before
 
 
+@pytest.mark.parametrize("width", ["\u0416", "\u4e2d", "\U0001f600"])
+def test_long_text_without_safe_cuts(cl100k, width):
+    """Over 1 MB with no place to cut it (no ASCII letters), in 2- and 4-byte storage: held
+    whole in a buffer reserved once, then text that can be cut; the ids are tiktoken's."""
+    import random
+
+    tok, enc = cl100k
+    rng = random.Random(width)
+    alphabet = [width, "\u0430", "\u3002", "\u00e9", " ", "1", ",", "\n", "\u0436\u0438"]
+    text = "".join(rng.choice(alphabet) for _ in range(700_000))
+    assert len(text.encode("utf-8")) > 1 << 20
+    text += " and then some plain words\nat the end" * 2000
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
 def test_long_text_with_a_lone_surrogate(cl100k, corpus_slices):
     tok, enc = cl100k
     text = corpus_slices["english"][:70000] + "\ud800" + corpus_slices["python"][:70000]

@@ -603,7 +603,7 @@ impl Bpe {
                             at = end;
                             at < len
                         };
-                        let r = self.enc.encode_parts(allowed, &mut fill, sink);
+                        let r = self.enc.encode_parts(allowed, cap, &mut fill, sink);
                         match bad {
                             Some(e) => Err(Failure::Surrogate(e)),
                             None => r.map_err(Failure::Core),
