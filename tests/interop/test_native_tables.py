@@ -121,6 +121,12 @@ def test_toksmith_file_tables(cl100k_tok, tiny):
         assert native[1] == tok.merge_ids()
         no_merges = _core.toksmith_tables(data["vocab"], None)
         assert no_merges == (native[0], None)
+        # without merges the ids must still be distinct
+        dup = dict(data["vocab"])
+        dup[next(iter(dup))] = dup[list(dup)[-1]]
+        assert _core.toksmith_tables(dup, None) is None
+        with pytest.raises(TokenizerFileError, match="is given to both"):
+            _tables_reference({**data, "vocab": dup, "merges": None}, "f")
 
 
 def test_loads_give_the_same_tokenizer_as_the_references(tmp_path, tiny, monkeypatch):
@@ -293,6 +299,8 @@ def _mutate_tables(draw, vocab, merges):
 def test_corrupted_toksmith_files(tiny, data):
     d = json.loads(json.dumps(to_dict(tiny), ensure_ascii=False))
     d["vocab"], d["merges"] = _mutate_tables(data.draw, d["vocab"], d["merges"])
+    if data.draw(st.booleans()):
+        d["merges"] = None  # a rank table without a merge list: the vocab checks alone
     native = _core.toksmith_tables(d["vocab"], d["merges"])
     assert_native_agrees(native, _tables_reference, d, "f")
 

@@ -237,26 +237,23 @@ fn distinct(ids: impl Iterator<Item = u32>, n: usize) -> bool {
 }
 
 /// `serialization.py::from_dict`, its vocab and merge checks, on decoded input: `vocab` holds
-/// `(item of tokens, id)`; each merge names its two parts (items of `parts`), split at the one
+/// `(token, id)` (declined if an entry is not spelled in the alphabet); each merge names its two parts (items of `parts`), split at the one
 /// space of its line. No id twice; each merge's parts are tokens whose concatenation is a
 /// token with a larger id than both parts and than the previous merge's; one merge per
-/// multi-byte token. Returns the merges as id pairs.
+/// multi-byte token. Returns the merges as id pairs (None without a merge list); None if
+/// anything is off.
 pub fn toksmith_tables(
     tokens: &Flat,
-    vocab: &[(usize, u32)],
-    parts: &Flat,
-    merges: &[(usize, usize)],
-) -> Option<Vec<(u32, u32)>> {
-    if !distinct(vocab.iter().map(|&(_, id)| id), vocab.len()) {
+    vocab: &[(Entry, u32)],
+    merges: Option<(&Flat, &[(usize, usize)])>,
+) -> Option<Option<Vec<(u32, u32)>>> {
+    if vocab.iter().any(|&(e, _)| !matches!(e, Entry::Token(_))) {
         return None;
     }
-    let index = Index::new(
-        vocab
-            .iter()
-            .enumerate()
-            .map(|(k, &(t, id))| (tokens.get(t), id, k)),
-        vocab.len(),
-    )?;
+    let index = index_tokens(tokens, vocab)?;
+    let Some((parts, merges)) = merges else {
+        return Some(None);
+    };
     let mut out = Vec::with_capacity(merges.len());
     let mut last = None;
     for (ia, ib, (mid, _)) in merge_ids(&index, parts, merges)? {
@@ -266,11 +263,25 @@ pub fn toksmith_tables(
         last = Some(mid);
         out.push((ia, ib));
     }
-    let multi = vocab
-        .iter()
-        .filter(|&&(t, _)| tokens.get(t).len() > 1)
-        .count();
-    (out.len() == multi).then_some(out)
+    let multi = index.map.keys().filter(|b| b.len() > 1).count();
+    (out.len() == multi).then_some(Some(out))
+}
+
+/// The index of a vocab's tokens; None if an id, or a token's bytes, occurs twice.
+fn index_tokens<'a>(tokens: &'a Flat, vocab: &[(Entry, u32)]) -> Option<Index<'a>> {
+    if !distinct(vocab.iter().map(|&(_, id)| id), vocab.len()) {
+        return None;
+    }
+    Index::new(
+        vocab
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &(e, id))| match e {
+                Entry::Token(t) => Some((tokens.get(t), id, k)),
+                _ => None,
+            }),
+        vocab.len(),
+    )
 }
 
 /// `formats/_common.py::ranks_from_vocab_and_merges`, on decoded input: which vocab entries
@@ -284,19 +295,7 @@ pub fn ranks_from_vocab_and_merges(
     parts: &Flat,
     merges: &[(usize, usize)],
 ) -> Option<(Vec<usize>, Vec<usize>)> {
-    if !distinct(vocab.iter().map(|&(_, id)| id), vocab.len()) {
-        return None;
-    }
-    let index = Index::new(
-        vocab
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &(e, id))| match e {
-                Entry::Token(t) => Some((tokens.get(t), id, k)),
-                _ => None,
-            }),
-        vocab.len(),
-    )?;
+    let index = index_tokens(tokens, vocab)?;
     let mut produced = vec![false; vocab.len()];
     let mut last = None;
     for (ia, ib, (mid, at)) in merge_ids(&index, parts, merges)? {
@@ -439,8 +438,8 @@ mod tests {
 
     const TOY: [&str; 5] = ["a", "b", "Ġ", "ab", "Ġab"];
 
-    fn toy_vocab() -> Vec<(usize, u32)> {
-        (0..5).map(|i| (i, i as u32)).collect()
+    fn toy_vocab() -> Vec<(Entry, u32)> {
+        (0..5).map(|i| (Entry::Token(i), i as u32)).collect()
     }
 
     #[test]
@@ -448,9 +447,10 @@ mod tests {
         let tokens = flat(&TOY);
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
         assert_eq!(
-            toksmith_tables(&tokens, &toy_vocab(), &p, &m).unwrap(),
-            vec![(0, 1), (2, 3)]
+            toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m))).unwrap(),
+            Some(vec![(0, 1), (2, 3)])
         );
+        assert_eq!(toksmith_tables(&tokens, &toy_vocab(), None), Some(None));
         for bad in [
             &["Ġ ab", "a b"][..],
             &["a b"],
@@ -459,12 +459,14 @@ mod tests {
         ] {
             let (p, m) = merges_of(bad);
             assert!(
-                toksmith_tables(&tokens, &toy_vocab(), &p, &m).is_none(),
+                toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m))).is_none(),
                 "{bad:?}"
             );
         }
-        let dup_id = [(0, 0), (1, 0)];
-        assert!(toksmith_tables(&tokens, &dup_id, &Flat::default(), &[]).is_none());
+        let dup_id = [(Entry::Token(0), 0), (Entry::Token(1), 0)];
+        assert!(toksmith_tables(&tokens, &dup_id, None).is_none());
+        let unspelled = [(Entry::Token(0), 0), (Entry::Unspelled, 1)];
+        assert!(toksmith_tables(&tokens, &unspelled, None).is_none());
     }
 
     #[test]

@@ -148,6 +148,56 @@ pub fn parse_merges_text(text: &str) -> Option<Vec<(&str, &str)>> {
     vocab_files::parse_merges_text(text)
 }
 
+/// A vocab dict's entries decoded: the spelled tokens, `(entry, id)` per key and the keys.
+/// A key whose id is an added token's must be that token's text (else None) and is
+/// [`Entry::Added`]; None if a key is not a `str` or a value not a plain id.
+#[allow(clippy::type_complexity)]
+fn vocab_entries<'py>(
+    vocab: &Bound<'py, PyDict>,
+    added: &rustc_hash::FxHashMap<u32, Bound<'py, PyString>>,
+) -> PyResult<Option<(Flat, Vec<(Entry, u32)>, Vec<Bound<'py, PyString>>)>> {
+    let mut tokens = Flat::with_capacity(vocab.len(), 8 * vocab.len());
+    let mut entries = Vec::with_capacity(vocab.len());
+    let mut keys = Vec::with_capacity(vocab.len());
+    for (k, v) in vocab.iter() {
+        let (Ok(k), Some(id)) = (k.cast_into_exact::<PyString>(), plain_id(&v)) else {
+            return Ok(None);
+        };
+        let entry = if let Some(t) = added.get(&id) {
+            if !k.as_any().eq(t.as_any())? {
+                return Ok(None);
+            }
+            Entry::Added
+        } else {
+            let start = tokens.bytes.len();
+            if spell(&k, &mut tokens.bytes)? {
+                Entry::Token(tokens.end_item(start))
+            } else {
+                tokens.bytes.truncate(start);
+                Entry::Unspelled
+            }
+        };
+        entries.push((entry, id));
+        keys.push(k);
+    }
+    Ok(Some((tokens, entries, keys)))
+}
+
+/// The ranks of decoded vocab entries that are tokens, as a dict.
+fn token_ranks<'py>(
+    py: Python<'py>,
+    tokens: &Flat,
+    entries: impl Iterator<Item = (Entry, u32)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    ranks_dict(
+        py,
+        entries.filter_map(|(e, id)| match e {
+            Entry::Token(t) => Some((tokens.get(t), id)),
+            _ => None,
+        }),
+    )
+}
+
 /// `serialization.py::from_dict`'s table checks: `(ranks, merge id pairs or None)`.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
@@ -159,29 +209,26 @@ pub fn toksmith_tables<'py>(
     let Ok(vocab) = vocab.cast::<PyDict>() else {
         return Ok(None);
     };
-    let mut tokens = Flat::with_capacity(vocab.len(), 8 * vocab.len());
-    let mut entries = Vec::with_capacity(vocab.len());
-    for (k, v) in vocab.iter() {
-        let (Ok(k), Some(id)) = (k.cast_exact::<PyString>(), plain_id(&v)) else {
-            return Ok(None);
-        };
-        let start = tokens.bytes.len();
-        if !spell(k, &mut tokens.bytes)? {
-            return Ok(None);
-        }
-        entries.push((tokens.end_item(start), id));
-    }
-    let ranks = || ranks_dict(py, entries.iter().map(|&(t, id)| (tokens.get(t), id)));
-    if merges.is_none() {
-        return Ok(Some((ranks()?, None)));
-    }
-    let Some((parts, merges)) = merge_parts(merges, true)? else {
+    let Some((tokens, entries, _)) = vocab_entries(vocab, &Default::default())? else {
         return Ok(None);
     };
-    match py.detach(|| vocab_files::toksmith_tables(&tokens, &entries, &parts, &merges)) {
-        Some(m) => Ok(Some((ranks()?, Some(m)))),
-        None => Ok(None),
-    }
+    let merges = if merges.is_none() {
+        None
+    } else {
+        match merge_parts(merges, true)? {
+            Some(m) => Some(m),
+            None => return Ok(None),
+        }
+    };
+    let checked = py.detach(|| {
+        let m = merges.as_ref().map(|(p, m)| (p, &m[..]));
+        vocab_files::toksmith_tables(&tokens, &entries, m)
+    });
+    let Some(merge_ids) = checked else {
+        return Ok(None);
+    };
+    let ranks = token_ranks(py, &tokens, entries.iter().copied())?;
+    Ok(Some((ranks, merge_ids)))
 }
 
 /// `formats/_common.py::ranks_from_vocab_and_merges`: `(ranks, leftovers)`.
@@ -204,30 +251,9 @@ pub fn ranks_from_vocab_and_merges<'py>(
         };
         added_ids.insert(i, t);
     }
-    let mut tokens = Flat::with_capacity(vocab.len(), 8 * vocab.len());
-    let mut entries = Vec::with_capacity(vocab.len());
-    let mut keys = Vec::with_capacity(vocab.len());
-    for (k, v) in vocab.iter() {
-        let (Ok(k), Some(id)) = (k.cast_into_exact::<PyString>(), plain_id(&v)) else {
-            return Ok(None);
-        };
-        let entry = if let Some(t) = added_ids.get(&id) {
-            if !k.as_any().eq(t.as_any())? {
-                return Ok(None);
-            }
-            Entry::Added
-        } else {
-            let start = tokens.bytes.len();
-            if spell(&k, &mut tokens.bytes)? {
-                Entry::Token(tokens.end_item(start))
-            } else {
-                tokens.bytes.truncate(start);
-                Entry::Unspelled
-            }
-        };
-        entries.push((entry, id));
-        keys.push(k);
-    }
+    let Some((tokens, entries, keys)) = vocab_entries(vocab, &added_ids)? else {
+        return Ok(None);
+    };
     let Some((parts, merges)) = merge_parts(merges, false)? else {
         return Ok(None);
     };
@@ -236,13 +262,7 @@ pub fn ranks_from_vocab_and_merges<'py>(
     let Some((kept, leftovers)) = done else {
         return Ok(None);
     };
-    let ranks = ranks_dict(
-        py,
-        kept.iter().map(|&k| match entries[k].0 {
-            Entry::Token(t) => (tokens.get(t), entries[k].1),
-            _ => unreachable!("kept entries are tokens"),
-        }),
-    )?;
+    let ranks = token_ranks(py, &tokens, kept.iter().map(|&k| entries[k]))?;
     // a leftover's key is its own spelling (the alphabet is a bijection)
     let left = PyDict::new(py);
     for k in leftovers {
