@@ -84,7 +84,7 @@ def from_dict(data: Any, path: str = "<dict>"):
             raise _fail(path, f"field {key!r} is missing or not a {typ.__name__}")
     fast = _core.toksmith_tables(data["vocab"], data.get("merges"))
     if fast is not None:
-        # the same checks as the loops below, in one native pass over a well-formed file
+        # the checks of _tables_reference, in one native pass over a well-formed file
         ranks, merges = fast
     else:
         ranks, merges = _tables_reference(data, path)

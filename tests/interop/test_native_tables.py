@@ -340,3 +340,28 @@ def test_leftover_keys_are_spelled_like_the_reference(tiny):
     native = _core.ranks_from_vocab_and_merges(vocab, lines, {"<|end|>": tiny.special_tokens["<|end|>"]})
     assert native[1] == {"\u0144bad": len(vocab) - 1, "zq": len(vocab) - 2}
     assert list(native[1]) == ["\u0144bad", "zq"]
+
+
+def test_declined_files_still_get_the_readers_messages(tmp_path, tiny):
+    """When a native pass declines, the Python reader names the problem as before."""
+    from toksmith.formats.huggingface import huggingface_json
+
+    doc = huggingface_json(tiny)
+    for merges, msg in ((["a b c"], r"merge 0 \('a b c'\) is not a pair of tokens"),
+                        ("a b", "model.merges must be a list"),
+                        ([["a", ""]], "is not a pair of tokens")):
+        bad = json.loads(json.dumps(doc))
+        bad["model"]["merges"] = merges
+        with pytest.raises(TokenizerFileError, match=msg):
+            toksmith.from_huggingface(bad)
+    bad = json.loads(json.dumps(doc))
+    bad["model"]["merges"] = bad["model"]["merges"][::-1]
+    with pytest.raises(ConversionError, match="out of order"):
+        toksmith.from_huggingface(bad)
+    lines = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)] + ["YWI= 256", "YWI= 257"]
+    (tmp_path / "dup.tiktoken").write_text("\n".join(lines) + "\n")
+    with pytest.raises(TokenizerFileError, match="line 258: the token b'ab' appears twice"):
+        toksmith.formats.tiktoken.load_tiktoken_ranks(tmp_path / "dup.tiktoken")
+    (tmp_path / "m.txt").write_text("#version: 0.2\na b\nc d e\n")
+    with pytest.raises(TokenizerFileError, match="line 3: expected 'left right'"):
+        read_merges_file(tmp_path / "m.txt")

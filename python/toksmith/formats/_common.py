@@ -190,8 +190,9 @@ def merge_pairs(merges: Any, where: str) -> List[Tuple[str, str]]:
     return out
 
 
-def check_merges_agree(tok, file_merges: Sequence[Tuple[str, str]], where: str) -> None:
-    """Check that a file's merge list gives the same BPE as toksmith's merge-by-rank.
+def check_merges_agree(tok, file_merges: Sequence[Any], where: str) -> None:
+    """Check that a file's merge list (pairs or ``"left right"`` strings) gives the same BPE as
+    toksmith's merge-by-rank.
 
     toksmith recovers, for each merged token, the pair its lower-ranked BPE produces. That
     pair must be one of the file's merges for the token; otherwise the file's library and
