@@ -1,10 +1,10 @@
-"""The PNG chart: encode (1 thread), batch, decode and training, side by side."""
+"""The PNG chart: encode (1 thread), batch, decode, training and loading, side by side."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .config import ENCODE_LIBS, ENCODE_PATTERNS, TRAIN_LIBS
+from .config import ENCODE_LIBS, ENCODE_PATTERNS, LOAD_FORMATS, TRAIN_LIBS
 
 COLORS = {"toksmith": "#d62728", "tiktoken": "#1f77b4", "fastokens": "#2ca02c", "hf": "#ff7f0e", "rustbpe": "#9467bd"}
 NAMES = {"hf": "HF tokenizers"}
@@ -42,7 +42,7 @@ def draw(res: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    fig, axes = plt.subplots(2, 3, figsize=(17, 8))
     enc = res.get("encode") or {}
     libs = [(lib, COLORS[lib]) for lib in ENCODE_LIBS]
     ok = lambda s: s and not s.get("error") and s.get("ids_equal") is not False  # noqa: E731
@@ -77,6 +77,23 @@ def draw(res: dict, path: Path) -> None:
     mbytes = tr.get("corpus_bytes", 0) / 1e6
     _bars(axes[1, 1], groups, [(lib, COLORS[lib]) for lib in TRAIN_LIBS], vals,
           f"training on {mbytes:.0f} MB (pattern, vocab)", "wall seconds (lower is better)")
+    ld = (res.get("load") or {}).get("cl100k") or {}
+    files = {"tiktoken": ".tiktoken", "tokenizer.json": "tokenizer.json", "toksmith": "toksmith JSON"}
+    groups, vals = [], {}
+    for fmt_name, libs_of in LOAD_FORMATS.items():
+        if fmt_name not in ld:
+            continue
+        groups.append(files[fmt_name])
+        for lib in libs_of:
+            s = ld[fmt_name].get(lib) or {}
+            if "s" in s:
+                vals[(files[fmt_name], lib)] = s["s"] * 1e3
+    if groups:
+        _bars(axes[0, 2], groups, libs, vals, "loading cl100k from a file (fresh process)",
+              "milliseconds (lower is better)")
+    else:
+        axes[0, 2].axis("off")
+    axes[1, 2].axis("off")
     m = res.get("machine", {})
     fig.suptitle(f"toksmith vs peers — {m.get('cpu_model', '')}, {cores} cores, mode {res.get('mode')}", fontsize=11)
     fig.tight_layout()
