@@ -18,13 +18,35 @@ from .errors import (
     UnknownTokenError,
     VocabError,
 )
-from .formats import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, load_any
+from typing import TYPE_CHECKING
+
 from .pretokenize import PATTERNS, split
 from .serialization import load
 from .tokenizer import Tokenizer
 from .train import train, train_from_counts, train_from_iterator
 
+if TYPE_CHECKING:
+    from . import formats
+    from .formats import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, load_any
+
 __version__ = "0.1.0"
+
+# The file-format readers (and their imports: json, hashlib, dataclasses...) are two thirds of
+# `import toksmith`; they load on first use of any of these names.
+_FROM_FORMATS = ("ConversionError", "from_gpt2_files", "from_huggingface", "from_tiktoken", "load_any")
+
+
+def __getattr__(name: str):
+    if name == "formats" or name in _FROM_FORMATS:
+        import importlib
+
+        formats = importlib.import_module(".formats", __name__)
+        return formats if name == "formats" else getattr(formats, name)
+    raise AttributeError(f"module 'toksmith' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"formats", *_FROM_FORMATS})
 
 __all__ = [
     "Tokenizer",

@@ -365,3 +365,26 @@ def test_declined_files_still_get_the_readers_messages(tmp_path, tiny):
     (tmp_path / "m.txt").write_text("#version: 0.2\na b\nc d e\n")
     with pytest.raises(TokenizerFileError, match="line 3: expected 'left right'"):
         read_merges_file(tmp_path / "m.txt")
+
+
+def test_format_readers_load_on_first_use():
+    """`import toksmith` leaves the file-format readers (and json, hashlib...) unloaded until a
+    name from them is used; then every public name resolves."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toksmith\n"
+        "assert 'toksmith.formats' not in sys.modules, 'formats imported eagerly'\n"
+        "from toksmith import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, load_any\n"
+        "assert toksmith.formats.tiktoken.load_openai and 'formats' in dir(toksmith)\n"
+        "assert issubclass(ConversionError, toksmith.VocabError)\n"
+        "try:\n"
+        "    toksmith.not_a_name\n"
+        "except AttributeError as e:\n"
+        "    assert 'not_a_name' in str(e)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
