@@ -45,12 +45,6 @@ const fn char_to_byte_table() -> [i16; ALPHABET_END] {
 
 const CHAR_TO_BYTE: [i16; ALPHABET_END] = char_to_byte_table();
 
-/// The byte a character of the alphabet stands for, `None` for any other character.
-#[inline]
-pub fn char_to_byte(c: char) -> Option<u8> {
-    unit_to_byte(c as u32)
-}
-
 /// The byte a code point of the alphabet stands for (for callers that read code units).
 #[inline]
 pub fn unit_to_byte(u: u32) -> Option<u8> {
@@ -65,7 +59,7 @@ pub fn unit_to_byte(u: u32) -> Option<u8> {
 pub fn decode_into(s: &str, out: &mut Vec<u8>) -> bool {
     out.reserve(s.len());
     for c in s.chars() {
-        match char_to_byte(c) {
+        match unit_to_byte(c as u32) {
             Some(b) => out.push(b),
             None => return false,
         }
@@ -73,31 +67,21 @@ pub fn decode_into(s: &str, out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// The bytes spelled by `s`, `None` if it has a character outside the alphabet.
-pub fn decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len());
-    decode_into(s, &mut out).then_some(out)
-}
-
-/// Append the spelling of `bytes` to `out`.
-pub fn encode_into(bytes: &[u8], out: &mut String) {
-    out.reserve(bytes.len());
-    for &b in bytes {
-        // every entry of the table is a code point below U+0144
-        out.push(char::from_u32(BYTE_TO_CHAR[b as usize] as u32).unwrap_or('\u{fffd}'));
-    }
-}
-
-/// The spelling of `bytes`.
-pub fn encode(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    encode_into(bytes, &mut s);
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spell(bytes: &[u8]) -> String {
+        bytes
+            .iter()
+            .map(|&b| char::from_u32(BYTE_TO_CHAR[b as usize] as u32).unwrap())
+            .collect()
+    }
+
+    fn decode(s: &str) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        decode_into(s, &mut out).then_some(out)
+    }
 
     #[test]
     fn alphabet_is_a_bijection_onto_printable_characters() {
@@ -109,17 +93,17 @@ mod tests {
                 "byte {b:#x} -> {c:?}"
             );
             assert!(seen.insert(c));
-            assert_eq!(char_to_byte(c), Some(b));
+            assert_eq!(unit_to_byte(c as u32), Some(b));
         }
-        assert_eq!(encode(b" hello"), "\u{120}hello");
-        assert_eq!(encode(b"\n"), "\u{10a}");
+        assert_eq!(spell(b" hello"), "\u{120}hello");
+        assert_eq!(spell(b"\n"), "\u{10a}");
         assert_eq!(BYTE_TO_CHAR[0xAD], 0x143);
     }
 
     #[test]
     fn decode_rejects_characters_outside_the_alphabet() {
         let all: Vec<u8> = (0..=255).collect();
-        assert_eq!(decode(&encode(&all)).unwrap(), all);
+        assert_eq!(decode(&spell(&all)).unwrap(), all);
         for bad in [
             " ",
             "a b",

@@ -13,7 +13,7 @@ use toksmith_core::bytelevel;
 use toksmith_core::vocab_files::{self, Entry, Flat, Ranks};
 
 /// An exact `int` (not a `bool`) in 0..2^32.
-pub fn plain_id(v: &Bound<'_, PyAny>) -> Option<u32> {
+fn plain_id(v: &Bound<'_, PyAny>) -> Option<u32> {
     if !v.is_exact_instance_of::<PyInt>() {
         return None;
     }
