@@ -388,3 +388,22 @@ def test_format_readers_load_on_first_use():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_load_any_parses_a_tokenizer_json_once(tmp_path, tiny, monkeypatch):
+    """A tokenizer.json's format is only known from its "model" (written last), so detection
+    parses it; load_any then builds the tokenizer from that document instead of reading the file
+    again, with the same result as from_huggingface."""
+    toksmith.formats.huggingface.save_huggingface(tiny, tmp_path / "hf")
+    tiny.save(tmp_path / "own.json")
+    expected = [toksmith.from_huggingface(tmp_path / "hf"), toksmith.load(tmp_path / "own.json")]
+    calls = []
+    real = json.loads
+    monkeypatch.setattr(json, "loads", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for path, want in ((tmp_path / "hf", expected[0]), (tmp_path / "hf" / "tokenizer.json", expected[0]),
+                       (tmp_path / "own.json", expected[1])):
+        calls.clear()
+        got = toksmith.load_any(path)
+        assert len(calls) == 1, path
+        assert (got.name, got.metadata, got.mergeable_ranks(), got.special_tokens, got.merge_ids()) == \
+            (want.name, want.metadata, want.mergeable_ranks(), want.special_tokens, want.merge_ids())

@@ -48,12 +48,13 @@ def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
     return None
 
 
-def _sniff_json(p: str, head: bytes) -> str:
+def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict]]:
+    """The format of a JSON file, and its parsed document when it had to be parsed."""
     text = head.decode("utf-8", "replace")
     if re.search(r'"format"\s*:\s*"toksmith"', text):
-        return "toksmith"
+        return "toksmith", None
     if re.search(r'"format"\s*:\s*"toksmith\.calm"', text):
-        return "calm"
+        return "calm", None
     with open(p, "rb") as f:
         try:
             data = json.loads(f.read().decode("utf-8"))
@@ -61,36 +62,42 @@ def _sniff_json(p: str, head: bytes) -> str:
             raise TokenizerFileError(f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}") from None
     if isinstance(data, dict):
         if data.get("format") == "toksmith":
-            return "toksmith"
+            return "toksmith", data
         if isinstance(data.get("model"), dict):
-            return "huggingface"
+            return "huggingface", data
         if data and all(isinstance(v, int) for v in data.values()):
-            return "gpt2"
+            return "gpt2", None
     raise TokenizerFileError(f"{p}: a JSON file of no known tokenizer format (toksmith, tokenizer.json, vocab.json)")
 
 
 def detect_format(path: Union[str, os.PathLike]) -> str:
     """Name the format of a tokenizer file or folder: ``"toksmith"``, ``"tiktoken"``,
     ``"huggingface"`` or ``"gpt2"``; raise :class:`toksmith.TokenizerFileError` if unknown."""
-    p = os.fspath(path)
+    return _detect(os.fspath(path))[0]
+
+
+def _detect(p: str) -> Tuple[str, str, Optional[dict]]:
+    """(format, the file read, its parsed JSON document if detection had to parse it: a
+    tokenizer.json's format is only known from its ``"model"``, which comes last)."""
     if os.path.isdir(p):
         tj = os.path.join(p, "tokenizer.json")
         if os.path.isfile(tj):
-            return detect_format(tj)
+            return _detect(tj)
         if _gpt2_pair(p):
-            return "gpt2"
+            return "gpt2", p, None
         raise TokenizerFileError(
             f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe")
     with open(p, "rb") as f:
         head = f.read(1 << 16)
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
-        return _sniff_json(p, head)
+        fmt, doc = _sniff_json(p, head)
+        return fmt, p, doc
     first = stripped.split(b"\n", 1)[0]
     if _RANK_LINE.match(first):
-        return "tiktoken"
+        return "tiktoken", p, None
     if first.startswith(b"#version") or os.path.basename(p) in ("merges.txt", "vocab.bpe"):
-        return "gpt2"
+        return "gpt2", p, None
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
         "tokenizer.json or GPT-2 vocab.json/merges.txt)")
@@ -139,7 +146,7 @@ def load_any(
     ('huggingface', [104, 105])
     """
     p = os.fspath(path)
-    fmt = detect_format(p)
+    fmt, file, doc = _detect(p)
     if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
         raise ValueError(f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
                          "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files")
@@ -150,11 +157,14 @@ def load_any(
 
         return ByteTokenizer.load(p)
     if fmt == "toksmith":
-        from ..serialization import load
+        from ..serialization import from_dict, load
 
-        return load(os.path.join(p, "tokenizer.json") if os.path.isdir(p) else p)
+        # a document parsed to detect the format is not read again
+        return from_dict(doc, file) if doc is not None else load(file)
     if fmt == "huggingface":
-        return from_huggingface(p)
+        from .huggingface import _from_document
+
+        return _from_document(doc, file, file, strict=True, name=None) if doc is not None else from_huggingface(p)
     if fmt == "tiktoken":
         return from_tiktoken(p, pattern=pattern, special_tokens=special_tokens)
     vocab, merges = _gpt2_files_for(p)

@@ -364,9 +364,15 @@ def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[st
     ``tok.metadata["huggingface"]``; everything else that toksmith cannot reproduce raises
     :class:`ConversionError`.
     """
+    data, where, path = _load_document(path_or_obj)
+    return _from_document(data, where, path, strict=strict, name=name)
+
+
+def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, strict: bool, name: Optional[str]):
+    """:func:`from_huggingface` on a parsed document (``where`` names it in messages; ``path``
+    is its file, if any)."""
     from ..tokenizer import Tokenizer
 
-    data, where, path = _load_document(path_or_obj)
     model = data.get("model")
     if not isinstance(model, dict):
         raise TokenizerFileError(f"{where}: no 'model' object: not a Hugging Face tokenizer.json")
