@@ -6,7 +6,7 @@ One run measures toksmith and its peers on the same inputs and writes:
 * ``<out>/benchmarks.png`` (and ``docs/benchmarks.png`` with the published report),
 * ``<out>/results.json`` (every raw number).
 
-Sections: train, encode, batch, decode, worst, memory. The exit status is 1 when an equality
+Sections: train, encode, batch, decode, load, worst, memory. The exit status is 1 when an equality
 check failed (toksmith's merges vs rustbpe's, toksmith's ids vs tiktoken's), after the report is
 written.
 """
