@@ -73,10 +73,6 @@ fn parse_id(s: &[u8]) -> Option<u32> {
 /// `formats/tiktoken.py::_parse_ranks`: lines of `base64-token rank`; blank lines skipped.
 pub fn parse_tiktoken(raw: &[u8]) -> Option<Ranks> {
     let mut out: Ranks = Vec::with_capacity(raw.len() / 12);
-    let mut tokens: FxHashSet<&[u8]> = FxHashSet::default();
-    let mut ids: FxHashSet<u32> = FxHashSet::default();
-    tokens.reserve(raw.len() / 12);
-    ids.reserve(raw.len() / 12);
     for line in raw.split(|&c| c == b'\n') {
         let mut end = line.len();
         while end > 0 && line[end - 1] == b'\r' {
@@ -98,18 +94,13 @@ pub fn parse_tiktoken(raw: &[u8]) -> Option<Ranks> {
         if !decode_base64(tok, &mut bytes) || bytes.is_empty() {
             return None;
         }
-        let id = parse_id(rank)?;
-        if !ids.insert(id) {
-            return None;
-        }
-        out.push((bytes, id));
+        out.push((bytes, parse_id(rank)?));
     }
-    for (b, _) in &out {
-        if !tokens.insert(b) {
-            return None;
-        }
-    }
-    (!out.is_empty()).then_some(out)
+    let mut tokens: FxHashSet<&[u8]> = FxHashSet::default();
+    tokens.reserve(out.len());
+    let unique = out.iter().all(|(b, _)| tokens.insert(b))
+        && distinct(out.iter().map(|&(_, id)| id), out.len());
+    (unique && !out.is_empty()).then_some(out)
 }
 
 /// `formats/gpt2.py::read_merges_file` on decoded text: an optional `#version` first line,
@@ -163,14 +154,6 @@ impl Flat {
         let (s, n) = self.spans[i];
         &self.bytes[s as usize..(s + n) as usize]
     }
-
-    pub fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
 }
 
 /// A vocab entry of a byte-level file, decoded by the caller.
@@ -203,7 +186,7 @@ impl<'a> Index<'a> {
     }
 
     /// Ids of both parts and (id, entry) of their concatenation, each a token.
-    fn merge(&self, a: &[u8], b: &[u8], buf: &mut Vec<u8>) -> Option<(u32, u32, (u32, u32))> {
+    fn merge(&self, a: &[u8], b: &[u8], buf: &mut Vec<u8>) -> Option<MergeIds> {
         let ia = self.map.get(a)?.0;
         let ib = self.map.get(b)?.0;
         buf.clear();

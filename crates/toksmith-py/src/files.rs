@@ -42,15 +42,20 @@ fn each_unit(s: &Bound<'_, PyString>, mut f: impl FnMut(u32) -> bool) -> PyResul
     })
 }
 
-/// Append the bytes a byte-level spelling stands for; false if it has another character.
-fn spell(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
-    each_unit(s, |u| match bytelevel::unit_to_byte(u) {
+/// Append the byte a code point of the byte-level alphabet stands for; false for another one.
+fn push_unit(u: u32, out: &mut Vec<u8>) -> bool {
+    match bytelevel::unit_to_byte(u) {
         Some(b) => {
             out.push(b);
             true
         }
         None => false,
-    })
+    }
+}
+
+/// Append the bytes a byte-level spelling stands for; false if it has another character.
+fn spell(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
+    each_unit(s, |u| push_unit(u, out))
 }
 
 /// Decode a merge line `"left right"` into `out`: the offset where `right` starts, or None
@@ -66,13 +71,7 @@ fn spell_line(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<Option<usi
             mid = Some(out.len());
             return true;
         }
-        match bytelevel::unit_to_byte(u) {
-            Some(b) => {
-                out.push(b);
-                true
-            }
-            None => false,
-        }
+        push_unit(u, out)
     })?;
     Ok(mid.filter(|&m| ok && m > start && out.len() > m))
 }

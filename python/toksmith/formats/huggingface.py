@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..errors import TokenizerFileError
 from ..pretokenize import PATTERNS, split
