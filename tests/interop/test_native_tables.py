@@ -145,7 +145,8 @@ def test_loads_give_the_same_tokenizer_as_the_references(tmp_path, tiny, monkeyp
         ]
 
     fast = loads()
-    for name in ("parse_tiktoken_ranks", "parse_merges_text", "toksmith_tables", "ranks_from_vocab_and_merges"):
+    for name in ("parse_tiktoken_ranks", "parse_merges_text", "toksmith_tables", "ranks_from_vocab_and_merges",
+                 "split_tokenizer_json"):
         monkeypatch.setattr(_core, name, lambda *a: None)
     monkeypatch.setattr(toksmith.tokenizer._core, "Bpe", _DecliningBpe)
     slow = loads()
@@ -171,6 +172,9 @@ class _DecliningBpe:
         return None
 
     def merges_listed(self, merges):
+        return None
+
+    def merges_listed_in(self, tables):
         return None
 
     def __getattr__(self, name):
@@ -407,3 +411,113 @@ def test_load_any_parses_a_tokenizer_json_once(tmp_path, tiny, monkeypatch):
         assert len(calls) == 1, path
         assert (got.name, got.metadata, got.mergeable_ranks(), got.special_tokens, got.merge_ids()) == \
             (want.name, want.metadata, want.mergeable_ranks(), want.special_tokens, want.merge_ids())
+
+
+# ------------------------------------------------------------------ tokenizer.json split natively
+
+
+def _as_tokenizers_object(text):
+    """Something with ``to_str()``, like a ``tokenizers.Tokenizer``: read through the same
+    native split as a file, without writing one."""
+    return types.SimpleNamespace(to_str=lambda: text)
+
+
+def _hf_outcome(text, monkeypatch=None):
+    """("ok", the loaded tables) or ("error", type, message) for a tokenizer.json's text."""
+    try:
+        tok = toksmith.from_huggingface(_as_tokenizers_object(text))
+    except (ValueError, TypeError) as e:
+        return "error", type(e), str(e)
+    return "ok", (tok.mergeable_ranks(), tok.special_tokens, tok.pinned_tokens, tok.merge_ids(), tok.pattern,
+                  tok.name, tok.metadata)
+
+
+def _hf_outcome_declined(text):
+    """:func:`_hf_outcome` with the native split declining (the whole document parsed by
+    Python, as before the split existed)."""
+    real = _core.split_tokenizer_json
+    _core.split_tokenizer_json = lambda raw: None
+    try:
+        return _hf_outcome(text)
+    finally:
+        _core.split_tokenizer_json = real
+
+
+def test_tokenizer_json_tables_split_natively(tiny):
+    from toksmith.formats.huggingface import huggingface_json
+
+    doc = huggingface_json(tiny)
+    text = json.dumps(doc, ensure_ascii=False)
+    got = _common.split_tokenizer_json(text.encode("utf-8"), "f")
+    assert got is not None
+    rest, tables = got
+    # the document minus the two tables, key order kept
+    want = json.loads(text)
+    model = want["model"]
+    del model["vocab"], model["merges"]
+    assert rest == want and list(rest["model"]) == list(model) and list(rest) == list(want)
+    assert tables.native.has_merges
+    native = tables.native.ranks_from_vocab_and_merges(dict(tiny.special_tokens))
+    ref = _core.ranks_from_vocab_and_merges(doc["model"]["vocab"], doc["model"]["merges"], dict(tiny.special_tokens))
+    assert native == ref and list(native[0].items()) == list(ref[0].items())
+    assert _hf_outcome(text) == _hf_outcome_declined(text)
+    # \u escapes, pairs instead of lines, whitespace: the same tables
+    pairs = json.loads(text)
+    pairs["model"]["merges"] = [m.split(" ") for m in pairs["model"]["merges"]]
+    for variant in (json.dumps(doc, ensure_ascii=True), json.dumps(pairs, indent=2)):
+        got = _common.split_tokenizer_json(variant.encode("utf-8"), "f")
+        assert got is not None
+        assert got[1].native.ranks_from_vocab_and_merges(dict(tiny.special_tokens)) == ref
+        assert _hf_outcome(variant) == _hf_outcome(text)
+
+
+def test_tokenizer_json_of_a_real_vocabulary(tmp_path):
+    gpt2 = toksmith.from_tiktoken(GPT2_TIKTOKEN, pattern="gpt2", special_tokens={"<|endoftext|>": 50256})
+    gpt2.save_huggingface(tmp_path)
+    raw = (tmp_path / "tokenizer.json").read_bytes()
+    assert _common.split_tokenizer_json(raw, "f") is not None
+    fast = toksmith.from_huggingface(tmp_path)
+    assert fast.mergeable_ranks() == gpt2.mergeable_ranks() and fast.special_tokens == gpt2.special_tokens
+    assert _hf_outcome(raw.decode("utf-8")) == _hf_outcome_declined(raw.decode("utf-8"))
+
+
+def _mutate_json_text(draw, text, vocab):
+    """Damage only JSON text can carry: a key twice, a float or exponent id, a model key twice."""
+    op = draw(st.sampled_from(["none", "dup_key", "float_id", "exp_id", "dup_model_key", "dup_top_key", "nan"]))
+    k = draw(st.sampled_from(list(vocab)))
+    entry = f"{json.dumps(k, ensure_ascii=False)}: {vocab[k]}"
+    if op == "dup_key" and entry in text:
+        other = draw(st.integers(0, len(vocab) + 2))
+        text = text.replace(entry, f"{entry}, {json.dumps(k, ensure_ascii=False)}: {other}", 1)
+    elif op == "float_id" and entry in text:
+        text = text.replace(entry, f"{entry}.0", 1)
+    elif op == "exp_id" and entry in text:
+        text = text.replace(entry, f"{entry}e0", 1)
+    elif op == "dup_model_key":
+        text = text.replace('"model": {', '"model": {"type": "BPE", ', 1)
+    elif op == "dup_top_key":
+        text = text.replace('"model": {', '"decoder": null, "model": {', 1)
+    elif op == "nan" and entry in text:
+        text = text.replace(entry, f"{json.dumps(k, ensure_ascii=False)}: NaN", 1)
+    return text
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=200)
+@given(data=st.data())
+def test_corrupted_tokenizer_json(tiny, data):
+    """Whatever the damage, loading with the native split gives what the Python parse gives: the
+    same tokenizer, or the same error and message."""
+    from toksmith.formats.huggingface import huggingface_json
+
+    doc = huggingface_json(tiny)
+    model = doc["model"]
+    if data.draw(st.booleans()):
+        model["vocab"], model["merges"] = _mutate_tables(data.draw, model["vocab"], model["merges"])
+    if data.draw(st.booleans()):
+        model["merges"] = [m.split(" ") if isinstance(m, str) and data.draw(st.booleans()) else m
+                           for m in model["merges"]]
+    if data.draw(st.booleans()):
+        del model["merges"]
+    text = json.dumps(doc, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1])))
+    text = _mutate_json_text(data.draw, text, model["vocab"])
+    assert _hf_outcome(text) == _hf_outcome_declined(text)

@@ -12,6 +12,7 @@
 //! * [`vocab_files`]: the big tables of tokenizer files, parsed and checked in one pass;
 //! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings.
 
+pub mod bpe_json;
 pub mod bytelevel;
 pub mod decode;
 pub mod encode;

@@ -270,6 +270,77 @@ pub fn ranks_from_vocab_and_merges<'py>(
     Ok(Some((ranks, left)))
 }
 
+/// A `tokenizer.json` whose big tables were decoded natively (`toksmith_core::bpe_json`).
+#[pyclass(module = "toksmith._core", frozen)]
+pub struct TokenizerJsonTables {
+    pub(crate) inner: toksmith_core::bpe_json::BpeJson,
+}
+
+/// Split a `tokenizer.json`'s raw bytes: `(the document without model.vocab and model.merges,
+/// as JSON text, the decoded tables)`, or None to let the caller parse the whole file.
+#[pyfunction]
+pub fn split_tokenizer_json(
+    py: Python<'_>,
+    raw: &Bound<'_, PyBytes>,
+) -> PyResult<Option<(String, TokenizerJsonTables)>> {
+    let raw = raw.as_bytes();
+    Ok(py
+        .detach(|| toksmith_core::bpe_json::split(raw))
+        .map(|mut inner| {
+            let rest = std::mem::take(&mut inner.rest);
+            (rest, TokenizerJsonTables { inner })
+        }))
+}
+
+#[pymethods]
+impl TokenizerJsonTables {
+    /// Whether the model had a `merges` key.
+    #[getter]
+    fn has_merges(&self) -> bool {
+        self.inner.has_merges
+    }
+
+    /// `formats/_common.py::ranks_from_vocab_and_merges` on the decoded tables: `(ranks,
+    /// leftovers)`, or None where the reference must run (on the document parsed by Python).
+    #[allow(clippy::type_complexity)]
+    fn ranks_from_vocab_and_merges<'py>(
+        &self,
+        py: Python<'py>,
+        added: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyDict>)>> {
+        let Ok(added) = added.cast::<PyDict>() else {
+            return Ok(None);
+        };
+        // id -> added token (the last one given that id, like the reference's dict)
+        let mut texts = Vec::with_capacity(added.len());
+        for (t, i) in added.iter() {
+            let (Ok(t), Some(i)) = (t.cast_exact::<PyString>(), plain_id(&i)) else {
+                return Ok(None);
+            };
+            texts.push((i, t.to_str()?.to_owned()));
+        }
+        let t = &self.inner;
+        let done = py.detach(|| {
+            let added = texts.iter().map(|(i, s)| (*i, s.as_str())).collect();
+            let entries = t.vocab_entries(&added)?;
+            let kept =
+                vocab_files::ranks_from_vocab_and_merges(&t.tokens, &entries, &t.parts, &t.merges)?;
+            Some((entries, kept))
+        });
+        let Some((entries, (kept, leftovers))) = done else {
+            return Ok(None);
+        };
+        let ranks = token_ranks(py, &t.tokens, kept.iter().map(|&k| entries[k]))?;
+        let left = PyDict::new(py);
+        for k in leftovers {
+            // the keys were read from the file as `str`
+            let key = std::str::from_utf8(t.keys.get(k)).expect("keys are UTF-8");
+            left.set_item(key, entries[k].1)?;
+        }
+        Ok(Some((ranks, left)))
+    }
+}
+
 /// A rank dict `{bytes: int}` as `(bytes, id)` pairs, if every key is `bytes` and every value
 /// an exact `int` in 0..2^32.
 pub fn plain_ranks(d: &Bound<'_, PyAny>) -> Option<Ranks> {

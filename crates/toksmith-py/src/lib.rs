@@ -718,6 +718,18 @@ impl Bpe {
             .detach(|| toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)))
     }
 
+    /// [`Bpe::merges_listed`] on the merges of a `tokenizer.json` decoded natively.
+    fn merges_listed_in(
+        &self,
+        py: Python<'_>,
+        tables: &Bound<'_, files::TokenizerJsonTables>,
+    ) -> Option<bool> {
+        let t = &tables.get().inner;
+        py.detach(|| {
+            toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &t.parts, &t.merges)
+        })
+    }
+
     #[getter]
     fn n_vocab(&self) -> usize {
         self.enc.vocab.n_vocab()
@@ -1332,6 +1344,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::parse_merges_text, m)?)?;
     m.add_function(wrap_pyfunction!(files::toksmith_tables, m)?)?;
     m.add_function(wrap_pyfunction!(files::ranks_from_vocab_and_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(files::split_tokenizer_json, m)?)?;
+    m.add_class::<files::TokenizerJsonTables>()?;
     m.add(
         "NAMED_PATTERNS",
         pretokenize::NAMED_PATTERNS

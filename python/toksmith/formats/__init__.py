@@ -29,7 +29,7 @@ import re
 from typing import Mapping, Optional, Tuple, Union
 
 from ..errors import TokenizerFileError
-from ._common import ConversionError
+from ._common import ConversionError, TokenizerJson, split_tokenizer_json
 from .gpt2 import from_gpt2_files, save_gpt2_files
 from .huggingface import from_huggingface, save_huggingface, to_huggingface
 from .tiktoken import from_tiktoken, load_openai, save_tiktoken, to_tiktoken
@@ -48,25 +48,30 @@ def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
     return None
 
 
-def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict]]:
-    """The format of a JSON file, and its parsed document when it had to be parsed."""
+def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict], Optional[TokenizerJson]]:
+    """The format of a JSON file, and its parsed document when it had to be parsed (with a
+    tokenizer.json's natively decoded tables, see :func:`_common.split_tokenizer_json`)."""
     text = head.decode("utf-8", "replace")
     if re.search(r'"format"\s*:\s*"toksmith"', text):
-        return "toksmith", None
+        return "toksmith", None, None
     if re.search(r'"format"\s*:\s*"toksmith\.calm"', text):
-        return "calm", None
+        return "calm", None, None
     with open(p, "rb") as f:
-        try:
-            data = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise TokenizerFileError(f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}") from None
+        raw = f.read()
+    got = split_tokenizer_json(raw, p)
+    if got is not None and got[0].get("format") != "toksmith":
+        return "huggingface", got[0], got[1]
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TokenizerFileError(f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}") from None
     if isinstance(data, dict):
         if data.get("format") == "toksmith":
-            return "toksmith", data
+            return "toksmith", data, None
         if isinstance(data.get("model"), dict):
-            return "huggingface", data
+            return "huggingface", data, None
         if data and all(isinstance(v, int) for v in data.values()):
-            return "gpt2", None
+            return "gpt2", None, None
     raise TokenizerFileError(f"{p}: a JSON file of no known tokenizer format (toksmith, tokenizer.json, vocab.json)")
 
 
@@ -76,28 +81,29 @@ def detect_format(path: Union[str, os.PathLike]) -> str:
     return _detect(os.fspath(path))[0]
 
 
-def _detect(p: str) -> Tuple[str, str, Optional[dict]]:
+def _detect(p: str) -> Tuple[str, str, Optional[dict], Optional[TokenizerJson]]:
     """(format, the file read, its parsed JSON document if detection had to parse it: a
-    tokenizer.json's format is only known from its ``"model"``, which comes last)."""
+    tokenizer.json's format is only known from its ``"model"``, which comes last; the
+    document's natively decoded tables, if any)."""
     if os.path.isdir(p):
         tj = os.path.join(p, "tokenizer.json")
         if os.path.isfile(tj):
             return _detect(tj)
         if _gpt2_pair(p):
-            return "gpt2", p, None
+            return "gpt2", p, None, None
         raise TokenizerFileError(
             f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe")
     with open(p, "rb") as f:
         head = f.read(1 << 16)
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
-        fmt, doc = _sniff_json(p, head)
-        return fmt, p, doc
+        fmt, doc, tables = _sniff_json(p, head)
+        return fmt, p, doc, tables
     first = stripped.split(b"\n", 1)[0]
     if _RANK_LINE.match(first):
-        return "tiktoken", p, None
+        return "tiktoken", p, None, None
     if first.startswith(b"#version") or os.path.basename(p) in ("merges.txt", "vocab.bpe"):
-        return "gpt2", p, None
+        return "gpt2", p, None, None
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
         "tokenizer.json or GPT-2 vocab.json/merges.txt)")
@@ -146,7 +152,7 @@ def load_any(
     ('huggingface', [104, 105])
     """
     p = os.fspath(path)
-    fmt, file, doc = _detect(p)
+    fmt, file, doc, tables = _detect(p)
     if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
         raise ValueError(f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
                          "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files")
@@ -164,7 +170,9 @@ def load_any(
     if fmt == "huggingface":
         from .huggingface import _from_document
 
-        return _from_document(doc, file, file, strict=True, name=None) if doc is not None else from_huggingface(p)
+        if doc is None:
+            return from_huggingface(p)
+        return _from_document(doc, file, file, strict=True, name=None, tables=tables)
     if fmt == "tiktoken":
         return from_tiktoken(p, pattern=pattern, special_tokens=special_tokens)
     vocab, merges = _gpt2_files_for(p)

@@ -58,14 +58,54 @@ def read_json(path: PathLike, what: str) -> Any:
     p = os.fspath(path)
     with open(p, "rb") as f:
         raw = f.read()
+    return loads_json(raw, p, what)
+
+
+def loads_json(raw: bytes, where: str, what: str) -> Any:
+    """Parse a JSON file's bytes (``where`` and ``what`` name it in errors)."""
     try:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise TokenizerFileError(f"{p}: {what} is not UTF-8 text (byte offset {e.start})") from None
+        raise TokenizerFileError(f"{where}: {what} is not UTF-8 text (byte offset {e.start})") from None
     except json.JSONDecodeError as e:
         raise TokenizerFileError(
-            f"{p}: {what} is not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
+            f"{where}: {what} is not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
         ) from None
+
+
+class TokenizerJson:
+    """The ``model.vocab`` and ``model.merges`` of a ``tokenizer.json``, decoded natively
+    (``native``: ``_core.TokenizerJsonTables``) and left out of the document the reader gets;
+    :meth:`model` parses the whole file when the reference path needs the Python objects."""
+
+    def __init__(self, native: Any, raw: bytes, where: str):
+        self.native, self.raw, self.where = native, raw, where
+
+    def model(self) -> Dict[str, Any]:
+        return loads_json(self.raw, self.where, "tokenizer.json")["model"]
+
+
+def split_tokenizer_json(raw: bytes, where: str) -> Optional[Tuple[Any, TokenizerJson]]:
+    """``(document without model.vocab and model.merges, those tables)`` for the bytes of a
+    ``tokenizer.json`` whose big tables decode natively; None for any other JSON.
+
+    Parsing a 100k-token ``tokenizer.json`` with ``json`` builds 300k strings that are decoded
+    again right after (``toksmith_core::bpe_json``): the native split does both at once. It
+    declines on anything unusual, and the caller parses the whole file as before.
+    """
+    if b'"model"' not in raw:
+        return None
+    got = _core.split_tokenizer_json(raw)
+    if got is None:
+        return None
+    rest, native = got
+    return json.loads(rest), TokenizerJson(native, raw, where)
+
+
+def split_json(raw: bytes, where: str, what: str) -> Tuple[Any, Optional[TokenizerJson]]:
+    """:func:`split_tokenizer_json`, else ``(the whole document, None)``."""
+    got = split_tokenizer_json(raw, where)
+    return got if got is not None else (loads_json(raw, where, what), None)
 
 
 def source_meta(fmt: str, path: Optional[PathLike] = None, **extra: Any) -> Dict[str, Any]:

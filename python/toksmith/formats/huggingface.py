@@ -60,13 +60,14 @@ from ..pretokenize import PATTERNS, split
 from ._common import (
     ConversionError,
     PathLike,
+    TokenizerJson,
     check_added_spelling,
     check_merges_agree,
     merge_strings,
     ranks_from_vocab_and_merges,
-    read_json,
     require,
     source_meta,
+    split_json,
     write_json,
 )
 from ._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
@@ -220,24 +221,29 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
 # ------------------------------------------------------------------------------ import
 
 
-def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str]]:
-    """(tokenizer.json dict, where, path) from a path, folder, dict or tokenizers object."""
+def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str], Optional[TokenizerJson]]:
+    """(tokenizer.json dict, where, path, its natively decoded tables if any: see
+    :func:`split_json`) from a path, folder, dict or tokenizers object."""
     if isinstance(path_or_obj, dict):
-        return path_or_obj, "tokenizer.json (dict)", None
+        return path_or_obj, "tokenizer.json (dict)", None, None
     if isinstance(path_or_obj, (str, os.PathLike)):
         p = os.fspath(path_or_obj)
         if os.path.isdir(p):
             p = os.path.join(p, "tokenizer.json")
             if not os.path.exists(p):
                 raise TokenizerFileError(f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json")
-        data = read_json(p, "tokenizer.json")
+        with open(p, "rb") as f:
+            raw = f.read()
+        data, tables = split_json(raw, p, "tokenizer.json")
         if not isinstance(data, dict):
             raise TokenizerFileError(f"{p}: expected a JSON object, found {type(data).__name__}")
-        return data, p, p
+        return data, p, p, tables
     backend = getattr(path_or_obj, "backend_tokenizer", None)  # a transformers fast tokenizer
     obj = backend if backend is not None else path_or_obj
     if hasattr(obj, "to_str"):
-        return json.loads(obj.to_str()), f"<{type(path_or_obj).__name__}>", None
+        where = f"<{type(path_or_obj).__name__}>"
+        data, tables = split_json(obj.to_str().encode("utf-8"), where, "tokenizer.json")
+        return data, where, None, tables
     raise TypeError(
         f"expected a tokenizer.json path or folder, a dict, or a tokenizers/transformers tokenizer, "
         f"not {type(path_or_obj).__name__}")
@@ -364,19 +370,22 @@ def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[st
     ``tok.metadata["huggingface"]``; everything else that toksmith cannot reproduce raises
     :class:`ConversionError`.
     """
-    data, where, path = _load_document(path_or_obj)
-    return _from_document(data, where, path, strict=strict, name=name)
+    data, where, path, tables = _load_document(path_or_obj)
+    return _from_document(data, where, path, strict=strict, name=name, tables=tables)
 
 
-def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, strict: bool, name: Optional[str]):
+def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, strict: bool, name: Optional[str],
+                   tables: Optional[TokenizerJson] = None):
     """:func:`from_huggingface` on a parsed document (``where`` names it in messages; ``path``
-    is its file, if any)."""
+    is its file, if any). With ``tables``, the document's model has no vocab and merges: they
+    were decoded natively, and the whole file is parsed only if the native checks decline."""
     from ..tokenizer import Tokenizer
 
     model = data.get("model")
     if not isinstance(model, dict):
         raise TokenizerFileError(f"{where}: no 'model' object: not a Hugging Face tokenizer.json")
-    mtype = model.get("type", "BPE" if "merges" in model else None)
+    has_merges = "merges" in model or (tables is not None and tables.native.has_merges)
+    mtype = model.get("type", "BPE" if has_merges else None)
     if mtype != "BPE":
         raise _fail(where, f"model {mtype}")
     if model.get("dropout") not in (None, 0, 0.0):
@@ -410,12 +419,18 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         if content in specials or content in pinned:
             raise TokenizerFileError(f"{where}: the added token {content!r} is listed twice")
         (specials if a.get("special") else pinned)[content] = i
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict):
-        raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
-    # "left right" strings or pairs, checked (and normalized if need be) by the calls below
-    merges = model.get("merges", [])
-    ranks, leftovers = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+    merges = None
+    got = tables.native.ranks_from_vocab_and_merges({**specials, **pinned}) if tables is not None else None
+    if got is None:
+        if tables is not None:  # declined: the reference below says what is wrong
+            model, tables = tables.model(), None
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict):
+            raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
+        # "left right" strings or pairs, checked (and normalized if need be) by the calls below
+        merges = model.get("merges", [])
+        got = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+    ranks, leftovers = got
     if leftovers:
         shown = sorted(leftovers.items(), key=lambda kv: kv[1])[:5]
         raise _fail(where, f"{len(leftovers)} vocab token(s) are made by no merge and are not added tokens "
@@ -433,7 +448,10 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         if isinstance(e, (ConversionError, TokenizerFileError)):
             raise
         raise ConversionError(f"{where}: toksmith cannot build this tokenizer: {e}") from None
-    check_merges_agree(tok, merges, where)
+    if tables is None or not tok._core.merges_listed_in(tables.native):
+        if merges is None:
+            merges = tables.model().get("merges", [])
+        check_merges_agree(tok, merges, where)
     return tok
 
 

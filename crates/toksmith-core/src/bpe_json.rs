@@ -1,0 +1,490 @@
+//! A Hugging Face `tokenizer.json` split for loading: its two big tables (`model.vocab`, a
+//! 100k-entry object, and `model.merges`, a 100k-entry list) decoded natively, and the rest of
+//! the document (a few kilobytes: pre-tokenizer, normalizer, added tokens...) handed back as
+//! JSON text for the Python reader.
+//!
+//! Parsing the whole file with Python's `json` module builds 300k Python strings that the
+//! reader then decodes again (about half of a cl100k load). Here the tables go straight from the
+//! file's bytes to [`Flat`] buffers in the byte-level alphabet, ready for
+//! [`crate::vocab_files`]'s checks.
+//!
+//! Like the rest of `vocab_files`, [`split`] *declines* (`None`) on anything unusual: invalid
+//! JSON, a key twice in the document, the model or the vocab, a vocab value that is not an
+//! integer in 0..2^32, a merge that is neither a `"left right"` string nor a pair of strings,
+//! or a file without `model.vocab`. The Python reader then parses the whole file itself and
+//! raises its usual message.
+
+use crate::bytelevel;
+use crate::vocab_files::{Entry, Flat};
+use rustc_hash::FxHashSet;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+
+/// The decoded tables of a `tokenizer.json` and the rest of its document.
+#[derive(Debug, Default)]
+pub struct BpeJson {
+    /// The document as JSON text, with `model.vocab` and `model.merges` left out.
+    pub rest: String,
+    /// Every vocab key as UTF-8, in file order.
+    pub keys: Flat,
+    /// Per vocab entry (file order): its id, and its spelling decoded from the byte-level
+    /// alphabet (an item of `tokens`), or None if a character is outside the alphabet.
+    pub entries: Vec<(u32, Option<usize>)>,
+    /// The decoded spellings.
+    pub tokens: Flat,
+    /// The merges' decoded parts, and each merge's two part indices (empty without a list).
+    pub parts: Flat,
+    pub merges: Vec<(usize, usize)>,
+    /// Whether the model has a `merges` key.
+    pub has_merges: bool,
+}
+
+impl BpeJson {
+    /// The vocab as `(entry, id)` for [`crate::vocab_files::ranks_from_vocab_and_merges`]: an
+    /// entry whose id is in `added` must have that added token's text as its key and is
+    /// [`Entry::Added`] (None otherwise). None as well if a key occurs twice (Python's `json`
+    /// would keep only the last; the reference reader sees that document).
+    pub fn vocab_entries(
+        &self,
+        added: &rustc_hash::FxHashMap<u32, &str>,
+    ) -> Option<Vec<(Entry, u32)>> {
+        let mut out = Vec::with_capacity(self.entries.len());
+        // keys that are not spelled tokens, to find repeats among them; repeats among spelled
+        // tokens have equal bytes, which the token index rejects
+        let mut others: FxHashSet<&[u8]> = FxHashSet::default();
+        let mut spelled_added = Vec::new();
+        for (k, &(id, spelled)) in self.entries.iter().enumerate() {
+            let key = self.keys.get(k);
+            let entry = if let Some(text) = added.get(&id) {
+                if key != text.as_bytes() {
+                    return None;
+                }
+                if let Some(t) = spelled {
+                    spelled_added.push(t);
+                }
+                Entry::Added
+            } else {
+                match spelled {
+                    Some(t) => Entry::Token(t),
+                    None => Entry::Unspelled,
+                }
+            };
+            if !matches!(entry, Entry::Token(_)) && !others.insert(key) {
+                return None;
+            }
+            out.push((entry, id));
+        }
+        // an added token's key that is also a token's spelling is the same key twice
+        if !spelled_added.is_empty() {
+            let spelled: FxHashSet<&[u8]> = out
+                .iter()
+                .filter_map(|&(e, _)| match e {
+                    Entry::Token(t) => Some(self.tokens.get(t)),
+                    _ => None,
+                })
+                .collect();
+            if spelled_added
+                .iter()
+                .any(|&t| spelled.contains(self.tokens.get(t)))
+            {
+                return None;
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Split a `tokenizer.json` (its raw bytes) into the rest of the document and its decoded
+/// tables; None to let the Python reader handle the file (see the module docs).
+pub fn split(raw: &[u8]) -> Option<BpeJson> {
+    let mut out = BpeJson::default();
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let rest = Document { out: &mut out }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    out.rest = rest?;
+    Some(out)
+}
+
+/// A map key, borrowed from the file where it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Append `key: value` to a JSON object's text (`text` holds `{` and the members so far).
+fn member(text: &mut String, key: &str, value: &str) {
+    if text.len() > 1 {
+        text.push(',');
+    }
+    text.push_str(&serde_json::to_string(key).expect("a str serializes"));
+    text.push(':');
+    text.push_str(value);
+}
+
+/// A map's keys must be distinct: Python's `json` keeps the last of a repeated key.
+fn first_time<E: de::Error>(seen: &mut Vec<String>, key: &str) -> Result<(), E> {
+    if seen.iter().any(|k| k == key) {
+        return Err(E::custom("repeated key"));
+    }
+    seen.push(key.to_owned());
+    Ok(())
+}
+
+/// The top-level object: its members' text, the model's replaced by [`Model`]'s rest. The
+/// value is None if there is no model object with a vocab.
+struct Document<'a> {
+    out: &'a mut BpeJson,
+}
+
+impl<'de> DeserializeSeed<'de> for Document<'_> {
+    type Value = Option<String>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Document<'_> {
+    type Value = Option<String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a tokenizer.json object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut text = String::from("{");
+        let mut seen = Vec::new();
+        let mut model_done = false;
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            first_time(&mut seen, &key)?;
+            if key == "model" {
+                let model = map.next_value_seed(Model {
+                    out: &mut *self.out,
+                })?;
+                member(&mut text, &key, &model);
+                model_done = true;
+            } else {
+                let raw: &RawValue = map.next_value()?;
+                member(&mut text, &key, raw.get());
+            }
+        }
+        text.push('}');
+        Ok(model_done.then_some(text))
+    }
+}
+
+/// The model object: its vocab and merges decoded into the output, the rest of its members
+/// returned as text. Fails unless it is an object with a vocab object.
+struct Model<'a> {
+    out: &'a mut BpeJson,
+}
+
+impl<'de> DeserializeSeed<'de> for Model<'_> {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Model<'_> {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a model object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut text = String::from("{");
+        let mut seen = Vec::new();
+        let mut has_vocab = false;
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            first_time(&mut seen, &key)?;
+            match &*key {
+                "vocab" => {
+                    map.next_value_seed(VocabTable {
+                        out: &mut *self.out,
+                    })?;
+                    has_vocab = true;
+                }
+                "merges" => {
+                    map.next_value_seed(MergeList {
+                        out: &mut *self.out,
+                    })?;
+                    self.out.has_merges = true;
+                }
+                _ => {
+                    let raw: &RawValue = map.next_value()?;
+                    member(&mut text, &key, raw.get());
+                }
+            }
+        }
+        if !has_vocab {
+            return Err(de::Error::custom("no vocab"));
+        }
+        text.push('}');
+        Ok(text)
+    }
+}
+
+/// Append the bytes a byte-level spelling stands for; false if a character is outside the
+/// alphabet (the bytes pushed so far stay: the caller truncates).
+fn spell(s: &str, out: &mut Vec<u8>) -> bool {
+    s.chars().all(|c| match bytelevel::unit_to_byte(c as u32) {
+        Some(b) => {
+            out.push(b);
+            true
+        }
+        None => false,
+    })
+}
+
+/// `model.vocab`: an object of token -> id.
+struct VocabTable<'a> {
+    out: &'a mut BpeJson,
+}
+
+impl<'de> DeserializeSeed<'de> for VocabTable<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+/// A vocab id: an integer in 0..2^32 (a float, a negative number or anything else fails).
+struct Id(u32);
+
+impl<'de> de::Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Id;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an id in 0..2^32")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Id, E> {
+                u32::try_from(v)
+                    .map(Id)
+                    .map_err(|_| E::custom("id too large"))
+            }
+        }
+        d.deserialize_u64(V)
+    }
+}
+
+impl<'de> Visitor<'de> for VocabTable<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a vocab object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let out = self.out;
+        let n = map.size_hint().unwrap_or(0);
+        out.entries.reserve(n);
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            let Id(id) = map.next_value()?;
+            let start = out.keys.bytes.len();
+            out.keys.bytes.extend_from_slice(key.as_bytes());
+            out.keys.end_item(start);
+            let start = out.tokens.bytes.len();
+            let spelled = if spell(&key, &mut out.tokens.bytes) {
+                Some(out.tokens.end_item(start))
+            } else {
+                out.tokens.bytes.truncate(start);
+                None
+            };
+            out.entries.push((id, spelled));
+        }
+        Ok(())
+    }
+}
+
+/// `model.merges`: a list of `"left right"` strings (exactly one space, both parts non-empty)
+/// or of `[left, right]` pairs, each part spelled in the byte-level alphabet.
+struct MergeList<'a> {
+    out: &'a mut BpeJson,
+}
+
+impl<'de> DeserializeSeed<'de> for MergeList<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MergeList<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a merge list")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let out = self.out;
+        while seq
+            .next_element_seed(OneMerge {
+                parts: &mut out.parts,
+                merges: &mut out.merges,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+}
+
+/// One merge, as a string or a pair.
+struct OneMerge<'a> {
+    parts: &'a mut Flat,
+    merges: &'a mut Vec<(usize, usize)>,
+}
+
+impl<'de> DeserializeSeed<'de> for OneMerge<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OneMerge<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a merge")
+    }
+    fn visit_str<E: de::Error>(self, line: &str) -> Result<(), E> {
+        let (a, b) = line.split_once(' ').ok_or_else(|| E::custom("no space"))?;
+        self.pair(a, b)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let a: Key = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::custom("short"))?;
+        let b: Key = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::custom("short"))?;
+        if seq.next_element::<de::IgnoredAny>()?.is_some() {
+            return Err(de::Error::custom("long"));
+        }
+        self.pair(&a.0, &b.0)
+    }
+}
+
+impl OneMerge<'_> {
+    fn pair<E: de::Error>(self, a: &str, b: &str) -> Result<(), E> {
+        let bad = || E::custom("not a byte-level merge");
+        // a line has exactly one space; a space is outside the alphabet anyway
+        if a.is_empty() || b.is_empty() || b.contains(' ') {
+            return Err(bad());
+        }
+        let start = self.parts.bytes.len();
+        if !spell(a, &mut self.parts.bytes) {
+            return Err(bad());
+        }
+        let mid = self.parts.bytes.len();
+        if !spell(b, &mut self.parts.bytes) {
+            return Err(bad());
+        }
+        self.merges.push(self.parts.end_pair(start, mid));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(vocab: &str, merges: &str) -> String {
+        format!(
+            r#"{{"version":"1.0","added_tokens":[],"model":{{"type":"BPE","vocab":{vocab},"merges":{merges},"dropout":null}},"decoder":null}}"#
+        )
+    }
+
+    #[test]
+    fn splits_tables_from_the_rest() {
+        let raw = doc(r#"{"a":0,"b":1,"ab":2,"\u0120":3}"#, r#"["a b"]"#);
+        let s = split(raw.as_bytes()).expect("accepted");
+        assert_eq!(
+            s.rest,
+            r#"{"version":"1.0","added_tokens":[],"model":{"type":"BPE","dropout":null},"decoder":null}"#
+        );
+        assert_eq!(s.entries.len(), 4);
+        assert_eq!(s.keys.get(3), "\u{0120}".as_bytes());
+        let t = s.entries[3].1.expect("spelled");
+        assert_eq!(s.tokens.get(t), b" ");
+        assert_eq!(s.merges.len(), 1);
+        let (a, b) = s.merges[0];
+        assert_eq!((s.parts.get(a), s.parts.get(b)), (&b"a"[..], &b"b"[..]));
+        assert!(s.has_merges);
+    }
+
+    #[test]
+    fn pairs_and_lines_decode_alike() {
+        let lines = split(doc(r#"{"a":0}"#, r#"["a b","\u0120 c"]"#).as_bytes()).unwrap();
+        let pairs = split(doc(r#"{"a":0}"#, r#"[["a","b"],["Ġ","c"]]"#).as_bytes()).unwrap();
+        assert_eq!(lines.parts.bytes, pairs.parts.bytes);
+        assert_eq!(lines.merges, pairs.merges);
+    }
+
+    #[test]
+    fn declines_what_the_reference_must_handle() {
+        for (vocab, merges) in [
+            (r#"{"a":1.0}"#, "[]"),        // float id
+            (r#"{"a":-1}"#, "[]"),         // negative id
+            (r#"{"a":4294967296}"#, "[]"), // id too large
+            (r#"[]"#, "[]"),               // vocab not an object
+            (r#"{"a":0}"#, r#"["a  b"]"#), // two spaces
+            (r#"{"a":0}"#, r#"["ab"]"#),   // no space
+            (r#"{"a":0}"#, r#"[["a"]]"#),  // short pair
+            (r#"{"a":0}"#, r#"[["a","b","c"]]"#),
+            (r#"{"a":0}"#, r#"["a 中"]"#), // outside the alphabet
+            (r#"{"a":0}"#, r#"[1]"#),
+            (r#"{"a":0}"#, r#"{}"#),
+        ] {
+            let raw = doc(vocab, merges);
+            assert!(split(raw.as_bytes()).is_none(), "{raw}");
+        }
+        assert!(split(br#"{"model":{"type":"BPE"}}"#).is_none(), "no vocab");
+        assert!(split(br#"{"version":"1.0"}"#).is_none(), "no model");
+        assert!(split(br#"{"model":{"vocab":{}},"model":{"vocab":{}}}"#).is_none());
+        assert!(split(br#"{"model":{"vocab":{},"vocab":{}}}"#).is_none());
+        assert!(
+            split(br#"{"model":{"vocab":{}}} x"#).is_none(),
+            "trailing text"
+        );
+        assert!(
+            split(br#"{"model":{"vocab":{"\ud800":0}}}"#).is_none(),
+            "lone surrogate"
+        );
+        assert!(
+            split(b"\xef\xbb\xbf{\"model\":{\"vocab\":{}}}").is_none(),
+            "BOM"
+        );
+    }
+
+    #[test]
+    fn repeated_keys_outside_the_alphabet_are_declined() {
+        let s = split(doc(r#"{"中":0,"中":1}"#, "[]").as_bytes()).unwrap();
+        assert!(s.vocab_entries(&Default::default()).is_none());
+        let s = split(doc(r#"{"<s>":0,"x":1}"#, "[]").as_bytes()).unwrap();
+        let added: rustc_hash::FxHashMap<u32, &str> = [(0, "<s>")].into_iter().collect();
+        let e = s.vocab_entries(&added).unwrap();
+        assert_eq!(e[0], (Entry::Added, 0));
+        let wrong: rustc_hash::FxHashMap<u32, &str> = [(0, "<t>")].into_iter().collect();
+        assert!(
+            s.vocab_entries(&wrong).is_none(),
+            "id of an added token with another text"
+        );
+        // the added token's text is also spelled by a token entry: one key twice
+        let s = split(doc(r#"{"<s>":0,"<s>":1}"#, "[]").as_bytes()).unwrap();
+        assert!(s.vocab_entries(&added).is_none());
+    }
+}
