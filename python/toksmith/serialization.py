@@ -28,6 +28,7 @@ import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _core
+from ._jsontables import JsonTables, split_json_tables
 from .bytelevel import str_to_token, token_to_str
 from .errors import MergesError, TokenizerFileError, VocabError
 
@@ -68,7 +69,10 @@ def _fail(path: str, msg: str) -> TokenizerFileError:
     return TokenizerFileError(f"{path}: {msg}")
 
 
-def from_dict(data: Any, path: str = "<dict>"):
+def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] = None):
+    """A tokenizer from a parsed toksmith file. With ``tables``, ``data`` has no ``vocab`` and
+    ``merges``: they were decoded natively, and the whole file is parsed only if the native
+    checks decline."""
     from .tokenizer import Tokenizer
 
     if not isinstance(data, dict):
@@ -80,9 +84,14 @@ def from_dict(data: Any, path: str = "<dict>"):
     if version != VERSION:
         raise _fail(path, f"unsupported file version {version!r}: this toksmith reads version {VERSION}")
     for key, typ in (("pattern", str), ("vocab", dict), ("special_tokens", dict), ("pinned_tokens", dict)):
-        if not isinstance(data.get(key), typ):
+        if not isinstance(data.get(key), typ) and not (key == "vocab" and tables is not None):
             raise _fail(path, f"field {key!r} is missing or not a {typ.__name__}")
-    fast = _core.toksmith_tables(data["vocab"], data.get("merges"))
+    if tables is not None:
+        fast = tables.native.toksmith_tables()
+        if fast is None:  # declined: the reference below says what is wrong
+            data = tables.document()
+    else:
+        fast = _core.toksmith_tables(data["vocab"], data.get("merges"))
     if fast is not None:
         # the checks of _tables_reference, in one native pass over a well-formed file
         ranks, merges = fast
@@ -156,6 +165,9 @@ def load(path: Union[str, os.PathLike]):
     p = os.fspath(path)
     with open(p, "rb") as f:
         raw = f.read()
+    got = split_json_tables(raw, "toksmith")
+    if got is not None:  # the vocab and merges decoded natively, the rest parsed here
+        return from_dict(got[0], p, tables=got[1])
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:

@@ -18,6 +18,7 @@ import toksmith
 from toksmith import TokenizerFileError, _core
 from toksmith.bytelevel import token_to_str
 from toksmith.formats import ConversionError
+from toksmith._jsontables import split_json_tables
 from toksmith.formats import _common
 from toksmith.formats.gpt2 import _merges_text_reference, gpt2_vocab, read_merges_file
 from toksmith.formats.tiktoken import _parse_ranks, _parse_ranks_reference
@@ -146,7 +147,7 @@ def test_loads_give_the_same_tokenizer_as_the_references(tmp_path, tiny, monkeyp
 
     fast = loads()
     for name in ("parse_tiktoken_ranks", "parse_merges_text", "toksmith_tables", "ranks_from_vocab_and_merges",
-                 "split_tokenizer_json"):
+                 "split_json_tables"):
         monkeypatch.setattr(_core, name, lambda *a: None)
     monkeypatch.setattr(toksmith.tokenizer._core, "Bpe", _DecliningBpe)
     slow = loads()
@@ -435,12 +436,12 @@ def _hf_outcome(text, monkeypatch=None):
 def _hf_outcome_declined(text):
     """:func:`_hf_outcome` with the native split declining (the whole document parsed by
     Python, as before the split existed)."""
-    real = _core.split_tokenizer_json
-    _core.split_tokenizer_json = lambda raw: None
+    real = _core.split_json_tables
+    _core.split_json_tables = lambda raw, layout: None
     try:
         return _hf_outcome(text)
     finally:
-        _core.split_tokenizer_json = real
+        _core.split_json_tables = real
 
 
 def test_tokenizer_json_tables_split_natively(tiny):
@@ -448,7 +449,7 @@ def test_tokenizer_json_tables_split_natively(tiny):
 
     doc = huggingface_json(tiny)
     text = json.dumps(doc, ensure_ascii=False)
-    got = _common.split_tokenizer_json(text.encode("utf-8"), "f")
+    got = split_json_tables(text.encode("utf-8"), "huggingface")
     assert got is not None
     rest, tables = got
     # the document minus the two tables, key order kept
@@ -465,7 +466,7 @@ def test_tokenizer_json_tables_split_natively(tiny):
     pairs = json.loads(text)
     pairs["model"]["merges"] = [m.split(" ") for m in pairs["model"]["merges"]]
     for variant in (json.dumps(doc, ensure_ascii=True), json.dumps(pairs, indent=2)):
-        got = _common.split_tokenizer_json(variant.encode("utf-8"), "f")
+        got = split_json_tables(variant.encode("utf-8"), "huggingface")
         assert got is not None
         assert got[1].native.ranks_from_vocab_and_merges(dict(tiny.special_tokens)) == ref
         assert _hf_outcome(variant) == _hf_outcome(text)
@@ -475,7 +476,7 @@ def test_tokenizer_json_of_a_real_vocabulary(tmp_path):
     gpt2 = toksmith.from_tiktoken(GPT2_TIKTOKEN, pattern="gpt2", special_tokens={"<|endoftext|>": 50256})
     gpt2.save_huggingface(tmp_path)
     raw = (tmp_path / "tokenizer.json").read_bytes()
-    assert _common.split_tokenizer_json(raw, "f") is not None
+    assert split_json_tables(raw, "huggingface") is not None
     fast = toksmith.from_huggingface(tmp_path)
     assert fast.mergeable_ranks() == gpt2.mergeable_ranks() and fast.special_tokens == gpt2.special_tokens
     assert _hf_outcome(raw.decode("utf-8")) == _hf_outcome_declined(raw.decode("utf-8"))
@@ -521,3 +522,62 @@ def test_corrupted_tokenizer_json(tiny, data):
     text = json.dumps(doc, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1])))
     text = _mutate_json_text(data.draw, text, model["vocab"])
     assert _hf_outcome(text) == _hf_outcome_declined(text)
+
+
+def _load_outcome(path):
+    try:
+        tok = toksmith.load(path)
+    except (ValueError, TypeError) as e:
+        return "error", type(e), str(e)
+    return "ok", (tok.mergeable_ranks(), tok.special_tokens, tok.pinned_tokens, tok.merge_ids(), tok.pattern,
+                  tok.name, tok.metadata)
+
+
+def _load_outcome_declined(path):
+    real = _core.split_json_tables
+    _core.split_json_tables = lambda raw, layout: None
+    try:
+        return _load_outcome(path)
+    finally:
+        _core.split_json_tables = real
+
+
+def test_toksmith_file_tables_split_natively(tmp_path, tiny):
+    tiny.save(tmp_path / "t.json")
+    raw = (tmp_path / "t.json").read_bytes()
+    got = split_json_tables(raw, "toksmith")
+    assert got is not None
+    rest, tables = got
+    want = json.loads(raw)
+    del want["vocab"], want["merges"]
+    assert rest == want and list(rest) == list(want)
+    assert tables.native.toksmith_tables() == _core.toksmith_tables(*(lambda d: (d["vocab"], d["merges"]))(
+        json.loads(raw)))
+    assert _load_outcome(tmp_path / "t.json") == _load_outcome_declined(tmp_path / "t.json")
+    assert _load_outcome(tmp_path / "t.json")[1][0] == tiny.mergeable_ranks()
+    # a rank table without merges
+    d = json.loads(raw)
+    d["merges"] = None
+    (tmp_path / "n.json").write_text(json.dumps(d, ensure_ascii=False))
+    tables = split_json_tables((tmp_path / "n.json").read_bytes(), "toksmith")[1]
+    assert not tables.native.has_merges and tables.native.toksmith_tables()[1] is None
+    assert _load_outcome(tmp_path / "n.json") == _load_outcome_declined(tmp_path / "n.json")
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=150)
+@given(data=st.data())
+def test_corrupted_toksmith_files_whole(tmp_path, tiny, data):
+    """toksmith.load with the native split gives what the Python parse gives, whatever the damage."""
+    d = json.loads(json.dumps(to_dict(tiny), ensure_ascii=False))
+    if data.draw(st.booleans()):
+        d["vocab"], d["merges"] = _mutate_tables(data.draw, d["vocab"], d["merges"])
+    if data.draw(st.booleans()):
+        d["merges"] = data.draw(st.sampled_from([None, "a b", 3]))
+    if data.draw(st.booleans()):
+        del d[data.draw(st.sampled_from(["merges", "vocab", "pattern"]))]
+    vocab = d.get("vocab") or {"a": 0}
+    text = json.dumps(d, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1])))
+    text = _mutate_json_text(data.draw, text, vocab)
+    path = tmp_path / "t.json"
+    path.write_text(text, encoding="utf-8")
+    assert _load_outcome(path) == _load_outcome_declined(path)

@@ -37,7 +37,8 @@ pub struct BpeJson {
     /// The merges' decoded parts, and each merge's two part indices (empty without a list).
     pub parts: Flat,
     pub merges: Vec<(usize, usize)>,
-    /// Whether the model has a `merges` key.
+    /// Whether the file has a merge list (a tokenizer.json's `model.merges`, a toksmith file's
+    /// non-null `merges`).
     pub has_merges: bool,
 }
 
@@ -96,14 +97,29 @@ impl BpeJson {
     }
 }
 
-/// Split a `tokenizer.json` (its raw bytes) into the rest of the document and its decoded
+/// Where a JSON tokenizer file keeps its tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Hugging Face `tokenizer.json`: `model.vocab` and `model.merges` (lines or pairs).
+    HuggingFace,
+    /// toksmith's own file: top-level `vocab` and `merges` (lines, or `null` for none).
+    Toksmith,
+}
+
+/// Split a JSON tokenizer file (its raw bytes) into the rest of the document and its decoded
 /// tables; None to let the Python reader handle the file (see the module docs).
-pub fn split(raw: &[u8]) -> Option<BpeJson> {
+pub fn split(raw: &[u8], layout: Layout) -> Option<BpeJson> {
     let mut out = BpeJson::default();
     let mut de = serde_json::Deserializer::from_slice(raw);
-    let rest = Document { out: &mut out }.deserialize(&mut de).ok()?;
+    let rest = Members {
+        out: &mut out,
+        layout,
+        in_model: false,
+    }
+    .deserialize(&mut de)
+    .ok()?;
     de.end().ok()?;
-    out.rest = rest?;
+    out.rest = rest;
     Some(out)
 }
 
@@ -148,82 +164,56 @@ fn first_time<E: de::Error>(seen: &mut Vec<String>, key: &str) -> Result<(), E> 
     Ok(())
 }
 
-/// The top-level object: its members' text, the model's replaced by [`Model`]'s rest. The
-/// value is None if there is no model object with a vocab.
-struct Document<'a> {
+/// An object of the document (the top level, or a tokenizer.json's model): its tables decoded
+/// into the output, the rest of its members returned as JSON text. Fails unless the tables'
+/// object is found and has a vocab object.
+struct Members<'a> {
     out: &'a mut BpeJson,
+    layout: Layout,
+    in_model: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for Document<'_> {
-    type Value = Option<String>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Document<'_> {
-    type Value = Option<String>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a tokenizer.json object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut text = String::from("{");
-        let mut seen = Vec::new();
-        let mut model_done = false;
-        while let Some(Key(key)) = map.next_key::<Key>()? {
-            first_time(&mut seen, &key)?;
-            if key == "model" {
-                let model = map.next_value_seed(Model {
-                    out: &mut *self.out,
-                })?;
-                member(&mut text, &key, &model);
-                model_done = true;
-            } else {
-                let raw: &RawValue = map.next_value()?;
-                member(&mut text, &key, raw.get());
-            }
-        }
-        text.push('}');
-        Ok(model_done.then_some(text))
-    }
-}
-
-/// The model object: its vocab and merges decoded into the output, the rest of its members
-/// returned as text. Fails unless it is an object with a vocab object.
-struct Model<'a> {
-    out: &'a mut BpeJson,
-}
-
-impl<'de> DeserializeSeed<'de> for Model<'_> {
+impl<'de> DeserializeSeed<'de> for Members<'_> {
     type Value = String;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Model<'_> {
+impl<'de> Visitor<'de> for Members<'_> {
     type Value = String;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a model object")
+        f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let toksmith = self.layout == Layout::Toksmith;
+        let tables_here = toksmith || self.in_model;
         let mut text = String::from("{");
         let mut seen = Vec::new();
-        let mut has_vocab = false;
+        let mut found = false;
         while let Some(Key(key)) = map.next_key::<Key>()? {
             first_time(&mut seen, &key)?;
             match &*key {
-                "vocab" => {
+                "model" if !toksmith && !self.in_model => {
+                    let model = map.next_value_seed(Members {
+                        out: &mut *self.out,
+                        layout: self.layout,
+                        in_model: true,
+                    })?;
+                    member(&mut text, &key, &model);
+                    found = true;
+                }
+                "vocab" if tables_here => {
                     map.next_value_seed(VocabTable {
                         out: &mut *self.out,
                     })?;
-                    has_vocab = true;
+                    found = true;
                 }
-                "merges" => {
+                "merges" if tables_here => {
                     map.next_value_seed(MergeList {
                         out: &mut *self.out,
+                        toksmith,
                     })?;
-                    self.out.has_merges = true;
                 }
                 _ => {
                     let raw: &RawValue = map.next_value()?;
@@ -231,8 +221,8 @@ impl<'de> Visitor<'de> for Model<'_> {
                 }
             }
         }
-        if !has_vocab {
-            return Err(de::Error::custom("no vocab"));
+        if !found {
+            return Err(de::Error::custom("no tables"));
         }
         text.push('}');
         Ok(text)
@@ -311,16 +301,18 @@ impl<'de> Visitor<'de> for VocabTable<'_> {
     }
 }
 
-/// `model.merges`: a list of `"left right"` strings (exactly one space, both parts non-empty)
-/// or of `[left, right]` pairs, each part spelled in the byte-level alphabet.
+/// The merge list: `"left right"` strings (exactly one space, both parts non-empty) or, in a
+/// tokenizer.json, `[left, right]` pairs, each part spelled in the byte-level alphabet; in a
+/// toksmith file, `null` for none.
 struct MergeList<'a> {
     out: &'a mut BpeJson,
+    toksmith: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for MergeList<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
+        d.deserialize_any(self)
     }
 }
 
@@ -329,12 +321,21 @@ impl<'de> Visitor<'de> for MergeList<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a merge list")
     }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        if self.toksmith {
+            Ok(()) // no merge list
+        } else {
+            Err(E::custom("merges: null"))
+        }
+    }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let out = self.out;
+        out.has_merges = true;
         while seq
             .next_element_seed(OneMerge {
                 parts: &mut out.parts,
                 merges: &mut out.merges,
+                lines_only: self.toksmith,
             })?
             .is_some()
         {}
@@ -346,6 +347,7 @@ impl<'de> Visitor<'de> for MergeList<'_> {
 struct OneMerge<'a> {
     parts: &'a mut Flat,
     merges: &'a mut Vec<(usize, usize)>,
+    lines_only: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for OneMerge<'_> {
@@ -365,6 +367,9 @@ impl<'de> Visitor<'de> for OneMerge<'_> {
         self.pair(a, b)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        if self.lines_only {
+            return Err(de::Error::custom("a pair where a line is expected"));
+        }
         let a: Key = seq
             .next_element()?
             .ok_or_else(|| de::Error::custom("short"))?;
@@ -402,6 +407,10 @@ impl OneMerge<'_> {
 mod tests {
     use super::*;
 
+    fn split_hf(raw: &[u8]) -> Option<BpeJson> {
+        split(raw, Layout::HuggingFace)
+    }
+
     fn doc(vocab: &str, merges: &str) -> String {
         format!(
             r#"{{"version":"1.0","added_tokens":[],"model":{{"type":"BPE","vocab":{vocab},"merges":{merges},"dropout":null}},"decoder":null}}"#
@@ -411,7 +420,7 @@ mod tests {
     #[test]
     fn splits_tables_from_the_rest() {
         let raw = doc(r#"{"a":0,"b":1,"ab":2,"\u0120":3}"#, r#"["a b"]"#);
-        let s = split(raw.as_bytes()).expect("accepted");
+        let s = split_hf(raw.as_bytes()).expect("accepted");
         assert_eq!(
             s.rest,
             r#"{"version":"1.0","added_tokens":[],"model":{"type":"BPE","dropout":null},"decoder":null}"#
@@ -428,8 +437,8 @@ mod tests {
 
     #[test]
     fn pairs_and_lines_decode_alike() {
-        let lines = split(doc(r#"{"a":0}"#, r#"["a b","\u0120 c"]"#).as_bytes()).unwrap();
-        let pairs = split(doc(r#"{"a":0}"#, r#"[["a","b"],["Ġ","c"]]"#).as_bytes()).unwrap();
+        let lines = split_hf(doc(r#"{"a":0}"#, r#"["a b","\u0120 c"]"#).as_bytes()).unwrap();
+        let pairs = split_hf(doc(r#"{"a":0}"#, r#"[["a","b"],["Ġ","c"]]"#).as_bytes()).unwrap();
         assert_eq!(lines.parts.bytes, pairs.parts.bytes);
         assert_eq!(lines.merges, pairs.merges);
     }
@@ -450,31 +459,34 @@ mod tests {
             (r#"{"a":0}"#, r#"{}"#),
         ] {
             let raw = doc(vocab, merges);
-            assert!(split(raw.as_bytes()).is_none(), "{raw}");
+            assert!(split_hf(raw.as_bytes()).is_none(), "{raw}");
         }
-        assert!(split(br#"{"model":{"type":"BPE"}}"#).is_none(), "no vocab");
-        assert!(split(br#"{"version":"1.0"}"#).is_none(), "no model");
-        assert!(split(br#"{"model":{"vocab":{}},"model":{"vocab":{}}}"#).is_none());
-        assert!(split(br#"{"model":{"vocab":{},"vocab":{}}}"#).is_none());
         assert!(
-            split(br#"{"model":{"vocab":{}}} x"#).is_none(),
+            split_hf(br#"{"model":{"type":"BPE"}}"#).is_none(),
+            "no vocab"
+        );
+        assert!(split_hf(br#"{"version":"1.0"}"#).is_none(), "no model");
+        assert!(split_hf(br#"{"model":{"vocab":{}},"model":{"vocab":{}}}"#).is_none());
+        assert!(split_hf(br#"{"model":{"vocab":{},"vocab":{}}}"#).is_none());
+        assert!(
+            split_hf(br#"{"model":{"vocab":{}}} x"#).is_none(),
             "trailing text"
         );
         assert!(
-            split(br#"{"model":{"vocab":{"\ud800":0}}}"#).is_none(),
+            split_hf(br#"{"model":{"vocab":{"\ud800":0}}}"#).is_none(),
             "lone surrogate"
         );
         assert!(
-            split(b"\xef\xbb\xbf{\"model\":{\"vocab\":{}}}").is_none(),
+            split_hf(b"\xef\xbb\xbf{\"model\":{\"vocab\":{}}}").is_none(),
             "BOM"
         );
     }
 
     #[test]
     fn repeated_keys_outside_the_alphabet_are_declined() {
-        let s = split(doc(r#"{"中":0,"中":1}"#, "[]").as_bytes()).unwrap();
+        let s = split_hf(doc(r#"{"中":0,"中":1}"#, "[]").as_bytes()).unwrap();
         assert!(s.vocab_entries(&Default::default()).is_none());
-        let s = split(doc(r#"{"<s>":0,"x":1}"#, "[]").as_bytes()).unwrap();
+        let s = split_hf(doc(r#"{"<s>":0,"x":1}"#, "[]").as_bytes()).unwrap();
         let added: rustc_hash::FxHashMap<u32, &str> = [(0, "<s>")].into_iter().collect();
         let e = s.vocab_entries(&added).unwrap();
         assert_eq!(e[0], (Entry::Added, 0));
@@ -484,7 +496,29 @@ mod tests {
             "id of an added token with another text"
         );
         // the added token's text is also spelled by a token entry: one key twice
-        let s = split(doc(r#"{"<s>":0,"<s>":1}"#, "[]").as_bytes()).unwrap();
+        let s = split_hf(doc(r#"{"<s>":0,"<s>":1}"#, "[]").as_bytes()).unwrap();
         assert!(s.vocab_entries(&added).is_none());
+    }
+
+    #[test]
+    fn toksmith_files_keep_their_tables_at_the_top() {
+        let raw = r#"{"format":"toksmith","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"],"model":{"vocab":{}}}"#;
+        let s = split(raw.as_bytes(), Layout::Toksmith).expect("accepted");
+        assert_eq!(s.rest, r#"{"format":"toksmith","model":{"vocab":{}}}"#);
+        assert_eq!(
+            (s.entries.len(), s.merges.len(), s.has_merges),
+            (3, 1, true)
+        );
+        let none = r#"{"format":"toksmith","vocab":{"a":0},"merges":null}"#;
+        let s = split(none.as_bytes(), Layout::Toksmith).expect("accepted");
+        assert!(!s.has_merges && s.merges.is_empty());
+        for bad in [
+            r#"{"format":"toksmith","vocab":{"a":0},"merges":[["a","b"]]}"#, // pairs: lines only
+            r#"{"format":"toksmith","merges":[]}"#,                          // no vocab
+        ] {
+            assert!(split(bad.as_bytes(), Layout::Toksmith).is_none(), "{bad}");
+        }
+        // a tokenizer.json's merges may not be null
+        assert!(split_hf(br#"{"model":{"vocab":{},"merges":null}}"#).is_none());
     }
 }

@@ -270,34 +270,67 @@ pub fn ranks_from_vocab_and_merges<'py>(
     Ok(Some((ranks, left)))
 }
 
-/// A `tokenizer.json` whose big tables were decoded natively (`toksmith_core::bpe_json`).
+/// A JSON tokenizer file whose big tables were decoded natively (`toksmith_core::bpe_json`).
 #[pyclass(module = "toksmith._core", frozen)]
-pub struct TokenizerJsonTables {
+pub struct JsonTables {
     pub(crate) inner: toksmith_core::bpe_json::BpeJson,
 }
 
-/// Split a `tokenizer.json`'s raw bytes: `(the document without model.vocab and model.merges,
-/// as JSON text, the decoded tables)`, or None to let the caller parse the whole file.
+/// Split a JSON tokenizer file's raw bytes (`layout`: "huggingface" for a `tokenizer.json`,
+/// "toksmith" for toksmith's own file): `(the document without its vocab and merges, as JSON
+/// text, the decoded tables)`, or None to let the caller parse the whole file.
 #[pyfunction]
-pub fn split_tokenizer_json(
+pub fn split_json_tables(
     py: Python<'_>,
     raw: &Bound<'_, PyBytes>,
-) -> PyResult<Option<(String, TokenizerJsonTables)>> {
+    layout: &str,
+) -> PyResult<Option<(String, JsonTables)>> {
+    use toksmith_core::bpe_json::Layout;
+    let layout = match layout {
+        "huggingface" => Layout::HuggingFace,
+        "toksmith" => Layout::Toksmith,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "layout must be 'huggingface' or 'toksmith', not {other:?}"
+            )))
+        }
+    };
     let raw = raw.as_bytes();
     Ok(py
-        .detach(|| toksmith_core::bpe_json::split(raw))
+        .detach(|| toksmith_core::bpe_json::split(raw, layout))
         .map(|mut inner| {
             let rest = std::mem::take(&mut inner.rest);
-            (rest, TokenizerJsonTables { inner })
+            (rest, JsonTables { inner })
         }))
 }
 
 #[pymethods]
-impl TokenizerJsonTables {
-    /// Whether the model had a `merges` key.
+impl JsonTables {
+    /// Whether the file has a merge list (a tokenizer.json's `model.merges`, a toksmith
+    /// file's non-null `merges`).
     #[getter]
     fn has_merges(&self) -> bool {
         self.inner.has_merges
+    }
+
+    /// [`toksmith_tables`] on the decoded tables of a toksmith file.
+    #[allow(clippy::type_complexity)]
+    fn toksmith_tables<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
+        let t = &self.inner;
+        let checked = py.detach(|| {
+            let entries = t.vocab_entries(&Default::default())?;
+            let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
+            let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
+            Some((entries, ids))
+        });
+        let Some((entries, merge_ids)) = checked else {
+            return Ok(None);
+        };
+        let ranks = token_ranks(py, &t.tokens, entries.iter().copied())?;
+        Ok(Some((ranks, merge_ids)))
     }
 
     /// `formats/_common.py::ranks_from_vocab_and_merges` on the decoded tables: `(ranks,

@@ -718,11 +718,11 @@ impl Bpe {
             .detach(|| toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)))
     }
 
-    /// [`Bpe::merges_listed`] on the merges of a `tokenizer.json` decoded natively.
+    /// [`Bpe::merges_listed`] on the merges of a JSON tokenizer file decoded natively.
     fn merges_listed_in(
         &self,
         py: Python<'_>,
-        tables: &Bound<'_, files::TokenizerJsonTables>,
+        tables: &Bound<'_, files::JsonTables>,
     ) -> Option<bool> {
         let t = &tables.get().inner;
         py.detach(|| {
@@ -1344,8 +1344,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::parse_merges_text, m)?)?;
     m.add_function(wrap_pyfunction!(files::toksmith_tables, m)?)?;
     m.add_function(wrap_pyfunction!(files::ranks_from_vocab_and_merges, m)?)?;
-    m.add_function(wrap_pyfunction!(files::split_tokenizer_json, m)?)?;
-    m.add_class::<files::TokenizerJsonTables>()?;
+    m.add_function(wrap_pyfunction!(files::split_json_tables, m)?)?;
+    m.add_class::<files::JsonTables>()?;
     m.add(
         "NAMED_PATTERNS",
         pretokenize::NAMED_PATTERNS

@@ -29,7 +29,8 @@ import re
 from typing import Mapping, Optional, Tuple, Union
 
 from ..errors import TokenizerFileError
-from ._common import ConversionError, TokenizerJson, split_tokenizer_json
+from .._jsontables import JsonTables, split_json_tables
+from ._common import ConversionError
 from .gpt2 import from_gpt2_files, save_gpt2_files
 from .huggingface import from_huggingface, save_huggingface, to_huggingface
 from .tiktoken import from_tiktoken, load_openai, save_tiktoken, to_tiktoken
@@ -48,9 +49,9 @@ def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
     return None
 
 
-def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict], Optional[TokenizerJson]]:
+def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict], Optional[JsonTables]]:
     """The format of a JSON file, and its parsed document when it had to be parsed (with a
-    tokenizer.json's natively decoded tables, see :func:`_common.split_tokenizer_json`)."""
+    tokenizer.json's natively decoded tables, see :mod:`toksmith._jsontables`)."""
     text = head.decode("utf-8", "replace")
     if re.search(r'"format"\s*:\s*"toksmith"', text):
         return "toksmith", None, None
@@ -58,7 +59,7 @@ def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict], Optional[Toke
         return "calm", None, None
     with open(p, "rb") as f:
         raw = f.read()
-    got = split_tokenizer_json(raw, p)
+    got = split_json_tables(raw, "huggingface")
     if got is not None and got[0].get("format") != "toksmith":
         return "huggingface", got[0], got[1]
     try:
@@ -81,7 +82,7 @@ def detect_format(path: Union[str, os.PathLike]) -> str:
     return _detect(os.fspath(path))[0]
 
 
-def _detect(p: str) -> Tuple[str, str, Optional[dict], Optional[TokenizerJson]]:
+def _detect(p: str) -> Tuple[str, str, Optional[dict], Optional[JsonTables]]:
     """(format, the file read, its parsed JSON document if detection had to parse it: a
     tokenizer.json's format is only known from its ``"model"``, which comes last; the
     document's natively decoded tables, if any)."""

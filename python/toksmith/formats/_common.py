@@ -9,6 +9,7 @@ import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
+from .._jsontables import JsonTables, split_json_tables
 from ..bytelevel import str_to_token, token_to_str
 from ..errors import MergesError, TokenizerFileError, VocabError, missing_extra
 
@@ -73,38 +74,10 @@ def loads_json(raw: bytes, where: str, what: str) -> Any:
         ) from None
 
 
-class TokenizerJson:
-    """The ``model.vocab`` and ``model.merges`` of a ``tokenizer.json``, decoded natively
-    (``native``: ``_core.TokenizerJsonTables``) and left out of the document the reader gets;
-    :meth:`model` parses the whole file when the reference path needs the Python objects."""
-
-    def __init__(self, native: Any, raw: bytes, where: str):
-        self.native, self.raw, self.where = native, raw, where
-
-    def model(self) -> Dict[str, Any]:
-        return loads_json(self.raw, self.where, "tokenizer.json")["model"]
-
-
-def split_tokenizer_json(raw: bytes, where: str) -> Optional[Tuple[Any, TokenizerJson]]:
-    """``(document without model.vocab and model.merges, those tables)`` for the bytes of a
-    ``tokenizer.json`` whose big tables decode natively; None for any other JSON.
-
-    Parsing a 100k-token ``tokenizer.json`` with ``json`` builds 300k strings that are decoded
-    again right after (``toksmith_core::bpe_json``): the native split does both at once. It
-    declines on anything unusual, and the caller parses the whole file as before.
-    """
-    if b'"model"' not in raw:
-        return None
-    got = _core.split_tokenizer_json(raw)
-    if got is None:
-        return None
-    rest, native = got
-    return json.loads(rest), TokenizerJson(native, raw, where)
-
-
-def split_json(raw: bytes, where: str, what: str) -> Tuple[Any, Optional[TokenizerJson]]:
-    """:func:`split_tokenizer_json`, else ``(the whole document, None)``."""
-    got = split_tokenizer_json(raw, where)
+def split_json(raw: bytes, where: str, what: str) -> Tuple[Any, Optional[JsonTables]]:
+    """A ``tokenizer.json``'s bytes parsed: ``(the document without model.vocab and model.merges,
+    those tables decoded natively)``, or where that declines ``(the whole document, None)``."""
+    got = split_json_tables(raw, "huggingface")
     return got if got is not None else (loads_json(raw, where, what), None)
 
 

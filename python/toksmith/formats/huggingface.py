@@ -60,7 +60,7 @@ from ..pretokenize import PATTERNS, split
 from ._common import (
     ConversionError,
     PathLike,
-    TokenizerJson,
+    JsonTables,
     check_added_spelling,
     check_merges_agree,
     merge_strings,
@@ -221,7 +221,7 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
 # ------------------------------------------------------------------------------ import
 
 
-def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str], Optional[TokenizerJson]]:
+def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str], Optional[JsonTables]]:
     """(tokenizer.json dict, where, path, its natively decoded tables if any: see
     :func:`split_json`) from a path, folder, dict or tokenizers object."""
     if isinstance(path_or_obj, dict):
@@ -375,7 +375,7 @@ def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[st
 
 
 def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, strict: bool, name: Optional[str],
-                   tables: Optional[TokenizerJson] = None):
+                   tables: Optional[JsonTables] = None):
     """:func:`from_huggingface` on a parsed document (``where`` names it in messages; ``path``
     is its file, if any). With ``tables``, the document's model has no vocab and merges: they
     were decoded natively, and the whole file is parsed only if the native checks decline."""
@@ -423,7 +423,7 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
     got = tables.native.ranks_from_vocab_and_merges({**specials, **pinned}) if tables is not None else None
     if got is None:
         if tables is not None:  # declined: the reference below says what is wrong
-            model, tables = tables.model(), None
+            model, tables = tables.document()["model"], None
         vocab = model.get("vocab")
         if not isinstance(vocab, dict):
             raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
@@ -450,7 +450,7 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         raise ConversionError(f"{where}: toksmith cannot build this tokenizer: {e}") from None
     if tables is None or not tok._core.merges_listed_in(tables.native):
         if merges is None:
-            merges = tables.model().get("merges", [])
+            merges = tables.document()["model"].get("merges", [])
         check_merges_agree(tok, merges, where)
     return tok
 

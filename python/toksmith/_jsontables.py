@@ -1,0 +1,43 @@
+"""The big tables of a JSON tokenizer file (a Hugging Face ``tokenizer.json``'s
+``model.vocab`` / ``model.merges``, a toksmith file's ``vocab`` / ``merges``), decoded natively.
+
+Parsing a 100k-token file with :mod:`json` builds 300k Python strings that the reader decodes
+again right after (byte-level spelling, merge lookups): ``toksmith_core::bpe_json`` does both in
+one pass and hands back the rest of the document (a few kilobytes) as JSON text for
+:func:`json.loads`. It declines on anything unusual (a key twice, a float id, a malformed
+merge...); the reader then parses the whole file with :mod:`json`, exactly as without the split.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional, Tuple
+
+from . import _core
+
+#: a byte string every file of the layout contains (files without it are not split)
+_MARK = {"huggingface": b'"model"', "toksmith": b'"vocab"'}
+
+
+class JsonTables:
+    """A file's natively decoded tables (``native``: ``_core.JsonTables``); :meth:`document`
+    parses the whole file for the reference path, which needs the Python objects."""
+
+    def __init__(self, native: Any, raw: bytes):
+        self.native, self.raw = native, raw
+
+    def document(self) -> Any:
+        # the native split parsed this text already: it is valid UTF-8 and valid JSON
+        return json.loads(self.raw.decode("utf-8"))
+
+
+def split_json_tables(raw: bytes, layout: str) -> Optional[Tuple[Any, JsonTables]]:
+    """``(the document without its tables, the tables)`` for the raw bytes of a JSON tokenizer
+    file of ``layout`` (``"huggingface"`` or ``"toksmith"``); None if the split declines."""
+    if _MARK[layout] not in raw:
+        return None
+    got = _core.split_json_tables(raw, layout)
+    if got is None:
+        return None
+    rest, native = got
+    return json.loads(rest), JsonTables(native, raw)
