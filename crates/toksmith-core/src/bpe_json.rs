@@ -1,7 +1,8 @@
-//! A Hugging Face `tokenizer.json` split for loading: its two big tables (`model.vocab`, a
-//! 100k-entry object, and `model.merges`, a 100k-entry list) decoded natively, and the rest of
-//! the document (a few kilobytes: pre-tokenizer, normalizer, added tokens...) handed back as
-//! JSON text for the Python reader.
+//! A JSON tokenizer file split for loading: its two big tables (a Hugging Face
+//! `tokenizer.json`'s `model.vocab`, a 100k-entry object, and `model.merges`, a 100k-entry
+//! list; a toksmith file's top-level `vocab` and `merges`) decoded natively, and the rest of the
+//! document (a few kilobytes: pre-tokenizer, normalizer, added tokens...) handed back as JSON
+//! text for the Python reader.
 //!
 //! Parsing the whole file with Python's `json` module builds 300k Python strings that the
 //! reader then decodes again (about half of a cl100k load). Here the tables go straight from the
@@ -10,9 +11,9 @@
 //!
 //! Like the rest of `vocab_files`, [`split`] *declines* (`None`) on anything unusual: invalid
 //! JSON, a key twice in the document, the model or the vocab, a vocab value that is not an
-//! integer in 0..2^32, a merge that is neither a `"left right"` string nor a pair of strings,
-//! or a file without `model.vocab`. The Python reader then parses the whole file itself and
-//! raises its usual message.
+//! integer in 0..2^32, a merge that is neither a `"left right"` string nor (in a
+//! tokenizer.json) a pair of strings, or a file without a vocab where its layout keeps one. The
+//! Python reader then parses the whole file itself and raises its usual message.
 
 use crate::bytelevel;
 use crate::vocab_files::{Entry, Flat};
@@ -22,10 +23,10 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
-/// The decoded tables of a `tokenizer.json` and the rest of its document.
+/// The decoded tables of a JSON tokenizer file and the rest of its document.
 #[derive(Debug, Default)]
 pub struct BpeJson {
-    /// The document as JSON text, with `model.vocab` and `model.merges` left out.
+    /// The document as JSON text, with the vocab and merges left out.
     pub rest: String,
     /// Every vocab key as UTF-8, in file order.
     pub keys: Flat,
