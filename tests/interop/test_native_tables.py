@@ -7,6 +7,7 @@ the native pass declines every input the reference rejects.
 """
 
 import base64
+import contextlib
 import json
 import types
 
@@ -433,15 +434,21 @@ def _hf_outcome(text, monkeypatch=None):
                   tok.name, tok.metadata)
 
 
-def _hf_outcome_declined(text):
-    """:func:`_hf_outcome` with the native split declining (the whole document parsed by
-    Python, as before the split existed)."""
+@contextlib.contextmanager
+def _split_declined():
+    """The native split of JSON files declining (whole documents parsed by Python, as before
+    the split existed). A plain context manager: hypothesis examples cannot use fixtures."""
     real = _core.split_json_tables
     _core.split_json_tables = lambda raw, layout: None
     try:
-        return _hf_outcome(text)
+        yield
     finally:
         _core.split_json_tables = real
+
+
+def _hf_outcome_declined(text):
+    with _split_declined():
+        return _hf_outcome(text)
 
 
 def test_tokenizer_json_tables_split_natively(tiny):
@@ -534,12 +541,8 @@ def _load_outcome(path):
 
 
 def _load_outcome_declined(path):
-    real = _core.split_json_tables
-    _core.split_json_tables = lambda raw, layout: None
-    try:
+    with _split_declined():
         return _load_outcome(path)
-    finally:
-        _core.split_json_tables = real
 
 
 def test_toksmith_file_tables_split_natively(tmp_path, tiny):
