@@ -132,3 +132,16 @@ def test_cli_encode_decode_any_format(fmt, tmp_path, capsys, cl100k_tok, trained
     (tmp_path / "ids.txt").write_text(" ".join(map(str, ids)))
     assert main(["decode", "-t", str(path), str(tmp_path / "ids.txt")]) == 0
     assert capsys.readouterr().out == SAMPLE
+
+
+def test_cli_convert_reads_a_tokenizer_json_once(tmp_path, capsys, files, monkeypatch):
+    """convert names the input's format and loads it from one parse of the file."""
+    from toksmith import _core
+
+    calls = []
+    real = _core.split_json_tables
+    monkeypatch.setattr(_core, "split_json_tables", lambda *a: calls.append(a[1]) or real(*a))
+    assert main(["convert", str(files / "hf"), str(tmp_path / "t.json")]) == 0
+    assert calls == ["huggingface"]
+    assert "(huggingface) -> " in capsys.readouterr().err
+    assert toksmith.load(tmp_path / "t.json").mergeable_ranks() == load_any(files / "hf").mergeable_ranks()

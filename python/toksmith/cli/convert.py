@@ -13,6 +13,7 @@ out when OUT ends in ``.tiktoken`` or ``.json`` (toksmith JSON).
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 TARGETS = ("tiktoken", "huggingface", "gpt2", "toksmith")
@@ -55,7 +56,7 @@ def _target(args) -> str:
 
 
 def run(args) -> int:
-    from ..formats import detect_format, load_any
+    from ..formats import _detect, _load_detected
 
     target = _target(args)
     specials = None
@@ -66,8 +67,10 @@ def run(args) -> int:
             raise ValueError(f"--special-tokens is not valid JSON: {e}") from None
         if not isinstance(specials, dict):
             raise ValueError("--special-tokens must be a JSON object mapping token text to id")
-    source = detect_format(args.input)
-    tok = load_any(args.input, pattern=args.pattern, special_tokens=specials)
+    path = os.fspath(args.input)
+    detected = _detect(path)  # once: a tokenizer.json is parsed to detect it
+    source = detected[0]
+    tok = _load_detected(path, detected, args.pattern, specials)
     if args.name:
         tok.name = args.name
     if target == "tiktoken":

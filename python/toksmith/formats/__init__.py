@@ -153,7 +153,14 @@ def load_any(
     ('huggingface', [104, 105])
     """
     p = os.fspath(path)
-    fmt, file, doc, tables = _detect(p)
+    return _load_detected(p, _detect(p), pattern, special_tokens)
+
+
+def _load_detected(p: str, detected: Tuple[str, str, Optional[dict], Optional[JsonTables]],
+                   pattern: Optional[str], special_tokens: Optional[Mapping[str, int]]):
+    """:func:`load_any` once ``_detect(p)`` has named the format (callers that also report the
+    format detect once)."""
+    fmt, file, doc, tables = detected
     if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
         raise ValueError(f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
                          "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files")
