@@ -9,8 +9,8 @@
 //!
 //! Inputs: the corpus slices and rank files under `tests/data` (in the repository), or
 //! `$TOKSMITH_BENCH_TEXT` (a UTF-8 file) for the text. Throughput is reported in bytes of
-//! input text (pre-tokenization, encoding, counting) or of output text (decoding); merges per
-//! second for `train_merges`.
+//! input text (pre-tokenization, encoding, counting), of output text (decoding) or of file
+//! (loading); merges per second for `train_merges`.
 //!
 //! The encoder keeps a per-thread piece cache, so after criterion's first iteration the
 //! `encode` group measures warm-cache throughput on text it has seen; the Python-level harness
@@ -270,6 +270,96 @@ fn train(c: &mut Criterion) {
     g.finish();
 }
 
+/// A token's spelling in the byte-level alphabet (as in tokenizer.json and toksmith files).
+fn spell(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|&b| {
+            char::from_u32(toksmith_core::bytelevel::BYTE_TO_CHAR[b as usize] as u32).unwrap()
+        })
+        .collect()
+}
+
+/// A Hugging Face tokenizer.json (BPE model: vocab and merges) for a rank table.
+fn tokenizer_json(vocab: &Vocab, ranks: &[(Vec<u8>, u32)]) -> String {
+    use std::fmt::Write;
+    let mut text =
+        String::from(r#"{"version":"1.0","added_tokens":[],"model":{"type":"BPE","vocab":{"#);
+    for (k, (t, id)) in ranks.iter().enumerate() {
+        let sep = if k == 0 { "" } else { "," };
+        let key = serde_json::to_string(&spell(t)).unwrap();
+        write!(text, "{sep}{key}:{id}").unwrap();
+    }
+    text.push_str(r#"},"merges":["#);
+    for (k, (a, b, _)) in vocab.recover_merges().unwrap().into_iter().enumerate() {
+        let sep = if k == 0 { "" } else { "," };
+        let line = format!(
+            "{} {}",
+            spell(vocab.token_bytes(a).unwrap()),
+            spell(vocab.token_bytes(b).unwrap())
+        );
+        write!(text, "{sep}{}", serde_json::to_string(&line).unwrap()).unwrap();
+    }
+    text.push_str("]}}");
+    text
+}
+
+/// Reading tokenizer files: a `.tiktoken` rank file's lines, a `tokenizer.json`'s tables
+/// (parsed and decoded), their checks, and building the encoder's tables. Bytes of file.
+fn load(c: &mut Criterion) {
+    use toksmith_core::bpe_json::{self, Layout};
+    use toksmith_core::vocab_files;
+    let mut g = c.benchmark_group("load");
+    for (label, file) in [
+        ("gpt2", "gpt2.tiktoken"),
+        ("cl100k", "cl100k_base.tiktoken"),
+    ] {
+        let Some(path) = rank_file(file) else {
+            continue;
+        };
+        let raw = std::fs::read(&path).unwrap();
+        g.throughput(Throughput::Bytes(raw.len() as u64));
+        g.bench_function(BenchmarkId::new("parse_tiktoken", label), |b| {
+            b.iter(|| vocab_files::parse_tiktoken(black_box(&raw)).unwrap().len())
+        });
+        let ranks = vocab_files::parse_tiktoken(&raw).unwrap();
+        g.bench_function(BenchmarkId::new("vocab_new", label), |b| {
+            b.iter(|| {
+                Vocab::new(black_box(ranks.clone()), vec![])
+                    .unwrap()
+                    .n_vocab()
+            })
+        });
+        let vocab = Vocab::new(ranks.clone(), vec![]).unwrap();
+        let json = tokenizer_json(&vocab, &ranks);
+        g.throughput(Throughput::Bytes(json.len() as u64));
+        g.bench_function(BenchmarkId::new("split_tokenizer_json", label), |b| {
+            b.iter(|| {
+                bpe_json::split(black_box(json.as_bytes()), Layout::HuggingFace)
+                    .unwrap()
+                    .entries
+                    .len()
+            })
+        });
+        let t = bpe_json::split(json.as_bytes(), Layout::HuggingFace).unwrap();
+        g.bench_function(BenchmarkId::new("check_tokenizer_json", label), |b| {
+            b.iter(|| {
+                let entries = t.vocab_entries(&Default::default()).unwrap();
+                let (kept, _) = vocab_files::ranks_from_vocab_and_merges(
+                    &t.tokens, &entries, &t.parts, &t.merges,
+                )
+                .unwrap();
+                assert_eq!(
+                    vocab_files::merges_listed(&vocab, &t.parts, &t.merges),
+                    Some(true)
+                );
+                kept.len()
+            })
+        });
+    }
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -281,6 +371,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = pretokenize, encode, decode, train
+    targets = pretokenize, encode, decode, train, load
 }
 criterion_main!(benches);
