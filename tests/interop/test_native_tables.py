@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toksmith
-from toksmith import TokenizerFileError, _core
+from toksmith import MergesError, TokenizerFileError, _core
 from toksmith.bytelevel import token_to_str
 from toksmith.formats import ConversionError
 from toksmith._jsontables import split_json_tables
@@ -148,7 +148,7 @@ def test_loads_give_the_same_tokenizer_as_the_references(tmp_path, tiny, monkeyp
 
     fast = loads()
     for name in ("parse_tiktoken_ranks", "parse_merges_text", "toksmith_tables", "ranks_from_vocab_and_merges",
-                 "split_json_tables"):
+                 "split_json_tables", "split_gpt2_files"):
         monkeypatch.setattr(_core, name, lambda *a: None)
     monkeypatch.setattr(toksmith.tokenizer._core, "Bpe", _DecliningBpe)
     slow = loads()
@@ -418,6 +418,16 @@ def test_load_any_parses_a_tokenizer_json_once(tmp_path, tiny, monkeypatch):
 # ------------------------------------------------------------------ tokenizer.json split natively
 
 
+def _tables_of(tok):
+    """What a loaded tokenizer is made of (its merge ids, or why it has none)."""
+    try:
+        merges = tok.merge_ids()
+    except MergesError as e:
+        merges = str(e)
+    return (tok.mergeable_ranks(), tok.special_tokens, tok.pinned_tokens, merges, tok.pattern, tok.name,
+            tok.metadata)
+
+
 def _as_tokenizers_object(text):
     """Something with ``to_str()``, like a ``tokenizers.Tokenizer``: read through the same
     native split as a file, without writing one."""
@@ -430,20 +440,20 @@ def _hf_outcome(text, monkeypatch=None):
         tok = toksmith.from_huggingface(_as_tokenizers_object(text))
     except (ValueError, TypeError) as e:
         return "error", type(e), str(e)
-    return "ok", (tok.mergeable_ranks(), tok.special_tokens, tok.pinned_tokens, tok.merge_ids(), tok.pattern,
-                  tok.name, tok.metadata)
+    return "ok", _tables_of(tok)
 
 
 @contextlib.contextmanager
-def _split_declined():
-    """The native split of JSON files declining (whole documents parsed by Python, as before
-    the split existed). A plain context manager: hypothesis examples cannot use fixtures."""
-    real = _core.split_json_tables
-    _core.split_json_tables = lambda raw, layout: None
+def _split_declined(name="split_json_tables"):
+    """A native split (of JSON files, or of GPT-2's two files) declining: the files parsed by
+    Python, as before the split existed. A plain context manager: hypothesis examples cannot
+    use fixtures."""
+    real = getattr(_core, name)
+    setattr(_core, name, lambda *args: None)
     try:
         yield
     finally:
-        _core.split_json_tables = real
+        setattr(_core, name, real)
 
 
 def _hf_outcome_declined(text):
@@ -536,8 +546,7 @@ def _load_outcome(path):
         tok = toksmith.load(path)
     except (ValueError, TypeError) as e:
         return "error", type(e), str(e)
-    return "ok", (tok.mergeable_ranks(), tok.special_tokens, tok.pinned_tokens, tok.merge_ids(), tok.pattern,
-                  tok.name, tok.metadata)
+    return "ok", _tables_of(tok)
 
 
 def _load_outcome_declined(path):
@@ -584,3 +593,49 @@ def test_corrupted_toksmith_files_whole(tmp_path, tiny, data):
     path = tmp_path / "t.json"
     path.write_text(text, encoding="utf-8")
     assert _load_outcome(path) == _load_outcome_declined(path)
+
+
+def _gpt2_outcome(vocab_path, merges_path):
+    try:
+        tok = toksmith.from_gpt2_files(vocab_path, merges_path)
+    except (ValueError, TypeError) as e:
+        return "error", type(e), str(e)
+    return "ok", _tables_of(tok)
+
+
+def _gpt2_outcome_declined(vocab_path, merges_path):
+    with _split_declined("split_gpt2_files"):
+        return _gpt2_outcome(vocab_path, merges_path)
+
+
+def test_gpt2_files_split_natively():
+    raw = open(GPT2_ENCODER, "rb").read()
+    text = open(GPT2_VOCAB_BPE, encoding="utf-8").read()
+    tables = _core.split_gpt2_files(raw, text)
+    assert tables is not None and tables.has_merges
+    ranks, extras = tables.ranks_from_vocab_and_merges({})
+    assert extras == {"<|endoftext|>": 50256} and len(ranks) == 50256
+    vocab = json.loads(raw)
+    assert (ranks, extras) == _core.ranks_from_vocab_and_merges(vocab, _core.parse_merges_text(text), {})
+    fast = _gpt2_outcome(GPT2_ENCODER, GPT2_VOCAB_BPE)
+    assert fast[0] == "ok" and fast == _gpt2_outcome_declined(GPT2_ENCODER, GPT2_VOCAB_BPE)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=150)
+@given(data=st.data())
+def test_corrupted_gpt2_files_whole(tmp_path, tiny, data):
+    """from_gpt2_files with the native split gives what the Python readers give, whatever the damage."""
+    vocab = gpt2_vocab(tiny)
+    lines = [f"{a} {b}" for a, b in _common.merge_strings(tiny, "f")]
+    if data.draw(st.booleans()):
+        vocab, lines = _mutate_tables(data.draw, vocab, lines)
+        lines = [m if isinstance(m, str) else json.dumps(m) for m in lines]
+    text = json.dumps(vocab, ensure_ascii=data.draw(st.booleans()))
+    text = _mutate_json_text(data.draw, text, vocab)
+    merges = "#version: 0.2\n" + "\n".join(lines) + "\n"
+    if data.draw(st.booleans()):
+        merges = _mutate_text(data.draw, merges)
+    (tmp_path / "vocab.json").write_text(text, encoding="utf-8")
+    (tmp_path / "merges.txt").write_text(merges, encoding="utf-8")
+    args = (tmp_path / "vocab.json", tmp_path / "merges.txt")
+    assert _gpt2_outcome(*args) == _gpt2_outcome_declined(*args)

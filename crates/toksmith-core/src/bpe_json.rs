@@ -16,7 +16,7 @@
 //! Python reader then parses the whole file itself and raises its usual message.
 
 use crate::bytelevel;
-use crate::vocab_files::{Entry, Flat};
+use crate::vocab_files::{self, Entry, Flat};
 use rustc_hash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -121,6 +121,27 @@ pub fn split(raw: &[u8], layout: Layout) -> Option<BpeJson> {
     .ok()?;
     de.end().ok()?;
     out.rest = rest;
+    Some(out)
+}
+
+/// GPT-2's files, `encoder.json` (or `vocab.json`: one object, token -> id) and `vocab.bpe` (or
+/// `merges.txt`: `"left right"` lines, read as [`vocab_files::parse_merges_text`] does), decoded;
+/// None to let the Python reader handle them. The rest of the document is `{}`.
+pub fn split_gpt2(vocab_json: &[u8], merges_text: &str) -> Option<BpeJson> {
+    let mut out = BpeJson::default();
+    let mut de = serde_json::Deserializer::from_slice(vocab_json);
+    VocabTable { out: &mut out }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    for (a, b) in vocab_files::parse_merges_text(merges_text)? {
+        let merge = OneMerge {
+            parts: &mut out.parts,
+            merges: &mut out.merges,
+            lines_only: true,
+        };
+        merge.pair::<serde_json::Error>(a, b).ok()?;
+    }
+    out.has_merges = true;
+    out.rest = "{}".to_string();
     Some(out)
 }
 
@@ -521,5 +542,30 @@ mod tests {
         }
         // a tokenizer.json's merges may not be null
         assert!(split_hf(br#"{"model":{"vocab":{},"merges":null}}"#).is_none());
+    }
+
+    #[test]
+    fn gpt2_files() {
+        let s = split_gpt2(
+            br#"{"a":0,"b":1,"ab":2,"<|e|>":3}"#,
+            "#version: 0.2\r\na b\r\n\n",
+        )
+        .expect("accepted");
+        assert_eq!(
+            (s.entries.len(), s.merges.len(), s.rest.as_str()),
+            (4, 1, "{}")
+        );
+        let (a, b) = s.merges[0];
+        assert_eq!((s.parts.get(a), s.parts.get(b)), (&b"a"[..], &b"b"[..]));
+        assert!(
+            split_gpt2(br#"{"a":0}"#, "a b c\n").is_none(),
+            "malformed line"
+        );
+        assert!(
+            split_gpt2(br#"{"a":0}"#, "a 中\n").is_none(),
+            "outside the alphabet"
+        );
+        assert!(split_gpt2(br#"[1]"#, "").is_none(), "not an object");
+        assert!(split_gpt2(br#"{"a":0} {}"#, "").is_none(), "trailing text");
     }
 }

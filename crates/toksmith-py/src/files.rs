@@ -304,6 +304,19 @@ pub fn split_json_tables(
         }))
 }
 
+/// GPT-2's `encoder.json` (raw bytes) and `vocab.bpe` (text) decoded natively, as
+/// [`JsonTables`]; None to let the caller read them itself.
+#[pyfunction]
+pub fn split_gpt2_files(
+    py: Python<'_>,
+    vocab_json: &Bound<'_, PyBytes>,
+    merges_text: &str,
+) -> Option<JsonTables> {
+    let raw = vocab_json.as_bytes();
+    py.detach(|| toksmith_core::bpe_json::split_gpt2(raw, merges_text))
+        .map(|inner| JsonTables { inner })
+}
+
 #[pymethods]
 impl JsonTables {
     /// Whether the file has a merge list (a tokenizer.json's `model.merges`, a toksmith

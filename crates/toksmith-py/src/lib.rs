@@ -1345,6 +1345,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::toksmith_tables, m)?)?;
     m.add_function(wrap_pyfunction!(files::ranks_from_vocab_and_merges, m)?)?;
     m.add_function(wrap_pyfunction!(files::split_json_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(files::split_gpt2_files, m)?)?;
     m.add_class::<files::JsonTables>()?;
     m.add(
         "NAMED_PATTERNS",

@@ -35,8 +35,8 @@ from ._common import (
     check_added_spelling,
     check_merges_agree,
     merge_strings,
+    loads_json,
     ranks_from_vocab_and_merges,
-    read_json,
     source_meta,
     write_json,
     write_text_atomic,
@@ -47,12 +47,19 @@ from ..bytelevel import token_to_str
 def read_merges_file(path: PathLike) -> List[Tuple[str, str]]:
     """Read ``vocab.bpe``/``merges.txt``: an optional ``#version`` line, then one pair a line."""
     p = os.fspath(path)
+    return _parse_merges(_read_merges_text(p), p)
+
+
+def _read_merges_text(p: str) -> str:
     with open(p, "rb") as f:
         raw = f.read()
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TokenizerFileError(f"{p}: not UTF-8 text (byte offset {e.start})") from None
+
+
+def _parse_merges(text: str, p: str) -> List[Tuple[str, str]]:
     fast = _core.parse_merges_text(text)  # None: a malformed line (the reference names it)
     if fast is not None:
         return fast
@@ -93,12 +100,32 @@ def from_gpt2_files(
     from ..tokenizer import Tokenizer
 
     enc_p, bpe_p = os.fspath(encoder_json), os.fspath(vocab_bpe)
-    vocab = read_json(enc_p, "encoder.json")
-    if not isinstance(vocab, dict):
-        raise TokenizerFileError(f"{enc_p}: expected a JSON object (token -> id), found {type(vocab).__name__}")
-    merges = read_merges_file(bpe_p)
+    where = f"{enc_p} + {bpe_p}"
+    with open(enc_p, "rb") as f:
+        raw = f.read()
+
+    def parsed_vocab() -> Dict[str, int]:
+        vocab = loads_json(raw, enc_p, "encoder.json")
+        if not isinstance(vocab, dict):
+            raise TokenizerFileError(f"{enc_p}: expected a JSON object (token -> id), found {type(vocab).__name__}")
+        return vocab
+
+    try:
+        text = _read_merges_text(bpe_p)
+    except (OSError, TokenizerFileError):
+        parsed_vocab()  # a bad encoder.json is reported first, as when the files are read in turn
+        raise
+    # both tables decoded natively; None: the Python objects and the references below
+    tables = _core.split_gpt2_files(raw, text)
+    got = tables.ranks_from_vocab_and_merges({}) if tables is not None else None
+    merges = None
+    if got is None:
+        tables = None
+        vocab = parsed_vocab()
+        merges = _parse_merges(text, bpe_p)
+        got = ranks_from_vocab_and_merges(vocab, merges, {}, where)
+    ranks, extras = got
     given = {**dict(special_tokens or {}), **dict(pinned_tokens or {})}
-    ranks, extras = ranks_from_vocab_and_merges(vocab, merges, {}, f"{enc_p} + {bpe_p}")
     if special_tokens is None and pinned_tokens is None:
         specials, pinned = dict(extras), {}
     else:
@@ -116,7 +143,8 @@ def from_gpt2_files(
         if isinstance(e, (ConversionError, TokenizerFileError)):
             raise
         raise ConversionError(f"{enc_p}: toksmith cannot build this tokenizer: {e}") from None
-    check_merges_agree(tok, merges, f"{enc_p} + {bpe_p}")
+    if tables is None or not tok._core.merges_listed_in(tables):
+        check_merges_agree(tok, merges if merges is not None else _parse_merges(text, bpe_p), where)
     return tok
 
 
