@@ -230,6 +230,18 @@ pub fn toksmith_tables<'py>(
     Ok(Some((ranks, merge_ids)))
 }
 
+/// Added tokens `{text: id}` by id (the last one given an id, like the reference's dict); None
+/// unless every key is a `str` and every value a plain id.
+fn added_by_id<'py>(
+    added: &Bound<'py, PyDict>,
+) -> Option<rustc_hash::FxHashMap<u32, Bound<'py, PyString>>> {
+    let mut out = rustc_hash::FxHashMap::default();
+    for (t, i) in added.iter() {
+        out.insert(plain_id(&i)?, t.cast_into_exact::<PyString>().ok()?);
+    }
+    Some(out)
+}
+
 /// `formats/_common.py::ranks_from_vocab_and_merges`: `(ranks, leftovers)`.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
@@ -242,14 +254,9 @@ pub fn ranks_from_vocab_and_merges<'py>(
     let (Ok(vocab), Ok(added)) = (vocab.cast::<PyDict>(), added.cast::<PyDict>()) else {
         return Ok(None);
     };
-    // id -> added token (the last one given that id, like the reference's dict)
-    let mut added_ids = rustc_hash::FxHashMap::default();
-    for (t, i) in added.iter() {
-        let (Ok(t), Some(i)) = (t.cast_into_exact::<PyString>(), plain_id(&i)) else {
-            return Ok(None);
-        };
-        added_ids.insert(i, t);
-    }
+    let Some(added_ids) = added_by_id(added) else {
+        return Ok(None);
+    };
     let Some((tokens, entries, keys)) = vocab_entries(vocab, &added_ids)? else {
         return Ok(None);
     };
@@ -357,13 +364,12 @@ impl JsonTables {
         let Ok(added) = added.cast::<PyDict>() else {
             return Ok(None);
         };
-        // id -> added token (the last one given that id, like the reference's dict)
-        let mut texts = Vec::with_capacity(added.len());
-        for (t, i) in added.iter() {
-            let (Ok(t), Some(i)) = (t.cast_exact::<PyString>(), plain_id(&i)) else {
-                return Ok(None);
-            };
-            texts.push((i, t.to_str()?.to_owned()));
+        let Some(added) = added_by_id(added) else {
+            return Ok(None);
+        };
+        let mut texts = rustc_hash::FxHashMap::default();
+        for (i, t) in &added {
+            texts.insert(*i, t.to_str()?.to_owned());
         }
         let t = &self.inner;
         let done = py.detach(|| {
