@@ -227,8 +227,6 @@ impl Vocab {
             }
             max_id = max_id.max(id);
         }
-        let mut by_id: Vec<(u32, &[u8])> = Vec::with_capacity(n_tokens + added.len());
-        by_id.extend(ranks.iter().map(|(b, &id)| (id, &b[..])));
         let mut byte_ids = [u32::MAX; 256];
         for b in 0..=255u8 {
             match ranks.get(&[b][..]) {
@@ -240,73 +238,85 @@ impl Vocab {
                 }
             }
         }
-        let mut seen_text: FxHashMap<&str, u32> = FxHashMap::default();
-        for a in &added {
-            if a.text.is_empty() {
-                return Err(Error::InvalidVocab(format!(
-                    "added token with id {} has empty text",
-                    a.id
-                )));
-            }
-            if let Some(prev) = seen_text.insert(a.text.as_str(), a.id) {
-                return Err(Error::InvalidVocab(format!(
-                    "special/pinned token {:?} is given twice (ids {prev} and {})",
-                    a.text, a.id
-                )));
-            }
-            max_id = max_id.max(a.id);
-            by_id.push((a.id, a.text.as_bytes()));
-        }
-        by_id.sort_unstable_by_key(|(id, _)| *id);
-        for w in by_id.windows(2) {
-            if w[0].0 == w[1].0 {
-                return Err(Error::InvalidVocab(format!(
-                    "id {} is used by two tokens ({:?} and {:?})",
-                    w[0].0,
-                    String::from_utf8_lossy(w[0].1),
-                    String::from_utf8_lossy(w[1].1)
-                )));
-            }
-        }
-        let n = if by_id.is_empty() {
-            0
-        } else {
-            max_id as usize + 1
+        // The lookup tables and the id-ordered layout are independent: built on two threads.
+        let tables = || {
+            rayon::join(
+                || InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 1),
+                || InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 9),
+            )
         };
-        let mut flat = Vec::new();
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut present = vec![false; n];
-        let mut it = by_id.iter().peekable();
-        for id in 0..n as u32 {
+        let layout = || -> Result<_> {
+            let mut by_id: Vec<(u32, &[u8])> = Vec::with_capacity(n_tokens + added.len());
+            by_id.extend(ranks.iter().map(|(b, &id)| (id, &b[..])));
+            let mut seen_text: FxHashMap<&str, u32> = FxHashMap::default();
+            for a in &added {
+                if a.text.is_empty() {
+                    return Err(Error::InvalidVocab(format!(
+                        "added token with id {} has empty text",
+                        a.id
+                    )));
+                }
+                if let Some(prev) = seen_text.insert(a.text.as_str(), a.id) {
+                    return Err(Error::InvalidVocab(format!(
+                        "special/pinned token {:?} is given twice (ids {prev} and {})",
+                        a.text, a.id
+                    )));
+                }
+                max_id = max_id.max(a.id);
+                by_id.push((a.id, a.text.as_bytes()));
+            }
+            by_id.sort_unstable_by_key(|(id, _)| *id);
+            for w in by_id.windows(2) {
+                if w[0].0 == w[1].0 {
+                    return Err(Error::InvalidVocab(format!(
+                        "id {} is used by two tokens ({:?} and {:?})",
+                        w[0].0,
+                        String::from_utf8_lossy(w[0].1),
+                        String::from_utf8_lossy(w[1].1)
+                    )));
+                }
+            }
+            let n = if by_id.is_empty() {
+                0
+            } else {
+                max_id as usize + 1
+            };
+            let mut flat = Vec::new();
+            let mut offsets = Vec::with_capacity(n + 1);
+            let mut present = vec![false; n];
+            let mut it = by_id.iter().peekable();
+            for id in 0..n as u32 {
+                offsets.push(flat.len() as u32);
+                if let Some((tid, bytes)) = it.peek() {
+                    if *tid == id {
+                        flat.extend_from_slice(bytes);
+                        present[id as usize] = true;
+                        it.next();
+                    }
+                }
+            }
             offsets.push(flat.len() as u32);
-            if let Some((tid, bytes)) = it.peek() {
-                if *tid == id {
-                    flat.extend_from_slice(bytes);
-                    present[id as usize] = true;
-                    it.next();
+            let spans: Vec<(u32, u32)> = (0..n)
+                .map(|i| {
+                    if present[i] {
+                        (offsets[i], offsets[i + 1] - offsets[i])
+                    } else {
+                        (0, u32::MAX)
+                    }
+                })
+                .collect();
+            // Padding so the decoder may copy 16 bytes at a time past the last token.
+            flat.extend_from_slice(&[0u8; 16]);
+            let mut pair_table = vec![u32::MAX; 1 << 16];
+            for (k, &v) in ranks.iter() {
+                if k.len() == 2 {
+                    pair_table[((k[0] as usize) << 8) | k[1] as usize] = v;
                 }
             }
-        }
-        offsets.push(flat.len() as u32);
-        let spans: Vec<(u32, u32)> = (0..n)
-            .map(|i| {
-                if present[i] {
-                    (offsets[i], offsets[i + 1] - offsets[i])
-                } else {
-                    (0, u32::MAX)
-                }
-            })
-            .collect();
-        // Padding so the decoder may copy 16 bytes at a time past the last token.
-        flat.extend_from_slice(&[0u8; 16]);
-        let mut pair_table = vec![u32::MAX; 1 << 16];
-        for (k, &v) in ranks.iter() {
-            if k.len() == 2 {
-                pair_table[((k[0] as usize) << 8) | k[1] as usize] = v;
-            }
-        }
-        let short = InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 1);
-        let medium = InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 9);
+            Ok((pair_table, flat, offsets, present, spans))
+        };
+        let ((short, medium), layout) = rayon::join(tables, layout);
+        let (pair_table, flat, offsets, present, spans) = layout?;
         Ok(Vocab {
             pair_table,
             short,
