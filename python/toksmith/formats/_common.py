@@ -55,13 +55,6 @@ def write_json(path: PathLike, data: Any, indent: Optional[int] = 2) -> None:
     write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
 
 
-def read_json(path: PathLike, what: str) -> Any:
-    p = os.fspath(path)
-    with open(p, "rb") as f:
-        raw = f.read()
-    return loads_json(raw, p, what)
-
-
 def loads_json(raw: bytes, where: str, what: str) -> Any:
     """Parse a JSON file's bytes (``where`` and ``what`` name it in errors)."""
     try:
