@@ -344,7 +344,9 @@ fn load(c: &mut Criterion) {
         let t = bpe_json::split(json.as_bytes(), Layout::HuggingFace).unwrap();
         g.bench_function(BenchmarkId::new("check_tokenizer_json", label), |b| {
             b.iter(|| {
-                let entries = t.vocab_entries(&Default::default()).unwrap();
+                let entries = t
+                    .vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())
+                    .unwrap();
                 let (kept, _) = vocab_files::ranks_from_vocab_and_merges(
                     &t.tokens, &entries, &t.parts, &t.merges,
                 )

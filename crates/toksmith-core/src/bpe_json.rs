@@ -48,9 +48,9 @@ impl BpeJson {
     /// entry whose id is in `added` must have that added token's text as its key and is
     /// [`Entry::Added`] (None otherwise). None as well if a key occurs twice (Python's `json`
     /// would keep only the last; the reference reader sees that document).
-    pub fn vocab_entries(
+    pub fn vocab_entries<S: AsRef<str>>(
         &self,
-        added: &rustc_hash::FxHashMap<u32, &str>,
+        added: &rustc_hash::FxHashMap<u32, S>,
     ) -> Option<Vec<(Entry, u32)>> {
         let mut out = Vec::with_capacity(self.entries.len());
         // keys that are not spelled tokens, to find repeats among them; repeats among spelled
@@ -60,7 +60,7 @@ impl BpeJson {
         for (k, &(id, spelled)) in self.entries.iter().enumerate() {
             let key = self.keys.get(k);
             let entry = if let Some(text) = added.get(&id) {
-                if key != text.as_bytes() {
+                if key != text.as_ref().as_bytes() {
                     return None;
                 }
                 if let Some(t) = spelled {
@@ -502,7 +502,9 @@ mod tests {
     #[test]
     fn repeated_keys_outside_the_alphabet_are_declined() {
         let s = split_hf(doc(r#"{"中":0,"中":1}"#, "[]").as_bytes()).unwrap();
-        assert!(s.vocab_entries(&Default::default()).is_none());
+        assert!(s
+            .vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())
+            .is_none());
         let s = split_hf(doc(r#"{"<s>":0,"x":1}"#, "[]").as_bytes()).unwrap();
         let added: rustc_hash::FxHashMap<u32, &str> = [(0, "<s>")].into_iter().collect();
         let e = s.vocab_entries(&added).unwrap();

@@ -341,7 +341,7 @@ impl JsonTables {
     ) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
         let t = &self.inner;
         let checked = py.detach(|| {
-            let entries = t.vocab_entries(&Default::default())?;
+            let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
             let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
             let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
             Some((entries, ids))
@@ -367,14 +367,14 @@ impl JsonTables {
         let Some(added) = added_by_id(added) else {
             return Ok(None);
         };
-        let mut texts = rustc_hash::FxHashMap::default();
-        for (i, t) in &added {
-            texts.insert(*i, t.to_str()?.to_owned());
-        }
+        // their texts as Rust strings, to be read with the GIL released
+        let texts = added
+            .iter()
+            .map(|(i, t)| Ok((*i, t.to_str()?.to_owned())))
+            .collect::<PyResult<rustc_hash::FxHashMap<u32, String>>>()?;
         let t = &self.inner;
         let done = py.detach(|| {
-            let added = texts.iter().map(|(i, s)| (*i, s.as_str())).collect();
-            let entries = t.vocab_entries(&added)?;
+            let entries = t.vocab_entries(&texts)?;
             let kept =
                 vocab_files::ranks_from_vocab_and_merges(&t.tokens, &entries, &t.parts, &t.merges)?;
             Some((entries, kept))
