@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from typing import (
     AbstractSet,
     Any,
@@ -45,6 +46,36 @@ def _clean_text(text: Any, what: str = "text") -> str:
 def _fix_surrogates(text: str) -> str:
     # Lone surrogates cannot be encoded as UTF-8: like tiktoken, replace them with U+FFFD.
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+#: UTF-8 continuation bytes (0b10xxxxxx): every other byte begins a character
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _char_spans(parts: List[bytes]) -> List[Tuple[int, int]]:
+    """The character span of each token of a UTF-8 text cut into ``parts``: from the
+    character holding its first byte to the one holding its last."""
+    spans = []
+    chars = 0  # characters begun before this token
+    for b in parts:
+        start = chars - 1 if b and 0x80 <= b[0] < 0xC0 else chars
+        chars += len(b.translate(None, _CONTINUATION))
+        spans.append((max(start, 0), chars))
+    return spans
+
+
+def _fixed_char_starts(text: str) -> List[int]:
+    """For each character of ``_fix_surrogates(text)`` (and its end), its index in ``text``: a
+    surrogate pair became one character there, a lone surrogate one U+FFFD."""
+    starts = []
+    i, n = 0, len(text)
+    while i < n:
+        starts.append(i)
+        pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < n and "\udc00" <= text[i + 1] <= "\udfff"
+        i += 2 if pair else 1
+    starts.append(n)
+    return starts
 
 
 class _NoGC:
@@ -127,6 +158,7 @@ class Tokenizer:
         self.metadata: Dict[str, Any] = dict(metadata or {})
         self.name = name or "toksmith"
         self._allowed_cache: Dict[Any, Tuple[Optional[List[int]], bool]] = {}
+        self._special_ids: Optional[frozenset] = None
 
     @staticmethod
     def _check_added(tokens: Optional[Mapping[str, int]], what: str) -> Dict[str, int]:
@@ -199,6 +231,17 @@ class Tokenizer:
     def pinned_tokens(self) -> Dict[str, int]:
         """Pinned tokens (always one token where their text occurs), ``str -> id``."""
         return dict(self._pinned_tokens)
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether ``token`` is the id of a special token (pinned tokens are not special)."""
+        if self._special_ids is None:
+            self._special_ids = frozenset(self._special_tokens.values())
+        return token in self._special_ids
+
+    def token_byte_values(self) -> List[bytes]:
+        """The bytes of every mergeable token (special tokens excluded), sorted (tiktoken's
+        ``token_byte_values``)."""
+        return sorted(b for b, _ in self._core.mergeable_ranks())
 
     @property
     def eot_token(self) -> Optional[int]:
@@ -456,13 +499,9 @@ class Tokenizer:
             raise self._bad_id(ids) from None
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
-                     threads: Optional[int] = None) -> List[str]:
+                     threads: Optional[int] = None, num_threads: Optional[int] = None) -> List[str]:
         """Decode many id sequences (in parallel)."""
-        batch = [self._ids(b) for b in batch]
-        try:
-            outs = self._core.decode_bytes_batch(batch, _threads(threads))
-        except (OverflowError, TypeError, UnknownTokenError):
-            raise self._bad_id(i for ids in batch for i in ids) from None
+        outs = self.decode_bytes_batch(batch, threads=threads, num_threads=num_threads)
         return [b.decode("utf-8", errors) for b in outs]
 
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -479,6 +518,55 @@ class Tokenizer:
     def decode_tokens_bytes(self, ids: Sequence[int]) -> List[bytes]:
         """The bytes of each id."""
         return [self.decode_single_token_bytes(i) for i in self._ids(ids)]
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, threads: Optional[int] = None,
+                           num_threads: Optional[int] = None) -> List[bytes]:
+        """The bytes of many id sequences (decoded in parallel, like tiktoken's)."""
+        batch = [self._ids(b) for b in batch]
+        n = _threads(threads if threads is not None else num_threads)
+        try:
+            return self._core.decode_bytes_batch(batch, n)
+        except (OverflowError, TypeError, UnknownTokenError):
+            raise self._bad_id(i for ids in batch for i in ids) from None
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> Tuple[str, List[int]]:
+        """Decode ids and give, for each id, the index in the text of the character where its
+        bytes begin (tiktoken's ``decode_with_offsets``). A token that begins inside a
+        multi-byte character gets that character's index. The bytes must be valid UTF-8
+        (``UnicodeDecodeError`` otherwise).
+
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+        >>> tok.decode_with_offsets(list("aé".encode()))
+        ('aé', [0, 1, 1])
+        """
+        parts = self.decode_tokens_bytes(ids)
+        text = b"".join(parts).decode("utf-8")
+        return text, [start for start, _ in _char_spans(parts)]
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+    ) -> Tuple[List[int], List[Tuple[int, int]]]:
+        """Encode like :meth:`encode` and give each id's ``(start, end)`` character span in
+        ``text`` (``text[start:end]``), as Hugging Face's ``Encoding.offsets`` does for a
+        byte-level BPE. A token made of part of a multi-byte character spans the whole
+        character, so the spans of the tokens of one character overlap.
+
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+        >>> tok.encode_with_offsets("hé")
+        ([104, 195, 169], [(0, 1), (1, 2), (1, 2)])
+        """
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        spans = _char_spans(self.decode_tokens_bytes(ids))
+        if _SURROGATE.search(text):
+            # the ids are those of the text with its surrogates replaced (a pair by the one
+            # character it stands for): map the spans back to the indices of ``text``
+            starts = _fixed_char_starts(text)
+            spans = [(starts[a], starts[b]) for a, b in spans]
+        return ids, spans
 
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
         """A decoder fed one id at a time that never emits a broken UTF-8 sequence.
