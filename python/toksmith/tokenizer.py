@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 from typing import (
     AbstractSet,
     Any,
@@ -46,23 +45,6 @@ def _clean_text(text: Any, what: str = "text") -> str:
 def _fix_surrogates(text: str) -> str:
     # Lone surrogates cannot be encoded as UTF-8: like tiktoken, replace them with U+FFFD.
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-#: UTF-8 continuation bytes (0b10xxxxxx): every other byte begins a character
-_CONTINUATION = bytes(range(0x80, 0xC0))
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _char_spans(parts: List[bytes]) -> List[Tuple[int, int]]:
-    """The character span of each token of a UTF-8 text cut into ``parts``: from the
-    character holding its first byte to the one holding its last."""
-    spans = []
-    chars = 0  # characters begun before this token
-    for b in parts:
-        start = chars - 1 if b and 0x80 <= b[0] < 0xC0 else chars
-        chars += len(b.translate(None, _CONTINUATION))
-        spans.append((max(start, 0), chars))
-    return spans
 
 
 def _fixed_char_starts(text: str) -> List[int]:
@@ -539,9 +521,9 @@ class Tokenizer:
         >>> tok.decode_with_offsets(list("aé".encode()))
         ('aé', [0, 1, 1])
         """
-        parts = self.decode_tokens_bytes(ids)
-        text = b"".join(parts).decode("utf-8")
-        return text, [start for start, _ in _char_spans(parts)]
+        ids = self._ids(ids)
+        text = self.decode_bytes(ids).decode("utf-8")
+        return text, self._core.char_spans(ids, True)
 
     def encode_with_offsets(
         self,
@@ -559,14 +541,18 @@ class Tokenizer:
         >>> tok.encode_with_offsets("hé")
         ([104, 195, 169], [(0, 1), (1, 2), (1, 2)])
         """
-        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        spans = _char_spans(self.decode_tokens_bytes(ids))
-        if _SURROGATE.search(text):
-            # the ids are those of the text with its surrogates replaced (a pair by the one
+        text = _clean_text(text)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        allowed, allow_all = self._allowed(allowed_special)
+        try:
+            ids = self._core.encode(text, allowed, allow_all)
+        except UnicodeEncodeError:
+            ids = self._core.encode(_fix_surrogates(text), allowed, allow_all)
+            # these are the ids of the text with its surrogates replaced (a pair by the one
             # character it stands for): map the spans back to the indices of ``text``
             starts = _fixed_char_starts(text)
-            spans = [(starts[a], starts[b]) for a, b in spans]
-        return ids, spans
+            return ids, [(starts[a], starts[b]) for a, b in self._core.char_spans(ids)]
+        return ids, self._core.char_spans(ids)
 
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
         """A decoder fed one id at a time that never emits a broken UTF-8 sequence.

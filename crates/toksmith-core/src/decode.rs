@@ -63,6 +63,29 @@ pub fn decode_into(vocab: &Vocab, ids: &[u32], out: &mut Vec<u8>) -> Result<()> 
     Ok(())
 }
 
+/// The character span of each id's bytes in the text the ids decode to: `(start, end)` in
+/// characters (code points), from the character holding the token's first byte to the one
+/// holding its last, so the byte tokens of one multi-byte character share its span. `out` is
+/// cleared first. Meaningful when the bytes are UTF-8; an unknown id is an error naming it.
+pub fn char_spans(vocab: &Vocab, ids: &[u32], out: &mut Vec<(usize, usize)>) -> Result<()> {
+    out.clear();
+    out.reserve(ids.len());
+    let mut chars = 0usize; // characters begun before this token
+    for &id in ids {
+        let b = vocab.token_bytes(id)?;
+        let inside = b.first().is_some_and(|&c| is_continuation(c));
+        let start = chars.saturating_sub(inside as usize);
+        chars += b.iter().filter(|&&c| !is_continuation(c)).count();
+        out.push((start, chars));
+    }
+    Ok(())
+}
+
+/// A UTF-8 continuation byte (`0b10xxxxxx`); every other byte begins a character.
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +114,33 @@ mod tests {
         assert!(matches!(
             decode_bytes(&v, &[5000]),
             Err(Error::UnknownId { id: 5000, .. })
+        ));
+    }
+
+    #[test]
+    fn char_spans_follow_characters() {
+        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        m.push(("é".as_bytes().to_vec(), 256)); // 2 bytes, one character
+        m.push((b"\x98\x80!".to_vec(), 257)); // the end of an emoji, then '!'
+        let added = vec![AddedToken {
+            text: "<s>".into(),
+            id: 300,
+            kind: AddedKind::Special,
+        }];
+        let v = Vocab::new(m, added).unwrap();
+        // "aé<s>😀!" as a, é, <s>, F0, 9F, [98 80 !]
+        let ids = [97, 256, 300, 0xF0, 0x9F, 257];
+        let text = String::from_utf8(decode_bytes(&v, &ids).unwrap()).unwrap();
+        assert_eq!(text, "aé<s>😀!");
+        let mut spans = vec![(9, 9)];
+        char_spans(&v, &ids, &mut spans).unwrap();
+        assert_eq!(spans, [(0, 1), (1, 2), (2, 5), (5, 6), (5, 6), (5, 7)]);
+        // a text that begins inside a character: clamped at 0
+        char_spans(&v, &[0x80, 97], &mut spans).unwrap();
+        assert_eq!(spans, [(0, 0), (0, 1)]);
+        assert!(matches!(
+            char_spans(&v, &[97, 299], &mut spans),
+            Err(Error::UnknownId { id: 299, .. })
         ));
     }
 }

@@ -456,6 +456,47 @@ fn ids_to_list<'py>(
     }
 }
 
+/// A list of `(start, end)` tuples. The tuples hold only ints, so they are left untracked by
+/// the cyclic garbage collector (it would walk them all, collection after collection, while a
+/// long list is built), and a start equal to the previous end shares that end's int object:
+/// 261k spans (1 MB of English, cl100k): 31-55 ms with `PyList::new`, 23-34 ms so.
+fn spans_to_list<'py>(py: Python<'py>, spans: &[(usize, usize)]) -> PyResult<Bound<'py, PyList>> {
+    use pyo3::ffi;
+    // SAFETY: the GIL is held; every object is checked for NULL before use, and the list owns
+    // each tuple (and each tuple its ints) from the moment it is set, so dropping the list on an
+    // error frees everything made so far (unset slots are NULL, which `list_dealloc` skips).
+    unsafe {
+        let list = Bound::<PyAny>::from_owned_ptr_or_err(py, new_ids_list(spans.len()))?;
+        let mut prev: Option<(usize, *mut ffi::PyObject)> = None;
+        for (k, &(s, e)) in spans.iter().enumerate() {
+            let t = ffi::PyTuple_New(2);
+            if t.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyList_SET_ITEM(list.as_ptr(), k as ffi::Py_ssize_t, t);
+            let start = match prev {
+                Some((v, obj)) if v == s => {
+                    ffi::Py_INCREF(obj);
+                    obj
+                }
+                _ => ffi::PyLong_FromSize_t(s),
+            };
+            if start.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyTuple_SET_ITEM(t, 0, start);
+            let end = ffi::PyLong_FromSize_t(e);
+            if end.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyTuple_SET_ITEM(t, 1, end);
+            ffi::PyObject_GC_UnTrack(t.cast());
+            prev = Some((e, end));
+        }
+        Ok(list.cast_into_unchecked())
+    }
+}
+
 /// Why encoding into a list failed.
 enum Failure {
     Core(toksmith_core::Error),
@@ -949,6 +990,29 @@ impl Bpe {
             })?
             .map_err(to_py)?;
         PyList::new(py, outs.iter().map(|b| PyBytes::new(py, b)))
+    }
+
+    /// The character span of each id in the decoded text (`toksmith_core::decode::char_spans`):
+    /// a list of `(start, end)` tuples, or of the starts only.
+    #[pyo3(signature = (ids, starts_only=false))]
+    fn char_spans<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        starts_only: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut spans = Vec::new();
+        with_decode_buffers(|buf| {
+            ids_into(ids, &mut buf.ids)?;
+            let id_buf = &buf.ids;
+            py.detach(|| toksmith_core::decode::char_spans(&self.enc.vocab, id_buf, &mut spans))
+                .map_err(to_py)
+        })?;
+        if starts_only {
+            PyList::new(py, spans.iter().map(|s| s.0))
+        } else {
+            spans_to_list(py, &spans)
+        }
     }
 
     /// Decode to str: long valid UTF-8 is written straight into the str's storage
