@@ -106,10 +106,25 @@ def _progress_bar(progress: bool, **kw):
     return tqdm(**kw)
 
 
+def _limits(min_frequency: Any, max_token_length: Any) -> Tuple[int, Optional[int]]:
+    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool):
+        raise TypeError(f"min_frequency must be an int, not {type(min_frequency).__name__}")
+    if min_frequency < 0:
+        raise ValueError(f"min_frequency must be >= 0 (0: no minimum), not {min_frequency}")
+    if max_token_length is not None:
+        if not isinstance(max_token_length, int) or isinstance(max_token_length, bool):
+            raise TypeError(f"max_token_length must be an int or None, not {type(max_token_length).__name__}")
+        if max_token_length < 1:
+            raise ValueError(f"max_token_length must be >= 1 byte (or None for no limit), not {max_token_length}")
+    return min_frequency, max_token_length
+
+
 class _Trainer:
-    def __init__(self, vocab_size, pattern, special_tokens, pinned_tokens, threads, progress):
+    def __init__(self, vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
+                 min_frequency=0, max_token_length=None):
         self.regex, self.pattern_name = resolve_pattern(pattern)
         self.layout = _Layout(vocab_size, special_tokens, pinned_tokens)
+        self.min_frequency, self.max_token_length = _limits(min_frequency, max_token_length)
         self.threads = _threads(threads)
         self.progress = progress
         pinned_all = self.layout.pinned_free + list(self.layout.pinned_fixed)
@@ -158,12 +173,19 @@ class _Trainer:
                 bar.update(done - state["done"])
             state["done"] = done
 
-        pairs = self.counter.train(num_merges, on_progress if bar is not None else None, self.threads)
+        pairs = self.counter.train(num_merges, on_progress if bar is not None else None, self.threads,
+                                   self.min_frequency, self.max_token_length)
         if bar is not None:
             bar.close()
         if len(pairs) < num_merges:
+            limits = []
+            if self.min_frequency:
+                limits.append(f"occurs at least min_frequency={self.min_frequency} times")
+            if self.max_token_length is not None:
+                limits.append(f"makes a token of at most max_token_length={self.max_token_length} bytes")
+            why = ("no pair left that " + " and ".join(limits)) if limits else "the corpus ran out of pairs"
             warnings.warn(
-                f"the corpus ran out of pairs after {len(pairs)} merges ({num_merges} requested): "
+                f"{why} after {len(pairs)} merges ({num_merges} requested): "
                 f"the vocabulary has {self.layout.vocab_size - num_merges + len(pairs)} tokens, not "
                 f"{self.layout.vocab_size}; train on more text or ask for a smaller vocab_size",
                 stacklevel=3,
@@ -193,6 +215,10 @@ class _Trainer:
             "merges_requested": num_merges,
             "merges_learned": len(pairs),
         }
+        if self.min_frequency:
+            meta["min_frequency"] = self.min_frequency
+        if self.max_token_length is not None:
+            meta["max_token_length"] = self.max_token_length
         if extra_meta:
             meta.update(extra_meta)
         return Tokenizer(
@@ -218,6 +244,8 @@ def train(
     text_field: str = "text",
     errors: str = "strict",
     name: Optional[str] = None,
+    min_frequency: int = 0,
+    max_token_length: Optional[int] = None,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer on files.
 
@@ -228,8 +256,15 @@ def train(
 
     Each file is one text (with a named pattern it is read in bounded blocks cut where no piece
     can span; a custom regex reads each file whole).
+
+    ``min_frequency`` stops training when the most frequent pair left occurs fewer times;
+    ``max_token_length`` (bytes) passes over pairs that would make a longer token (both as in
+    Hugging Face's ``BpeTrainer``; the vocabulary is then smaller than ``vocab_size`` if the
+    corpus runs out of pairs within the limits, with a warning). Neither is set by default,
+    which gives rustbpe's merges.
     """
-    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress)
+    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
+                       min_frequency, max_token_length)
     for f in expand_paths(paths):
         trainer.add_file(f, text_field, errors)
     return trainer.finish(name)
@@ -245,8 +280,11 @@ def train_from_iterator(
     threads: Optional[int] = None,
     progress: bool = False,
     name: Optional[str] = None,
+    min_frequency: int = 0,
+    max_token_length: Optional[int] = None,
 ) -> Tokenizer:
-    """Train on any iterable of str (streamed in bounded batches, never held whole).
+    """Train on any iterable of str (streamed in bounded batches, never held whole). The
+    options are those of :func:`train`.
 
     >>> tok = train_from_iterator(["hello hello hello world world"] * 10, vocab_size=260,
     ...                           pattern="gpt2")
@@ -255,7 +293,8 @@ def train_from_iterator(
     """
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str, not a single str; wrap it in a list")
-    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress)
+    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
+                       min_frequency, max_token_length)
     for batch in batched(texts):
         trainer.add_texts(batch)
     return trainer.finish(name)
@@ -271,11 +310,14 @@ def train_from_counts(
     threads: Optional[int] = None,
     progress: bool = False,
     name: Optional[str] = None,
+    min_frequency: int = 0,
+    max_token_length: Optional[int] = None,
 ) -> Tokenizer:
     """Train from pre-counted chunks (``{chunk: count}``): the merge loop of :func:`train`
     without the counting step, for other front ends (word counts, external pipelines).
     ``pattern`` is the split pattern the resulting tokenizer encodes with."""
-    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress)
+    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
+                       min_frequency, max_token_length)
     items = counts.items() if isinstance(counts, Mapping) else counts
     batch: List[Tuple[bytes, int]] = []
     for chunk, n in items:

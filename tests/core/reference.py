@@ -7,32 +7,41 @@ a newcomer should understand BPE from these ~80 lines.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, Iterable, List, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import regex
 
 Pair = Tuple[int, int]
 
 
-def train(texts: Iterable[str], pattern: str, num_merges: int) -> List[Pair]:
+def train(texts: Iterable[str], pattern: str, num_merges: int, min_frequency: int = 0,
+          max_token_length: Optional[int] = None) -> List[Pair]:
     """Learn merges: split each text with `pattern`, count unique chunks, then repeatedly merge
     the most frequent adjacent pair (ties: the smallest (left, right) pair). Token ids: bytes are
-    0..255, the k-th merge creates id 256 + k."""
+    0..255, the k-th merge creates id 256 + k.
+
+    Limits: pairs whose token would be longer than `max_token_length` bytes are never merged;
+    training stops when the best pair occurs fewer than `min_frequency` times."""
     chunk_counts: Counter = Counter()
     for text in texts:
         chunk_counts.update(regex.findall(pattern, text))
     words = [(list(chunk.encode("utf-8")), n) for chunk, n in chunk_counts.items()]
+    length = [1] * 256  # bytes per token id
     merges: List[Pair] = []
     for k in range(num_merges):
         pair_counts: Counter = Counter()
         for ids, n in words:
             for pair in zip(ids, ids[1:]):
-                pair_counts[pair] += n
+                if max_token_length is None or length[pair[0]] + length[pair[1]] <= max_token_length:
+                    pair_counts[pair] += n
         if not pair_counts:
             break
         best = max(pair_counts, key=lambda p: (pair_counts[p], (-p[0], -p[1])))
+        if pair_counts[best] < min_frequency:
+            break
         new_id = 256 + k
         merges.append(best)
+        length.append(length[best[0]] + length[best[1]])
         words = [(merge_pair(ids, best, new_id), n) for ids, n in words]
     return merges
 

@@ -42,6 +42,19 @@ def test_train_preset(tmp_path, corpus_slices):
     assert tok.special_tokens["<|bos|>"] == 391
 
 
+def test_train_limits(tmp_path, corpus_slices):
+    src = tmp_path / "c.txt"
+    src.write_text(corpus_slices["english"], encoding="utf-8")
+    out = tmp_path / "limited.json"
+    assert main(["train", str(src), "--vocab-size", "1000", "--max-token-length", "5", "--min-frequency", "3",
+                 "--no-progress", "-o", str(out)]) == 0
+    tok = toksmith.load(out)
+    assert max(map(len, tok.mergeable_ranks())) <= 5
+    assert tok.metadata["min_frequency"] == 3 and tok.metadata["max_token_length"] == 5
+    expected = toksmith.train([src], vocab_size=1000, min_frequency=3, max_token_length=5)
+    assert tok.merge_ids() == expected.merge_ids()
+
+
 def test_encode_decode_exact_inverse(tok_file, tmp_path, corpus_slices, capsysbinary):
     text = corpus_slices["cpp"][:20000] + "\r\n\n  trailing  <|bos|> \n"
     src = tmp_path / "in.txt"

@@ -26,6 +26,61 @@ def test_native_equals_reference(name, corpus_slices):
     assert tok.mergeable_ranks() == reference.ranks_from_merges(merges)
 
 
+@pytest.mark.parametrize("min_frequency,max_token_length", [(0, 3), (0, 6), (40, None), (25, 4), (10**9, None)])
+def test_limits_equal_reference(min_frequency, max_token_length, corpus_slices):
+    texts = docs_of(corpus_slices, 12000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tok = toksmith.train_from_iterator(texts, vocab_size=256 + 300, pattern="cl100k",
+                                           min_frequency=min_frequency, max_token_length=max_token_length)
+    merges = reference.train(texts, PATTERNS["cl100k"], 300, min_frequency, max_token_length)
+    assert tok.merge_ids() == merges
+    assert tok.n_vocab == 256 + len(merges)
+    # the limits bind on this corpus
+    if min_frequency:
+        assert len(merges) < 300
+        assert any("no pair left" in str(w.message) for w in caught)
+    else:
+        assert len(merges) == 300 and not caught
+    if max_token_length is not None:
+        assert max(map(len, tok.mergeable_ranks())) == max_token_length
+        assert merges != reference.train(texts, PATTERNS["cl100k"], 300, min_frequency)
+    assert tok.metadata.get("min_frequency") == (min_frequency or None)
+    assert tok.metadata.get("max_token_length") == max_token_length
+
+
+def test_limits_default_is_unlimited(corpus_slices):
+    texts = docs_of(corpus_slices, 12000)
+    plain = toksmith.train_from_iterator(texts, vocab_size=400, pattern="gpt2")
+    same = toksmith.train_from_iterator(texts, vocab_size=400, pattern="gpt2", min_frequency=1,
+                                        max_token_length=1000)
+    assert plain.merge_ids() == same.merge_ids()
+    assert "min_frequency" not in plain.metadata and "max_token_length" not in plain.metadata
+
+
+@pytest.mark.parametrize("kw,err", [({"min_frequency": -1}, ValueError), ({"min_frequency": 1.5}, TypeError),
+                                    ({"min_frequency": True}, TypeError), ({"max_token_length": 0}, ValueError),
+                                    ({"max_token_length": "8"}, TypeError)])
+def test_limits_bad_values(kw, err):
+    with pytest.raises(err, match=next(iter(kw))):
+        toksmith.train_from_iterator(["hello world"], vocab_size=300, **kw)
+
+
+def test_limits_from_counts():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        tok = toksmith.train_from_counts({"aaaa": 5, "abab": 2}, vocab_size=300, pattern="gpt2",
+                                         min_frequency=5)
+    # "aa" (count 15), then "aaaa" (5); "ab" (4) is not frequent enough
+    assert tok.merges() == [(b"a", b"a"), (b"aa", b"aa")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        tok = toksmith.train_from_counts({"aaaa": 5, "abab": 2}, vocab_size=300, pattern="gpt2",
+                                         max_token_length=2)
+    # "aa" (15), then "aaaa" (5) would be 4 bytes: passed over for "ab" (4); "abab" likewise
+    assert tok.merges() == [(b"a", b"a"), (b"a", b"b")]
+
+
 @pytest.mark.parametrize("pattern", [RUSTBPE_GPT4_PATTERN, PATTERNS["nanochat"], PATTERNS["cl100k"], PATTERNS["gpt2"]])
 @pytest.mark.parametrize("vocab_size", [300, 2000, 5000])
 def test_merges_equal_rustbpe(pattern, vocab_size, corpus_slices):

@@ -399,12 +399,34 @@ fn bump(pair_counts: &mut FxHashMap<Pair, i64>, pair: Pair, delta: i64) {
     *pair_counts.entry(pair).or_insert(0) += delta;
 }
 
+/// What the merge loop may learn (the options of Hugging Face's `BpeTrainer` of the same
+/// names). The default limits nothing: that is rustbpe's loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MergeLimits {
+    /// Stop as soon as the most frequent pair left occurs fewer times than this.
+    pub min_frequency: u64,
+    /// Never merge a pair whose token would be longer than this many bytes (the pair is passed
+    /// over and the next most frequent one merged).
+    pub max_token_length: Option<usize>,
+}
+
 /// Learn `num_merges` merges from unique chunks with counts. Ids: bytes are 0..=255 (the byte
 /// value), merge `k` creates id `256 + k`. Returns the merged pairs in order (fewer than
 /// `num_merges` if the corpus runs out of pairs).
 pub fn train_merges(
     chunks: &[(Box<[u8]>, u64)],
     num_merges: usize,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Result<Vec<Pair>> {
+    train_merges_limited(chunks, num_merges, MergeLimits::default(), progress)
+}
+
+/// [`train_merges`] within `limits`: fewer merges come back when no pair left is frequent
+/// enough or short enough.
+pub fn train_merges_limited(
+    chunks: &[(Box<[u8]>, u64)],
+    num_merges: usize,
+    limits: MergeLimits,
     progress: &mut dyn FnMut(MergeProgress),
 ) -> Result<Vec<Pair>> {
     if chunks.is_empty() {
@@ -480,10 +502,20 @@ pub fn train_merges(
     let mut new_pairs: Vec<Pair> = Vec::new();
     let report_every = (num_merges / 200).max(64);
     let mut scratch: Vec<u32> = Vec::new();
+    // byte length of each token, for `max_token_length`
+    let mut token_len: Vec<usize> = vec![1; 256];
     while merges.len() < num_merges {
         let Some((c, Reverse(pair))) = heap.pop() else {
             break;
         };
+        let (a, b) = pair;
+        if let Some(max) = limits.max_token_length {
+            if token_len[a as usize] + token_len[b as usize] > max {
+                // dropped for good: the pair is never pushed again, since only pairs that
+                // contain a new token are (its count only falls from now on)
+                continue;
+            }
+        }
         let current = pair_counts.get(&pair).copied().unwrap_or(0);
         if current <= 0 {
             continue;
@@ -492,9 +524,12 @@ pub fn train_merges(
             heap.push((current, Reverse(pair)));
             continue;
         }
+        if (current as u64) < limits.min_frequency {
+            break;
+        }
         let new_id = 256 + merges.len() as u32;
         merges.push(pair);
-        let (a, b) = pair;
+        token_len.push(token_len[a as usize] + token_len[b as usize]);
         let positions = where_.remove(&pair).unwrap_or_default();
         new_pairs.clear();
         for &w in &positions {
@@ -619,24 +654,43 @@ mod tests {
 
     /// The obvious trainer: recount every pair of every word at each step.
     fn naive(chunks: &[(Box<[u8]>, u64)], num_merges: usize) -> Vec<Pair> {
+        naive_limited(chunks, num_merges, MergeLimits::default())
+    }
+
+    /// Recount every pair before each merge; pairs too long for the limit are not candidates.
+    fn naive_limited(
+        chunks: &[(Box<[u8]>, u64)],
+        num_merges: usize,
+        limits: MergeLimits,
+    ) -> Vec<Pair> {
         let mut words: Vec<(Vec<u32>, u64)> = chunks
             .iter()
             .map(|(c, n)| (c.iter().map(|&b| b as u32).collect(), *n))
             .collect();
         let mut merges = vec![];
+        let mut len: Vec<usize> = vec![1; 256];
         for k in 0..num_merges {
             let mut pc: std::collections::BTreeMap<Pair, u64> = Default::default();
             for (w, n) in &words {
                 for p in w.windows(2) {
-                    *pc.entry((p[0], p[1])).or_insert(0) += n;
+                    if limits
+                        .max_token_length
+                        .is_none_or(|m| len[p[0] as usize] + len[p[1] as usize] <= m)
+                    {
+                        *pc.entry((p[0], p[1])).or_insert(0) += n;
+                    }
                 }
             }
             let Some(best) = pc.iter().max_by(|x, y| x.1.cmp(y.1).then(y.0.cmp(x.0))) else {
                 break;
             };
+            if *best.1 < limits.min_frequency {
+                break;
+            }
             let pair = *best.0;
             let id = 256 + k as u32;
             merges.push(pair);
+            len.push(len[pair.0 as usize] + len[pair.1 as usize]);
             for (w, _) in words.iter_mut() {
                 let mut out = vec![];
                 let mut i = 0;
@@ -659,6 +713,43 @@ mod tests {
         let mut c = ChunkCounter::new(Pretokenizer::new(pattern).unwrap(), vec![]);
         c.add_texts(texts).unwrap();
         c.into_counts()
+    }
+
+    #[test]
+    fn limits_equal_naive() {
+        let text = "hello hello hello world world aaaa aaa aaaaa abababab the then there \
+                    their they're it's don't 1234 12 aaa bbb aaaa aaaaaaaaaaaaaaaa";
+        let chunks = count(&[text, "zzz zz zzzz hello", "aaaa aaaa"], "cl100k");
+        for min_frequency in [0, 2, 3, 5] {
+            for max_token_length in [None, Some(1), Some(2), Some(3), Some(5)] {
+                let limits = MergeLimits {
+                    min_frequency,
+                    max_token_length,
+                };
+                for n in [1, 20, 80] {
+                    let fast = train_merges_limited(&chunks, n, limits, &mut |_| {}).unwrap();
+                    assert_eq!(fast, naive_limited(&chunks, n, limits), "{limits:?} n={n}");
+                }
+            }
+        }
+        // the limits bind: fewer merges than without them, none over the length
+        let all = train_merges(&chunks, 80, &mut |_| {}).unwrap();
+        let some = MergeLimits {
+            min_frequency: 3,
+            max_token_length: None,
+        };
+        assert!(
+            train_merges_limited(&chunks, 80, some, &mut |_| {})
+                .unwrap()
+                .len()
+                < all.len()
+        );
+        let short = MergeLimits {
+            min_frequency: 0,
+            max_token_length: Some(2),
+        };
+        let m = train_merges_limited(&chunks, 80, short, &mut |_| {}).unwrap();
+        assert!(m.iter().all(|&(a, b)| a < 256 && b < 256));
     }
 
     #[test]

@@ -1262,15 +1262,22 @@ impl ChunkCounter {
     }
 
     /// Run the merge loop; returns [(left, right)] in internal ids (bytes 0..255, merge k = 256+k).
-    /// `progress(done, total)` is called now and then with the GIL held.
-    #[pyo3(signature = (num_merges, progress=None, threads=0))]
+    /// `progress(done, total)` is called now and then with the GIL held. `min_frequency` and
+    /// `max_token_length` limit the merges (see `train::MergeLimits`).
+    #[pyo3(signature = (num_merges, progress=None, threads=0, min_frequency=0, max_token_length=None))]
     fn train(
         &mut self,
         py: Python<'_>,
         num_merges: usize,
         progress: Option<Py<PyAny>>,
         threads: usize,
+        min_frequency: u64,
+        max_token_length: Option<usize>,
     ) -> PyResult<Vec<(u32, u32)>> {
+        let limits = train::MergeLimits {
+            min_frequency,
+            max_token_length,
+        };
         let counter = self.inner.take().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err(
                 "this ChunkCounter was already consumed by train()",
@@ -1288,7 +1295,7 @@ impl ChunkCounter {
                         });
                     }
                 };
-                train::train_merges(&chunks, num_merges, &mut cb)
+                train::train_merges_limited(&chunks, num_merges, limits, &mut cb)
             })
         })?;
         result.map_err(to_py)

@@ -28,6 +28,10 @@ def register(sub) -> None:
     p.add_argument("--text-field", default="text", help="field holding the text in .jsonl files")
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="what to do with invalid UTF-8 in the corpus")
+    p.add_argument("--min-frequency", type=int, default=0, metavar="N",
+                   help="stop when the most frequent pair left occurs fewer than N times (default 0: no minimum)")
+    p.add_argument("--max-token-length", type=int, default=None, metavar="BYTES",
+                   help="never make a token longer than BYTES bytes (default: no limit)")
     p.add_argument("--name", default=None, help="name stored in the file")
     p.add_argument("-o", "--output", default="tokenizer.json", help="output file (default tokenizer.json)")
     bar = p.add_mutually_exclusive_group()
@@ -59,7 +63,8 @@ def run(args) -> int:
     t0 = time.perf_counter()
     tok = train(paths, vocab_size=vocab_size, pattern=pattern, special_tokens=specials,
                 pinned_tokens=list(args.pinned), threads=args.threads, progress=progress,
-                text_field=args.text_field, errors=args.errors, name=args.name or args.preset)
+                text_field=args.text_field, errors=args.errors, name=args.name or args.preset,
+                min_frequency=args.min_frequency, max_token_length=args.max_token_length)
     dt = time.perf_counter() - t0
     tok.metadata["preset"] = args.preset
     tok.save(args.output)
