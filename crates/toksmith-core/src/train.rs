@@ -501,7 +501,6 @@ pub fn train_merges_limited(
     let mut merges: Vec<Pair> = Vec::with_capacity(num_merges);
     let mut new_pairs: Vec<Pair> = Vec::new();
     let report_every = (num_merges / 200).max(64);
-    let mut scratch: Vec<u32> = Vec::new();
     // byte length of each token, for `max_token_length`
     let mut token_len: Vec<usize> = vec![1; 256];
     while merges.len() < num_merges {
@@ -541,18 +540,18 @@ pub fn train_merges_limited(
                 continue;
             }
             // Merge left to right, non-overlapping, recording count deltas exactly as a
-            // rewrite of the word would change its pair multiset.
-            scratch.clear();
-            scratch.extend_from_slice(&words.ids[s..s + l]);
-            let src = &scratch;
-            let mut out = s;
+            // rewrite of the word would change its pair multiset. In place: the output
+            // position never passes the input one (`out <= i`), and each step reads its
+            // input (up to `i + 2`) before writing at `out`.
+            let src = &mut words.ids[s..s + l];
+            let mut out = 0;
             let mut i = 0;
             let mut changed = false;
             while i < l {
                 if i + 1 < l && src[i] == a && src[i + 1] == b {
                     changed = true;
-                    if out > s {
-                        let x = words.ids[out - 1];
+                    if out > 0 {
+                        let x = src[out - 1];
                         bump(&mut pair_counts, (x, a), -cnt);
                         bump(&mut pair_counts, (x, new_id), cnt);
                         new_pairs.push((x, new_id));
@@ -561,7 +560,8 @@ pub fn train_merges_limited(
                             v.push(w as u32);
                         }
                     }
-                    bump(&mut pair_counts, (a, b), -cnt);
+                    // (the count of (a, b) itself is not lowered: the pair is removed below,
+                    // and no occurrence of it is left)
                     if i + 2 < l {
                         let y = src[i + 2];
                         bump(&mut pair_counts, (b, y), -cnt);
@@ -572,17 +572,17 @@ pub fn train_merges_limited(
                             v.push(w as u32);
                         }
                     }
-                    words.ids[out] = new_id;
+                    src[out] = new_id;
                     out += 1;
                     i += 2;
                 } else {
-                    words.ids[out] = src[i];
+                    src[out] = src[i];
                     out += 1;
                     i += 1;
                 }
             }
             if changed {
-                words.len[w] = (out - s) as u32;
+                words.len[w] = out as u32;
             }
         }
         new_pairs.sort_unstable();
