@@ -17,6 +17,7 @@
 //! maximum and why one position list per pair is complete.
 
 use crate::error::{Error, Result};
+use crate::mem::prefetch;
 use crate::pretokenize::Pretokenizer;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -380,19 +381,31 @@ pub struct MergeProgress {
 }
 
 /// Words (unique chunks) stored flat: the ids of word `w` are
-/// `ids[start[w] .. start[w] + len[w]]`; merging shrinks `len[w]` in place.
+/// `ids[at[w].start .. at[w].start + at[w].len]`; merging shrinks `len` in place.
 struct Words {
     ids: Vec<u32>,
-    start: Vec<usize>,
-    len: Vec<u32>,
+    at: Vec<Word>,
+}
+
+/// Where a word's ids are, and how often the word occurs: one record, so a word met at random
+/// in the merge loop costs one cache miss for all three, not one each.
+#[derive(Clone, Copy)]
+struct Word {
+    start: usize,
+    count: i64,
+    len: u32,
 }
 
 impl Words {
     #[inline]
     fn get(&self, w: usize) -> &[u32] {
-        &self.ids[self.start[w]..self.start[w] + self.len[w] as usize]
+        let Word { start, len, .. } = self.at[w];
+        &self.ids[start..start + len as usize]
     }
 }
+
+/// How many words ahead the merge loop prefetches a word's ids (twice that for its record).
+const WORDS_AHEAD: usize = 4;
 
 #[inline]
 fn bump(pair_counts: &mut FxHashMap<Pair, i64>, pair: Pair, delta: i64) {
@@ -436,17 +449,17 @@ pub fn train_merges_limited(
     let total: usize = chunks.iter().map(|(c, _)| c.len()).sum();
     let mut words = Words {
         ids: Vec::with_capacity(total),
-        start: Vec::with_capacity(chunks.len()),
-        len: Vec::with_capacity(chunks.len()),
+        at: Vec::with_capacity(chunks.len()),
     };
-    let mut counts: Vec<i64> = Vec::with_capacity(chunks.len());
     for (c, n) in chunks {
-        words.start.push(words.ids.len());
-        words.len.push(c.len() as u32);
+        words.at.push(Word {
+            start: words.ids.len(),
+            count: i64::try_from(*n).unwrap_or(i64::MAX),
+            len: c.len() as u32,
+        });
         words.ids.extend(c.iter().map(|&b| b as u32));
-        counts.push(i64::try_from(*n).unwrap_or(i64::MAX));
     }
-    let n_words = counts.len();
+    let n_words = words.at.len();
 
     // ---- initial pair counts and positions (parallel over word ranges) ----
     let n_threads = rayon::current_num_threads().max(1);
@@ -461,7 +474,8 @@ pub fn train_merges_limited(
             let hi = (lo + block).min(n_words);
             let mut pc: FxHashMap<Pair, i64> = FxHashMap::default();
             let mut wh: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
-            for (w, &cnt) in (lo..hi).zip(&counts[lo..hi]) {
+            for w in lo..hi {
+                let cnt = words.at[w].count;
                 let ids = words.get(w);
                 for p in ids.windows(2) {
                     let pair = (p[0], p[1]);
@@ -531,11 +545,28 @@ pub fn train_merges_limited(
         token_len.push(token_len[a as usize] + token_len[b as usize]);
         let positions = where_.remove(&pair).unwrap_or_default();
         new_pairs.clear();
-        for &w in &positions {
+        for (k, &w) in positions.iter().enumerate() {
+            // The words are met in index order but far apart: ask for the record of the word
+            // `2 * AHEAD` places on and for the ids of the one `AHEAD` places on, so that the
+            // cache misses overlap.
+            if let Some(&far) = positions.get(k + 2 * WORDS_AHEAD) {
+                prefetch(words.at.as_ptr().wrapping_add(far as usize));
+            }
+            if let Some(&near) = positions.get(k + WORDS_AHEAD) {
+                prefetch(
+                    words
+                        .ids
+                        .as_ptr()
+                        .wrapping_add(words.at[near as usize].start),
+                );
+            }
             let w = w as usize;
-            let cnt = counts[w];
-            let s = words.start[w];
-            let l = words.len[w] as usize;
+            let Word {
+                start: s,
+                count: cnt,
+                len,
+            } = words.at[w];
+            let l = len as usize;
             if l < 2 {
                 continue;
             }
@@ -582,7 +613,7 @@ pub fn train_merges_limited(
                 }
             }
             if changed {
-                words.len[w] = out as u32;
+                words.at[w].len = out as u32;
             }
         }
         new_pairs.sort_unstable();
