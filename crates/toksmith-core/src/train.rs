@@ -21,6 +21,7 @@ use crate::mem::prefetch;
 use crate::pretokenize::Pretokenizer;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Read;
@@ -404,6 +405,11 @@ impl Words {
     }
 }
 
+/// The words a pair occurs in, in index order. Most pairs occur in a handful of words: up to
+/// four are held inline, so those pairs need no allocation of their own (and freeing a million
+/// of them at the end of training is not a million `free` calls).
+type Positions = SmallVec<[u32; 4]>;
+
 /// How many words ahead the merge loop prefetches a word's ids (twice that for its record).
 const WORDS_AHEAD: usize = 4;
 
@@ -465,7 +471,7 @@ pub fn train_merges_limited(
     let n_threads = rayon::current_num_threads().max(1);
     let block = n_words.div_ceil(n_threads * 4).max(1);
     // per range of words: pair counts, and the words each pair occurs in
-    type Partial = (FxHashMap<Pair, i64>, FxHashMap<Pair, Vec<u32>>);
+    type Partial = (FxHashMap<Pair, i64>, FxHashMap<Pair, Positions>);
     let partials: Vec<Partial> = (0..n_words)
         .step_by(block)
         .collect::<Vec<_>>()
@@ -473,7 +479,7 @@ pub fn train_merges_limited(
         .map(|lo| {
             let hi = (lo + block).min(n_words);
             let mut pc: FxHashMap<Pair, i64> = FxHashMap::default();
-            let mut wh: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+            let mut wh: FxHashMap<Pair, Positions> = FxHashMap::default();
             for w in lo..hi {
                 let cnt = words.at[w].count;
                 let ids = words.get(w);
@@ -490,7 +496,7 @@ pub fn train_merges_limited(
         })
         .collect();
     let mut pair_counts: FxHashMap<Pair, i64> = FxHashMap::default();
-    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    let mut where_: FxHashMap<Pair, Positions> = FxHashMap::default();
     // Partials are in word order, so position lists stay sorted by word index.
     for (pc, wh) in partials {
         for (k, v) in pc {
