@@ -85,7 +85,7 @@ def default_corpus(max_bytes: int = 8 << 20) -> List[Path]:
     return files
 
 
-def batched(texts: Iterable[str], max_items: int = 4096, max_bytes: int = 16 << 20) -> Iterator[List[str]]:
+def batched(texts: Iterable[str], max_items: int = 16384, max_bytes: int = 16 << 20) -> Iterator[List[str]]:
     """Group an iterable of str into lists bounded in count and size."""
     batch: List[str] = []
     size = 0
