@@ -320,13 +320,18 @@ class Tokenizer:
         :class:`toksmith.DisallowedSpecialError` (a ValueError); others are encoded as plain
         text. Pinned tokens are always produced.
         """
+        return self._encode_checked(text, allowed_special, disallowed_special)[0]
+
+    def _encode_checked(self, text: str, allowed_special: SpecialSet,
+                        disallowed_special: DisallowedSet) -> Tuple[List[int], bool]:
+        """The ids of :meth:`encode`, and whether lone surrogates had to be replaced first."""
         text = _clean_text(text)
         self._check_disallowed(text, allowed_special, disallowed_special)
         allowed, allow_all = self._allowed(allowed_special)
         try:
-            return self._core.encode(text, allowed, allow_all)
+            return self._core.encode(text, allowed, allow_all), False
         except UnicodeEncodeError:
-            return self._core.encode(_fix_surrogates(text), allowed, allow_all)
+            return self._core.encode(_fix_surrogates(text), allowed, allow_all), True
 
     def encode_ordinary(self, text: str) -> List[int]:
         """Encode text, treating special tokens' text as plain text.
@@ -541,18 +546,14 @@ class Tokenizer:
         >>> tok.encode_with_offsets("hé")
         ([104, 195, 169], [(0, 1), (1, 2), (1, 2)])
         """
-        text = _clean_text(text)
-        self._check_disallowed(text, allowed_special, disallowed_special)
-        allowed, allow_all = self._allowed(allowed_special)
-        try:
-            ids = self._core.encode(text, allowed, allow_all)
-        except UnicodeEncodeError:
-            ids = self._core.encode(_fix_surrogates(text), allowed, allow_all)
+        ids, fixed = self._encode_checked(text, allowed_special, disallowed_special)
+        spans = self._core.char_spans(ids)
+        if fixed:
             # these are the ids of the text with its surrogates replaced (a pair by the one
             # character it stands for): map the spans back to the indices of ``text``
             starts = _fixed_char_starts(text)
-            return ids, [(starts[a], starts[b]) for a, b in self._core.char_spans(ids)]
-        return ids, self._core.char_spans(ids)
+            spans = [(starts[a], starts[b]) for a, b in spans]
+        return ids, spans
 
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
         """A decoder fed one id at a time that never emits a broken UTF-8 sequence.
