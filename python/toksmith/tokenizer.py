@@ -74,7 +74,11 @@ class _NoGC:
             gc.enable()
 
 
-def _threads(threads: Optional[int]) -> int:
+def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
+    """A thread count for the core (0: one per core); ``num_threads`` is tiktoken's name for
+    ``threads``, used when ``threads`` is not given."""
+    if threads is None:
+        threads = num_threads
     if threads is None:
         return 0
     if not isinstance(threads, int) or isinstance(threads, bool):
@@ -140,7 +144,7 @@ class Tokenizer:
         self.metadata: Dict[str, Any] = dict(metadata or {})
         self.name = name or "toksmith"
         self._allowed_cache: Dict[Any, Tuple[Optional[List[int]], bool]] = {}
-        self._special_ids: Optional[frozenset] = None
+        self._special_ids = frozenset(self._special_tokens.values())
 
     @staticmethod
     def _check_added(tokens: Optional[Mapping[str, int]], what: str) -> Dict[str, int]:
@@ -216,8 +220,6 @@ class Tokenizer:
 
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is the id of a special token (pinned tokens are not special)."""
-        if self._special_ids is None:
-            self._special_ids = frozenset(self._special_tokens.values())
         return token in self._special_ids
 
     def token_byte_values(self) -> List[bytes]:
@@ -362,7 +364,7 @@ class Tokenizer:
         for t in texts:
             self._check_disallowed(t, allowed_special, disallowed_special)
         allowed, allow_all = self._allowed(allowed_special)
-        n = _threads(threads if threads is not None else num_threads)
+        n = _threads(threads, num_threads)
         with _NoGC():
             try:
                 return self._core.encode_batch(texts, allowed, allow_all, n)
@@ -374,7 +376,7 @@ class Tokenizer:
     ) -> List[List[int]]:
         """Encode many texts in parallel, special tokens as plain text."""
         texts = self._check_texts(texts)
-        n = _threads(threads if threads is not None else num_threads)
+        n = _threads(threads, num_threads)
         with _NoGC():
             try:
                 return self._core.encode_batch(texts, None, False, n)
@@ -510,7 +512,7 @@ class Tokenizer:
                            num_threads: Optional[int] = None) -> List[bytes]:
         """The bytes of many id sequences (decoded in parallel, like tiktoken's)."""
         batch = [self._ids(b) for b in batch]
-        n = _threads(threads if threads is not None else num_threads)
+        n = _threads(threads, num_threads)
         try:
             return self._core.decode_bytes_batch(batch, n)
         except (OverflowError, TypeError, UnknownTokenError):
