@@ -225,7 +225,7 @@ class Tokenizer:
     def token_byte_values(self) -> List[bytes]:
         """The bytes of every mergeable token (special tokens excluded), sorted (tiktoken's
         ``token_byte_values``)."""
-        return sorted(b for b, _ in self._core.mergeable_ranks())
+        return sorted(self._core.mergeable_ranks())
 
     @property
     def eot_token(self) -> Optional[int]:
@@ -234,7 +234,7 @@ class Tokenizer:
 
     def mergeable_ranks(self) -> Dict[bytes, int]:
         """The rank table (``bytes -> id``) of all mergeable tokens, bytes included."""
-        return dict(self._core.mergeable_ranks())
+        return self._core.mergeable_ranks()
 
     def merges(self) -> List[Tuple[bytes, bytes]]:
         """The merge list, in order, as ``(left bytes, right bytes)`` pairs.
@@ -624,8 +624,40 @@ class Tokenizer:
         return (f"<toksmith.Tokenizer {self.name!r} n_vocab={self.n_vocab} pattern={pat} "
                 f"specials={len(self._special_tokens)} pinned={len(self._pinned_tokens)}>")
 
-    def __getstate__(self):  # never pickle: the JSON file is the interchange format
-        raise TypeError("toksmith.Tokenizer cannot be pickled; use tok.save(path) / toksmith.load(path)")
+    def __reduce__(self):
+        """Pickle support, for handing a tokenizer to worker processes (``multiprocessing``,
+        ``concurrent.futures``, ``datasets.map(num_proc=...)``, data-loader workers).
+
+        The pickle holds the tables (ranks, merges, pattern, special and pinned tokens, name,
+        metadata), not the native core: unpickling runs the constructor, which checks them and
+        builds a fresh core. As with any pickle, load only pickles you made yourself; to store
+        or share a tokenizer, write a file with :meth:`save` (parsed, never executed).
+
+        >>> import pickle
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", {"<|end|>": 256})
+        >>> copy = pickle.loads(pickle.dumps(tok))
+        >>> copy.encode("hi<|end|>", allowed_special="all") == tok.encode("hi<|end|>", allowed_special="all")
+        True
+        """
+        state = {
+            "mergeable_ranks": self.mergeable_ranks(),
+            "pattern": self._pattern_name or self._pattern,
+            "special_tokens": dict(self._special_tokens),
+            "pinned_tokens": dict(self._pinned_tokens),
+            "merges": self._merges,
+            "metadata": self.metadata,
+            "name": self.name,
+        }
+        return (_unpickle, (type(self), state))
+
+
+def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
+    """Rebuild a pickled :class:`Tokenizer` (or subclass) through the constructor's checks."""
+    if not (isinstance(cls, type) and issubclass(cls, Tokenizer)) or not isinstance(state, dict):
+        raise TypeError("not a pickled toksmith.Tokenizer")
+    tok = cls.__new__(cls)
+    Tokenizer.__init__(tok, state["mergeable_ranks"], **{k: v for k, v in state.items() if k != "mergeable_ranks"})
+    return tok
 
 
 __all__ = ["Tokenizer"]

@@ -90,11 +90,61 @@ def test_bad_files(trained, tmp_path):
         toksmith.load(tmp_path / "bin.json")
 
 
-def test_not_picklable(trained):
+def _same_tokenizer(a, b, text):
+    assert type(a) is type(b)
+    assert a.mergeable_ranks() == b.mergeable_ranks() and list(a.mergeable_ranks()) == list(b.mergeable_ranks())
+    assert a.merges() == b.merges()
+    assert (a.pattern, a.pattern_name, a.name, a.metadata) == (b.pattern, b.pattern_name, b.name, b.metadata)
+    assert a.special_tokens == b.special_tokens and a.pinned_tokens == b.pinned_tokens
+    assert a.encode(text, allowed_special="all") == b.encode(text, allowed_special="all")
+
+
+def test_pickle_round_trip(trained, corpus_slices):
+    """A pickle rebuilds the same tokenizer (tables, pattern, specials, pinned, name, metadata),
+    for every protocol, and copy/deepcopy give working copies."""
+    import copy
     import pickle
 
-    with pytest.raises(TypeError, match="save"):
-        pickle.dumps(trained)
+    text = corpus_slices["python"][:4000] + "<tab><|bos|> x<|eos|>"
+    for proto in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        _same_tokenizer(trained, pickle.loads(pickle.dumps(trained, protocol=proto)), text)
+    _same_tokenizer(trained, copy.deepcopy(trained), text)
+    _same_tokenizer(trained, copy.copy(trained), text)
+
+
+def test_pickle_keeps_a_custom_pattern_and_a_ranks_only_table(cl100k_ranks):
+    import pickle
+
+    tok = Tokenizer.from_ranks(cl100k_ranks, r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+", {"<|end|>": 100300})
+    back = pickle.loads(pickle.dumps(tok))
+    assert back.pattern_name is None
+    text = "Grüße 2024, ünïcödé!<|end|>"
+    _same_tokenizer(tok, back, text)
+
+
+def test_pickled_tokenizer_encodes_in_spawned_worker_processes(trained, corpus_slices):
+    """The use pickling is for: a pool of fresh processes (``spawn``: nothing is inherited, so
+    the tokenizer really travels as a pickle) encodes like the parent."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    docs = [corpus_slices[k][i * 700:(i + 1) * 700] for k in sorted(corpus_slices) for i in range(2)]
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        got = list(pool.map(trained.encode_ordinary, docs))
+    assert got == [trained.encode_ordinary(d) for d in docs]
+
+
+def test_unpickling_checks_the_tables(trained):
+    """Unpickling goes through the constructor: a doctored state is refused like bad arguments."""
+    from toksmith.tokenizer import _unpickle
+
+    cls, state = trained.__reduce__()[1]
+    assert cls is Tokenizer
+    bad = dict(state, special_tokens={"<|x|>": 0})  # id 0 is the byte 0
+    with pytest.raises(ValueError):
+        _unpickle(cls, bad)
+    with pytest.raises(TypeError, match="not a pickled"):
+        _unpickle(dict, state)
 
 
 @given(token=st.binary(max_size=40))

@@ -410,9 +410,9 @@ impl Vocab {
     }
 
     /// Mergeable tokens sorted by id.
-    pub fn mergeable_sorted(&self) -> Vec<(Vec<u8>, u32)> {
-        let mut v: Vec<(Vec<u8>, u32)> = self.ranks.iter().map(|(k, &v)| (k.to_vec(), v)).collect();
-        v.sort_unstable_by_key(|(_, id)| *id);
+    pub fn mergeable_sorted(&self) -> Vec<(&[u8], u32)> {
+        let mut v: Vec<(&[u8], u32)> = self.ranks.iter().map(|(k, &v)| (&k[..], v)).collect();
+        v.sort_unstable_by_key(|&(_, id)| id);
         v
     }
 

@@ -10,7 +10,7 @@ mod text;
 
 use errors::to_py;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -1060,9 +1060,13 @@ impl Bpe {
     }
 
     /// [(bytes, id)] of mergeable tokens, sorted by id.
-    fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let v = self.enc.vocab.mergeable_sorted();
-        PyList::new(py, v.iter().map(|(b, i)| (PyBytes::new(py, b), *i)))
+    /// A new dict of `bytes -> id` over the mergeable tokens, in id order.
+    fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (b, id) in self.enc.vocab.mergeable_sorted() {
+            d.set_item(PyBytes::new(py, b), self.ints[id as usize].bind(py))?;
+        }
+        Ok(d)
     }
 
     /// [(left_id, right_id, merged_id)] recovered from the ranks.
