@@ -179,3 +179,16 @@ def test_cli_train_preset(tmp_path, capsys):
     direct = nanochat.train(tmp_path / "a.txt", vocab_size=300)
     assert chat.tokenizer.mergeable_ranks() == direct.tokenizer.mergeable_ranks()
     assert chat.tokenizer.pattern == direct.tokenizer.pattern
+
+
+def test_chat_tokenizer_pickles(chat, chat_lines):
+    """A ChatTokenizer travels to worker processes like its Tokenizer: same ids, same renders."""
+    import json
+    import pickle
+
+    back = pickle.loads(pickle.dumps(chat))
+    assert isinstance(back, ChatTokenizer)
+    text = "".join(chat_lines[:3])
+    assert back.encode(text) == chat.encode(text)
+    conversation = json.loads(chat_lines[0])
+    assert back.render_conversation(conversation) == chat.render_conversation(conversation)
