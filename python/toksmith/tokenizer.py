@@ -8,7 +8,10 @@ at once.
 from __future__ import annotations
 
 import gc
+import hashlib
+import marshal
 import os
+from collections import OrderedDict
 from typing import (
     AbstractSet,
     Any,
@@ -628,10 +631,13 @@ class Tokenizer:
         """Pickle support, for handing a tokenizer to worker processes (``multiprocessing``,
         ``concurrent.futures``, ``datasets.map(num_proc=...)``, data-loader workers).
 
-        The pickle holds the tables (ranks, merges, pattern, special and pinned tokens, name,
-        metadata), not the native core: unpickling runs the constructor, which checks them and
-        builds a fresh core. As with any pickle, load only pickles you made yourself; to store
-        or share a tokenizer, write a file with :meth:`save` (parsed, never executed).
+        The pickle holds the tables (ranks, merges, pattern, special and pinned tokens) and the
+        name and metadata, not the native core: unpickling runs the constructor, which checks
+        them and builds a core. The tables are serialized once per tokenizer, and a process
+        that unpickles the same tables again (``executor.map(tok.encode, docs)`` sends the
+        tokenizer with every item) reuses the core it built the first time. As with any
+        pickle, load only pickles you made yourself; to store or share a tokenizer, write a
+        file with :meth:`save` (parsed, never executed).
 
         >>> import pickle
         >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", {"<|end|>": 256})
@@ -639,24 +645,49 @@ class Tokenizer:
         >>> copy.encode("hi<|end|>", allowed_special="all") == tok.encode("hi<|end|>", allowed_special="all")
         True
         """
-        state = {
-            "mergeable_ranks": self.mergeable_ranks(),
-            "pattern": self._pattern_name or self._pattern,
-            "special_tokens": dict(self._special_tokens),
-            "pinned_tokens": dict(self._pinned_tokens),
-            "merges": self._merges,
-            "metadata": self.metadata,
-            "name": self.name,
-        }
-        return (_unpickle, (type(self), state))
+        tables = self.__dict__.get("_pickled_tables")
+        if tables is None:
+            tables = marshal.dumps((self.mergeable_ranks(), self._pattern_name or self._pattern,
+                                    dict(self._special_tokens), dict(self._pinned_tokens), self._merges))
+            self._pickled_tables = tables
+        return (_unpickle, (type(self), {"tables": tables, "metadata": self.metadata, "name": self.name}))
+
+
+#: tables digest -> a tokenizer built from them, for repeated unpickling in one process
+_UNPICKLED: "OrderedDict[bytes, Tokenizer]" = OrderedDict()
+_UNPICKLED_MAX = 4
 
 
 def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
-    """Rebuild a pickled :class:`Tokenizer` (or subclass) through the constructor's checks."""
-    if not (isinstance(cls, type) and issubclass(cls, Tokenizer)) or not isinstance(state, dict):
+    """Rebuild a pickled :class:`Tokenizer` (or subclass): through the constructor's checks the
+    first time its tables are seen in this process, then sharing the core built that time."""
+    if (not (isinstance(cls, type) and issubclass(cls, Tokenizer)) or not isinstance(state, dict)
+            or not isinstance(state.get("tables"), bytes)):
         raise TypeError("not a pickled toksmith.Tokenizer")
+    tables = state["tables"]
+    key = hashlib.blake2b(tables, digest_size=20).digest()
+    proto = _UNPICKLED.get(key)
+    if proto is None:
+        try:
+            ranks, pattern, specials, pinned, merges = marshal.loads(tables)
+        except (EOFError, ValueError, TypeError) as e:
+            raise ValueError(f"not a pickled toksmith.Tokenizer: its tables do not read back ({e})") from None
+        proto = Tokenizer(ranks, pattern=pattern, special_tokens=specials, pinned_tokens=pinned, merges=merges)
+        proto._pickled_tables = tables
+        _UNPICKLED[key] = proto
+        if len(_UNPICKLED) > _UNPICKLED_MAX:
+            _UNPICKLED.popitem(last=False)
+    else:
+        _UNPICKLED.move_to_end(key)
     tok = cls.__new__(cls)
-    Tokenizer.__init__(tok, state["mergeable_ranks"], **{k: v for k, v in state.items() if k != "mergeable_ranks"})
+    # the core and tables are immutable and shared; containers a caller could change are copied
+    tok.__dict__.update(proto.__dict__)
+    tok._special_tokens = dict(proto._special_tokens)
+    tok._pinned_tokens = dict(proto._pinned_tokens)
+    tok._merges = list(proto._merges) if proto._merges is not None else None
+    tok._allowed_cache = {}
+    tok.metadata = dict(state.get("metadata") or {})
+    tok.name = state.get("name") or "toksmith"
     return tok
 
 

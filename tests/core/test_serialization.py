@@ -135,16 +135,42 @@ def test_pickled_tokenizer_encodes_in_spawned_worker_processes(trained, corpus_s
 
 
 def test_unpickling_checks_the_tables(trained):
-    """Unpickling goes through the constructor: a doctored state is refused like bad arguments."""
+    """Unpickling goes through the constructor: doctored tables are refused like bad arguments,
+    unreadable ones with a ValueError, and only Tokenizer classes are built."""
+    import marshal
+
     from toksmith.tokenizer import _unpickle
 
     cls, state = trained.__reduce__()[1]
     assert cls is Tokenizer
-    bad = dict(state, special_tokens={"<|x|>": 0})  # id 0 is the byte 0
+    ranks, pattern, specials, pinned, merges = marshal.loads(state["tables"])
+    doctored = marshal.dumps((ranks, pattern, {"<|x|>": 0}, pinned, merges))  # id 0 is the byte 0
     with pytest.raises(ValueError):
-        _unpickle(cls, bad)
+        _unpickle(cls, dict(state, tables=doctored))
+    with pytest.raises(ValueError, match="do not read back"):
+        _unpickle(cls, dict(state, tables=b"\x00garbage"))
     with pytest.raises(TypeError, match="not a pickled"):
         _unpickle(dict, state)
+    with pytest.raises(TypeError, match="not a pickled"):
+        _unpickle(cls, {"mergeable_ranks": ranks})
+
+
+def test_repeated_unpickling_shares_the_core_not_the_mutable_parts(trained):
+    """``executor.map(tok.encode, docs)`` pickles the tokenizer with every item: the second and
+    later copies in a process reuse the first one's core; each still has its own name,
+    metadata and special-token dict."""
+    import pickle
+
+    blob = pickle.dumps(trained)
+    a, b = pickle.loads(blob), pickle.loads(blob)
+    assert a._core is b._core and a is not b
+    a.metadata["note"] = "changed"
+    a.name = "renamed"
+    a.special_tokens["<|bos|>"] = -1  # the property hands out a copy or the dict itself: either way
+    assert "note" not in b.metadata and b.name == trained.name
+    assert b.special_tokens == trained.special_tokens
+    assert b.encode("<|bos|>x", allowed_special="all") == trained.encode("<|bos|>x", allowed_special="all")
+    assert pickle.loads(pickle.dumps(a)).name == "renamed"
 
 
 @given(token=st.binary(max_size=40))
