@@ -11,6 +11,7 @@ import gc
 import hashlib
 import marshal
 import os
+import threading
 from collections import OrderedDict
 from typing import (
     AbstractSet,
@@ -656,6 +657,7 @@ class Tokenizer:
 #: tables digest -> a tokenizer built from them, for repeated unpickling in one process
 _UNPICKLED: "OrderedDict[bytes, Tokenizer]" = OrderedDict()
 _UNPICKLED_MAX = 4
+_UNPICKLED_LOCK = threading.Lock()
 
 
 def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
@@ -666,7 +668,10 @@ def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
         raise TypeError("not a pickled toksmith.Tokenizer")
     tables = state["tables"]
     key = hashlib.blake2b(tables, digest_size=20).digest()
-    proto = _UNPICKLED.get(key)
+    with _UNPICKLED_LOCK:
+        proto = _UNPICKLED.get(key)
+        if proto is not None:
+            _UNPICKLED.move_to_end(key)
     if proto is None:
         try:
             ranks, pattern, specials, pinned, merges = marshal.loads(tables)
@@ -674,11 +679,10 @@ def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
             raise ValueError(f"not a pickled toksmith.Tokenizer: its tables do not read back ({e})") from None
         proto = Tokenizer(ranks, pattern=pattern, special_tokens=specials, pinned_tokens=pinned, merges=merges)
         proto._pickled_tables = tables
-        _UNPICKLED[key] = proto
-        if len(_UNPICKLED) > _UNPICKLED_MAX:
-            _UNPICKLED.popitem(last=False)
-    else:
-        _UNPICKLED.move_to_end(key)
+        with _UNPICKLED_LOCK:
+            _UNPICKLED[key] = proto
+            while len(_UNPICKLED) > _UNPICKLED_MAX:
+                _UNPICKLED.popitem(last=False)
     tok = cls.__new__(cls)
     # the core and tables are immutable and shared; containers a caller could change are copied
     tok.__dict__.update(proto.__dict__)

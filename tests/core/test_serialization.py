@@ -195,3 +195,18 @@ def test_byte_level_spelling_rejects_characters_outside_the_alphabet(prefix, bad
         with pytest.raises(ValueError, match="not a character of the byte-level alphabet") as e:
             str_to_token(s)
         assert repr(bad) in str(e.value)
+
+
+def test_unpickled_tables_cache_is_bounded():
+    """Distinct tokenizers unpickled in one process: only the last few cores are kept."""
+    import pickle
+
+    from toksmith import tokenizer as tkmod
+
+    base = {bytes([b]): b for b in range(256)}
+    toks = [Tokenizer.from_ranks({**base, b"ab" + bytes([65 + k]): 256}, "gpt2") for k in range(tkmod._UNPICKLED_MAX + 2)]
+    backs = [pickle.loads(pickle.dumps(t)) for t in toks]
+    assert len(tkmod._UNPICKLED) <= tkmod._UNPICKLED_MAX
+    for t, b in zip(toks, backs):
+        assert b.mergeable_ranks() == t.mergeable_ranks()
+        assert b.encode("xabC abD") == t.encode("xabC abD")
