@@ -684,12 +684,9 @@ def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
             while len(_UNPICKLED) > _UNPICKLED_MAX:
                 _UNPICKLED.popitem(last=False)
     tok = cls.__new__(cls)
-    # the core and tables are immutable and shared; containers a caller could change are copied
+    # the core and the tables are shared (nothing changes them, and the accessors hand out
+    # copies); the name and metadata are this pickle's own
     tok.__dict__.update(proto.__dict__)
-    tok._special_tokens = dict(proto._special_tokens)
-    tok._pinned_tokens = dict(proto._pinned_tokens)
-    tok._merges = list(proto._merges) if proto._merges is not None else None
-    tok._allowed_cache = {}
     tok.metadata = dict(state.get("metadata") or {})
     tok.name = state.get("name") or "toksmith"
     return tok

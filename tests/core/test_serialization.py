@@ -166,7 +166,7 @@ def test_repeated_unpickling_shares_the_core_not_the_mutable_parts(trained):
     assert a._core is b._core and a is not b
     a.metadata["note"] = "changed"
     a.name = "renamed"
-    a.special_tokens["<|bos|>"] = -1  # the property hands out a copy or the dict itself: either way
+    a.special_tokens["<|bos|>"] = -1  # a copy: changes nothing
     assert "note" not in b.metadata and b.name == trained.name
     assert b.special_tokens == trained.special_tokens
     assert b.encode("<|bos|>x", allowed_special="all") == trained.encode("<|bos|>x", allowed_special="all")

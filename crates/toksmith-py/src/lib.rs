@@ -1059,7 +1059,6 @@ impl Bpe {
         self.enc.encode_single_token(bytes).map_err(to_py)
     }
 
-    /// [(bytes, id)] of mergeable tokens, sorted by id.
     /// A new dict of `bytes -> id` over the mergeable tokens, in id order.
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
