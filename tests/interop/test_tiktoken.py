@@ -248,3 +248,65 @@ def test_special_ids_in_rank_gaps(tmp_path):
     assert tok.encode("ab<|eot|>", allowed_special="all") == [257, 256]
     with pytest.raises(toksmith.TokenizerFileError, match="gaps"):
         from_tiktoken(p, pattern="gpt2")
+
+
+def _tiktoken_cache_name(url: str) -> str:
+    return hashlib.sha1(url.encode()).hexdigest()
+
+
+_BLOB = "https://openaipublic.blob.core.windows.net/"
+
+
+def test_get_encoding_reads_what_tiktoken_cached(tmp_path, monkeypatch):
+    """toksmith.get_encoding finds a rank file where tiktoken's own get_encoding finds it (no
+    network: tiktoken reads the same cache here), and the two encode alike."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    shutil.copy(CL100K_TIKTOKEN, tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken"))
+    tok = toksmith.get_encoding("cl100k_base")
+    assert tok.name == "cl100k_base" and tok.special_tokens == OPENAI_ENCODINGS["cl100k_base"].special_tokens
+    assert toksmith.get_encoding("cl100k").mergeable_ranks() == tok.mergeable_ranks()  # alias
+    ref = tiktoken.get_encoding("cl100k_base")
+    text = "Grüße, world!<|endoftext|> 12345 naïve\n\n  code()"
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+
+
+def test_get_encoding_gpt2_from_the_original_pair_or_r50k(tmp_path, monkeypatch):
+    from .helpers import GPT2_ENCODER, GPT2_VOCAB_BPE
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    shutil.copy(GPT2_ENCODER, tmp_path / _tiktoken_cache_name(_BLOB + "gpt-2/encodings/main/encoder.json"))
+    shutil.copy(GPT2_VOCAB_BPE, tmp_path / _tiktoken_cache_name(_BLOB + "gpt-2/encodings/main/vocab.bpe"))
+    from_pair = toksmith.get_encoding("gpt2")
+    ref = tiktoken.get_encoding("gpt2")
+    text = "Hello  world's <|endoftext|> 2024!\n\tx"
+    assert from_pair.name == "gpt2" and from_pair.special_tokens == {"<|endoftext|>": 50256}
+    assert from_pair.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    other = tmp_path / "r50k"
+    other.mkdir()
+    shutil.copy(GPT2_TIKTOKEN, other / _tiktoken_cache_name(_BLOB + "encodings/r50k_base.tiktoken"))
+    from_ranks = toksmith.get_encoding("gpt2", cache_dir=other)  # explicit folder, env ignored
+    assert from_ranks.mergeable_ranks() == from_pair.mergeable_ranks()
+    assert toksmith.get_encoding("r50k_base", cache_dir=other).encode_ordinary(text) == from_pair.encode_ordinary(text)
+
+
+def test_get_encoding_without_the_file_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(OSError, match=r"never downloads.*tiktoken.get_encoding\('o200k_base'\).*preset='o200k_base'"):
+        toksmith.get_encoding("o200k")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    with pytest.raises(FileNotFoundError, match="turned off"):
+        toksmith.get_encoding("cl100k_base")
+    with pytest.raises(ValueError, match="unknown OpenAI encoding"):
+        toksmith.get_encoding("cl200k")
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(tmp_path / "gym"))
+    from toksmith.formats.tiktoken import tiktoken_cache_dir
+
+    assert tiktoken_cache_dir() == str(tmp_path / "gym")
+
+
+def test_get_encoding_refuses_a_corrupted_cached_file(tmp_path):
+    bad = CL100K_TIKTOKEN.read_bytes()[:-40]  # the last lines lost
+    (tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken")).write_bytes(bad)
+    with pytest.raises(toksmith.TokenizerFileError, match="sha256"):
+        toksmith.get_encoding("cl100k_base", cache_dir=tmp_path)

@@ -319,6 +319,63 @@ def load_openai(name: str, path: PathLike, *, check_hash: bool = True):
     return from_tiktoken(path, preset=name, check_hash=check_hash)
 
 
+#: where tiktoken downloads OpenAI's rank files from; its download cache names each file by the
+#: sha1 of this address
+_TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}"
+#: GPT-2's original pair, which tiktoken's ``gpt2`` encoding reads
+_GPT2_URLS = ("https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+              "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe")
+
+
+def tiktoken_cache_dir() -> Optional[str]:
+    """The folder where tiktoken keeps the files it downloaded, as tiktoken itself picks it:
+    ``$TIKTOKEN_CACHE_DIR``, else ``$DATA_GYM_CACHE_DIR``, else ``<temp dir>/data-gym-cache``;
+    None when caching is turned off (the variable set to an empty string)."""
+    import tempfile
+
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            return os.environ[var] or None
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def _cached(folder: str, url: str) -> Optional[str]:
+    path = os.path.join(folder, hashlib.sha1(url.encode()).hexdigest())
+    return path if os.path.isfile(path) else None
+
+
+def get_encoding(name: str, *, cache_dir: Optional[PathLike] = None):
+    """One of OpenAI's encodings by tiktoken name (``"cl100k_base"``, ``"o200k_base"``,
+    ``"gpt2"``...; the aliases of :func:`from_tiktoken`'s ``preset`` work too), read from the
+    rank file that tiktoken has already downloaded: toksmith itself never downloads anything.
+
+    The file is looked up in ``cache_dir``, else in tiktoken's own cache
+    (:func:`tiktoken_cache_dir`), under the name tiktoken gives it, and checked against the
+    sha256 tiktoken pins. If it is not there, an ``OSError`` says how to get it: run
+    ``tiktoken.get_encoding(name)`` once where there is a network, or download the file and
+    load it with ``toksmith.from_tiktoken(path, preset=name)``.
+    """
+    enc = openai_encoding(name)
+    folder = os.fspath(cache_dir) if cache_dir is not None else tiktoken_cache_dir()
+    # gpt2 and r50k_base have the same ranks; tiktoken reads GPT-2's original pair for gpt2
+    url = _TIKTOKEN_URL.format("r50k_base.tiktoken" if enc.name == "gpt2" else enc.file)
+    if folder:
+        path = _cached(folder, url)
+        if path is not None:
+            return from_tiktoken(path, preset=enc.name)
+        if enc.name == "gpt2":
+            pair = [_cached(folder, u) for u in _GPT2_URLS]
+            if None not in pair:
+                from .gpt2 import from_gpt2_files
+
+                return from_gpt2_files(pair[0], pair[1], special_tokens=enc.special_tokens, name=enc.name)
+    where = f"in {folder!r}" if folder else "(tiktoken's cache is turned off: TIKTOKEN_CACHE_DIR is empty)"
+    raise FileNotFoundError(
+        f"the {enc.name} rank file is not {where}: toksmith never downloads. Run "
+        f"tiktoken.get_encoding({enc.name!r}) once where there is a network (it caches the file there), or "
+        f"download {url} and load it with toksmith.from_tiktoken(path, preset={enc.name!r})")
+
+
 # ------------------------------------------------------------------------------ saving
 
 
@@ -360,6 +417,8 @@ def save_tiktoken(tok, path: PathLike) -> None:
 
 __all__ = [
     "OPENAI_ENCODINGS",
+    "get_encoding",
+    "tiktoken_cache_dir",
     "DEFAULT_PATTERN",
     "OpenAIEncoding",
     "openai_encoding",
