@@ -27,13 +27,14 @@ from .train import train, train_from_counts, train_from_iterator
 
 if TYPE_CHECKING:
     from . import formats
-    from .formats import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, get_encoding, load_any
+    from .formats import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, get_encoding, encoding_for_model, load_any
 
 __version__ = "0.1.0"
 
 # The file-format readers (and their imports: json, hashlib, dataclasses...) are two thirds of
 # `import toksmith`; they load on first use of any of these names.
-_FROM_FORMATS = ("ConversionError", "from_gpt2_files", "from_huggingface", "from_tiktoken", "get_encoding", "load_any")
+_FROM_FORMATS = ("ConversionError", "from_gpt2_files", "from_huggingface", "from_tiktoken", "get_encoding",
+                 "encoding_for_model", "load_any")
 
 
 def __getattr__(name: str):
@@ -59,6 +60,7 @@ __all__ = [
     "from_huggingface",
     "from_gpt2_files",
     "get_encoding",
+    "encoding_for_model",
     "split",
     "PATTERNS",
     "ToksmithError",

@@ -24,6 +24,12 @@ class TokenizerFileError(ToksmithError):
     """A tokenizer file is truncated, corrupted, of an unknown version or inconsistent."""
 
 
+class UnknownModelError(ToksmithError, KeyError):
+    """No encoding is known for a model name (also a ``KeyError``, as tiktoken raises)."""
+
+    __str__ = ValueError.__str__  # the message as given (KeyError's would quote it)
+
+
 def missing_extra(extra: str, module: str) -> ImportError:
     """The ImportError raised when an optional dependency is not installed."""
     return ImportError(
@@ -42,5 +48,6 @@ __all__ = [
     "MergesError",
     "DisallowedSpecialError",
     "TokenizerFileError",
+    "UnknownModelError",
     "missing_extra",
 ]

@@ -310,3 +310,36 @@ def test_get_encoding_refuses_a_corrupted_cached_file(tmp_path):
     (tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken")).write_bytes(bad)
     with pytest.raises(toksmith.TokenizerFileError, match="sha256"):
         toksmith.get_encoding("cl100k_base", cache_dir=tmp_path)
+
+
+def test_encoding_name_for_model_is_tiktokens():
+    """Every model name tiktoken knows, variants of each of its prefixes and unknown names map
+    (or fail) exactly as in tiktoken."""
+    from tiktoken import model as tm
+
+    from toksmith.errors import UnknownModelError
+    from toksmith.formats.tiktoken import encoding_name_for_model
+
+    names = list(tm.MODEL_TO_ENCODING)
+    names += [p + "2025-01-01" for p in tm.MODEL_PREFIX_TO_ENCODING] + [p + ":acme::x1" for p in tm.MODEL_PREFIX_TO_ENCODING]
+    names += ["llama-3", "ft:o1-mini:acme::x", "claude", "", "gpt-4o", "gpt-4-turbo", "gpt-4.1-nano", "gpt-oss-120b"]
+    for name in names:
+        try:
+            expected = tm.encoding_name_for_model(name)
+        except KeyError:
+            with pytest.raises(UnknownModelError) as e:
+                encoding_name_for_model(name)
+            assert isinstance(e.value, KeyError) and isinstance(e.value, ValueError)
+            assert str(e.value).startswith("no encoding is known for the model")
+        else:
+            assert encoding_name_for_model(name) == expected, name
+    with pytest.raises(TypeError):
+        encoding_name_for_model(4)
+
+
+def test_encoding_for_model_loads_the_cached_file(tmp_path):
+    shutil.copy(CL100K_TIKTOKEN, tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken"))
+    tok = toksmith.encoding_for_model("gpt-3.5-turbo-0125", cache_dir=tmp_path)
+    assert tok.name == "cl100k_base"
+    with pytest.raises(FileNotFoundError, match="o200k_base"):
+        toksmith.encoding_for_model("gpt-4o", cache_dir=tmp_path)

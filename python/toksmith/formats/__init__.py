@@ -33,7 +33,7 @@ from .._jsontables import JsonTables, split_json_tables
 from ._common import ConversionError
 from .gpt2 import from_gpt2_files, save_gpt2_files
 from .huggingface import from_huggingface, save_huggingface, to_huggingface
-from .tiktoken import from_tiktoken, get_encoding, load_openai, save_tiktoken, to_tiktoken
+from .tiktoken import encoding_for_model, from_tiktoken, get_encoding, load_openai, save_tiktoken, to_tiktoken
 
 FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm")
 
@@ -194,6 +194,7 @@ __all__ = [
     "load_any",
     "from_tiktoken",
     "get_encoding",
+    "encoding_for_model",
     "load_openai",
     "to_tiktoken",
     "save_tiktoken",

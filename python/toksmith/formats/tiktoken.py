@@ -376,6 +376,64 @@ def get_encoding(name: str, *, cache_dir: Optional[PathLike] = None):
         f"download {url} and load it with toksmith.from_tiktoken(path, preset={enc.name!r})")
 
 
+def _names(encoding: str, *names: str) -> Dict[str, str]:
+    return dict.fromkeys(names, encoding)
+
+
+#: OpenAI model names and the encodings tiktoken maps them to (``encoding_name_for_model``)
+_MODEL_ENCODINGS: Dict[str, str] = {
+    **_names("o200k_base", "o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"),
+    **_names("cl100k_base", "gpt-4", "gpt-3.5-turbo", "gpt-3.5", "gpt-35-turbo", "davinci-002", "babbage-002",
+             "text-embedding-ada-002", "text-embedding-3-small", "text-embedding-3-large"),
+    **_names("p50k_base", "text-davinci-003", "text-davinci-002", "code-davinci-002", "code-davinci-001",
+             "code-cushman-002", "code-cushman-001", "davinci-codex", "cushman-codex"),
+    **_names("p50k_edit", "text-davinci-edit-001", "code-davinci-edit-001"),
+    **_names("r50k_base", "text-davinci-001", "text-curie-001", "text-babbage-001", "text-ada-001",
+             "davinci", "curie", "babbage", "ada", "code-search-babbage-code-001", "code-search-ada-code-001",
+             *(f"text-{kind}-{size}{doc}-001" for kind, doc in (("similarity", ""), ("search", "-doc"))
+               for size in ("davinci", "curie", "babbage", "ada"))),
+    **_names("gpt2", "gpt2", "gpt-2"),
+}
+#: then by prefix, the first that matches (dated and fine-tuned variants: "gpt-4o-2024-08-06",
+#: "ft:gpt-3.5-turbo:org::id"); a prefix comes after the longer ones it starts
+_MODEL_PREFIXES = (
+    ("o1-", "o200k_base"), ("o3-", "o200k_base"), ("o4-mini-", "o200k_base"), ("gpt-5", "o200k_base"),
+    ("gpt-4.5-", "o200k_base"), ("gpt-4.1-", "o200k_base"), ("chatgpt-4o-", "o200k_base"),
+    ("gpt-4o-", "o200k_base"), ("gpt-4-", "cl100k_base"), ("gpt-3.5-turbo-", "cl100k_base"),
+    ("gpt-35-turbo-", "cl100k_base"), ("gpt-oss-", "o200k_harmony"), ("ft:gpt-4o", "o200k_base"),
+    ("ft:gpt-4", "cl100k_base"), ("ft:gpt-3.5-turbo", "cl100k_base"), ("ft:davinci-002", "cl100k_base"),
+    ("ft:babbage-002", "cl100k_base"),
+)
+
+
+def encoding_name_for_model(model: str) -> str:
+    """The name of the encoding an OpenAI model uses, as tiktoken maps it (``"gpt-4o"`` ->
+    ``"o200k_base"``); an unknown model raises :class:`toksmith.errors.UnknownModelError`
+    (a ``ValueError`` and a ``KeyError``).
+
+    >>> encoding_name_for_model("gpt-4o-mini-2024-07-18")
+    'o200k_base'
+    """
+    from ..errors import UnknownModelError
+
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a str, not {type(model).__name__}")
+    if model in _MODEL_ENCODINGS:
+        return _MODEL_ENCODINGS[model]
+    for prefix, name in _MODEL_PREFIXES:
+        if model.startswith(prefix):
+            return name
+    raise UnknownModelError(
+        f"no encoding is known for the model {model!r}: name the encoding instead, e.g. "
+        f"toksmith.get_encoding('o200k_base') (known encodings: {', '.join(sorted(OPENAI_ENCODINGS))})")
+
+
+def encoding_for_model(model: str, *, cache_dir: Optional[PathLike] = None):
+    """The encoding of an OpenAI model (:func:`encoding_name_for_model`), loaded with
+    :func:`get_encoding` from the file tiktoken cached."""
+    return get_encoding(encoding_name_for_model(model), cache_dir=cache_dir)
+
+
 # ------------------------------------------------------------------------------ saving
 
 
@@ -418,6 +476,8 @@ def save_tiktoken(tok, path: PathLike) -> None:
 __all__ = [
     "OPENAI_ENCODINGS",
     "get_encoding",
+    "encoding_for_model",
+    "encoding_name_for_model",
     "tiktoken_cache_dir",
     "DEFAULT_PATTERN",
     "OpenAIEncoding",
