@@ -15,6 +15,7 @@ from .errors import (
     PatternError,
     TokenizerFileError,
     ToksmithError,
+    UnknownModelError,
     UnknownTokenError,
     VocabError,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "MergesError",
     "DisallowedSpecialError",
     "TokenizerFileError",
+    "UnknownModelError",
     "ConversionError",
     "__version__",
 ]

@@ -178,7 +178,8 @@ def test_patterns_matching_empty_are_refused(pat):
 
 
 def test_top_level_names():
-    for name in ("from_tiktoken", "from_huggingface", "from_gpt2_files", "load_any", "ConversionError"):
+    for name in ("from_tiktoken", "from_huggingface", "from_gpt2_files", "load_any", "ConversionError", "get_encoding",
+                 "encoding_for_model", "UnknownModelError"):
         assert name in toksmith.__all__ and hasattr(toksmith, name)
     assert issubclass(ConversionError, toksmith.VocabError)
     for meth in ("to_tiktoken", "save_tiktoken", "to_huggingface", "save_huggingface", "save_gpt2_files"):

@@ -329,7 +329,8 @@ def test_encoding_name_for_model_is_tiktokens():
         except KeyError:
             with pytest.raises(UnknownModelError) as e:
                 encoding_name_for_model(name)
-            assert isinstance(e.value, KeyError) and isinstance(e.value, ValueError)
+            assert isinstance(e.value, KeyError) and isinstance(e.value, toksmith.ToksmithError)
+            assert toksmith.UnknownModelError is UnknownModelError
             assert str(e.value).startswith("no encoding is known for the model")
         else:
             assert encoding_name_for_model(name) == expected, name
