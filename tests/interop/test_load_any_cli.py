@@ -145,3 +145,23 @@ def test_cli_convert_reads_a_tokenizer_json_once(tmp_path, capsys, files, monkey
     assert calls == ["huggingface"]
     assert "(huggingface) -> " in capsys.readouterr().err
     assert toksmith.load(tmp_path / "t.json").mergeable_ranks() == load_any(files / "hf").mergeable_ranks()
+
+
+def test_cli_tokenizer_by_openai_encoding_name(tmp_path, capsys, monkeypatch, cl100k_tok):
+    """`-t cl100k_base` reads the rank file from tiktoken's cache; a missing one is a clear error."""
+    import hashlib
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    shutil.copy(CL100K_TIKTOKEN, cache / hashlib.sha1(url.encode()).hexdigest())
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    src = tmp_path / "in.txt"
+    src.write_text(SAMPLE, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["encode", "-t", "cl100k_base", str(src), "--allow-special", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == cl100k_tok.encode(SAMPLE, allowed_special="all")
+    assert main(["encode", "-t", "o200k_base", str(src)]) == 1
+    assert "never downloads" in capsys.readouterr().err
+    assert main(["encode", "-t", str(tmp_path / "no-such-file.json"), str(src)]) == 1
+    assert "no-such-file" in capsys.readouterr().err

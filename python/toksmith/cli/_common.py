@@ -9,12 +9,25 @@ from typing import BinaryIO, Iterator, Optional, Tuple
 
 def add_tokenizer_arg(p) -> None:
     p.add_argument("-t", "--tokenizer", required=True, metavar="FILE",
-                   help="tokenizer file (toksmith JSON, .tiktoken, tokenizer.json, GPT-2 files)")
+                   help="tokenizer file (toksmith JSON, .tiktoken, tokenizer.json, GPT-2 files), or the name of "
+                        "an OpenAI encoding (cl100k_base, o200k_base...) whose file tiktoken has cached")
 
 
 def load_tokenizer(path: str):
-    from ..formats import load_any
+    """A tokenizer file; a name that is no file but an OpenAI encoding's comes from tiktoken's
+    cache (:func:`toksmith.get_encoding`)."""
+    import os
 
+    from ..formats import get_encoding, load_any
+    from ..formats.tiktoken import openai_encoding
+
+    if not os.path.exists(path):
+        try:
+            openai_encoding(path)
+        except ValueError:
+            pass
+        else:
+            return get_encoding(path)
     return load_any(path)
 
 
