@@ -28,7 +28,8 @@ from .train import train, train_from_counts, train_from_iterator
 
 if TYPE_CHECKING:
     from . import formats
-    from .formats import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, get_encoding, encoding_for_model, load_any
+    from .formats import (ConversionError, encoding_for_model, from_gpt2_files, from_huggingface, from_tiktoken,
+                          get_encoding, load_any)
 
 __version__ = "0.1.0"
 

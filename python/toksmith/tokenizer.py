@@ -149,6 +149,7 @@ class Tokenizer:
         self.name = name or "toksmith"
         self._allowed_cache: Dict[Any, Tuple[Optional[List[int]], bool]] = {}
         self._special_ids = frozenset(self._special_tokens.values())
+        self._pickled_tables: Optional[bytes] = None  # set by the first pickle (see __reduce__)
 
     @staticmethod
     def _check_added(tokens: Optional[Mapping[str, int]], what: str) -> Dict[str, int]:
@@ -646,7 +647,7 @@ class Tokenizer:
         >>> copy.encode("hi<|end|>", allowed_special="all") == tok.encode("hi<|end|>", allowed_special="all")
         True
         """
-        tables = self.__dict__.get("_pickled_tables")
+        tables = self._pickled_tables
         if tables is None:
             tables = marshal.dumps((self.mergeable_ranks(), self._pattern_name or self._pattern,
                                     dict(self._special_tokens), dict(self._pinned_tokens), self._merges))
