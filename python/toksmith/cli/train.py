@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="add a special token (repeatable)")
     p.add_argument("--pinned", action="append", default=[], metavar="TOKEN",
                    help="add a pinned token: always one token where its text occurs (repeatable)")
-    p.add_argument("--preset", default=None, help="training defaults of a preset (e.g. nanochat)")
+    p.add_argument("--preset", default=None, help="training defaults of a preset: nanochat or cromwell")
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
     p.add_argument("--text-field", default="text", help="field holding the text in .jsonl files")
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
@@ -49,7 +49,7 @@ def run(args) -> int:
     if args.preset:
         preset = get_preset(args.preset)
         pattern, vocab_size = preset.pattern, preset.vocab_size
-        specials = list(preset.special_tokens) + [s for s in specials if s not in preset.special_tokens]
+        specials = preset.special_token_spec(specials)
     if args.pattern:
         pattern = args.pattern
     if args.vocab_size is not None:

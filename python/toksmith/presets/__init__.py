@@ -7,7 +7,7 @@ A :class:`Preset` names the training defaults (pattern, vocabulary size, special
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Tuple
+from typing import Dict, List, Mapping, Sequence, Tuple, Union
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,20 @@ class Preset:
     special_tokens: Tuple[str, ...] = ()
     description: str = ""
     extra: Dict[str, object] = field(default_factory=dict)
+    #: the special tokens take the first ids (0, 1, ...) instead of the ids after the merges
+    specials_first: bool = False
+
+    def special_token_spec(self, extra: Sequence[str] = ()) -> Union[List[str], Mapping[str, int]]:
+        """The ``special_tokens`` argument for training: the preset's tokens, then ``extra``
+        ones it does not have. With :attr:`specials_first` a dict of fixed ids 0, 1, ...
+
+        >>> PRESETS["cromwell"].special_token_spec(["<X>"])["<X>"]
+        8
+        """
+        names = list(self.special_tokens) + [s for s in extra if s not in self.special_tokens]
+        if self.specials_first:
+            return {s: i for i, s in enumerate(names)}
+        return names
 
 
 NANOCHAT_SPECIAL_TOKENS: Tuple[str, ...] = (
@@ -32,6 +46,18 @@ NANOCHAT_SPECIAL_TOKENS: Tuple[str, ...] = (
     "<|output_end|>",
 )
 
+#: the Cromwell code tokenizer's special tokens, ids 0-7 in this order (seed 000, section 2.2)
+CROMWELL_SPECIAL_TOKENS: Tuple[str, ...] = (
+    "<PAD>",
+    "<EOS>",
+    "<BOS>",
+    "<FILE>",
+    "</FILE>",
+    "<EDIT_START>",
+    "<EDIT_END>",
+    "<DELETE>",
+)
+
 PRESETS: Dict[str, Preset] = {
     "nanochat": Preset(
         name="nanochat",
@@ -40,6 +66,16 @@ PRESETS: Dict[str, Preset] = {
         special_tokens=NANOCHAT_SPECIAL_TOKENS,
         description="nanochat's chat tokenizer: GPT-4-style split with \\p{N}{1,2}, 2^16 tokens, "
         "nine conversation special tokens after the merges",
+    ),
+    "cromwell": Preset(
+        name="cromwell",
+        pattern="o200k",
+        vocab_size=50000,
+        special_tokens=CROMWELL_SPECIAL_TOKENS,
+        description="Cromwell's code tokenizer for mixed English + code: o200k's split (camelCase "
+        "parts, operator and bracket runs, indentation runs), 50,000 tokens, eight file/edit "
+        "special tokens at ids 0-7",
+        specials_first=True,
     ),
 }
 
@@ -51,4 +87,4 @@ def get_preset(name: str) -> Preset:
         raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}") from None
 
 
-__all__ = ["Preset", "PRESETS", "NANOCHAT_SPECIAL_TOKENS", "get_preset"]
+__all__ = ["Preset", "PRESETS", "NANOCHAT_SPECIAL_TOKENS", "CROMWELL_SPECIAL_TOKENS", "get_preset"]

@@ -27,6 +27,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 from ..tokenizer import Tokenizer
 from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
+from ._sources import train_on_source
 from .conversation import ASSISTANT_START, Segment, Special, normalize_messages, plan_conversation, plan_messages
 
 PRESET = PRESETS["nanochat"]
@@ -36,24 +37,6 @@ SPECIAL_TOKENS: Tuple[str, ...] = NANOCHAT_SPECIAL_TOKENS
 DEFAULT_VOCAB_SIZE = PRESET.vocab_size
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _is_paths(source: Any) -> bool:
-    if isinstance(source, os.PathLike):
-        return True
-    if isinstance(source, (list, tuple)) and source and all(isinstance(p, os.PathLike) for p in source):
-        return True
-    return False
-
-
-def _all_paths(source: Any) -> bool:
-    # a list of str names files when every item is an existing path or a glob pattern
-    if not isinstance(source, (list, tuple)) or not source:
-        return False
-    if not all(isinstance(p, (str, os.PathLike)) for p in source):
-        return False
-    return all(os.path.exists(p) or (isinstance(p, str) and any(c in p for c in "*?[") and "\n" not in p)
-               for p in source)
 
 
 def train(
@@ -75,8 +58,6 @@ def train(
     ``pathlib.Path`` objects or a generator to be explicit). ``vocab_size`` is the total: 256
     bytes + merges + the nine special tokens.
     """
-    from ..train import train as train_files, train_from_iterator
-
     common: Dict[str, Any] = dict(
         vocab_size=vocab_size,
         pattern=PRESET.pattern,
@@ -85,15 +66,7 @@ def train(
         progress=progress,
         name=name,
     )
-    source = paths_or_texts
-    if isinstance(source, (bytes, bytearray)):
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
-    if isinstance(source, str) or _is_paths(source):
-        tok = train_files(source, text_field=text_field, errors=errors, **common)
-    elif _all_paths(source):
-        tok = train_files(list(source), text_field=text_field, errors=errors, **common)
-    else:
-        tok = train_from_iterator(source, **common)
+    tok = train_on_source(paths_or_texts, text_field=text_field, errors=errors, **common)
     tok.metadata["preset"] = PRESET.name
     return ChatTokenizer(tok)
 
