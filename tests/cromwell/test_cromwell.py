@@ -226,6 +226,18 @@ def test_collect_code_corpus(tmp_path):
         code = cromwell.train(found, vocab_size=300)
     assert code.decode(code.encode(files["pkg/a.py"])) == files["pkg/a.py"]
     assert code.tokenizer.metadata["corpus"]["texts"] == 3
+    # the same through train(folder, extensions=...): only the code files are read
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same = cromwell.train(tmp_path, vocab_size=300, extensions=cromwell.DEFAULT_EXTENSIONS)
+        everything = cromwell.train(str(tmp_path / "pkg"), vocab_size=300)
+    assert same.tokenizer.mergeable_ranks() == code.tokenizer.mergeable_ranks()
+    assert same.tokenizer.metadata["corpus"]["texts"] == 3
+    assert everything.tokenizer.metadata["corpus"]["texts"] == 4  # notes.txt too, no hidden filter
+    with pytest.raises(FileNotFoundError, match="extensions= applies to files and folders"):
+        cromwell.train(["def f(): pass"] * 3, vocab_size=300, extensions=[".py"])
+    with pytest.raises(TypeError, match="extensions= needs"):
+        cromwell.train(iter(["def f(): pass"]), vocab_size=300, extensions=[".py"])
 
 
 def test_preset_registry():

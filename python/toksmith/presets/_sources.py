@@ -6,9 +6,12 @@ Shared by the preset modules so that they read their first argument the same way
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from . import Preset
 
 
 def _is_paths(source: Any) -> bool:
@@ -43,3 +46,14 @@ def train_on_source(source: Any, *, text_field: str, errors: str, **common: Any)
     if _all_paths(source):
         return train_files(list(source), text_field=text_field, errors=errors, **common)
     return train_from_iterator(source, **common)
+
+
+def train_preset(preset: "Preset", source: Any, vocab_size: int, *, threads: Optional[int], progress: bool,
+                 text_field: str, errors: str, name: Optional[str]) -> Tokenizer:
+    """Train with a preset's pattern and special tokens (:func:`train_on_source`), the preset's
+    name recorded in the metadata."""
+    tok = train_on_source(source, text_field=text_field, errors=errors, vocab_size=vocab_size,
+                          pattern=preset.pattern, special_tokens=preset.special_token_spec(),
+                          threads=threads, progress=progress, name=name)
+    tok.metadata["preset"] = preset.name
+    return tok

@@ -39,7 +39,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ..tokenizer import Tokenizer
 from . import CROMWELL_SPECIAL_TOKENS, PRESETS
-from ._sources import train_on_source
+from ._base import PresetTokenizer
+from ._sources import train_preset
 
 PRESET = PRESETS["cromwell"]
 #: the eight special tokens, in id order (ids 0-7 in a tokenizer trained by :func:`train`)
@@ -86,11 +87,12 @@ def train(
     paths_or_texts: Union[PathLike, Sequence[PathLike], Iterable[str]],
     vocab_size: int = DEFAULT_VOCAB_SIZE,
     *,
+    extensions: Optional[Sequence[str]] = None,
+    name: Optional[str] = "cromwell",
     threads: Optional[int] = None,
     progress: bool = False,
     text_field: str = "text",
     errors: str = "strict",
-    name: Optional[str] = "cromwell",
 ) -> "CodeTokenizer":
     """Train a Cromwell code tokenizer and return it as a :class:`CodeTokenizer`.
 
@@ -98,18 +100,29 @@ def train(
     :func:`collect_code_corpus`'s), or any other iterable of str texts, read as
     :func:`toksmith.presets.nanochat.train` reads it. ``vocab_size`` is the total: the eight
     special tokens (ids 0-7), 256 bytes (ids 8-263) and ``vocab_size - 264`` merges.
+
+    ``extensions`` (for example ``(".py", ".cpp")``): folders among the paths are read for
+    files with those endings only (:func:`collect_code_corpus`); without it a folder gives all
+    its files, as :func:`toksmith.train`.
     """
-    common: Dict[str, Any] = dict(
-        vocab_size=vocab_size,
-        pattern=PRESET.pattern,
-        special_tokens=PRESET.special_token_spec(),
-        threads=threads,
-        progress=progress,
-        name=name,
-    )
-    tok = train_on_source(paths_or_texts, text_field=text_field, errors=errors, **common)
-    tok.metadata["preset"] = PRESET.name
+    if extensions is not None:
+        paths_or_texts = _with_extensions(paths_or_texts, extensions)
+    tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
+                       text_field=text_field, errors=errors, name=name)
     return CodeTokenizer(tok)
+
+
+def _with_extensions(source: Any, extensions: Sequence[str]) -> Any:
+    items = [source] if isinstance(source, (str, os.PathLike)) else source
+    if not isinstance(items, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in items):
+        raise TypeError("extensions= needs paths_or_texts to be a path or a list of paths")
+    out: List[Any] = []
+    for p in items:
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"extensions= applies to files and folders: {str(p)[:80]!r} is neither "
+                                    "(to train on texts, leave extensions out)")
+        out.extend(collect_code_corpus(p, extensions) if os.path.isdir(p) else [p])
+    return out
 
 
 def _ids_list(ids: Any, what: str, n_vocab: int) -> List[int]:
@@ -129,58 +142,26 @@ def _ids_list(ids: Any, what: str, n_vocab: int) -> List[int]:
     return out
 
 
-class CodeTokenizer:
+class CodeTokenizer(PresetTokenizer):
     """The Cromwell interface over a toksmith :class:`~toksmith.Tokenizer`.
 
     ``CodeTokenizer(tok)`` needs ``tok`` to have the eight special tokens of
     :data:`SPECIAL_TOKENS` (at any ids; ValueError naming the missing ones otherwise). The
     underlying tokenizer is :attr:`tokenizer`; :attr:`special_ids` maps each name to its id.
+    :meth:`load` and :meth:`save` take a file, or a folder holding ``tokenizer.json``.
     """
 
-    #: the file name used when :meth:`save` / :meth:`load` are given a folder
-    FILE_NAME = "tokenizer.json"
+    PRESET_NAME = "Cromwell"
+    REQUIRED_SPECIALS = SPECIAL_TOKENS
+    SPECIALS_SPEC = dict(PRESET.special_token_spec())
 
     def __init__(self, tokenizer: Tokenizer) -> None:
-        if isinstance(tokenizer, CodeTokenizer):
-            tokenizer = tokenizer.tokenizer
-        if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"CodeTokenizer needs a toksmith.Tokenizer, not {type(tokenizer).__name__}")
-        specials = tokenizer.special_tokens
-        missing = [s for s in SPECIAL_TOKENS if s not in specials]
-        if missing:
-            raise ValueError(
-                f"the tokenizer lacks the Cromwell special token(s) {missing}; train it with "
-                f"toksmith.presets.cromwell.train() or pass "
-                f"special_tokens={dict(PRESET.special_token_spec())}"
-            )
-        self.tokenizer: Tokenizer = tokenizer
-        self.special_ids: Dict[str, int] = {s: specials[s] for s in SPECIAL_TOKENS}
+        super().__init__(tokenizer)
+        self.special_ids: Dict[str, int] = {s: self._all_specials[s] for s in SPECIAL_TOKENS}
         self.pad_id, self.eos_id, self.bos_id = (self.special_ids[s] for s in (PAD, EOS, BOS))
         self.file_id, self.file_end_id = self.special_ids[FILE], self.special_ids[FILE_END]
         self.edit_start_id, self.edit_end_id = self.special_ids[EDIT_START], self.special_ids[EDIT_END]
         self.delete_id = self.special_ids[DELETE]
-
-    def __repr__(self) -> str:
-        return f"CodeTokenizer({self.tokenizer!r})"
-
-    # ------------------------------------------------------------------ files
-
-    @classmethod
-    def load(cls, path: PathLike) -> "CodeTokenizer":
-        """Load a tokenizer file of any format :func:`toksmith.load_any` reads; given a folder
-        holding a ``tokenizer.json`` written by :meth:`save`, load that file."""
-        from ..formats import load_any
-
-        inner = os.path.join(os.fspath(path), cls.FILE_NAME)
-        if os.path.isdir(path) and os.path.isfile(inner):
-            path = inner
-        return cls(load_any(path))
-
-    def save(self, path: PathLike) -> None:
-        """Write the tokenizer as a toksmith JSON file (inside ``path`` if it is a folder)."""
-        if os.path.isdir(path):
-            path = os.path.join(os.fspath(path), self.FILE_NAME)
-        self.tokenizer.save(path)
 
     @property
     def n_vocab(self) -> int:

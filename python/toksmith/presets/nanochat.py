@@ -27,7 +27,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 from ..tokenizer import Tokenizer
 from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
-from ._sources import train_on_source
+from ._base import PresetTokenizer
+from ._sources import train_preset
 from .conversation import ASSISTANT_START, Segment, Special, normalize_messages, plan_conversation, plan_messages
 
 PRESET = PRESETS["nanochat"]
@@ -58,16 +59,8 @@ def train(
     ``pathlib.Path`` objects or a generator to be explicit). ``vocab_size`` is the total: 256
     bytes + merges + the nine special tokens.
     """
-    common: Dict[str, Any] = dict(
-        vocab_size=vocab_size,
-        pattern=PRESET.pattern,
-        special_tokens=list(SPECIAL_TOKENS),
-        threads=threads,
-        progress=progress,
-        name=name,
-    )
-    tok = train_on_source(paths_or_texts, text_field=text_field, errors=errors, **common)
-    tok.metadata["preset"] = PRESET.name
+    tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
+                       text_field=text_field, errors=errors, name=name)
     return ChatTokenizer(tok)
 
 
@@ -77,47 +70,25 @@ def _ids_list(ids: Any) -> List[int]:
     return list(ids)
 
 
-class ChatTokenizer:
+class ChatTokenizer(PresetTokenizer):
     """nanochat's tokenizer interface over a toksmith :class:`~toksmith.Tokenizer`.
 
     ``ChatTokenizer(tok)`` needs ``tok`` to have the nine special tokens of
     :data:`SPECIAL_TOKENS` (ValueError naming the missing ones otherwise). The underlying
-    tokenizer is :attr:`tokenizer`.
+    tokenizer is :attr:`tokenizer`. :meth:`load` and :meth:`save` take a file, or a folder
+    holding ``tokenizer.json`` (as nanochat's ``save(tokenizer_dir)``).
     """
 
+    PRESET_NAME = "nanochat"
+    REQUIRED_SPECIALS = SPECIAL_TOKENS
+    SPECIALS_SPEC = list(SPECIAL_TOKENS)
+
     def __init__(self, tokenizer: Tokenizer) -> None:
-        if isinstance(tokenizer, ChatTokenizer):
-            tokenizer = tokenizer.tokenizer
-        if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"ChatTokenizer needs a toksmith.Tokenizer, not {type(tokenizer).__name__}")
-        specials = tokenizer.special_tokens
-        missing = [s for s in SPECIAL_TOKENS if s not in specials]
-        if missing:
-            raise ValueError(
-                f"the tokenizer lacks the nanochat special token(s) {missing}; train it with "
-                f"toksmith.presets.nanochat.train() or pass special_tokens={list(SPECIAL_TOKENS)}"
-            )
-        self.tokenizer: Tokenizer = tokenizer
-        self._special_ids: Dict[str, int] = {s: specials[s] for s in SPECIAL_TOKENS}
-        self._all_specials: Dict[str, int] = specials
+        super().__init__(tokenizer)
+        self._special_ids: Dict[str, int] = {s: self._all_specials[s] for s in SPECIAL_TOKENS}
         self.bos_token_id: int = self._special_ids["<|bos|>"]
 
     # ------------------------------------------------------------------ files
-
-    #: the file name used when :meth:`save` / :meth:`load` are given a folder (as nanochat's
-    #: ``save(tokenizer_dir)``)
-    FILE_NAME = "tokenizer.json"
-
-    @classmethod
-    def load(cls, path: PathLike) -> "ChatTokenizer":
-        """Load a tokenizer file of any format :func:`toksmith.formats.load_any` reads; given a
-        folder holding a ``tokenizer.json`` written by :meth:`save`, load that file."""
-        from ..formats import load_any
-
-        inner = os.path.join(os.fspath(path), cls.FILE_NAME)
-        if os.path.isdir(path) and os.path.isfile(inner):
-            path = inner
-        return cls(load_any(path))
 
     @classmethod
     def from_directory(cls, tokenizer_dir: PathLike) -> "ChatTokenizer":
@@ -130,13 +101,6 @@ class ChatTokenizer:
         if isinstance(text_iterator, (str, os.PathLike)):
             raise TypeError("text_iterator must be an iterable of str texts; use train() for paths")
         return train(iter(text_iterator), vocab_size, **kwargs)
-
-    def save(self, path: PathLike) -> None:
-        """Write the underlying tokenizer as a toksmith JSON file; given an existing folder
-        (nanochat's ``save(tokenizer_dir)``), write ``tokenizer.json`` inside it."""
-        if os.path.isdir(path):
-            path = os.path.join(os.fspath(path), self.FILE_NAME)
-        self.tokenizer.save(path)
 
     # ------------------------------------------------------------------ vocabulary
 
