@@ -18,6 +18,7 @@ from typing import (
     Any,
     Collection,
     Dict,
+    FrozenSet,
     Iterable,
     List,
     Literal,
@@ -150,6 +151,7 @@ class Tokenizer:
         self._allowed_cache: Dict[Any, Tuple[Optional[List[int]], bool]] = {}
         self._special_ids = frozenset(self._special_tokens.values())
         self._pickled_tables: Optional[bytes] = None  # set by the first pickle (see __reduce__)
+        self._special_id_set: FrozenSet[int] = frozenset(self._special_tokens.values())
 
     @staticmethod
     def _check_added(tokens: Optional[Mapping[str, int]], what: str) -> Dict[str, int]:
@@ -469,22 +471,42 @@ class Tokenizer:
                 return UnknownTokenError(f"token id {i} is not used by this vocabulary")
         return TypeError("ids must be a sequence of int")
 
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        """The bytes of a sequence of ids."""
+    def _drop_specials(self, ids: List[int]) -> List[int]:
+        """``ids`` without the special tokens' ids (pinned tokens stay: they are text)."""
+        specials = self._special_id_set
+        if not specials:
+            return ids
+        try:
+            return [i for i in ids if i not in specials]
+        except TypeError:  # an unhashable item
+            raise self._bad_id(ids) from None
+
+    def decode_bytes(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> bytes:
+        """The bytes of a sequence of ids (``skip_special_tokens``: as :meth:`decode`)."""
         ids = self._ids(ids)
+        if skip_special_tokens:
+            ids = self._drop_specials(ids)
         try:
             return self._core.decode_bytes(ids)
         except (OverflowError, TypeError, UnknownTokenError):
             raise self._bad_id(ids) from None
 
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+    def decode(self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Decode ids to text; invalid UTF-8 is handled by ``errors`` (as in ``bytes.decode``).
+        ``skip_special_tokens=True`` leaves the special tokens out (as Hugging Face's
+        ``decode(..., skip_special_tokens=True)``; the bytes around them are joined first, so a
+        character split by a special token comes back whole).
 
-        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
-        >>> tok.decode([104, 105])
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2",
+        ...                            special_tokens={"<|endoftext|>": 256})
+        >>> tok.decode([104, 105, 256])
+        'hi<|endoftext|>'
+        >>> tok.decode([104, 105, 256], skip_special_tokens=True)
         'hi'
         """
         ids = self._ids(ids)
+        if skip_special_tokens:
+            ids = self._drop_specials(ids)
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
         try:
@@ -493,9 +515,11 @@ class Tokenizer:
             raise self._bad_id(ids) from None
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
-                     threads: Optional[int] = None, num_threads: Optional[int] = None) -> List[str]:
-        """Decode many id sequences (in parallel)."""
-        outs = self.decode_bytes_batch(batch, threads=threads, num_threads=num_threads)
+                     threads: Optional[int] = None, num_threads: Optional[int] = None,
+                     skip_special_tokens: bool = False) -> List[str]:
+        """Decode many id sequences (in parallel); ``skip_special_tokens`` as :meth:`decode`."""
+        outs = self.decode_bytes_batch(batch, threads=threads, num_threads=num_threads,
+                                       skip_special_tokens=skip_special_tokens)
         return [b.decode("utf-8", errors) for b in outs]
 
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -514,9 +538,12 @@ class Tokenizer:
         return [self.decode_single_token_bytes(i) for i in self._ids(ids)]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, threads: Optional[int] = None,
-                           num_threads: Optional[int] = None) -> List[bytes]:
-        """The bytes of many id sequences (decoded in parallel, like tiktoken's)."""
+                           num_threads: Optional[int] = None, skip_special_tokens: bool = False) -> List[bytes]:
+        """The bytes of many id sequences (decoded in parallel, like tiktoken's);
+        ``skip_special_tokens`` as :meth:`decode`."""
         batch = [self._ids(b) for b in batch]
+        if skip_special_tokens:
+            batch = [self._drop_specials(b) for b in batch]
         n = _threads(threads, num_threads)
         try:
             return self._core.decode_bytes_batch(batch, n)

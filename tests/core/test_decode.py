@@ -104,6 +104,44 @@ def test_special_tokens_decode(tok):
     assert tok.decode_single_token_bytes(100257) == b"<|endoftext|>"
 
 
+def test_skip_special_tokens(tok, cl100k_specials):
+    ids = tok.encode("<|endoftext|>a<|fim_prefix|> b<|endofprompt|>", allowed_special="all")
+    assert tok.decode(ids, skip_special_tokens=True) == "a b"
+    assert tok.decode_bytes(ids, skip_special_tokens=True) == b"a b"
+    assert tok.decode_batch([ids, ids[:1]], skip_special_tokens=True) == ["a b", ""]
+    assert tok.decode_bytes_batch([ids], skip_special_tokens=True) == [b"a b"]
+    assert tok.decode(ids) == "<|endoftext|>a<|fim_prefix|> b<|endofprompt|>"  # off by default
+    # a character whose bytes a special token splits comes back whole (bytes are joined first)
+    euro = tok.encode_ordinary("\u20ac")
+    split = [b for i in tok.encode_ordinary("\u20ac") for b in tok.decode_single_token_bytes(i)]
+    byte_ids = [tok.encode_single_token(bytes([b])) for b in split]
+    assert tok.decode(byte_ids[:1] + [100257] + byte_ids[1:], skip_special_tokens=True) == "\u20ac"
+    assert tok.decode(euro, skip_special_tokens=True) == "\u20ac"
+    # bad ids are still reported
+    with pytest.raises(ValueError, match="100300"):
+        tok.decode([1, 100300], skip_special_tokens=True)
+    with pytest.raises(TypeError):
+        tok.decode([1, [2]], skip_special_tokens=True)
+
+
+@given(st.lists(st.one_of(st.integers(0, 2000), st.sampled_from([100257, 100258, 100259, 100260, 100276])),
+                max_size=40))
+def test_skip_special_tokens_equals_huggingface(tok, ids):
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = _hf(tok, tokenizers)
+    assert tok.decode(ids, skip_special_tokens=True) == hf.decode(ids, skip_special_tokens=True)
+    assert tok.decode(ids) == hf.decode(ids, skip_special_tokens=False)
+
+
+_HF = {}
+
+
+def _hf(tok, tokenizers):  # tokenizers imported: to_huggingface needs it
+    if "cl100k" not in _HF:
+        _HF["cl100k"] = tok.to_huggingface()
+    return _HF["cl100k"]
+
+
 def test_bad_ids(tok):
     with pytest.raises(ValueError, match="100300"):
         tok.decode([1, 100300])

@@ -110,6 +110,8 @@ def test_frame_layout(code):
     ids = code.tokenize_file_with_edit("src/app.py", "x = 1\n", "set x to 2")
     assert ids == [3, *enc("src/app.py"), 4, *enc("x = 1\n"), 5, *enc("set x to 2"), 6]
     assert code.decode(ids) == "<FILE>src/app.py</FILE>x = 1\n<EDIT_START>set x to 2<EDIT_END>"
+    assert code.decode(ids, skip_special_tokens=True) == "src/app.pyx = 1\nset x to 2"
+    assert code.decode_batch([ids], skip_special_tokens=True) == ["src/app.pyx = 1\nset x to 2"]
     assert code.encode_file("a.h", "int x;") == [3, *enc("a.h"), 4, *enc("int x;")]
     assert code.encode_delete("a.h", "int x;") == [3, *enc("a.h"), 4, *enc("int x;"), 5, 7, 6]
 

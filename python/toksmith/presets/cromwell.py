@@ -188,12 +188,14 @@ class CodeTokenizer(PresetTokenizer):
         """:meth:`encode` of each text, on ``threads`` threads (default: all cores)."""
         return self.tokenizer.encode_ordinary_batch(texts, threads=threads)
 
-    def decode(self, ids: Sequence[int]) -> str:
-        """The text of ``ids`` (special tokens by name, invalid UTF-8 as U+FFFD)."""
-        return self.tokenizer.decode(ids)
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+        """The text of ``ids`` (special tokens by name unless ``skip_special_tokens``, invalid
+        UTF-8 as U+FFFD)."""
+        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
 
-    def decode_batch(self, batch: Sequence[Sequence[int]], *, threads: Optional[int] = None) -> List[str]:
-        return self.tokenizer.decode_batch(batch, threads=threads)
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, threads: Optional[int] = None,
+                     skip_special_tokens: bool = False) -> List[str]:
+        return self.tokenizer.decode_batch(batch, threads=threads, skip_special_tokens=skip_special_tokens)
 
     # ------------------------------------------------------------------ framing
 
