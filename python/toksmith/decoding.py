@@ -15,10 +15,12 @@ class StreamDecoder:
     (possibly ``""`` while a multi-byte character is split across tokens); ``flush()``
     returns what is left (invalid bytes become U+FFFD with ``errors="replace"``).
 
-    The concatenation of all pushes and the final flush equals ``tok.decode(ids, errors)``.
+    The concatenation of all pushes and the final flush equals ``tok.decode(ids, errors)``
+    (``tok.decode(ids, errors, skip_special_tokens=True)`` with ``skip_special_tokens``: a
+    special token then adds nothing).
     """
 
-    def __init__(self, tokenizer: "Tokenizer", errors: str = "replace") -> None:
+    def __init__(self, tokenizer: "Tokenizer", errors: str = "replace", *, skip_special_tokens: bool = False) -> None:
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
         # The native state decodes with CPython's stateful UTF-8 decoder (the one behind
@@ -27,6 +29,19 @@ class StreamDecoder:
         state = _core.StreamState(tokenizer._core, errors, tokenizer._bad_id)
         self.push = state.push  # type: ignore[method-assign]
         self.flush = state.flush  # type: ignore[method-assign]
+        specials = tokenizer._special_id_set
+        if skip_special_tokens and specials:
+            native_push = state.push
+
+            def push(token: int) -> str:
+                try:
+                    if token in specials:
+                        return ""
+                except TypeError:  # unhashable: the native push reports the bad id
+                    pass
+                return native_push(token)
+
+            self.push = push  # type: ignore[method-assign]
 
     def push(self, token: int) -> str:  # replaced per instance by the native state's push
         """The text completed by ``token`` (``""`` while a character is still split)."""

@@ -589,15 +589,16 @@ class Tokenizer:
             spans = [(starts[a], starts[b]) for a, b in spans]
         return ids, spans
 
-    def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
-        """A decoder fed one id at a time that never emits a broken UTF-8 sequence.
+    def stream_decoder(self, errors: str = "replace", *, skip_special_tokens: bool = False) -> StreamDecoder:
+        """A decoder fed one id at a time that never emits a broken UTF-8 sequence
+        (``skip_special_tokens``: special tokens add nothing, as in :meth:`decode`).
 
         >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
         >>> d = tok.stream_decoder()
         >>> [d.push(i) for i in "é!".encode()]
         ['', 'é', '!']
         """
-        return StreamDecoder(self, errors=errors)
+        return StreamDecoder(self, errors=errors, skip_special_tokens=skip_special_tokens)
 
     # ------------------------------------------------------------------ persistence
 

@@ -120,6 +120,10 @@ def test_skip_special_tokens(tok, cl100k_specials):
     # bad ids are still reported
     with pytest.raises(ValueError, match="100300"):
         tok.decode([1, 100300], skip_special_tokens=True)
+    with pytest.raises(ValueError, match="100300"):
+        tok.stream_decoder(skip_special_tokens=True).push(100300)
+    with pytest.raises(TypeError):
+        tok.stream_decoder(skip_special_tokens=True).push([1])
     with pytest.raises(TypeError):
         tok.decode([1, [2]], skip_special_tokens=True)
 
@@ -131,6 +135,8 @@ def test_skip_special_tokens_equals_huggingface(tok, ids):
     hf = _hf(tok, tokenizers)
     assert tok.decode(ids, skip_special_tokens=True) == hf.decode(ids, skip_special_tokens=True)
     assert tok.decode(ids) == hf.decode(ids, skip_special_tokens=False)
+    d = tok.stream_decoder(skip_special_tokens=True)
+    assert "".join(d.push(i) for i in ids) + d.flush() == hf.decode(ids, skip_special_tokens=True)
 
 
 _HF = {}
