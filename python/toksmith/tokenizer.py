@@ -152,6 +152,7 @@ class Tokenizer:
         self._special_ids = frozenset(self._special_tokens.values())
         self._pickled_tables: Optional[bytes] = None  # set by the first pickle (see __reduce__)
         self._special_id_set: FrozenSet[int] = frozenset(self._special_tokens.values())
+        self._unstable_tables: Any = None  # built by the first encode_with_unstable
 
     @staticmethod
     def _check_added(tokens: Optional[Mapping[str, int]], what: str) -> Dict[str, int]:
@@ -341,6 +342,22 @@ class Tokenizer:
             return self._core.encode(text, allowed, allow_all), False
         except UnicodeEncodeError:
             return self._core.encode(_fix_surrogates(text), allowed, allow_all), True
+
+    def encode_with_unstable(self, text: str, *, allowed_special: SpecialSet = frozenset(),
+                             disallowed_special: DisallowedSet = "all") -> Tuple[List[int], List[List[int]]]:
+        """tiktoken's ``encode_with_unstable``: the tokens of ``text`` that appending text
+        cannot change, and every token sequence the rest can continue as (sorted). Each
+        completion decodes to bytes that start with the text's remaining bytes. Special tokens
+        as in :meth:`encode`. Built for prompting a completion model; the completions of a
+        short unstable end can number in the thousands.
+
+        >>> tok = Tokenizer.from_ranks({**{bytes([b]): b for b in range(256)}, b"ab": 256}, "gpt2")
+        >>> tok.encode_with_unstable("xa")
+        ([], [[120, 97], [120, 256]])
+        """
+        from .unstable import encode_with_unstable
+
+        return encode_with_unstable(self, text, allowed_special, disallowed_special)
 
     def encode_ordinary(self, text: str) -> List[int]:
         """Encode text, treating special tokens' text as plain text.

@@ -69,3 +69,23 @@ def trained_no_pinned(corpus_texts):
         texts, vocab_size=1200, pattern="nanochat",
         special_tokens={t: i for i, t in enumerate(TRAIN_SPECIALS)}, name="tt-nanochat")
     return out
+
+
+@pytest.fixture(scope="session")
+def reference_encodings(real_toks):
+    """tiktoken.Encoding objects built by tiktoken itself from the files (not by toksmith)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    from toksmith.formats.tiktoken import OPENAI_ENCODINGS
+
+    gpt2 = OPENAI_ENCODINGS["r50k_base"]
+    cl = OPENAI_ENCODINGS["cl100k_base"]
+    return {
+        "gpt2": tiktoken.Encoding("r50k_base", pat_str=toksmith.PATTERNS["gpt2"],
+                                  mergeable_ranks=load_tiktoken_bpe(str(GPT2_TIKTOKEN)),
+                                  special_tokens=gpt2.special_tokens, explicit_n_vocab=gpt2.n_vocab),
+        "cl100k": tiktoken.Encoding("cl100k_base", pat_str=toksmith.PATTERNS["cl100k"],
+                                    mergeable_ranks=load_tiktoken_bpe(str(CL100K_TIKTOKEN)),
+                                    special_tokens=cl.special_tokens),
+    }

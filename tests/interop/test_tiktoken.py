@@ -27,23 +27,6 @@ from .strategies import text_with_specials, tiktoken_mixed_text
 tiktoken = pytest.importorskip("tiktoken")
 
 
-@pytest.fixture(scope="session")
-def reference_encodings(real_toks):
-    """tiktoken.Encoding objects built by tiktoken itself from the files (not by toksmith)."""
-    from tiktoken.load import load_tiktoken_bpe
-
-    gpt2 = OPENAI_ENCODINGS["r50k_base"]
-    cl = OPENAI_ENCODINGS["cl100k_base"]
-    return {
-        "gpt2": tiktoken.Encoding("r50k_base", pat_str=toksmith.PATTERNS["gpt2"],
-                                  mergeable_ranks=load_tiktoken_bpe(str(GPT2_TIKTOKEN)),
-                                  special_tokens=gpt2.special_tokens, explicit_n_vocab=gpt2.n_vocab),
-        "cl100k": tiktoken.Encoding("cl100k_base", pat_str=toksmith.PATTERNS["cl100k"],
-                                    mergeable_ranks=load_tiktoken_bpe(str(CL100K_TIKTOKEN)),
-                                    special_tokens=cl.special_tokens),
-    }
-
-
 def test_presets_match_tiktoken_ext():
     """Our preset table equals tiktoken's own constructors (patterns, specials, hashes)."""
     import inspect

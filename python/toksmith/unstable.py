@@ -1,0 +1,155 @@
+"""``encode_with_unstable``: the tokens of a prompt that more text cannot change, and every way
+the rest could continue (tiktoken's API of the same name, for completion-style prompting).
+
+The end of an encoding is unstable: appending text can merge the last piece with what follows
+(``"hello fan"`` + ``"ta"`` is ``"hello"``, ``" fanta"``, not ``" fan"``, ``"ta"``). The last
+piece's tokens (and a run of whitespace-only tokens before it) are therefore taken off, and the
+completions list every token sequence that starts with those bytes:
+
+1. each token whose bytes start with the unstable bytes;
+2. for each split of the unstable bytes into a prefix and a suffix, each token that starts with
+   the suffix, appended to the prefix and encoded, cut once it covers the unstable bytes;
+3. when the unstable bytes end with a whitespace character, the bytes before it and that
+   character merged separately.
+
+This reproduces tiktoken's algorithm step for step (the reference in the tests), including its
+use of plain byte-pair merging (no whole-token lookup) on byte strings that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tokenizer import Tokenizer
+
+# Unicode White_Space (what Rust's char::is_whitespace tests; str.isspace differs on U+001C-001F)
+_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+                         "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_SPACE_BYTES = frozenset(b" \n\t")
+
+
+class _Tables:
+    """What the completions need, built once per tokenizer: the token bytes sorted, and the id
+    of each."""
+
+    def __init__(self, tok: "Tokenizer") -> None:
+        ranks = tok.mergeable_ranks()
+        self.sorted_bytes: List[bytes] = sorted(ranks)
+        self.ids: Dict[bytes, int] = ranks
+
+    def starting_with(self, prefix: bytes) -> List[bytes]:
+        out = []
+        i = bisect.bisect_left(self.sorted_bytes, prefix)
+        while i < len(self.sorted_bytes) and self.sorted_bytes[i].startswith(prefix):
+            out.append(self.sorted_bytes[i])
+            i += 1
+        return out
+
+
+def byte_pair_encode(piece: bytes, ranks: Dict[bytes, int]) -> List[int]:
+    """Plain byte-pair merging of ``piece`` (the pair with the lowest rank first, leftmost on
+    ties), without looking the whole piece up first: tiktoken's ``byte_pair_encode``."""
+    if len(piece) == 1:
+        return [ranks[piece]]
+    parts = [piece[i:i + 1] for i in range(len(piece))]
+    while len(parts) > 1:
+        best: Optional[Tuple[int, int]] = None
+        for i in range(len(parts) - 1):
+            r = ranks.get(parts[i] + parts[i + 1])
+            if r is not None and (best is None or r < best[0]):
+                best = (r, i)
+        if best is None:
+            break
+        i = best[1]
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    return [ranks[p] for p in parts]
+
+
+def _last_char(data: bytes) -> Tuple[Optional[str], int]:
+    """The last UTF-8 character of ``data`` and its length (None, 1 when the end is not one)."""
+    for k in range(1, min(4, len(data)) + 1):
+        try:
+            ch = data[-k:].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if len(ch) == 1:
+            return ch, k
+        break
+    return None, 1
+
+
+def _last_segment(tok: "Tokenizer", text: str, allowed: Set[str]) -> str:
+    """The text after the last allowed special (or pinned) token: the part the encoder split
+    with the pattern last."""
+    names = sorted(set(allowed) | set(tok._pinned_tokens), key=len, reverse=True)
+    if not names:
+        return text
+    end = 0
+    for m in re.finditer("|".join(map(re.escape, names)), text):  # leftmost, longest first
+        end = m.end()
+    return text[end:]
+
+
+def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowed_special
+                         ) -> Tuple[List[int], List[List[int]]]:
+    """See :meth:`toksmith.Tokenizer.encode_with_unstable`."""
+    from .pretokenize import split
+
+    tokens = tok.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+    allowed = set(tok._special_tokens) if allowed_special == "all" else set(allowed_special)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: encoded as U+FFFD, as encode() does
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    segment = _last_segment(tok, text, allowed)
+    pieces = split(segment, tok.pattern) if segment else []
+    n = len(tok.encode_ordinary(pieces[-1])) if pieces else 0
+    if n == 0:
+        return tokens, []
+    # a whitespace-only last piece can join the whitespace-only tokens before it (cl100k's
+    # \s*[\r\n]+ turns "\n" + " " into "\n \n"): take those off as well
+    token_bytes = tok._core.token_bytes
+
+    def all_space(i: int) -> bool:
+        return all(b in _SPACE_BYTES for b in token_bytes(i))
+
+    if all_space(tokens[-n]):
+        while n < len(tokens) and all_space(tokens[-n - 1]):
+            n += 1
+    unstable = tok.decode_bytes(tokens[-n:])
+    tokens = tokens[:-n]
+    if not unstable:
+        return tokens, []
+
+    tables = tok._unstable_tables
+    if tables is None:
+        tables = tok._unstable_tables = _Tables(tok)
+    ranks = tables.ids
+    completions: Set[Tuple[int, ...]] = set()
+    for t in tables.starting_with(unstable):
+        completions.add((ranks[t],))
+    for i in range(1, len(unstable)):
+        prefix, suffix = unstable[:i], unstable[i:]
+        for t in tables.starting_with(suffix):
+            possibility = prefix + t
+            try:
+                encoded = tok.encode_ordinary(possibility.decode("utf-8"))
+            except UnicodeDecodeError:
+                encoded = byte_pair_encode(possibility, ranks)
+            seq: List[int] = []
+            covered = 0
+            for token in encoded:
+                seq.append(token)
+                covered += len(token_bytes(token))
+                if covered >= len(unstable):
+                    break
+            completions.add(tuple(seq))
+    if len(unstable) > 1:
+        ch, size = _last_char(unstable)
+        if len(unstable) - size > 0 and ch is not None and ch in _WHITE_SPACE:
+            reencoded = byte_pair_encode(unstable[:-size], ranks) + byte_pair_encode(unstable[-size:], ranks)
+            completions.add(tuple(reencoded))
+    return tokens, [list(c) for c in sorted(completions)]

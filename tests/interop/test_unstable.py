@@ -1,0 +1,80 @@
+"""``encode_with_unstable`` against tiktoken's on the real GPT-2 and cl100k vocabularies."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toksmith
+from toksmith.unstable import byte_pair_encode
+
+from .strategies import tiktoken_mixed_text
+
+tiktoken = pytest.importorskip("tiktoken")
+
+PROMPTS = ["hello fanta", "hello fan", "hello ", "hello \n", "hello\n\n  ", "def f(x):\n    return", "x = 1",
+           "The quick brown fox jumps over the lazy d", "naïve café", "中文字", "🌍", "  ", "", "a", "1234",
+           "don't", "I'l", "<|endoftext|>", "a<|endoftext|>", "a<|endoftext|>b", "https://example.co", "\r\n",
+           "x\u3000", "end.\u00a0", "ab\u2028"]
+
+
+@pytest.fixture(scope="module")
+def pairs(real_toks, reference_encodings):
+    return {name: (real_toks[name], reference_encodings[name]) for name in ("gpt2", "cl100k")}
+
+
+def _same(tok, enc, text, **kw):
+    ours = tok.encode_with_unstable(text, **kw)
+    theirs = enc.encode_with_unstable(text, **kw)
+    assert ours[0] == theirs[0], text
+    assert ours[1] == sorted(theirs[1]), text
+    return ours
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k"])
+def test_prompts_equal_tiktoken(name, pairs):
+    tok, enc = pairs[name]
+    for text in PROMPTS:
+        stable, completions = _same(tok, enc, text, allowed_special="all")
+        # the contract: stable tokens are a prefix of the text, every completion extends it
+        raw = text.encode("utf-8")
+        assert raw.startswith(tok.decode_bytes(stable))
+        assert all(tok.decode_bytes(stable + c).startswith(raw) for c in completions)
+    stable, completions = tok.encode_with_unstable("hello fanta")
+    assert stable == tok.encode("hello") and len(completions) > 100
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=tiktoken_mixed_text.map(lambda s: s[:30]))
+def test_any_text_equals_tiktoken(pairs, text):
+    for tok, enc in pairs.values():
+        _same(tok, enc, text)
+
+
+def test_specials_follow_encode(pairs):
+    tok, enc = pairs["cl100k"]
+    with pytest.raises(toksmith.DisallowedSpecialError):
+        tok.encode_with_unstable("a<|endoftext|>")
+    assert tok.encode_with_unstable("a<|endoftext|>", disallowed_special=()) == _same(
+        tok, enc, "a<|endoftext|>", disallowed_special=())
+    assert tok.encode_with_unstable("x<|endoftext|>", allowed_special={"<|endoftext|>"}) == (
+        tok.encode("x<|endoftext|>", allowed_special="all"), [])
+    with pytest.raises(TypeError):
+        tok.encode_with_unstable(b"hello")
+
+
+def test_byte_pair_encode_has_no_whole_token_lookup():
+    # a token that merging cannot reach: tiktoken's byte_pair_encode splits it, encode() does not
+    ranks = {**{bytes([b]): b for b in range(256)}, b"abc": 256}
+    assert byte_pair_encode(b"abc", ranks) == [97, 98, 99]
+    assert byte_pair_encode(b"a", ranks) == [97]
+    tok = toksmith.Tokenizer.from_ranks(ranks, "gpt2")
+    assert tok.encode_ordinary("abc") == [256]
+
+
+def test_pinned_tokens_end_the_segment():
+    tok = toksmith.train_from_iterator(["int x = print(y) int"] * 20, vocab_size=270, pattern="cl100k",
+                                       pinned_tokens=["int"])
+    stable, completions = tok.encode_with_unstable("y = int")
+    assert stable == tok.encode("y = int") and completions == []
