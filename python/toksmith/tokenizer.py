@@ -491,9 +491,9 @@ class Tokenizer:
     def _drop_specials(self, ids: List[int]) -> List[int]:
         """``ids`` without the special tokens' ids (pinned tokens stay: they are text)."""
         specials = self._special_id_set
-        if not specials:
-            return ids
         try:
+            if not specials or specials.isdisjoint(ids):  # a C loop: most outputs hold none
+                return ids
             return [i for i in ids if i not in specials]
         except TypeError:  # an unhashable item
             raise self._bad_id(ids) from None
