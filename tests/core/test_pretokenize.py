@@ -85,3 +85,20 @@ def test_wrong_types():
         split(b"bytes", "gpt2")
     with pytest.raises(TypeError):
         resolve_pattern(123)
+
+
+def test_regex_engine_limit_is_a_clear_error():
+    # fancy-regex saves one backtracking position per character of `\s+` before the look-ahead
+    # (1M at most): a custom pattern fails on a longer run, with an error that says what to do;
+    # the named patterns' scanners have no such limit (tiktoken panics here)
+    text = "a" + " " * 1_100_000 + "x"
+    custom = r"\s+(?!\S)|\s+|\S+"
+    with pytest.raises(toksmith.PatternError, match=r"backtracking stack .* at byte 1 .*use a named pattern"):
+        toksmith.split(text, custom)
+    tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, custom)
+    with pytest.raises(toksmith.PatternError, match="backtracking stack"):
+        tok.encode_ordinary(text)
+    assert toksmith.split(text, "cl100k") == ["a", " " * 1_099_999, " x"]
+    shorter = text[:200_000] + "x"
+    assert toksmith.split(shorter, custom) == regex.findall(custom, shorter) == ["a", " " * 199_998, " ", "x"]
+

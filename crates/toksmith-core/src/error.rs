@@ -13,7 +13,7 @@ pub enum Error {
         message: String,
     },
     /// The regex engine gave up on an input (backtrack limit).
-    #[error("regex engine failed on the input: {0}; simplify the custom pattern (avoid nested backtracking) or use a named pattern")]
+    #[error("the regex engine of the custom split pattern failed on the input: {0}; use a named pattern (gpt2, cl100k, o200k, nanochat: hand-written scanners without such limits), simplify the pattern, or split the text first")]
     RegexRuntime(String),
     /// The requested vocabulary cannot hold the fixed part (bytes + specials + pinned).
     #[error("vocab_size={vocab_size} is too small: it must be at least {minimum} (256 byte tokens + {fixed} special/pinned tokens)")]

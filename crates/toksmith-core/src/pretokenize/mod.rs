@@ -111,6 +111,25 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
     })
 }
 
+/// What went wrong when the regex engine gave up on `text` in a search that began at byte
+/// `from`, in words a user can act on.
+fn runtime_failure(e: &fancy_regex::Error, text: &str, from: usize) -> String {
+    let next: String = text[from..].chars().take(12).collect();
+    let cause = match e {
+        fancy_regex::Error::RuntimeError(fancy_regex::RuntimeError::StackOverflow) => {
+            "its backtracking stack (1M saved positions) ran out: one match ran over a very long \
+             run that the pattern may have to give back, such as more than about a million \
+             whitespace characters under `\\s+(?!\\S)`"
+                .to_string()
+        }
+        fancy_regex::Error::RuntimeError(fancy_regex::RuntimeError::BacktrackLimitExceeded) => {
+            "it took more than 10M backtracking steps for one match (nested quantifiers)".to_string()
+        }
+        other => other.to_string(),
+    };
+    format!("{cause}, at byte {from} (text there: {next:?})")
+}
+
 fn compile_regex(pattern: &str) -> Result<fancy_regex::Regex> {
     fancy_regex::RegexBuilder::new(pattern)
         .backtrack_limit(10_000_000)
@@ -224,8 +243,10 @@ impl Pretokenizer {
                 Ok(())
             }
             Engine::Regex(re) => {
+                let mut end = 0;
                 for m in re.find_iter(text) {
-                    let m = m.map_err(|e| Error::RegexRuntime(e.to_string()))?;
+                    let m = m.map_err(|e| Error::RegexRuntime(runtime_failure(&e, text, end)))?;
+                    end = m.end();
                     if !m.as_str().is_empty() {
                         f(m.as_str());
                     }

@@ -64,6 +64,20 @@ fn scanners_equal_regex_on_random_text() {
 }
 
 #[test]
+fn regex_stack_overflow_is_an_error_that_names_the_place() {
+    let pre = Pretokenizer::new(r"\s+(?!\S)|\s+|\S+").unwrap();
+    let text = format!("ab{}x", " ".repeat(1_100_000));
+    let err = pre.split(&text).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::RegexRuntime(_)));
+    assert!(msg.contains("backtracking stack") && msg.contains("at byte 2"), "{msg}");
+    assert!(msg.contains("use a named pattern"), "{msg}");
+    // the named pattern's scanner has no such limit
+    let named = Pretokenizer::new("cl100k").unwrap();
+    assert_eq!(named.split(&text).unwrap().len(), 3);
+}
+
+#[test]
 fn rustbpe_default_pattern_uses_scanner() {
     let p = Pretokenizer::new(RUSTBPE_GPT4_PATTERN).unwrap();
     assert!(p.is_fast());
