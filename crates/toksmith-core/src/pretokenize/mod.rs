@@ -123,7 +123,8 @@ fn runtime_failure(e: &fancy_regex::Error, text: &str, from: usize) -> String {
                 .to_string()
         }
         fancy_regex::Error::RuntimeError(fancy_regex::RuntimeError::BacktrackLimitExceeded) => {
-            "it took more than 10M backtracking steps for one match (nested quantifiers)".to_string()
+            "it took more than 10M backtracking steps for one match (nested quantifiers)"
+                .to_string()
         }
         other => other.to_string(),
     };

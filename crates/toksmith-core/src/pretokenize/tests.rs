@@ -70,7 +70,10 @@ fn regex_stack_overflow_is_an_error_that_names_the_place() {
     let err = pre.split(&text).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, Error::RegexRuntime(_)));
-    assert!(msg.contains("backtracking stack") && msg.contains("at byte 2"), "{msg}");
+    assert!(
+        msg.contains("backtracking stack") && msg.contains("at byte 2"),
+        "{msg}"
+    );
     assert!(msg.contains("use a named pattern"), "{msg}");
     // the named pattern's scanner has no such limit
     let named = Pretokenizer::new("cl100k").unwrap();
