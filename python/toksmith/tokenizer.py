@@ -359,6 +359,32 @@ class Tokenizer:
 
         return encode_with_unstable(self, text, allowed_special, disallowed_special)
 
+    def encode_bytes(self, data: bytes) -> List[int]:
+        """Encode bytes that need not be valid UTF-8 (tiktoken's ``_encode_bytes``): valid
+        UTF-8 is encoded as :meth:`encode_ordinary` encodes its text; from the first invalid
+        byte on, the rest, together with the unstable end of the valid part before it, is
+        merged as one piece (plain byte-pair merging, O(n log n)). Decoding gives the bytes back.
+
+        >>> tok = Tokenizer.from_ranks({**{bytes([b]): b for b in range(256)}, b"ab": 256}, "gpt2")
+        >>> tok.encode_bytes(b"ab\xffab")
+        [256, 255, 256]
+        """
+        from .unstable import encode_bytes
+
+        return encode_bytes(self, data)
+
+    def _encode_bytes(self, data: bytes) -> List[int]:
+        """tiktoken's name for :meth:`encode_bytes`."""
+        return self.encode_bytes(data)
+
+    def _encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> List[int]:
+        """tiktoken's ``_encode_single_piece``: the ids of one piece, not split by the pattern
+        (the piece itself if it is a token, else plain byte-pair merging; special tokens are
+        never produced)."""
+        from .unstable import encode_single_piece
+
+        return encode_single_piece(self, text_or_bytes)
+
     def encode_ordinary(self, text: str) -> List[int]:
         """Encode text, treating special tokens' text as plain text.
 

@@ -19,6 +19,7 @@ use of plain byte-pair merging (no whole-token lookup) on byte strings that are 
 from __future__ import annotations
 
 import bisect
+import heapq
 import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
@@ -50,22 +51,54 @@ class _Tables:
 
 
 def byte_pair_encode(piece: bytes, ranks: Dict[bytes, int]) -> List[int]:
-    """Plain byte-pair merging of ``piece`` (the pair with the lowest rank first, leftmost on
-    ties), without looking the whole piece up first: tiktoken's ``byte_pair_encode``."""
-    if len(piece) == 1:
+    """Plain byte-pair merging of ``piece``: the adjacent pair whose concatenation has the lowest
+    rank first, the leftmost on ties, without looking the whole piece up first (tiktoken's
+    ``byte_pair_encode``). A heap of candidate pairs over a linked list of parts keeps long
+    pieces at O(n log n)."""
+    n = len(piece)
+    if n == 1:
         return [ranks[piece]]
-    parts = [piece[i:i + 1] for i in range(len(piece))]
-    while len(parts) > 1:
-        best: Optional[Tuple[int, int]] = None
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1])
-            if r is not None and (best is None or r < best[0]):
-                best = (r, i)
-        if best is None:
-            break
-        i = best[1]
-        parts[i:i + 2] = [parts[i] + parts[i + 1]]
-    return [ranks[p] for p in parts]
+    nxt = list(range(1, n + 1))  # part starting at i ends at nxt[i]; parts are linked by their starts
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    heap: List[Tuple[int, int]] = []
+    for i in range(n - 1):
+        r = ranks.get(piece[i:i + 2])
+        if r is not None:
+            heap.append((r, i))
+    heapq.heapify(heap)
+
+    def pair_rank(i: int) -> Optional[int]:
+        j = nxt[i]
+        return ranks.get(piece[i:nxt[j]]) if j < n else None
+
+    while heap:
+        r, i = heapq.heappop(heap)
+        if not alive[i] or nxt[i] >= n or pair_rank(i) != r:
+            continue  # stale: one of the two parts has changed since
+        j = nxt[i]
+        alive[j] = False
+        nxt[i] = nxt[j]
+        if nxt[i] < n:
+            prv[nxt[i]] = i
+        for k in (prv[i], i):
+            if k >= 0:
+                q = pair_rank(k)
+                if q is not None:
+                    heapq.heappush(heap, (q, k))
+    out = []
+    i = 0
+    while i < n:
+        out.append(ranks[piece[i:nxt[i]]])
+        i = nxt[i]
+    return out
+
+
+def _tables(tok: "Tokenizer") -> _Tables:
+    tables = tok._unstable_tables
+    if tables is None:
+        tables = tok._unstable_tables = _Tables(tok)
+    return tables
 
 
 def _last_char(data: bytes) -> Tuple[Optional[str], int]:
@@ -93,13 +126,12 @@ def _last_segment(tok: "Tokenizer", text: str, allowed: Set[str]) -> str:
     return text[end:]
 
 
-def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowed_special
-                         ) -> Tuple[List[int], List[List[int]]]:
-    """See :meth:`toksmith.Tokenizer.encode_with_unstable`."""
+def _split_unstable(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[str]) -> Tuple[List[int], bytes]:
+    """``tokens`` (the encoding of ``text``) cut before its unstable end: the last piece's tokens,
+    with the whitespace-only tokens before them when that piece is whitespace (cl100k's
+    ``\\s*[\\r\\n]+`` can turn ``"\\n"`` + ``" "`` into ``"\\n \\n"``); and the bytes cut off."""
     from .pretokenize import split
 
-    tokens = tok.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-    allowed = set(tok._special_tokens) if allowed_special == "all" else set(allowed_special)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: encoded as U+FFFD, as encode() does
@@ -108,9 +140,7 @@ def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowe
     pieces = split(segment, tok.pattern) if segment else []
     n = len(tok.encode_ordinary(pieces[-1])) if pieces else 0
     if n == 0:
-        return tokens, []
-    # a whitespace-only last piece can join the whitespace-only tokens before it (cl100k's
-    # \s*[\r\n]+ turns "\n" + " " into "\n \n"): take those off as well
+        return tokens, b""
     token_bytes = tok._core.token_bytes
 
     def all_space(i: int) -> bool:
@@ -119,14 +149,49 @@ def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowe
     if all_space(tokens[-n]):
         while n < len(tokens) and all_space(tokens[-n - 1]):
             n += 1
-    unstable = tok.decode_bytes(tokens[-n:])
-    tokens = tokens[:-n]
+    return tokens[:-n], tok.decode_bytes(tokens[-n:])
+
+
+def encode_bytes(tok: "Tokenizer", data: bytes) -> List[int]:
+    """See :meth:`toksmith.Tokenizer.encode_bytes`."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"encode_bytes needs bytes, not {type(data).__name__}")
+    data = bytes(data)
+    try:
+        return tok.encode_ordinary(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        valid = e.start
+    text = data[:valid].decode("utf-8")
+    tokens, unstable = _split_unstable(tok, text, tok.encode_ordinary(text), set())
+    tokens.extend(byte_pair_encode(unstable + data[valid:], _tables(tok).ids))
+    return tokens
+
+
+def encode_single_piece(tok: "Tokenizer", piece: bytes) -> List[int]:
+    """See :meth:`toksmith.Tokenizer._encode_single_piece`."""
+    if isinstance(piece, str):
+        piece = piece.encode("utf-8")
+    if not isinstance(piece, (bytes, bytearray)):
+        raise TypeError(f"the piece must be str or bytes, not {type(piece).__name__}")
+    piece = bytes(piece)
+    if not piece:
+        return []
+    ranks = _tables(tok).ids
+    whole = ranks.get(piece)
+    return [whole] if whole is not None else byte_pair_encode(piece, ranks)
+
+
+def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowed_special
+                         ) -> Tuple[List[int], List[List[int]]]:
+    """See :meth:`toksmith.Tokenizer.encode_with_unstable`."""
+    tokens = tok.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+    allowed = set(tok._special_tokens) if allowed_special == "all" else set(allowed_special)
+    tokens, unstable = _split_unstable(tok, text, tokens, allowed)
     if not unstable:
         return tokens, []
+    token_bytes = tok._core.token_bytes
 
-    tables = tok._unstable_tables
-    if tables is None:
-        tables = tok._unstable_tables = _Tables(tok)
+    tables = _tables(tok)
     ranks = tables.ids
     completions: Set[Tuple[int, ...]] = set()
     for t in tables.starting_with(unstable):

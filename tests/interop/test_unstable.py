@@ -1,4 +1,5 @@
-"""``encode_with_unstable`` against tiktoken's on the real GPT-2 and cl100k vocabularies."""
+"""``encode_with_unstable``, ``encode_bytes`` and ``_encode_single_piece`` against tiktoken's on the
+real GPT-2 and cl100k vocabularies."""
 
 from __future__ import annotations
 
@@ -62,6 +63,39 @@ def test_specials_follow_encode(pairs):
         tok.encode("x<|endoftext|>", allowed_special="all"), [])
     with pytest.raises(TypeError):
         tok.encode_with_unstable(b"hello")
+
+
+_PIECES = st.one_of(
+    st.binary(max_size=40),
+    st.lists(st.sampled_from([b"hello", b" world", b"\xe2\x82", b"\xac", b"\xff", b"\n\n", b"  ", b"123",
+                              "é中😀".encode(), b"<|endoftext|>"]), max_size=8).map(b"".join),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=_PIECES)
+def test_encode_bytes_and_single_piece_equal_tiktoken(pairs, data):
+    for tok, enc in pairs.values():
+        ids = tok.encode_bytes(data)
+        assert ids == enc._encode_bytes(data)
+        assert tok._encode_bytes(data) == ids and tok.decode_bytes(ids) == data
+        if data:
+            assert tok._encode_single_piece(data) == enc._encode_single_piece(data)
+
+
+def test_encode_bytes_long_invalid_tail(pairs):
+    # everything after the first invalid byte is merged as one piece: O(n log n), not quadratic
+    tok, enc = pairs["cl100k"]
+    data = b"caf\xe9 " + "naïve café, ".encode() * 20000
+    ids = tok.encode_bytes(data)
+    assert tok.decode_bytes(ids) == data and len(ids) < len(data) / 2
+    assert ids == enc._encode_bytes(data)
+    assert tok.encode_bytes(bytearray(b"abc")) == tok.encode_ordinary("abc")
+    with pytest.raises(TypeError, match="needs bytes"):
+        tok.encode_bytes("abc")
+    with pytest.raises(TypeError):
+        tok._encode_single_piece(123)
+    assert tok._encode_single_piece("hello") == tok.encode_ordinary("hello") and tok._encode_single_piece(b"") == []
 
 
 def test_byte_pair_encode_has_no_whole_token_lookup():
