@@ -366,7 +366,7 @@ class Tokenizer:
         merged as one piece (plain byte-pair merging, O(n log n)). Decoding gives the bytes back.
 
         >>> tok = Tokenizer.from_ranks({**{bytes([b]): b for b in range(256)}, b"ab": 256}, "gpt2")
-        >>> tok.encode_bytes(b"ab\xffab")
+        >>> tok.encode_bytes(b"ab\\xffab")
         [256, 255, 256]
         """
         from .unstable import encode_bytes
