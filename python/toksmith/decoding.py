@@ -29,7 +29,7 @@ class StreamDecoder:
         state = _core.StreamState(tokenizer._core, errors, tokenizer._bad_id)
         self.push = state.push  # type: ignore[method-assign]
         self.flush = state.flush  # type: ignore[method-assign]
-        specials = tokenizer._special_id_set
+        specials = tokenizer._special_ids
         if skip_special_tokens and specials:
             native_push = state.push
 

@@ -149,9 +149,8 @@ class Tokenizer:
         self.metadata: Dict[str, Any] = dict(metadata or {})
         self.name = name or "toksmith"
         self._allowed_cache: Dict[Any, Tuple[Optional[List[int]], bool]] = {}
-        self._special_ids = frozenset(self._special_tokens.values())
+        self._special_ids: FrozenSet[int] = frozenset(self._special_tokens.values())
         self._pickled_tables: Optional[bytes] = None  # set by the first pickle (see __reduce__)
-        self._special_id_set: FrozenSet[int] = frozenset(self._special_tokens.values())
         self._unstable_tables: Any = None  # built by the first encode_with_unstable
 
     @staticmethod
@@ -516,7 +515,7 @@ class Tokenizer:
 
     def _drop_specials(self, ids: List[int]) -> List[int]:
         """``ids`` without the special tokens' ids (pinned tokens stay: they are text)."""
-        specials = self._special_id_set
+        specials = self._special_ids
         try:
             if not specials or specials.isdisjoint(ids):  # a C loop: most outputs hold none
                 return ids

@@ -1,5 +1,6 @@
 """``encode_with_unstable``: the tokens of a prompt that more text cannot change, and every way
-the rest could continue (tiktoken's API of the same name, for completion-style prompting).
+the rest could continue (tiktoken's API of the same name, for completion-style prompting); and
+``encode_bytes`` / ``encode_single_piece``, which share its unstable end and plain merging.
 
 The end of an encoding is unstable: appending text can merge the last piece with what follows
 (``"hello fan"`` + ``"ta"`` is ``"hello"``, ``" fanta"``, not ``" fan"``, ``"ta"``). The last
@@ -131,11 +132,12 @@ def _split_unstable(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set
     with the whitespace-only tokens before them when that piece is whitespace (cl100k's
     ``\\s*[\\r\\n]+`` can turn ``"\\n"`` + ``" "`` into ``"\\n \\n"``); and the bytes cut off."""
     from .pretokenize import split
+    from .tokenizer import _fix_surrogates
 
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: encoded as U+FFFD, as encode() does
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = _fix_surrogates(text)
     segment = _last_segment(tok, text, allowed)
     pieces = split(segment, tok.pattern) if segment else []
     n = len(tok.encode_ordinary(pieces[-1])) if pieces else 0
@@ -190,7 +192,6 @@ def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowe
     if not unstable:
         return tokens, []
     token_bytes = tok._core.token_bytes
-
     tables = _tables(tok)
     ranks = tables.ids
     completions: Set[Tuple[int, ...]] = set()
