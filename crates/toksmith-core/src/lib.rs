@@ -10,7 +10,8 @@
 //! * [`mem`]: prefetch hints and huge-page advice for large fresh buffers;
 //! * [`bytelevel`]: GPT-2's byte-level alphabet (token bytes spelled as printable text);
 //! * [`vocab_files`]: the big tables of tokenizer files, parsed and checked in one pass;
-//! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings.
+//! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings;
+//! * [`words`]: the word-level `</w>` model (character merges, greedy longest match, embeddings).
 
 pub mod bpe_json;
 pub mod bytelevel;
@@ -25,5 +26,6 @@ pub mod train;
 pub mod utf8;
 pub mod vocab;
 pub mod vocab_files;
+pub mod words;
 
 pub use error::{Error, Result};

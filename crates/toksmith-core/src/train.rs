@@ -465,6 +465,83 @@ pub fn train_merges_limited(
         });
         words.ids.extend(c.iter().map(|&b| b as u32));
     }
+    Ok(merge_loop(
+        words,
+        vec![1; 256],
+        num_merges,
+        limits,
+        &mut |_, _, fresh| fresh,
+        progress,
+    ))
+}
+
+/// [`train_merges_limited`] over an alphabet of `symbol_lens.len()` symbols instead of the 256
+/// bytes: each word is a sequence of symbol ids. `symbol_lens[s]` is the length symbol `s`
+/// counts for in `max_token_length`. `id_for(a, b, fresh)` names the symbol that merging
+/// `(a, b)` makes: `fresh` (the next unused id, `symbol_lens.len()` for the first merge) or an
+/// existing symbol that stands for the same thing (the word-level `</w>` model, `crate::words`,
+/// gives the same id to merges that spell the same string). Returns the merges with the id each
+/// made.
+pub fn train_symbol_merges(
+    words_in: &[(Vec<u32>, u64)],
+    symbol_lens: Vec<usize>,
+    num_merges: usize,
+    limits: MergeLimits,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Result<Vec<(Pair, u32)>> {
+    if words_in.is_empty() {
+        return Err(Error::EmptyCorpus);
+    }
+    let n_symbols = symbol_lens.len();
+    let total: usize = words_in.iter().map(|(w, _)| w.len()).sum();
+    let mut words = Words {
+        ids: Vec::with_capacity(total),
+        at: Vec::with_capacity(words_in.len()),
+    };
+    for (w, n) in words_in {
+        if let Some(&bad) = w.iter().find(|&&s| s as usize >= n_symbols) {
+            return Err(Error::InvalidArgument(format!(
+                "symbol id {bad} is out of range: the alphabet has {n_symbols} symbols"
+            )));
+        }
+        words.at.push(Word {
+            start: words.ids.len(),
+            count: i64::try_from(*n).unwrap_or(i64::MAX),
+            len: w.len() as u32,
+        });
+        words.ids.extend_from_slice(w);
+    }
+    let mut made = Vec::new();
+    let merges = merge_loop(
+        words,
+        symbol_lens,
+        num_merges,
+        limits,
+        &mut |a, b, fresh| {
+            let id = id_for(a, b, fresh);
+            made.push(id);
+            id
+        },
+        progress,
+    );
+    Ok(merges.into_iter().zip(made).collect())
+}
+
+/// The merge loop over `words`, whose ids are below `token_len.len()` (the alphabet).
+/// `id_for(a, b, fresh)` gives the id merging `(a, b)` makes: `fresh` (the next unused id; the
+/// byte-level trainer always takes it, so merge `k` makes `256 + k`) or an existing one. The
+/// bookkeeping holds either way: a word's pairs are counted from what it holds, so a word met
+/// twice in a pair's position list (possible once an existing id is reused) just changes
+/// nothing the second time.
+fn merge_loop(
+    mut words: Words,
+    mut token_len: Vec<usize>,
+    num_merges: usize,
+    limits: MergeLimits,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Vec<Pair> {
     let n_words = words.at.len();
 
     // ---- initial pair counts and positions (parallel over word ranges) ----
@@ -521,8 +598,6 @@ pub fn train_merges_limited(
     let mut merges: Vec<Pair> = Vec::with_capacity(num_merges);
     let mut new_pairs: Vec<Pair> = Vec::new();
     let report_every = (num_merges / 200).max(64);
-    // byte length of each token, for `max_token_length`
-    let mut token_len: Vec<usize> = vec![1; 256];
     while merges.len() < num_merges {
         let Some((c, Reverse(pair))) = heap.pop() else {
             break;
@@ -546,9 +621,12 @@ pub fn train_merges_limited(
         if (current as u64) < limits.min_frequency {
             break;
         }
-        let new_id = 256 + merges.len() as u32;
+        let fresh = token_len.len() as u32;
+        let new_id = id_for(a, b, fresh);
         merges.push(pair);
-        token_len.push(token_len[a as usize] + token_len[b as usize]);
+        if new_id == fresh {
+            token_len.push(token_len[a as usize] + token_len[b as usize]);
+        }
         let positions = where_.remove(&pair).unwrap_or_default();
         new_pairs.clear();
         for (k, &w) in positions.iter().enumerate() {
@@ -639,7 +717,7 @@ pub fn train_merges_limited(
             });
         }
     }
-    Ok(merges)
+    merges
 }
 
 #[cfg(test)]
@@ -658,6 +736,7 @@ mod tests {
         ];
         let mut patterns: Vec<&str> = NAMED_PATTERNS.iter().map(|(_, p)| *p).collect();
         patterns.push(RUSTBPE_GPT4_PATTERN);
+        patterns.push(crate::pretokenize::WORDS_PATTERN);
         let pres: Vec<Pretokenizer> = patterns
             .iter()
             .map(|p| Pretokenizer::new(p).unwrap())

@@ -7,6 +7,7 @@ use batch::BatchError;
 mod errors;
 mod files;
 mod text;
+mod words;
 
 use errors::to_py;
 use pyo3::prelude::*;
@@ -1421,6 +1422,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::split_json_tables, m)?)?;
     m.add_function(wrap_pyfunction!(files::split_gpt2_files, m)?)?;
     m.add_class::<files::JsonTables>()?;
+    m.add_class::<words::WordEncoder>()?;
+    m.add_function(wrap_pyfunction!(words::train_words, m)?)?;
+    m.add_function(wrap_pyfunction!(words::fold_word_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(words::word_embeddings, m)?)?;
+    m.add_function(wrap_pyfunction!(words::word_token_seed, m)?)?;
     m.add(
         "NAMED_PATTERNS",
         pretokenize::NAMED_PATTERNS
@@ -1429,5 +1435,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
             .collect::<Vec<_>>(),
     )?;
     m.add("RUSTBPE_GPT4_PATTERN", pretokenize::RUSTBPE_GPT4_PATTERN)?;
+    m.add("WORDS_PATTERN", pretokenize::WORDS_PATTERN)?;
     Ok(())
 }

@@ -10,6 +10,7 @@
 mod blocks;
 mod chars;
 mod handwritten;
+mod word_scanner;
 #[rustfmt::skip]
 pub mod unicode_tables;
 
@@ -45,6 +46,17 @@ pub const NANOCHAT_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p
 pub const RUSTBPE_GPT4_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
 
 /// The named patterns, `(name, regex)`.
+/// The word split of the `</w>` model (`crate::words`): an acronym before a capitalised word,
+/// a (capitalised) lower-case run, an upper-case run, a digit run, or one character that is not
+/// a letter, mark, digit or whitespace. Whitespace is dropped. It has a hand-written scanner.
+pub const WORDS_PATTERN: &str = concat!(
+    r"[\p{Lu}\p{Lt}]+(?=[\p{Lu}\p{Lt}][\p{Ll}\p{Lm}\p{Lo}\p{M}])",
+    r"|[\p{Lu}\p{Lt}]?[\p{Ll}\p{Lm}\p{Lo}\p{M}]+",
+    r"|[\p{Lu}\p{Lt}\p{M}]+",
+    r"|\p{N}+",
+    r"|[^\s\p{L}\p{M}\p{N}]"
+);
+
 pub const NAMED_PATTERNS: &[(&str, &str)] = &[
     ("gpt2", GPT2_PATTERN),
     ("cl100k", CL100K_PATTERN),
@@ -76,6 +88,8 @@ enum Scanner {
         end_anchor: bool,
     },
     O200k,
+    /// [`WORDS_PATTERN`] (drops whitespace, so not a piece function)
+    Words,
 }
 
 #[derive(Clone, Debug)]
@@ -107,6 +121,7 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
             end_anchor: false,
         },
         O200K_PATTERN => Scanner::O200k,
+        WORDS_PATTERN => Scanner::Words,
         _ => return None,
     })
 }
@@ -233,6 +248,7 @@ impl Pretokenizer {
                         |t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor),
                         f,
                     ),
+                    Scanner::Words => word_scanner::for_each_word(text, f),
                     Scanner::O200k => for_each_piece(
                         text,
                         blocks::o200k_block_starts,

@@ -467,3 +467,30 @@ fn block_scanners_equal_on_long_texts() {
         );
     }
 }
+
+/// The word scanner of the `</w>` model against the regex: random texts over the fuzz alphabet,
+/// and texts of letter runs in mixed case (camelCase, acronyms, title-case letters, marks).
+#[test]
+fn word_scanner_equals_regex() {
+    let fast = Pretokenizer::new(WORDS_PATTERN).unwrap();
+    assert!(fast.is_fast());
+    let slow = Pretokenizer::new_regex(WORDS_PATTERN).unwrap();
+    let mut texts = fuzz_corpus(0x5eed_0004);
+    let mut rng = Rng(99);
+    let cased = [
+        'a', 'b', 'A', 'B', 'X', 'ǅ', 'é', 'É', 'ж', 'Ж', 'ʰ', '中', '\u{0301}', '1', '٣', ' ',
+        '_', '.', '\n', '\u{1c}', '\u{a0}',
+    ];
+    for _ in 0..4000 {
+        let len = rng.below(20);
+        texts.push((0..len).map(|_| cased[rng.below(cased.len())]).collect());
+    }
+    texts.push("XMLHttpRequest iPhone camelCase HTTPServer ABCdef ABC 12ab".to_string());
+    for t in &texts {
+        assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
+    }
+    assert_eq!(
+        fast.split("XMLHttpRequest, iPhone2024").unwrap(),
+        vec!["XML", "Http", "Request", ",", "i", "Phone", "2024"]
+    );
+}

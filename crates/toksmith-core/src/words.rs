@@ -1,0 +1,586 @@
+//! Word-level BPE with an end-of-word marker: the `</w>` model (seed 004, "Tokeniser").
+//!
+//! Unlike the byte-level model of [`crate::encode`], this one works on *words*: a split pattern
+//! cuts text into words (whitespace is dropped), each word is lower-cased, and a word is spelled
+//! as its characters followed by an end-of-word symbol, written `</w>`. Training learns merges
+//! over that character alphabet ([`train_words`], the same merge loop as byte-level training);
+//! encoding is *greedy longest match* ([`WordEncoder`]): from the start of the word, take the
+//! longest vocabulary token that matches, then go on after it.
+//!
+//! Internally a token is the UTF-8 of its characters, with the byte [`END_OF_WORD`] (`0xFF`,
+//! which never occurs in UTF-8) standing for a final `</w>`. Longest match then runs on bytes:
+//! every token is whole characters, so a byte-level match ends on a character boundary and is
+//! the character-level longest match.
+
+use std::borrow::Cow;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::pretokenize::Pretokenizer;
+use crate::train::{train_symbol_merges, MergeLimits, MergeProgress, Pair};
+use crate::{Error, Result};
+
+/// The byte that stands for `</w>` at the end of a token's bytes.
+pub const END_OF_WORD: u8 = 0xFF;
+
+/// `word` lower-cased (Rust's full Unicode lower-case mapping), borrowed when it has no
+/// upper-case letter.
+pub fn lowercase(word: &str) -> Cow<'_, str> {
+    if word.is_ascii() {
+        if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(word.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(word)
+        }
+    } else {
+        let lower = word.to_lowercase();
+        if lower == word {
+            Cow::Borrowed(word)
+        } else {
+            Cow::Owned(lower)
+        }
+    }
+}
+
+/// Fold counted words to lower case (`lowercase = true`) and add up the counts of words that
+/// become equal. The result is sorted by word.
+pub fn fold_counts(
+    chunks: &[(Box<[u8]>, u64)],
+    lowercase_words: bool,
+) -> Result<Vec<(String, u64)>> {
+    let mut out: FxHashMap<String, u64> = FxHashMap::default();
+    for (c, n) in chunks {
+        let w = std::str::from_utf8(c)
+            .map_err(|_| Error::InvalidArgument("a counted word is not valid UTF-8".into()))?;
+        let w = if lowercase_words {
+            lowercase(w)
+        } else {
+            Cow::Borrowed(w)
+        };
+        *out.entry(w.into_owned()).or_insert(0) += n;
+    }
+    let mut v: Vec<(String, u64)> = out.into_iter().collect();
+    v.sort_unstable();
+    Ok(v)
+}
+
+/// What [`train_words`] learned: the character alphabet (sorted; symbol `i` is `alphabet[i]`,
+/// symbol `alphabet.len()` is `</w>`) and the merges, in order, each with the symbol it made:
+/// the next new id, or the id of an earlier symbol with the same text (two merges can spell
+/// one string, `in + g</w>` and `i + ng</w>`; as in the seed, whose tokens are strings, they
+/// are one token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordMerges {
+    pub alphabet: Vec<char>,
+    pub merges: Vec<(Pair, u32)>,
+}
+
+/// Learn `num_merges` merges from counted words, each spelled as its characters and `</w>`.
+/// Ties between equally frequent pairs go to the pair of smaller symbol ids (characters in code
+/// point order, then `</w>`, then merged symbols in the order they were first made).
+pub fn train_words(
+    words: &[(String, u64)],
+    num_merges: usize,
+    min_frequency: u64,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Result<WordMerges> {
+    let mut alphabet: Vec<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    let index: FxHashMap<char, u32> = alphabet
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (c, i as u32))
+        .collect();
+    let end = alphabet.len() as u32;
+    let spelled: Vec<(Vec<u32>, u64)> = words
+        .iter()
+        .filter(|(w, n)| !w.is_empty() && *n > 0)
+        .map(|(w, n)| {
+            let mut s: Vec<u32> = w.chars().map(|c| index[&c]).collect();
+            s.push(end);
+            (s, *n)
+        })
+        .collect();
+    let limits = MergeLimits {
+        min_frequency,
+        max_token_length: None,
+    };
+    // the text of each symbol (`</w>` as the marker byte), and the symbol of each text
+    let mut text: Vec<Vec<u8>> = alphabet
+        .iter()
+        .map(|c| c.to_string().into_bytes())
+        .collect();
+    text.push(vec![END_OF_WORD]);
+    let mut by_text: FxHashMap<Vec<u8>, u32> = text
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i as u32))
+        .collect();
+    let mut id_for = |a: u32, b: u32, fresh: u32| {
+        let mut t = text[a as usize].clone();
+        t.extend_from_slice(&text[b as usize]);
+        if let Some(&id) = by_text.get(&t) {
+            return id;
+        }
+        debug_assert_eq!(fresh as usize, text.len());
+        by_text.insert(t.clone(), fresh);
+        text.push(t);
+        fresh
+    };
+    let merges = train_symbol_merges(
+        &spelled,
+        vec![1; alphabet.len() + 1],
+        num_merges,
+        limits,
+        &mut id_for,
+        progress,
+    )?;
+    Ok(WordMerges { alphabet, merges })
+}
+
+/// A byte trie of the vocabulary's tokens: child `(node, byte)` in one hash map, the token id
+/// ending at each node (or `NONE`).
+struct Trie {
+    children: FxHashMap<u64, u32>,
+    token: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Trie {
+    fn new() -> Self {
+        Trie {
+            children: FxHashMap::default(),
+            token: vec![NONE],
+        }
+    }
+
+    fn insert(&mut self, bytes: &[u8], id: u32) -> bool {
+        let mut node = 0u32;
+        for &b in bytes {
+            let key = ((node as u64) << 8) | b as u64;
+            node = match self.children.get(&key) {
+                Some(&n) => n,
+                None => {
+                    let n = self.token.len() as u32;
+                    self.token.push(NONE);
+                    self.children.insert(key, n);
+                    n
+                }
+            };
+        }
+        if self.token[node as usize] != NONE {
+            return false;
+        }
+        self.token[node as usize] = id;
+        true
+    }
+
+    /// The longest token that `bytes` starts with: (its length, its id).
+    #[inline]
+    fn longest_prefix(&self, bytes: &[u8]) -> Option<(usize, u32)> {
+        let mut node = 0u32;
+        let mut best = None;
+        for (j, &b) in bytes.iter().enumerate() {
+            match self.children.get(&(((node as u64) << 8) | b as u64)) {
+                Some(&n) => node = n,
+                None => break,
+            }
+            let t = self.token[node as usize];
+            if t != NONE {
+                best = Some((j + 1, t));
+            }
+        }
+        best
+    }
+}
+
+/// Greedy longest-match encoder of the `</w>` model: words from a split pattern, lower-cased if
+/// asked, each matched against the vocabulary from its start. A character that no token starts
+/// with becomes the `unk` id.
+pub struct WordEncoder {
+    splitter: Pretokenizer,
+    lowercase: bool,
+    trie: Trie,
+    unk: u32,
+}
+
+impl WordEncoder {
+    /// `tokens`: (bytes, id) with [`END_OF_WORD`] for a final `</w>`; every token must be
+    /// whole UTF-8 characters, optionally followed by that one marker byte.
+    pub fn new(
+        pattern: &str,
+        lowercase: bool,
+        tokens: &[(Vec<u8>, u32)],
+        unk: u32,
+    ) -> Result<Self> {
+        let splitter = Pretokenizer::new(pattern)?;
+        let mut trie = Trie::new();
+        for (bytes, id) in tokens {
+            let body = match bytes.split_last() {
+                Some((&END_OF_WORD, body)) => body,
+                _ => &bytes[..],
+            };
+            if bytes.is_empty() || std::str::from_utf8(body).is_err() {
+                return Err(Error::InvalidVocab(format!(
+                    "token {id} ({bytes:?}) is not whole UTF-8 characters with an optional end-of-word marker"
+                )));
+            }
+            if !trie.insert(bytes, *id) {
+                return Err(Error::InvalidVocab(format!(
+                    "token {bytes:?} is in the vocabulary twice"
+                )));
+            }
+        }
+        Ok(WordEncoder {
+            splitter,
+            lowercase,
+            trie,
+            unk,
+        })
+    }
+
+    /// Append the ids of one word (already split, not yet lower-cased) to `out`.
+    pub fn encode_word(&self, word: &str, out: &mut Vec<u32>) {
+        let word = if self.lowercase {
+            lowercase(word)
+        } else {
+            Cow::Borrowed(word)
+        };
+        let mut spelled = Vec::with_capacity(word.len() + 1);
+        spelled.extend_from_slice(word.as_bytes());
+        spelled.push(END_OF_WORD);
+        self.match_spelled(&spelled, out);
+    }
+
+    fn match_spelled(&self, b: &[u8], out: &mut Vec<u32>) {
+        let mut i = 0;
+        while i < b.len() {
+            match self.trie.longest_prefix(&b[i..]) {
+                Some((n, id)) => {
+                    out.push(id);
+                    i += n;
+                }
+                None => {
+                    out.push(self.unk);
+                    // skip one character (or the marker byte)
+                    i += utf8_len(b[i]);
+                }
+            }
+        }
+    }
+
+    /// The ids of a text: its words, each matched on its own. Repeated words in one call are
+    /// matched once (their ids copied from the first time).
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut seen: FxHashMap<&str, (u32, u32)> = FxHashMap::default();
+        let mut spelled = Vec::new();
+        let result = self.splitter.for_each_piece(text, |w| {
+            if let Some(&(s, n)) = seen.get(w) {
+                out.extend_from_within(s as usize..(s + n) as usize);
+                return;
+            }
+            let start = out.len();
+            let lw = if self.lowercase {
+                lowercase(w)
+            } else {
+                Cow::Borrowed(w)
+            };
+            spelled.clear();
+            spelled.extend_from_slice(lw.as_bytes());
+            spelled.push(END_OF_WORD);
+            self.match_spelled(&spelled, &mut out);
+            if w.len() <= 64 {
+                seen.insert(w, (start as u32, (out.len() - start) as u32));
+            }
+        });
+        result.map(|_| out)
+    }
+
+    /// [`Self::encode`] of each text, in parallel on the current rayon pool.
+    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<u32>>> {
+        texts.par_iter().map(|t| self.encode(t.as_ref())).collect()
+    }
+
+    /// The words of a text as the split pattern (and lower-casing) gives them.
+    pub fn words<'t>(&self, text: &'t str) -> Result<Vec<Cow<'t, str>>> {
+        let mut v = Vec::new();
+        self.splitter.for_each_piece(text, |w| {
+            v.push(if self.lowercase {
+                lowercase(w)
+            } else {
+                Cow::Borrowed(w)
+            })
+        })?;
+        Ok(v)
+    }
+
+    /// How often each id occurs when every counted word is encoded (`n_vocab` slots):
+    /// the final token statistics of a corpus, from its word counts.
+    pub fn token_counts(&self, words: &[(String, u64)], n_vocab: usize) -> Vec<u64> {
+        words
+            .par_iter()
+            .fold(
+                || (vec![0u64; n_vocab], Vec::new()),
+                |(mut acc, mut ids), (w, n)| {
+                    ids.clear();
+                    self.encode_word(w, &mut ids);
+                    for &id in &ids {
+                        if let Some(slot) = acc.get_mut(id as usize) {
+                            *slot += n;
+                        }
+                    }
+                    (acc, ids)
+                },
+            )
+            .map(|(acc, _)| acc)
+            .reduce(
+                || vec![0u64; n_vocab],
+                |mut a, b| {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        *x += y;
+                    }
+                    a
+                },
+            )
+    }
+}
+
+#[inline]
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embeddings: one fixed vector per token, from its text alone.
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// One step of SplitMix64: the output for state `x` (the state is advanced by `GOLDEN` first).
+#[inline]
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(GOLDEN);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A token's seed: SplitMix64 of the FNV-1a hash of its text (UTF-8) xor `seed`.
+pub fn token_seed(text: &[u8], seed: u64) -> u64 {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for &b in text {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    splitmix64(h ^ seed)
+}
+
+/// Write a token's embedding to `out` (its length is the dimension): component `i` is
+/// `2 u - 1` for `u = (splitmix64(s + i * GOLDEN) >> 11) / 2^53` (exact in `f64`), and the
+/// vector is scaled to unit length (computed in `f64`, stored as `f32`).
+pub fn embed_into(s: u64, out: &mut [f32]) {
+    let mut v: Vec<f64> = Vec::with_capacity(out.len());
+    let mut sum = 0.0f64;
+    for i in 0..out.len() as u64 {
+        let x = splitmix64(s.wrapping_add(i.wrapping_mul(GOLDEN)));
+        let u = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        let c = 2.0 * u - 1.0;
+        sum += c * c;
+        v.push(c);
+    }
+    let norm = sum.sqrt();
+    for (o, c) in out.iter_mut().zip(v) {
+        *o = if norm > 0.0 { (c / norm) as f32 } else { 0.0 };
+    }
+}
+
+/// The embeddings of `tokens` (their texts), `dim` numbers each, row after row; in parallel.
+pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Vec<f32> {
+    let mut out = vec![0f32; tokens.len() * dim];
+    if dim == 0 {
+        return out;
+    }
+    out.par_chunks_mut(dim)
+        .zip(tokens.par_iter())
+        .for_each(|(row, t)| embed_into(token_seed(t, seed), row));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::pretokenize::WORDS_PATTERN as WORDS;
+
+    /// Recount every pair of every spelled word before each merge.
+    fn naive(words: &[(String, u64)], num_merges: usize) -> Vec<(String, String)> {
+        let mut spelled: Vec<(Vec<String>, u64)> = words
+            .iter()
+            .map(|(w, n)| {
+                let mut s: Vec<String> = w.chars().map(|c| c.to_string()).collect();
+                s.push("</w>".into());
+                (s, *n)
+            })
+            .collect();
+        // symbol order for ties: characters by code point, then </w>, then merges in order
+        let mut order: Vec<String> = {
+            let mut a: Vec<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
+            a.sort_unstable();
+            a.dedup();
+            a.into_iter().map(|c| c.to_string()).collect()
+        };
+        order.push("</w>".into());
+        let mut out = Vec::new();
+        for _ in 0..num_merges {
+            let mut counts: std::collections::HashMap<(usize, usize), u64> = Default::default();
+            for (s, n) in &spelled {
+                for p in s.windows(2) {
+                    let a = order.iter().position(|t| *t == p[0]).unwrap();
+                    let b = order.iter().position(|t| *t == p[1]).unwrap();
+                    *counts.entry((a, b)).or_insert(0) += n;
+                }
+            }
+            let Some((&(a, b), _)) = counts
+                .iter()
+                .max_by(|x, y| x.1.cmp(y.1).then_with(|| y.0.cmp(x.0)))
+            else {
+                break;
+            };
+            let (ta, tb) = (order[a].clone(), order[b].clone());
+            let merged = format!("{ta}{tb}");
+            for (s, _) in spelled.iter_mut() {
+                let mut i = 0;
+                let mut r = Vec::new();
+                while i < s.len() {
+                    if i + 1 < s.len() && s[i] == ta && s[i + 1] == tb {
+                        r.push(merged.clone());
+                        i += 2;
+                    } else {
+                        r.push(s[i].clone());
+                        i += 1;
+                    }
+                }
+                *s = r;
+            }
+            order.push(merged);
+            out.push((ta, tb));
+        }
+        out
+    }
+
+    fn names(m: &WordMerges) -> Vec<(String, String)> {
+        let mut names: Vec<String> = m.alphabet.iter().map(|c| c.to_string()).collect();
+        names.push("</w>".into());
+        let mut out = Vec::new();
+        for &((a, b), made) in &m.merges {
+            let (x, y) = (names[a as usize].clone(), names[b as usize].clone());
+            if made as usize == names.len() {
+                names.push(format!("{x}{y}"));
+            } else {
+                assert_eq!(names[made as usize], format!("{x}{y}"));
+            }
+            out.push((x, y));
+        }
+        out
+    }
+
+    #[test]
+    fn merges_equal_the_naive_trainer() {
+        let mut seed = 0x9e37_79b9u64;
+        let letters = ['a', 'b', 'a', 'é', 'ж'];
+        for round in 0..40 {
+            let mut words: FxHashMap<String, u64> = FxHashMap::default();
+            for _ in 0..30 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let len = 2 + (seed % 6) as usize;
+                let w: String = (0..len)
+                    .map(|k| letters[((seed >> (8 + 3 * k)) % 5) as usize])
+                    .collect();
+                *words.entry(w).or_insert(0) += 1 + (seed >> 40) % 7;
+            }
+            let mut words: Vec<(String, u64)> = words.into_iter().collect();
+            words.sort();
+            let got = train_words(&words, 60, 0, &mut |_| {}).unwrap();
+            assert_eq!(names(&got), naive(&words, 60), "round {round}");
+        }
+    }
+
+    #[test]
+    fn longest_match_and_unknown_characters() {
+        // (text, ends a word, id)
+        let toks: Vec<(Vec<u8>, u32)> = [
+            ("", true, 0),
+            ("t", false, 1),
+            ("e", false, 2),
+            ("s", false, 3),
+            ("test", false, 4),
+            ("es", false, 5),
+            ("ing", true, 6),
+            ("i", false, 7),
+            ("n", false, 8),
+            ("g", false, 9),
+        ]
+        .iter()
+        .map(|&(s, end, id)| {
+            let mut b = s.as_bytes().to_vec();
+            if end {
+                b.push(END_OF_WORD);
+            }
+            (b, id)
+        })
+        .collect();
+        let unk = 99;
+        let enc = WordEncoder::new(WORDS, true, &toks, unk).unwrap();
+        assert_eq!(enc.encode("Testing tests").unwrap(), vec![4, 6, 4, 3, 0]);
+        // 'x' is in no token: one unk for it, then the rest
+        assert_eq!(enc.encode("text").unwrap(), vec![1, 2, unk, 1, 0]);
+        // repeated words come from the per-call table
+        assert_eq!(enc.encode("test test").unwrap(), vec![4, 0, 4, 0]);
+        let counts = enc.token_counts(&[("test".into(), 3), ("testing".into(), 2)], 10);
+        assert_eq!(counts[4], 5);
+        assert_eq!(counts[6], 2);
+        assert_eq!(counts[0], 3);
+        assert!(WordEncoder::new(WORDS, true, &[(vec![b'a'], 1), (vec![b'a'], 2)], 0).is_err());
+        assert!(WordEncoder::new(WORDS, true, &[(vec![0xC3], 1)], 0).is_err());
+    }
+
+    #[test]
+    fn a_megabyte_word() {
+        let toks: Vec<(Vec<u8>, u32)> = vec![
+            (b"a".to_vec(), 1),
+            (b"aa".to_vec(), 2),
+            (vec![END_OF_WORD], 0),
+        ];
+        let enc = WordEncoder::new(WORDS, true, &toks, 9).unwrap();
+        let text = "a".repeat(1 << 20);
+        let ids = enc.encode(&text).unwrap();
+        assert_eq!(ids.len(), (1 << 19) + 1);
+    }
+
+    #[test]
+    fn embeddings_are_unit_length_and_distinct() {
+        let toks = vec![b"hello</w>".to_vec(), b"hel".to_vec()];
+        let e = embeddings(&toks, 16, 0);
+        for row in e.chunks(16) {
+            let n: f32 = row.iter().map(|x| x * x).sum();
+            assert!((n - 1.0).abs() < 1e-5);
+        }
+        assert_ne!(e[..16], e[16..]);
+        assert_eq!(embeddings(&toks, 16, 0), e);
+        assert_ne!(embeddings(&toks, 16, 1), e);
+        // the first outputs of SplitMix64 from state 0 (the published reference values)
+        assert_eq!(splitmix64(0), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(splitmix64(GOLDEN), 0x6E78_9E6A_A1B9_65F4);
+    }
+}

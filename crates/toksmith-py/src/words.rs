@@ -1,0 +1,148 @@
+//! Glue for the word-level `</w>` model (`toksmith_core::words`): training on counted words,
+//! the greedy longest-match encoder, token statistics and embeddings.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use toksmith_core::train::MergeProgress;
+use toksmith_core::words;
+
+use crate::errors::to_py;
+use crate::in_pool;
+
+/// Learn merges over the characters of counted words (each spelled with `</w>`); returns
+/// (alphabet as a str, merges as [(left, right, made)]): symbol i < len(alphabet) is
+/// alphabet[i], symbol len(alphabet) is `</w>`; `made` is the next new symbol id, or an earlier
+/// symbol's id when the merge spells the same string.
+#[pyfunction]
+#[pyo3(signature = (words, num_merges, min_frequency=0, progress=None, threads=0))]
+pub fn train_words(
+    py: Python<'_>,
+    words: Vec<(String, u64)>,
+    num_merges: usize,
+    min_frequency: u64,
+    progress: Option<Py<PyAny>>,
+    threads: usize,
+) -> PyResult<(String, Vec<(u32, u32, u32)>)> {
+    let result = py.detach(|| {
+        in_pool(threads, || {
+            let mut cb = |p: MergeProgress| {
+                if let Some(f) = &progress {
+                    Python::attach(|py| {
+                        if let Err(e) = f.call1(py, (p.merges_done, p.merges_total)) {
+                            e.print(py);
+                        }
+                    });
+                }
+            };
+            words::train_words(&words, num_merges, min_frequency, &mut cb)
+        })
+    })?;
+    let m = result.map_err(to_py)?;
+    Ok((
+        m.alphabet.into_iter().collect(),
+        m.merges.into_iter().map(|((a, b), c)| (a, b, c)).collect(),
+    ))
+}
+
+/// Fold counted words ([(bytes, count)], e.g. `ChunkCounter.counts()`) to lower case if asked,
+/// adding up the counts of words that become equal; sorted by word.
+#[pyfunction]
+pub fn fold_word_counts(
+    py: Python<'_>,
+    counts: Vec<(Vec<u8>, u64)>,
+    lowercase: bool,
+) -> PyResult<Vec<(String, u64)>> {
+    let chunks: Vec<(Box<[u8]>, u64)> = counts
+        .into_iter()
+        .map(|(c, n)| (c.into_boxed_slice(), n))
+        .collect();
+    py.detach(|| words::fold_counts(&chunks, lowercase))
+        .map_err(to_py)
+}
+
+/// Embeddings of token texts (UTF-8 bytes): `dim` little-endian f32 per token, row after row.
+#[pyfunction]
+#[pyo3(signature = (tokens, dim, seed=0, threads=0))]
+pub fn word_embeddings<'py>(
+    py: Python<'py>,
+    tokens: Vec<Vec<u8>>,
+    dim: usize,
+    seed: u64,
+    threads: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let v = py.detach(|| in_pool(threads, || words::embeddings(&tokens, dim, seed)))?;
+    let mut out = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    Ok(PyBytes::new(py, &out))
+}
+
+/// The seed `word_embeddings` derives a token's vector from.
+#[pyfunction]
+#[pyo3(signature = (text, seed=0))]
+pub fn word_token_seed(text: &[u8], seed: u64) -> u64 {
+    words::token_seed(text, seed)
+}
+
+#[pyclass(module = "toksmith._core", frozen)]
+pub struct WordEncoder {
+    inner: words::WordEncoder,
+}
+
+#[pymethods]
+impl WordEncoder {
+    #[new]
+    fn new(
+        pattern: &str,
+        lowercase: bool,
+        tokens: Vec<(Vec<u8>, u32)>,
+        unk: u32,
+    ) -> PyResult<Self> {
+        Ok(WordEncoder {
+            inner: words::WordEncoder::new(pattern, lowercase, &tokens, unk).map_err(to_py)?,
+        })
+    }
+
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.detach(|| self.inner.encode(text)).map_err(to_py)
+    }
+
+    #[pyo3(signature = (texts, threads=0))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        py.detach(|| in_pool(threads, || self.inner.encode_batch(&texts)))?
+            .map_err(to_py)
+    }
+
+    /// The ids of one word (not split; lower-cased if the encoder lower-cases).
+    fn encode_word(&self, word: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.inner.encode_word(word, &mut out);
+        out
+    }
+
+    fn words(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+        py.detach(|| {
+            self.inner
+                .words(text)
+                .map(|v| v.into_iter().map(|w| w.into_owned()).collect())
+        })
+        .map_err(to_py)
+    }
+
+    #[pyo3(signature = (words, n_vocab, threads=0))]
+    fn token_counts(
+        &self,
+        py: Python<'_>,
+        words: Vec<(String, u64)>,
+        n_vocab: usize,
+        threads: usize,
+    ) -> PyResult<Vec<u64>> {
+        py.detach(|| in_pool(threads, || self.inner.token_counts(&words, n_vocab)))
+    }
+}

@@ -1,0 +1,81 @@
+"""Readable pure-Python reference of the word-level ``</w>`` model (seed 004), the slow side of
+the checks in test_wordbpe.py: word counting with the ``regex`` module, the merge loop that
+recounts every pair before each merge, and the seed's greedy longest-match ``splitWord``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+import regex
+
+END = "</w>"
+
+
+def count_words(texts: Iterable[str], pattern: str, lowercase: bool = True) -> Dict[str, int]:
+    counts: Counter = Counter()
+    for t in texts:
+        for w in regex.findall(pattern, t):
+            counts[w.lower() if lowercase else w] += 1
+    return dict(counts)
+
+
+def train(word_counts: Dict[str, int], num_merges: int) -> Tuple[List[str], List[Tuple[str, str]]]:
+    """Returns (tokens in id order without specials, merges). Atomic one-character words are
+    their own tokens; the others are spelled as characters + ``</w>``; each step merges the
+    most frequent pair, ties to the pair whose symbols come first (characters by code point,
+    then ``</w>``, then merged tokens in the order they were made)."""
+    atomic = sorted(w for w in word_counts if len(w) == 1)
+    words = {w: n for w, n in word_counts.items() if len(w) > 1}
+    symbols = sorted({c for w in words for c in w}) + [END]
+    order = {s: i for i, s in enumerate(symbols)}
+    spelled = {w: list(w) + [END] for w in words}
+    merges: List[Tuple[str, str]] = []
+    for _ in range(num_merges):
+        pairs: Counter = Counter()
+        for w, seq in spelled.items():
+            for a, b in zip(seq, seq[1:]):
+                pairs[(a, b)] += words[w]
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], -order[p[0]], -order[p[1]]))
+        new = best[0] + best[1]
+        for w, seq in spelled.items():
+            out, i = [], 0
+            while i < len(seq):
+                if i + 1 < len(seq) and (seq[i], seq[i + 1]) == best:
+                    out.append(new)
+                    i += 2
+                else:
+                    out.append(seq[i])
+                    i += 1
+            spelled[w] = out
+        merges.append(best)
+        if new not in order:
+            order[new] = len(order)
+        symbols.append(new)
+    tokens: List[str] = []
+    for t in [w + END for w in atomic] + (symbols if words else []):
+        if t not in tokens:
+            tokens.append(t)
+    return tokens, merges
+
+
+def split_word(word: str, vocab: Sequence[str], unk: str = "<unk>") -> List[str]:
+    """The seed's ``splitWord``: scan the vocabulary longest first, take the first token the
+    rest of the word (with its ``</w>``) starts with; a character no token starts with is
+    ``unk``."""
+    by_length = sorted(vocab, key=lambda t: -(len(t) - len(END) + 1 if t.endswith(END) else len(t)))
+    rest = list(word) + [END]
+    out: List[str] = []
+    while rest:
+        for t in by_length:
+            units = list(t[: -len(END)]) + [END] if t.endswith(END) else list(t)
+            if rest[: len(units)] == units:
+                out.append(t)
+                rest = rest[len(units):]
+                break
+        else:
+            out.append(unk)
+            rest = rest[1:]
+    return out
