@@ -61,21 +61,28 @@ def train(word_counts: Dict[str, int], num_merges: int) -> Tuple[List[str], List
     return tokens, merges
 
 
-def split_word(word: str, vocab: Sequence[str], unk: str = "<unk>") -> List[str]:
-    """The seed's ``splitWord``: scan the vocabulary longest first, take the first token the
-    rest of the word (with its ``</w>``) starts with; a character no token starts with is
-    ``unk``."""
-    by_length = sorted(vocab, key=lambda t: -(len(t) - len(END) + 1 if t.endswith(END) else len(t)))
-    rest = list(word) + [END]
-    out: List[str] = []
-    while rest:
-        for t in by_length:
-            units = list(t[: -len(END)]) + [END] if t.endswith(END) else list(t)
-            if rest[: len(units)] == units:
-                out.append(t)
-                rest = rest[len(units):]
-                break
-        else:
-            out.append(unk)
-            rest = rest[1:]
-    return out
+class GreedyMatcher:
+    """The seed's ``splitWord``: the vocabulary sorted longest first; at each place of a word
+    (with its ``</w>``) take the first token the rest starts with; a character no token starts
+    with is ``unk``."""
+
+    def __init__(self, vocab: Sequence[str], unk: str = "<unk>") -> None:
+        def units(t: str) -> Tuple[str, ...]:
+            return tuple(t[: -len(END)]) + (END,) if t.endswith(END) else tuple(t)
+
+        self.by_length = sorted(((units(t), t) for t in vocab), key=lambda p: -len(p[0]))
+        self.unk = unk
+
+    def split_word(self, word: str) -> List[str]:
+        rest = tuple(word) + (END,)
+        out: List[str] = []
+        while rest:
+            for units, t in self.by_length:
+                if rest[: len(units)] == units:
+                    out.append(t)
+                    rest = rest[len(units):]
+                    break
+            else:
+                out.append(self.unk)
+                rest = rest[1:]
+        return out

@@ -13,6 +13,9 @@ use crate::in_pool;
 /// (alphabet as a str, merges as [(left, right, made)]): symbol i < len(alphabet) is
 /// alphabet[i], symbol len(alphabet) is `</w>`; `made` is the next new symbol id, or an earlier
 /// symbol's id when the merge spells the same string.
+/// The alphabet (as a str) and the merges as (left, right, made).
+type LearnedWords = (String, Vec<(u32, u32, u32)>);
+
 #[pyfunction]
 #[pyo3(signature = (words, num_merges, min_frequency=0, progress=None, threads=0))]
 pub fn train_words(
@@ -22,7 +25,7 @@ pub fn train_words(
     min_frequency: u64,
     progress: Option<Py<PyAny>>,
     threads: usize,
-) -> PyResult<(String, Vec<(u32, u32, u32)>)> {
+) -> PyResult<LearnedWords> {
     let result = py.detach(|| {
         in_pool(threads, || {
             let mut cb = |p: MergeProgress| {

@@ -517,7 +517,7 @@ def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM
     stats = tok.token_stats(counts, threads=threads)
     write_counts_csv(files["final_token_stats.csv"], stats, ("token", "count"))
     if backend == "cpu":
-        rows: Any = tok._embedding_bytes(dim, seed, _threads(threads))
+        rows: Any = tok._embedding_bytes(dim, seed, threads)
     else:
         rows = tok.embeddings(dim, seed=seed, backend=backend, device=device)
         if backend == "cupy":
