@@ -367,3 +367,24 @@ def test_doctests():
             warnings.simplefilter("ignore")
             result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, name
+
+
+def test_command_line_run_and_encode(tmp_path, capsys):
+    from toksmith.cli import main
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text(ENGLISH.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["wordbpe", "run", str(corpus), "--out", str(tmp_path / "o"), "--merges", "200", "--dim", "8",
+                 "--no-progress", "--prefix", "x"]) == 0
+    printed = capsys.readouterr().out.split()
+    assert sorted(Path(p).name for p in printed) == [
+        "x_final_embeddings.csv", "x_final_token_stats.csv", "x_tokenizer.json", "x_unique_initial_tokens.csv"]
+    tok_file = str(tmp_path / "o" / "x_tokenizer.json")
+    tok = wordbpe.load(tok_file)
+    assert main(["wordbpe", "encode", "--tokens", tok_file, "The", "quickBrown fox."]) == 0
+    assert capsys.readouterr().out.split() == tok.tokenize("The quickBrown fox.")
+    assert main(["wordbpe", "encode", tok_file, "the end"]) == 0
+    assert [int(x) for x in capsys.readouterr().out.split()] == tok.encode("the end")
+    assert main(["wordbpe", "run", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 1
+    assert "no such file or folder" in capsys.readouterr().err

@@ -300,9 +300,41 @@ impl WordEncoder {
         result.map(|_| out)
     }
 
-    /// [`Self::encode`] of each text, in parallel on the current rayon pool.
+    /// [`Self::encode`] of each text, in parallel on the current rayon pool. Each worker keeps
+    /// the ids of the words it has matched (up to [`BATCH_CACHE_WORDS`] of them) from text to
+    /// text, so short documents do not match their common words again and again.
     pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<u32>>> {
-        texts.par_iter().map(|t| self.encode(t.as_ref())).collect()
+        texts
+            .par_iter()
+            .map_init(WordCache::default, |cache, t| {
+                self.encode_cached(t.as_ref(), cache)
+            })
+            .collect()
+    }
+
+    fn encode_cached(&self, text: &str, cache: &mut WordCache) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut spelled = Vec::new();
+        self.splitter.for_each_piece(text, |w| {
+            if let Some(ids) = cache.map.get(w) {
+                out.extend_from_slice(ids);
+                return;
+            }
+            let start = out.len();
+            let lw = if self.lowercase {
+                lowercase(w)
+            } else {
+                Cow::Borrowed(w)
+            };
+            spelled.clear();
+            spelled.extend_from_slice(lw.as_bytes());
+            spelled.push(END_OF_WORD);
+            self.match_spelled(&spelled, &mut out);
+            if w.len() <= 64 && cache.map.len() < BATCH_CACHE_WORDS {
+                cache.map.insert(w.into(), out[start..].into());
+            }
+        })?;
+        Ok(out)
     }
 
     /// The words of a text as the split pattern (and lower-casing) gives them.
@@ -347,6 +379,15 @@ impl WordEncoder {
                 },
             )
     }
+}
+
+/// How many words a worker of [`WordEncoder::encode_batch`] remembers.
+pub const BATCH_CACHE_WORDS: usize = 1 << 16;
+
+/// Word -> ids, kept by one worker of a batch.
+#[derive(Default)]
+struct WordCache {
+    map: FxHashMap<Box<str>, Box<[u32]>>,
 }
 
 #[inline]

@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = [
     "calm",
     "chat",
     "eval",
+    "wordbpe",
 ]
 
 

@@ -1,0 +1,87 @@
+"""``toksmith wordbpe ...``: the word-level ``</w>`` tokenizer with embeddings (seed 004).
+
+* ``toksmith wordbpe run CORPUS... --out DIR [--merges N] [--dim D] [--backend cpu|numpy|cupy|torch]
+  [--seed S] [--prefix NAME]``: count the words of the text files, learn the vocabulary, and
+  write the word counts, token statistics and embeddings as CSV plus the tokenizer as JSON
+  (the seed's whole pipeline, :func:`toksmith.presets.wordbpe.run`).
+* ``toksmith wordbpe encode TOKENIZER.json [TEXT...] [--tokens]``: encode the arguments (or
+  stdin) with a trained tokenizer; ids space-separated, or the token texts with ``--tokens``
+  (the seed's inference demo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "wordbpe",
+        help="word-level </w> BPE with token embeddings: train on text files, encode",
+        description="Word-level BPE (seed 004): lower-cased words split at camelCase steps, "
+        "</w> end-of-word merges, greedy longest-match encoding, token statistics and embeddings as CSV.",
+    )
+    sub = parser.add_subparsers(dest="wordbpe_command", metavar="SUBCOMMAND")
+
+    def show_help(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(func=show_help)
+
+    run = sub.add_parser("run", help="count words, learn the vocabulary, write CSV outputs and the tokenizer")
+    run.add_argument("corpus", nargs="+", help="text files, folders (their .txt files) or globs")
+    run.add_argument("--out", "-o", required=True, help="output folder (created if missing)")
+    run.add_argument("--merges", type=int, default=8000, help="number of merges to learn (default 8000)")
+    run.add_argument("--dim", type=int, default=128, help="embedding dimension (default 128)")
+    run.add_argument("--backend", default="cpu", choices=["cpu", "numpy", "cupy", "torch"],
+                     help="embedding backend (cupy / torch run on the GPU)")
+    run.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    run.add_argument("--seed", type=int, default=0, help="embedding seed (default 0)")
+    run.add_argument("--prefix", default="corpus", help="file name prefix (default: corpus)")
+    run.add_argument("--min-frequency", type=int, default=0, help="stop when the best pair is rarer")
+    run.add_argument("--keep-case", action="store_true", help="do not lower-case words")
+    run.add_argument("--all-files", action="store_true", help="read every file of a folder, not only .txt")
+    run.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
+    run.add_argument("--errors", default="strict", choices=["strict", "replace"],
+                     help="invalid UTF-8: raise (strict) or replace with U+FFFD")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    run.set_defaults(func=_run)
+
+    enc = sub.add_parser("encode", help="encode text with a trained tokenizer")
+    enc.add_argument("tokenizer", metavar="TOKENIZER.json", help="a file written by `toksmith wordbpe run`")
+    enc.add_argument("text", nargs="*", help="text to encode (default: stdin)")
+    enc.add_argument("--tokens", action="store_true", help="print token texts instead of ids")
+    enc.set_defaults(func=_encode)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..presets import wordbpe
+
+    out = wordbpe.run(
+        args.corpus if len(args.corpus) > 1 else args.corpus[0], args.out, num_merges=args.merges,
+        dim=args.dim, backend=args.backend, device=args.device, seed=args.seed, prefix=args.prefix,
+        min_frequency=args.min_frequency, lowercase=not args.keep_case,
+        extensions=None if args.all_files else wordbpe.TEXT_EXTENSIONS, threads=args.threads,
+        progress=not args.no_progress, errors=args.errors,
+    )
+    tok = out["tokenizer"]
+    print(f"{len(out['word_counts'])} unique words, {tok.n_vocab} tokens ({len(tok.merges)} merges)", file=sys.stderr)
+    for path in out["files"].values():
+        print(path)
+    return 0
+
+
+def _encode(args: argparse.Namespace) -> int:
+    from ..presets import wordbpe
+
+    tok = wordbpe.load(args.tokenizer)
+    text = " ".join(args.text) if args.text else sys.stdin.read()
+    ids = tok.encode(text)
+    if args.tokens:
+        print(" ".join(tok.tokens[i] for i in ids))
+    else:
+        print(" ".join(map(str, ids)))
+    return 0
