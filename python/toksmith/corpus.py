@@ -63,6 +63,27 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
             yield value
 
 
+def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -> Iterator[str]:
+    """A text file as texts of about ``block`` characters, each ending after a newline (for
+    split patterns whose pieces never span a line break, the pieces of the blocks are those of
+    the whole file). Invalid UTF-8 raises :class:`toksmith.CorpusDecodeError` naming the file,
+    unless ``errors="replace"``."""
+    from ._core import CorpusDecodeError
+
+    try:
+        with open(path, "r", encoding="utf-8", errors=errors, newline="") as f:
+            while True:
+                lines = f.readlines(block)
+                if not lines:
+                    return
+                yield "".join(lines)
+    except UnicodeDecodeError as e:
+        raise CorpusDecodeError(
+            f"{path} is not valid UTF-8 ({e.reason} at byte {e.start} of a block); "
+            f"pass errors=\"replace\" to replace bad bytes with U+FFFD"
+        ) from None
+
+
 def default_corpus(max_bytes: int = 8 << 20) -> List[Path]:
     """The built-in default corpus: Python source files of the running interpreter's standard
     library (sorted, up to ``max_bytes``), so ``toksmith train`` works with no corpus."""

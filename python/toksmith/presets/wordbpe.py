@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
-from ..corpus import expand_paths
+from ..corpus import expand_paths, iter_line_blocks
 from ..train import _progress_bar
 from . import embeddings as _emb
 
@@ -297,18 +297,7 @@ def _count_items(counts: Any) -> List[Tuple[str, int]]:
 def _file_texts(path: Path, errors: str) -> Iterator[str]:
     """A file as texts of about :data:`_BLOCK` characters, cut after a newline (words never
     span a line break, so the counts are those of the whole file)."""
-    try:
-        with open(path, "r", encoding="utf-8", errors=errors, newline="") as f:
-            while True:
-                lines = f.readlines(_BLOCK)
-                if not lines:
-                    return
-                yield "".join(lines)
-    except UnicodeDecodeError as e:
-        raise _core.CorpusDecodeError(
-            f"{path} is not valid UTF-8 ({e.reason} at byte {e.start} of a block); "
-            f"pass errors=\"replace\" to replace bad bytes with U+FFFD"
-        ) from None
+    return iter_line_blocks(path, errors, _BLOCK)
 
 
 def _corpus_files(paths: Union[PathLike, Sequence[PathLike]], extensions: Optional[Sequence[str]]) -> List[Path]:

@@ -1,0 +1,483 @@
+"""CppReason: the C++ hybrid tokenizer of seed 001, a fixed vocabulary of C++ primitives plus
+learned byte-level BPE, with whitespace as a delimiter.
+
+* **Fixed ids 0-1599** (:data:`LAYOUT`): 20 control tokens (``<PAD>`` 0, ``<UNK>`` 1, ``<BOS>``
+  2, ``<EOS>`` 3, FIM, code, thought, diff...), C/C++ keywords from 20, multi-character
+  operators from 120 (``::`` is 120, ``->`` 121), preprocessor directives from 180, single
+  punctuation from 220, STL and common library names from 320, the numbers ``0``-``999`` at
+  520-1519 (``42`` is 562), diff markers from 1520, ``\\n`` 1536 and ``\\n\\n`` 1537; every
+  other id up to 1599 is a reserved ``<RESERVED_n>``. A fixed token is always one id, and only
+  as a whole word: ``int`` is fixed, the ``int`` in ``print`` is not.
+* **Learned ids 1600-32767**: bytes, then BPE merges trained (with toksmith's trainer) on the
+  words that are not fixed, each spelled with a leading ``\u2581`` (SentencePiece's word mark)
+  so that a word's first token shows where it starts; spaces inside a word (string literals)
+  stay as they are.
+* **Words** (:data:`PATTERN`, on the core's regex engine): diff headers (``+++``, ``---``
+  at the start of a line, with the path prefix ``a/`` or ``b/`` after them, and ``@@``),
+  preprocessor directives (``#include``, ``#  define``), hex literals, string and
+  character literals (kept whole, spaces and all), the operators longest first, identifiers,
+  digit runs, newlines (up to two, with the indentation after them) and any other character.
+  Spaces and tabs are never tokens. A ``+`` or ``-`` at the very start of a line is the diff
+  marker (1520, 1521), elsewhere the punctuation token.
+* **Decoding** puts the words back with the seed's rule: one space between two words that
+  both touch a letter, digit or underscore, none around punctuation and operators, newlines as
+  they are (indentation is not restored; the seed runs clang-format on output).
+
+>>> tok = train(["int main() { return 0; }\\nstd::vector<int> values;"] * 20, vocab_size=1860)
+>>> tok.encode("std::vector<int>")
+[320, 120, 335, 226, 38, 227]
+>>> tok.decode(tok.encode("int  x =  42;   // answer"))
+'int x=42;//answer'
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from .. import _core
+from ..tokenizer import Tokenizer
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+VOCAB_SIZE = 32768
+FIRST_LEARNED = 1600
+
+SPECIAL_TOKENS: Tuple[str, ...] = (
+    "<PAD>", "<UNK>", "<BOS>", "<EOS>", "<FIM_PREFIX>", "<FIM_MIDDLE>", "<FIM_SUFFIX>", "<CODE_START>",
+    "<CODE_END>", "<THOUGHT_START>", "<THOUGHT_END>", "<QUERY_TOOL>", "<INDEX>", "<DEBUG_CONTEXT>",
+    "<FILE_SEP>", "<DIFF_START>", "<DIFF_END>", "<COMMENT_START>", "<COMMENT_END>", "<RESERVED_19>",
+)
+
+CPP_KEYWORDS: Tuple[str, ...] = (
+    "auto", "const", "constexpr", "consteval", "constinit", "extern", "inline", "mutable", "register",
+    "static", "thread_local", "volatile", "virtual", "explicit",
+    "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "wchar_t",
+    "char8_t", "char16_t", "char32_t", "size_t",
+    "struct", "class", "union", "enum", "typedef", "typename", "template", "concept", "requires",
+    "namespace", "using",
+    "if", "else", "switch", "case", "default", "for", "while", "do", "break", "continue", "return", "goto",
+    "try", "catch", "throw", "noexcept",
+    "new", "delete", "nullptr", "sizeof", "alignof", "alignas",
+    "static_cast", "dynamic_cast", "const_cast", "reinterpret_cast",
+    "public", "private", "protected", "friend",
+    "true", "false", "this", "operator", "decltype", "typeid", "co_await", "co_return", "co_yield",
+    "NULL", "restrict",
+    "assert", "define", "include", "ifdef", "ifndef", "endif", "pragma", "elif", "undef",
+)
+
+CPP_OPERATORS: Tuple[str, ...] = (
+    "::", "->", ".*", "->*", "==", "!=", "<=", ">=", "<=>", "&&", "||", "<<", ">>", "++", "--",
+    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "...", "##", "//", "/*", "*/",
+)
+
+PREPROCESSOR: Tuple[str, ...] = (
+    "#include", "#define", "#undef", "#if", "#ifdef", "#ifndef", "#elif", "#else", "#endif", "#pragma",
+    "#error", "#warning", "#line",
+)
+
+PUNCTUATION: Tuple[str, ...] = tuple("{}()[]<>;:,.+-*/%&|^~!?=#@$_\\\"'")
+
+STL_NAMES: Tuple[str, ...] = (
+    "std", "boost", "absl", "fmt",
+    "cout", "cerr", "cin", "endl", "printf", "fprintf", "sprintf", "scanf", "puts", "getchar", "putchar",
+    "vector", "map", "set", "list", "deque", "array", "unordered_map", "unordered_set", "stack", "queue",
+    "priority_queue", "pair", "tuple", "string", "string_view", "wstring",
+    "unique_ptr", "shared_ptr", "weak_ptr", "make_unique", "make_shared",
+    "allocator", "malloc", "calloc", "realloc", "free", "memcpy", "memset", "memmove",
+    "sort", "find", "count", "transform", "accumulate", "begin", "end", "size", "empty", "push_back",
+    "emplace_back", "insert", "erase", "clear", "reserve", "resize", "front", "back", "data",
+    "iterator", "const_iterator", "reverse_iterator",
+    "optional", "variant", "any", "expected", "function", "bind", "move", "forward", "swap",
+    "numeric_limits", "type_traits", "enable_if", "is_same", "decay", "initializer_list",
+    "ifstream", "ofstream", "stringstream", "ostringstream", "iostream", "fstream", "sstream",
+    "mutex", "lock_guard", "unique_lock", "shared_lock", "thread", "atomic", "condition_variable",
+    "future", "promise", "async",
+    "exception", "runtime_error", "logic_error", "invalid_argument", "out_of_range", "overflow_error",
+    "error_code", "error_category",
+    "strlen", "strcmp", "strncmp", "strcpy", "strcat", "atoi", "atof", "strtol", "strtod",
+    "exit", "abort", "atexit",
+    "open", "close", "read", "write", "ioctl", "socket", "listen", "accept", "connect", "send", "recv",
+    "select", "poll", "epoll", "fork", "exec", "wait", "pipe", "signal",
+    "pthread_create", "pthread_join", "pthread_mutex",
+    "cudaMalloc", "cudaFree", "cudaMemcpy", "cudaDeviceSynchronize", "cudaGetLastError",
+    "__global__", "__device__", "__host__", "__shared__", "blockIdx", "threadIdx", "blockDim", "gridDim",
+)
+
+#: the diff markers; ``+`` and ``-`` here are the line-initial ones (the punctuation tokens are
+#: the same text at other places)
+DIFF_TOKENS: Tuple[str, ...] = ("+", "-", "@@", "diff", "---", "+++", "index", "a/", "b/")
+WHITESPACE_TOKENS: Tuple[str, ...] = ("\n", "\n\n")
+
+#: (category, first id, number of ids, tokens)
+LAYOUT: Tuple[Tuple[str, int, int, Tuple[str, ...]], ...] = (
+    ("special", 0, 20, SPECIAL_TOKENS),
+    ("keyword", 20, 100, CPP_KEYWORDS),
+    ("operator", 120, 60, CPP_OPERATORS),
+    ("preprocessor", 180, 40, PREPROCESSOR),
+    ("punctuation", 220, 100, PUNCTUATION),
+    ("stl", 320, 200, STL_NAMES),
+    ("number", 520, 1000, tuple(str(n) for n in range(1000))),
+    ("diff", 1520, 16, DIFF_TOKENS),
+    ("whitespace", 1536, 16, WHITESPACE_TOKENS),
+    ("reserved", 1552, 48, ()),
+)
+
+DIFF_ADD, DIFF_DEL = 1520, 1521
+NEWLINE, DOUBLE_NEWLINE = 1536, 1537
+
+#: the word pattern (whitespace other than newlines matches nothing and is dropped)
+PATTERN = (
+    r"(?m)^(?:\+\+\+|---)(?: [ab]/)?"
+    r"|@@"
+    r"|\#[ \t]*[A-Za-z_]+"
+    r"|0[xX][0-9a-fA-F]+"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)'"
+    r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--"
+    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/"
+    r"|[\p{L}_][\p{L}\p{N}_]*"
+    r"|\p{N}+"
+    r"|(?:\r?\n[^\S\n]*){1,2}"
+    r"|\S"
+)
+#: the mark a learned word starts with (U+2581, as in SentencePiece)
+WORD_MARK = "\u2581"
+_MARK_BYTES = WORD_MARK.encode("utf-8")
+#: diff header words that are two fixed tokens
+_HEADERS = {"--- a/": (1524, 1527), "+++ b/": (1525, 1528), "--- b/": (1524, 1528), "+++ a/": (1525, 1527)}
+#: how the learned part splits a word (after the leading space it is given)
+INNER_PATTERN = "o200k"
+
+
+def _build_layout() -> Tuple[List[str], Dict[str, int], Dict[int, str]]:
+    """(names of ids 0..1599, word -> id, id -> category). A token listed twice keeps its first
+    id; the ids a category does not fill are reserved."""
+    names: List[str] = []
+    lookup: Dict[str, int] = {}
+    category: Dict[int, str] = {}
+    for cat, first, n, tokens in LAYOUT:
+        assert len(names) == first
+        unique = [t for t in dict.fromkeys(tokens) if cat == "diff" or t not in lookup]
+        if len(unique) > n:
+            raise AssertionError(f"{cat}: {len(unique)} tokens for {n} ids")
+        for k in range(n):
+            i = first + k
+            if k < len(unique):
+                t = unique[k]
+                names.append(t)
+                category[i] = cat
+                if t not in lookup:
+                    lookup[t] = i
+            else:
+                names.append(f"<RESERVED_{i}>")
+                category[i] = "reserved"
+    return names, lookup, category
+
+
+FIXED_NAMES, FIXED_IDS, CATEGORY = _build_layout()
+
+
+def _inner_name(i: int) -> str:
+    """The name id ``i`` has in the learned tokenizer's special tokens (which must be unique
+    and not clash with the control tokens' names)."""
+    t = FIXED_NAMES[i]
+    return t if i < 20 or t.startswith("<RESERVED_") else f"<|cpp:{i}|>"
+
+
+#: diff header tokens a space follows when decoding (``--- a/x``, ``@@ -1,2 +1,3 @@``)
+_SPACED = frozenset(("---", "+++", "@@"))
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+class CppTokenizer:
+    """The CppReason tokenizer: fixed ids for C++ primitives (:data:`FIXED_IDS`), a learned
+    byte-level BPE (:attr:`tokenizer`, ids from 1600) for other words.
+
+    Build one with :func:`train` or :meth:`load`.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        if not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"CppTokenizer needs a toksmith.Tokenizer, not {type(tokenizer).__name__}")
+        specials = tokenizer.special_tokens
+        missing = [i for i in range(FIRST_LEARNED) if specials.get(_inner_name(i)) != i]
+        if missing:
+            raise ValueError(f"the tokenizer lacks CppReason's fixed ids (first missing: {missing[0]}); "
+                             "train it with toksmith.presets.cppreason.train()")
+        self.tokenizer = tokenizer
+        self._bytes: List[bytes] = []
+
+    # ---- properties (nanochat's interface) ----
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.n_vocab
+
+    @property
+    def bos_token_id(self) -> int:
+        return 2
+
+    @property
+    def eos_token_id(self) -> int:
+        return 3
+
+    @property
+    def pad_token_id(self) -> int:
+        return 0
+
+    def special_id(self, name: str) -> int:
+        """The id of a control token, e.g. ``"<FIM_PREFIX>"``."""
+        if name not in SPECIAL_TOKENS:
+            raise ValueError(f"{name!r} is not one of CppReason's control tokens {list(SPECIAL_TOKENS)}")
+        return SPECIAL_TOKENS.index(name)
+
+    def id_to_token(self, id: int) -> str:
+        """A fixed token's text (``<DIFF_ADD>`` / ``<DIFF_DEL>`` for the line-initial diff
+        markers), or a learned token's bytes as text."""
+        self._check_id(id)
+        if id < FIRST_LEARNED:
+            return {DIFF_ADD: "<DIFF_ADD>", DIFF_DEL: "<DIFF_DEL>"}.get(id, FIXED_NAMES[id])
+        return self.tokenizer.decode_bytes([id]).decode("utf-8", "replace")
+
+    def _check_id(self, id: Any) -> None:
+        if not isinstance(id, int) or isinstance(id, bool):
+            raise TypeError(f"token ids must be int, not {type(id).__name__}")
+        if not 0 <= id < self.tokenizer.n_vocab:
+            raise ValueError(f"token id {id} is out of range: valid ids are 0..{self.tokenizer.n_vocab - 1}")
+
+    # ---- encoding ----
+    def words(self, text: str) -> List[str]:
+        """The words of ``text`` (newline words keep the indentation after them)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        return _core.split(text, PATTERN)
+
+    def _plan(self, words: List[str], text: str) -> Tuple[List[Any], List[str]]:
+        """Each word as a fixed id, or an index into the list of words for the BPE."""
+        plan: List[Any] = []
+        learned: List[str] = []
+        fixed = FIXED_IDS
+        line_start = text[:1] in ("+", "-")
+        for w in words:
+            c = w[0]
+            if c == "\n" or c == "\r":
+                plan.append(DOUBLE_NEWLINE if w.count("\n") == 2 else NEWLINE)
+                line_start = w[-1] == "\n"
+                continue
+            if line_start and (w == "+" or w == "-"):
+                plan.append(DIFF_ADD if w == "+" else DIFF_DEL)
+            elif w in _HEADERS:
+                plan.extend(_HEADERS[w])
+            else:
+                i = fixed.get(w)
+                if i is None and c == "#" and w[1:2] in (" ", "\t"):
+                    i = fixed.get("#" + w[1:].lstrip(" \t"))  # "#  include"
+                if i is None:
+                    plan.append(-1 - len(learned))
+                    learned.append(w)
+                else:
+                    plan.append(i)
+            line_start = False
+        return plan, learned
+
+    def encode(self, text: str, *, bos: bool = False, eos: bool = False) -> List[int]:
+        """The ids of ``text``: fixed ids for fixed words, learned BPE for the others; spaces and
+        tabs are not encoded. Control-token text (``<BOS>``) is encoded as text.
+
+        >>> tok = train(["x = a->b;"] * 5, vocab_size=1858)  # 2 merges: they spell the word mark
+        >>> tok.tokenize("x = a->b;")
+        ['▁', 'x', '=', '▁', 'a', '->', '▁', 'b', ';']
+        >>> tok.encode("a->b")[2]
+        121
+        """
+        plan, learned = self._plan(self.words(text), text)
+        parts = self.tokenizer.encode_ordinary_batch([WORD_MARK + w for w in learned]) if learned else []
+        out: List[int] = [2] if bos else []
+        for p in plan:
+            if p >= 0:
+                out.append(p)
+            else:
+                out.extend(parts[-1 - p])
+        if eos:
+            out.append(3)
+        return out
+
+    def encode_ordinary_batch(self, texts: Sequence[str], num_threads: Optional[int] = None) -> List[List[int]]:
+        """:meth:`encode` of each text (the learned part of all of them in one native batch)."""
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of str, not a single str; wrap it in a list")
+        plans = []
+        learned: List[str] = []
+        for t in texts:
+            plan, words = self._plan(self.words(t), t)
+            plans.append((plan, len(learned)))
+            learned.extend(words)
+        parts = self.tokenizer.encode_ordinary_batch([WORD_MARK + w for w in learned], num_threads=num_threads) \
+            if learned else []
+        out = []
+        for plan, base in plans:
+            ids: List[int] = []
+            for p in plan:
+                if p >= 0:
+                    ids.append(p)
+                else:
+                    ids.extend(parts[base - 1 - p])
+            out.append(ids)
+        return out
+
+    def encode_fim(self, prefix: str, suffix: str, middle: Optional[str] = None) -> List[int]:
+        """Fill-in-the-middle, prefix-suffix-middle order: ``<FIM_PREFIX> prefix <FIM_SUFFIX>
+        suffix <FIM_MIDDLE>`` then ``middle <EOS>`` for a training example (``middle`` given) or
+        nothing for a prompt."""
+        out = [4] + self.encode(prefix) + [6] + self.encode(suffix) + [5]
+        if middle is not None:
+            out += self.encode(middle) + [3]
+        return out
+
+    def encode_diff(self, diff: str, message: Optional[str] = None) -> List[int]:
+        """A unified diff framed as ``<DIFF_START> [// COMMIT: message \\n] diff <DIFF_END>``."""
+        head = f"// COMMIT: {message}\n" if message else ""
+        return [15] + self.encode(head + diff) + [16]
+
+    # ---- decoding ----
+    def _units(self, ids: Sequence[int]) -> List[Tuple[str, bool]]:
+        """(text, is a fixed token) of each word of ``ids``: fixed tokens are words; a learned
+        token starting with :data:`WORD_MARK` starts a word, the others continue the one
+        before."""
+        if not self._bytes:
+            n = self.tokenizer.n_vocab
+            self._bytes = [b""] * FIRST_LEARNED + [self.tokenizer.decode_bytes([i]) for i in range(FIRST_LEARNED, n)]
+        units: List[Tuple[str, bool]] = []
+        pending: List[bytes] = []
+
+        def flush() -> None:
+            if pending:
+                units.append((b"".join(pending).decode("utf-8", "replace"), False))
+                pending.clear()
+
+        table = self._bytes
+        for i in ids:
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(table):
+                self._check_id(i)
+            if i < FIRST_LEARNED:
+                flush()
+                if i >= 20 and CATEGORY[i] != "reserved":
+                    units.append((FIXED_NAMES[i], True))
+                continue
+            b = table[i]
+            if b[:3] == _MARK_BYTES:
+                flush()
+                b = b[3:]
+            pending.append(b)
+        flush()
+        return units
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text from ids: words joined by the seed's spacing rule (a space between two words
+        that touch a letter, digit or ``_``, and after the diff headers ``---``, ``+++`` and
+        ``@@`` and before ``@@``; newlines as they are). Control and reserved tokens are left
+        out."""
+        out: List[str] = []
+        prev = ""
+        for text, fixed in self._units(list(ids)):
+            if not text:
+                continue
+            if prev and prev[-1] != "\n" and text[0] != "\n" and (
+                    (_word_char(prev[-1]) and _word_char(text[0])) or prev in _SPACED or (fixed and text == "@@")):
+                out.append(" ")
+            out.append(text)
+            prev = text
+        return "".join(out)
+
+    def tokenize(self, text: str) -> List[str]:
+        """The token texts of ``text`` (:meth:`id_to_token` of each id)."""
+        return [self.id_to_token(i) for i in self.encode(text)]
+
+    # ---- files ----
+    def save(self, path: PathLike) -> None:
+        """Write the tokenizer (fixed ids and learned BPE in one toksmith JSON file)."""
+        self.tokenizer.save(path)
+
+    @classmethod
+    def load(cls, path: PathLike) -> "CppTokenizer":
+        from ..formats import load_any
+
+        return cls(load_any(path))
+
+    def __repr__(self) -> str:
+        return f"CppTokenizer(vocab_size={self.vocab_size})"
+
+
+def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optional[int] = None,
+          progress: bool = False, errors: str = "strict", min_frequency: int = 0,
+          name: Optional[str] = "cppreason") -> CppTokenizer:
+    """Learn the BPE part (ids ``1600 .. vocab_size - 1``) from C++ files or texts: the corpus
+    is cut into words (:data:`PATTERN`), fixed words are left out, and the others are counted
+    with a leading :data:`WORD_MARK`, split by :data:`INNER_PATTERN`, and merged by toksmith's
+    trainer.
+
+    ``paths_or_texts``: a file, folder (recursed), glob, list of those, or an iterable of str.
+    """
+    from ..train import train_from_counts
+
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < FIRST_LEARNED + 256:
+        raise ValueError(f"vocab_size must be an int >= {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
+                         f"not {vocab_size!r}")
+    counts = _learned_counts(paths_or_texts, threads=threads, errors=errors)
+    specials = {_inner_name(i): i for i in range(FIRST_LEARNED)}
+    tok = train_from_counts(counts, vocab_size=vocab_size, pattern=INNER_PATTERN, special_tokens=specials,
+                            threads=threads, progress=progress, name=name, min_frequency=min_frequency)
+    tok.metadata["preset"] = "cppreason"
+    return CppTokenizer(tok)
+
+
+def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:
+    """Texts from files (read in blocks of whole lines) or from an iterable of str."""
+    from ..corpus import expand_paths, iter_line_blocks
+
+    if isinstance(paths_or_texts, (bytes, bytearray)):
+        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
+    if isinstance(paths_or_texts, (str, os.PathLike)) or (
+            isinstance(paths_or_texts, (list, tuple)) and paths_or_texts
+            and all(isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in paths_or_texts)):
+        for f in expand_paths(paths_or_texts):
+            yield from iter_line_blocks(f, errors)
+    else:
+        for t in paths_or_texts:
+            if not isinstance(t, str):
+                raise TypeError(f"texts must be str, not {type(t).__name__}")
+            yield t
+
+
+def _learned_counts(paths_or_texts: Any, *, threads: Optional[int] = None, errors: str = "strict") -> Dict[bytes, int]:
+    words = _core.ChunkCounter(PATTERN)
+    batch: List[str] = []
+    n = 0 if threads is None else threads
+    for t in _texts(paths_or_texts, errors):
+        batch.append(t)
+        if len(batch) >= 64:
+            words.add_texts(batch, n)
+            batch.clear()
+    if batch:
+        words.add_texts(batch, n)
+    inner = _core.ChunkCounter(INNER_PATTERN)
+    for w, c in words.counts():
+        text = w.decode("utf-8")
+        if text[0] in "\r\n" or text in FIXED_IDS or text in _HEADERS:
+            continue
+        if text[0] == "#" and "#" + text[1:].lstrip(" \t") in FIXED_IDS:
+            continue
+        inner.add_counts([(p.encode("utf-8"), c) for p in _core.split(WORD_MARK + text, INNER_PATTERN)])
+    return {k: v for k, v in inner.counts()}
+
+
+def load(path: PathLike) -> CppTokenizer:
+    """:meth:`CppTokenizer.load`."""
+    return CppTokenizer.load(path)
+
+
+__all__ = ["CppTokenizer", "train", "load", "LAYOUT", "FIXED_IDS", "FIXED_NAMES", "PATTERN", "SPECIAL_TOKENS",
+           "CPP_KEYWORDS", "CPP_OPERATORS", "PREPROCESSOR", "PUNCTUATION", "STL_NAMES", "DIFF_TOKENS"]

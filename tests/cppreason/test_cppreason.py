@@ -1,0 +1,237 @@
+"""The CppReason preset (seed 001): the fixed-id layout, the seed's 12-point validation
+checklist, whole-word fixed tokens, the learned part against a pure-Python pipeline (the
+``regex`` module for the words, the inner toksmith tokenizer for each learned word), decoding
+by the seed's spacing rule, FIM and diff framing, files and errors."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import warnings
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+import toksmith
+from toksmith.presets import cppreason
+from toksmith.presets.cppreason import (CPP_KEYWORDS, FIXED_IDS, FIXED_NAMES, FIRST_LEARNED, PATTERN, WORD_MARK,
+                                        CppTokenizer)
+
+CPP = Path(__file__).resolve().parent.parent / "data" / "corpora" / "cpp_slice.txt"
+VOCAB = 4000
+
+
+@pytest.fixture(scope="module")
+def cpp() -> CppTokenizer:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the slice must give every merge asked for
+        return cppreason.train(CPP, vocab_size=VOCAB)
+
+
+# ---- layout ----------------------------------------------------------------------------------
+
+def test_layout():
+    assert len(FIXED_NAMES) == FIRST_LEARNED == 1600
+    assert FIXED_NAMES[:4] == ["<PAD>", "<UNK>", "<BOS>", "<EOS>"] and FIXED_NAMES[19] == "<RESERVED_19>"
+    assert FIXED_NAMES[20] == "auto" and FIXED_IDS["int"] == 20 + CPP_KEYWORDS.index("int")
+    assert FIXED_IDS["::"] == 120 and FIXED_IDS["->"] == 121
+    assert FIXED_IDS["#include"] == 180 and FIXED_IDS["{"] == 220 and FIXED_IDS["std"] == 320
+    assert all(FIXED_IDS[str(n)] == 520 + n for n in range(1000))
+    assert FIXED_NAMES[1520:1529] == ["+", "-", "@@", "diff", "---", "+++", "index", "a/", "b/"]
+    assert FIXED_IDS["+"] == 220 + list("{}()[]<>;:,.+-").index("+")  # punctuation, not the diff marker
+    assert FIXED_IDS["\n"] == 1536 and FIXED_IDS["\n\n"] == 1537
+    assert all(FIXED_NAMES[i] == f"<RESERVED_{i}>" for i in range(1552, 1600))
+    # a token listed twice ("typedef", "bind") keeps its first id; the free ids are reserved
+    assert CPP_KEYWORDS.count("typedef") == 1 and FIXED_NAMES.count("bind") == 1
+    assert sum(1 for t in FIXED_NAMES if t.startswith("<RESERVED_")) > 48
+
+
+def test_trained_layout(cpp):
+    assert cpp.vocab_size == VOCAB
+    inner = cpp.tokenizer
+    assert inner.decode_bytes([FIRST_LEARNED + 65]) == b"A"  # bytes right after the fixed ids
+    assert (cpp.pad_token_id, cpp.bos_token_id, cpp.eos_token_id) == (0, 2, 3)
+    assert cpp.special_id("<FIM_MIDDLE>") == 5
+    with pytest.raises(ValueError, match="control tokens"):
+        cpp.special_id("<NOPE>")
+
+
+# ---- the seed's validation checklist -------------------------------------------------------------
+
+def test_validation_checklist(cpp):
+    t = cpp.tokenize
+    assert t("std::vector<int>") == ["std", "::", "vector", "<", "int", ">"]               # 1
+    assert cpp.encode("a::b")[1] == 120 and cpp.encode("x::y::z").count(120) == 2          # 2
+    assert cpp.encode("p->q")[1] == 121                                                    # 3
+    assert cpp.encode("nullptr") == [FIXED_IDS["nullptr"]]                                 # 4
+    assert cpp.encode("42") == [562]                                                       # 5
+    ids = cpp.encode("1024")                                                               # 6
+    assert all(i >= FIRST_LEARNED for i in ids) and cpp.decode(ids) == "1024"
+    ids = cpp.encode("0x7ffee1234abc")                                                     # 7
+    assert all(i >= FIRST_LEARNED for i in ids) and cpp.decode(ids) == "0x7ffee1234abc"
+    assert cpp.encode("\n") == [1536] and cpp.encode("a  \t b") == cpp.encode("a b")       # 8
+    assert not any(cpp.tokenizer.decode_bytes([i]) in (b" ", b"\t") for i in cpp.encode("int  x ;\tq"))
+    assert t("// Check null pointer")[0] == "//" and cpp.decode(cpp.encode("// Check null pointer")) == \
+        "//Check null pointer"                                                             # 9
+    ids = cpp.encode('printf("hello %d\\n", x);')                                          # 10
+    assert ids[:2] == [FIXED_IDS["printf"], FIXED_IDS["("]]
+    assert ids[-2:] == [FIXED_IDS[")"], FIXED_IDS[";"]] and FIXED_IDS[","] in ids
+    assert cpp.decode(ids) == 'printf("hello %d\\n",x);'
+    assert t("+if (!buf) return;") == ["<DIFF_ADD>", "if", "(", "!", *t("buf"), ")", "return", ";"]  # 11
+    assert cpp.encode("cout << endl") == [FIXED_IDS["cout"], FIXED_IDS["<<"], FIXED_IDS["endl"]]  # 12
+
+
+def test_fixed_tokens_only_as_whole_words(cpp):
+    for word in ("print", "internal", "int_value", "nullptrs", "std2", "_int"):
+        ids = cpp.encode(word)
+        assert all(i >= FIRST_LEARNED for i in ids), word
+        assert cpp.decode(ids) == word
+
+
+def test_diff_markers_only_at_line_start(cpp):
+    assert cpp.encode("+x\n-y")[0] == 1520 and 1521 in cpp.encode("+x\n-y")
+    assert cpp.encode("a + b - c").count(FIXED_IDS["+"]) == 1 and 1520 not in cpp.encode("a + b - c")
+    assert 1521 not in cpp.encode("x\n  -y")  # indented: the minus sign
+    assert cpp.encode("--- a/f.c\n+++ b/f.c")[:2] == [1524, 1527]
+    assert cpp.decode(cpp.encode("--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,3 @@")) == "--- a/f.c\n+++ b/f.c\n@@ -1,2+1,3 @@"
+
+
+def test_newlines_and_preprocessor(cpp):
+    assert cpp.encode("a\n\n\n\nb")[1:-1] == [1537, 1537] and cpp.encode("a\n \n  b")[1] == 1537
+    assert cpp.encode("#include <x>")[0] == 180 and cpp.encode("#  include <x>")[0] == 180
+    assert all(i >= FIRST_LEARNED for i in cpp.encode("#include_next"))
+
+
+# ---- against a pure-Python pipeline ----------------------------------------------------------------
+
+def reference_encode(tok: CppTokenizer, text: str) -> list:
+    out = []
+    line_start = text[:1] in ("+", "-")
+    headers = {"--- a/": [1524, 1527], "+++ b/": [1525, 1528], "--- b/": [1524, 1528], "+++ a/": [1525, 1527]}
+    for w in regex.findall(PATTERN, text):
+        if w[0] in "\r\n":
+            out.append(1537 if w.count("\n") == 2 else 1536)
+            line_start = w.endswith("\n")
+            continue
+        if line_start and w in ("+", "-"):
+            out.append(1520 if w == "+" else 1521)
+        elif w in headers:
+            out.extend(headers[w])
+        elif w in FIXED_IDS:
+            out.append(FIXED_IDS[w])
+        elif w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS:
+            out.append(FIXED_IDS["#" + w[1:].lstrip(" \t")])
+        else:
+            out.extend(tok.tokenizer.encode_ordinary(WORD_MARK + w))
+        line_start = False
+    return out
+
+
+def test_encode_equals_the_reference_on_real_code(cpp):
+    text = CPP.read_text(encoding="utf-8")
+    assert cpp.encode(text) == reference_encode(cpp, text)
+    docs = [text[i:i + 4000] for i in range(0, 40000, 4000)]
+    assert cpp.encode_ordinary_batch(docs) == [reference_encode(cpp, d) for d in docs]
+
+
+CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}()") +
+                                ["int", "std", "::", "->", "42", "1024", "nullptr", "#include", "\n+", "\n-",
+                                 "--- a/", "+++ b/", "@@", "0x1F", "print"]), max_size=30).map("".join)
+
+
+@given(CODE)
+def test_encode_equals_the_reference_on_random_code(text):
+    tok = _small()
+    assert tok.encode(text) == reference_encode(tok, text)
+
+
+_SMALL = []
+
+
+def _small() -> CppTokenizer:
+    if not _SMALL:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _SMALL.append(cppreason.train([CPP.read_text(encoding="utf-8")[:20000]], vocab_size=2200))
+    return _SMALL[0]
+
+
+def render(text: str) -> str:
+    """The seed's spacing rule applied to the reference words."""
+    pieces = []
+    for w in regex.findall(PATTERN, text):
+        if w[0] in "\r\n":
+            pieces.append("\n" * min(2, w.count("\n")))
+        elif w in ("--- a/", "+++ b/", "--- b/", "+++ a/"):
+            pieces.extend([w[:3], w[4:]])
+        elif w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS:
+            pieces.append("#" + w[1:].lstrip(" \t"))
+        else:
+            pieces.append(w)
+    out, prev = [], ""
+    for p in pieces:
+        if prev and prev[-1] != "\n" and p[0] != "\n" and (
+                ((prev[-1].isalnum() or prev[-1] == "_") and (p[0].isalnum() or p[0] == "_"))
+                or prev in ("---", "+++", "@@") or p == "@@"):
+            out.append(" ")
+        out.append(p)
+        prev = p
+    return "".join(out)
+
+
+@given(CODE)
+def test_decode_is_the_seeds_spacing_rule(text):
+    tok = _small()
+    assert tok.decode(tok.encode(text)) == render(text)
+
+
+def test_decode_of_real_code(cpp):
+    text = CPP.read_text(encoding="utf-8")[:20000]
+    assert cpp.decode(cpp.encode(text)) == render(text)
+
+
+# ---- framing, files, errors ----------------------------------------------------------------------
+
+def test_fim_and_diff_framing(cpp):
+    pre, suf, mid = "int f() {", "}", "return 1;"
+    assert cpp.encode_fim(pre, suf) == [4] + cpp.encode(pre) + [6] + cpp.encode(suf) + [5]
+    assert cpp.encode_fim(pre, suf, mid) == [4] + cpp.encode(pre) + [6] + cpp.encode(suf) + [5] + cpp.encode(mid) + [3]
+    d = cpp.encode_diff("+x;\n", message="Fix")
+    assert d[0] == 15 and d[-1] == 16 and d[1:-1] == cpp.encode("// COMMIT: Fix\n+x;\n")
+    assert cpp.encode("x", bos=True, eos=True) == [2] + cpp.encode("x") + [3]
+    assert cpp.decode([2, 15] + cpp.encode("int x;") + [16, 3, 1599]) == "int x;"
+
+
+def test_save_load_and_errors(tmp_path, cpp):
+    p = tmp_path / "cpp.json"
+    cpp.save(p)
+    back = cppreason.load(p)
+    text = CPP.read_text(encoding="utf-8")[:5000]
+    assert back.encode(text) == cpp.encode(text)
+    with pytest.raises(ValueError, match="fixed ids"):
+        CppTokenizer(toksmith.train_from_iterator(["int x;"] * 5, vocab_size=259))
+    with pytest.raises(TypeError):
+        CppTokenizer("not a tokenizer")
+    with pytest.raises(ValueError, match="out of range"):
+        cpp.decode([VOCAB])
+    with pytest.raises(TypeError, match="must be int"):
+        cpp.decode(["x"])
+    with pytest.raises(TypeError, match="text must be str"):
+        cpp.encode(b"int")
+    with pytest.raises(TypeError, match="wrap it in a list"):
+        cpp.encode_ordinary_batch("int x;")
+    with pytest.raises(ValueError, match="vocab_size"):
+        cppreason.train(["int x;"], vocab_size=1000)
+    with pytest.raises(TypeError, match="not bytes"):
+        cppreason.train(b"int x;")
+
+
+def test_doctests():
+    module = importlib.import_module("toksmith.presets.cppreason")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the examples train on tiny corpora
+        result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
