@@ -244,15 +244,21 @@ impl WordEncoder {
 
     /// Append the ids of one word (already split, not yet lower-cased) to `out`.
     pub fn encode_word(&self, word: &str, out: &mut Vec<u32>) {
+        self.match_word(word, &mut Vec::with_capacity(word.len() + 1), out);
+    }
+
+    /// Lower-case `word` if asked, spell it with its end marker in `spelled`, and match it.
+    #[inline]
+    fn match_word(&self, word: &str, spelled: &mut Vec<u8>, out: &mut Vec<u32>) {
         let word = if self.lowercase {
             lowercase(word)
         } else {
             Cow::Borrowed(word)
         };
-        let mut spelled = Vec::with_capacity(word.len() + 1);
+        spelled.clear();
         spelled.extend_from_slice(word.as_bytes());
         spelled.push(END_OF_WORD);
-        self.match_spelled(&spelled, out);
+        self.match_spelled(spelled, out);
     }
 
     fn match_spelled(&self, b: &[u8], out: &mut Vec<u32>) {
@@ -284,15 +290,7 @@ impl WordEncoder {
                 return;
             }
             let start = out.len();
-            let lw = if self.lowercase {
-                lowercase(w)
-            } else {
-                Cow::Borrowed(w)
-            };
-            spelled.clear();
-            spelled.extend_from_slice(lw.as_bytes());
-            spelled.push(END_OF_WORD);
-            self.match_spelled(&spelled, &mut out);
+            self.match_word(w, &mut spelled, &mut out);
             if w.len() <= 64 {
                 seen.insert(w, (start as u32, (out.len() - start) as u32));
             }
@@ -321,15 +319,7 @@ impl WordEncoder {
                 return;
             }
             let start = out.len();
-            let lw = if self.lowercase {
-                lowercase(w)
-            } else {
-                Cow::Borrowed(w)
-            };
-            spelled.clear();
-            spelled.extend_from_slice(lw.as_bytes());
-            spelled.push(END_OF_WORD);
-            self.match_spelled(&spelled, &mut out);
+            self.match_word(w, &mut spelled, &mut out);
             if w.len() <= 64 && cache.map.len() < BATCH_CACHE_WORDS {
                 cache.map.insert(w.into(), out[start..].into());
             }

@@ -1290,19 +1290,27 @@ impl ChunkCounter {
         let result = py.detach(|| {
             in_pool(threads, || {
                 let chunks = counter.into_counts();
-                let mut cb = |p: train::MergeProgress| {
-                    if let Some(f) = &progress {
-                        Python::attach(|py| {
-                            if let Err(e) = f.call1(py, (p.merges_done, p.merges_total)) {
-                                e.print(py);
-                            }
-                        });
-                    }
-                };
+                let mut cb = merge_progress(&progress);
                 train::train_merges_limited(&chunks, num_merges, limits, &mut cb)
             })
         })?;
         result.map_err(to_py)
+    }
+}
+
+/// The merge loop's progress as calls of `progress(done, total)` with the GIL taken (errors in
+/// the callback are printed, not raised: training goes on).
+pub(crate) fn merge_progress(
+    progress: &Option<Py<PyAny>>,
+) -> impl FnMut(train::MergeProgress) + '_ {
+    move |p: train::MergeProgress| {
+        if let Some(f) = progress {
+            Python::attach(|py| {
+                if let Err(e) = f.call1(py, (p.merges_done, p.merges_total)) {
+                    e.print(py);
+                }
+            });
+        }
     }
 }
 

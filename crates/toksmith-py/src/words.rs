@@ -3,11 +3,10 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use toksmith_core::train::MergeProgress;
 use toksmith_core::words;
 
 use crate::errors::to_py;
-use crate::in_pool;
+use crate::{in_pool, merge_progress};
 
 /// Learn merges over the characters of counted words (each spelled with `</w>`); returns
 /// (alphabet as a str, merges as [(left, right, made)]): symbol i < len(alphabet) is
@@ -28,15 +27,7 @@ pub fn train_words(
 ) -> PyResult<LearnedWords> {
     let result = py.detach(|| {
         in_pool(threads, || {
-            let mut cb = |p: MergeProgress| {
-                if let Some(f) = &progress {
-                    Python::attach(|py| {
-                        if let Err(e) = f.call1(py, (p.merges_done, p.merges_total)) {
-                            e.print(py);
-                        }
-                    });
-                }
-            };
+            let mut cb = merge_progress(&progress);
             words::train_words(&words, num_merges, min_frequency, &mut cb)
         })
     })?;
