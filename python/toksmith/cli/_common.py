@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import BinaryIO, Iterator, Optional, Tuple
+from typing import Any, BinaryIO, Iterator, Optional, Tuple
+
+
+def add_command_group(subparsers: Any, name: str, help: str, description: str) -> Tuple[Any, Any]:
+    """A command with sub-commands (``toksmith NAME SUBCOMMAND ...``): returns (its parser, the
+    sub-parsers to add to). Given no sub-command it prints its help and exits with status 2."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    sub = parser.add_subparsers(dest=f"{name}_command", metavar="SUBCOMMAND")
+
+    def show_help(args: Any) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(func=show_help)
+    return parser, sub
 
 
 def add_tokenizer_arg(p) -> None:

@@ -14,20 +14,16 @@ import json
 import sys
 from typing import Any
 
+from ._common import add_command_group
+
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser, sub = add_command_group(
+        subparsers,
         "calm",
         help="CALM byte tokenizer: inspect CWGT files, build and decode sequences",
         description="CALM byte-level tokenizer (320 ids): CWGT v5 weight files and template sequences.",
     )
-    sub = parser.add_subparsers(dest="calm_command", metavar="SUBCOMMAND")
-
-    def show_help(args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 2
-
-    parser.set_defaults(func=show_help)
 
     inspect = sub.add_parser("inspect", help="print a CWGT file's header and metadata")
     inspect.add_argument("model", metavar="MODEL.cwgt", help="CWGT v5 weight file")

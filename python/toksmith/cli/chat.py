@@ -21,23 +21,19 @@ import os
 import sys
 from typing import IO, Any, Iterator, List, Optional, Tuple
 
+from ._common import add_command_group
+
 BAD_LINES_SHOWN = 20
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser, sub = add_command_group(
+        subparsers,
         "chat",
         help="render chat conversations (nanochat): show tokens and masks, write numpy shards",
         description="Chat conversations rendered with the nanochat layout: <|bos|>, user and "
         "assistant turns between special tokens, and a training mask (1 = assistant tokens).",
     )
-    sub = parser.add_subparsers(dest="chat_command", metavar="SUBCOMMAND")
-
-    def show_help(args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 2
-
-    parser.set_defaults(func=show_help)
 
     show = sub.add_parser(
         "show",

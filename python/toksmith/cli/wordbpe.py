@@ -15,21 +15,17 @@ import argparse
 import sys
 from typing import Any
 
+from ._common import add_command_group
+
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser, sub = add_command_group(
+        subparsers,
         "wordbpe",
         help="word-level </w> BPE with token embeddings: train on text files, encode",
         description="Word-level BPE (seed 004): lower-cased words split at camelCase steps, "
         "</w> end-of-word merges, greedy longest-match encoding, token statistics and embeddings as CSV.",
     )
-    sub = parser.add_subparsers(dest="wordbpe_command", metavar="SUBCOMMAND")
-
-    def show_help(args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 2
-
-    parser.set_defaults(func=show_help)
 
     run = sub.add_parser("run", help="count words, learn the vocabulary, write CSV outputs and the tokenizer")
     run.add_argument("corpus", nargs="+", help="text files, folders (their .txt files) or globs")
