@@ -94,6 +94,7 @@ class JsonTables:
 
 # the word-level </w> model (toksmith.presets.wordbpe)
 WORDS_PATTERN: str
+CPP_WORDS_PATTERN: str  # toksmith.presets.cppreason
 
 def train_words(words: List[Tuple[str, int]], num_merges: int, min_frequency: int = 0,
                 progress: Optional[Callable[[int, int], None]] = None,

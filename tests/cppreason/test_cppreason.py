@@ -31,6 +31,31 @@ def cpp() -> CppTokenizer:
         return cppreason.train(CPP, vocab_size=VOCAB)
 
 
+# ---- words ----------------------------------------------------------------------------------
+
+def test_pattern_is_the_cores_and_uses_the_scanner():
+    from toksmith import _core
+
+    assert PATTERN == _core.CPP_WORDS_PATTERN
+    assert _core.compile_pattern(PATTERN) == (PATTERN, True)
+
+
+CPP_ATOMS = st.lists(st.sampled_from(["+", "-", "---", "+++", " a/", " b/", "@@", "#", "# ", "include", "x", "_",
+                                      "\u00e9", "0", "0x", "0X1f", "9", "\u0663", '"', "'", "\\", '\\"', " ", "\t",
+                                      "\n", "\r", "\r\n", "\xa0", "\x1c", "<", ">", "=", "->", ".", ":", "*", "/",
+                                      "\u0301", "\U0001f600"]), max_size=20).map("".join)
+
+
+@given(CPP_ATOMS)
+def test_scanner_equals_the_regex_module(text):
+    assert toksmith.split(text, PATTERN) == regex.findall(PATTERN, text)
+
+
+@given(st.text(max_size=40))
+def test_scanner_equals_the_regex_module_on_any_text(text):
+    assert toksmith.split(text, PATTERN) == regex.findall(PATTERN, text)
+
+
 # ---- layout ----------------------------------------------------------------------------------
 
 def test_layout():

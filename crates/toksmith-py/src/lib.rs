@@ -1444,5 +1444,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("RUSTBPE_GPT4_PATTERN", pretokenize::RUSTBPE_GPT4_PATTERN)?;
     m.add("WORDS_PATTERN", pretokenize::WORDS_PATTERN)?;
+    m.add("CPP_WORDS_PATTERN", pretokenize::CPP_WORDS_PATTERN)?;
     Ok(())
 }

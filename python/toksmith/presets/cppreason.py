@@ -12,7 +12,7 @@ learned byte-level BPE, with whitespace as a delimiter.
   words that are not fixed, each spelled with a leading ``\u2581`` (SentencePiece's word mark)
   so that a word's first token shows where it starts; spaces inside a word (string literals)
   stay as they are.
-* **Words** (:data:`PATTERN`, on the core's regex engine): diff headers (``+++``, ``---``
+* **Words** (:data:`PATTERN`, on a hand-written scanner in the core, fuzzed against the regex): diff headers (``+++``, ``---``
   at the start of a line, with the path prefix ``a/`` or ``b/`` after them, and ``@@``),
   preprocessor directives (``#include``, ``#  define``), hex literals, string and
   character literals (kept whole, spaces and all), the operators longest first, identifiers,

@@ -9,6 +9,7 @@
 
 mod blocks;
 mod chars;
+mod cpp_scanner;
 mod handwritten;
 mod word_scanner;
 #[rustfmt::skip]
@@ -57,6 +58,24 @@ pub const WORDS_PATTERN: &str = concat!(
     r"|[^\s\p{L}\p{M}\p{N}]"
 );
 
+/// The word split of the CppReason preset (seed 001): diff headers, preprocessor directives,
+/// literals, operators, identifiers, digit runs, line breaks and any other character; spaces
+/// and tabs are dropped. It has a hand-written scanner.
+pub const CPP_WORDS_PATTERN: &str = concat!(
+    r"(?m)^(?:\+\+\+|---)(?: [ab]/)?",
+    r"|@@",
+    r"|\#[ \t]*[A-Za-z_]+",
+    r"|0[xX][0-9a-fA-F]+",
+    r#"|"(?:[^"\\\n]|\\.)*""#,
+    r"|'(?:[^'\\\n]|\\.)'",
+    r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
+    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/",
+    r"|[\p{L}_][\p{L}\p{N}_]*",
+    r"|\p{N}+",
+    r"|(?:\r?\n[^\S\n]*){1,2}",
+    r"|\S"
+);
+
 pub const NAMED_PATTERNS: &[(&str, &str)] = &[
     ("gpt2", GPT2_PATTERN),
     ("cl100k", CL100K_PATTERN),
@@ -90,6 +109,8 @@ enum Scanner {
     O200k,
     /// [`WORDS_PATTERN`] (drops whitespace, so not a piece function)
     Words,
+    /// [`CPP_WORDS_PATTERN`] (drops spaces and tabs)
+    CppWords,
 }
 
 #[derive(Clone, Debug)]
@@ -122,6 +143,7 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
         },
         O200K_PATTERN => Scanner::O200k,
         WORDS_PATTERN => Scanner::Words,
+        CPP_WORDS_PATTERN => Scanner::CppWords,
         _ => return None,
     })
 }
@@ -249,6 +271,7 @@ impl Pretokenizer {
                         f,
                     ),
                     Scanner::Words => word_scanner::for_each_word(text, f),
+                    Scanner::CppWords => cpp_scanner::for_each_cpp_word(text, f),
                     Scanner::O200k => for_each_piece(
                         text,
                         blocks::o200k_block_starts,

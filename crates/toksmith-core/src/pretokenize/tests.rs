@@ -494,3 +494,28 @@ fn word_scanner_equals_regex() {
         vec!["XML", "Http", "Request", ",", "i", "Phone", "2024"]
     );
 }
+
+/// The CppReason word scanner against the regex: random texts over the fuzz alphabet, and
+/// texts of C++ atoms (operators, literals with escapes, diff headers, directives, CR/LF).
+#[test]
+fn cpp_scanner_equals_regex() {
+    let fast = Pretokenizer::new(CPP_WORDS_PATTERN).unwrap();
+    assert!(fast.is_fast());
+    let slow = Pretokenizer::new_regex(CPP_WORDS_PATTERN).unwrap();
+    let mut texts = fuzz_corpus(0x5eed_0001);
+    let atoms = [
+        "+", "-", "---", "+++", " a/", " b/", "@@", "@", "#", "# ", "#\t", "include", "x", "_",
+        "é", "0", "0x", "0X1f", "9", "٣", "\"", "'", "\\", "\\\"", "\\'", "\\n", " ", "\t", "\n",
+        "\r", "\r\n", "\u{a0}", "<", ">", "=", "<=", ">>", "->", ".", ":", "*", "/", "%", "&", "|",
+        "^", "!", "~", "?", ";", "{", "\u{301}", "中", "😀",
+    ];
+    let mut rng = Rng(0xc0ffee);
+    for _ in 0..6000 {
+        let len = rng.below(16);
+        texts.push((0..len).map(|_| atoms[rng.below(atoms.len())]).collect());
+    }
+    texts.push("--- a/x.cpp\n+++ b/x.cpp\n@@ -1,2 +1,3 @@\n+#include <a.h>\n std::vector<int> v = {0x1F, 'a', '\\n'}; // \"s p\"\n".to_string());
+    for t in &texts {
+        assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
+    }
+}

@@ -1,0 +1,201 @@
+//! Hand-written scanner for [`super::CPP_WORDS_PATTERN`], the word split of the CppReason
+//! preset (seed 001). Like the word scanner it drops text (spaces and tabs match nothing).
+//!
+//! At each place the regex tries its alternatives in order; the scanner does the same:
+//! 1. at the start of a line, `+++` or `---`, with ` a/` or ` b/` after it;
+//! 2. `@@`;
+//! 3. `#`, optional spaces and tabs, then ASCII letters or `_` (a preprocessor directive);
+//! 4. a hex literal `0x...`;
+//! 5. a string literal `"..."` and 6. a character literal `'.'` (backslash escapes, no line
+//!    break inside);
+//! 7. the operators, in the pattern's order (longest first where one is a prefix of another);
+//! 8. an identifier `[\p{L}_][\p{L}\p{N}_]*`; 9. a digit run `\p{N}+`;
+//! 10. one or two line breaks, each with the whitespace after it (no further `\n`);
+//! 11. any other character that is not whitespace.
+//!
+//! Checked against the regex by fuzzing (Rust here, Python's `regex` module in the tests).
+
+use super::chars::{char_at, is_letter, is_number, is_space};
+
+/// The operators of alternative 7, in the pattern's order.
+const OPERATORS: [&[u8]; 30] = [
+    b"<=>", b"<<=", b">>=", b"->*", b"...", b"::", b"->", b".*", b"==", b"!=", b"<=", b">=", b"&&",
+    b"||", b"<<", b">>", b"++", b"--", b"+=", b"-=", b"*=", b"/=", b"%=", b"&=", b"|=", b"^=",
+    b"##", b"//", b"/*", b"*/",
+];
+
+/// Call `f` with each word of `text`, in order.
+pub fn for_each_cpp_word<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut i = 0;
+    while i < n {
+        match word_end(b, i) {
+            Some(e) => {
+                // SAFETY: every alternative ends on a character boundary
+                f(unsafe { text.get_unchecked(i..e) });
+                i = e;
+            }
+            None => i += char_at(b, i).len as usize,
+        }
+    }
+}
+
+#[inline]
+fn word_end(b: &[u8], i: usize) -> Option<usize> {
+    let c = b[i];
+    let rest = &b[i..];
+    // 1. diff headers at the start of a line
+    if (c == b'+' || c == b'-')
+        && (i == 0 || b[i - 1] == b'\n')
+        && (rest.starts_with(b"+++") || rest.starts_with(b"---"))
+    {
+        let e = i + 3;
+        if b.len() >= e + 3
+            && b[e] == b' '
+            && (b[e + 1] == b'a' || b[e + 1] == b'b')
+            && b[e + 2] == b'/'
+        {
+            return Some(e + 3);
+        }
+        return Some(e);
+    }
+    // 2.
+    if rest.starts_with(b"@@") {
+        return Some(i + 2);
+    }
+    // 3. preprocessor directive
+    if c == b'#' {
+        let mut j = i + 1;
+        while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+            j += 1;
+        }
+        let k = j;
+        while j < b.len() && (b[j].is_ascii_alphabetic() || b[j] == b'_') {
+            j += 1;
+        }
+        if j > k {
+            return Some(j);
+        }
+    }
+    // 4. hex literal
+    if c == b'0' && rest.len() >= 3 && (rest[1] | 0x20) == b'x' && rest[2].is_ascii_hexdigit() {
+        let mut j = i + 3;
+        while j < b.len() && b[j].is_ascii_hexdigit() {
+            j += 1;
+        }
+        return Some(j);
+    }
+    // 5. string literal, 6. character literal
+    if c == b'"' {
+        if let Some(e) = literal(b, i, b'"', usize::MAX) {
+            return Some(e);
+        }
+    } else if c == b'\'' {
+        if let Some(e) = literal(b, i, b'\'', 1) {
+            return Some(e);
+        }
+    }
+    // 7. operators
+    if matches!(
+        c,
+        b'<' | b'>'
+            | b'-'
+            | b'.'
+            | b':'
+            | b'='
+            | b'!'
+            | b'&'
+            | b'|'
+            | b'+'
+            | b'*'
+            | b'/'
+            | b'%'
+            | b'^'
+            | b'#'
+    ) {
+        for op in OPERATORS {
+            if rest.starts_with(op) {
+                return Some(i + op.len());
+            }
+        }
+    }
+    let ch = char_at(b, i);
+    let next = i + ch.len as usize;
+    // 8. identifier
+    if c == b'_' || is_letter(ch.cat) {
+        return Some(run(b, next, |k, c| {
+            c == b'_' as u32 || is_letter(k) || is_number(k)
+        }));
+    }
+    // 9. digits
+    if is_number(ch.cat) {
+        return Some(run(b, next, |k, _| is_number(k)));
+    }
+    // 10. line breaks
+    let newline_at = |j: usize| -> Option<usize> {
+        if j < b.len() && b[j] == b'\n' {
+            Some(j + 1)
+        } else if j + 1 < b.len() && b[j] == b'\r' && b[j + 1] == b'\n' {
+            Some(j + 2)
+        } else {
+            None
+        }
+    };
+    if let Some(mut e) = newline_at(i) {
+        // whitespace but `\n` after it, then perhaps one more line break and its whitespace
+        let spaces = |j: usize| run(b, j, |k, c| is_space(k) && c != b'\n' as u32);
+        e = spaces(e);
+        if let Some(e2) = newline_at(e) {
+            e = spaces(e2);
+        }
+        return Some(e);
+    }
+    // 11. anything else but whitespace
+    if is_space(ch.cat) {
+        None
+    } else {
+        Some(next)
+    }
+}
+
+/// End of the run of characters from `j` for which `pred(category, code point)` holds.
+#[inline]
+fn run(b: &[u8], mut j: usize, pred: impl Fn(u8, u32) -> bool) -> usize {
+    while j < b.len() {
+        let ch = char_at(b, j);
+        if !pred(ch.cat, ch.cp) {
+            break;
+        }
+        j += ch.len as usize;
+    }
+    j
+}
+
+/// A literal from its opening `quote` at `i`: at most `max_units` characters or escapes
+/// (`\` and any character but a line break), none of them `quote`, `\` alone or a line break,
+/// then the closing `quote`. None if it does not close.
+#[inline]
+fn literal(b: &[u8], i: usize, quote: u8, max_units: usize) -> Option<usize> {
+    let mut j = i + 1;
+    let mut units = 0;
+    while j < b.len() {
+        let c = b[j];
+        if c == quote {
+            return (units >= 1 || max_units == usize::MAX).then_some(j + 1);
+        }
+        if units == max_units || c == b'\n' {
+            return None;
+        }
+        if c == b'\\' {
+            if j + 1 >= b.len() || b[j + 1] == b'\n' {
+                return None;
+            }
+            j += 1 + char_at(b, j + 1).len as usize;
+        } else {
+            j += char_at(b, j).len as usize;
+        }
+        units += 1;
+    }
+    None
+}
