@@ -11,13 +11,15 @@
 //! * [`bytelevel`]: GPT-2's byte-level alphabet (token bytes spelled as printable text);
 //! * [`vocab_files`]: the big tables of tokenizer files, parsed and checked in one pass;
 //! * [`utf8`]: UTF-8 to the fixed-width storage of Python strings;
-//! * [`words`]: the word-level `</w>` model (character merges, greedy longest match, embeddings).
+//! * [`words`]: the word-level `</w>` model (character merges, greedy longest match, embeddings);
+//! * [`fixed_words`]: a whole-word fixed-id vocabulary in front of BPE (CppReason).
 
 pub mod bpe_json;
 pub mod bytelevel;
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod fixed_words;
 pub mod ids_format;
 pub mod mem;
 pub mod piece_cache;

@@ -81,7 +81,7 @@ fn with_utf8<T: Send>(
 
 /// Run `f` with this thread's id buffer: short texts are encoded into it, then copied into
 /// their list. A buffer that grew past 1M ids is dropped afterwards.
-fn with_id_buffer<T>(f: impl FnOnce(&mut Vec<u32>) -> T) -> T {
+pub(crate) fn with_id_buffer<T>(f: impl FnOnce(&mut Vec<u32>) -> T) -> T {
     thread_local! {
         static IDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
     }
@@ -349,13 +349,13 @@ unsafe fn read_compact_int(item: *mut pyo3::ffi::PyObject, layout: IntLayout) ->
 
 /// Native BPE encoder/decoder over one vocabulary and split pattern.
 #[pyclass(module = "toksmith._core", frozen)]
-struct Bpe {
-    enc: Encoder,
+pub(crate) struct Bpe {
+    pub(crate) enc: Encoder,
     /// One Python int per id, shared by every returned list: building a list of ids then costs
     /// an incref per element instead of allocating an int (3x faster for big results).
     ints: Vec<Py<PyAny>>,
     /// The addresses of `ints`, for worker threads that write result lists (see `encode_list`).
-    int_addrs: Vec<usize>,
+    pub(crate) int_addrs: Vec<usize>,
 }
 
 /// A new list for `n` ids, not tracked by the cyclic garbage collector.
@@ -427,7 +427,7 @@ unsafe fn set_list_len(list: *mut pyo3::ffi::PyObject, n: usize) {
 /// so most writes miss the L2 cache, and each store waits for its line. The int of the id
 /// [`IDS_AHEAD`] places on is prefetched for writing, so the misses overlap. The buffer comes
 /// unzeroed from [`list_with_room`] (`PyList_New` would clear it first).
-fn ids_to_list<'py>(
+pub(crate) fn ids_to_list<'py>(
     py: Python<'py>,
     int_addrs: &[usize],
     ids: &[u32],
@@ -1431,6 +1431,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::split_gpt2_files, m)?)?;
     m.add_class::<files::JsonTables>()?;
     m.add_class::<words::WordEncoder>()?;
+    m.add_class::<words::FixedWordEncoder>()?;
     m.add_function(wrap_pyfunction!(words::train_words, m)?)?;
     m.add_function(wrap_pyfunction!(words::fold_word_counts, m)?)?;
     m.add_function(wrap_pyfunction!(words::word_embeddings, m)?)?;

@@ -1,12 +1,16 @@
 //! Glue for the word-level `</w>` model (`toksmith_core::words`): training on counted words,
-//! the greedy longest-match encoder, token statistics and embeddings.
+//! the greedy longest-match encoder, token statistics and embeddings; and for the whole-word
+//! fixed-id vocabulary in front of BPE (`toksmith_core::fixed_words`, CppReason).
 
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
+use rayon::prelude::*;
+use toksmith_core::encode::Allowed;
+use toksmith_core::fixed_words::FixedWords;
 use toksmith_core::words;
 
 use crate::errors::to_py;
-use crate::{in_pool, merge_progress};
+use crate::{ids_to_list, in_pool, merge_progress, with_id_buffer, Bpe};
 
 /// Learn merges over the characters of counted words (each spelled with `</w>`); returns
 /// (alphabet as a str, merges as [(left, right, made)]): symbol i < len(alphabet) is
@@ -138,5 +142,72 @@ impl WordEncoder {
         threads: usize,
     ) -> PyResult<Vec<u64>> {
         py.detach(|| in_pool(threads, || self.inner.token_counts(&words, n_vocab)))
+    }
+}
+
+/// Fixed ids for whole words, a `Bpe` (given to each call) for the other words.
+#[pyclass(module = "toksmith._core", frozen)]
+pub struct FixedWordEncoder {
+    inner: FixedWords,
+}
+
+#[pymethods]
+impl FixedWordEncoder {
+    #[new]
+    fn new(
+        pattern: &str,
+        table: Vec<(String, Vec<u32>)>,
+        line_start: Vec<(String, u32)>,
+        newline: [u32; 2],
+        mark: &str,
+    ) -> PyResult<Self> {
+        Ok(FixedWordEncoder {
+            inner: FixedWords::new(pattern, table, line_start, newline, mark).map_err(to_py)?,
+        })
+    }
+
+    /// The ids of `text`, the learned words encoded by `bpe` (ordinary text).
+    fn encode<'py>(&self, py: Python<'py>, bpe: &Bpe, text: &str) -> PyResult<Bound<'py, PyList>> {
+        with_id_buffer(|buf| {
+            buf.clear();
+            py.detach(|| {
+                self.inner.encode_with(text, buf, |w, out| {
+                    bpe.enc.encode_into(w, &Allowed::None, out)
+                })
+            })
+            .map_err(to_py)?;
+            ids_to_list(py, &bpe.int_addrs, buf)
+        })
+    }
+
+    /// `encode` of each text, in parallel.
+    #[pyo3(signature = (bpe, texts, threads=0))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        bpe: &Bpe,
+        texts: Vec<String>,
+        threads: usize,
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        let all: Vec<Vec<u32>> = py
+            .detach(|| {
+                in_pool(threads, || {
+                    texts
+                        .par_iter()
+                        .map(|t| {
+                            let mut out = Vec::with_capacity(t.len() / 3 + 1);
+                            self.inner
+                                .encode_with(t, &mut out, |w, o| {
+                                    bpe.enc.encode_into(w, &Allowed::None, o)
+                                })
+                                .map(|_| out)
+                        })
+                        .collect::<toksmith_core::Result<Vec<_>>>()
+                })
+            })?
+            .map_err(to_py)?;
+        all.iter()
+            .map(|ids| ids_to_list(py, &bpe.int_addrs, ids))
+            .collect()
     }
 }

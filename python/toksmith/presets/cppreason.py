@@ -146,7 +146,7 @@ WORD_MARK = "\u2581"
 _MARK_BYTES = WORD_MARK.encode("utf-8")
 #: diff header words that are two fixed tokens
 _HEADERS = {"--- a/": (1524, 1527), "+++ b/": (1525, 1528), "--- b/": (1524, 1528), "+++ a/": (1525, 1527)}
-#: how the learned part splits a word (after the leading space it is given)
+#: how the learned part splits a word (after the word mark it is given)
 INNER_PATTERN = "o200k"
 
 
@@ -189,10 +189,6 @@ def _inner_name(i: int) -> str:
 _SPACED = frozenset(("---", "+++", "@@"))
 
 
-def _word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
-
-
 class CppTokenizer:
     """The CppReason tokenizer: fixed ids for C++ primitives (:data:`FIXED_IDS`), a learned
     byte-level BPE (:attr:`tokenizer`, ids from 1600) for other words.
@@ -210,6 +206,9 @@ class CppTokenizer:
                              "train it with toksmith.presets.cppreason.train()")
         self.tokenizer = tokenizer
         self._bytes: List[bytes] = []
+        table = [(w, [i]) for w, i in FIXED_IDS.items()] + [(w, list(ids)) for w, ids in _HEADERS.items()]
+        self._fixed = _core.FixedWordEncoder(PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)],
+                                             (NEWLINE, DOUBLE_NEWLINE), WORD_MARK)
 
     # ---- properties (nanochat's interface) ----
     @property
@@ -255,34 +254,6 @@ class CppTokenizer:
             raise TypeError(f"text must be str, not {type(text).__name__}")
         return _core.split(text, PATTERN)
 
-    def _plan(self, words: List[str], text: str) -> Tuple[List[Any], List[str]]:
-        """Each word as a fixed id, or an index into the list of words for the BPE."""
-        plan: List[Any] = []
-        learned: List[str] = []
-        fixed = FIXED_IDS
-        line_start = text[:1] in ("+", "-")
-        for w in words:
-            c = w[0]
-            if c == "\n" or c == "\r":
-                plan.append(DOUBLE_NEWLINE if w.count("\n") == 2 else NEWLINE)
-                line_start = w[-1] == "\n"
-                continue
-            if line_start and (w == "+" or w == "-"):
-                plan.append(DIFF_ADD if w == "+" else DIFF_DEL)
-            elif w in _HEADERS:
-                plan.extend(_HEADERS[w])
-            else:
-                i = fixed.get(w)
-                if i is None and c == "#" and w[1:2] in (" ", "\t"):
-                    i = fixed.get("#" + w[1:].lstrip(" \t"))  # "#  include"
-                if i is None:
-                    plan.append(-1 - len(learned))
-                    learned.append(w)
-                else:
-                    plan.append(i)
-            line_start = False
-        return plan, learned
-
     def encode(self, text: str, *, bos: bool = False, eos: bool = False) -> List[int]:
         """The ids of ``text``: fixed ids for fixed words, learned BPE for the others; spaces and
         tabs are not encoded. Control-token text (``<BOS>``) is encoded as text.
@@ -293,40 +264,26 @@ class CppTokenizer:
         >>> tok.encode("a->b")[2]
         121
         """
-        plan, learned = self._plan(self.words(text), text)
-        parts = self.tokenizer.encode_ordinary_batch([WORD_MARK + w for w in learned]) if learned else []
-        out: List[int] = [2] if bos else []
-        for p in plan:
-            if p >= 0:
-                out.append(p)
-            else:
-                out.extend(parts[-1 - p])
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        ids = self._fixed.encode(self.tokenizer._core, text)
+        if bos:
+            ids.insert(0, 2)
         if eos:
-            out.append(3)
-        return out
+            ids.append(3)
+        return ids
 
     def encode_ordinary_batch(self, texts: Sequence[str], num_threads: Optional[int] = None) -> List[List[int]]:
-        """:meth:`encode` of each text (the learned part of all of them in one native batch)."""
+        """:meth:`encode` of each text, in parallel (all cores unless ``num_threads``)."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of str, not a single str; wrap it in a list")
-        plans = []
-        learned: List[str] = []
+        texts = list(texts)
         for t in texts:
-            plan, words = self._plan(self.words(t), t)
-            plans.append((plan, len(learned)))
-            learned.extend(words)
-        parts = self.tokenizer.encode_ordinary_batch([WORD_MARK + w for w in learned], num_threads=num_threads) \
-            if learned else []
-        out = []
-        for plan, base in plans:
-            ids: List[int] = []
-            for p in plan:
-                if p >= 0:
-                    ids.append(p)
-                else:
-                    ids.extend(parts[base - 1 - p])
-            out.append(ids)
-        return out
+            if not isinstance(t, str):
+                raise TypeError(f"text must be str, not {type(t).__name__}")
+        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
+            raise ValueError(f"num_threads must be a positive int or None, not {num_threads!r}")
+        return self._fixed.encode_batch(self.tokenizer._core, texts, num_threads or 0)
 
     def encode_fim(self, prefix: str, suffix: str, middle: Optional[str] = None) -> List[int]:
         """Fill-in-the-middle, prefix-suffix-middle order: ``<FIM_PREFIX> prefix <FIM_SUFFIX>
@@ -343,50 +300,48 @@ class CppTokenizer:
         return [15] + self.encode(head + diff) + [16]
 
     # ---- decoding ----
-    def _units(self, ids: Sequence[int]) -> List[Tuple[str, bool]]:
-        """(text, is a fixed token) of each word of ``ids``: fixed tokens are words; a learned
-        token starting with :data:`WORD_MARK` starts a word, the others continue the one
-        before."""
-        if not self._bytes:
-            n = self.tokenizer.n_vocab
-            self._bytes = [b""] * FIRST_LEARNED + [self.tokenizer.decode_bytes([i]) for i in range(FIRST_LEARNED, n)]
-        units: List[Tuple[str, bool]] = []
-        pending: List[bytes] = []
-
-        def flush() -> None:
-            if pending:
-                units.append((b"".join(pending).decode("utf-8", "replace"), False))
-                pending.clear()
-
+    def _units(self, ids: Sequence[int]) -> List[str]:
+        """The words of ``ids``: each fixed token is a word (control and reserved tokens are
+        none); a learned token starting with :data:`WORD_MARK` starts a word, the others
+        continue the one before. Each id's bytes come from a table in which a separator byte
+        (0xFF, never in UTF-8) stands where a word starts or ends, so the words are one join
+        and one split away."""
         table = self._bytes
-        for i in ids:
-            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(table):
+        if not table:
+            n = self.tokenizer.n_vocab
+            table = [b""] * n
+            for i in range(20, FIRST_LEARNED):
+                if CATEGORY[i] != "reserved":
+                    table[i] = b"\xff" + FIXED_NAMES[i].encode("utf-8") + b"\xff"
+            for i in range(FIRST_LEARNED, n):
+                b = self.tokenizer.decode_bytes([i])
+                table[i] = b"\xff" + b[len(_MARK_BYTES):] if b.startswith(_MARK_BYTES) else b
+            self._bytes = table
+        try:
+            if ids and min(ids) < 0:
+                raise IndexError
+            joined = b"".join([table[i] for i in ids])
+        except (IndexError, TypeError):
+            for i in ids:
                 self._check_id(i)
-            if i < FIRST_LEARNED:
-                flush()
-                if i >= 20 and CATEGORY[i] != "reserved":
-                    units.append((FIXED_NAMES[i], True))
-                continue
-            b = table[i]
-            if b[:3] == _MARK_BYTES:
-                flush()
-                b = b[3:]
-            pending.append(b)
-        flush()
-        return units
+            raise
+        return [w.decode("utf-8", "replace") for w in joined.split(b"\xff") if w]
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text from ids: words joined by the seed's spacing rule (a space between two words
         that touch a letter, digit or ``_``, and after the diff headers ``---``, ``+++`` and
         ``@@`` and before ``@@``; newlines as they are). Control and reserved tokens are left
         out."""
-        out: List[str] = []
-        prev = ""
-        for text, fixed in self._units(list(ids)):
-            if not text:
-                continue
-            if prev and prev[-1] != "\n" and text[0] != "\n" and (
-                    (_word_char(prev[-1]) and _word_char(text[0])) or prev in _SPACED or (fixed and text == "@@")):
+        words = self._units(list(ids))
+        if not words:
+            return ""
+        out: List[str] = [words[0]]
+        prev = words[0]
+        spaced = _SPACED
+        for text in words[1:]:
+            if prev[-1] != "\n" and text[0] != "\n" and (
+                    ((prev[-1].isalnum() or prev[-1] == "_") and (text[0].isalnum() or text[0] == "_"))
+                    or prev in spaced or text == "@@"):
                 out.append(" ")
             out.append(text)
             prev = text
