@@ -260,3 +260,16 @@ def test_doctests():
         warnings.simplefilter("ignore")  # the examples train on tiny corpora
         result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_native_table_is_checked_against_the_tokenizer():
+    from toksmith import _core
+
+    small = toksmith.train_from_iterator(["int x;"] * 5, vocab_size=258)
+    fw = _core.FixedWordEncoder(PATTERN, [("int", [1599])], [], (1536, 1537), WORD_MARK)
+    with pytest.raises(ValueError, match="fixed id 1599 is not an id of this tokenizer"):
+        fw.encode(small._core, "int x")
+    with pytest.raises(ValueError, match="fixed id 1599"):
+        fw.encode_batch(small._core, ["int x"])
+    ok = _core.FixedWordEncoder(PATTERN, [("int", [3])], [("+", 4)], (1, 2), "")
+    assert ok.encode(small._core, "+int x\n\n+") == [4, 3, *small.encode_ordinary("x"), 2, 4]

@@ -149,6 +149,23 @@ impl WordEncoder {
 #[pyclass(module = "toksmith._core", frozen)]
 pub struct FixedWordEncoder {
     inner: FixedWords,
+    /// the largest fixed id (checked against each `Bpe`'s vocabulary before use)
+    max_id: u32,
+}
+
+impl FixedWordEncoder {
+    /// The fixed ids must be ids of `bpe`'s vocabulary: the result lists are built from its
+    /// int objects by index.
+    fn check(&self, bpe: &Bpe) -> PyResult<()> {
+        if self.max_id as usize >= bpe.int_addrs.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "fixed id {} is not an id of this tokenizer (it has {} ids); pass the tokenizer the table was made for",
+                self.max_id,
+                bpe.int_addrs.len()
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[pymethods]
@@ -161,13 +178,22 @@ impl FixedWordEncoder {
         newline: [u32; 2],
         mark: &str,
     ) -> PyResult<Self> {
+        let max_id = table
+            .iter()
+            .flat_map(|(_, ids)| ids.iter().copied())
+            .chain(line_start.iter().map(|&(_, id)| id))
+            .chain(newline)
+            .max()
+            .unwrap_or(0);
         Ok(FixedWordEncoder {
             inner: FixedWords::new(pattern, table, line_start, newline, mark).map_err(to_py)?,
+            max_id,
         })
     }
 
     /// The ids of `text`, the learned words encoded by `bpe` (ordinary text).
     fn encode<'py>(&self, py: Python<'py>, bpe: &Bpe, text: &str) -> PyResult<Bound<'py, PyList>> {
+        self.check(bpe)?;
         with_id_buffer(|buf| {
             buf.clear();
             py.detach(|| {
@@ -189,6 +215,7 @@ impl FixedWordEncoder {
         texts: Vec<String>,
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        self.check(bpe)?;
         let all: Vec<Vec<u32>> = py
             .detach(|| {
                 in_pool(threads, || {
