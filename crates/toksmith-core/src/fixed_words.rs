@@ -4,8 +4,9 @@
 //! any other word is handed, with a mark in front of it, to a learned encoder (byte-level BPE
 //! in practice). Fixed ids are only ever whole words: `int` is fixed, the `int` in `print` is
 //! not. Three rules make the table fit source code and diffs:
-//! * a word in the `line_start` table gets that id when it starts a line (`+` and `-`, the
-//!   diff markers), its ordinary id elsewhere;
+//! * a word in the `line_start` table gets that id when it starts a line (at the start of
+//!   the text or right after a `\n`: `+` and `-`, the diff markers), its ordinary id
+//!   elsewhere;
 //! * a line-break word (starting with `\r` or `\n`, possibly holding the indentation after
 //!   it) is `newline[0]` or, with two line breaks, `newline[1]`;
 //! * `#` followed by spaces or tabs and a name is looked up without them (`#  include`).
@@ -54,7 +55,8 @@ impl FixedWords {
         out: &mut Vec<u32>,
         mut learned: impl FnMut(&str, &mut Vec<u32>) -> Result<()>,
     ) -> Result<()> {
-        let mut line_start = true;
+        let bytes = text.as_bytes();
+        let base = bytes.as_ptr() as usize;
         let mut buf = String::with_capacity(64);
         let mut result = Ok(());
         self.pretok.for_each_piece(text, |w| {
@@ -65,11 +67,11 @@ impl FixedWords {
             if first == b'\n' || first == b'\r' {
                 let breaks = w.bytes().filter(|&b| b == b'\n').count();
                 out.push(self.newline[(breaks >= 2) as usize]);
-                line_start = w.ends_with('\n');
                 return;
             }
-            let at_line_start = std::mem::replace(&mut line_start, false);
-            if at_line_start {
+            // the word starts a line when it starts the text or follows a `\n` directly
+            let at = w.as_ptr() as usize - base;
+            if at == 0 || bytes[at - 1] == b'\n' {
                 if let Some(&id) = self.line_start.get(w) {
                     out.push(id);
                     return;
@@ -119,7 +121,7 @@ mod tests {
         let mut out = Vec::new();
         let mut seen = Vec::new();
         fw.encode_with(
-            "+int print\n  +x +\n\n#  include\n--- a/f",
+            "+int print\n  +x +\n\n#  include\n--- a/f\n+y",
             &mut out,
             |w, o| {
                 seen.push(w.to_string());
@@ -128,8 +130,19 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(out, vec![9, 1, 100, 7, 2, 100, 2, 8, 3, 7, 4, 5, 100]);
-        assert_eq!(seen, vec!["~print", "~x", "~f"]);
+        assert_eq!(
+            out,
+            vec![9, 1, 100, 7, 2, 100, 2, 8, 3, 7, 4, 5, 100, 7, 9, 100]
+        );
+        assert_eq!(seen, vec!["~print", "~x", "~f", "~y"]);
+        // after leading spaces a word does not start a line
+        out.clear();
+        fw.encode_with(" +", &mut out, |_, o| {
+            o.push(100);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, vec![2]);
         // an error from the learned encoder stops the encoding
         let err = fw.encode_with("a b", &mut out, |_, _| Err(crate::Error::EmptyCorpus));
         assert!(err.is_err());
