@@ -420,6 +420,21 @@ unsafe fn set_list_len(list: *mut pyo3::ffi::PyObject, n: usize) {
     (*(list as *mut pyo3::ffi::PyListObject)).ob_base.ob_size = n as pyo3::ffi::Py_ssize_t;
 }
 
+/// One Python int per id `0..n` (kept alive by the owner), and their addresses for
+/// [`ids_to_list`].
+pub(crate) fn int_table(py: Python<'_>, n: usize) -> (Vec<Py<PyAny>>, Vec<usize>) {
+    let ints: Vec<Py<PyAny>> = (0..n as u64)
+        .map(|i| {
+            i.into_pyobject(py)
+                .expect("int conversion cannot fail")
+                .into_any()
+                .unbind()
+        })
+        .collect();
+    let addrs = ints.iter().map(|o| o.as_ptr() as usize).collect();
+    (ints, addrs)
+}
+
 /// Build a Python list from ids, reusing the cached int objects (`int_addrs[id]` is the
 /// address of the int for `id`).
 ///
@@ -703,15 +718,7 @@ impl Bpe {
             Ok(Encoder::new(vocab, pre))
         });
         let enc = enc.map_err(to_py)?;
-        let ints: Vec<Py<PyAny>> = (0..enc.vocab.n_vocab() as u64)
-            .map(|i| {
-                i.into_pyobject(py)
-                    .expect("int conversion cannot fail")
-                    .into_any()
-                    .unbind()
-            })
-            .collect();
-        let int_addrs = ints.iter().map(|o| o.as_ptr() as usize).collect();
+        let (ints, int_addrs) = int_table(py, enc.vocab.n_vocab());
         Ok(Bpe {
             enc,
             ints,

@@ -10,7 +10,7 @@ use toksmith_core::fixed_words::FixedWords;
 use toksmith_core::words;
 
 use crate::errors::to_py;
-use crate::{ids_to_list, in_pool, merge_progress, with_id_buffer, Bpe};
+use crate::{ids_to_list, in_pool, int_table, merge_progress, with_id_buffer, Bpe};
 
 /// Learn merges over the characters of counted words (each spelled with `</w>`); returns
 /// (alphabet as a str, merges as [(left, right, made)]): symbol i < len(alphabet) is
@@ -86,35 +86,56 @@ pub fn word_token_seed(text: &[u8], seed: u64) -> u64 {
 #[pyclass(module = "toksmith._core", frozen)]
 pub struct WordEncoder {
     inner: words::WordEncoder,
+    /// one int object per id (every id the encoder can give is below their number), so
+    /// results are lists of shared ints
+    _ints: Vec<Py<PyAny>>,
+    int_addrs: Vec<usize>,
 }
 
 #[pymethods]
 impl WordEncoder {
     #[new]
     fn new(
+        py: Python<'_>,
         pattern: &str,
         lowercase: bool,
         tokens: Vec<(Vec<u8>, u32)>,
         unk: u32,
     ) -> PyResult<Self> {
+        let n = tokens
+            .iter()
+            .map(|&(_, id)| id)
+            .chain([unk])
+            .max()
+            .unwrap_or(0) as usize
+            + 1;
+        let inner = words::WordEncoder::new(pattern, lowercase, &tokens, unk).map_err(to_py)?;
+        let (ints, int_addrs) = int_table(py, n);
         Ok(WordEncoder {
-            inner: words::WordEncoder::new(pattern, lowercase, &tokens, unk).map_err(to_py)?,
+            inner,
+            _ints: ints,
+            int_addrs,
         })
     }
 
-    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        py.detach(|| self.inner.encode(text)).map_err(to_py)
+    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.detach(|| self.inner.encode(text)).map_err(to_py)?;
+        ids_to_list(py, &self.int_addrs, &ids)
     }
 
     #[pyo3(signature = (texts, threads=0))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<String>,
         threads: usize,
-    ) -> PyResult<Vec<Vec<u32>>> {
-        py.detach(|| in_pool(threads, || self.inner.encode_batch(&texts)))?
-            .map_err(to_py)
+    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+        let all = py
+            .detach(|| in_pool(threads, || self.inner.encode_batch(&texts)))?
+            .map_err(to_py)?;
+        all.iter()
+            .map(|ids| ids_to_list(py, &self.int_addrs, ids))
+            .collect()
     }
 
     /// The ids of one word (not split; lower-cased if the encoder lower-cases).
