@@ -273,3 +273,12 @@ def test_native_table_is_checked_against_the_tokenizer():
         fw.encode_batch(small._core, ["int x"])
     ok = _core.FixedWordEncoder(PATTERN, [("int", [3])], [("+", 4)], (1, 2), "")
     assert ok.encode(small._core, "+int x\n\n+") == [4, 3, *small.encode_ordinary("x"), 2, 4]
+
+
+def test_decode_with_the_mark_split_over_tokens():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bare = cppreason.train(["x = a->b;"] * 5, vocab_size=1856)  # no merges: bytes only
+    ids = bare.encode("x = a->b; yy zz")
+    assert len(ids) > 10
+    assert bare.decode(ids) == "x=a->b;yy zz"

@@ -302,10 +302,10 @@ class CppTokenizer:
     # ---- decoding ----
     def _units(self, ids: Sequence[int]) -> List[str]:
         """The words of ``ids``: each fixed token is a word (control and reserved tokens are
-        none); a learned token starting with :data:`WORD_MARK` starts a word, the others
-        continue the one before. Each id's bytes come from a table in which a separator byte
-        (0xFF, never in UTF-8) stands where a word starts or ends, so the words are one join
-        and one split away."""
+        none); :data:`WORD_MARK` starts a learned word, whose tokens run until the next mark
+        or fixed token. Fixed tokens come from a table with a separator byte (0xFF, never in
+        UTF-8) on both sides, and each mark becomes one, so the words are one join, one
+        replace and one split away."""
         table = self._bytes
         if not table:
             n = self.tokenizer.n_vocab
@@ -314,13 +314,13 @@ class CppTokenizer:
                 if CATEGORY[i] != "reserved":
                     table[i] = b"\xff" + FIXED_NAMES[i].encode("utf-8") + b"\xff"
             for i in range(FIRST_LEARNED, n):
-                b = self.tokenizer.decode_bytes([i])
-                table[i] = b"\xff" + b[len(_MARK_BYTES):] if b.startswith(_MARK_BYTES) else b
+                table[i] = self.tokenizer.decode_bytes([i])
             self._bytes = table
         try:
             if ids and min(ids) < 0:
                 raise IndexError
-            joined = b"".join([table[i] for i in ids])
+            # the word mark may be split over tokens (small vocabularies): replaced after the join
+            joined = b"".join([table[i] for i in ids]).replace(_MARK_BYTES, b"\xff")
         except (IndexError, TypeError):
             for i in ids:
                 self._check_id(i)
