@@ -282,3 +282,11 @@ def test_decode_with_the_mark_split_over_tokens():
     ids = bare.encode("x = a->b; yy zz")
     assert len(ids) > 10
     assert bare.decode(ids) == "x=a->b;yy zz"
+
+
+def test_pickles_for_multiprocessing(cpp):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(cpp))
+    text = CPP.read_text(encoding="utf-8")[:3000]
+    assert back.encode(text) == cpp.encode(text) and back.decode(cpp.encode(text)) == cpp.decode(cpp.encode(text))

@@ -388,3 +388,12 @@ def test_command_line_run_and_encode(tmp_path, capsys):
     assert [int(x) for x in capsys.readouterr().out.split()] == tok.encode("the end")
     assert main(["wordbpe", "run", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 1
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_pickles_for_multiprocessing(english):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(english))
+    text = ENGLISH.read_text(encoding="utf-8")[:3000]
+    assert back.tokens == english.tokens and back.merges == english.merges
+    assert back.encode(text) == english.encode(text)

@@ -362,6 +362,10 @@ class CppTokenizer:
 
         return cls(load_any(path))
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # pickled as its learned tokenizer (the native fixed-word table is rebuilt)
+        return (CppTokenizer, (self.tokenizer,))
+
     def __repr__(self) -> str:
         return f"CppTokenizer(vocab_size={self.vocab_size})"
 

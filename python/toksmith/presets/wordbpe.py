@@ -256,11 +256,19 @@ class WordTokenizer:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"{os.fspath(path)} is not a {FORMAT} file (save one with WordTokenizer.save)")
         try:
-            return cls(d["tokens"], special_tokens=d["special_tokens"],
-                       merges=[tuple(m) for m in d.get("merges", [])], pattern=d["pattern"],
-                       lowercase=d["lowercase"], metadata=d.get("metadata"))
+            return cls.from_dict(d)
         except KeyError as e:
             raise ValueError(f"{os.fspath(path)} lacks the member {e.args[0]!r}") from None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "WordTokenizer":
+        """The tokenizer :meth:`to_dict` describes."""
+        return cls(d["tokens"], special_tokens=d["special_tokens"], merges=[tuple(m) for m in d.get("merges", [])],
+                   pattern=d["pattern"], lowercase=d["lowercase"], metadata=d.get("metadata"))
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # pickled as its description (the native encoder is rebuilt), for multiprocessing
+        return (WordTokenizer.from_dict, (self.to_dict(),))
 
     def __repr__(self) -> str:
         return f"WordTokenizer(n_vocab={len(self.tokens)}, merges={len(self.merges)})"
