@@ -290,3 +290,26 @@ def test_pickles_for_multiprocessing(cpp):
     back = pickle.loads(pickle.dumps(cpp))
     text = CPP.read_text(encoding="utf-8")[:3000]
     assert back.encode(text) == cpp.encode(text) and back.decode(cpp.encode(text)) == cpp.decode(cpp.encode(text))
+
+
+def test_command_line(tmp_path, capsys):
+    from toksmith.cli import main
+
+    out = str(tmp_path / "cpp.json")
+    assert main(["cppreason", "train", str(CPP), "-o", out, "--vocab-size", "2500", "--no-progress"]) == 0
+    tok = cppreason.load(out)
+    assert tok.vocab_size == 2500
+    capsys.readouterr()
+    assert main(["cppreason", "encode", "-t", out, "std::vector<int>", "v;"]) == 0
+    ids = [int(x) for x in capsys.readouterr().out.split()]
+    assert ids == tok.encode("std::vector<int> v;")
+    assert main(["cppreason", "decode", "-t", out] + [str(i) for i in ids]) == 0
+    assert capsys.readouterr().out == tok.decode(ids) + "\n"
+    assert main(["cppreason", "encode", "--tokens", "-t", out, "a->b"]) == 0
+    assert capsys.readouterr().out.split() == [t for t in tok.tokenize("a->b")]
+    # the plain commands refuse the file: they would give other ids
+    for cmd in (["encode", "-t", out, str(CPP)], ["decode", "-t", out, str(CPP)]):
+        assert main(cmd) == 1
+        assert "toksmith cppreason" in capsys.readouterr().err
+    assert main(["cppreason", "decode", "-t", out, "x"]) == 1
+    assert "must be integers" in capsys.readouterr().err

@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = [
     "chat",
     "eval",
     "wordbpe",
+    "cppreason",
 ]
 
 

@@ -45,6 +45,14 @@ def load_tokenizer(path: str):
     return load_any(path)
 
 
+def refuse_preset_file(tok: Any, command: str) -> None:
+    """Stop ``toksmith encode``/``decode`` on a CppReason file: its fixed whole-word ids are not
+    in the byte-level table the file holds, so the plain tokenizer would give other ids."""
+    if getattr(tok, "metadata", {}).get("preset") == "cppreason":
+        raise ValueError(f"this is a CppReason tokenizer (fixed whole-word ids in front of BPE): use "
+                         f"`toksmith cppreason {command}`, or toksmith.presets.cppreason.load(...)")
+
+
 def open_input(path: Optional[str]) -> BinaryIO:
     if path is None or path == "-":
         return sys.stdin.buffer

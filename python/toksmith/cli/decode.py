@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import _core
-from ._common import add_tokenizer_arg, load_tokenizer, open_io, read_blocks
+from ._common import add_tokenizer_arg, load_tokenizer, refuse_preset_file, open_io, read_blocks
 
 
 def register(sub) -> None:
@@ -51,6 +51,7 @@ def _text_ids(fin, name):
 
 def run(args) -> int:
     tok = load_tokenizer(args.tokenizer)
+    refuse_preset_file(tok, "decode")
     name = "<stdin>" if args.input == "-" else args.input
     fmt = args.format
     if fmt == "auto":

@@ -6,7 +6,7 @@ import os
 import struct
 
 from .. import _core
-from ._common import add_tokenizer_arg, load_tokenizer, open_io
+from ._common import add_tokenizer_arg, load_tokenizer, refuse_preset_file, open_io
 
 
 def register(sub) -> None:
@@ -83,6 +83,7 @@ def run(args) -> int:
     from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 
     tok = load_tokenizer(args.tokenizer)
+    refuse_preset_file(tok, "encode")
     name = "<stdin>" if args.input == "-" else args.input
     if args.lines and args.format == "npy":
         raise ValueError("--lines with --format npy is not supported (lines have different lengths); "

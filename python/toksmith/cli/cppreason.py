@@ -1,0 +1,83 @@
+"""``toksmith cppreason ...``: the C++ hybrid tokenizer (seed 001).
+
+* ``toksmith cppreason train FILES... -o TOKENIZER.json [--vocab-size N]``: learn the BPE part
+  (ids from 1600) from C++ files or folders.
+* ``toksmith cppreason encode -t TOKENIZER.json [TEXT...] [--tokens]``: encode the arguments (or
+  stdin); ids space-separated, or the token texts with ``--tokens``.
+* ``toksmith cppreason decode -t TOKENIZER.json [IDS...]``: ids (arguments or stdin) to text,
+  spaced by the seed's rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._common import add_command_group
+
+
+def register(subparsers: Any) -> None:
+    _, sub = add_command_group(
+        subparsers,
+        "cppreason",
+        help="C++ hybrid tokenizer: fixed ids for C++ primitives + learned BPE; train, encode, decode",
+        description="CppReason (seed 001): fixed ids 0-1599 for keywords, operators, STL names, numbers "
+        "0-999, diff markers and newlines, as whole words; byte-level BPE from 1600 for other words; "
+        "spaces and tabs are not tokens.",
+    )
+    train = sub.add_parser("train", help="learn the BPE part from C++ files or folders")
+    train.add_argument("files", nargs="+", help="files, folders (recursed) or globs")
+    train.add_argument("-o", "--output", required=True, help="tokenizer file to write (toksmith JSON)")
+    train.add_argument("--vocab-size", type=int, default=32768, help="total size (default 32768)")
+    train.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
+    train.add_argument("--errors", default="strict", choices=["strict", "replace"],
+                       help="invalid UTF-8: raise (strict) or replace with U+FFFD")
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.set_defaults(func=_train)
+
+    enc = sub.add_parser("encode", help="encode text (arguments or stdin)")
+    enc.add_argument("-t", "--tokenizer", required=True, help="a file written by `toksmith cppreason train`")
+    enc.add_argument("text", nargs="*", help="text to encode (default: stdin)")
+    enc.add_argument("--tokens", action="store_true", help="print token texts instead of ids")
+    enc.set_defaults(func=_encode)
+
+    dec = sub.add_parser("decode", help="decode ids (arguments or stdin) to text")
+    dec.add_argument("-t", "--tokenizer", required=True, help="a file written by `toksmith cppreason train`")
+    dec.add_argument("ids", nargs="*", help="token ids (default: whitespace-separated ids from stdin)")
+    dec.set_defaults(func=_decode)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ..presets import cppreason
+
+    tok = cppreason.train(args.files if len(args.files) > 1 else args.files[0], vocab_size=args.vocab_size,
+                          threads=args.threads, progress=not args.no_progress, errors=args.errors)
+    tok.save(args.output)
+    print(f"{tok.vocab_size} tokens -> {args.output}", file=sys.stderr)
+    return 0
+
+
+def _encode(args: argparse.Namespace) -> int:
+    from ..presets import cppreason
+
+    tok = cppreason.load(args.tokenizer)
+    text = " ".join(args.text) if args.text else sys.stdin.read()
+    if args.tokens:
+        print(" ".join(repr(t)[1:-1] for t in tok.tokenize(text)))
+    else:
+        print(" ".join(map(str, tok.encode(text))))
+    return 0
+
+
+def _decode(args: argparse.Namespace) -> int:
+    from ..presets import cppreason
+
+    tok = cppreason.load(args.tokenizer)
+    words = args.ids if args.ids else sys.stdin.read().split()
+    try:
+        ids = [int(w) for w in words]
+    except ValueError:
+        raise ValueError(f"ids must be integers, e.g. `toksmith cppreason decode -t T.json 20 120 335`; got {words[:5]}") from None
+    sys.stdout.write(tok.decode(ids) + "\n")
+    return 0
