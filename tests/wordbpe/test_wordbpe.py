@@ -397,3 +397,10 @@ def test_pickles_for_multiprocessing(english):
     text = ENGLISH.read_text(encoding="utf-8")[:3000]
     assert back.tokens == english.tokens and back.merges == english.merges
     assert back.encode(text) == english.encode(text)
+
+
+def test_byte_level_loaders_name_the_preset(tmp_path, english):
+    p = tmp_path / "w.json"
+    english.save(p)
+    with pytest.raises(ValueError, match="toksmith.presets.wordbpe.load"):
+        toksmith.load_any(p)

@@ -73,6 +73,10 @@ def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict], Optional[Json
             return "huggingface", data, None
         if data and all(isinstance(v, int) for v in data.values()):
             return "gpt2", None, None
+        if data.get("format") == "toksmith-wordbpe":
+            raise TokenizerFileError(
+                f"{p}: a word-level tokenizer of toksmith.presets.wordbpe (greedy longest match, not byte-level "
+                f"BPE): load it with toksmith.presets.wordbpe.load(path), or use `toksmith wordbpe encode`")
     raise TokenizerFileError(f"{p}: a JSON file of no known tokenizer format (toksmith, tokenizer.json, vocab.json)")
 
 
