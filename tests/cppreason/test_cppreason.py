@@ -199,7 +199,7 @@ def render(text: str) -> str:
     out, prev = [], ""
     for p in pieces:
         if prev and prev[-1] != "\n" and p[0] != "\n" and (
-                ((prev[-1].isalnum() or prev[-1] == "_") and (p[0].isalnum() or p[0] == "_"))
+                (regex.match(r"[\p{L}\p{N}_]", prev[-1]) and regex.match(r"[\p{L}\p{N}_]", p[0]))
                 or prev in ("---", "+++", "@@") or p == "@@"):
             out.append(" ")
         out.append(p)

@@ -11,8 +11,9 @@
 //!   it) is `newline[0]` or, with two line breaks, `newline[1]`;
 //! * `#` followed by spaces or tabs and a name is looked up without them (`#  include`).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::pretokenize::chars::{category, is_letter, is_number};
 use crate::pretokenize::Pretokenizer;
 use crate::Result;
 
@@ -99,6 +100,122 @@ impl FixedWords {
     }
 }
 
+/// The way back: ids to words, and words to text by a spacing rule (the seed's: a space
+/// between two words when the first ends and the second starts with a letter, digit or `_`, or
+/// after a word of `space_after` or before one of `space_before`; never next to a line break).
+///
+/// A fixed id shows as its text (or nothing: control and reserved ids); the learned ids' bytes
+/// run together and each mark starts a new word (the mark may be split over tokens).
+pub struct WordDecoder {
+    fixed: Vec<Option<Box<[u8]>>>,
+    mark: Box<[u8]>,
+    space_after: FxHashSet<Box<[u8]>>,
+    space_before: FxHashSet<Box<[u8]>>,
+}
+
+fn word_char(c: char) -> bool {
+    c == '_' || {
+        let cat = category(c as u32);
+        is_letter(cat) || is_number(cat)
+    }
+}
+
+impl WordDecoder {
+    /// `fixed[id]`: the text of fixed id `id` (ids from `fixed.len()` on are learned).
+    pub fn new(
+        fixed: Vec<Option<String>>,
+        mark: &str,
+        space_after: Vec<String>,
+        space_before: Vec<String>,
+    ) -> Self {
+        WordDecoder {
+            fixed: fixed
+                .into_iter()
+                .map(|t| t.map(|t| t.into_bytes().into_boxed_slice()))
+                .collect(),
+            mark: mark.as_bytes().into(),
+            space_after: space_after
+                .into_iter()
+                .map(|w| w.into_bytes().into())
+                .collect(),
+            space_before: space_before
+                .into_iter()
+                .map(|w| w.into_bytes().into())
+                .collect(),
+        }
+    }
+
+    /// The text of `ids`; `learned(id)` gives a learned id's bytes.
+    pub fn decode<'v>(
+        &self,
+        ids: &[u32],
+        learned: impl Fn(u32) -> Result<&'v [u8]>,
+    ) -> Result<String> {
+        // what the spacing rule needs of the word before: its last character, and whether a
+        // space follows it in any case
+        struct Prev {
+            last: Option<char>,
+            spaced: bool,
+        }
+        let mut out = String::new();
+        let mut prev = Prev {
+            last: None,
+            spaced: false,
+        };
+        let mut stream: Vec<u8> = Vec::new();
+        let push = |word: &[u8], out: &mut String, prev: &mut Prev| {
+            if word.is_empty() {
+                return;
+            }
+            let text = String::from_utf8_lossy(word);
+            if let (Some(last), Some(first)) = (prev.last, text.chars().next()) {
+                if last != '\n'
+                    && first != '\n'
+                    && ((word_char(last) && word_char(first))
+                        || prev.spaced
+                        || self.space_before.contains(word))
+                {
+                    out.push(' ');
+                }
+            }
+            out.push_str(&text);
+            prev.last = text.chars().next_back();
+            prev.spaced = self.space_after.contains(word);
+        };
+        let flush = |stream: &mut Vec<u8>, out: &mut String, prev: &mut Prev| {
+            if stream.is_empty() {
+                return;
+            }
+            let m = &self.mark[..];
+            let mut start = 0;
+            let mut i = 0;
+            while !m.is_empty() && i + m.len() <= stream.len() {
+                if &stream[i..i + m.len()] == m {
+                    push(&stream[start..i], out, prev);
+                    i += m.len();
+                    start = i;
+                } else {
+                    i += 1;
+                }
+            }
+            push(&stream[start..], out, prev);
+            stream.clear();
+        };
+        for &id in ids {
+            if let Some(f) = self.fixed.get(id as usize) {
+                flush(&mut stream, &mut out, &mut prev);
+                if let Some(text) = f {
+                    push(text, &mut out, &mut prev);
+                }
+            } else {
+                stream.extend_from_slice(learned(id)?);
+            }
+        }
+        flush(&mut stream, &mut out, &mut prev);
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +263,43 @@ mod tests {
         // an error from the learned encoder stops the encoding
         let err = fw.encode_with("a b", &mut out, |_, _| Err(crate::Error::EmptyCorpus));
         assert!(err.is_err());
+    }
+
+    #[test]
+    fn decode_by_the_spacing_rule() {
+        let mut fixed: Vec<Option<String>> = vec![None; 10];
+        fixed[1] = Some("int".into());
+        fixed[2] = Some(";".into());
+        fixed[3] = Some("\n".into());
+        fixed[4] = Some("---".into());
+        fixed[5] = Some("@@".into());
+        let dec = WordDecoder::new(
+            fixed,
+            "~",
+            vec!["---".into(), "@@".into()],
+            vec!["@@".into()],
+        );
+        let learned: FxHashMap<u32, &[u8]> = [
+            (10, &b"~x"[..]),
+            (11, &b"y"[..]),
+            (12, &b"~"[..]),
+            (13, &b"z\xc3"[..]),
+            (14, &b"\xa9 q"[..]),
+        ]
+        .into_iter()
+        .collect();
+        let get = |id: u32| {
+            learned.get(&id).copied().ok_or(crate::Error::UnknownId {
+                id: id as u64,
+                n_vocab: 15,
+            })
+        };
+        // words: int, xy, ;, \n, int, z\u{e9} q (the mark split off its word), ---, a@@
+        assert_eq!(
+            dec.decode(&[1, 10, 11, 2, 3, 1, 12, 13, 14, 0, 4, 10, 5, 3], get)
+                .unwrap(),
+            "int xy;\nint z\u{e9} q--- x @@\n"
+        );
+        assert!(dec.decode(&[99], get).is_err());
     }
 }

@@ -1439,6 +1439,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<files::JsonTables>()?;
     m.add_class::<words::WordEncoder>()?;
     m.add_class::<words::FixedWordEncoder>()?;
+    m.add_class::<words::FixedWordDecoder>()?;
     m.add_function(wrap_pyfunction!(words::train_words, m)?)?;
     m.add_function(wrap_pyfunction!(words::fold_word_counts, m)?)?;
     m.add_function(wrap_pyfunction!(words::word_embeddings, m)?)?;

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 use toksmith_core::encode::Allowed;
-use toksmith_core::fixed_words::FixedWords;
+use toksmith_core::fixed_words::{FixedWords, WordDecoder};
 use toksmith_core::words;
 
 use crate::errors::to_py;
@@ -257,5 +257,32 @@ impl FixedWordEncoder {
         all.iter()
             .map(|ids| ids_to_list(py, &bpe.int_addrs, ids))
             .collect()
+    }
+}
+
+/// Text from ids: fixed ids by their text, learned ids by a `Bpe`'s bytes, words spaced by the
+/// seed's rule (`toksmith_core::fixed_words::WordDecoder`).
+#[pyclass(module = "toksmith._core", frozen)]
+pub struct FixedWordDecoder {
+    inner: WordDecoder,
+}
+
+#[pymethods]
+impl FixedWordDecoder {
+    #[new]
+    fn new(
+        fixed: Vec<Option<String>>,
+        mark: &str,
+        space_after: Vec<String>,
+        space_before: Vec<String>,
+    ) -> Self {
+        FixedWordDecoder {
+            inner: WordDecoder::new(fixed, mark, space_after, space_before),
+        }
+    }
+
+    fn decode(&self, py: Python<'_>, bpe: &Bpe, ids: Vec<u32>) -> PyResult<String> {
+        py.detach(|| self.inner.decode(&ids, |id| bpe.enc.vocab.token_bytes(id)))
+            .map_err(to_py)
     }
 }

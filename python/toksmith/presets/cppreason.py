@@ -20,7 +20,7 @@ learned byte-level BPE, with whitespace as a delimiter.
   Spaces and tabs are never tokens. A ``+`` or ``-`` at the very start of a line is the diff
   marker (1520, 1521), elsewhere the punctuation token.
 * **Decoding** puts the words back with the seed's rule: one space between two words that
-  both touch a letter, digit or underscore, none around punctuation and operators, newlines as
+  both touch a letter (``\\p{L}``), digit (``\\p{N}``) or underscore, none around punctuation and operators, newlines as
   they are (indentation is not restored; the seed runs clang-format on output).
 
 >>> tok = train(["int main() { return 0; }\\nstd::vector<int> values;"] * 20, vocab_size=1860)
@@ -143,7 +143,6 @@ PATTERN = (
 )
 #: the mark a learned word starts with (U+2581, as in SentencePiece)
 WORD_MARK = "\u2581"
-_MARK_BYTES = WORD_MARK.encode("utf-8")
 #: diff header words that are two fixed tokens
 _HEADERS = {"--- a/": (1524, 1527), "+++ b/": (1525, 1528), "--- b/": (1524, 1528), "+++ a/": (1525, 1527)}
 #: how the learned part splits a word (after the word mark it is given)
@@ -205,10 +204,11 @@ class CppTokenizer:
             raise ValueError(f"the tokenizer lacks CppReason's fixed ids (first missing: {missing[0]}); "
                              "train it with toksmith.presets.cppreason.train()")
         self.tokenizer = tokenizer
-        self._bytes: List[bytes] = []
         table = [(w, [i]) for w, i in FIXED_IDS.items()] + [(w, list(ids)) for w, ids in _HEADERS.items()]
         self._fixed = _core.FixedWordEncoder(PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)],
                                              (NEWLINE, DOUBLE_NEWLINE), WORD_MARK)
+        shown = [None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i] for i in range(FIRST_LEARNED)]
+        self._decoder = _core.FixedWordDecoder(shown, WORD_MARK, sorted(_SPACED), ["@@"])
 
     # ---- properties (nanochat's interface) ----
     @property
@@ -300,52 +300,21 @@ class CppTokenizer:
         return [15] + self.encode(head + diff) + [16]
 
     # ---- decoding ----
-    def _units(self, ids: Sequence[int]) -> List[str]:
-        """The words of ``ids``: each fixed token is a word (control and reserved tokens are
-        none); :data:`WORD_MARK` starts a learned word, whose tokens run until the next mark
-        or fixed token. Fixed tokens come from a table with a separator byte (0xFF, never in
-        UTF-8) on both sides, and each mark becomes one, so the words are one join, one
-        replace and one split away."""
-        table = self._bytes
-        if not table:
-            n = self.tokenizer.n_vocab
-            table = [b""] * n
-            for i in range(20, FIRST_LEARNED):
-                if CATEGORY[i] != "reserved":
-                    table[i] = b"\xff" + FIXED_NAMES[i].encode("utf-8") + b"\xff"
-            for i in range(FIRST_LEARNED, n):
-                table[i] = self.tokenizer.decode_bytes([i])
-            self._bytes = table
-        try:
-            if ids and min(ids) < 0:
-                raise IndexError
-            # the word mark may be split over tokens (small vocabularies): replaced after the join
-            joined = b"".join([table[i] for i in ids]).replace(_MARK_BYTES, b"\xff")
-        except (IndexError, TypeError):
-            for i in ids:
-                self._check_id(i)
-            raise
-        return [w.decode("utf-8", "replace") for w in joined.split(b"\xff") if w]
-
     def decode(self, ids: Sequence[int]) -> str:
         """Text from ids: words joined by the seed's spacing rule (a space between two words
         that touch a letter, digit or ``_``, and after the diff headers ``---``, ``+++`` and
         ``@@`` and before ``@@``; newlines as they are). Control and reserved tokens are left
-        out."""
-        words = self._units(list(ids))
-        if not words:
-            return ""
-        out: List[str] = [words[0]]
-        prev = words[0]
-        spaced = _SPACED
-        for text in words[1:]:
-            if prev[-1] != "\n" and text[0] != "\n" and (
-                    ((prev[-1].isalnum() or prev[-1] == "_") and (text[0].isalnum() or text[0] == "_"))
-                    or prev in spaced or text == "@@"):
-                out.append(" ")
-            out.append(text)
-            prev = text
-        return "".join(out)
+        out. Native: :data:`WORD_MARK` starts a learned word, whose tokens run until the next
+        mark or fixed token (the mark may be split over tokens)."""
+        ids = list(ids)
+        try:
+            if any(type(i) is bool for i in ids):
+                raise TypeError
+            return self._decoder.decode(self.tokenizer._core, ids)
+        except (TypeError, OverflowError, ValueError):
+            for i in ids:
+                self._check_id(i)
+            raise
 
     def tokenize(self, text: str) -> List[str]:
         """The token texts of ``text`` (:meth:`id_to_token` of each id)."""

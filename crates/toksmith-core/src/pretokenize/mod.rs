@@ -8,7 +8,7 @@
 //! (look-around, possessive quantifiers, atomic groups, `\p{..}` classes).
 
 mod blocks;
-mod chars;
+pub(crate) mod chars;
 mod cpp_scanner;
 mod handwritten;
 mod word_scanner;
