@@ -20,8 +20,9 @@ learned byte-level BPE, with whitespace as a delimiter.
   Spaces and tabs are never tokens. A ``+`` or ``-`` at the very start of a line is the diff
   marker (1520, 1521), elsewhere the punctuation token.
 * **Decoding** puts the words back with the seed's rule: one space between two words that
-  both touch a letter (``\\p{L}``), digit (``\\p{N}``) or underscore, none around punctuation and operators, newlines as
-  they are (indentation is not restored; the seed runs clang-format on output).
+  both touch a letter (``\\p{L}``), digit (``\\p{N}``) or underscore, none around
+  punctuation and operators, newlines as they are (indentation is not restored; the seed runs
+  clang-format on output).
 
 >>> tok = train(["int main() { return 0; }\\nstd::vector<int> values;"] * 20, vocab_size=1860)
 >>> tok.encode("std::vector<int>")
