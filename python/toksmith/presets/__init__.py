@@ -1,7 +1,17 @@
 """Presets: the tokenizer systems of the seed documents, built on the same core.
 
+* :mod:`toksmith.presets.cromwell` (seed 000): byte-level code tokenizer with file/edit
+  special tokens at ids 0-7;
+* :mod:`toksmith.presets.cppreason` (seed 001): fixed whole-word ids for C++ primitives in
+  front of a learned byte-level BPE, whitespace as a delimiter;
+* :mod:`toksmith.presets.nanochat` (seed 002): nanochat's chat tokenizer and conversation
+  rendering;
+* :mod:`toksmith.calm` (seed 003): the CALM 320-id byte tokenizer and its weight files;
+* :mod:`toksmith.presets.wordbpe` (seed 004): word-level ``</w>`` BPE with greedy longest
+  match, token statistics and embeddings.
+
 A :class:`Preset` names the training defaults (pattern, vocabulary size, special tokens) that
-``toksmith train --preset NAME`` and the preset modules use.
+``toksmith train --preset NAME`` uses for the byte-level presets (nanochat, cromwell).
 """
 
 from __future__ import annotations
