@@ -21,6 +21,14 @@ def add_command_group(subparsers: Any, name: str, help: str, description: str) -
     return parser, sub
 
 
+def add_reading_args(p: Any) -> None:
+    """``--threads``, ``--errors`` and ``--no-progress``, for the commands that read a corpus."""
+    p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
+    p.add_argument("--errors", default="strict", choices=["strict", "replace"],
+                   help="invalid UTF-8: raise (strict) or replace with U+FFFD")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
 def add_tokenizer_arg(p) -> None:
     p.add_argument("-t", "--tokenizer", required=True, metavar="FILE",
                    help="tokenizer file (toksmith JSON, .tiktoken, tokenizer.json, GPT-2 files), or the name of "

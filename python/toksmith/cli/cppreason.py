@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import add_command_group
+from ._common import add_command_group, add_reading_args
 
 
 def register(subparsers: Any) -> None:
@@ -30,10 +30,7 @@ def register(subparsers: Any) -> None:
     train.add_argument("files", nargs="+", help="files, folders (recursed) or globs")
     train.add_argument("-o", "--output", required=True, help="tokenizer file to write (toksmith JSON)")
     train.add_argument("--vocab-size", type=int, default=32768, help="total size (default 32768)")
-    train.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
-    train.add_argument("--errors", default="strict", choices=["strict", "replace"],
-                       help="invalid UTF-8: raise (strict) or replace with U+FFFD")
-    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_reading_args(train)
     train.set_defaults(func=_train)
 
     enc = sub.add_parser("encode", help="encode text (arguments or stdin)")

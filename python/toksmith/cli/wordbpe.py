@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import add_command_group
+from ._common import add_command_group, add_reading_args
 
 
 def register(subparsers: Any) -> None:
@@ -40,10 +40,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--min-frequency", type=int, default=0, help="stop when the best pair is rarer")
     run.add_argument("--keep-case", action="store_true", help="do not lower-case words")
     run.add_argument("--all-files", action="store_true", help="read every file of a folder, not only .txt")
-    run.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
-    run.add_argument("--errors", default="strict", choices=["strict", "replace"],
-                     help="invalid UTF-8: raise (strict) or replace with U+FFFD")
-    run.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_reading_args(run)
     run.set_defaults(func=_run)
 
     enc = sub.add_parser("encode", help="encode text with a trained tokenizer")
