@@ -252,6 +252,8 @@ def test_save_load_and_errors(tmp_path, cpp):
         cppreason.train(["int x;"], vocab_size=1000)
     with pytest.raises(TypeError, match="not bytes"):
         cppreason.train(b"int x;")
+    with pytest.raises(ValueError, match="errors must be"):
+        cppreason.train(CPP, errors="ignore")
 
 
 def test_doctests():

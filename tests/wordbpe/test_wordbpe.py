@@ -404,3 +404,13 @@ def test_byte_level_loaders_name_the_preset(tmp_path, english):
     english.save(p)
     with pytest.raises(ValueError, match="toksmith.presets.wordbpe.load"):
         toksmith.load_any(p)
+
+
+def test_bad_files_and_options_are_value_errors(tmp_path, english):
+    d = english.to_dict()
+    d["tokens"] = 5
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(ValueError, match="not a valid toksmith-wordbpe file"):
+        wordbpe.load(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="errors must be"):
+        wordbpe.count_words(ENGLISH, errors="ignore")

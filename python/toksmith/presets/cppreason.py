@@ -369,6 +369,8 @@ def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:
 
     if isinstance(paths_or_texts, (bytes, bytearray)):
         raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
     if isinstance(paths_or_texts, (str, os.PathLike)) or (
             isinstance(paths_or_texts, (list, tuple)) and paths_or_texts
             and all(isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in paths_or_texts)):

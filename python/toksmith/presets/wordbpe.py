@@ -259,6 +259,8 @@ class WordTokenizer:
             return cls.from_dict(d)
         except KeyError as e:
             raise ValueError(f"{os.fspath(path)} lacks the member {e.args[0]!r}") from None
+        except TypeError as e:
+            raise ValueError(f"{os.fspath(path)} is not a valid {FORMAT} file: {e}") from None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "WordTokenizer":
@@ -277,6 +279,11 @@ class WordTokenizer:
 def _check_text(text: Any) -> None:
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
+
+
+def _check_errors(errors: Any) -> None:
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
 
 
 def _threads(threads: Optional[int]) -> int:
@@ -343,6 +350,7 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
     """
     if isinstance(paths_or_texts, (bytes, bytearray)):
         raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
+    _check_errors(errors)
     n_threads = _threads(threads)
     counter = _core.ChunkCounter(pattern)
     batch: List[str] = []
