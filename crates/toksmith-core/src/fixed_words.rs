@@ -11,10 +11,12 @@
 //!   it) is `newline[0]` or, with two line breaks, `newline[1]`;
 //! * `#` followed by spaces or tabs and a name is looked up without them (`#  include`).
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::pretokenize::chars::{category, is_letter, is_number};
 use crate::pretokenize::Pretokenizer;
+use crate::train::add_counts;
 use crate::Result;
 
 pub struct FixedWords {
@@ -97,6 +99,44 @@ impl FixedWords {
             result = learned(&buf, out);
         })?;
         result
+    }
+
+    /// The training counts of the learned part: every word of `texts` that is not fixed, with
+    /// the mark in front, split by `inner`, counted (in parallel over the texts). The words are
+    /// told apart exactly as [`Self::encode_with`] tells them apart, so training sees what
+    /// encoding will hand to the learned encoder.
+    pub fn count_learned<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        inner: &Pretokenizer,
+    ) -> Result<Vec<(Box<[u8]>, u64)>> {
+        let marked: FxHashMap<String, u64> = texts
+            .par_iter()
+            .try_fold(
+                || (FxHashMap::<String, u64>::default(), Vec::new()),
+                |(mut local, mut scratch), t| {
+                    self.encode_with(t.as_ref(), &mut scratch, |w, _| {
+                        match local.get_mut(w) {
+                            Some(c) => *c += 1,
+                            None => {
+                                local.insert(w.to_string(), 1);
+                            }
+                        }
+                        Ok(())
+                    })?;
+                    scratch.clear();
+                    Ok::<_, crate::Error>((local, scratch))
+                },
+            )
+            .map(|r| r.map(|(local, _)| local))
+            .try_reduce(FxHashMap::default, |a, b| Ok(add_counts(a, b)))?;
+        let mut chunks: FxHashMap<Box<[u8]>, u64> = FxHashMap::default();
+        for (w, n) in &marked {
+            inner.for_each_piece(w, |p| {
+                *chunks.entry(p.as_bytes().into()).or_insert(0) += n;
+            })?;
+        }
+        Ok(chunks.into_iter().collect())
     }
 }
 
@@ -301,5 +341,28 @@ mod tests {
             "int xy;\nint z\u{e9} q--- x @@\n"
         );
         assert!(dec.decode(&[99], get).is_err());
+    }
+
+    #[test]
+    fn learned_counts_are_the_words_encoding_hands_over() {
+        let fw = FixedWords::new(
+            crate::pretokenize::CPP_WORDS_PATTERN,
+            vec![("int".into(), vec![1]), ("+".into(), vec![2])],
+            vec![("+".into(), 9)],
+            [7, 8],
+            "~",
+        )
+        .unwrap();
+        let inner = Pretokenizer::new("o200k").unwrap();
+        let mut got = fw
+            .count_learned(&["int fooBar +x\n+int", "x fooBar"], &inner)
+            .unwrap();
+        got.sort();
+        let want: Vec<(Box<[u8]>, u64)> = vec![
+            (b"Bar".to_vec().into(), 2),
+            (b"~foo".to_vec().into(), 2),
+            (b"~x".to_vec().into(), 2),
+        ];
+        assert_eq!(got, want);
     }
 }

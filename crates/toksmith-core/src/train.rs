@@ -170,6 +170,19 @@ pub struct ChunkCounter {
 
 type LocalCounts<'t> = FxHashMap<&'t str, u64>;
 
+/// Two count tables added up: the smaller one into the larger (parallel counters reduce their
+/// per-thread tables with it).
+pub(crate) fn add_counts<K: std::hash::Hash + Eq>(
+    a: FxHashMap<K, u64>,
+    b: FxHashMap<K, u64>,
+) -> FxHashMap<K, u64> {
+    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    for (k, v) in small {
+        *big.entry(k).or_insert(0) += v;
+    }
+    big
+}
+
 impl ChunkCounter {
     pub fn new(pretok: Pretokenizer, mut pinned: Vec<String>) -> Self {
         pinned.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
@@ -233,13 +246,7 @@ impl ChunkCounter {
             .try_fold(LocalCounts::default, |mut local, t| {
                 this.count_one(t, &mut local).map(|_| local)
             })
-            .try_reduce(LocalCounts::default, |a, b| {
-                let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-                for (k, v) in small {
-                    *big.entry(k).or_insert(0) += v;
-                }
-                Ok(big)
-            })?;
+            .try_reduce(LocalCounts::default, |a, b| Ok(add_counts(a, b)))?;
         self.absorb(merged);
         Ok(())
     }
@@ -398,6 +405,23 @@ struct Word {
 }
 
 impl Words {
+    fn with_capacity(ids: usize, words: usize) -> Self {
+        Words {
+            ids: Vec::with_capacity(ids),
+            at: Vec::with_capacity(words),
+        }
+    }
+
+    /// Add a word of `count` occurrences spelled by `ids`.
+    fn push(&mut self, ids: impl ExactSizeIterator<Item = u32>, count: u64) {
+        self.at.push(Word {
+            start: self.ids.len(),
+            count: i64::try_from(count).unwrap_or(i64::MAX),
+            len: ids.len() as u32,
+        });
+        self.ids.extend(ids);
+    }
+
     #[inline]
     fn get(&self, w: usize) -> &[u32] {
         let Word { start, len, .. } = self.at[w];
@@ -453,17 +477,9 @@ pub fn train_merges_limited(
     }
     // ---- words ----
     let total: usize = chunks.iter().map(|(c, _)| c.len()).sum();
-    let mut words = Words {
-        ids: Vec::with_capacity(total),
-        at: Vec::with_capacity(chunks.len()),
-    };
+    let mut words = Words::with_capacity(total, chunks.len());
     for (c, n) in chunks {
-        words.at.push(Word {
-            start: words.ids.len(),
-            count: i64::try_from(*n).unwrap_or(i64::MAX),
-            len: c.len() as u32,
-        });
-        words.ids.extend(c.iter().map(|&b| b as u32));
+        words.push(c.iter().map(|&b| b as u32), *n);
     }
     Ok(merge_loop(
         words,
@@ -495,22 +511,14 @@ pub fn train_symbol_merges(
     }
     let n_symbols = symbol_lens.len();
     let total: usize = words_in.iter().map(|(w, _)| w.len()).sum();
-    let mut words = Words {
-        ids: Vec::with_capacity(total),
-        at: Vec::with_capacity(words_in.len()),
-    };
+    let mut words = Words::with_capacity(total, words_in.len());
     for (w, n) in words_in {
         if let Some(&bad) = w.iter().find(|&&s| s as usize >= n_symbols) {
             return Err(Error::InvalidArgument(format!(
                 "symbol id {bad} is out of range: the alphabet has {n_symbols} symbols"
             )));
         }
-        words.at.push(Word {
-            start: words.ids.len(),
-            count: i64::try_from(*n).unwrap_or(i64::MAX),
-            len: w.len() as u32,
-        });
-        words.ids.extend_from_slice(w);
+        words.push(w.iter().copied(), *n);
     }
     let mut made = Vec::new();
     let merges = merge_loop(

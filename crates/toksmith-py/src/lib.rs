@@ -1266,6 +1266,14 @@ impl ChunkCounter {
         ]))
     }
 
+    /// [(word, count)] sorted by word, lower-cased (counts of words that become equal added up)
+    /// if asked: the counts of the word-level preset, without a round trip through bytes.
+    fn word_counts(&mut self, py: Python<'_>, lowercase: bool) -> PyResult<Vec<(String, u64)>> {
+        let v = self.get()?.counts_snapshot();
+        py.detach(|| toksmith_core::words::fold_counts(&v, lowercase))
+            .map_err(to_py)
+    }
+
     /// [(chunk bytes, count)] sorted by chunk.
     fn counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let v = self.get()?.counts_snapshot();

@@ -7,6 +7,7 @@ use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 use toksmith_core::encode::Allowed;
 use toksmith_core::fixed_words::{FixedWords, WordDecoder};
+use toksmith_core::pretokenize::Pretokenizer;
 use toksmith_core::words;
 
 use crate::errors::to_py;
@@ -225,6 +226,23 @@ impl FixedWordEncoder {
             .map_err(to_py)?;
             ids_to_list(py, &bpe.int_addrs, buf)
         })
+    }
+
+    /// The learned part's training counts from `texts`: [(chunk bytes, count)] of the words
+    /// that are not fixed, each with the mark in front, split by `inner_pattern`.
+    #[pyo3(signature = (texts, inner_pattern, threads=0))]
+    fn count_learned<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        inner_pattern: &str,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let inner = Pretokenizer::new(inner_pattern).map_err(to_py)?;
+        let chunks = py
+            .detach(|| in_pool(threads, || self.inner.count_learned(&texts, &inner)))?
+            .map_err(to_py)?;
+        PyList::new(py, chunks.iter().map(|(b, c)| (PyBytes::new(py, b), *c)))
     }
 
     /// `encode` of each text, in parallel.

@@ -1,12 +1,16 @@
 """What a preset's ``train(paths_or_texts, ...)`` was given: files or texts.
 
-Shared by the preset modules so that they read their first argument the same way.
+Shared by the preset modules so that they read their first argument the same way: the
+byte-level presets hand it to toksmith's trainer (:func:`train_on_source`); the word-level
+ones (wordbpe, cppreason) read it themselves (:func:`check_source`, :func:`is_path_source`,
+:func:`source_files`, :func:`iter_source_texts`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence
 
 from ..tokenizer import Tokenizer
 
@@ -57,3 +61,44 @@ def train_preset(preset: "Preset", source: Any, vocab_size: int, *, threads: Opt
                           threads=threads, progress=progress, name=name)
     tok.metadata["preset"] = preset.name
     return tok
+
+
+def check_source(source: Any, errors: Any) -> None:
+    """Reject bytes for ``paths_or_texts`` and an ``errors`` other than strict / replace."""
+    if isinstance(source, (bytes, bytearray)):
+        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
+
+
+def is_path_source(source: Any) -> bool:
+    """A str or os.PathLike, or a list of paths (os.PathLike, or str naming existing files or
+    folders): anything else is an iterable of texts."""
+    if isinstance(source, (str, os.PathLike)):
+        return True
+    return isinstance(source, (list, tuple)) and bool(source) and all(
+        isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in source)
+
+
+def source_files(source: Any, extensions: Optional[Sequence[str]] = None) -> List[Path]:
+    """The files a path source names (:func:`toksmith.corpus.expand_paths`); from folders only
+    those ending in one of ``extensions`` (any case) when it is given."""
+    from ..corpus import expand_paths
+
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    out: List[Path] = []
+    exts = tuple(e.lower() for e in extensions) if extensions else None
+    for p in items:
+        if exts and os.path.isdir(p):
+            out.extend(f for f in expand_paths(p) if f.suffix.lower() in exts)
+        else:
+            out.extend(expand_paths(p))
+    return out
+
+
+def iter_source_texts(texts: Any) -> Iterator[str]:
+    """The texts of a text source, each checked to be a str."""
+    for t in texts:
+        if not isinstance(t, str):
+            raise TypeError(f"text must be str, not {type(t).__name__}")
+        yield t

@@ -33,6 +33,7 @@ learned byte-level BPE, with whitespace as a delimiter.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -189,6 +190,18 @@ def _inner_name(i: int) -> str:
 _SPACED = frozenset(("---", "+++", "@@"))
 
 
+@functools.lru_cache(maxsize=None)
+def _native_tables() -> Tuple[Any, Any]:
+    """The native fixed-word encoder and decoder (the same for every CppReason tokenizer: the
+    learned part is given to each call), built once."""
+    table = [(w, [i]) for w, i in FIXED_IDS.items()] + [(w, list(ids)) for w, ids in _HEADERS.items()]
+    encoder = _core.FixedWordEncoder(PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)],
+                                     (NEWLINE, DOUBLE_NEWLINE), WORD_MARK)
+    shown = [None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i] for i in range(FIRST_LEARNED)]
+    decoder = _core.FixedWordDecoder(shown, WORD_MARK, sorted(_SPACED), ["@@"])
+    return encoder, decoder
+
+
 class CppTokenizer:
     """The CppReason tokenizer: fixed ids for C++ primitives (:data:`FIXED_IDS`), a learned
     byte-level BPE (:attr:`tokenizer`, ids from 1600) for other words.
@@ -205,11 +218,7 @@ class CppTokenizer:
             raise ValueError(f"the tokenizer lacks CppReason's fixed ids (first missing: {missing[0]}); "
                              "train it with toksmith.presets.cppreason.train()")
         self.tokenizer = tokenizer
-        table = [(w, [i]) for w, i in FIXED_IDS.items()] + [(w, list(ids)) for w, ids in _HEADERS.items()]
-        self._fixed = _core.FixedWordEncoder(PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)],
-                                             (NEWLINE, DOUBLE_NEWLINE), WORD_MARK)
-        shown = [None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i] for i in range(FIRST_LEARNED)]
-        self._decoder = _core.FixedWordDecoder(shown, WORD_MARK, sorted(_SPACED), ["@@"])
+        self._fixed, self._decoder = _native_tables()
 
     # ---- properties (nanochat's interface) ----
     @property
@@ -365,44 +374,33 @@ def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optiona
 
 def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:
     """Texts from files (read in blocks of whole lines) or from an iterable of str."""
-    from ..corpus import expand_paths, iter_line_blocks
+    from ..corpus import iter_line_blocks
+    from ._sources import check_source, is_path_source, iter_source_texts, source_files
 
-    if isinstance(paths_or_texts, (bytes, bytearray)):
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
-    if isinstance(paths_or_texts, (str, os.PathLike)) or (
-            isinstance(paths_or_texts, (list, tuple)) and paths_or_texts
-            and all(isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in paths_or_texts)):
-        for f in expand_paths(paths_or_texts):
+    check_source(paths_or_texts, errors)
+    if is_path_source(paths_or_texts):
+        for f in source_files(paths_or_texts):
             yield from iter_line_blocks(f, errors)
     else:
-        for t in paths_or_texts:
-            if not isinstance(t, str):
-                raise TypeError(f"texts must be str, not {type(t).__name__}")
-            yield t
+        yield from iter_source_texts(paths_or_texts)
 
 
 def _learned_counts(paths_or_texts: Any, *, threads: Optional[int] = None, errors: str = "strict") -> Dict[bytes, int]:
-    words = _core.ChunkCounter(PATTERN)
+    """The learned part's training counts: the words that are not fixed, told apart by the
+    native encoder itself (so training sees what encoding hands to the BPE), each with its
+    word mark, split by :data:`INNER_PATTERN`."""
+    encoder = _native_tables()[0]
+    counter = _core.ChunkCounter(INNER_PATTERN)
     batch: List[str] = []
     n = 0 if threads is None else threads
     for t in _texts(paths_or_texts, errors):
         batch.append(t)
         if len(batch) >= 64:
-            words.add_texts(batch, n)
+            counter.add_counts(encoder.count_learned(batch, INNER_PATTERN, n))
             batch.clear()
     if batch:
-        words.add_texts(batch, n)
-    inner = _core.ChunkCounter(INNER_PATTERN)
-    for w, c in words.counts():
-        text = w.decode("utf-8")
-        if text[0] in "\r\n" or text in FIXED_IDS or text in _HEADERS:
-            continue
-        if text[0] == "#" and "#" + text[1:].lstrip(" \t") in FIXED_IDS:
-            continue
-        inner.add_counts([(p.encode("utf-8"), c) for p in _core.split(WORD_MARK + text, INNER_PATTERN)])
-    return {k: v for k, v in inner.counts()}
+        counter.add_counts(encoder.count_learned(batch, INNER_PATTERN, n))
+    return dict(counter.counts())
 
 
 def load(path: PathLike) -> CppTokenizer:

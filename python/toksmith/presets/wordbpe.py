@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
-from ..corpus import expand_paths, iter_line_blocks
+from ..corpus import iter_line_blocks
 from ..train import _progress_bar
 from . import embeddings as _emb
+from ._sources import check_source, is_path_source, iter_source_texts, source_files
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -281,11 +282,6 @@ def _check_text(text: Any) -> None:
         raise TypeError(f"text must be str, not {type(text).__name__}")
 
 
-def _check_errors(errors: Any) -> None:
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
-
-
 def _threads(threads: Optional[int]) -> int:
     if threads is None:
         return 0
@@ -315,26 +311,6 @@ def _file_texts(path: Path, errors: str) -> Iterator[str]:
     return iter_line_blocks(path, errors, _BLOCK)
 
 
-def _corpus_files(paths: Union[PathLike, Sequence[PathLike]], extensions: Optional[Sequence[str]]) -> List[Path]:
-    single = isinstance(paths, (str, os.PathLike))
-    items = [paths] if single else list(paths)  # type: ignore[list-item]
-    out: List[Path] = []
-    for p in items:
-        if os.path.isdir(p) and extensions:
-            exts = tuple(e.lower() for e in extensions)
-            out.extend(f for f in expand_paths(p) if f.suffix.lower() in exts)
-        else:
-            out.extend(expand_paths(p))
-    return out
-
-
-def _is_paths(source: Any) -> bool:
-    if isinstance(source, (str, os.PathLike)):
-        return True
-    return isinstance(source, (list, tuple)) and bool(source) and all(
-        isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in source)
-
-
 def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = WORD_PATTERN,
                 extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS, threads: Optional[int] = None,
                 progress: bool = False, errors: str = "strict") -> Dict[str, int]:
@@ -348,42 +324,37 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
     >>> sorted(count_words(["camelCase camel", "CASE"]).items())
     [('camel', 2), ('case', 2)]
     """
-    if isinstance(paths_or_texts, (bytes, bytearray)):
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
-    _check_errors(errors)
+    check_source(paths_or_texts, errors)
     n_threads = _threads(threads)
     counter = _core.ChunkCounter(pattern)
     batch: List[str] = []
     per_call = 4 * max(1, n_threads or (os.cpu_count() or 1))
+
+    def add(text: str) -> None:
+        batch.append(text)
+        if len(batch) >= per_call:
+            flush()
 
     def flush() -> None:
         if batch:
             counter.add_texts(batch, n_threads)
             batch.clear()
 
-    if _is_paths(paths_or_texts):
-        files = _corpus_files(paths_or_texts, extensions)
+    if is_path_source(paths_or_texts):
+        files = source_files(paths_or_texts, extensions)
         bar = _progress_bar(progress, total=len(files), unit="file", desc="counting words")
         for f in files:
             for text in _file_texts(f, errors):
-                batch.append(text)
-                if len(batch) >= per_call:
-                    flush()
+                add(text)
             if bar is not None:
                 bar.update(1)
-        flush()
         if bar is not None:
             bar.close()
     else:
-        if isinstance(paths_or_texts, str):
-            raise TypeError("a str is a path; pass texts as a list of str")
-        for text in paths_or_texts:
-            _check_text(text)
-            batch.append(text)
-            if len(batch) >= per_call:
-                flush()
-        flush()
-    return dict(_core.fold_word_counts(counter.counts(), bool(lowercase)))
+        for text in iter_source_texts(paths_or_texts):
+            add(text)
+    flush()
+    return dict(counter.word_counts(bool(lowercase)))
 
 
 # ---- training --------------------------------------------------------------------------------
@@ -401,6 +372,16 @@ def train_from_counts(word_counts: Mapping[str, int], num_merges: int = DEFAULT_
     in the order of their symbols' ids. ``min_frequency`` stops early when the best pair is
     rarer.
     """
+    items = _count_items(word_counts)
+    if lowercase:
+        items = _core.fold_word_counts([(w.encode("utf-8"), n) for w, n in items], True)
+    return _learn(items, num_merges, min_frequency=min_frequency, special_tokens=special_tokens,
+                  pattern=pattern, lowercase=lowercase, threads=threads, progress=progress)
+
+
+def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int, special_tokens: Sequence[str],
+           pattern: str, lowercase: bool, threads: Optional[int], progress: bool) -> WordTokenizer:
+    """:func:`train_from_counts` on words already checked and folded to the tokenizer's case."""
     if not isinstance(num_merges, int) or isinstance(num_merges, bool) or num_merges < 0:
         raise ValueError(f"num_merges must be a non-negative int, not {num_merges!r}")
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
@@ -408,12 +389,6 @@ def train_from_counts(word_counts: Mapping[str, int], num_merges: int = DEFAULT_
     specials = list(special_tokens)
     if UNK not in specials:
         specials.insert(0, UNK)
-    items = _count_items(word_counts)
-    if lowercase:
-        folded: Dict[str, int] = {}
-        for w, n in _core.fold_word_counts([(w.encode("utf-8"), n) for w, n in items], True):
-            folded[w] = n
-        items = list(folded.items())
     atomic = sorted({w for w, _ in items if len(w) == 1})
     candidates = [(w, n) for w, n in items if len(w) > 1]
     if not items:
@@ -458,8 +433,9 @@ def train(paths_or_texts: Any, num_merges: int = DEFAULT_NUM_MERGES, *, min_freq
     them (:func:`train_from_counts`)."""
     counts = count_words(paths_or_texts, lowercase=lowercase, pattern=pattern, extensions=extensions,
                          threads=threads, progress=progress, errors=errors)
-    return train_from_counts(counts, num_merges, min_frequency=min_frequency, special_tokens=special_tokens,
-                             pattern=pattern, lowercase=lowercase, threads=threads, progress=progress)
+    # the counts are already in the tokenizer's case: no second fold
+    return _learn(list(counts.items()), num_merges, min_frequency=min_frequency, special_tokens=special_tokens,
+                  pattern=pattern, lowercase=lowercase, threads=threads, progress=progress)
 
 
 # ---- CSV outputs -----------------------------------------------------------------------------
@@ -517,8 +493,8 @@ def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM
                          progress=progress, errors=errors)
     write_counts_csv(files["unique_initial_tokens.csv"], sorted(counts.items(), key=lambda p: (-p[1], p[0])),
                      ("word", "count"))
-    tok = train_from_counts(counts, num_merges, min_frequency=min_frequency, lowercase=lowercase,
-                            threads=threads, progress=progress)
+    tok = _learn(list(counts.items()), num_merges, min_frequency=min_frequency, special_tokens=(UNK,),
+                 pattern=WORD_PATTERN, lowercase=lowercase, threads=threads, progress=progress)
     stats = tok.token_stats(counts, threads=threads)
     write_counts_csv(files["final_token_stats.csv"], stats, ("token", "count"))
     if backend == "cpu":
