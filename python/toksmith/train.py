@@ -57,6 +57,9 @@ def _normalize_added(tokens: Optional[TokenSpec], what: str) -> Tuple[List[str],
         free.append(t)
     return free, {}
 
+#: token ids are 32-bit in the core
+MAX_VOCAB_SIZE = 2**32
+
 
 class _Layout:
     """Assigns final ids: fixed ids first, then free ids ascending for bytes, merges, specials,
@@ -82,6 +85,9 @@ class _Layout:
                 f"vocab_size={vocab_size} is too small: it must be at least {minimum} "
                 f"(256 byte tokens + {self.n_added} special/pinned tokens)"
             )
+        if vocab_size > MAX_VOCAB_SIZE:
+            raise VocabError(f"vocab_size={vocab_size} is too large: token ids are 32-bit, so it can be at most "
+                             f"{MAX_VOCAB_SIZE}")
         if self.fixed and max(self.fixed) >= vocab_size:
             raise VocabError(f"fixed id {max(self.fixed)} does not fit in vocab_size={vocab_size}")
         self.vocab_size = vocab_size

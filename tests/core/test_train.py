@@ -172,6 +172,12 @@ def test_corpus_smaller_than_vocab_warns():
     with pytest.warns(UserWarning, match="ran out of pairs"):
         tok = toksmith.train_from_iterator(["ab"], vocab_size=1000, pattern="gpt2")
     assert tok.n_vocab == 257
+    # a vocab_size far beyond what the corpus gives reserves nothing for merges that cannot
+    # happen (it aborted the process on the allocation), and one past 32-bit ids is refused
+    with pytest.warns(UserWarning, match="ran out of pairs"):
+        assert toksmith.train_from_iterator(["ab"], vocab_size=2**32, pattern="gpt2").n_vocab == 257
+    with pytest.raises(toksmith.VocabError, match="at most 4294967296"):
+        toksmith.train_from_iterator(["ab"], vocab_size=2**40)
 
 
 def test_progress_bars_run(capsys):

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 import toksmith
 from toksmith.presets import cppreason
-from toksmith.presets.cppreason import (CPP_KEYWORDS, FIXED_IDS, FIXED_NAMES, FIRST_LEARNED, PATTERN, WORD_MARK,
-                                        CppTokenizer)
+from toksmith.presets.cppreason import (CPP_KEYWORDS, DIFF_ADD, DIFF_DEL, FIXED_IDS, FIXED_NAMES, FIRST_LEARNED,
+                                        PATTERN, WORD_MARK, CppTokenizer)
 
 CPP = Path(__file__).resolve().parent.parent / "data" / "corpora" / "cpp_slice.txt"
-VOCAB = 4000
+VOCAB = 3400
 
 
 @pytest.fixture(scope="module")
@@ -101,10 +101,13 @@ def test_validation_checklist(cpp):
     assert not any(cpp.tokenizer.decode_bytes([i]) in (b" ", b"\t") for i in cpp.encode("int  x ;\tq"))
     assert t("// Check null pointer")[0] == "//" and cpp.decode(cpp.encode("// Check null pointer")) == \
         "//Check null pointer"                                                             # 9
-    ids = cpp.encode('printf("hello %d\\n", x);')                                          # 10
+    line = 'printf("hello %d\\n", x);'                                                       # 10
+    assert cpp.words(line) == ["printf", "(", '"hello', '%d\\n"', ",", "x", ")", ";"]
+    ids = cpp.encode(line)
     assert ids[:2] == [FIXED_IDS["printf"], FIXED_IDS["("]]
-    assert ids[-2:] == [FIXED_IDS[")"], FIXED_IDS[";"]] and FIXED_IDS[","] in ids
-    assert cpp.decode(ids) == 'printf("hello %d\\n",x);'
+    assert ids[-4:] == [FIXED_IDS[","], *cpp.encode("x"), FIXED_IDS[")"], FIXED_IDS[";"]]
+    assert not any(b" " in cpp.tokenizer.decode_bytes([i]) for i in ids if i >= FIRST_LEARNED)
+    assert cpp.decode(ids) == 'printf("hello%d\\n",x);'  # the spacing rule: lossy by design
     assert t("+if (!buf) return;") == ["<DIFF_ADD>", "if", "(", "!", *t("buf"), ")", "return", ";"]  # 11
     assert cpp.encode("cout << endl") == [FIXED_IDS["cout"], FIXED_IDS["<<"], FIXED_IDS["endl"]]  # 12
 
@@ -132,19 +135,38 @@ def test_newlines_and_preprocessor(cpp):
 
 # ---- against a pure-Python pipeline ----------------------------------------------------------------
 
-def reference_encode(tok: CppTokenizer, text: str) -> list:
+WHITESPACE = regex.compile(r"[\p{White_Space}]+")
+HEADERS = {"--- a/": [1524, 1527], "+++ b/": [1525, 1528], "--- b/": [1524, 1528], "+++ a/": [1525, 1527]}
+
+
+def reference_words(text: str) -> list:
+    """The seed's two steps: the pattern's words, then those with whitespace in them (string
+    literals) split at it."""
     out = []
-    line_start = text[:1] in ("+", "-")
-    headers = {"--- a/": [1524, 1527], "+++ b/": [1525, 1528], "--- b/": [1524, 1528], "+++ a/": [1525, 1527]}
     for w in regex.findall(PATTERN, text):
+        whole = w in HEADERS or (w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS)
+        if w[0] not in "\r\n" and not whole and WHITESPACE.search(w):
+            out.extend((p, True) for p in WHITESPACE.split(w) if p)
+        else:
+            out.append((w, False))
+    return out
+
+
+def reference_encode(tok: CppTokenizer, text: str, line_start: bool = True) -> list:
+    out = []
+    for w, part in reference_words(text):
+        if part:  # a piece of a literal: fixed or learned, nothing else
+            out.extend([FIXED_IDS[w]] if w in FIXED_IDS else tok.tokenizer.encode_ordinary(WORD_MARK + w))
+            line_start = False
+            continue
         if w[0] in "\r\n":
             out.append(1537 if w.count("\n") == 2 else 1536)
             line_start = w.endswith("\n")
             continue
         if line_start and w in ("+", "-"):
             out.append(1520 if w == "+" else 1521)
-        elif w in headers:
-            out.extend(headers[w])
+        elif w in HEADERS:
+            out.extend(HEADERS[w])
         elif w in FIXED_IDS:
             out.append(FIXED_IDS[w])
         elif w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS:
@@ -162,15 +184,16 @@ def test_encode_equals_the_reference_on_real_code(cpp):
     assert cpp.encode_ordinary_batch(docs) == [reference_encode(cpp, d) for d in docs]
 
 
-CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}()") +
+CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}()\u3000\x85\x1c") +
                                 ["int", "std", "::", "->", "42", "1024", "nullptr", "#include", "\n+", "\n-",
                                  "--- a/", "+++ b/", "@@", "0x1F", "print"]), max_size=30).map("".join)
 
 
-@given(CODE)
-def test_encode_equals_the_reference_on_random_code(text):
+@given(CODE, st.booleans())
+def test_encode_equals_the_reference_on_random_code(text, line_start):
     tok = _small()
-    assert tok.encode(text) == reference_encode(tok, text)
+    assert tok.encode(text, line_start=line_start) == reference_encode(tok, text, line_start)
+    assert tok.words(text) == [w for w, _ in reference_words(text)]
 
 
 _SMALL = []
@@ -187,8 +210,10 @@ def _small() -> CppTokenizer:
 def render(text: str) -> str:
     """The seed's spacing rule applied to the reference words."""
     pieces = []
-    for w in regex.findall(PATTERN, text):
-        if w[0] in "\r\n":
+    for w, part in reference_words(text):
+        if part:
+            pieces.append(w)
+        elif w[0] in "\r\n":
             pieces.append("\n" * min(2, w.count("\n")))
         elif w in ("--- a/", "+++ b/", "--- b/", "+++ a/"):
             pieces.extend([w[:3], w[4:]])
@@ -238,8 +263,11 @@ def test_save_load_and_errors(tmp_path, cpp):
     assert back.encode(text) == cpp.encode(text)
     with pytest.raises(ValueError, match="fixed ids"):
         CppTokenizer(toksmith.train_from_iterator(["int x;"] * 5, vocab_size=259))
-    with pytest.raises(TypeError):
-        CppTokenizer("not a tokenizer")
+    assert CppTokenizer(p).encode(text) == cpp.encode(text) == CppTokenizer(str(p)).encode(text)  # the seed's constructor
+    with pytest.raises(TypeError, match="path of a saved one"):
+        CppTokenizer(5)
+    with pytest.raises(FileNotFoundError):
+        CppTokenizer(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="out of range"):
         cpp.decode([VOCAB])
     with pytest.raises(TypeError, match="must be int"):
@@ -254,6 +282,70 @@ def test_save_load_and_errors(tmp_path, cpp):
         cppreason.train(b"int x;")
     with pytest.raises(ValueError, match="errors must be"):
         cppreason.train(CPP, errors="ignore")
+
+
+def test_fim_parts_keep_their_place_on_the_line(cpp):
+    # the suffix and middle go on the prefix's line: their +/- are operators, not diff markers
+    ids = cpp.encode_fim("x = a ", "+ b;", "- c ")
+    assert DIFF_ADD not in ids and DIFF_DEL not in ids
+    plus, minus = FIXED_IDS["+"], FIXED_IDS["-"]
+    assert ids == [4, *cpp.encode("x = a "), 6, plus, *cpp.encode("b;"), 5, minus, *cpp.encode("c "), 3]
+    # after a line break they do start a line
+    assert cpp.encode_fim("x;\n", "+y;\n", "-z;\n").count(DIFF_ADD) == 1
+    assert cpp.encode_fim("x;\n", "-y;", "").count(DIFF_DEL) == 1      # empty middle: the suffix starts the line
+    assert cpp.encode_fim("", "+y;")[1:3] == [6, DIFF_ADD]               # empty prefix, no middle
+    assert cpp.encode("+x", line_start=False)[0] == plus and cpp.encode("+x")[0] == DIFF_ADD
+
+
+def test_unclosed_quotes_stay_linear(cpp):
+    # each unclosed `"` used to rescan to the end of the line (quadratic: minutes for 1 MB)
+    text = '\\"' * 300_000
+    words = cpp.words(text)
+    assert len(words) == 600_000 and set(words) == {"\\", '"'}
+    assert len(cpp.encode(text)) == 600_000
+
+
+def test_argument_errors(cpp):
+    import numpy as np
+
+    assert cpp.decode(np.array(cpp.encode("int x;"))) == "int x;"
+    assert cpp.id_to_token(np.int64(562)) == "42"
+    with pytest.raises(ValueError, match="out of range"):
+        cpp.decode(np.array([99999]))
+    with pytest.raises(ValueError, match="out of range"):
+        cpp.decode([2**70])
+    with pytest.raises(TypeError, match="must be int"):
+        cpp.decode([True])
+    with pytest.raises(TypeError, match="bos must be True or False"):
+        cpp.encode("x", bos="no")
+    with pytest.raises(TypeError, match="message must be str"):
+        cpp.encode_diff("+x", message=5)
+    with pytest.raises(TypeError, match="suffix must be str"):
+        cpp.encode_fim("x", None)
+    with pytest.raises(TypeError, match="name must be str"):
+        cpp.special_id(5)
+    assert cpp.special_id("<DIFF_ADD>") == DIFF_ADD and cpp.special_id("<DIFF_DEL>") == DIFF_DEL
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        cpp.encode_ordinary_batch(["x"], num_threads=2**70)
+    with pytest.raises(TypeError, match="num_threads must be a positive int"):
+        cpp.encode_ordinary_batch(["x"], num_threads=True)
+    with pytest.raises(ValueError, match="between 1 and 1024"):
+        cppreason.train(["int x;"], vocab_size=2000, threads=-1)
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        cppreason.train(["int x;"], vocab_size="2000")
+    with pytest.raises(TypeError, match="name must be str"):
+        cppreason.train(["int x;"], vocab_size=2000, name=5)
+    with pytest.raises(ValueError, match="too large"):
+        cppreason.train(["int x;"], vocab_size=2**40)
+
+
+def test_min_frequency_is_the_seeds(cpp):
+    assert cppreason.SINGLE_CHAR_PUNCT == cppreason.PUNCTUATION
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        once = cppreason.train(["foo"], vocab_size=2000)  # every pair occurs once: nothing merged
+        assert once.vocab_size == 1856
+        assert cppreason.train(["foo"], vocab_size=2000, min_frequency=0).vocab_size == 1856 + 5
 
 
 def test_doctests():
@@ -315,3 +407,9 @@ def test_command_line(tmp_path, capsys):
         assert "toksmith cppreason" in capsys.readouterr().err
     assert main(["cppreason", "decode", "-t", out, "x"]) == 1
     assert "must be integers" in capsys.readouterr().err
+    assert main(["cppreason", "train", str(CPP), "-o", out, "--threads", "-1", "--no-progress"]) == 1
+    assert "threads must be between 1 and 1024" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="min_frequency=1000"):
+        assert main(["cppreason", "train", str(CPP), "-o", out, "--vocab-size", "2500", "--min-frequency", "1000",
+                     "--no-progress"]) == 0
+    assert cppreason.load(out).vocab_size < 2500

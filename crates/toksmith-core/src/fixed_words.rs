@@ -9,7 +9,10 @@
 //!   elsewhere;
 //! * a line-break word (starting with `\r` or `\n`, possibly holding the indentation after
 //!   it) is `newline[0]` or, with two line breaks, `newline[1]`;
-//! * `#` followed by spaces or tabs and a name is looked up without them (`#  include`).
+//! * `#` followed by spaces or tabs and a name is looked up without them (`#  include`);
+//! * any other word with whitespace in it (a string literal) is cut at the whitespace, as the
+//!   seed's `WhitespaceSplit` does after its literal rule: whitespace is never encoded, and
+//!   each part is a word of its own (fixed if the table has it).
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -51,10 +54,12 @@ impl FixedWords {
     }
 
     /// Append the ids of `text` to `out`: fixed words from the table, the others through
-    /// `learned(mark + word, out)`.
+    /// `learned(mark + word, out)`. `line_start`: whether the start of `text` is the start of
+    /// a line (false for a piece that goes on a line, as FIM's suffix may).
     pub fn encode_with(
         &self,
         text: &str,
+        line_start: bool,
         out: &mut Vec<u32>,
         mut learned: impl FnMut(&str, &mut Vec<u32>) -> Result<()>,
     ) -> Result<()> {
@@ -74,7 +79,11 @@ impl FixedWords {
             }
             // the word starts a line when it starts the text or follows a `\n` directly
             let at = w.as_ptr() as usize - base;
-            if at == 0 || bytes[at - 1] == b'\n' {
+            if if at == 0 {
+                line_start
+            } else {
+                bytes[at - 1] == b'\n'
+            } {
                 if let Some(&id) = self.line_start.get(w) {
                     out.push(id);
                     return;
@@ -93,12 +102,35 @@ impl FixedWords {
                     return;
                 }
             }
-            buf.clear();
-            buf.push_str(&self.mark);
-            buf.push_str(w);
-            result = learned(&buf, out);
+            if w.contains(char::is_whitespace) {
+                for part in w.split(char::is_whitespace).filter(|p| !p.is_empty()) {
+                    if let Some(ids) = self.table.get(part) {
+                        out.extend_from_slice(ids);
+                    } else if let Err(e) = self.learned_word(part, &mut buf, out, &mut learned) {
+                        result = Err(e);
+                        return;
+                    }
+                }
+                return;
+            }
+            result = self.learned_word(w, &mut buf, out, &mut learned);
         })?;
         result
+    }
+
+    /// `learned(mark + word, out)`, the mark and word written into `buf`.
+    #[inline]
+    fn learned_word(
+        &self,
+        word: &str,
+        buf: &mut String,
+        out: &mut Vec<u32>,
+        learned: &mut impl FnMut(&str, &mut Vec<u32>) -> Result<()>,
+    ) -> Result<()> {
+        buf.clear();
+        buf.push_str(&self.mark);
+        buf.push_str(word);
+        learned(buf, out)
     }
 
     /// The training counts of the learned part: every word of `texts` that is not fixed, with
@@ -115,7 +147,7 @@ impl FixedWords {
             .try_fold(
                 || (FxHashMap::<String, u64>::default(), Vec::new()),
                 |(mut local, mut scratch), t| {
-                    self.encode_with(t.as_ref(), &mut scratch, |w, _| {
+                    self.encode_with(t.as_ref(), true, &mut scratch, |w, _| {
                         match local.get_mut(w) {
                             Some(c) => *c += 1,
                             None => {
@@ -279,6 +311,7 @@ mod tests {
         let mut seen = Vec::new();
         fw.encode_with(
             "+int print\n  +x +\n\n#  include\n--- a/f\n+y",
+            true,
             &mut out,
             |w, o| {
                 seen.push(w.to_string());
@@ -294,15 +327,34 @@ mod tests {
         assert_eq!(seen, vec!["~print", "~x", "~f", "~y"]);
         // after leading spaces a word does not start a line
         out.clear();
-        fw.encode_with(" +", &mut out, |_, o| {
+        fw.encode_with(" +", true, &mut out, |_, o| {
             o.push(100);
             Ok(())
         })
         .unwrap();
         assert_eq!(out, vec![2]);
         // an error from the learned encoder stops the encoding
-        let err = fw.encode_with("a b", &mut out, |_, _| Err(crate::Error::EmptyCorpus));
+        let err = fw.encode_with("a b", true, &mut out, |_, _| Err(crate::Error::EmptyCorpus));
         assert!(err.is_err());
+        // a text that goes on a line: its first word does not start one
+        out.clear();
+        fw.encode_with("+x\n+", false, &mut out, |_, o| {
+            o.push(100);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out, vec![2, 100, 7, 9]);
+        // a literal is cut at its whitespace; a part may be fixed
+        out.clear();
+        seen.clear();
+        fw.encode_with("f(\"a  int\tb\u{3000}c\")", true, &mut out, |w, o| {
+            seen.push(w.to_string());
+            o.push(100);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec!["~f", "~(", "~\"a", "~b", "~c\"", "~)"]);
+        assert_eq!(out, vec![100, 100, 100, 1, 100, 100, 100]);
     }
 
     #[test]

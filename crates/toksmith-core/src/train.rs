@@ -603,7 +603,9 @@ fn merge_loop(
         .map(|(&p, &c)| (c, Reverse(p)))
         .collect();
 
-    let mut merges: Vec<Pair> = Vec::with_capacity(num_merges);
+    // each merge takes at least one symbol out of the words, so there are at most as many
+    // merges as symbols (`num_merges` may be far larger: "as many as the corpus gives")
+    let mut merges: Vec<Pair> = Vec::with_capacity(num_merges.min(words.ids.len()));
     let mut new_pairs: Vec<Pair> = Vec::new();
     let report_every = (num_merges / 200).max(64);
     while merges.len() < num_merges {

@@ -213,13 +213,21 @@ impl FixedWordEncoder {
         })
     }
 
-    /// The ids of `text`, the learned words encoded by `bpe` (ordinary text).
-    fn encode<'py>(&self, py: Python<'py>, bpe: &Bpe, text: &str) -> PyResult<Bound<'py, PyList>> {
+    /// The ids of `text`, the learned words encoded by `bpe` (ordinary text); `line_start`:
+    /// whether `text` starts a line.
+    #[pyo3(signature = (bpe, text, line_start=true))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        bpe: &Bpe,
+        text: &str,
+        line_start: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         self.check(bpe)?;
         with_id_buffer(|buf| {
             buf.clear();
             py.detach(|| {
-                self.inner.encode_with(text, buf, |w, out| {
+                self.inner.encode_with(text, line_start, buf, |w, out| {
                     bpe.enc.encode_into(w, &Allowed::None, out)
                 })
             })
@@ -263,7 +271,7 @@ impl FixedWordEncoder {
                         .map(|t| {
                             let mut out = Vec::with_capacity(t.len() / 3 + 1);
                             self.inner
-                                .encode_with(t, &mut out, |w, o| {
+                                .encode_with(t, true, &mut out, |w, o| {
                                     bpe.enc.encode_into(w, &Allowed::None, o)
                                 })
                                 .map(|_| out)

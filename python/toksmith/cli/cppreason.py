@@ -30,6 +30,8 @@ def register(subparsers: Any) -> None:
     train.add_argument("files", nargs="+", help="files, folders (recursed) or globs")
     train.add_argument("-o", "--output", required=True, help="tokenizer file to write (toksmith JSON)")
     train.add_argument("--vocab-size", type=int, default=32768, help="total size (default 32768)")
+    train.add_argument("--min-frequency", type=int, default=2,
+                       help="merge only pairs seen at least this often (default 2, the seed's)")
     add_reading_args(train)
     train.set_defaults(func=_train)
 
@@ -49,7 +51,8 @@ def _train(args: argparse.Namespace) -> int:
     from ..presets import cppreason
 
     tok = cppreason.train(args.files if len(args.files) > 1 else args.files[0], vocab_size=args.vocab_size,
-                          threads=args.threads, progress=not args.no_progress, errors=args.errors)
+                          threads=args.threads, progress=not args.no_progress, errors=args.errors,
+                          min_frequency=args.min_frequency)
     tok.save(args.output)
     print(f"{tok.vocab_size} tokens -> {args.output}", file=sys.stderr)
     return 0

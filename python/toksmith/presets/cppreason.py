@@ -10,15 +10,17 @@ learned byte-level BPE, with whitespace as a delimiter.
   as a whole word: ``int`` is fixed, the ``int`` in ``print`` is not.
 * **Learned ids 1600-32767**: bytes, then BPE merges trained (with toksmith's trainer) on the
   words that are not fixed, each spelled with a leading ``\u2581`` (SentencePiece's word mark)
-  so that a word's first token shows where it starts; spaces inside a word (string literals)
-  stay as they are.
+  so that a word's first token shows where it starts (a ``\u2581`` in the text itself therefore
+  decodes as a word break).
 * **Words** (:data:`PATTERN`, on a hand-written scanner in the core, fuzzed against the regex): diff headers (``+++``, ``---``
   at the start of a line, with the path prefix ``a/`` or ``b/`` after them, and ``@@``),
   preprocessor directives (``#include``, ``#  define``), hex literals, string and
-  character literals (kept whole, spaces and all), the operators longest first, identifiers,
-  digit runs, newlines (up to two, with the indentation after them) and any other character.
-  Spaces and tabs are never tokens. A ``+`` or ``-`` at the very start of a line is the diff
-  marker (1520, 1521), elsewhere the punctuation token.
+  character literals, the operators longest first, identifiers, digit runs, newlines (up to
+  two, with the indentation after them) and any other character. Then, as the seed's
+  ``WhitespaceSplit``, a literal is cut at its whitespace (``"hello %d\\n"`` is the words
+  ``"hello`` and ``%d\\n"``): whitespace other than line breaks is never a token, not even in
+  strings. A ``+`` or ``-`` at the very start of a line is the diff marker (1520, 1521),
+  elsewhere the punctuation token.
 * **Decoding** puts the words back with the seed's rule: one space between two words that
   both touch a letter (``\\p{L}``), digit (``\\p{N}``) or underscore, none around
   punctuation and operators, newlines as they are (indentation is not restored; the seed runs
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
@@ -79,6 +82,8 @@ PREPROCESSOR: Tuple[str, ...] = (
 )
 
 PUNCTUATION: Tuple[str, ...] = tuple("{}()[]<>;:,.+-*/%&|^~!?=#@$_\\\"'")
+#: the seed's name for :data:`PUNCTUATION`
+SINGLE_CHAR_PUNCT = PUNCTUATION
 
 STL_NAMES: Tuple[str, ...] = (
     "std", "boost", "absl", "fmt",
@@ -126,6 +131,8 @@ LAYOUT: Tuple[Tuple[str, int, int, Tuple[str, ...]], ...] = (
 )
 
 DIFF_ADD, DIFF_DEL = 1520, 1521
+_DIFF_NAMES = {"<DIFF_ADD>": DIFF_ADD, "<DIFF_DEL>": DIFF_DEL}
+_DIFF_SHOWN = {i: n for n, i in _DIFF_NAMES.items()}
 NEWLINE, DOUBLE_NEWLINE = 1536, 1537
 
 #: the word pattern (whitespace other than newlines matches nothing and is dropped)
@@ -145,6 +152,9 @@ PATTERN = (
 )
 #: the mark a learned word starts with (U+2581, as in SentencePiece)
 WORD_MARK = "\u2581"
+#: what cuts a word further (the seed's ``WhitespaceSplit``): Unicode's White_Space characters,
+#: as Rust's ``char::is_whitespace``
+_WHITESPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 #: diff header words that are two fixed tokens
 _HEADERS = {"--- a/": (1524, 1527), "+++ b/": (1525, 1528), "--- b/": (1524, 1528), "+++ a/": (1525, 1527)}
 #: how the learned part splits a word (after the word mark it is given)
@@ -206,12 +216,18 @@ class CppTokenizer:
     """The CppReason tokenizer: fixed ids for C++ primitives (:data:`FIXED_IDS`), a learned
     byte-level BPE (:attr:`tokenizer`, ids from 1600) for other words.
 
-    Build one with :func:`train` or :meth:`load`.
+    Build one with :func:`train`, or from a saved file: ``CppTokenizer(path)`` (the seed's
+    constructor) or :meth:`load`.
     """
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: Union[Tokenizer, PathLike]) -> None:
+        if isinstance(tokenizer, (str, os.PathLike)):
+            from ..formats import load_any
+
+            tokenizer = load_any(tokenizer)
         if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"CppTokenizer needs a toksmith.Tokenizer, not {type(tokenizer).__name__}")
+            raise TypeError(f"CppTokenizer needs a toksmith.Tokenizer or the path of a saved one, "
+                            f"not {type(tokenizer).__name__}")
         specials = tokenizer.special_tokens
         missing = [i for i in range(FIRST_LEARNED) if specials.get(_inner_name(i)) != i]
         if missing:
@@ -238,17 +254,25 @@ class CppTokenizer:
         return 0
 
     def special_id(self, name: str) -> int:
-        """The id of a control token, e.g. ``"<FIM_PREFIX>"``."""
+        """The id of a control token, e.g. ``"<FIM_PREFIX>"``, or of a line-initial diff
+        marker by the name :meth:`id_to_token` shows (``"<DIFF_ADD>"`` 1520, ``"<DIFF_DEL>"``
+        1521)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be str, not {type(name).__name__}")
+        if name in _DIFF_NAMES:
+            return _DIFF_NAMES[name]
         if name not in SPECIAL_TOKENS:
-            raise ValueError(f"{name!r} is not one of CppReason's control tokens {list(SPECIAL_TOKENS)}")
+            raise ValueError(f"{name!r} is not one of CppReason's control tokens {list(SPECIAL_TOKENS)} "
+                             f"(or {list(_DIFF_NAMES)})")
         return SPECIAL_TOKENS.index(name)
 
     def id_to_token(self, id: int) -> str:
         """A fixed token's text (``<DIFF_ADD>`` / ``<DIFF_DEL>`` for the line-initial diff
         markers), or a learned token's bytes as text."""
+        id = _as_id(id)
         self._check_id(id)
         if id < FIRST_LEARNED:
-            return {DIFF_ADD: "<DIFF_ADD>", DIFF_DEL: "<DIFF_DEL>"}.get(id, FIXED_NAMES[id])
+            return _DIFF_SHOWN.get(id, FIXED_NAMES[id])
         return self.tokenizer.decode_bytes([id]).decode("utf-8", "replace")
 
     def _check_id(self, id: Any) -> None:
@@ -259,14 +283,28 @@ class CppTokenizer:
 
     # ---- encoding ----
     def words(self, text: str) -> List[str]:
-        """The words of ``text`` (newline words keep the indentation after them)."""
+        """The words of ``text``, as encoding sees them: :data:`PATTERN`'s matches, those with
+        whitespace in them (string literals) cut at it (newline words keep the indentation
+        after them).
+
+        >>> train(["int x;"] * 5, vocab_size=1856).words('printf("hello %d", x);')
+        ['printf', '(', '"hello', '%d"', ',', 'x', ')', ';']
+        """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        return _core.split(text, PATTERN)
+        out: List[str] = []
+        for w in _core.split(text, PATTERN):
+            if w[0] not in "\r\n" and _WHITESPACE.search(w) and not _is_whole(w):
+                out.extend(p for p in _WHITESPACE.split(w) if p)
+            else:
+                out.append(w)
+        return out
 
-    def encode(self, text: str, *, bos: bool = False, eos: bool = False) -> List[int]:
+    def encode(self, text: str, *, bos: bool = False, eos: bool = False, line_start: bool = True) -> List[int]:
         """The ids of ``text``: fixed ids for fixed words, learned BPE for the others; spaces and
         tabs are not encoded. Control-token text (``<BOS>``) is encoded as text.
+        ``line_start=False``: ``text`` goes on a line (its first word is not at the start of
+        one, so a leading ``+``/``-`` is not a diff marker).
 
         >>> tok = train(["x = a->b;"] * 5, vocab_size=1858)  # 2 merges: they spell the word mark
         >>> tok.tokenize("x = a->b;")
@@ -276,7 +314,10 @@ class CppTokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        ids = self._fixed.encode(self.tokenizer._core, text)
+        for flag, value in (("bos", bos), ("eos", eos), ("line_start", line_start)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{flag} must be True or False, not {value!r}")
+        ids = self._fixed.encode(self.tokenizer._core, text, line_start)
         if bos:
             ids.insert(0, 2)
         if eos:
@@ -291,21 +332,34 @@ class CppTokenizer:
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"text must be str, not {type(t).__name__}")
-        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
-            raise ValueError(f"num_threads must be a positive int or None, not {num_threads!r}")
-        return self._fixed.encode_batch(self.tokenizer._core, texts, num_threads or 0)
+        return self._fixed.encode_batch(self.tokenizer._core, texts, _thread_count(num_threads, "num_threads"))
 
     def encode_fim(self, prefix: str, suffix: str, middle: Optional[str] = None) -> List[int]:
         """Fill-in-the-middle, prefix-suffix-middle order: ``<FIM_PREFIX> prefix <FIM_SUFFIX>
         suffix <FIM_MIDDLE>`` then ``middle <EOS>`` for a training example (``middle`` given) or
-        nothing for a prompt."""
-        out = [4] + self.encode(prefix) + [6] + self.encode(suffix) + [5]
+        nothing for a prompt. Each part is encoded where it stands in ``prefix + middle +
+        suffix``: the middle starts a line only after a prefix that ends one, the suffix only
+        after a prefix and middle that end one (without a middle: after the prefix), so a
+        ``+``/``-`` in mid-line stays an operator."""
+        for what, part in (("prefix", prefix), ("suffix", suffix)):
+            if not isinstance(part, str):
+                raise TypeError(f"{what} must be str, not {type(part).__name__}")
+        if middle is not None and not isinstance(middle, str):
+            raise TypeError(f"middle must be str or None, not {type(middle).__name__}")
+
+        def starts_line(before: str) -> bool:
+            return before == "" or before.endswith("\n")
+
+        before_suffix = prefix + (middle or "")
+        out = [4] + self.encode(prefix) + [6] + self.encode(suffix, line_start=starts_line(before_suffix)) + [5]
         if middle is not None:
-            out += self.encode(middle) + [3]
+            out += self.encode(middle, line_start=starts_line(prefix)) + [3]
         return out
 
     def encode_diff(self, diff: str, message: Optional[str] = None) -> List[int]:
         """A unified diff framed as ``<DIFF_START> [// COMMIT: message \\n] diff <DIFF_END>``."""
+        if message is not None and not isinstance(message, str):
+            raise TypeError(f"message must be str or None, not {type(message).__name__}")
         head = f"// COMMIT: {message}\n" if message else ""
         return [15] + self.encode(head + diff) + [16]
 
@@ -316,10 +370,8 @@ class CppTokenizer:
         ``@@`` and before ``@@``; newlines as they are). Control and reserved tokens are left
         out. Native: :data:`WORD_MARK` starts a learned word, whose tokens run until the next
         mark or fixed token (the mark may be split over tokens)."""
-        ids = list(ids)
+        ids = [_as_id(i) for i in ids]
         try:
-            if any(type(i) is bool for i in ids):
-                raise TypeError
             return self._decoder.decode(self.tokenizer._core, ids)
         except (TypeError, OverflowError, ValueError):
             for i in ids:
@@ -350,7 +402,7 @@ class CppTokenizer:
 
 
 def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optional[int] = None,
-          progress: bool = False, errors: str = "strict", min_frequency: int = 0,
+          progress: bool = False, errors: str = "strict", min_frequency: int = 2,
           name: Optional[str] = "cppreason") -> CppTokenizer:
     """Learn the BPE part (ids ``1600 .. vocab_size - 1``) from C++ files or texts: the corpus
     is cut into words (:data:`PATTERN`), fixed words are left out, and the others are counted
@@ -358,18 +410,48 @@ def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optiona
     trainer.
 
     ``paths_or_texts``: a file, folder (recursed), glob, list of those, or an iterable of str.
+    ``min_frequency=2`` (the seed's trainer setting): a pair seen once is not merged.
     """
     from ..train import train_from_counts
 
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < FIRST_LEARNED + 256:
-        raise ValueError(f"vocab_size must be an int >= {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
-                         f"not {vocab_size!r}")
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    if vocab_size < FIRST_LEARNED + 256:
+        raise ValueError(f"vocab_size must be at least {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
+                         f"not {vocab_size}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be str or None, not {type(name).__name__}")
+    _thread_count(threads, "threads")
     counts = _learned_counts(paths_or_texts, threads=threads, errors=errors)
     specials = {_inner_name(i): i for i in range(FIRST_LEARNED)}
     tok = train_from_counts(counts, vocab_size=vocab_size, pattern=INNER_PATTERN, special_tokens=specials,
                             threads=threads, progress=progress, name=name, min_frequency=min_frequency)
     tok.metadata["preset"] = "cppreason"
     return CppTokenizer(tok)
+
+
+def _is_whole(word: str) -> bool:
+    """Whether a word with whitespace in it is fixed as it stands (a diff header with its path
+    prefix, a preprocessor directive written ``#  define``), not cut at the whitespace."""
+    return word in _HEADERS or (word[0] == "#" and "#" + word[1:].lstrip(" \t") in FIXED_IDS)
+
+
+def _thread_count(n: Any, what: str) -> int:
+    """A thread count for the native calls (0: all cores) from ``None`` or a positive int."""
+    if n is None:
+        return 0
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"{what} must be a positive int or None, not {type(n).__name__}")
+    if not 1 <= n <= 1024:
+        raise ValueError(f"{what} must be between 1 and 1024 (or None: all cores), not {n}")
+    return n
+
+
+def _as_id(i: Any) -> int:
+    """A token id as a Python int (numpy integers accepted), TypeError for anything else."""
+    if isinstance(i, bool) or not hasattr(i, "__index__"):
+        raise TypeError(f"token ids must be int, not {type(i).__name__}")
+    return i.__index__()
 
 
 def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:

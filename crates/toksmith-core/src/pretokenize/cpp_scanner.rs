@@ -29,8 +29,10 @@ pub fn for_each_cpp_word<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
+    // no string literal closes from a `"` before this place (see `word_end`)
+    let mut open_until = 0;
     while i < n {
-        match word_end(b, i) {
+        match word_end(b, i, &mut open_until) {
             Some(e) => {
                 // SAFETY: every alternative ends on a character boundary
                 f(unsafe { text.get_unchecked(i..e) });
@@ -41,8 +43,14 @@ pub fn for_each_cpp_word<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
     }
 }
 
+/// The end of the word at `i`, or None if no alternative matches there (whitespace).
+///
+/// `open_until`: a string literal that opens at `i` and does not close fails at the line
+/// break (or end) `f`; a later `"` before `f` fails at `f` too, since the failed scan went
+/// over it as the second half of an escape `\"` and the scan from it reads the same units
+/// from there on. Remembering `f` keeps a line of unclosed quotes linear (it was quadratic).
 #[inline]
-fn word_end(b: &[u8], i: usize) -> Option<usize> {
+fn word_end(b: &[u8], i: usize, open_until: &mut usize) -> Option<usize> {
     let c = b[i];
     let rest = &b[i..];
     // 1. diff headers at the start of a line
@@ -88,11 +96,14 @@ fn word_end(b: &[u8], i: usize) -> Option<usize> {
     }
     // 5. string literal, 6. character literal
     if c == b'"' {
-        if let Some(e) = literal(b, i, b'"', usize::MAX) {
-            return Some(e);
+        if i >= *open_until {
+            match literal(b, i, b'"', usize::MAX) {
+                Ok(e) => return Some(e),
+                Err(f) => *open_until = f,
+            }
         }
     } else if c == b'\'' {
-        if let Some(e) = literal(b, i, b'\'', 1) {
+        if let Ok(e) = literal(b, i, b'\'', 1) {
             return Some(e);
         }
     }
@@ -174,22 +185,27 @@ fn run(b: &[u8], mut j: usize, pred: impl Fn(u8, u32) -> bool) -> usize {
 
 /// A literal from its opening `quote` at `i`: at most `max_units` characters or escapes
 /// (`\` and any character but a line break), none of them `quote`, `\` alone or a line break,
-/// then the closing `quote`. None if it does not close.
+/// then the closing `quote`. `Ok(end)`, or `Err(place)` where the scan stopped if it does not
+/// close.
 #[inline]
-fn literal(b: &[u8], i: usize, quote: u8, max_units: usize) -> Option<usize> {
+fn literal(b: &[u8], i: usize, quote: u8, max_units: usize) -> Result<usize, usize> {
     let mut j = i + 1;
     let mut units = 0;
     while j < b.len() {
         let c = b[j];
         if c == quote {
-            return (units >= 1 || max_units == usize::MAX).then_some(j + 1);
+            return if units >= 1 || max_units == usize::MAX {
+                Ok(j + 1)
+            } else {
+                Err(j)
+            };
         }
         if units == max_units || c == b'\n' {
-            return None;
+            return Err(j);
         }
         if c == b'\\' {
             if j + 1 >= b.len() || b[j + 1] == b'\n' {
-                return None;
+                return Err(j);
             }
             j += 1 + char_at(b, j + 1).len as usize;
         } else {
@@ -197,5 +213,5 @@ fn literal(b: &[u8], i: usize, quote: u8, max_units: usize) -> Option<usize> {
         }
         units += 1;
     }
-    None
+    Err(j)
 }
