@@ -1,9 +1,10 @@
 """``toksmith wordbpe ...``: the word-level ``</w>`` tokenizer with embeddings (seed 004).
 
 * ``toksmith wordbpe run CORPUS... --out DIR [--merges N] [--dim D] [--backend cpu|numpy|cupy|torch]
-  [--seed S] [--prefix NAME]``: count the words of the text files, learn the vocabulary, and
-  write the word counts, token statistics and embeddings as CSV plus the tokenizer as JSON
-  (the seed's whole pipeline, :func:`toksmith.presets.wordbpe.run`).
+  [--seed S] [--prefix NAME] [--sample TEXT]``: count the words of the text files, learn the
+  vocabulary, write the word counts, token statistics and embeddings as CSV plus the tokenizer
+  as JSON, and show how the tokenizer splits a sample sentence (on stderr; the seed's whole
+  pipeline, :func:`toksmith.presets.wordbpe.run`). The output paths go to stdout.
 * ``toksmith wordbpe encode TOKENIZER.json [TEXT...] [--tokens]``: encode the arguments (or
   stdin) with a trained tokenizer; ids space-separated, or the token texts with ``--tokens``
   (the seed's inference demo).
@@ -40,6 +41,9 @@ def register(subparsers: Any) -> None:
     run.add_argument("--min-frequency", type=int, default=0, help="stop when the best pair is rarer")
     run.add_argument("--keep-case", action="store_true", help="do not lower-case words")
     run.add_argument("--all-files", action="store_true", help="read every file of a folder, not only .txt")
+    run.add_argument("--sample", default=None, metavar="TEXT",
+                     help="a sentence to tokenize with the trained tokenizer, shown on stderr "
+                          "(default: a fixed English sentence; --sample '' for none)")
     add_reading_args(run)
     run.set_defaults(func=_run)
 
@@ -53,15 +57,20 @@ def register(subparsers: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from ..presets import wordbpe
 
+    sample = wordbpe.DEFAULT_SAMPLE if args.sample is None else (args.sample or None)
     out = wordbpe.run(
         args.corpus if len(args.corpus) > 1 else args.corpus[0], args.out, num_merges=args.merges,
         dim=args.dim, backend=args.backend, device=args.device, seed=args.seed, prefix=args.prefix,
         min_frequency=args.min_frequency, lowercase=not args.keep_case,
         extensions=None if args.all_files else wordbpe.TEXT_EXTENSIONS, threads=args.threads,
-        progress=not args.no_progress, errors=args.errors,
+        progress=not args.no_progress, errors=args.errors, sample=sample,
     )
     tok = out["tokenizer"]
     print(f"{len(out['word_counts'])} unique words, {tok.n_vocab} tokens ({len(tok.merges)} merges)", file=sys.stderr)
+    demo = out.get("sample")
+    if demo is not None:
+        print(f"sample: {demo['text']!r}", file=sys.stderr)
+        print(f"tokens: {' '.join(demo['tokens'])}", file=sys.stderr)
     for path in out["files"].values():
         print(path)
     return 0

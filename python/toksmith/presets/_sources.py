@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..tokenizer import Tokenizer
 
@@ -80,17 +80,38 @@ def is_path_source(source: Any) -> bool:
         isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in source)
 
 
+def check_extensions(extensions: Any) -> Optional[Tuple[str, ...]]:
+    """``extensions`` as a tuple of lower-case endings, or None for "every file": a single str
+    is one extension (``".txt"`` means ``(".txt",)``, as with :meth:`str.endswith`); None or an
+    empty sequence mean every file. Each extension must be a non-empty str."""
+    if extensions is None:
+        return None
+    if isinstance(extensions, str):
+        extensions = (extensions,)
+    elif isinstance(extensions, (bytes, bytearray)) or not isinstance(extensions, Iterable):
+        raise TypeError(f"extensions must be a str such as '.txt', a list of str, or None (every file), "
+                        f"not {type(extensions).__name__}")
+    exts = tuple(extensions)
+    for e in exts:
+        if not isinstance(e, str):
+            raise TypeError(f"extensions must be str such as '.txt', not {type(e).__name__} ({e!r})")
+        if not e:
+            raise ValueError("an extension is empty: pass endings such as '.txt', or extensions=None for every file")
+    return tuple(e.lower() for e in exts) or None
+
+
 def source_files(source: Any, extensions: Optional[Sequence[str]] = None) -> List[Path]:
     """The files a path source names (:func:`toksmith.corpus.expand_paths`); from folders only
-    those ending in one of ``extensions`` (any case) when it is given."""
+    those whose name ends in one of ``extensions`` (any case) when it is given (a single str
+    is one extension: :func:`check_extensions`)."""
     from ..corpus import expand_paths
 
+    exts = check_extensions(extensions)
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     out: List[Path] = []
-    exts = tuple(e.lower() for e in extensions) if extensions else None
     for p in items:
         if exts and os.path.isdir(p):
-            out.extend(f for f in expand_paths(p) if f.suffix.lower() in exts)
+            out.extend(f for f in expand_paths(p) if f.name.lower().endswith(exts))
         else:
             out.extend(expand_paths(p))
     return out

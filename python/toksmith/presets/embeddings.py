@@ -32,6 +32,9 @@ _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
 
 BACKENDS = ("cpu", "numpy", "cupy", "torch")
+#: the most numbers (``dim * number of tokens``) one embedding table may hold: 2**31 float32,
+#: 8 GiB (a larger request is refused before anything is allocated)
+MAX_FLOATS = 2 ** 31
 #: rows computed at a time by the array backends (bounds their temporary memory)
 ROWS_PER_STEP = 4096
 
@@ -54,6 +57,7 @@ def token_seed(text: str, seed: int = 0) -> int:
 
 def embed_reference(tokens: Sequence[str], dim: int, seed: int = 0) -> List[List[float]]:
     """The formula in plain Python (slow; the tests check every backend against it)."""
+    check_args(dim, seed, "cpu", len(tokens))
     rows = []
     for t in tokens:
         s = token_seed(t, seed)
@@ -63,15 +67,29 @@ def embed_reference(tokens: Sequence[str], dim: int, seed: int = 0) -> List[List
     return rows
 
 
-def check_args(dim: Any, seed: Any, backend: Any) -> None:
+def check_dim(dim: Any, n_tokens: int = 1) -> None:
+    """``dim`` must be an int >= 1 (TypeError / ValueError), and a table of ``n_tokens`` rows of
+    ``dim`` numbers must hold at most :data:`MAX_FLOATS` of them (ValueError)."""
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"dim must be an int, not {type(dim).__name__}")
     if dim < 1:
         raise ValueError(f"dim must be >= 1, not {dim}")
+    n = max(1, n_tokens)
+    if dim * n > MAX_FLOATS:
+        raise ValueError(f"dim={dim} is too large: {n} tokens x {dim} numbers is more than the limit of "
+                         f"{MAX_FLOATS} (2**31) float32 numbers per embedding table; pass dim <= {MAX_FLOATS // n}")
+
+
+def check_args(dim: Any, seed: Any, backend: Any, n_tokens: int = 1) -> None:
+    """Check the embedding arguments: ``dim`` (:func:`check_dim` for ``n_tokens`` tokens), ``seed``
+    (an int in 0..2**64-1) and ``backend`` (one of :data:`BACKENDS`)."""
+    check_dim(dim, n_tokens)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, not {type(seed).__name__}")
     if not 0 <= seed <= MASK64:
         raise ValueError(f"seed must be in 0..2**64-1, not {seed}")
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a str, one of {BACKENDS}, not {type(backend).__name__}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
 
@@ -90,6 +108,7 @@ def _need(module: str, extra: str) -> Any:
 def embed_numpy(tokens: Sequence[str], dim: int, seed: int = 0, xp: Any = None) -> Any:
     """The embeddings as a float32 array of shape (len(tokens), dim), computed with ``xp``
     (numpy, or cupy for the GPU: the result then stays on the device)."""
+    check_args(dim, seed, "numpy", len(tokens))
     if xp is None:
         xp = _need("numpy", "toksmith[numpy]")
     seeds = xp.asarray([token_seed(t, seed) for t in tokens], dtype=xp.uint64)
@@ -115,6 +134,7 @@ def embed_torch(tokens: Sequence[str], dim: int, seed: int = 0, device: Any = No
     """The embeddings as a float32 torch tensor on ``device`` (default: CUDA if available).
     Torch has no unsigned 64-bit arithmetic, so the hash runs on int64 (wrapping multiply and
     add are the same bits) with logical right shifts made by masking."""
+    check_args(dim, seed, "torch", len(tokens))
     torch = _need("torch", "torch")
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -138,4 +158,5 @@ def embed_torch(tokens: Sequence[str], dim: int, seed: int = 0, device: Any = No
     return out
 
 
-__all__ = ["BACKENDS", "splitmix64", "token_seed", "embed_reference", "embed_numpy", "embed_torch"]
+__all__ = ["BACKENDS", "MAX_FLOATS", "check_args", "check_dim", "splitmix64", "token_seed", "embed_reference",
+           "embed_numpy", "embed_torch"]

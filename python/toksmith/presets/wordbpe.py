@@ -19,8 +19,10 @@ tokenizer of the original BPE paper:
   embedding per token (:mod:`toksmith.presets.embeddings`: CPU, numpy, CUDA via cupy or torch)
   as CSV files, and the tokenizer as JSON.
 
-Decoding joins the words with single spaces, so ``decode(encode(text))`` is the text's words,
-lower-cased, space-separated (:meth:`WordTokenizer.normalize`): lossy by design, like BERT.
+Decoding joins the tokens of a word without spaces (a word ends at a token ending in ``</w>``)
+and the words with single spaces, so ``decode(encode(text))`` is the text's words, lower-cased,
+space-separated (:meth:`WordTokenizer.normalize`): lossy by design, like BERT. An unknown
+character decodes as ``<unk>`` in its place inside its word.
 
 >>> tok = train_from_counts({"low": 5, "lower": 2, "newest": 6, "widest": 3, ",": 4}, num_merges=10)
 >>> tok.merges[:3]
@@ -29,6 +31,8 @@ lower-cased, space-separated (:meth:`WordTokenizer.normalize`): lossy by design,
 ['t', '<unk>', 'e', '</w>', 'low', 'est</w>', ',</w>', 'newest</w>']
 >>> tok.decode(tok.encode("Newest lower"))
 'newest lower'
+>>> tok.decode(tok.encode("The lowest"))
+'t<unk>e lowest'
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from .. import _core
 from ..corpus import iter_line_blocks
 from ..train import _progress_bar
 from . import embeddings as _emb
-from ._sources import check_source, is_path_source, iter_source_texts, source_files
+from ._sources import check_extensions, check_source, is_path_source, iter_source_texts, source_files
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -63,6 +67,16 @@ DEFAULT_NUM_MERGES = 8000
 #: files of a folder that :func:`count_words` reads (explicit file paths are always read)
 TEXT_EXTENSIONS: Tuple[str, ...] = (".txt",)
 _BLOCK = 1 << 20  # characters per text handed to the counter
+#: the largest ``num_merges`` accepted (2**31-1: far more merges than any corpus gives)
+MAX_MERGES = 2 ** 31 - 1
+#: the largest word count, and the largest total the counts may add up to (the trainer's pair
+#: counts and the token statistics are 64-bit integers): 2**63-1
+MAX_COUNT = 2 ** 63 - 1
+#: the most threads a call may ask for
+MAX_THREADS = 4096
+#: the sentence :func:`run` tokenizes to show the trained tokenizer at work (the seed's
+#: inference demo)
+DEFAULT_SAMPLE = "The quick brown fox jumps over the lazy dog, and the newest tokenizer splits it."
 
 
 def _token_bytes(token: str) -> bytes:
@@ -81,33 +95,57 @@ class WordTokenizer:
     def __init__(self, tokens: Sequence[str], *, special_tokens: Sequence[str] = (UNK,),
                  merges: Sequence[Tuple[str, str]] = (), pattern: str = WORD_PATTERN,
                  lowercase: bool = True, metadata: Optional[Dict[str, Any]] = None) -> None:
+        if isinstance(tokens, (str, bytes)):
+            raise TypeError(f"tokens must be a list of str, not a single {type(tokens).__name__}")
         tokens = list(tokens)
-        specials = list(special_tokens)
-        if UNK not in specials:
-            raise ValueError(f"special_tokens must include {UNK!r} (the id of unknown characters)")
-        if tokens[: len(specials)] != specials:
-            raise ValueError("the special tokens must be the first tokens, in order")
+        specials = _check_specials(special_tokens, require_unk=True)
         index: Dict[str, int] = {}
         for i, t in enumerate(tokens):
-            if not isinstance(t, str) or not t:
-                raise ValueError(f"token {i} must be a non-empty str, not {t!r}")
+            if not isinstance(t, str):
+                raise TypeError(f"token {i} must be a non-empty str, not {type(t).__name__} ({t!r})")
+            if not t:
+                raise ValueError(f"token {i} is empty: every token must be a non-empty str")
             if t in index:
                 raise ValueError(f"token {t!r} is in the vocabulary twice (ids {index[t]} and {i})")
             index[t] = i
+        if tokens[: len(specials)] != specials:
+            raise ValueError("the special tokens must be the first tokens, in order")
+        pairs: List[Tuple[str, str]] = []
+        if isinstance(merges, (str, bytes)):
+            raise TypeError("merges must be a list of (str, str) pairs, not a single str")
+        for m in merges:
+            if isinstance(m, (str, bytes)) or not isinstance(m, Iterable):
+                raise TypeError(f"each merge must be a pair of str, not {type(m).__name__} ({m!r})")
+            m = tuple(m)
+            if len(m) != 2:
+                raise ValueError(f"each merge must be a pair of str (left, right), not {m!r}")
+            if not all(isinstance(x, str) for x in m):
+                raise TypeError(f"each merge must be a pair of str, not {m!r}")
+            pairs.append(m)  # type: ignore[arg-type]
+        if not isinstance(pattern, str):
+            raise TypeError(f"pattern must be a str (a regular expression), not {type(pattern).__name__}")
+        _check_bool("lowercase", lowercase)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise TypeError(f"metadata must be a dict or None, not {type(metadata).__name__}")
         self.tokens: List[str] = tokens
         self.special_tokens: Dict[str, int] = {s: index[s] for s in specials}
-        self.merges: List[Tuple[str, str]] = [tuple(m) for m in merges]  # type: ignore[misc]
+        self.merges: List[Tuple[str, str]] = pairs
         self.pattern = pattern
-        self.lowercase = bool(lowercase)
+        self.lowercase = lowercase
         self.metadata: Dict[str, Any] = dict(metadata or {})
         self._index = index
         self.unk_id = index[UNK]
         learned = [(_token_bytes(t), i) for i, t in enumerate(tokens) if t not in self.special_tokens]
         self._enc = _core.WordEncoder(pattern, self.lowercase, learned, self.unk_id)
-        # decode table: word-final tokens and specials end a word (a space after them)
-        self._text = [t[: -len(END_OF_WORD)] + " " if t.endswith(END_OF_WORD) else t for t in tokens]
+        # decode tables: the text of each token (without its </w>) and what it does to words:
+        # _INSIDE (more of the word may follow; <unk> stands for one character of a word), _ENDS
+        # (a </w> token ends its word) or _ALONE (a special token other than <unk> is a word of
+        # its own)
+        self._body = [t[: -len(END_OF_WORD)] if t.endswith(END_OF_WORD) else t for t in tokens]
+        self._role = [_ENDS if t.endswith(END_OF_WORD) else _INSIDE for t in tokens]
         for s, i in self.special_tokens.items():
-            self._text[i] = s + " "
+            self._body[i] = s
+            self._role[i] = _INSIDE if s == UNK else _ALONE
 
     # ---- vocabulary ----
     @property
@@ -186,18 +224,40 @@ class WordTokenizer:
         return [self.tokens[i] for i in self.encode(text)]
 
     def decode(self, ids: Iterable[int]) -> str:
-        """The words of ``ids`` joined by single spaces (``</w>`` ends a word)."""
-        text = self._text
+        """The words of ``ids`` joined by single spaces: the tokens of a word are joined as they
+        are, and a token ending in ``</w>`` ends its word. ``<unk>`` (an unknown character)
+        stays inside its word; another special token is a word of its own. A wrong-typed id
+        (bool included) raises TypeError, an id out of range ValueError.
+
+        >>> tok = train_from_counts({"the": 5, "at": 2}, 6)
+        >>> tok.tokenize("t\u0127e at")
+        ['t', '<unk>', 'e</w>', 'at</w>']
+        >>> tok.decode(tok.encode("t\u0127e at"))
+        't<unk>e at'
+        """
         ids = list(ids)
-        try:
-            if ids and min(ids) < 0:
-                raise IndexError
-            parts = [text[i] for i in ids]
-        except (IndexError, TypeError):
+        if not all(type(i) is int for i in ids) or (ids and (min(ids) < 0 or max(ids) >= len(self.tokens))):
             for i in ids:
                 self._check_id(i)
-            raise
-        return "".join(parts).rstrip(" ")
+        body, role = self._body, self._role
+        words: List[str] = []
+        word: List[str] = []
+        for i in ids:
+            r = role[i]
+            if r is _INSIDE:
+                word.append(body[i])
+            elif r is _ENDS:
+                word.append(body[i])
+                words.append("".join(word))
+                word = []
+            else:
+                if word:
+                    words.append("".join(word))
+                    word = []
+                words.append(body[i])
+        if word:
+            words.append("".join(word))
+        return " ".join(w for w in words if w)
 
     # ---- statistics and embeddings ----
     def token_stats(self, word_counts: Mapping[str, int], threads: Optional[int] = None) -> List[Tuple[str, int]]:
@@ -205,7 +265,15 @@ class WordTokenizer:
         ``calculateTokenStatsFromCounts``): [(token, count)], most frequent first (ties by id),
         tokens that never occur left out."""
         words = _count_items(word_counts)
-        counts = self._enc.token_counts(words, len(self.tokens), _threads(threads))
+        n_threads = _threads(threads)
+        # a word of k characters (lower-cased if the tokenizer lower-cases) gives at most k + 1
+        # tokens: the statistics are at most the sum of count * (k + 1)
+        lower = self.lowercase
+        bound = sum(n * ((len(w.lower()) if lower and not w.isascii() else len(w)) + 1) for w, n in words)
+        if bound > MAX_COUNT:
+            raise ValueError(f"the word counts are too large: the token statistics could reach {bound}, more "
+                             f"than {MAX_COUNT} (2**63-1); pass smaller counts (scale them down)")
+        counts = self._enc.token_counts(words, len(self.tokens), n_threads)
         order = sorted((i for i, c in enumerate(counts) if c), key=lambda i: (-counts[i], i))
         return [(self.tokens[i], counts[i]) for i in order]
 
@@ -215,7 +283,8 @@ class WordTokenizer:
         (:mod:`toksmith.presets.embeddings` gives the formula). ``backend``: ``"cpu"`` (native,
         all cores) or ``"numpy"`` give a numpy array; ``"cupy"`` a cupy array on the GPU;
         ``"torch"`` a tensor on ``device`` (default CUDA when available)."""
-        _emb.check_args(dim, seed, backend)
+        _emb.check_args(dim, seed, backend, len(self.tokens))
+        _threads(threads)
         if backend == "cpu":
             np = _emb._need("numpy", "toksmith[numpy]")
             return np.frombuffer(self._embedding_bytes(dim, seed, threads), dtype="<f4").reshape(len(self.tokens), dim)
@@ -226,6 +295,7 @@ class WordTokenizer:
         return _emb.embed_torch(self.tokens, dim, seed, device=device)
 
     def _embedding_bytes(self, dim: int, seed: int, threads: Optional[int]) -> bytes:
+        _emb.check_args(dim, seed, "cpu", len(self.tokens))
         return _core.word_embeddings([t.encode("utf-8") for t in self.tokens], dim, seed, _threads(threads))
 
     # ---- files ----
@@ -260,7 +330,7 @@ class WordTokenizer:
             return cls.from_dict(d)
         except KeyError as e:
             raise ValueError(f"{os.fspath(path)} lacks the member {e.args[0]!r}") from None
-        except TypeError as e:
+        except (TypeError, ValueError) as e:
             raise ValueError(f"{os.fspath(path)} is not a valid {FORMAT} file: {e}") from None
 
     @classmethod
@@ -277,29 +347,90 @@ class WordTokenizer:
         return f"WordTokenizer(n_vocab={len(self.tokens)}, merges={len(self.merges)})"
 
 
-def _check_text(text: Any) -> None:
+# what a token does to the words of decode's text (see WordTokenizer.__init__)
+_INSIDE, _ENDS, _ALONE = "inside", "ends", "alone"
+
+
+def _check_text(text: Any, name: str = "text") -> None:
     if not isinstance(text, str):
-        raise TypeError(f"text must be str, not {type(text).__name__}")
+        raise TypeError(f"{name} must be str, not {type(text).__name__}")
+
+
+def _check_int(name: str, value: Any, lo: int, hi: int, what: str) -> int:
+    """``value`` must be an int (not a bool: TypeError) in lo..hi (ValueError naming ``what``)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__} ({value!r})")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be {what}, not {value}")
+    return value
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__} ({value!r})")
+
+
+def _check_num_merges(num_merges: Any) -> int:
+    return _check_int("num_merges", num_merges, 0, MAX_MERGES,
+                      f"in 0..{MAX_MERGES} (2**31-1; a corpus gives at most one merge per character of its "
+                      f"distinct words)")
+
+
+def _check_min_frequency(min_frequency: Any) -> int:
+    return _check_int("min_frequency", min_frequency, 0, MAX_COUNT, f"in 0..{MAX_COUNT} (2**63-1)")
+
+
+def _check_specials(special_tokens: Any, require_unk: bool) -> List[str]:
+    """``special_tokens`` as a list of non-empty str (a single str is refused: it would be split
+    into characters). With ``require_unk``, ``<unk>`` must be among them."""
+    if isinstance(special_tokens, (str, bytes)):
+        raise TypeError(f"special_tokens must be a list of str, not a single {type(special_tokens).__name__}: "
+                        f"pass a list of str, e.g. [{UNK!r}, {special_tokens!r}]")
+    if not isinstance(special_tokens, Iterable):
+        raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}")
+    specials = list(special_tokens)
+    for t in specials:
+        if not isinstance(t, str):
+            raise TypeError(f"special tokens must be str, not {type(t).__name__} ({t!r}): pass a list of str")
+        if not t:
+            raise ValueError("a special token is empty: every special token must be a non-empty str")
+    if len(set(specials)) != len(specials):
+        raise ValueError(f"special_tokens has a token twice: {specials!r}")
+    if require_unk and UNK not in specials:
+        raise ValueError(f"special_tokens must include {UNK!r} (the id of unknown characters)")
+    return specials
 
 
 def _threads(threads: Optional[int]) -> int:
     if threads is None:
         return 0
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"threads must be a positive int or None (all cores), not {threads!r}")
-    return threads
+    return _check_int("threads", threads, 1, MAX_THREADS, f"in 1..{MAX_THREADS}, or None for all cores")
 
 
 def _count_items(counts: Any) -> List[Tuple[str, int]]:
+    """The (word, count) items of ``counts`` (a mapping or pairs), each count an int in
+    0..2**63-1 and their sum at most 2**63-1; words of count 0 and the empty word left out."""
+    if isinstance(counts, (str, bytes)):
+        raise TypeError(f"word counts must be a dict {{word: count}}, not {type(counts).__name__}")
     items = counts.items() if isinstance(counts, Mapping) else counts
     out = []
+    total = 0
     for w, n in items:
         if not isinstance(w, str):
             raise TypeError(f"words must be str, not {type(w).__name__}")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"the count of {w!r} must be an int, not {type(n).__name__} ({n!r})")
+        if n < 0:
             raise ValueError(f"the count of {w!r} must be a non-negative int, not {n!r}")
+        if n > MAX_COUNT:
+            raise ValueError(f"the count of {w!r} is too large: {n} is more than {MAX_COUNT} (2**63-1); "
+                             f"pass smaller counts (scale them down)")
+        total += n
         if w and n:
             out.append((w, n))
+    if total > MAX_COUNT:
+        raise ValueError(f"the word counts are too large: they add up to {total}, more than {MAX_COUNT} "
+                         f"(2**63-1); pass smaller counts (scale them down)")
     return out
 
 
@@ -317,15 +448,19 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
     """Count the words of a corpus (the seed's ``buildCorpusWordCounts``): {word: count}.
 
     ``paths_or_texts``: a file, a folder (its files ending in one of ``extensions``, recursed;
-    ``extensions=None`` for all), a glob, a list of those, or an iterable of str texts. Files
-    are read in blocks of whole lines while the native counter splits and counts the previous
-    blocks on every core (each thread its own table, the tables added up pairwise).
+    a single str is one extension; ``extensions=None`` for all), a glob, a list of those, or an
+    iterable of str texts. Files are read in blocks of whole lines while the native counter
+    splits and counts the previous blocks on every core (each thread its own table, the tables
+    added up pairwise).
 
     >>> sorted(count_words(["camelCase camel", "CASE"]).items())
     [('camel', 2), ('case', 2)]
     """
     check_source(paths_or_texts, errors)
     n_threads = _threads(threads)
+    _check_bool("lowercase", lowercase)
+    _check_text(pattern, "pattern")
+    exts = check_extensions(extensions)
     counter = _core.ChunkCounter(pattern)
     batch: List[str] = []
     per_call = 4 * max(1, n_threads or (os.cpu_count() or 1))
@@ -341,7 +476,7 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
             batch.clear()
 
     if is_path_source(paths_or_texts):
-        files = source_files(paths_or_texts, extensions)
+        files = source_files(paths_or_texts, exts)
         bar = _progress_bar(progress, total=len(files), unit="file", desc="counting words")
         for f in files:
             for text in _file_texts(f, errors):
@@ -371,7 +506,13 @@ def train_from_counts(word_counts: Mapping[str, int], num_merges: int = DEFAULT_
     already a token, such as an atomic ``a</w>``, adds no id). Equally frequent pairs are merged
     in the order of their symbols' ids. ``min_frequency`` stops early when the best pair is
     rarer.
+
+    ``num_merges`` is an int in 0..2**31-1 (training stops earlier when no pair is left);
+    ``word_counts`` are ints in 0..2**63-1 (words of count 0 are left out) whose sum, and the
+    number of character pairs they stand for, must stay below 2**63; ``special_tokens`` is a
+    list of str (``<unk>`` is added first when missing).
     """
+    _check_training_args(num_merges, min_frequency, special_tokens, pattern, lowercase, threads)
     items = _count_items(word_counts)
     if lowercase:
         items = _core.fold_word_counts([(w.encode("utf-8"), n) for w, n in items], True)
@@ -379,23 +520,45 @@ def train_from_counts(word_counts: Mapping[str, int], num_merges: int = DEFAULT_
                   pattern=pattern, lowercase=lowercase, threads=threads, progress=progress)
 
 
+def _check_training_args(num_merges: Any, min_frequency: Any, special_tokens: Any, pattern: Any,
+                         lowercase: Any, threads: Any) -> List[str]:
+    """Check the training options (before anything is counted or read); returns the special
+    tokens, ``<unk>`` first when it was missing."""
+    _check_num_merges(num_merges)
+    _check_min_frequency(min_frequency)
+    specials = _check_specials(special_tokens, require_unk=False)
+    if UNK not in specials:
+        specials.insert(0, UNK)
+    _check_text(pattern, "pattern")
+    _check_bool("lowercase", lowercase)
+    _threads(threads)
+    return specials
+
+
 def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int, special_tokens: Sequence[str],
            pattern: str, lowercase: bool, threads: Optional[int], progress: bool) -> WordTokenizer:
     """:func:`train_from_counts` on words already checked and folded to the tokenizer's case."""
-    if not isinstance(num_merges, int) or isinstance(num_merges, bool) or num_merges < 0:
-        raise ValueError(f"num_merges must be a non-negative int, not {num_merges!r}")
-    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
-        raise ValueError(f"min_frequency must be a non-negative int, not {min_frequency!r}")
-    specials = list(special_tokens)
-    if UNK not in specials:
-        specials.insert(0, UNK)
+    specials = _check_training_args(num_merges, min_frequency, special_tokens, pattern, lowercase, threads)
     atomic = sorted({w for w, _ in items if len(w) == 1})
     candidates = [(w, n) for w, n in items if len(w) > 1]
     if not items:
         raise _core.EmptyCorpusError("the training corpus has no words: pass at least one non-empty text")
     alphabet, merges = "", []
     if candidates:
-        bar = _progress_bar(progress, total=num_merges, unit="merge", desc="merging")
+        # each merge joins two symbols of at least one word: a word of k characters (k + 1
+        # symbols with its </w>) takes part in at most k merges, and a pair occurs at most
+        # count * k times in it; the trainer counts pairs in 64 bits
+        possible = 0
+        pairs_total = 0
+        for w, n in candidates:
+            possible += len(w)
+            pairs_total += n * len(w)
+        if pairs_total > MAX_COUNT:
+            raise ValueError(f"the word counts are too large: their words hold {pairs_total} character pairs "
+                             f"(count x length), more than {MAX_COUNT} (2**63-1); pass smaller counts "
+                             f"(scale them down)")
+        num_merges_run = min(num_merges, possible)
+        bar = _progress_bar(progress, total=num_merges_run, unit="merge", desc="merging")
         done = [0]
 
         def on_progress(n: int, total: int) -> None:
@@ -403,7 +566,7 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
                 bar.update(n - done[0])
                 done[0] = n
 
-        alphabet, merges = _core.train_words(candidates, num_merges, min_frequency,
+        alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency,
                                              on_progress if bar is not None else None, _threads(threads))
         if bar is not None:
             bar.close()
@@ -430,7 +593,10 @@ def train(paths_or_texts: Any, num_merges: int = DEFAULT_NUM_MERGES, *, min_freq
           extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS, threads: Optional[int] = None,
           progress: bool = False, errors: str = "strict") -> WordTokenizer:
     """Count the words of a corpus (:func:`count_words`) and learn ``num_merges`` merges from
-    them (:func:`train_from_counts`)."""
+    them (:func:`train_from_counts`). The options are checked before the corpus is read."""
+    _check_training_args(num_merges, min_frequency, special_tokens, pattern, lowercase, threads)
+    check_source(paths_or_texts, errors)
+    check_extensions(extensions)
     counts = count_words(paths_or_texts, lowercase=lowercase, pattern=pattern, extensions=extensions,
                          threads=threads, progress=progress, errors=errors)
     # the counts are already in the tokenizer's case: no second fold
@@ -469,34 +635,59 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
             w.writerow([t] + [format(x, ".9g") for x in get(k)])
 
 
+def _check_prefix(prefix: Any) -> None:
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a str (the start of the output file names), not {type(prefix).__name__}")
+    if "/" in prefix or os.sep in prefix or (os.altsep and os.altsep in prefix) or "\0" in prefix:
+        raise ValueError(f"prefix must be a file name prefix without path separators or NUL, not {prefix!r}; "
+                         f"put the folder in out_dir")
+
+
 def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM_MERGES, dim: int = 128,
         backend: str = "cpu", device: Any = None, seed: int = 0, prefix: str = "corpus",
         min_frequency: int = 0, lowercase: bool = True, extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS,
-        threads: Optional[int] = None, progress: bool = False, errors: str = "strict") -> Dict[str, Any]:
+        threads: Optional[int] = None, progress: bool = False, errors: str = "strict",
+        sample: Optional[str] = DEFAULT_SAMPLE) -> Dict[str, Any]:
     """The seed's whole pipeline: count words, learn the vocabulary, compute token statistics
-    and embeddings, and write into ``out_dir``:
+    and embeddings, write into ``out_dir``:
 
     * ``{prefix}_unique_initial_tokens.csv``: ``word,count``, most frequent first;
     * ``{prefix}_final_token_stats.csv``: ``token,count`` (the corpus encoded), most frequent
       first;
     * ``{prefix}_final_embeddings.csv``: ``token,e0,...`` one row per token, in id order;
-    * ``{prefix}_tokenizer.json``: the tokenizer (:meth:`WordTokenizer.load`).
+    * ``{prefix}_tokenizer.json``: the tokenizer (:meth:`WordTokenizer.load`);
 
-    Returns {"tokenizer", "word_counts", "token_stats", "files"}.
+    and tokenize ``sample`` with the trained tokenizer (the seed's inference demo; default
+    :data:`DEFAULT_SAMPLE`, None to skip it).
+
+    Every argument is checked before anything is read, and every result is computed before
+    the first file is written (a bad option, or a ``dim`` too large for the vocabulary, leaves
+    no file behind).
+
+    Returns {"tokenizer", "word_counts", "token_stats", "files", "sample"}; "sample" is
+    {"text", "tokens", "ids"} (None when ``sample`` is None).
     """
-    _emb.check_args(dim, seed, backend)
-    os.makedirs(out_dir, exist_ok=True)
-    base = Path(out_dir)
-    files = {k: base / f"{prefix}_{k}" for k in
-             ("unique_initial_tokens.csv", "final_token_stats.csv", "final_embeddings.csv", "tokenizer.json")}
+    # the arguments, before anything is read or written
+    check_source(paths_or_texts, errors)
+    _check_training_args(num_merges, min_frequency, (UNK,), WORD_PATTERN, lowercase, threads)
+    _emb.check_args(dim, seed, backend, 2)  # at least <unk> and one learned token
+    _check_prefix(prefix)
+    check_extensions(extensions)
+    if sample is not None:
+        _check_text(sample, "sample")
+    base = Path(out_dir)  # TypeError unless a path
+    if base.exists() and not base.is_dir():
+        raise NotADirectoryError(f"out_dir {os.fspath(out_dir)!r} is a file, not a folder: pass a folder "
+                                 f"(created if missing)")
+    if backend in ("numpy", "cupy", "torch"):
+        _emb._need(backend, {"numpy": "toksmith[numpy]"}.get(backend, backend))
+
     counts = count_words(paths_or_texts, lowercase=lowercase, extensions=extensions, threads=threads,
                          progress=progress, errors=errors)
-    write_counts_csv(files["unique_initial_tokens.csv"], sorted(counts.items(), key=lambda p: (-p[1], p[0])),
-                     ("word", "count"))
     tok = _learn(list(counts.items()), num_merges, min_frequency=min_frequency, special_tokens=(UNK,),
                  pattern=WORD_PATTERN, lowercase=lowercase, threads=threads, progress=progress)
+    _emb.check_args(dim, seed, backend, len(tok.tokens))  # the table's size, now that it is known
     stats = tok.token_stats(counts, threads=threads)
-    write_counts_csv(files["final_token_stats.csv"], stats, ("token", "count"))
     if backend == "cpu":
         rows: Any = tok._embedding_bytes(dim, seed, threads)
     else:
@@ -505,10 +696,21 @@ def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM
             rows = rows.get()
         elif backend == "torch":
             rows = rows.cpu().numpy()
+    demo: Optional[Dict[str, Any]] = None
+    if sample is not None:
+        ids = tok.encode(sample)
+        demo = {"text": sample, "tokens": [tok.tokens[i] for i in ids], "ids": ids}
+
+    os.makedirs(base, exist_ok=True)
+    files = {k: base / f"{prefix}_{k}" for k in
+             ("unique_initial_tokens.csv", "final_token_stats.csv", "final_embeddings.csv", "tokenizer.json")}
+    write_counts_csv(files["unique_initial_tokens.csv"], sorted(counts.items(), key=lambda p: (-p[1], p[0])),
+                     ("word", "count"))
+    write_counts_csv(files["final_token_stats.csv"], stats, ("token", "count"))
     write_embeddings_csv(files["final_embeddings.csv"], tok.tokens, rows, dim)
     tok.save(files["tokenizer.json"])
     return {"tokenizer": tok, "word_counts": counts, "token_stats": stats,
-            "files": {k.rsplit(".", 1)[0]: str(v) for k, v in files.items()}}
+            "files": {k.rsplit(".", 1)[0]: str(v) for k, v in files.items()}, "sample": demo}
 
 
 def load(path: PathLike) -> WordTokenizer:
@@ -516,5 +718,5 @@ def load(path: PathLike) -> WordTokenizer:
     return WordTokenizer.load(path)
 
 
-__all__ = ["WORD_PATTERN", "END_OF_WORD", "UNK", "WordTokenizer", "count_words", "train", "train_from_counts",
-           "run", "load", "write_counts_csv", "write_embeddings_csv"]
+__all__ = ["WORD_PATTERN", "END_OF_WORD", "UNK", "DEFAULT_SAMPLE", "MAX_MERGES", "MAX_COUNT", "WordTokenizer",
+           "count_words", "train", "train_from_counts", "run", "load", "write_counts_csv", "write_embeddings_csv"]
