@@ -370,13 +370,17 @@ class CppTokenizer:
         ``@@`` and before ``@@``; newlines as they are). Control and reserved tokens are left
         out. Native: :data:`WORD_MARK` starts a learned word, whose tokens run until the next
         mark or fixed token (the mark may be split over tokens)."""
-        ids = [_as_id(i) for i in ids]
+        ids = list(ids)
         try:
+            if any(type(i) is bool for i in ids):
+                raise TypeError
             return self._decoder.decode(self.tokenizer._core, ids)
         except (TypeError, OverflowError, ValueError):
+            # the slow path: numpy integers converted, or the error that names the bad id
+            ids = [_as_id(i) for i in ids]
             for i in ids:
                 self._check_id(i)
-            raise
+            return self._decoder.decode(self.tokenizer._core, ids)
 
     def tokenize(self, text: str) -> List[str]:
         """The token texts of ``text`` (:meth:`id_to_token` of each id)."""

@@ -146,6 +146,12 @@ class WordTokenizer:
         for s, i in self.special_tokens.items():
             self._body[i] = s
             self._role[i] = _INSIDE if s == UNK else _ALONE
+        # the fast decode: with no whitespace in any token, each token's text with a space where
+        # a word ends (around a word of its own) can be joined, and split at whitespace again
+        self._spaced: Optional[List[str]] = None
+        if all(t.split() == [t] for t in tokens):
+            self._spaced = [b + " " if r is _ENDS else b if r is _INSIDE else " " + b + " "
+                            for b, r in zip(self._body, self._role)]
 
     # ---- vocabulary ----
     @property
@@ -236,9 +242,12 @@ class WordTokenizer:
         't<unk>e at'
         """
         ids = list(ids)
-        if not all(type(i) is int for i in ids) or (ids and (min(ids) < 0 or max(ids) >= len(self.tokens))):
+        if not set(map(type, ids)) <= {int} or (ids and (min(ids) < 0 or max(ids) >= len(self.tokens))):
             for i in ids:
                 self._check_id(i)
+        if self._spaced is not None:
+            spaced = self._spaced
+            return " ".join("".join([spaced[i] for i in ids]).split())
         body, role = self._body, self._role
         words: List[str] = []
         word: List[str] = []
