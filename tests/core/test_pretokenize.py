@@ -29,6 +29,30 @@ def test_named_patterns_equal_regex_module_all_planes(name, text):
     check(name, text)
 
 
+def test_reference_has_the_tables_unicode_version():
+    """The core's letter/number tables come from regex 2026.5.9 (tools/gen_unicode_tables.py),
+    whose Unicode tiktoken's Rust regex shares; a newer regex (2026.11.15 on) knows more letters
+    and would fail the tests above at random code points."""
+    assert not regex.match(r"\p{L}", "\U0003d000"), (
+        f"regex {regex.__version__} has a newer Unicode than the core's tables: install the test "
+        f"extra's regex (pip install 'regex<2026.11')")
+
+
+def test_newer_unicode_letters_split_as_tiktoken_splits_them():
+    """Code points that only a newer Unicode calls letters are ids like tiktoken's."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from pathlib import Path
+
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = Path(__file__).resolve().parent.parent / "data" / "vocabs" / "cl100k_base.tiktoken"
+    ranks = load_tiktoken_bpe(str(path))
+    enc = tiktoken.Encoding("cl100k_test", pat_str=PATTERNS["cl100k"], mergeable_ranks=ranks, special_tokens={})
+    tok = toksmith.Tokenizer.from_ranks(ranks, pattern="cl100k")
+    for text in ("\U0003d000:", "a\U0003d000b", ":\U0003d000 x", "\ua7dd1", " \U00012550\U00012551 7"):
+        assert tok.encode(text) == enc.encode(text), text
+
+
 @pytest.mark.parametrize("name", NAMES)
 @given(text=long_ascii_text)
 def test_named_patterns_equal_regex_module_long_ascii(name, text):
