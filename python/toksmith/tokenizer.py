@@ -79,6 +79,10 @@ class _NoGC:
             gc.enable()
 
 
+#: the most threads a call may ask for
+MAX_THREADS = 4096
+
+
 def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
     """A thread count for the core (0: one per core); ``num_threads`` is tiktoken's name for
     ``threads``, used when ``threads`` is not given."""
@@ -88,8 +92,8 @@ def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
         return 0
     if not isinstance(threads, int) or isinstance(threads, bool):
         raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1 (or None for all cores), not {threads}")
+    if not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be between 1 and {MAX_THREADS} (or None for all cores), not {threads}")
     return threads
 
 

@@ -59,6 +59,9 @@ def _normalize_added(tokens: Optional[TokenSpec], what: str) -> Tuple[List[str],
 
 #: token ids are 32-bit in the core
 MAX_VOCAB_SIZE = 2**32
+#: counts are signed 64-bit in the merge loop: a chunk's count, and a pair's count summed over
+#: the chunks, must stay at most this
+MAX_COUNT = 2**63 - 1
 
 
 class _Layout:
@@ -115,13 +118,14 @@ def _progress_bar(progress: bool, **kw):
 def _limits(min_frequency: Any, max_token_length: Any) -> Tuple[int, Optional[int]]:
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool):
         raise TypeError(f"min_frequency must be an int, not {type(min_frequency).__name__}")
-    if min_frequency < 0:
-        raise ValueError(f"min_frequency must be >= 0 (0: no minimum), not {min_frequency}")
+    if not 0 <= min_frequency <= MAX_COUNT:
+        raise ValueError(f"min_frequency must be between 0 (no minimum) and {MAX_COUNT}, not {min_frequency}")
     if max_token_length is not None:
         if not isinstance(max_token_length, int) or isinstance(max_token_length, bool):
             raise TypeError(f"max_token_length must be an int or None, not {type(max_token_length).__name__}")
-        if max_token_length < 1:
-            raise ValueError(f"max_token_length must be >= 1 byte (or None for no limit), not {max_token_length}")
+        if not 1 <= max_token_length <= 2**32:
+            raise ValueError(f"max_token_length must be between 1 and 2**32 bytes (or None for no limit), "
+                             f"not {max_token_length}")
     return min_frequency, max_token_length
 
 
@@ -326,15 +330,22 @@ def train_from_counts(
                        min_frequency, max_token_length)
     items = counts.items() if isinstance(counts, Mapping) else counts
     batch: List[Tuple[bytes, int]] = []
+    pairs = 0  # how many pairs the counts stand for: a bound on every pair's count
     for chunk, n in items:
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8")
         if not isinstance(chunk, (bytes, bytearray)):
             raise TypeError(f"chunks must be str or bytes, not {type(chunk).__name__}")
-        if not isinstance(n, int) or n < 0:
-            raise ValueError(f"count of {chunk!r} must be a non-negative int, not {n!r}")
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"count of {chunk!r} must be an int, not {type(n).__name__}")
+        if not 0 <= n <= MAX_COUNT:
+            raise ValueError(f"count of {chunk!r} must be between 0 and {MAX_COUNT}, not {n}")
         if chunk and n:
             batch.append((bytes(chunk), n))
+            pairs += n * max(len(chunk) - 1, 1)
+    if pairs > MAX_COUNT:
+        raise ValueError(f"the counts are too large: their pairs add up to {pairs}, more than {MAX_COUNT} "
+                         f"(2**63-1, the merge loop's 64-bit counts); pass smaller counts (scale them down)")
     trainer.counter.add_counts(batch)
     return trainer.finish(name)
 

@@ -219,3 +219,27 @@ def test_custom_regex_training(corpus_slices):
     tok = toksmith.train_from_iterator(texts, vocab_size=300, pattern=pat)
     assert tok.merge_ids() == reference.train(texts, pat, 44)
     assert tok.pattern == pat and tok.pattern_name is None
+
+
+def test_out_of_range_numbers_are_value_errors():
+    """Numbers too big for the core are refused up front (they raised OverflowError from the
+    glue, or, as counts, silently wrapped around in the merge loop's 64-bit pair counts)."""
+    for kwargs, match in (({"threads": 2**70}, "threads must be between 1 and 4096"),
+                          ({"min_frequency": 2**70}, "min_frequency must be between 0"),
+                          ({"max_token_length": 2**70}, "max_token_length must be between 1 and 2\\*\\*32")):
+        with pytest.raises(ValueError, match=match):
+            toksmith.train_from_iterator(["ab ab"] * 3, vocab_size=300, **kwargs)
+    with pytest.raises(ValueError, match="between 1 and 4096"):
+        toksmith.train_from_iterator(["ab"] * 2, vocab_size=257).encode_ordinary_batch(["a"], threads=2**70)
+    with pytest.raises(ValueError, match="must be between 0 and"):
+        toksmith.train_from_counts({"ab": 2**64}, vocab_size=300)
+    with pytest.raises(TypeError, match="must be an int"):
+        toksmith.train_from_counts({"ab": True}, vocab_size=300)
+    # two chunks whose shared pair would count 2 * (2**63 - 1): refused, not wrapped around
+    with pytest.raises(ValueError, match="counts are too large"):
+        toksmith.train_from_counts({"ab": 2**63 - 1, "abc": 2**63 - 1}, vocab_size=260)
+    # big counts that fit give the reference's merges
+    counts = {"ab": 2**61, "abc": 2**61, "bc": 2**60}
+    with pytest.warns(UserWarning, match="ran out of pairs"):
+        tok = toksmith.train_from_counts(counts, vocab_size=260, pattern="gpt2")
+    assert tok.merges()[:2] == [(b"a", b"b"), (b"ab", b"c")]

@@ -325,11 +325,11 @@ def test_argument_errors(cpp):
     with pytest.raises(TypeError, match="name must be str"):
         cpp.special_id(5)
     assert cpp.special_id("<DIFF_ADD>") == DIFF_ADD and cpp.special_id("<DIFF_DEL>") == DIFF_DEL
-    with pytest.raises(ValueError, match="between 1 and 1024"):
+    with pytest.raises(ValueError, match="between 1 and 4096"):
         cpp.encode_ordinary_batch(["x"], num_threads=2**70)
     with pytest.raises(TypeError, match="num_threads must be a positive int"):
         cpp.encode_ordinary_batch(["x"], num_threads=True)
-    with pytest.raises(ValueError, match="between 1 and 1024"):
+    with pytest.raises(ValueError, match="between 1 and 4096"):
         cppreason.train(["int x;"], vocab_size=2000, threads=-1)
     with pytest.raises(TypeError, match="vocab_size must be an int"):
         cppreason.train(["int x;"], vocab_size="2000")
@@ -408,7 +408,7 @@ def test_command_line(tmp_path, capsys):
     assert main(["cppreason", "decode", "-t", out, "x"]) == 1
     assert "must be integers" in capsys.readouterr().err
     assert main(["cppreason", "train", str(CPP), "-o", out, "--threads", "-1", "--no-progress"]) == 1
-    assert "threads must be between 1 and 1024" in capsys.readouterr().err
+    assert "threads must be between 1 and 4096" in capsys.readouterr().err
     with pytest.warns(UserWarning, match="min_frequency=1000"):
         assert main(["cppreason", "train", str(CPP), "-o", out, "--vocab-size", "2500", "--min-frequency", "1000",
                      "--no-progress"]) == 0

@@ -446,8 +446,8 @@ def _thread_count(n: Any, what: str) -> int:
         return 0
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"{what} must be a positive int or None, not {type(n).__name__}")
-    if not 1 <= n <= 1024:
-        raise ValueError(f"{what} must be between 1 and 1024 (or None: all cores), not {n}")
+    if not 1 <= n <= 4096:
+        raise ValueError(f"{what} must be between 1 and 4096 (or None: all cores), not {n}")
     return n
 
 
