@@ -86,6 +86,9 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
     for key, typ in (("pattern", str), ("vocab", dict), ("special_tokens", dict), ("pinned_tokens", dict)):
         if not isinstance(data.get(key), typ) and not (key == "vocab" and tables is not None):
             raise _fail(path, f"field {key!r} is missing or not a {typ.__name__}")
+    for key, typ in (("name", str), ("metadata", dict)):
+        if data.get(key) is not None and not isinstance(data[key], typ):
+            raise _fail(path, f"field {key!r} must be a {typ.__name__} or null, not {type(data[key]).__name__}")
     if tables is not None:
         fast = tables.native.toksmith_tables()
         if fast is None:  # declined: the reference below says what is wrong

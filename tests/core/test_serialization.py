@@ -79,6 +79,8 @@ def test_bad_files(trained, tmp_path):
         ({**good, "special_tokens": {"<x>": 3}}, "inconsistent tokenizer"),
         ({**good, "pattern": "(bad"}, "inconsistent tokenizer"),
         ([1, 2], "JSON object"),
+        ({**good, "name": 5}, "'name' must be a str or null, not int"),
+        ({**good, "metadata": "x"}, "'metadata' must be a dict or null, not str"),
     ]
     for content, msg in cases:
         with pytest.raises(toksmith.TokenizerFileError, match=msg):
