@@ -130,6 +130,8 @@ def _parse_line(raw: bytes) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to be a conversation") from None
 
 
 def _load_chat(path: str):

@@ -76,6 +76,13 @@ def _split_named(arg: str, what: str, all_ext: bool) -> Tuple[str, str]:
 def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
     """The text of a corpus file (decompressed; invalid UTF-8 replaced), optionally only about
     its first ``max_bytes`` bytes, cut after a line end."""
+    if max_bytes is not None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+            raise TypeError(f"max_bytes must be an int or None, not {type(max_bytes).__name__}")
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be >= 1, not {max_bytes}")
+        if max_bytes >= sys.maxsize:
+            max_bytes = None  # more than any file holds (and more than read() accepts)
     if path.endswith(".xz"):
         import lzma as opener
     elif path.endswith(".gz"):
@@ -113,6 +120,10 @@ def _chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
 def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk_chars: int = CHUNK_CHARS) -> int:
     """Number of tokens of ``text`` encoded as plain text (in parallel, in chunks of about
     ``chunk_chars`` characters cut where the split pattern would cut anyway)."""
+    if isinstance(chunk_chars, bool) or not isinstance(chunk_chars, int):
+        raise TypeError(f"chunk_chars must be an int, not {type(chunk_chars).__name__}")
+    if chunk_chars < 1:
+        raise ValueError(f"chunk_chars must be >= 1, not {chunk_chars}")
     total = 0
     group: List[str] = []
     for chunk in _chunks(text, chunk_chars):

@@ -18,6 +18,7 @@ bytes that are not complete UTF-8 in one token are shown escaped (``\\xe2``).
 from __future__ import annotations
 
 import html
+import operator
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 RESET = "\033[0m"
@@ -34,19 +35,41 @@ _BG = {
 }
 
 
+def _int_items(values: Any, what: str, allow_bool: bool = False) -> List[int]:
+    """A list, tuple or numpy array of ints as a list of Python ints. A str or bytes is a
+    TypeError (never split into characters), and so is any item that is not an integer (a
+    float is not cut to an int; a bool only where ``allow_bool``)."""
+    if isinstance(values, (str, bytes, bytearray)) or values is None or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what} must be a list of ints, not {type(values).__name__}")
+    if hasattr(values, "tolist") and not isinstance(values, list):
+        values = values.tolist()
+        if not isinstance(values, list):  # a 0-d array
+            raise TypeError(f"{what} must be a list of ints, not a single value")
+    out = []
+    for k, v in enumerate(values):
+        if isinstance(v, bool) and not allow_bool:
+            raise TypeError(f"{what}[{k}] must be an int, not bool")
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise TypeError(f"{what}[{k}] must be an int, not {type(v).__name__}") from None
+    return out
+
+
 def _ids_list(ids: Any) -> List[int]:
-    if hasattr(ids, "tolist") and not isinstance(ids, list):
-        ids = ids.tolist()
-    return [int(i) for i in ids]
+    return _int_items(ids, "ids")
 
 
 def _check_mask(ids: Sequence[int], mask: Optional[Any]) -> Optional[List[int]]:
     if mask is None:
         return None
-    mask = _ids_list(mask)
+    mask = _int_items(mask, "mask", allow_bool=True)
     if len(mask) != len(ids):
         raise ValueError(f"ids and mask differ in length ({len(ids)} != {len(mask)})")
-    return [1 if m else 0 for m in mask]
+    for k, m in enumerate(mask):
+        if m != 0 and m != 1:
+            raise ValueError(f"mask[{k}] is {m}: a training mask holds only 0 (not trained on) and 1 (trained on)")
+    return mask
 
 
 def token_pieces(tokenizer: Any, ids: Iterable[int]) -> List[Tuple[str, bool]]:
@@ -82,6 +105,8 @@ def to_ansi(
     mask = _check_mask(ids, mask)
     if sep is None:
         sep = "" if color else "|"
+    elif not isinstance(sep, str):
+        raise TypeError(f"sep must be a str or None, not {type(sep).__name__}")
     parts = []
     for k, (text, special) in enumerate(token_pieces(tokenizer, ids)):
         text = text.replace("\n", "↵\n")
@@ -116,6 +141,8 @@ h2 { font-size: 1em; margin-top: 1.5em; }
 
 def html_header(title: str = "toksmith: rendered conversations") -> str:
     """The start of an HTML page (title escaped), with the styles and a legend."""
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a str, not {type(title).__name__}")
     t = html.escape(title)
     return (
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
@@ -140,6 +167,8 @@ def html_section(
 ) -> str:
     """One ``<section>``: an optional heading and the tokens as coloured spans (each with its
     id and mask in a tooltip). Every text is HTML-escaped."""
+    if heading is not None and not isinstance(heading, str):
+        raise TypeError(f"heading must be a str or None, not {type(heading).__name__}")
     ids = _ids_list(ids)
     mask = _check_mask(ids, mask)
     out = ["<section>"]

@@ -23,6 +23,7 @@ dependency (``pip install toksmith[numpy]``).
 from __future__ import annotations
 
 import json
+import operator
 import os
 from array import array
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -40,6 +41,26 @@ def _numpy():
 
         raise missing_extra("numpy", "numpy") from None
     return np
+
+
+def _int_arg(value: Any, what: str) -> int:
+    if isinstance(value, bool) or type(value).__name__ == "bool":
+        raise TypeError(f"{what} must be an int, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+
+
+def _as_list(values: Any, what: str) -> List[Any]:
+    if isinstance(values, (str, bytes, bytearray)) or values is None or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what} must be a list of ints, not {type(values).__name__}")
+    if hasattr(values, "tolist") and not isinstance(values, list):
+        values = values.tolist()  # numpy arrays: Python ints (bools for a bool mask)
+        if not isinstance(values, list):
+            raise TypeError(f"{what} must be a list of ints, not a single value")
+        return values
+    return values if isinstance(values, (list, tuple)) else list(values)
 
 
 def shard_name(index: int) -> str:
@@ -70,10 +91,16 @@ class ShardWriter:
         meta: Optional[Dict[str, Any]] = None,
     ) -> None:
         self.np = _numpy()
-        if not isinstance(shard_size, int) or shard_size < 1:
+        shard_size = _int_arg(shard_size, "shard_size")
+        if shard_size < 1:
             raise ValueError(f"shard_size must be a positive int, not {shard_size!r}")
+        n_vocab = _int_arg(n_vocab, "n_vocab")
+        if not 1 <= n_vocab <= 1 << 32:
+            raise ValueError(f"n_vocab must be between 1 and 2**32 (token ids are stored as uint16 or uint32), "
+                             f"not {n_vocab}")
         self.out_dir = os.fspath(out_dir)
         self.shard_size = shard_size
+        self.n_vocab = n_vocab
         self.compress = compress
         self.narrow = n_vocab <= 65536
         self.meta = dict(meta or {})
@@ -92,15 +119,42 @@ class ShardWriter:
         self._lines = array("q")
 
     def add(self, ids: Sequence[int], mask: Sequence[int], line: int = 0) -> None:
-        self._ids.extend(ids)
-        self._mask.extend(mask)
+        """Add one conversation: its ids (each in ``0 .. n_vocab - 1``) and its mask (0 / 1,
+        the same length); lists, tuples or numpy arrays. Bad input raises before anything is
+        added, so the shard stays consistent."""
+        line = _int_arg(line, "line")
+        ids_l = _as_list(ids, "ids")
+        mask_l = _as_list(mask, "mask")
+        if len(ids_l) != len(mask_l):
+            raise ValueError(f"ids and mask differ in length ({len(ids_l)} != {len(mask_l)})")
+        new_ids = self._checked(ids_l, self._ids.typecode, "ids", self.n_vocab - 1,
+                                "token id {} is out of range: ids must be 0..{}")
+        new_mask = self._checked(mask_l, "B", "mask", 1, "mask value {} is not 0 or 1: a training mask holds only 0 and 1")
+        self._ids.extend(new_ids)
+        self._mask.extend(new_mask)
         self._offsets.append(len(self._ids))
         self._lines.append(line)
         self.conversations += 1
-        self.tokens += len(ids)
-        self.trained += sum(mask)
+        self.tokens += len(new_ids)
+        self.trained += sum(new_mask)
         if len(self._lines) >= self.shard_size:
             self.flush()
+
+    @staticmethod
+    def _checked(values: List[Any], typecode: str, what: str, hi: int, message: str) -> "array[int]":
+        # array(typecode, ...) converts at C speed (numpy integers through __index__) and refuses
+        # floats and str; then one min/max pass checks the range 0..hi
+        try:
+            arr = array(typecode, values)
+        except OverflowError:
+            bad = next(v for v in values if not 0 <= v <= hi)
+            raise ValueError(message.format(bad, hi)) from None
+        except TypeError:
+            bad = next(v for v in values if not hasattr(v, "__index__"))
+            raise TypeError(f"{what} must be ints, not {type(bad).__name__} ({bad!r})") from None
+        if arr and max(arr) > hi:
+            raise ValueError(message.format(next(v for v in arr if v > hi), hi))
+        return arr
 
     def flush(self) -> None:
         if not len(self._lines):

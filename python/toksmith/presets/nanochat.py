@@ -22,9 +22,12 @@
 
 from __future__ import annotations
 
+import operator
 import os
+from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
+from ..pretokenize import NANOCHAT_PATTERN
 from ..tokenizer import Tokenizer
 from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
 from ._base import PresetTokenizer
@@ -36,6 +39,8 @@ PRESET = PRESETS["nanochat"]
 SPECIAL_TOKENS: Tuple[str, ...] = NANOCHAT_SPECIAL_TOKENS
 #: nanochat's default vocabulary size (2^16: ids fit in uint16)
 DEFAULT_VOCAB_SIZE = PRESET.vocab_size
+#: nanochat's split pattern (GPT-4's, with numbers of at most two digits), nanochat's name for it
+SPLIT_PATTERN: str = NANOCHAT_PATTERN
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -57,17 +62,68 @@ def train(
     as :func:`toksmith.train_from_iterator`). A single str is a path; a list of str is a list of
     paths when every item names an existing file or folder (or is a glob), texts otherwise (pass
     ``pathlib.Path`` objects or a generator to be explicit). ``vocab_size`` is the total: 256
-    bytes + merges + the nine special tokens.
+    bytes + merges + the nine special tokens (an int; numpy integers are accepted).
     """
+    if paths_or_texts is None:
+        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str texts, not None")
+    vocab_size = _as_int(vocab_size, "vocab_size")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str or None, not {type(name).__name__}")
+    if not isinstance(text_field, str):
+        raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
+    if not isinstance(errors, str):
+        raise TypeError(f"errors must be a str (\"strict\" or \"replace\"), not {type(errors).__name__}")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be a bool, not {type(progress).__name__}")
     tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
                        text_field=text_field, errors=errors, name=name)
     return ChatTokenizer(tok)
 
 
+def _as_int(value: Any, what: str) -> int:
+    """``value`` as a Python int: ints and numpy integers (anything with ``__index__``), never
+    a bool, a float or a str (TypeError)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):
+        raise TypeError(f"{what} must be an int, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+
+
+def _threads(num_threads: Any) -> Optional[int]:
+    """``num_threads`` for the core: None, or an int (numpy integers accepted); the core
+    checks the range."""
+    if num_threads is None:
+        return None
+    try:
+        return _as_int(num_threads, "num_threads")
+    except TypeError:
+        raise TypeError(f"num_threads must be an int or None, not {type(num_threads).__name__}") from None
+
+
 def _ids_list(ids: Any) -> List[int]:
+    """Token ids as a list for the core: a list, tuple or numpy array of ints (numpy integers
+    accepted); a str, bytes or a single int is a TypeError (not split into characters)."""
+    if isinstance(ids, (str, bytes, bytearray)) or ids is None or isinstance(ids, (int, float)):
+        raise TypeError(f"ids must be a list of int token ids, not {type(ids).__name__}")
     if hasattr(ids, "tolist") and not isinstance(ids, list):
-        return ids.tolist()
+        if getattr(getattr(ids, "dtype", None), "kind", "i") not in "iu":
+            raise TypeError(f"ids must be integers, not an array of dtype {ids.dtype}")
+        ids = ids.tolist()
+        if isinstance(ids, int):  # a 0-d array
+            raise TypeError("ids must be a list of int token ids, not a single int")
+        return ids
     return list(ids)
+
+
+def _ids_checked(ids: List[Any]) -> List[int]:
+    """The slow path: each id through ``__index__`` (numpy integers), bools and floats refused."""
+    return [_as_int(i, f"ids[{k}]") for k, i in enumerate(ids)]
 
 
 class ChatTokenizer(PresetTokenizer):
@@ -89,6 +145,17 @@ class ChatTokenizer(PresetTokenizer):
         self.bos_token_id: int = self._special_ids["<|bos|>"]
 
     # ------------------------------------------------------------------ files
+
+    def save(self, path: PathLike) -> None:
+        """Write the tokenizer as a toksmith JSON file. As nanochat's ``save(tokenizer_dir)``, a
+        path that does not exist and has no file extension (``"out/tokenizer"``) is a folder:
+        it is created (with its parents) and ``tokenizer.json`` is written inside; an existing
+        folder gets ``tokenizer.json`` too; any other path is the file itself."""
+        if isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes):
+            p = os.fspath(path)
+            if p and not os.path.exists(p) and not os.path.splitext(os.path.basename(p.rstrip("/\\")))[1]:
+                os.makedirs(p, exist_ok=True)
+        super().save(path)
 
     @classmethod
     def from_directory(cls, tokenizer_dir: PathLike) -> "ChatTokenizer":
@@ -117,9 +184,11 @@ class ChatTokenizer(PresetTokenizer):
 
     def encode_special(self, text: str) -> int:
         """The id of a special token, by name (``"<|bos|>"``...)."""
+        if not isinstance(text, str):
+            raise TypeError(f"a special token name must be a str such as '<|bos|>', not {type(text).__name__}")
         try:
             return self._all_specials[text]
-        except (KeyError, TypeError):
+        except KeyError:
             raise ValueError(
                 f"{text!r} is not a special token of this tokenizer; its special tokens are "
                 f"{sorted(self._all_specials)}"
@@ -127,20 +196,20 @@ class ChatTokenizer(PresetTokenizer):
 
     def id_to_token(self, id: int) -> str:
         """The text of one token (special tokens by name; incomplete UTF-8 as U+FFFD)."""
-        return self.tokenizer.decode([id])
+        return self.tokenizer.decode([_as_int(id, "id")])
 
     # ------------------------------------------------------------------ encode / decode
 
     def _special_id(self, value: Union[str, int], what: str) -> int:
-        if isinstance(value, bool):
-            raise TypeError(f"{what} must be a special token name or id, not bool")
-        if isinstance(value, int):
-            if not 0 <= value < self.tokenizer.n_vocab:
-                raise ValueError(f"{what}={value} is not a token id (0..{self.tokenizer.n_vocab - 1})")
-            return value
         if isinstance(value, str):
             return self.encode_special(value)
-        raise TypeError(f"{what} must be a special token name or id, not {type(value).__name__}")
+        try:
+            value = _as_int(value, what)
+        except TypeError:
+            raise TypeError(f"{what} must be a special token name or id, not {type(value).__name__}") from None
+        if not 0 <= value < self.tokenizer.n_vocab:
+            raise ValueError(f"{what}={value} is not a token id (0..{self.tokenizer.n_vocab - 1})")
+        return value
 
     def encode(
         self,
@@ -162,7 +231,7 @@ class ChatTokenizer(PresetTokenizer):
                 ids.append(post)
             return ids
         if isinstance(text, (list, tuple)):
-            batch = self.tokenizer.encode_ordinary_batch(list(text), threads=num_threads)
+            batch = self.tokenizer.encode_ordinary_batch(list(text), threads=_threads(num_threads))
             if pre is not None:
                 for ids in batch:
                     ids.insert(0, pre)
@@ -175,43 +244,67 @@ class ChatTokenizer(PresetTokenizer):
     __call__ = encode
 
     def decode(self, ids: Sequence[int]) -> str:
-        """Ids back to text (special tokens by name)."""
-        return self.tokenizer.decode(_ids_list(ids))
+        """Ids back to text (special tokens by name). ``ids``: a list, tuple or numpy array of
+        ints (numpy integers accepted)."""
+        ids = _ids_list(ids)
+        try:
+            return self.tokenizer.decode(ids)
+        except TypeError:
+            # numpy integer items (the core takes Python ints), or a real type error
+            return self.tokenizer.decode(_ids_checked(ids))
 
     # ------------------------------------------------------------------ conversations
 
-    def _assemble(self, plan: List[Segment], encoded: Dict[int, List[int]],
+    def _assemble(self, plan: List[Segment], encoded: Any,
                   max_tokens: Optional[int]) -> Tuple[List[int], List[int]]:
+        """Concatenate a plan's segments; ``encoded(k, text)`` gives the ids of text segment
+        ``k``. Stops as soon as ``max_tokens`` ids are out, so ids and mask stay aligned."""
         ids: List[int] = []
         mask: List[int] = []
         for k, (piece, m) in enumerate(plan):
+            if max_tokens is not None and len(ids) >= max_tokens:
+                break
             if isinstance(piece, Special):
                 ids.append(self._special_ids[piece])
                 mask.append(m)
             else:
-                toks = encoded[k]
+                toks = encoded(k, piece)
                 ids.extend(toks)
                 mask.extend([m] * len(toks))
-            if max_tokens is not None and len(ids) >= max_tokens:
-                break
         if max_tokens is not None:
             del ids[max_tokens:], mask[max_tokens:]
         return ids, mask
 
     @staticmethod
+    def _trim_plan(plan: List[Segment], max_tokens: Optional[int]) -> List[Segment]:
+        """The segments that can reach the first ``max_tokens`` tokens: every special token
+        and every non-empty text gives at least one token, so nothing after the
+        ``max_tokens``-th of them can (a very long conversation is not encoded in full)."""
+        if max_tokens is None:
+            return plan
+        n = 0
+        for k, (piece, _) in enumerate(plan):
+            if piece:
+                n += 1
+                if n >= max_tokens:
+                    return plan[: k + 1]
+        return plan
+
+    @staticmethod
     def _check_max_tokens(max_tokens: Optional[int]) -> Optional[int]:
         if max_tokens is None:
             return None
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-            raise TypeError(f"max_tokens must be an int or None, not {type(max_tokens).__name__}")
+        try:
+            max_tokens = _as_int(max_tokens, "max_tokens")
+        except TypeError:
+            raise TypeError(f"max_tokens must be an int or None, not {type(max_tokens).__name__}") from None
         if max_tokens < 0:
             raise ValueError(f"max_tokens must be >= 0, not {max_tokens}")
         return max_tokens
 
     def _render_plan(self, plan: List[Segment], max_tokens: Optional[int]) -> Tuple[List[int], List[int]]:
         encode = self.tokenizer.encode_ordinary
-        encoded = {k: encode(p) for k, (p, _) in enumerate(plan) if not isinstance(p, Special)}
-        return self._assemble(plan, encoded, max_tokens)
+        return self._assemble(self._trim_plan(plan, max_tokens), lambda k, text: encode(text), max_tokens)
 
     def render_conversation(self, conversation: Any, max_tokens: Optional[int] = 2048) -> Tuple[List[int], List[int]]:
         """Token ids and training mask (1: train on it) of a conversation.
@@ -237,16 +330,23 @@ class ChatTokenizer(PresetTokenizer):
         parallel batch (``num_threads``; None: all cores). The first malformed conversation
         raises ValueError prefixed with its position (``conversation 3: message 1: ...``)."""
         max_tokens = self._check_max_tokens(max_tokens)
+        num_threads = _threads(num_threads)
+        if isinstance(conversations, (abc.Mapping, str, bytes, bytearray)) or not isinstance(conversations, abc.Iterable):
+            raise TypeError(
+                f"conversations must be a list (or other iterable) of conversations, not "
+                f"{type(conversations).__name__}; use render_conversation() for a single conversation"
+            )
         plans = []
         for n, conv in enumerate(conversations):
             try:
                 plans.append(plan_conversation(conv))
-            except ValueError as exc:
-                raise ValueError(f"conversation {n}: {exc}") from None
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"conversation {n}: {exc}") from None
         return self._render_plans(plans, max_tokens, num_threads)
 
     def _render_plans(self, plans: List[List[Segment]], max_tokens: Optional[int],
                       num_threads: Optional[int]) -> List[Tuple[List[int], List[int]]]:
+        plans = [self._trim_plan(plan, max_tokens) for plan in plans]
         texts: List[str] = []
         for plan in plans:
             texts.extend(p for p, _ in plan if not isinstance(p, Special))
@@ -259,7 +359,7 @@ class ChatTokenizer(PresetTokenizer):
                 if not isinstance(p, Special):
                     encoded[k] = encoded_all[pos]
                     pos += 1
-            out.append(self._assemble(plan, encoded, max_tokens))
+            out.append(self._assemble(plan, lambda k, _text, e=encoded: e[k], max_tokens))
         return out
 
     def render_for_completion(self, conversation: Any, max_tokens: Optional[int] = None) -> List[int]:
@@ -268,15 +368,16 @@ class ChatTokenizer(PresetTokenizer):
 
         Unlike nanochat, a conversation that ends with a user message is accepted as it is,
         and the prompt is not cut unless ``max_tokens`` is given (the cut keeps the start, and
-        ``<|assistant_start|>`` is always last).
+        ``<|assistant_start|>`` is always last, so ``max_tokens`` must be at least 1).
         """
         max_tokens = self._check_max_tokens(max_tokens)
+        if max_tokens == 0:
+            raise ValueError("max_tokens must be >= 1 for render_for_completion (the prompt always ends "
+                             "with <|assistant_start|>), or None for no limit")
         messages = normalize_messages(conversation)
         if messages[-1]["role"] == "assistant":
             messages = messages[:-1]
-        ids, _ = self._render_plan(plan_messages(messages), None)
-        if max_tokens is not None:
-            ids = ids[: max(max_tokens - 1, 0)]
+        ids, _ = self._render_plan(plan_messages(messages), None if max_tokens is None else max_tokens - 1)
         ids.append(self._special_ids[ASSISTANT_START])
         return ids
 
@@ -295,6 +396,8 @@ class ChatTokenizer(PresetTokenizer):
         token; ``with_token_id`` shows each id; ``color=False`` gives plain ``a|b|c`` text."""
         from .chat_render import to_ansi
 
+        if sep is not None and not isinstance(sep, str):
+            raise TypeError(f"sep must be a str or None, not {type(sep).__name__}")
         return to_ansi(self.tokenizer, ids, mask, with_token_id=with_token_id, color=color, sep=sep)
 
     def visualize_html(
@@ -308,10 +411,16 @@ class ChatTokenizer(PresetTokenizer):
         """The same as an HTML page."""
         from .chat_render import to_html
 
+        if not isinstance(title, str):
+            raise TypeError(f"title must be a str, not {type(title).__name__}")
         return to_html(self.tokenizer, [(None, ids, mask)], title=title, with_token_id=with_token_id)
 
     def __repr__(self) -> str:
         return f"<toksmith.presets.nanochat.ChatTokenizer n_vocab={self.get_vocab_size()} {self.tokenizer!r}>"
+
+
+#: nanochat's name for the tokenizer class
+RustBPETokenizer = ChatTokenizer
 
 
 def load(path: PathLike) -> ChatTokenizer:
@@ -319,4 +428,5 @@ def load(path: PathLike) -> ChatTokenizer:
     return ChatTokenizer.load(path)
 
 
-__all__ = ["ChatTokenizer", "train", "load", "SPECIAL_TOKENS", "DEFAULT_VOCAB_SIZE", "PRESET"]
+__all__ = ["ChatTokenizer", "RustBPETokenizer", "train", "load", "SPECIAL_TOKENS", "SPLIT_PATTERN",
+           "DEFAULT_VOCAB_SIZE", "PRESET"]
