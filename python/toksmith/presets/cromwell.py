@@ -17,8 +17,8 @@ What the design asks for, and how it is met on toksmith's core:
   ``<FILE=path>`` header is the ``<FILE> path </FILE>`` ids) and
   :meth:`CodeTokenizer.parse_edit_output` reads a model's output back, on the ids: a file that
   contains the text ``<EDIT_START>`` is still content, never a marker.
-* **Cache and parallel batches**: the core's per-thread piece cache and
-  :meth:`CodeTokenizer.encode_batch` on all cores.
+* **Cache and parallel batches**: the core's per-thread piece cache, the seed's whole-text LRU
+  :class:`TokenCache` (``encode_cached``) and :meth:`CodeTokenizer.encode_batch` on all cores.
 
 >>> code = train(["def add(a, b):\\n    return a + b\\n"] * 30, vocab_size=300)
 >>> code.special_ids["<FILE>"], code.tokenizer.decode_single_token_bytes(8)
@@ -33,9 +33,12 @@ What the design asks for, and how it is met on toksmith's core:
 
 from __future__ import annotations
 
+import operator
 import os
+import threading
+from collections import OrderedDict, abc
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..tokenizer import Tokenizer
 from . import CROMWELL_SPECIAL_TOKENS, PRESETS
@@ -55,21 +58,93 @@ PAD, EOS, BOS, FILE, FILE_END, EDIT_START, EDIT_END, DELETE = SPECIAL_TOKENS
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _is_numpy_bool(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+
+
+def _as_int(value: Any, what: str) -> int:
+    """``value`` as a Python int: an int or a numpy integer (anything with ``__index__``);
+    a bool, a float or a str is a TypeError."""
+    if isinstance(value, bool) or _is_numpy_bool(value):
+        raise TypeError(f"{what} must be an int, not bool")
+    if isinstance(value, int):
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+
+
+def _optional_threads(threads: Any) -> Optional[int]:
+    """``threads`` for the core (None: all cores; numpy integers accepted; the core checks the range)."""
+    if threads is None:
+        return None
+    try:
+        return _as_int(threads, "threads")
+    except TypeError:
+        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}") from None
+
+
+def _flag(value: Any, what: str) -> bool:
+    """A bool option (numpy bools accepted): ``bos=1`` or ``skip_special_tokens="no"`` is a TypeError."""
+    if isinstance(value, bool):
+        return value
+    if _is_numpy_bool(value):
+        return bool(value)
+    raise TypeError(f"{what} must be True or False, not {type(value).__name__} ({value!r})")
+
+
+def _check_extensions(extensions: Any) -> Tuple[str, ...]:
+    """``extensions`` as a tuple of non-empty str; a single str is one extension."""
+    if isinstance(extensions, str):
+        extensions = (extensions,)
+    elif isinstance(extensions, (bytes, bytearray, abc.Mapping)) or not isinstance(extensions, abc.Iterable):
+        raise TypeError(f"extensions must be a str such as '.py' or a list of them, not {type(extensions).__name__}")
+    exts = tuple(extensions)
+    for e in exts:
+        if not isinstance(e, str):
+            raise TypeError(f"extensions must be str such as '.py', not {type(e).__name__} ({e!r})")
+    if not exts or not all(exts):
+        raise ValueError(f"extensions must be non-empty strings such as '.py', not {list(exts)!r}")
+    return exts
+
+
+def _check_text(value: Any, what: str) -> str:
+    """``value`` if it is a str UTF-8 can encode: a lone surrogate (from ``errors="surrogateescape"``)
+    would come back as U+FFFD, so a frame that must round-trip refuses it."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"{what} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}) that UTF-8 "
+                "cannot encode, so it would not come back from the ids; pass text decoded with "
+                "errors='replace' (not 'surrogateescape')") from None
+    return value
+
+
 def collect_code_corpus(directories: Union[PathLike, Sequence[PathLike]],
                         extensions: Sequence[str] = DEFAULT_EXTENSIONS) -> List[Path]:
     """The files under ``directories`` (recursively) whose names end with one of
-    ``extensions``, sorted, ready for :func:`train`. Hidden folders (``.git``...) are skipped.
-    A missing directory raises FileNotFoundError; finding no file raises ValueError.
+    ``extensions`` (a str is one extension), sorted, ready for :func:`train`. Hidden folders
+    (``.git``...) are skipped. A missing directory raises FileNotFoundError; finding no file
+    raises ValueError.
 
-    Files are returned, not read: training streams them.
+    Files are returned, not read: training streams them. (The seed returns the texts; a list
+    mixing these paths with texts, as the seed's ``code_corpus + text_corpus``, trains too.)
     """
     if isinstance(directories, (str, os.PathLike)):
         directories = [directories]
-    if isinstance(extensions, str):
-        extensions = [extensions]
-    exts = tuple(extensions)
-    if not exts or not all(isinstance(e, str) and e for e in exts):
-        raise ValueError(f"extensions must be non-empty strings such as '.py', not {extensions!r}")
+    elif isinstance(directories, (bytes, bytearray)) or not isinstance(directories, abc.Iterable):
+        raise TypeError(f"directories must be a path (str or os.PathLike) or a list of paths, "
+                        f"not {type(directories).__name__}")
+    directories = list(directories)
+    for d in directories:
+        if not isinstance(d, (str, os.PathLike)):
+            raise TypeError(f"directories must hold paths (str or os.PathLike), not {type(d).__name__} ({d!r})")
+    exts = _check_extensions(extensions)
     found: List[Path] = []
     for directory in directories:
         root = Path(directory)
@@ -104,9 +179,30 @@ def train(
     ``extensions`` (for example ``(".py", ".cpp")``): folders among the paths are read for
     files with those endings only (:func:`collect_code_corpus`); without it a folder gives all
     its files, as :func:`toksmith.train`.
+
+    A list mixing ``pathlib.Path`` files with str texts (the seed's ``code_corpus +
+    text_corpus``) trains on the files' contents and the texts. A list of str that names
+    existing files and also holds an item naming nothing (a typo) raises FileNotFoundError
+    instead of training on the path strings; pass ``iter(texts)`` to train on such strings.
+    ``vocab_size`` and ``threads`` are ints (numpy integers accepted), ``progress`` a bool.
     """
+    if paths_or_texts is None:
+        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str texts, not None")
+    vocab_size = _as_int(vocab_size, "vocab_size")
+    threads = _optional_threads(threads)
+    progress = _flag(progress, "progress")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str or None, not {type(name).__name__}")
+    if not isinstance(text_field, str):
+        raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
+    if not isinstance(errors, str):
+        raise TypeError(f"errors must be a str (\"strict\" or \"replace\"), not {type(errors).__name__}")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
     if extensions is not None:
-        paths_or_texts = _with_extensions(paths_or_texts, extensions)
+        paths_or_texts = _with_extensions(paths_or_texts, _check_extensions(extensions))
+    else:
+        paths_or_texts = _plain_source(paths_or_texts, text_field, errors)
     tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
                        text_field=text_field, errors=errors, name=name)
     return CodeTokenizer(tok)
@@ -121,24 +217,109 @@ def _with_extensions(source: Any, extensions: Sequence[str]) -> Any:
         if not os.path.exists(p):
             raise FileNotFoundError(f"extensions= applies to files and folders: {str(p)[:80]!r} is neither "
                                     "(to train on texts, leave extensions out)")
-        out.extend(collect_code_corpus(p, extensions) if os.path.isdir(p) else [p])
+        out.extend(collect_code_corpus(p, extensions) if os.path.isdir(p) else [Path(p)])
     return out
 
 
-def _ids_list(ids: Any, what: str, n_vocab: int) -> List[int]:
-    if isinstance(ids, (str, bytes, bytearray)):
-        raise TypeError(f"{what} must be a sequence of int token ids, not {type(ids).__name__}")
-    if hasattr(ids, "tolist") and not isinstance(ids, list):
-        ids = ids.tolist()
+def _plain_source(source: Any, text_field: str, errors: str) -> Any:
+    """The training source as :func:`~toksmith.presets._sources.train_on_source` reads it, with
+    two lists made unambiguous: paths mixed with texts (the seed's ``code_corpus +
+    text_corpus``) become one stream of texts, the files read whole; a list of str naming
+    existing files next to items that do not exist (a typo in a path) is a FileNotFoundError,
+    where it would have trained on the path strings as texts."""
+    if not isinstance(source, (list, tuple)) or not source:
+        return source
+    is_path = [isinstance(p, os.PathLike) for p in source]
+    if any(is_path) and not all(is_path) and all(isinstance(p, (str, os.PathLike)) for p in source):
+        named = next((p for p, path in zip(source, is_path) if not path and "\n" not in p and _pathish(p)
+                      and os.path.exists(p)), None)
+        if named is not None:
+            raise ValueError(f"paths_or_texts mixes os.PathLike paths with str texts, and the text {named[:80]!r} "
+                             "names a file: pass it as pathlib.Path(...) to read the file, or give texts only")
+        return _mixed_texts(list(source), text_field, errors)
+    if all(isinstance(p, str) for p in source) and not any("\n" in p for p in source):
+        missing = _missing_path(source)
+        if missing is not None:
+            raise FileNotFoundError(
+                f"paths_or_texts names existing files, but {missing[:80]!r} does not exist; fix the path, or "
+                "pass texts as iter(texts) to train on the strings themselves")
+    return source
+
+
+def _pathish(p: str) -> bool:
+    return len(p) < 4096 and ("/" in p or os.sep in p or (bool(Path(p).suffix) and " " not in p))
+
+
+def _missing_path(items: Sequence[str]) -> Optional[str]:
+    """In a list of str whose first item names a file (or the first looks like a path and one of
+    the next thousand names a file), the first item that names nothing; globs are left to the
+    trainer. Lists of texts cost one stat (or a bounded number of them)."""
+    def missing(p: str) -> bool:
+        return not os.path.exists(p) and not any(c in p for c in "*?[")
+
+    head = items[0]
+    if os.path.exists(head) and _pathish(head):
+        return next((p for p in items if missing(p)), None)
+    if missing(head) and _pathish(head):
+        if any(os.path.exists(p) and _pathish(p) for p in items[1:1001]):
+            return head
+    return None
+
+
+def _mixed_texts(items: List[Any], text_field: str, errors: str) -> Iterator[str]:
+    from ..corpus import expand_paths, iter_jsonl
+    from ..errors import CorpusDecodeError
+
+    for item in items:
+        if not isinstance(item, os.PathLike):
+            yield item
+            continue
+        for path in expand_paths(item):
+            if path.name.endswith(".jsonl"):
+                yield from iter_jsonl(path, text_field, errors)
+                continue
+            try:
+                with open(path, "r", encoding="utf-8", errors=errors, newline="") as f:
+                    text = f.read()
+            except UnicodeDecodeError as e:
+                raise CorpusDecodeError(f"{path} is not valid UTF-8 ({e.reason} at byte {e.start}); pass "
+                                        "errors=\"replace\" to replace bad bytes with U+FFFD") from None
+            yield text
+
+
+def _array_list(ids: Any, what: str) -> Any:
+    """A numpy array (or anything with ``tolist``) as a list; arrays of floats or bools and 0-d
+    arrays are TypeErrors."""
+    kind = getattr(getattr(ids, "dtype", None), "kind", "i")
+    if kind not in "iu":
+        raise TypeError(f"{what} must be integers, not an array of dtype {ids.dtype}")
+    out = ids.tolist()
+    if not isinstance(out, list):
+        raise TypeError(f"{what} must be a sequence of int token ids, not a single {type(out).__name__}")
+    return out
+
+
+def _token_id(value: Any, k: int, what: str) -> int:
     try:
-        out = list(ids)
+        return _as_int(value, what)
     except TypeError:
-        raise TypeError(f"{what} must be a sequence of int token ids, not {type(ids).__name__}") from None
-    for i in out:
-        if isinstance(i, bool) or not isinstance(i, int):
-            raise TypeError(f"{what} must hold int token ids, not {type(i).__name__} ({i!r})")
-        if not 0 <= i < n_vocab:
-            raise ValueError(f"{what}: token id {i} is out of range for a vocabulary of {n_vocab} ids")
+        raise TypeError(f"{what} must hold int token ids, not {type(value).__name__} ({value!r}) "
+                        f"at index {k}") from None
+
+
+def _ids_list(ids: Any, what: str, n_vocab: int) -> List[int]:
+    """Token ids as a list of Python ints in ``range(n_vocab)``: a list, tuple, iterator or
+    numpy array of ints (numpy integers accepted). A str, bytes, a set or a mapping (no
+    order), a single int, a bool or a float is a TypeError; an id out of range a ValueError."""
+    if isinstance(ids, (str, bytes, bytearray, abc.Set, abc.Mapping)) or not isinstance(ids, abc.Iterable):
+        raise TypeError(f"{what} must be a sequence of int token ids, not {type(ids).__name__}")
+    out = _array_list(ids, what) if hasattr(ids, "tolist") and not isinstance(ids, list) else list(ids)
+    if set(map(type, out)) - {int}:  # one C loop; the slow path converts numpy ints, names the culprit
+        out = [_token_id(i, k, what) for k, i in enumerate(out)]
+    if out and (min(out) < 0 or max(out) >= n_vocab):
+        bad = next(i for i in out if not 0 <= i < n_vocab)
+        raise ValueError(f"{what}: token id {bad} is out of range for a vocabulary of {n_vocab} ids "
+                         f"(valid: 0..{n_vocab - 1})")
     return out
 
 
@@ -177,6 +358,7 @@ class CodeTokenizer(PresetTokenizer):
         """Token ids of ``text``, all of it as text: a source file that contains ``<EOS>`` or
         ``<FILE>`` gets the ids of those characters, never the special tokens (those come only
         from the framing methods, or from ``bos``/``eos``)."""
+        bos, eos = _flag(bos, "bos"), _flag(eos, "eos")
         ids = self.tokenizer.encode_ordinary(text)
         if bos:
             ids.insert(0, self.bos_id)
@@ -186,25 +368,45 @@ class CodeTokenizer(PresetTokenizer):
 
     def encode_batch(self, texts: Sequence[str], *, threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode` of each text, on ``threads`` threads (default: all cores)."""
-        return self.tokenizer.encode_ordinary_batch(texts, threads=threads)
+        return self.tokenizer.encode_ordinary_batch(texts, threads=_optional_threads(threads))
+
+    def _decode_ids(self, ids: Any) -> Any:
+        if hasattr(ids, "tolist") and not isinstance(ids, list):
+            return _array_list(ids, "ids")
+        return ids
 
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
         """The text of ``ids`` (special tokens by name unless ``skip_special_tokens``, invalid
-        UTF-8 as U+FFFD)."""
-        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+        UTF-8 as U+FFFD). ``ids``: a list, tuple or numpy array of ints (numpy integers accepted)."""
+        skip = _flag(skip_special_tokens, "skip_special_tokens")
+        ids = self._decode_ids(ids)
+        try:
+            return self.tokenizer.decode(ids, skip_special_tokens=skip)
+        except TypeError:  # numpy integer items (the core takes Python ints), or a real type error
+            return self.tokenizer.decode(_ids_list(ids, "ids", self.tokenizer.n_vocab), skip_special_tokens=skip)
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, threads: Optional[int] = None,
                      skip_special_tokens: bool = False) -> List[str]:
-        return self.tokenizer.decode_batch(batch, threads=threads, skip_special_tokens=skip_special_tokens)
+        """:meth:`decode` of each id sequence, in parallel on ``threads`` threads (default: all cores)."""
+        skip = _flag(skip_special_tokens, "skip_special_tokens")
+        threads = _optional_threads(threads)
+        if isinstance(batch, (str, bytes, bytearray)):
+            raise TypeError(f"batch must be a list of id sequences, not {type(batch).__name__}")
+        batch = [self._decode_ids(ids) for ids in batch]
+        try:
+            return self.tokenizer.decode_batch(batch, threads=threads, skip_special_tokens=skip)
+        except TypeError:
+            n = self.tokenizer.n_vocab
+            batch = [_ids_list(ids, f"batch[{k}]", n) for k, ids in enumerate(batch)]
+            return self.tokenizer.decode_batch(batch, threads=threads, skip_special_tokens=skip)
 
     # ------------------------------------------------------------------ framing
 
     def encode_file(self, file_path: str, file_content: str) -> List[int]:
         """``<FILE> path </FILE> content``: one file with its path header (the seed's
         ``<FILE=path>``)."""
-        for value, what in ((file_path, "file_path"), (file_content, "file_content")):
-            if not isinstance(value, str):
-                raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+        _check_text(file_path, "file_path")
+        _check_text(file_content, "file_content")
         if not file_path:
             raise ValueError("file_path must not be empty")
         enc = self.tokenizer.encode_ordinary
@@ -217,8 +419,7 @@ class CodeTokenizer(PresetTokenizer):
         prompt, the new content (or ``<DELETE>``'s text, see :meth:`encode_delete`) when
         building a training target. Texts are encoded as text: markers inside them stay text.
         """
-        if not isinstance(edit_instruction, str):
-            raise TypeError(f"edit_instruction must be a str, not {type(edit_instruction).__name__}")
+        _check_text(edit_instruction, "edit_instruction")
         ids = self.encode_file(file_path, file_content)
         ids.append(self.edit_start_id)
         ids.extend(self.tokenizer.encode_ordinary(edit_instruction))
@@ -286,6 +487,61 @@ class CodeTokenizer(PresetTokenizer):
                 "edit_type": edit_type, "complete": complete}
 
 
+class TokenCache:
+    """The seed's ``TokenCache`` (section 7.1): :meth:`encode_cached` remembers the ids of the
+    last ``cache_size`` distinct texts (least recently used first out), for inputs that repeat
+    (prompts, file headers). ``cache_size=0`` caches nothing. Safe to share between threads.
+
+    >>> code = train(["def f(x):\\n    return x\\n"] * 20, vocab_size=280)
+    >>> cache = TokenCache(code, cache_size=2)
+    >>> cache.encode_cached("return x") == code.encode("return x"), cache.hits, cache.misses
+    (True, 0, 1)
+    >>> _ = cache.encode_cached("return x"); cache.hits, len(cache)
+    (1, 1)
+    """
+
+    def __init__(self, tokenizer: Union[Tokenizer, "CodeTokenizer"], cache_size: int = 10000) -> None:
+        cache_size = _as_int(cache_size, "cache_size")
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0 (0: no caching), not {cache_size}")
+        self.tokenizer: CodeTokenizer = _code_tokenizer(tokenizer)
+        self.cache_size = cache_size
+        self.hits = 0
+        self.misses = 0
+        self._cache: "OrderedDict[str, Tuple[int, ...]]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def encode_cached(self, text: str) -> List[int]:
+        """:meth:`CodeTokenizer.encode` of ``text``, from the cache when it holds it (a new list
+        each call: changing it does not change the cache)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        with self._lock:
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                self.hits += 1
+                return list(hit)
+        ids = self.tokenizer.encode(text)
+        with self._lock:
+            self.misses += 1
+            if self.cache_size:
+                self._cache[text] = tuple(ids)
+                self._cache.move_to_end(text)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return ids
+
+    def clear(self) -> None:
+        """Empty the cache (and reset :attr:`hits` and :attr:`misses`)."""
+        with self._lock:
+            self._cache.clear()
+            self.hits = self.misses = 0
+
+
 def _code_tokenizer(tokenizer: Union[Tokenizer, CodeTokenizer]) -> CodeTokenizer:
     return tokenizer if isinstance(tokenizer, CodeTokenizer) else CodeTokenizer(tokenizer)
 
@@ -302,5 +558,5 @@ def parse_edit_output(tokens: Sequence[int], tokenizer: Union[Tokenizer, CodeTok
     return _code_tokenizer(tokenizer).parse_edit_output(tokens)
 
 
-__all__ = ["SPECIAL_TOKENS", "DEFAULT_VOCAB_SIZE", "DEFAULT_EXTENSIONS", "CodeTokenizer", "train",
+__all__ = ["SPECIAL_TOKENS", "DEFAULT_VOCAB_SIZE", "DEFAULT_EXTENSIONS", "CodeTokenizer", "TokenCache", "train",
            "collect_code_corpus", "tokenize_file_with_edit", "parse_edit_output"]
