@@ -24,6 +24,11 @@ class TokenizerFileError(ToksmithError):
     """A tokenizer file is truncated, corrupted, of an unknown version or inconsistent."""
 
 
+class TokenizerFileNotFoundError(TokenizerFileError, FileNotFoundError):
+    """A folder holds none of the tokenizer files looked for (also a ``FileNotFoundError``: a
+    file-system problem, so ``except OSError`` catches it as it catches a missing path)."""
+
+
 class UnknownModelError(ToksmithError, KeyError):
     """No encoding is known for a model name (also a ``KeyError``, as tiktoken raises)."""
 
@@ -48,6 +53,7 @@ __all__ = [
     "MergesError",
     "DisallowedSpecialError",
     "TokenizerFileError",
+    "TokenizerFileNotFoundError",
     "UnknownModelError",
     "missing_extra",
 ]

@@ -209,3 +209,8 @@ def test_unknown_format(tmp_path):
     (tmp_path / "d").mkdir()
     with pytest.raises(TokenizerFileError, match="has no tokenizer.json"):
         load_any(tmp_path / "d")
+    # a folder without the files is also a file-system problem, as a missing path is
+    with pytest.raises(FileNotFoundError, match="has no tokenizer.json"):
+        load_any(tmp_path / "d")
+    with pytest.raises(FileNotFoundError, match="has no tokenizer.json"):
+        toksmith.from_huggingface(tmp_path / "d")

@@ -28,7 +28,7 @@ import os
 import re
 from typing import Mapping, Optional, Tuple, Union
 
-from ..errors import TokenizerFileError
+from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from .._jsontables import JsonTables, split_json_tables
 from ._common import ConversionError
 from .gpt2 import from_gpt2_files, save_gpt2_files
@@ -96,7 +96,7 @@ def _detect(p: str) -> Tuple[str, str, Optional[dict], Optional[JsonTables]]:
             return _detect(tj)
         if _gpt2_pair(p):
             return "gpt2", p, None, None
-        raise TokenizerFileError(
+        raise TokenizerFileNotFoundError(
             f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe")
     with open(p, "rb") as f:
         head = f.read(1 << 16)

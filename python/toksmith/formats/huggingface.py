@@ -55,7 +55,7 @@ import os
 import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from ..errors import TokenizerFileError
+from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ..pretokenize import PATTERNS, split
 from ._common import (
     ConversionError,
@@ -231,7 +231,7 @@ def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str]
         if os.path.isdir(p):
             p = os.path.join(p, "tokenizer.json")
             if not os.path.exists(p):
-                raise TokenizerFileError(f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json")
+                raise TokenizerFileNotFoundError(f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json")
         with open(p, "rb") as f:
             raw = f.read()
         data, tables = split_json(raw, p, "tokenizer.json")
