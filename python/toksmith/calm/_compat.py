@@ -30,6 +30,34 @@ def check_int(value: object, name: str, *, minimum: Optional[int] = None) -> int
     return number
 
 
+#: The most threads a call may ask for (as toksmith's Tokenizer).
+MAX_THREADS = 4096
+
+
+def check_threads(threads: object, name: str = "threads") -> Optional[int]:
+    """A thread count as toksmith's Tokenizer takes it: None or an int in 1..MAX_THREADS.
+
+    The CALM tokenizer is pure Python and runs on the calling thread; the
+    argument is still checked so that a wrong value fails the same way with
+    both tokenizers instead of being ignored.
+    """
+    if threads is None:
+        return None
+    number = check_int(threads, name)
+    if not 1 <= number <= MAX_THREADS:
+        raise ValueError(f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {number}")
+    return number
+
+
+def check_bool(value: object, name: str) -> bool:
+    """A bool argument (numpy bools accepted; ints and other truthy values rejected)."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+
+
 def to_bytes(value: object, name: str) -> bytes:
     """``str`` (encoded as UTF-8) or a bytes-like object, as bytes."""
     if isinstance(value, str):

@@ -26,7 +26,7 @@ import os
 import re
 from typing import AbstractSet, Any, Collection, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from ._compat import require_numpy
+from ._compat import check_bool, check_threads, require_numpy
 from .vocab import (
     BYTE_TOKENS,
     EOS,
@@ -50,7 +50,8 @@ __all__ = [
 FORMAT_NAME = "toksmith.calm"
 FORMAT_VERSION = 1
 
-_SPECIAL_RE = {}  # cache: frozenset of names -> compiled regex
+_SPECIAL_RE: Dict[FrozenSet[str], "re.Pattern[str]"] = {}  # cache: frozenset of names -> compiled regex
+_SPECIAL_RE_MAX = 64  # the names come from callers: keep the cache bounded
 
 
 def _toksmith_errors() -> Tuple[type, type]:
@@ -95,7 +96,8 @@ def _special_regex(names: FrozenSet[str]) -> "re.Pattern[str]":
     if pattern is None:
         alternatives = sorted(names, key=lambda s: (-len(s), s))
         pattern = re.compile("|".join(re.escape(n) for n in alternatives))
-        _SPECIAL_RE[names] = pattern
+        if len(_SPECIAL_RE) < _SPECIAL_RE_MAX:
+            _SPECIAL_RE[names] = pattern
     return pattern
 
 
@@ -141,7 +143,8 @@ class StreamDecoder:
     """
 
     def __init__(self, errors: str = "replace", skip_special_tokens: bool = False) -> None:
-        codecs.lookup_error(errors)  # LookupError for an unknown handler
+        _check_errors(errors)
+        skip_special_tokens = check_bool(skip_special_tokens, "skip_special_tokens")
         self._errors = errors
         self._skip = skip_special_tokens
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
@@ -167,9 +170,18 @@ class StreamDecoder:
         return text
 
 
+def _check_errors(errors: object) -> None:
+    if not isinstance(errors, str):
+        raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
+    codecs.lookup_error(errors)  # LookupError for an unknown handler
+
+
 def _names(value: Any, argument: str) -> FrozenSet[str]:
     if isinstance(value, str):
-        raise ValueError(f"{argument} must be 'all' or a set of special token strings, not the string {value!r}")
+        message = f"{argument} must be 'all' or a set of special token strings, not the string {value!r}"
+        if argument == "disallowed_special":  # as toksmith's Tokenizer
+            raise TypeError(message)
+        raise ValueError(message)
     if not isinstance(value, Collection):
         raise TypeError(f"{argument} must be 'all' or a set of strings, not {type(value).__name__}")
     for item in value:
@@ -305,7 +317,8 @@ class ByteTokenizer:
         if disallowed_special == "all":
             disallowed = frozenset(SPECIAL_TOKENS) - allowed
         else:
-            disallowed = _names(disallowed_special, "disallowed_special")
+            # an empty name would "occur" in every text
+            disallowed = _names(disallowed_special, "disallowed_special") - {""}
         if disallowed:
             match = _special_regex(disallowed).search(text)
             if match:
@@ -335,7 +348,10 @@ class ByteTokenizer:
         allowed_special: Union[str, AbstractSet[str]] = frozenset(),
         disallowed_special: Union[str, Collection[str]] = "all",
     ) -> List[List[int]]:
-        """:meth:`encode` for each text (``threads`` accepted for interface compatibility)."""
+        """:meth:`encode` for each text. ``threads``/``num_threads`` are checked as
+        toksmith's Tokenizer checks them (None or 1..4096); the work runs on the calling thread."""
+        check_threads(threads)
+        check_threads(num_threads, "num_threads")
         return [
             self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
             for t in _texts(texts)
@@ -344,7 +360,9 @@ class ByteTokenizer:
     def encode_ordinary_batch(
         self, texts: Sequence[str], *, threads: Optional[int] = None, num_threads: Optional[int] = None
     ) -> List[List[int]]:
-        """:meth:`encode_ordinary` for each text."""
+        """:meth:`encode_ordinary` for each text (``threads`` as in :meth:`encode_batch`)."""
+        check_threads(threads)
+        check_threads(num_threads, "num_threads")
         return [self.encode_ordinary(t) for t in _texts(texts)]
 
     def encode_to_numpy(
@@ -378,22 +396,36 @@ class ByteTokenizer:
 
     # ------------------------------------------------------------------ decoding
 
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """Bytes of the ids, specials as their names."""
-        return b"".join(_TOKEN_BYTES[t] for t in _check_ids(ids))
+    def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
+        """Bytes of the ids, specials as their names (left out with ``skip_special_tokens=True``,
+        which gives the same bytes as :func:`~toksmith.calm.detokenize`)."""
+        skip = check_bool(skip_special_tokens, "skip_special_tokens")
+        checked = _check_ids(ids)
+        if skip:
+            return bytes(t for t in checked if t < BYTE_TOKENS)
+        return b"".join([_TOKEN_BYTES[t] for t in checked])
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """Text of the ids (``errors`` as in ``bytes.decode``), specials as their names."""
-        codecs.lookup_error(errors)
-        return self.decode_bytes(ids).decode("utf-8", errors)
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+        """Text of the ids (``errors`` as in ``bytes.decode``), specials as their names
+        (left out with ``skip_special_tokens=True``, as toksmith's Tokenizer)."""
+        _check_errors(errors)
+        return self.decode_bytes(ids, skip_special_tokens=skip_special_tokens).decode("utf-8", errors)
 
     def decode_batch(
-        self, batch: Iterable[Iterable[int]], *, errors: str = "replace", threads: Optional[int] = None
+        self,
+        batch: Iterable[Iterable[int]],
+        *,
+        errors: str = "replace",
+        threads: Optional[int] = None,
+        num_threads: Optional[int] = None,
+        skip_special_tokens: bool = False,
     ) -> List[str]:
-        """:meth:`decode` for each id sequence."""
+        """:meth:`decode` for each id sequence (``threads`` as in :meth:`encode_batch`)."""
         if isinstance(batch, (str, bytes)):
             raise TypeError("expected a list of id sequences")
-        return [self.decode(ids, errors) for ids in batch]
+        check_threads(threads)
+        check_threads(num_threads, "num_threads")
+        return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in batch]
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """Bytes of one id: the byte, or a special's name (``b"<EOS>"``)."""
@@ -429,7 +461,7 @@ class ByteTokenizer:
         if doc.get("format") != FORMAT_NAME:
             raise ValueError(f"not a {FORMAT_NAME} document: format is {doc.get('format')!r}")
         version = doc.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        if type(version) is not int or version < 1:
             raise ValueError(f"{FORMAT_NAME}: invalid version {version!r}")
         if version > FORMAT_VERSION:
             raise ValueError(
@@ -437,9 +469,15 @@ class ByteTokenizer:
             )
         if doc.get("kind", "byte") != "byte":
             raise ValueError(f"{FORMAT_NAME}: unknown kind {doc.get('kind')!r}")
-        if doc.get("vocab_size") != VOCAB_SIZE:
-            raise ValueError(f"{FORMAT_NAME}: vocab_size must be {VOCAB_SIZE}, got {doc.get('vocab_size')!r}")
-        if doc.get("special_tokens") != SPECIAL_TOKENS:
+        vocab_size = doc.get("vocab_size")
+        if type(vocab_size) is not int or vocab_size != VOCAB_SIZE:
+            raise ValueError(f"{FORMAT_NAME}: vocab_size must be {VOCAB_SIZE} (an integer), got {vocab_size!r}")
+        specials = doc.get("special_tokens")
+        if (
+            not isinstance(specials, dict)
+            or specials != SPECIAL_TOKENS
+            or any(type(v) is not int for v in specials.values())  # 256.0 == 256: ids must be integers
+        ):
             raise ValueError(
                 f"{FORMAT_NAME}: special_tokens differ from the CALM contract (ids 256-277 are fixed)"
             )
@@ -458,7 +496,9 @@ class ByteTokenizer:
             raw = fh.read()
         try:
             doc = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except RecursionError:
+            raise ValueError(f"{os.fspath(path)}: not a valid {FORMAT_NAME} JSON file: nested too deeply") from None
+        except ValueError as exc:  # UnicodeDecodeError, JSONDecodeError, too many digits
             raise ValueError(f"{os.fspath(path)}: not a valid {FORMAT_NAME} JSON file: {exc}") from None
         try:
             return cls.from_dict(doc)

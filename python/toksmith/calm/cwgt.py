@@ -37,8 +37,11 @@ read-only ``numpy.memmap`` views of the file. Every inconsistency raises
 from __future__ import annotations
 
 import dataclasses
+import errno
 import math
+import operator
 import os
+import stat
 import struct
 import tempfile
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
@@ -56,6 +59,7 @@ __all__ = [
     "HEADER_FIELDS",
     "MAGIC",
     "MIN_ARCH_VERSION",
+    "MAX_META_SIZE",
     "FLAG_TIED",
     "FLAG_HAS_EWC",
     "read_cwgt",
@@ -70,6 +74,10 @@ ARCH_VERSION = 5
 FLAG_TIED = 1 << 0
 FLAG_HAS_EWC = 1 << 1
 _KNOWN_FLAGS = FLAG_TIED | FLAG_HAS_EWC
+#: The largest metadata blob read or written (16 MiB). The blob is three short
+#: lines; the cap keeps a header that claims gigabytes (the 32-bit meta_size of a
+#: sparse or hostile file) from being read into memory.
+MAX_META_SIZE = 1 << 24
 
 #: (name, struct code) in file order; offsets follow from the packed layout.
 _LAYOUT: Tuple[Tuple[str, str], ...] = (
@@ -128,6 +136,13 @@ class CWGTError(ValueError):
         where = f"{path}: " if path else ""
         super().__init__(f"{where}invalid CWGT file: field '{field}' at byte offset {offset}: {problem}")
 
+    def __reduce__(self) -> Any:  # picklable (e.g. across multiprocessing) despite the 4-argument __init__
+        return (type(self), (self.field, self.offset, self.problem, self.path))
+
+
+class CWGTFieldTypeError(CWGTError, TypeError):
+    """A header field of the wrong Python type (a CWGTError and a TypeError)."""
+
 
 def _field_error(field: str, problem: str, path: Optional[str] = None) -> CWGTError:
     return CWGTError(field, HEADER_FIELDS[field][0], problem, path)
@@ -172,6 +187,20 @@ class CWGTHeader:
     dt_rank: int = 0
     reserved: bytes = bytes(9)
 
+    def __post_init__(self) -> None:
+        # numpy integers (e.g. from an array's shape) become plain ints; other
+        # types are left for validate() to reject with a TypeError
+        for name, code in _LAYOUT:
+            value = getattr(self, name)
+            if code.endswith("s"):
+                if isinstance(value, (bytearray, memoryview)):
+                    object.__setattr__(self, name, bytes(value))
+            elif not isinstance(value, (int, bool)) and hasattr(value, "__index__"):
+                try:
+                    object.__setattr__(self, name, operator.index(value))
+                except TypeError:
+                    pass
+
     @property
     def tied(self) -> bool:
         """Flag bit 0: input embedding and output projection share weights."""
@@ -210,11 +239,17 @@ class CWGTHeader:
         for name, code in _LAYOUT:
             value = getattr(self, name)
             if code.endswith("s"):
-                if not isinstance(value, (bytes, bytearray)) or len(value) != HEADER_FIELDS[name][1]:
+                if not isinstance(value, (bytes, bytearray)):
+                    raise CWGTFieldTypeError(
+                        name, HEADER_FIELDS[name][0], f"must be {HEADER_FIELDS[name][1]} bytes, got {value!r}", path
+                    )
+                if len(value) != HEADER_FIELDS[name][1]:
                     raise _field_error(name, f"must be {HEADER_FIELDS[name][1]} bytes, got {value!r}", path)
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
-                raise _field_error(name, f"must be an int, got {type(value).__name__}", path)
+                raise CWGTFieldTypeError(
+                    name, HEADER_FIELDS[name][0], f"must be an int, got {type(value).__name__}", path
+                )
             bits = 8 * HEADER_FIELDS[name][1]
             if not 0 <= value < (1 << bits):
                 raise _field_error(name, f"{value} does not fit an unsigned {bits}-bit field", path)
@@ -293,6 +328,14 @@ class CWGTMetadata:
     @classmethod
     def from_bytes(cls, blob: bytes, path: Optional[str] = None) -> "CWGTMetadata":
         """Parse a blob; missing trailing lines are empty, more than 3 lines are an error."""
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            # bytes(int) would allocate that many zero bytes
+            raise TypeError(f"metadata blob must be bytes, not {type(blob).__name__}")
+        if len(blob) > MAX_META_SIZE:
+            raise CWGTError(
+                "meta_size", HEADER_FIELDS["meta_size"][0],
+                f"metadata of {len(blob)} bytes is larger than the {MAX_META_SIZE}-byte limit", path,
+            )
         try:
             text = bytes(blob).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -362,8 +405,7 @@ class CWGTModel:
 def _fspath(path: Any) -> str:
     if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    out = os.fspath(path)
-    return out.decode() if isinstance(out, bytes) else out
+    return os.fsdecode(path)  # bytes paths need not be UTF-8
 
 
 def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:
@@ -384,8 +426,12 @@ def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:
     """
     np = require_numpy("calm.read_cwgt")
     path = _fspath(path)
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        # a FIFO would block, a device would be read or mapped without end
+        raise OSError(errno.EINVAL, "not a regular file (CWGT weights are memory-mapped)", path)
+    with open(path, "rb") as fh:  # IsADirectoryError for a directory
+        size = os.fstat(fh.fileno()).st_size
         head = fh.read(HEADER_SIZE)
         header = CWGTHeader.from_bytes(head, path)
         meta_end = HEADER_SIZE + header.meta_size
@@ -395,7 +441,13 @@ def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:
                 f"metadata of {header.meta_size} bytes does not fit: the file has {size - HEADER_SIZE} bytes after the header",
                 path,
             )
+        if header.meta_size > MAX_META_SIZE:
+            raise _field_error(
+                "meta_size", f"metadata of {header.meta_size} bytes is larger than the {MAX_META_SIZE}-byte limit", path
+            )
         blob = fh.read(header.meta_size)
+        if len(blob) != header.meta_size:  # the file shrank while being read
+            raise _field_error("meta_size", f"file truncated inside the {header.meta_size}-byte metadata", path)
     metadata = CWGTMetadata.from_bytes(blob, path)
     n_arrays = 3 if header.has_ewc else 1
     need = header.param_count * 4 * n_arrays
@@ -433,10 +485,13 @@ def _as_header(header: Any) -> CWGTHeader:
         if unknown:
             raise ValueError(f"unknown CWGT header field(s): {', '.join(unknown)}")
         values = {k: v for k, v in header.items() if k in names}
-        flags = values.get("flags", 0)
-        if header.get("tied"):
-            flags |= FLAG_TIED
-        values["flags"] = flags
+        if "tied" in header:
+            tied = header["tied"]
+            if not isinstance(tied, bool):
+                raise TypeError(f"header 'tied' must be a bool, not {type(tied).__name__}")
+            flags = values.get("flags", 0)
+            if isinstance(flags, int) and not isinstance(flags, bool):
+                values["flags"] = (flags | FLAG_TIED) if tied else (flags & ~FLAG_TIED)
         return CWGTHeader(**values)
     raise TypeError(f"header must be a CWGTHeader or a dict of fields, not {type(header).__name__}")
 
@@ -504,6 +559,8 @@ def write_cwgt(
 
         parse_stop_patterns(meta.stop_conditions)
     blob = meta.to_bytes()
+    if len(blob) > MAX_META_SIZE:
+        raise ValueError(f"metadata of {len(blob)} bytes is larger than the {MAX_META_SIZE}-byte limit")
     flat = _as_float32(np, weights, "weights")
     arrays = []
     if ewc is not None:

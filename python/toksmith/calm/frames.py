@@ -69,7 +69,7 @@ def exit_text(value: object) -> bytes:
 
 
 def _present(value: object) -> bool:
-    return value is not None and not (isinstance(value, (str, bytes, bytearray)) and len(value) == 0)
+    return value is not None and not (isinstance(value, (str, bytes, bytearray, memoryview)) and len(value) == 0)
 
 
 def frame_body(frame: int, content: object, subs: Dict[int, object]) -> List[int]:

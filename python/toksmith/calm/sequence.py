@@ -13,8 +13,9 @@ follows it::
     <BOS> <CWD> /home/user/lilush <END> ... <ATN> <CMD> git com
     <BOS> [context frames] <ATN> <CMD> [full command bytes] <EOS>
 
-Context values by frame (``None``, ``""`` and empty lists mean "absent": the
-frame is omitted; an absent target is an empty open frame):
+Context values by frame (``None``, ``""``, empty lists and dicts whose entries
+are all empty mean "absent": the frame is omitted; an absent target is an empty
+open frame):
 
 * ``HIST``: a list of ``{"cmd": str, "exit": int | str | None}`` (or plain
   command strings), oldest first: one ``<HIST>`` frame per item, ``<EXIT>``
@@ -41,7 +42,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
-from ._compat import check_int, require_numpy, to_bytes
+from ._compat import check_bool, check_int, require_numpy, to_bytes
 from .frames import SUBTOKEN_KEYWORDS, frame_body, split_body
 from .vocab import (
     ATN,
@@ -136,7 +137,9 @@ class Template:
     __slots__ = ("items", "atn_index")
 
     def __init__(self, items: Iterable[TemplateItem]) -> None:
-        items = tuple(TemplateItem(*item) for item in items)
+        if isinstance(items, (str, bytes, bytearray)):
+            raise TypeError("Template() takes (token, key) items; use Template.parse() or parse_template() for a spec string")
+        items = tuple(_template_item(item) for item in items)
         _validate_items(items)
         object.__setattr__(self, "items", items)
         object.__setattr__(self, "atn_index", [t.token for t in items].index(ATN))
@@ -199,6 +202,19 @@ class Template:
 
     def __hash__(self) -> int:
         return hash(self.items)
+
+
+def _template_item(item: Any) -> TemplateItem:
+    """A (token, key) pair with the token checked (numpy ints become ints) and the key a str or None."""
+    if isinstance(item, (str, bytes, bytearray)):
+        raise TypeError(f"template items are (token, key) pairs, not {type(item).__name__}")
+    try:
+        token, key = item
+    except (TypeError, ValueError):
+        raise TypeError(f"template items are (token, key) pairs, got {item!r}") from None
+    if key is not None and not isinstance(key, str):
+        raise TypeError(f"a template key must be a str or None, not {type(key).__name__}")
+    return TemplateItem(check_id(token, "template token"), key)
 
 
 def _validate_items(items: Tuple[TemplateItem, ...]) -> None:
@@ -485,6 +501,11 @@ def _make_part(item: TemplateItem, value: object, *, target: bool, context_frame
             raise TypeError(f"{where}[{i}] is None")
         part.units.append(_unit_body(frame, one, f"{where}[{i}]" if indexed else where))
         part.items.append(one)
+    if not indexed and not target and frame != HIST and part.units == [[]]:
+        # a dict whose text and sub-tokens are all absent is absent, like "": an
+        # empty frame here would parse back as "" and vanish when rebuilt
+        part.units.clear()
+        part.items.clear()
     return part
 
 
@@ -497,7 +518,9 @@ def _resolve_model_or_template(model_or_template: Any) -> Tuple[Template, Option
         spec = metadata.template
         if not spec:
             raise ValueError("the model has no template in its metadata; pass a template spec instead")
-        l_max = getattr(header, "l_max", None) or None
+        l_max = getattr(header, "l_max", None)
+        if l_max is not None:
+            l_max = check_int(l_max, "the model's header l_max", minimum=0) or None
         try:
             return parse_template(spec), l_max
         except ValueError as exc:
@@ -544,8 +567,7 @@ def build_sequence(
     template, model_l_max = _resolve_model_or_template(model_or_template)
     if not isinstance(context, Mapping):
         raise TypeError(f"context must be a dict (mapping), not {type(context).__name__}")
-    if not isinstance(training, bool):
-        raise TypeError(f"training must be a bool, not {type(training).__name__}")
+    training = check_bool(training, "training")
     if l_max is not None:
         limit = check_int(l_max, "l_max", minimum=1)
     else:
@@ -647,7 +669,8 @@ def parse_sequence(ids: Iterable[int], template: Union[str, Template, None] = No
     UTF-8), history as a list of ``{"cmd", "exit"}`` dicts (``exit`` an int
     when it is a decimal integer, absent when there was no ``<EXIT>``),
     completions as a list, a frame with sub-tokens as a dict with ``"text"``,
-    a repeated frame as a list, any other frame as one value. Leading and
+    a repeated frame as a list, any other frame as one value (a lone empty
+    context frame as ``[""]``, since ``""`` would mean absent). Leading and
     trailing ``<PAD>`` are ignored; the result's ``.training`` is True when
     the sequence ends with ``<EOS>``. Malformed sequences raise ValueError
     naming the position.
@@ -671,7 +694,7 @@ def parse_sequence(ids: Iterable[int], template: Union[str, Template, None] = No
         stop -= 1
     if start < stop and toks[start] == BOS:
         start += 1
-    collected: Dict[str, List[Tuple[int, object]]] = {}
+    collected: Dict[str, List[Tuple[int, object, bool]]] = {}
     seen_atn = False
     pos = start
     while pos < stop:
@@ -697,7 +720,7 @@ def parse_sequence(ids: Iterable[int], template: Union[str, Template, None] = No
         if end >= stop and not seen_atn:
             raise ValueError(f"{token_name(tok)} frame at position {pos} has no <END> and no <ATN> precedes it")
         content, subs = split_body(tok, toks[pos + 1 : end], offset=pos + 1)
-        collected.setdefault(keys[tok], []).append((tok, _value(content, subs, tok)))
+        collected.setdefault(keys[tok], []).append((tok, _value(content, subs, tok), seen_atn))
         pos = end + 1
     if not seen_atn:
         raise ValueError("the sequence has no <ATN>")
@@ -705,15 +728,17 @@ def parse_sequence(ids: Iterable[int], template: Union[str, Template, None] = No
         frame = values[0][0]
         if frame == COMP:
             items: List[object] = []
-            for _, v in values:
+            for _, v, _ in values:
                 items.extend(v)  # type: ignore[arg-type]
             result[key] = items
         elif frame == HIST:
-            result[key] = [v for _, v in values]
-        elif len(values) == 1:
+            result[key] = [v for _, v, _ in values]
+        elif len(values) == 1 and not (values[0][1] == "" and not values[0][2]):
             result[key] = values[0][1]
         else:
-            result[key] = [v for _, v in values]
+            # several frames, or one empty context frame: as a single value ""
+            # would mean "absent" and the frame would be lost when rebuilt
+            result[key] = [v for _, v, _ in values]
     result.training = training
     return result
 

@@ -25,7 +25,8 @@ space-separated list cannot hold): ``\\s`` space, ``\\n``, ``\\t``, ``\\r``,
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, List, Optional, Tuple, Union
+from collections import deque
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from .vocab import BYTE_TOKENS, EOS, PAD, check_id
 
@@ -55,12 +56,20 @@ def parse_stop_patterns(spec: str) -> Tuple[bytes, ...]:
     """
     if not isinstance(spec, str):
         raise TypeError(f"stop conditions must be a str, not {type(spec).__name__}")
-    out: List[bytes] = []
+    # a dict keeps the first occurrence of each pattern in order (linear, unlike ``in list``)
+    out: Dict[bytes, None] = {}
     for word in spec.split():
-        pattern = _unescape(word.encode("utf-8"))
-        if pattern not in out:
-            out.append(pattern)
+        out.setdefault(_unescape(_utf8(word)), None)
     return tuple(out)
+
+
+def _utf8(word: str) -> bytes:
+    try:
+        return word.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"stop pattern {word!r} contains a lone surrogate at index {exc.start}, which has no UTF-8 encoding"
+        ) from None
 
 
 def format_stop_patterns(patterns: Iterable[bytes]) -> str:
@@ -120,6 +129,41 @@ def _join_utf8(parts: List[Any]) -> str:
             out.append(part)
     flush()
     return "".join(out)
+
+
+def _automaton(patterns: Tuple[bytes, ...]) -> Tuple[List[Dict[int, int]], List[int], List[Optional[bytes]]]:
+    """An Aho-Corasick automaton over the patterns: (goto, fail, match).
+
+    State 0 is the start. ``match[s]`` is the longest pattern that ends the
+    bytes read so far when the automaton is in state ``s`` (None if none).
+    """
+    goto: List[Dict[int, int]] = [{}]
+    match: List[Optional[bytes]] = [None]
+    for pattern in patterns:
+        state = 0
+        for byte in pattern:
+            nxt = goto[state].get(byte)
+            if nxt is None:
+                nxt = len(goto)
+                goto.append({})
+                match.append(None)
+                goto[state][byte] = nxt
+            state = nxt
+        match[state] = pattern  # the state's whole string: the longest possible match
+    fail = [0] * len(goto)
+    queue = deque(goto[0].values())  # depth-1 states fail to the start
+    while queue:
+        state = queue.popleft()
+        for byte, child in goto[state].items():
+            queue.append(child)
+            back = fail[state]
+            while back and byte not in goto[back]:
+                back = fail[back]
+            target = goto[back].get(byte, 0)
+            fail[child] = target if target != child else 0
+            if match[child] is None:
+                match[child] = match[fail[child]]
+    return goto, fail, match
 
 
 class StopResult:
@@ -200,25 +244,22 @@ class StopConditions:
                 raise TypeError(
                     f"stop patterns must be a str or an iterable of str/bytes, not {type(patterns).__name__}"
                 ) from None
-            found: List[bytes] = []
+            found: Dict[bytes, None] = {}
             for i, item in enumerate(items):
                 if isinstance(item, str):
-                    data = item.encode("utf-8")
+                    data = _utf8(item)
                 elif isinstance(item, (bytes, bytearray)):
                     data = bytes(item)
                 else:
                     raise TypeError(f"stop pattern {i} must be str or bytes, not {type(item).__name__}")
                 if not data:
                     raise ValueError(f"stop pattern {i} is empty")
-                if data not in found:
-                    found.append(data)
+                found.setdefault(data, None)
             parsed = tuple(found)
         self._patterns = parsed
-        # longest first, so the longest pattern ending on a byte wins
-        self._by_length = sorted(parsed, key=len, reverse=True)
-        self._keep = max((len(p) for p in parsed), default=1) - 1
+        self._goto, self._fail, self._match = _automaton(parsed)
         self.raw = raw
-        self._window = bytearray()
+        self._state = 0
 
     @classmethod
     def from_metadata(cls, source: Any, *, raw: bool = False) -> "StopConditions":
@@ -238,27 +279,31 @@ class StopConditions:
 
     def reset(self) -> None:
         """Forget the bytes seen so far (start of a new generation)."""
-        self._window.clear()
+        self._state = 0
 
     def feed(self, token: int) -> StopResult:
         """Check one generated token; returns a :class:`StopResult`."""
         tok = check_id(token)
         if tok == EOS or tok == PAD:
-            self._window.clear()
+            self._state = 0
             return StopResult(True, 0, "eos" if tok == EOS else "pad", None)
         if self.raw:
             return _CONTINUE
         if tok >= BYTE_TOKENS:
-            self._window.clear()  # a special token breaks multi-byte patterns
+            self._state = 0  # a special token breaks multi-byte patterns
             return _CONTINUE
-        window = self._window
-        window.append(tok)
-        for pattern in self._by_length:
-            if window.endswith(pattern):
-                self._window.clear()
-                return StopResult(True, len(pattern) - 1, "pattern", pattern)
-        if len(window) > self._keep:
-            del window[: len(window) - self._keep]
+        # one Aho-Corasick step: amortized O(1) per byte whatever the number and
+        # length of the patterns
+        goto, fail = self._goto, self._fail
+        state = self._state
+        while state and tok not in goto[state]:
+            state = fail[state]
+        state = goto[state].get(tok, 0)
+        pattern = self._match[state]
+        if pattern is not None:
+            self._state = 0
+            return StopResult(True, len(pattern) - 1, "pattern", pattern)
+        self._state = state
         return _CONTINUE
 
     def scan(self, tokens: Iterable[int]) -> Tuple[List[int], StopResult]:

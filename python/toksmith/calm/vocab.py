@@ -203,14 +203,23 @@ def resolve_token(token: TokenLike) -> int:
     return check_id(token)
 
 
+def _as_int(token: object) -> int:
+    if isinstance(token, bool):
+        raise TypeError("token id must be an int, not bool")
+    try:
+        return operator.index(token)  # accepts numpy integers
+    except TypeError:
+        raise TypeError(f"token id must be an int, not {type(token).__name__}") from None
+
+
 def is_special(token: int) -> bool:
-    """True for the 22 defined special ids (256-277)."""
-    return SPECIAL_BASE <= token < RESERVED_BASE
+    """True for the 22 defined special ids (256-277); False for any other int."""
+    return SPECIAL_BASE <= _as_int(token) < RESERVED_BASE
 
 
 def is_reserved(token: int) -> bool:
-    """True for the reserved ids 278-319."""
-    return RESERVED_BASE <= token < VOCAB_SIZE
+    """True for the reserved ids 278-319; False for any other int."""
+    return RESERVED_BASE <= _as_int(token) < VOCAB_SIZE
 
 
 def _render_bytes(run: bytes) -> str:

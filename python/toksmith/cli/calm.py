@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
@@ -107,14 +108,25 @@ def _inspect(args: argparse.Namespace) -> int:
 def _read_context(args: argparse.Namespace) -> Any:
     if args.context is not None:
         text, where = args.context, "--context"
-    elif args.context_file == "-":
-        text, where = sys.stdin.read(), "stdin"
     else:
-        with open(args.context_file, encoding="utf-8") as fh:
-            text, where = fh.read(), args.context_file
+        if args.context_file == "-":
+            stdin = getattr(sys.stdin, "buffer", None)
+            raw = stdin.read() if stdin is not None else sys.stdin.read()
+            where = "stdin"
+            if isinstance(raw, str):
+                raw = raw.encode("utf-8", "surrogateescape")
+        else:
+            with open(args.context_file, "rb") as fh:
+                raw, where = fh.read(), args.context_file
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{where} is not UTF-8: invalid byte at offset {exc.start}") from None
     try:
         context = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except RecursionError:
+        raise ValueError(f"{where} is not a usable JSON context: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, or a number with too many digits
         raise ValueError(f"{where} is not valid JSON: {exc}") from None
     if not isinstance(context, dict):
         raise ValueError(f"{where} must be a JSON object, got {type(context).__name__}")
@@ -158,16 +170,22 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+_ID_RE = re.compile(r"[+-]?[0-9]+\Z")
+
+
 def _decode(args: argparse.Namespace) -> int:
     from ..calm import ByteTokenizer, detokenize
 
     words = args.ids if args.ids else sys.stdin.read().split()
     ids = []
     for word in words:
+        # ASCII decimal only: int() would also take "1_0" and non-ASCII digits
+        if not _ID_RE.match(word):
+            raise ValueError(f"not a token id: {word!r}")
         try:
             ids.append(int(word))
-        except ValueError:
-            raise ValueError(f"not a token id: {word!r}") from None
+        except ValueError:  # more digits than int() converts
+            raise ValueError(f"token id {word[:20]}... is out of range: CALM ids are 0..319") from None
     data = ByteTokenizer().decode_bytes(ids) if args.names else detokenize(ids)
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
