@@ -33,7 +33,6 @@ What the design asks for, and how it is met on toksmith's core:
 
 from __future__ import annotations
 
-import operator
 import os
 import threading
 from collections import OrderedDict, abc
@@ -43,6 +42,9 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 from ..tokenizer import Tokenizer
 from . import CROMWELL_SPECIAL_TOKENS, PRESETS
 from ._base import PresetTokenizer
+from ._checks import as_int as _as_int
+from ._checks import check_train_options
+from ._checks import is_numpy_bool as _is_numpy_bool
 from ._sources import train_preset
 
 PRESET = PRESETS["cromwell"]
@@ -56,23 +58,6 @@ DEFAULT_EXTENSIONS: Tuple[str, ...] = (".py", ".js", ".cpp", ".h", ".ts")
 PAD, EOS, BOS, FILE, FILE_END, EDIT_START, EDIT_END, DELETE = SPECIAL_TOKENS
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _is_numpy_bool(value: Any) -> bool:
-    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
-
-
-def _as_int(value: Any, what: str) -> int:
-    """``value`` as a Python int: an int or a numpy integer (anything with ``__index__``);
-    a bool, a float or a str is a TypeError."""
-    if isinstance(value, bool) or _is_numpy_bool(value):
-        raise TypeError(f"{what} must be an int, not bool")
-    if isinstance(value, int):
-        return int(value)
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
 
 
 def _optional_threads(threads: Any) -> Optional[int]:
@@ -186,19 +171,10 @@ def train(
     instead of training on the path strings; pass ``iter(texts)`` to train on such strings.
     ``vocab_size`` and ``threads`` are ints (numpy integers accepted), ``progress`` a bool.
     """
-    if paths_or_texts is None:
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str texts, not None")
+    check_train_options(paths_or_texts, name=name, text_field=text_field, errors=errors)
     vocab_size = _as_int(vocab_size, "vocab_size")
     threads = _optional_threads(threads)
     progress = _flag(progress, "progress")
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"name must be a str or None, not {type(name).__name__}")
-    if not isinstance(text_field, str):
-        raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
-    if not isinstance(errors, str):
-        raise TypeError(f"errors must be a str (\"strict\" or \"replace\"), not {type(errors).__name__}")
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
     if extensions is not None:
         paths_or_texts = _with_extensions(paths_or_texts, _check_extensions(extensions))
     else:

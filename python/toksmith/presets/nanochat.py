@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import operator
 import os
 from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
@@ -31,6 +30,8 @@ from ..pretokenize import NANOCHAT_PATTERN
 from ..tokenizer import Tokenizer
 from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
 from ._base import PresetTokenizer
+from ._checks import as_int as _as_int
+from ._checks import check_train_options
 from ._sources import train_preset
 from .conversation import ASSISTANT_START, Segment, Special, normalize_messages, plan_conversation, plan_messages
 
@@ -64,35 +65,13 @@ def train(
     ``pathlib.Path`` objects or a generator to be explicit). ``vocab_size`` is the total: 256
     bytes + merges + the nine special tokens (an int; numpy integers are accepted).
     """
-    if paths_or_texts is None:
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str texts, not None")
+    check_train_options(paths_or_texts, name=name, text_field=text_field, errors=errors)
     vocab_size = _as_int(vocab_size, "vocab_size")
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"name must be a str or None, not {type(name).__name__}")
-    if not isinstance(text_field, str):
-        raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
-    if not isinstance(errors, str):
-        raise TypeError(f"errors must be a str (\"strict\" or \"replace\"), not {type(errors).__name__}")
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be a bool, not {type(progress).__name__}")
     tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
                        text_field=text_field, errors=errors, name=name)
     return ChatTokenizer(tok)
-
-
-def _as_int(value: Any, what: str) -> int:
-    """``value`` as a Python int: ints and numpy integers (anything with ``__index__``), never
-    a bool, a float or a str (TypeError)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):
-        raise TypeError(f"{what} must be an int, not bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
 
 
 def _threads(num_threads: Any) -> Optional[int]:
