@@ -68,7 +68,7 @@ def test_layout():
     assert FIXED_NAMES[1520:1529] == ["+", "-", "@@", "diff", "---", "+++", "index", "a/", "b/"]
     assert FIXED_IDS["+"] == 220 + list("{}()[]<>;:,.+-").index("+")  # punctuation, not the diff marker
     assert FIXED_IDS["\n"] == 1536 and FIXED_IDS["\n\n"] == 1537
-    assert all(FIXED_NAMES[i] == f"<RESERVED_{i}>" for i in range(1552, 1600))
+    assert FIXED_IDS[WORD_MARK] == 1552 and all(FIXED_NAMES[i] == f"<RESERVED_{i}>" for i in range(1553, 1600))
     # a token listed twice ("typedef", "bind") keeps its first id; the free ids are reserved
     assert CPP_KEYWORDS.count("typedef") == 1 and FIXED_NAMES.count("bind") == 1
     assert sum(1 for t in FIXED_NAMES if t.startswith("<RESERVED_")) > 48
@@ -152,11 +152,23 @@ def reference_words(text: str) -> list:
     return out
 
 
+def reference_learned(tok: CppTokenizer, word: str) -> list:
+    """A learned word's ids: marked and encoded by the inner tokenizer, the mark character in
+    the word itself its fixed id (cutting the word around it)."""
+    out = []
+    for k, part in enumerate(word.split(WORD_MARK)):
+        if k:
+            out.append(FIXED_IDS[WORD_MARK])
+        if part:
+            out.extend(tok.tokenizer.encode_ordinary(WORD_MARK + part))
+    return out
+
+
 def reference_encode(tok: CppTokenizer, text: str, line_start: bool = True) -> list:
     out = []
     for w, part in reference_words(text):
         if part:  # a piece of a literal: fixed or learned, nothing else
-            out.extend([FIXED_IDS[w]] if w in FIXED_IDS else tok.tokenizer.encode_ordinary(WORD_MARK + w))
+            out.extend([FIXED_IDS[w]] if w in FIXED_IDS else reference_learned(tok, w))
             line_start = False
             continue
         if w[0] in "\r\n":
@@ -172,7 +184,7 @@ def reference_encode(tok: CppTokenizer, text: str, line_start: bool = True) -> l
         elif w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS:
             out.append(FIXED_IDS["#" + w[1:].lstrip(" \t")])
         else:
-            out.extend(tok.tokenizer.encode_ordinary(WORD_MARK + w))
+            out.extend(reference_learned(tok, w))
         line_start = False
     return out
 
@@ -184,7 +196,7 @@ def test_encode_equals_the_reference_on_real_code(cpp):
     assert cpp.encode_ordinary_batch(docs) == [reference_encode(cpp, d) for d in docs]
 
 
-CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}()\u3000\x85\x1c") +
+CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}()\u3000\x85\x1c\u2581") +
                                 ["int", "std", "::", "->", "42", "1024", "nullptr", "#include", "\n+", "\n-",
                                  "--- a/", "+++ b/", "@@", "0x1F", "print"]), max_size=30).map("".join)
 
@@ -193,7 +205,7 @@ CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}(
 def test_encode_equals_the_reference_on_random_code(text, line_start):
     tok = _small()
     assert tok.encode(text, line_start=line_start) == reference_encode(tok, text, line_start)
-    assert tok.words(text) == [w for w, _ in reference_words(text)]
+    assert tok.words(text) == [p for w, _ in reference_words(text) for p in regex.split(f"({WORD_MARK})", w) if p]
 
 
 _SMALL = []
@@ -295,6 +307,14 @@ def test_fim_parts_keep_their_place_on_the_line(cpp):
     assert cpp.encode_fim("x;\n", "-y;", "").count(DIFF_DEL) == 1      # empty middle: the suffix starts the line
     assert cpp.encode_fim("", "+y;")[1:3] == [6, DIFF_ADD]               # empty prefix, no middle
     assert cpp.encode("+x", line_start=False)[0] == plus and cpp.encode("+x")[0] == DIFF_ADD
+
+
+def test_the_mark_character_in_the_text_decodes_as_itself(cpp):
+    # the word mark U+2581 written in the source is its fixed id, not a word start
+    text = '"a\u2581b" x\u2581y \u2581 z'
+    ids = cpp.encode(text)
+    assert ids.count(1552) == 3 and cpp.id_to_token(1552) == WORD_MARK
+    assert cpp.decode(ids) == '"a\u2581b"x\u2581y\u2581z' == render(text)
 
 
 def test_unclosed_quotes_stay_linear(cpp):

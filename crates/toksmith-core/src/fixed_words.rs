@@ -118,7 +118,10 @@ impl FixedWords {
         result
     }
 
-    /// `learned(mark + word, out)`, the mark and word written into `buf`.
+    /// `learned(mark + word, out)`, the mark and word written into `buf`. When the table has
+    /// the mark itself as a word, a mark inside `word` (text that holds the mark character)
+    /// is that fixed id and cuts `word` around it: the learned part never holds a mark that
+    /// is not a word start, so decoding can tell them apart.
     #[inline]
     fn learned_word(
         &self,
@@ -127,6 +130,19 @@ impl FixedWords {
         out: &mut Vec<u32>,
         learned: &mut impl FnMut(&str, &mut Vec<u32>) -> Result<()>,
     ) -> Result<()> {
+        if !self.mark.is_empty() && word.contains(&*self.mark) {
+            if let Some(mark_ids) = self.table.get(&self.mark) {
+                for (k, part) in word.split(&*self.mark).enumerate() {
+                    if k > 0 {
+                        out.extend_from_slice(mark_ids);
+                    }
+                    if !part.is_empty() {
+                        self.learned_word(part, buf, out, learned)?;
+                    }
+                }
+                return Ok(());
+            }
+        }
         buf.clear();
         buf.push_str(&self.mark);
         buf.push_str(word);
@@ -355,6 +371,26 @@ mod tests {
         .unwrap();
         assert_eq!(seen, vec!["~f", "~(", "~\"a", "~b", "~c\"", "~)"]);
         assert_eq!(out, vec![100, 100, 100, 1, 100, 100, 100]);
+        // the mark in the text: its fixed id when the table has it, cutting the word around it
+        let with_mark = FixedWords::new(
+            crate::pretokenize::CPP_WORDS_PATTERN,
+            vec![("~".into(), vec![5])],
+            vec![],
+            [7, 8],
+            "~",
+        )
+        .unwrap();
+        out.clear();
+        seen.clear();
+        with_mark
+            .encode_with("x~y \"a~~b~\"", true, &mut out, |w, o| {
+                seen.push(w.to_string());
+                o.push(100);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(seen, vec!["~x", "~y", "~\"a", "~b", "~\""]);
+        assert_eq!(out, vec![100, 5, 100, 100, 5, 5, 100, 5, 100]);
     }
 
     #[test]

@@ -5,13 +5,13 @@ learned byte-level BPE, with whitespace as a delimiter.
   2, ``<EOS>`` 3, FIM, code, thought, diff...), C/C++ keywords from 20, multi-character
   operators from 120 (``::`` is 120, ``->`` 121), preprocessor directives from 180, single
   punctuation from 220, STL and common library names from 320, the numbers ``0``-``999`` at
-  520-1519 (``42`` is 562), diff markers from 1520, ``\\n`` 1536 and ``\\n\\n`` 1537; every
-  other id up to 1599 is a reserved ``<RESERVED_n>``. A fixed token is always one id, and only
+  520-1519 (``42`` is 562), diff markers from 1520, ``\\n`` 1536 and ``\\n\\n`` 1537, the
+  character ``\u2581`` 1552; every other id up to 1599 is a reserved ``<RESERVED_n>``. A fixed token is always one id, and only
   as a whole word: ``int`` is fixed, the ``int`` in ``print`` is not.
 * **Learned ids 1600-32767**: bytes, then BPE merges trained (with toksmith's trainer) on the
   words that are not fixed, each spelled with a leading ``\u2581`` (SentencePiece's word mark)
-  so that a word's first token shows where it starts (a ``\u2581`` in the text itself therefore
-  decodes as a word break).
+  so that a word's first token shows where it starts. The character ``\u2581`` in the text
+  itself is the fixed token 1552 (cutting a word around it), so it decodes as itself.
 * **Words** (:data:`PATTERN`, on a hand-written scanner in the core, fuzzed against the regex): diff headers (``+++``, ``---``
   at the start of a line, with the path prefix ``a/`` or ``b/`` after them, and ``@@``),
   preprocessor directives (``#include``, ``#  define``), hex literals, string and
@@ -127,10 +127,13 @@ LAYOUT: Tuple[Tuple[str, int, int, Tuple[str, ...]], ...] = (
     ("number", 520, 1000, tuple(str(n) for n in range(1000))),
     ("diff", 1520, 16, DIFF_TOKENS),
     ("whitespace", 1536, 16, WHITESPACE_TOKENS),
-    ("reserved", 1552, 48, ()),
+    ("mark", 1552, 1, ("\u2581",)),
+    ("reserved", 1553, 47, ()),
 )
 
 DIFF_ADD, DIFF_DEL = 1520, 1521
+#: the id of the word mark's character where the text itself holds it
+MARK_ID = 1552
 _DIFF_NAMES = {"<DIFF_ADD>": DIFF_ADD, "<DIFF_DEL>": DIFF_DEL}
 _DIFF_SHOWN = {i: n for n, i in _DIFF_NAMES.items()}
 NEWLINE, DOUBLE_NEWLINE = 1536, 1537
@@ -152,6 +155,8 @@ PATTERN = (
 )
 #: the mark a learned word starts with (U+2581, as in SentencePiece)
 WORD_MARK = "\u2581"
+#: cuts the mark character out of a word, keeping it
+_MARK_SPLIT = re.compile(f"({WORD_MARK})")
 #: what cuts a word further (the seed's ``WhitespaceSplit``): Unicode's White_Space characters,
 #: as Rust's ``char::is_whitespace``
 _WHITESPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
@@ -191,7 +196,10 @@ FIXED_NAMES, FIXED_IDS, CATEGORY = _build_layout()
 
 def _inner_name(i: int) -> str:
     """The name id ``i`` has in the learned tokenizer's special tokens (which must be unique
-    and not clash with the control tokens' names)."""
+    and not clash with the control tokens' names). The mark's id 1552 keeps the name it had
+    while reserved, so files saved before it was given the mark still load."""
+    if i == MARK_ID:
+        return f"<RESERVED_{i}>"
     t = FIXED_NAMES[i]
     return t if i < 20 or t.startswith("<RESERVED_") else f"<|cpp:{i}|>"
 
@@ -295,9 +303,14 @@ class CppTokenizer:
         out: List[str] = []
         for w in _core.split(text, PATTERN):
             if w[0] not in "\r\n" and _WHITESPACE.search(w) and not _is_whole(w):
-                out.extend(p for p in _WHITESPACE.split(w) if p)
+                parts = [p for p in _WHITESPACE.split(w) if p]
             else:
-                out.append(w)
+                parts = [w]
+            for p in parts:
+                if WORD_MARK in p:  # the mark character is a word of its own (see MARK_ID)
+                    out.extend(q for q in _MARK_SPLIT.split(p) if q)
+                else:
+                    out.append(p)
         return out
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = False, line_start: bool = True) -> List[int]:
