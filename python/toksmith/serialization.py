@@ -57,12 +57,12 @@ def to_dict(tok) -> Dict[str, Any]:
 
 
 def save(tok, path: Union[str, os.PathLike]) -> None:
+    from .formats._common import atomic_write
+
     data = to_dict(tok)
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_write(path, "w", encoding="utf-8") as f:
         json.dump(data, f, ensure_ascii=False, indent=1)
         f.write("\n")
-    os.replace(tmp, path)
 
 
 def _fail(path: str, msg: str) -> TokenizerFileError:

@@ -267,9 +267,25 @@ def test_encode_threads_must_be_positive(tok_file, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("hello", encoding="utf-8")
     assert main(["encode", "-t", str(tok_file), str(src), "--threads", "0"]) == 1
-    assert "--threads must be >= 1" in capsys.readouterr().err
+    assert "--threads must be between 1 and 4096" in capsys.readouterr().err
     assert main(["encode", "-t", str(tok_file), str(src), "--block-size", "0"]) == 1
     assert "--block-size must be >= 1" in capsys.readouterr().err
+    # too many for the core: an error message, not an OverflowError traceback
+    assert main(["encode", "-t", str(tok_file), str(src), "--threads", str(2**70)]) == 1
+    assert "--threads must be between 1 and 4096" in capsys.readouterr().err
+
+
+def test_writing_into_a_missing_folder_names_it(tok_file, tmp_path, capsys):
+    out = tmp_path / "missing" / "tok.json"
+    assert main(["convert", str(tok_file), str(out), "--to", "toksmith"]) == 1
+    err = capsys.readouterr().err
+    assert "the folder" in err and "missing" in err and ".tmp" not in err
+    tok = toksmith.load(tok_file)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        tok.save(out)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        tok.save_tiktoken(out.with_suffix(".tiktoken"))
+    assert not (tmp_path / "missing").exists()
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "nanochat"])

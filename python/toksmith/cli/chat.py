@@ -22,6 +22,7 @@ import sys
 from typing import IO, Any, Iterator, List, Optional, Tuple
 
 from ._common import add_command_group
+from ..tokenizer import MAX_THREADS
 
 BAD_LINES_SHOWN = 20
 
@@ -239,8 +240,8 @@ def _render(args: argparse.Namespace) -> int:
 
     if args.shard_size < 1:
         raise ValueError(f"--shard-size must be >= 1, not {args.shard_size}")
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, not {args.threads}")
+    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
+        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
     max_tokens = _max_tokens(args.max_tokens)
     chat = _load_chat(args.tokenizer)
     _check_output_dir(args.output, args.overwrite)

@@ -7,6 +7,7 @@ import struct
 
 from .. import _core
 from ._common import add_tokenizer_arg, load_tokenizer, refuse_preset_file, open_io
+from ..tokenizer import MAX_THREADS
 
 
 def register(sub) -> None:
@@ -88,8 +89,8 @@ def run(args) -> int:
     if args.lines and args.format == "npy":
         raise ValueError("--lines with --format npy is not supported (lines have different lengths); "
                          "use --format json (JSON lines) or text")
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, not {args.threads}")
+    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
+        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
     if args.block_size < 1:
         raise ValueError(f"--block-size must be >= 1, not {args.block_size}")
     stream = dict(allow_special=args.allow_special, errors=args.errors, name=name, block_size=args.block_size)

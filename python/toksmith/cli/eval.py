@@ -25,6 +25,7 @@ import os
 import re
 import sys
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from ..tokenizer import MAX_THREADS
 
 CHUNK_CHARS = 1 << 20
 # a cut just after a lone newline (non-space before it, non-space after it) changes no piece
@@ -228,8 +229,8 @@ def _run(args: argparse.Namespace) -> int:
         _matplotlib()  # fail before the work when matplotlib is missing
     if args.max_bytes is not None and args.max_bytes < 1:
         raise ValueError(f"--max-bytes must be >= 1, not {args.max_bytes}")
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, not {args.threads}")
+    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
+        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
     tokenizers: Dict[str, Any] = {}
     for arg in args.tokenizer:
         name, path = _split_named(arg, "-t", all_ext=False)

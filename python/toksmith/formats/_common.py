@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import importlib
 import json
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._jsontables import JsonTables, split_json_tables
@@ -43,12 +45,30 @@ def sha256_file(path: PathLike) -> str:
     return h.hexdigest()
 
 
-def write_text_atomic(path: PathLike, text: str) -> None:
+@contextlib.contextmanager
+def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
+    """Open ``path + ".tmp"`` for writing and move it onto ``path`` when the block ends
+    without error (a reader never sees half a file; the temporary file is removed on error).
+    A missing folder is a FileNotFoundError that names it and the file asked for."""
     p = os.fspath(path)
+    parent = os.path.dirname(p) or "."
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {p!r}: the folder {parent!r} does not exist "
+                                              "(create it first)", p)
     tmp = f"{p}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    try:
+        with open(tmp, mode, **kwargs) as f:
+            yield f
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def write_text_atomic(path: PathLike, text: str) -> None:
+    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
-    os.replace(tmp, p)
 
 
 def write_json(path: PathLike, data: Any, indent: Optional[int] = 2) -> None:
