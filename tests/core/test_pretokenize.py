@@ -30,16 +30,17 @@ def test_named_patterns_equal_regex_module_all_planes(name, text):
 
 
 def test_reference_has_the_tables_unicode_version():
-    """The core's letter/number tables come from regex 2026.5.9 (tools/gen_unicode_tables.py),
-    whose Unicode tiktoken's Rust regex shares; a newer regex (2026.9.29 and later) knows more
-    letters and would fail the tests above at random code points."""
+    """The core's letter/number tables come from regex 2026.5.9 (tools/gen_unicode_tables.py,
+    Unicode 17); a newer regex (2026.9.29 and later) knows more letters and would fail the
+    tests above at random code points."""
     assert not regex.match(r"\p{L}", "\U0003d000"), (
         f"regex {regex.__version__} has a newer Unicode than the core's tables: install the test "
         f"extra's regex (pip install 'regex==2026.5.9')")
 
 
 def test_newer_unicode_letters_split_as_tiktoken_splits_them():
-    """Code points that only a newer Unicode calls letters are ids like tiktoken's."""
+    """Code points that only regex's newer Unicode calls letters give tiktoken's ids (neither
+    engine treats them as letters)."""
     tiktoken = pytest.importorskip("tiktoken")
     from pathlib import Path
 

@@ -429,13 +429,17 @@ def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optiona
     ``paths_or_texts``: a file, folder (recursed), glob, list of those, or an iterable of str.
     ``min_frequency=2`` (the seed's trainer setting): a pair seen once is not merged.
     """
-    from ..train import train_from_counts
+    from ..errors import VocabError
+    from ..train import MAX_VOCAB_SIZE, train_from_counts
 
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
     if vocab_size < FIRST_LEARNED + 256:
         raise ValueError(f"vocab_size must be at least {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
                          f"not {vocab_size}")
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise VocabError(f"vocab_size={vocab_size} is too large: token ids are 32-bit, so it can be at most "
+                         f"{MAX_VOCAB_SIZE}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be str or None, not {type(name).__name__}")
     _thread_count(threads, "threads")
