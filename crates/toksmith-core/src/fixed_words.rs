@@ -22,6 +22,14 @@ use crate::pretokenize::Pretokenizer;
 use crate::train::add_counts;
 use crate::Result;
 
+/// What encoding makes of one word ([`FixedWords::for_each_word`]).
+pub enum Word<'s> {
+    /// fixed ids (one, or two for a diff header with its path prefix)
+    Fixed(&'s [u32]),
+    /// handed, marked, to the learned encoder
+    Learned,
+}
+
 pub struct FixedWords {
     pretok: Pretokenizer,
     table: FxHashMap<Box<str>, Box<[u32]>>,
@@ -53,9 +61,108 @@ impl FixedWords {
         })
     }
 
+    /// Call `f(word, kind)` with each word of `text` as encoding sees it: its text (a slice of
+    /// `text`) and whether it is fixed (its ids) or learned. `line_start`: whether the start
+    /// of `text` is the start of a line (false for a piece that goes on a line, as FIM's
+    /// suffix may). The first error from `f` stops the walk.
+    pub fn for_each_word<'t, 's>(
+        &'s self,
+        text: &'t str,
+        line_start: bool,
+        mut f: impl FnMut(&'t str, Word<'s>) -> Result<()>,
+    ) -> Result<()> {
+        let bytes = text.as_bytes();
+        let base = bytes.as_ptr() as usize;
+        let mut buf = String::with_capacity(64);
+        let mut result = Ok(());
+        self.pretok.for_each_piece(text, |w| {
+            if result.is_ok() {
+                result = self.word(w, bytes, base, line_start, &mut buf, &mut f);
+            }
+        })?;
+        result
+    }
+
+    /// One word of the split pattern, handed to `f` as fixed ids or learned parts.
+    #[inline]
+    fn word<'t, 's>(
+        &'s self,
+        w: &'t str,
+        bytes: &[u8],
+        base: usize,
+        line_start: bool,
+        buf: &mut String,
+        f: &mut impl FnMut(&'t str, Word<'s>) -> Result<()>,
+    ) -> Result<()> {
+        let first = w.as_bytes()[0];
+        if first == b'\n' || first == b'\r' {
+            let two = (w.bytes().filter(|&b| b == b'\n').count() >= 2) as usize;
+            return f(w, Word::Fixed(&self.newline[two..=two]));
+        }
+        // the word starts a line when it starts the text or follows a `\n` directly
+        let at = w.as_ptr() as usize - base;
+        if if at == 0 {
+            line_start
+        } else {
+            bytes[at - 1] == b'\n'
+        } {
+            if let Some(id) = self.line_start.get(w) {
+                return f(w, Word::Fixed(std::slice::from_ref(id)));
+            }
+        }
+        if let Some(ids) = self.table.get(w) {
+            return f(w, Word::Fixed(ids));
+        }
+        if first == b'#' && matches!(w.as_bytes().get(1), Some(b' ' | b'\t')) {
+            buf.clear();
+            buf.push('#');
+            buf.push_str(w[1..].trim_start_matches([' ', '\t']));
+            if let Some(ids) = self.table.get(buf.as_str()) {
+                return f(w, Word::Fixed(ids));
+            }
+        }
+        if w.contains(char::is_whitespace) {
+            for part in w.split(char::is_whitespace).filter(|p| !p.is_empty()) {
+                match self.table.get(part) {
+                    Some(ids) => f(part, Word::Fixed(ids))?,
+                    None => self.learned_parts(part, f)?,
+                }
+            }
+            return Ok(());
+        }
+        self.learned_parts(w, f)
+    }
+
+    /// A learned word to `f`. When the table has the mark itself as a word, a mark inside
+    /// `word` (text that holds the mark character) is that fixed id and cuts `word` around
+    /// it: the learned part never holds a mark that is not a word start, so decoding can
+    /// tell them apart.
+    #[inline]
+    fn learned_parts<'t, 's>(
+        &'s self,
+        word: &'t str,
+        f: &mut impl FnMut(&'t str, Word<'s>) -> Result<()>,
+    ) -> Result<()> {
+        let mark_ids = match self.table.get(&self.mark) {
+            Some(ids) if !self.mark.is_empty() && word.contains(&*self.mark) => ids,
+            _ => return f(word, Word::Learned),
+        };
+        let mut last = 0;
+        for (at, m) in word.match_indices(&*self.mark) {
+            if at > last {
+                f(&word[last..at], Word::Learned)?;
+            }
+            f(m, Word::Fixed(mark_ids))?;
+            last = at + m.len();
+        }
+        if last < word.len() {
+            f(&word[last..], Word::Learned)?;
+        }
+        Ok(())
+    }
+
     /// Append the ids of `text` to `out`: fixed words from the table, the others through
-    /// `learned(mark + word, out)`. `line_start`: whether the start of `text` is the start of
-    /// a line (false for a piece that goes on a line, as FIM's suffix may).
+    /// `learned(mark + word, out)` ([`Self::for_each_word`]).
     pub fn encode_with(
         &self,
         text: &str,
@@ -63,90 +170,19 @@ impl FixedWords {
         out: &mut Vec<u32>,
         mut learned: impl FnMut(&str, &mut Vec<u32>) -> Result<()>,
     ) -> Result<()> {
-        let bytes = text.as_bytes();
-        let base = bytes.as_ptr() as usize;
         let mut buf = String::with_capacity(64);
-        let mut result = Ok(());
-        self.pretok.for_each_piece(text, |w| {
-            if result.is_err() {
-                return;
-            }
-            let first = w.as_bytes()[0];
-            if first == b'\n' || first == b'\r' {
-                let breaks = w.bytes().filter(|&b| b == b'\n').count();
-                out.push(self.newline[(breaks >= 2) as usize]);
-                return;
-            }
-            // the word starts a line when it starts the text or follows a `\n` directly
-            let at = w.as_ptr() as usize - base;
-            if if at == 0 {
-                line_start
-            } else {
-                bytes[at - 1] == b'\n'
-            } {
-                if let Some(&id) = self.line_start.get(w) {
-                    out.push(id);
-                    return;
-                }
-            }
-            if let Some(ids) = self.table.get(w) {
+        self.for_each_word(text, line_start, |w, kind| match kind {
+            Word::Fixed(ids) => {
                 out.extend_from_slice(ids);
-                return;
+                Ok(())
             }
-            if first == b'#' && matches!(w.as_bytes().get(1), Some(b' ' | b'\t')) {
+            Word::Learned => {
                 buf.clear();
-                buf.push('#');
-                buf.push_str(w[1..].trim_start_matches([' ', '\t']));
-                if let Some(ids) = self.table.get(buf.as_str()) {
-                    out.extend_from_slice(ids);
-                    return;
-                }
+                buf.push_str(&self.mark);
+                buf.push_str(w);
+                learned(&buf, out)
             }
-            if w.contains(char::is_whitespace) {
-                for part in w.split(char::is_whitespace).filter(|p| !p.is_empty()) {
-                    if let Some(ids) = self.table.get(part) {
-                        out.extend_from_slice(ids);
-                    } else if let Err(e) = self.learned_word(part, &mut buf, out, &mut learned) {
-                        result = Err(e);
-                        return;
-                    }
-                }
-                return;
-            }
-            result = self.learned_word(w, &mut buf, out, &mut learned);
-        })?;
-        result
-    }
-
-    /// `learned(mark + word, out)`, the mark and word written into `buf`. When the table has
-    /// the mark itself as a word, a mark inside `word` (text that holds the mark character)
-    /// is that fixed id and cuts `word` around it: the learned part never holds a mark that
-    /// is not a word start, so decoding can tell them apart.
-    #[inline]
-    fn learned_word(
-        &self,
-        word: &str,
-        buf: &mut String,
-        out: &mut Vec<u32>,
-        learned: &mut impl FnMut(&str, &mut Vec<u32>) -> Result<()>,
-    ) -> Result<()> {
-        if !self.mark.is_empty() && word.contains(&*self.mark) {
-            if let Some(mark_ids) = self.table.get(&self.mark) {
-                for (k, part) in word.split(&*self.mark).enumerate() {
-                    if k > 0 {
-                        out.extend_from_slice(mark_ids);
-                    }
-                    if !part.is_empty() {
-                        self.learned_word(part, buf, out, learned)?;
-                    }
-                }
-                return Ok(());
-            }
-        }
-        buf.clear();
-        buf.push_str(&self.mark);
-        buf.push_str(word);
-        learned(buf, out)
+        })
     }
 
     /// The training counts of the learned part: every word of `texts` that is not fixed, with

@@ -236,6 +236,21 @@ impl FixedWordEncoder {
         })
     }
 
+    /// The words of `text` as encoding sees them (`FixedWords::for_each_word`).
+    #[pyo3(signature = (text, line_start=true))]
+    fn words(&self, py: Python<'_>, text: &str, line_start: bool) -> PyResult<Vec<String>> {
+        py.detach(|| {
+            let mut out = Vec::new();
+            self.inner
+                .for_each_word(text, line_start, |w, _| {
+                    out.push(w.to_string());
+                    Ok(())
+                })
+                .map(|_| out)
+        })
+        .map_err(to_py)
+    }
+
     /// The learned part's training counts from `texts`: [(chunk bytes, count)] of the words
     /// that are not fixed, each with the mark in front, split by `inner_pattern`.
     #[pyo3(signature = (texts, inner_pattern, threads=0))]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import operator
 from typing import Any, Optional
 
+from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
+
 NUMPY_HINT = "pip install toksmith[numpy]"
 
 
@@ -30,8 +32,6 @@ def check_int(value: object, name: str, *, minimum: Optional[int] = None) -> int
     return number
 
 
-#: The most threads a call may ask for (as toksmith's Tokenizer).
-MAX_THREADS = 4096
 
 
 def check_threads(threads: object, name: str = "threads") -> Optional[int]:

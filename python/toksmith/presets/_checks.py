@@ -4,7 +4,9 @@ presets' ``train`` functions (a wrong type is a TypeError, a bad value a ValueEr
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Optional
+
+from ._sources import check_source
 
 
 def is_numpy_bool(value: Any) -> bool:
@@ -24,6 +26,16 @@ def as_int(value: Any, what: str) -> int:
         raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
 
 
+def optional_int(value: Any, what: str) -> Optional[int]:
+    """None, or :func:`as_int` of ``value`` (a thread count: the core checks the range)."""
+    if value is None:
+        return None
+    try:
+        return as_int(value, what)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or None, not {type(value).__name__}") from None
+
+
 def check_train_options(paths_or_texts: Any, *, name: Any, text_field: Any, errors: Any) -> None:
     """The options every byte-level preset's ``train`` takes besides sizes and threads."""
     if paths_or_texts is None:
@@ -34,5 +46,4 @@ def check_train_options(paths_or_texts: Any, *, name: Any, text_field: Any, erro
         raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
     if not isinstance(errors, str):
         raise TypeError(f"errors must be a str (\"strict\" or \"replace\"), not {type(errors).__name__}")
-    if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
+    check_source(paths_or_texts, errors)

@@ -37,11 +37,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
-from ..tokenizer import Tokenizer
+from ..tokenizer import MAX_THREADS, Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -155,11 +154,6 @@ PATTERN = (
 )
 #: the mark a learned word starts with (U+2581, as in SentencePiece)
 WORD_MARK = "\u2581"
-#: cuts the mark character out of a word, keeping it
-_MARK_SPLIT = re.compile(f"({WORD_MARK})")
-#: what cuts a word further (the seed's ``WhitespaceSplit``): Unicode's White_Space characters,
-#: as Rust's ``char::is_whitespace``
-_WHITESPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 #: diff header words that are two fixed tokens
 _HEADERS = {"--- a/": (1524, 1527), "+++ b/": (1525, 1528), "--- b/": (1524, 1528), "+++ a/": (1525, 1527)}
 #: how the learned part splits a word (after the word mark it is given)
@@ -291,27 +285,16 @@ class CppTokenizer:
 
     # ---- encoding ----
     def words(self, text: str) -> List[str]:
-        """The words of ``text``, as encoding sees them: :data:`PATTERN`'s matches, those with
-        whitespace in them (string literals) cut at it (newline words keep the indentation
-        after them).
+        """The words of ``text``, as the native encoder sees them: :data:`PATTERN`'s matches,
+        those with whitespace in them (string literals) cut at it, the character ``\u2581``
+        a word of its own (newline words keep the indentation after them).
 
         >>> train(["int x;"] * 5, vocab_size=1856).words('printf("hello %d", x);')
         ['printf', '(', '"hello', '%d"', ',', 'x', ')', ';']
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        out: List[str] = []
-        for w in _core.split(text, PATTERN):
-            if w[0] not in "\r\n" and _WHITESPACE.search(w) and not _is_whole(w):
-                parts = [p for p in _WHITESPACE.split(w) if p]
-            else:
-                parts = [w]
-            for p in parts:
-                if WORD_MARK in p:  # the mark character is a word of its own (see MARK_ID)
-                    out.extend(q for q in _MARK_SPLIT.split(p) if q)
-                else:
-                    out.append(p)
-        return out
+        return self._fixed.words(text)
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = False, line_start: bool = True) -> List[int]:
         """The ids of ``text``: fixed ids for fixed words, learned BPE for the others; spaces and
@@ -451,20 +434,14 @@ def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optiona
     return CppTokenizer(tok)
 
 
-def _is_whole(word: str) -> bool:
-    """Whether a word with whitespace in it is fixed as it stands (a diff header with its path
-    prefix, a preprocessor directive written ``#  define``), not cut at the whitespace."""
-    return word in _HEADERS or (word[0] == "#" and "#" + word[1:].lstrip(" \t") in FIXED_IDS)
-
-
 def _thread_count(n: Any, what: str) -> int:
     """A thread count for the native calls (0: all cores) from ``None`` or a positive int."""
     if n is None:
         return 0
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"{what} must be a positive int or None, not {type(n).__name__}")
-    if not 1 <= n <= 4096:
-        raise ValueError(f"{what} must be between 1 and 4096 (or None: all cores), not {n}")
+    if not 1 <= n <= MAX_THREADS:
+        raise ValueError(f"{what} must be between 1 and {MAX_THREADS} (or None: all cores), not {n}")
     return n
 
 

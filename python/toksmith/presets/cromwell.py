@@ -43,7 +43,7 @@ from ..tokenizer import Tokenizer
 from . import CROMWELL_SPECIAL_TOKENS, PRESETS
 from ._base import PresetTokenizer
 from ._checks import as_int as _as_int
-from ._checks import check_train_options
+from ._checks import check_train_options, optional_int
 from ._checks import is_numpy_bool as _is_numpy_bool
 from ._sources import train_preset
 
@@ -58,16 +58,6 @@ DEFAULT_EXTENSIONS: Tuple[str, ...] = (".py", ".js", ".cpp", ".h", ".ts")
 PAD, EOS, BOS, FILE, FILE_END, EDIT_START, EDIT_END, DELETE = SPECIAL_TOKENS
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _optional_threads(threads: Any) -> Optional[int]:
-    """``threads`` for the core (None: all cores; numpy integers accepted; the core checks the range)."""
-    if threads is None:
-        return None
-    try:
-        return _as_int(threads, "threads")
-    except TypeError:
-        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}") from None
 
 
 def _flag(value: Any, what: str) -> bool:
@@ -173,7 +163,7 @@ def train(
     """
     check_train_options(paths_or_texts, name=name, text_field=text_field, errors=errors)
     vocab_size = _as_int(vocab_size, "vocab_size")
-    threads = _optional_threads(threads)
+    threads = optional_int(threads, "threads")
     progress = _flag(progress, "progress")
     if extensions is not None:
         paths_or_texts = _with_extensions(paths_or_texts, _check_extensions(extensions))
@@ -344,7 +334,7 @@ class CodeTokenizer(PresetTokenizer):
 
     def encode_batch(self, texts: Sequence[str], *, threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode` of each text, on ``threads`` threads (default: all cores)."""
-        return self.tokenizer.encode_ordinary_batch(texts, threads=_optional_threads(threads))
+        return self.tokenizer.encode_ordinary_batch(texts, threads=optional_int(threads, "threads"))
 
     def _decode_ids(self, ids: Any) -> Any:
         if hasattr(ids, "tolist") and not isinstance(ids, list):
@@ -365,7 +355,7 @@ class CodeTokenizer(PresetTokenizer):
                      skip_special_tokens: bool = False) -> List[str]:
         """:meth:`decode` of each id sequence, in parallel on ``threads`` threads (default: all cores)."""
         skip = _flag(skip_special_tokens, "skip_special_tokens")
-        threads = _optional_threads(threads)
+        threads = optional_int(threads, "threads")
         if isinstance(batch, (str, bytes, bytearray)):
             raise TypeError(f"batch must be a list of id sequences, not {type(batch).__name__}")
         batch = [self._decode_ids(ids) for ids in batch]

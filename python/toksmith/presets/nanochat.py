@@ -31,7 +31,7 @@ from ..tokenizer import Tokenizer
 from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
 from ._base import PresetTokenizer
 from ._checks import as_int as _as_int
-from ._checks import check_train_options
+from ._checks import check_train_options, optional_int
 from ._sources import train_preset
 from .conversation import ASSISTANT_START, Segment, Special, normalize_messages, plan_conversation, plan_messages
 
@@ -72,17 +72,6 @@ def train(
     tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
                        text_field=text_field, errors=errors, name=name)
     return ChatTokenizer(tok)
-
-
-def _threads(num_threads: Any) -> Optional[int]:
-    """``num_threads`` for the core: None, or an int (numpy integers accepted); the core
-    checks the range."""
-    if num_threads is None:
-        return None
-    try:
-        return _as_int(num_threads, "num_threads")
-    except TypeError:
-        raise TypeError(f"num_threads must be an int or None, not {type(num_threads).__name__}") from None
 
 
 def _ids_list(ids: Any) -> List[int]:
@@ -210,7 +199,7 @@ class ChatTokenizer(PresetTokenizer):
                 ids.append(post)
             return ids
         if isinstance(text, (list, tuple)):
-            batch = self.tokenizer.encode_ordinary_batch(list(text), threads=_threads(num_threads))
+            batch = self.tokenizer.encode_ordinary_batch(list(text), threads=optional_int(num_threads, "num_threads"))
             if pre is not None:
                 for ids in batch:
                     ids.insert(0, pre)
@@ -309,7 +298,7 @@ class ChatTokenizer(PresetTokenizer):
         parallel batch (``num_threads``; None: all cores). The first malformed conversation
         raises ValueError prefixed with its position (``conversation 3: message 1: ...``)."""
         max_tokens = self._check_max_tokens(max_tokens)
-        num_threads = _threads(num_threads)
+        num_threads = optional_int(num_threads, "num_threads")
         if isinstance(conversations, (abc.Mapping, str, bytes, bytearray)) or not isinstance(conversations, abc.Iterable):
             raise TypeError(
                 f"conversations must be a list (or other iterable) of conversations, not "

@@ -45,7 +45,10 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 
 from .. import _core
 from ..corpus import iter_line_blocks
-from ..train import _progress_bar
+from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
+# the largest word count, and the largest total the counts may add up to (the trainer's pair
+# counts and the token statistics are 64-bit integers): 2**63-1
+from ..train import MAX_COUNT, _progress_bar
 from . import embeddings as _emb
 from ._sources import check_extensions, check_source, is_path_source, iter_source_texts, source_files
 
@@ -69,11 +72,6 @@ TEXT_EXTENSIONS: Tuple[str, ...] = (".txt",)
 _BLOCK = 1 << 20  # characters per text handed to the counter
 #: the largest ``num_merges`` accepted (2**31-1: far more merges than any corpus gives)
 MAX_MERGES = 2 ** 31 - 1
-#: the largest word count, and the largest total the counts may add up to (the trainer's pair
-#: counts and the token statistics are 64-bit integers): 2**63-1
-MAX_COUNT = 2 ** 63 - 1
-#: the most threads a call may ask for
-MAX_THREADS = 4096
 #: the sentence :func:`run` tokenizes to show the trained tokenizer at work (the seed's
 #: inference demo)
 DEFAULT_SAMPLE = "The quick brown fox jumps over the lazy dog, and the newest tokenizer splits it."
