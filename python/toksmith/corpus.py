@@ -43,9 +43,19 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
 
 
 def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[str]:
-    """The ``text_field`` of each JSON line of ``path``."""
-    with open(path, "r", encoding="utf-8", errors=errors) as f:
-        for lineno, line in enumerate(f, 1):
+    """The ``text_field`` of each JSON line of ``path``. Invalid UTF-8 raises
+    :class:`toksmith.CorpusDecodeError` naming the file and line, unless ``errors="replace"``."""
+    from ._core import CorpusDecodeError
+
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8", errors)
+            except UnicodeDecodeError as e:
+                raise CorpusDecodeError(
+                    f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start} of the line); "
+                    f"pass errors=\"replace\" to replace bad bytes with U+FFFD"
+                ) from None
             if not line.strip():
                 continue
             try:

@@ -156,7 +156,7 @@ class _Trainer:
         if errors not in ("strict", "replace"):
             raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
         self.sources.append(os.fspath(path))
-        if str(path).endswith(".jsonl"):
+        if str(path).lower().endswith(".jsonl"):
             for batch in batched(iter_jsonl(path, text_field, errors)):
                 self.add_texts(batch)
         else:
@@ -173,6 +173,11 @@ class _Trainer:
         if stats["pieces"] == 0:
             from .errors import EmptyCorpusError
 
+            if stats["bytes"]:
+                raise EmptyCorpusError(
+                    f"the split pattern {self.regex!r} found no non-empty piece in the {stats['bytes']} "
+                    f"bytes of the corpus, so there is nothing to train on; pass a pattern whose "
+                    f"matches cover the text (e.g. pattern=\"cl100k\")")
             raise EmptyCorpusError("the training corpus is empty: pass at least one non-empty text or file")
         num_merges = self.layout.num_merges
         bar = _progress_bar(self.progress, desc="merging", total=num_merges, unit="merge")

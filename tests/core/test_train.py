@@ -213,6 +213,31 @@ def test_errors(tmp_path):
         toksmith.train(bad, vocab_size=300, errors="ignore")
 
 
+def test_jsonl_decode_errors_name_the_line_and_upper_case_suffix(tmp_path):
+    """Invalid UTF-8 in a .jsonl is a CorpusDecodeError naming file and line (it was a bare
+    UnicodeDecodeError); ``errors="replace"`` reads it with U+FFFD; ``.JSONL`` is JSON lines too."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"text": "hello world"}\n' * 3 + b'{"text": "caf\xe9 au lait"}\n')
+    with pytest.raises(toksmith.CorpusDecodeError, match=r"bad\.jsonl:4: not valid UTF-8.*errors=\"replace\""):
+        toksmith.train(bad, vocab_size=300)
+    tok = toksmith.train(bad, vocab_size=258, errors="replace", pattern="gpt2")
+    assert tok.metadata["corpus"]["texts"] == 4
+    assert tok.metadata["corpus"]["bytes"] == 3 * len("hello world") + len("caf\ufffd au lait".encode())
+    upper = tmp_path / "c.JSONL"
+    upper.write_text('{"text": "hello world"}\n' * 3, encoding="utf-8")
+    a = toksmith.train(upper, vocab_size=262, pattern="gpt2")
+    b = toksmith.train_from_iterator(["hello world"] * 3, vocab_size=262, pattern="gpt2")
+    assert a.merge_ids() == b.merge_ids()
+
+
+def test_pattern_that_finds_no_piece_is_named():
+    """A custom pattern whose matches are all empty leaves nothing to count: the error says so
+    (it said the corpus was empty)."""
+    for pat in ["", "x*", "(?=a)"]:
+        with pytest.raises(toksmith.EmptyCorpusError, match=r"found no non-empty piece in the 11 bytes"):
+            toksmith.train_from_iterator(["hello world"], vocab_size=300, pattern=pat)
+
+
 def test_custom_regex_training(corpus_slices):
     pat = r"\w+|[^\w\s]+|\s+"
     texts = docs_of(corpus_slices, 8000)
