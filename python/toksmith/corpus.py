@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import stat
 import sysconfig
 from pathlib import Path
 from typing import Iterable, Iterator, List, Sequence, Union
@@ -12,9 +13,43 @@ from typing import Iterable, Iterator, List, Sequence, Union
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _is_stream(path: Path) -> bool:
+    """A named pipe or character device (``/dev/stdin``, bash's ``<(xzcat corpus.xz)``)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def _walk(folder: Path) -> List[Path]:
+    """The regular files under ``folder`` (sorted, hidden entries skipped). Pipes, sockets and
+    devices inside a folder are skipped (reading a pipe nobody writes to would wait forever); a
+    broken symbolic link raises FileNotFoundError."""
+    found: List[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            f = Path(root) / name
+            try:
+                mode = f.stat().st_mode
+            except FileNotFoundError:
+                raise FileNotFoundError(f"{str(f)!r} in the folder {str(folder)!r} is a broken symbolic link; "
+                                        f"remove it or pass the files to read") from None
+            if stat.S_ISREG(mode):
+                found.append(f)
+    return found
+
+
 def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
-    """Files named by ``paths``: files as they are, folders recursed (hidden entries skipped,
-    sorted), glob patterns expanded. A path that matches nothing raises FileNotFoundError."""
+    """Files named by ``paths``: files as they are, folders recursed (regular files only, hidden
+    entries skipped, sorted), glob patterns expanded; a named pipe given by name is read as a
+    stream (``toksmith train <(xzcat corpus.xz)``). A path that matches nothing raises
+    FileNotFoundError."""
+    if isinstance(paths, (bytes, bytearray, memoryview)):
+        raise TypeError(f"paths must be str or os.PathLike (or a list of them), not {type(paths).__name__}")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: List[Path] = []
@@ -22,21 +57,24 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
         if not isinstance(p, (str, os.PathLike)):
             raise TypeError(f"paths must be str or os.PathLike, not {type(p).__name__}")
         s = os.fspath(p)
+        if isinstance(s, bytes):
+            raise TypeError("paths must be str or os.PathLike of str, not bytes")
         path = Path(s)
-        if path.is_file():
+        if path.is_file() or _is_stream(path):
             out.append(path)
         elif path.is_dir():
-            found = []
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(Path(root) / f for f in sorted(files) if not f.startswith("."))
-            out.extend(found)
+            out.extend(_walk(path))
         elif any(c in s for c in "*?["):
             matches = sorted(glob.glob(s, recursive=True))
             files = [Path(m) for m in matches if Path(m).is_file()]
             if not files:
                 raise FileNotFoundError(f"the glob {s!r} matches no file")
             out.extend(files)
+        elif path.is_symlink():
+            raise FileNotFoundError(f"{s!r} is a broken symbolic link")
+        elif path.exists():
+            raise FileNotFoundError(f"{s!r} is not a file, folder or pipe (a socket or block device?); "
+                                    f"pass a text file or a folder of them")
         else:
             raise FileNotFoundError(f"no such file or folder: {s!r}")
     return out

@@ -1,6 +1,7 @@
 """Training: native == pure-Python reference == rustbpe; layout, pinned tokens, errors."""
 
 import json
+import os
 import warnings
 
 import pytest
@@ -228,6 +229,41 @@ def test_jsonl_decode_errors_name_the_line_and_upper_case_suffix(tmp_path):
     a = toksmith.train(upper, vocab_size=262, pattern="gpt2")
     b = toksmith.train_from_iterator(["hello world"] * 3, vocab_size=262, pattern="gpt2")
     assert a.merge_ids() == b.merge_ids()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_pipes_broken_links_and_bytes_paths(tmp_path):
+    """A pipe inside a folder is skipped (reading it hung forever); a pipe named directly is
+    read as a stream (``toksmith train <(xzcat corpus.xz)``); a broken link is named; a bytes
+    path is a TypeError (it was iterated as ints)."""
+    import threading
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello world\n" * 20, encoding="utf-8")
+    os.mkfifo(folder / "pipe")
+    tok = toksmith.train(folder, vocab_size=262, pattern="gpt2")
+    assert tok.metadata["corpus"]["sources"] == [str(folder / "a.txt")]
+    expected = toksmith.train_from_iterator(["hello world\n" * 20], vocab_size=262, pattern="gpt2")
+    assert tok.merge_ids() == expected.merge_ids()
+
+    def feed():
+        with open(folder / "pipe", "w", encoding="utf-8") as f:
+            f.write("hello world\n" * 20)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    streamed = toksmith.train(folder / "pipe", vocab_size=262, pattern="gpt2")
+    writer.join()
+    assert streamed.merge_ids() == expected.merge_ids()
+
+    (folder / "gone.txt").symlink_to(tmp_path / "nowhere.txt")
+    with pytest.raises(FileNotFoundError, match=r"gone\.txt.*broken symbolic link"):
+        toksmith.train(folder, vocab_size=262)
+    with pytest.raises(FileNotFoundError, match="broken symbolic link"):
+        toksmith.train(folder / "gone.txt", vocab_size=262)
+    with pytest.raises(TypeError, match="not bytes"):
+        toksmith.train(os.fsencode(folder), vocab_size=262)
 
 
 def test_pattern_that_finds_no_piece_is_named():
