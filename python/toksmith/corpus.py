@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import stat
 import sysconfig
 from pathlib import Path
-from typing import Iterable, Iterator, List, Sequence, Union
+from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -80,12 +81,71 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     return out
 
 
+#: suffixes of compressed corpora, decompressed on the fly (standard library codecs)
+COMPRESSED_SUFFIXES = (".xz", ".lzma", ".gz", ".bz2")
+
+
+def compression(path: PathLike) -> Optional[str]:
+    """The compressed-file suffix of ``path`` (``".xz"``, ``".lzma"``, ``".gz"``, ``".bz2"``, any
+    case), or None for a plain file."""
+    name = os.fspath(path).lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        if name.endswith(suffix):
+            return suffix
+    return None
+
+
+def inner_name(path: PathLike) -> str:
+    """The name of the file inside a compressed one (``a.jsonl.xz`` -> ``a.jsonl``)."""
+    name = os.fspath(path)
+    suffix = compression(name)
+    return name[: len(name) - len(suffix)] if suffix else name
+
+
+def open_binary(path: PathLike) -> BinaryIO:
+    """``path`` opened for reading bytes, decompressed if its suffix says it is compressed."""
+    suffix = compression(path)
+    if suffix in (".xz", ".lzma"):
+        import lzma
+
+        return lzma.open(path, "rb")
+    if suffix == ".gz":
+        import gzip
+
+        return gzip.open(path, "rb")
+    if suffix == ".bz2":
+        import bz2
+
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+@contextlib.contextmanager
+def decompression_errors(path: PathLike) -> Iterator[None]:
+    """Turn a compressed file's corruption (which the codecs raise as LZMAError, EOFError,
+    BadGzipFile, zlib.error or an OSError without errno) into a CorpusDecodeError naming it."""
+    import zlib
+
+    from ._core import CorpusDecodeError
+
+    suffix = compression(path)
+    try:
+        yield
+    except Exception as e:
+        data_error = suffix is not None and (
+            type(e).__name__ == "LZMAError" or isinstance(e, (EOFError, zlib.error))
+            or (isinstance(e, OSError) and e.errno is None))
+        if not data_error:
+            raise
+        raise CorpusDecodeError(f"{os.fspath(path)} is not a valid {suffix} file: {e}") from None
+
+
 def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[str]:
     """The ``text_field`` of each JSON line of ``path``. Invalid UTF-8 raises
     :class:`toksmith.CorpusDecodeError` naming the file and line, unless ``errors="replace"``."""
     from ._core import CorpusDecodeError
 
-    with open(path, "rb") as f:
+    with decompression_errors(path), open_binary(path) as f:
         for lineno, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8", errors)
@@ -170,4 +230,5 @@ def batched(texts: Iterable[str], max_items: int = 16384, max_bytes: int = 16 <<
         yield batch
 
 
-__all__ = ["expand_paths", "iter_jsonl", "default_corpus", "batched"]
+__all__ = ["expand_paths", "iter_jsonl", "default_corpus", "batched", "compression", "open_binary",
+           "COMPRESSED_SUFFIXES"]

@@ -23,7 +23,8 @@ import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
-from .corpus import PathLike, batched, expand_paths, iter_jsonl
+from .corpus import (PathLike, batched, compression, decompression_errors, expand_paths, inner_name, iter_jsonl,
+                     open_binary)
 from .errors import VocabError
 from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer, _threads
@@ -156,9 +157,14 @@ class _Trainer:
         if errors not in ("strict", "replace"):
             raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
         self.sources.append(os.fspath(path))
-        if str(path).lower().endswith(".jsonl"):
+        if inner_name(path).lower().endswith(".jsonl"):
             for batch in batched(iter_jsonl(path, text_field, errors)):
                 self.add_texts(batch)
+        elif compression(path):
+            before = self.counter.stats()["bytes"]
+            with decompression_errors(path), open_binary(path) as f:
+                self.counter.add_stream(f, os.fspath(path), errors == "replace", self.threads)
+            self._tick(self.counter.stats()["bytes"] - before)
         else:
             self.counter.add_file(os.fspath(path), errors == "replace", self.threads)
             try:
@@ -265,7 +271,9 @@ def train(
     """Train a byte-level BPE tokenizer on files.
 
     ``paths``: files, folders (recursed) or glob patterns of UTF-8 text; ``.jsonl`` files
-    contribute the ``text_field`` of each line. ``vocab_size`` is the total size: 256 bytes +
+    contribute the ``text_field`` of each line; ``.xz``, ``.lzma``, ``.gz`` and ``.bz2`` files
+    (``corpus.txt.xz``, ``chats.jsonl.gz``) are decompressed as they are read, giving the
+    merges of the plain file. ``vocab_size`` is the total size: 256 bytes +
     merges + special tokens + pinned tokens. ``errors="replace"`` replaces invalid UTF-8 instead
     of raising :class:`toksmith.CorpusDecodeError` (which names the file and byte offset).
 

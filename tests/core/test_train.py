@@ -266,6 +266,67 @@ def test_pipes_broken_links_and_bytes_paths(tmp_path):
         toksmith.train(os.fsencode(folder), vocab_size=262)
 
 
+@pytest.mark.parametrize("suffix", [".xz", ".gz", ".bz2", ".LZMA"])
+def test_compressed_corpora_give_the_plain_files_merges(tmp_path, corpus_slices, suffix):
+    """Compressed files (plain text and JSON lines) are decompressed as they are read, in blocks
+    (the named pattern's safe cuts) or whole (a custom regex): the merges of the plain files."""
+    import bz2
+    import gzip
+    import lzma
+
+    opener = {".xz": lzma.open, ".gz": gzip.open, ".bz2": bz2.open,
+              ".LZMA": lambda p, m, **kw: lzma.open(p, m, format=lzma.FORMAT_ALONE, **kw)}[suffix]
+    text = corpus_slices["english"] + corpus_slices["python"]
+    paras = [p for p in text.split("\n\n") if p]
+    with opener(tmp_path / f"c.txt{suffix}", "wt", encoding="utf-8") as f:
+        f.write(text)
+    with opener(tmp_path / f"c.jsonl{suffix}", "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": p}) + "\n" for p in paras)
+    custom = r"\w+|\s+|[^\w\s]+"
+    for pattern in ("cl100k", custom):
+        plain = toksmith.train_from_iterator([text], vocab_size=700, pattern=pattern)
+        packed = toksmith.train(tmp_path / f"c.txt{suffix}", vocab_size=700, pattern=pattern, threads=2)
+        assert packed.merge_ids() == plain.merge_ids()
+        assert packed.metadata["corpus"]["bytes"] == len(text.encode())
+    jl = toksmith.train(tmp_path / f"c.jsonl{suffix}", vocab_size=700)
+    assert jl.merge_ids() == toksmith.train_from_iterator(paras, vocab_size=700).merge_ids()
+
+
+def test_compressed_stream_in_small_blocks_equals_whole(corpus_slices):
+    """The native stream reader with tiny blocks (cuts everywhere) counts what one text does."""
+    import io
+
+    from toksmith import _core
+    from toksmith.pretokenize import PATTERNS
+
+    text = "".join(corpus_slices.values())
+    whole = _core.ChunkCounter(PATTERNS["gpt2"])
+    whole.add_texts([text])
+    streamed = _core.ChunkCounter(PATTERNS["gpt2"])
+    streamed.add_stream(io.BytesIO(text.encode()), "mem", False, 1, 4096)
+    assert streamed.stats()["bytes"] == whole.stats()["bytes"]
+    assert streamed.stats()["pieces"] == whole.stats()["pieces"]
+    assert streamed.train(50, None, 1, 0, None) == whole.train(50, None, 1, 0, None)
+
+
+def test_corrupt_compressed_corpora_are_named(tmp_path):
+    import gzip
+    import lzma
+
+    data = lzma.compress(("hello world\n" * 5000).encode())
+    (tmp_path / "cut.txt.xz").write_bytes(data[: len(data) // 2])
+    (tmp_path / "not.txt.gz").write_bytes(b"this is not gzip")
+    (tmp_path / "bad.txt.bz2").write_bytes(b"BZh9 and then garbage")
+    (tmp_path / "latin1.txt.gz").write_bytes(gzip.compress("hello w\u00f6rld\n".encode("latin-1") * 10))
+    for name, what in [("cut.txt.xz", "not a valid .xz file"), ("not.txt.gz", "not a valid .gz file"),
+                       ("bad.txt.bz2", "not a valid .bz2 file"), ("latin1.txt.gz", "not valid UTF-8")]:
+        with pytest.raises(toksmith.CorpusDecodeError, match=what) as info:
+            toksmith.train(tmp_path / name, vocab_size=300)
+        assert name in str(info.value)
+    tok = toksmith.train(tmp_path / "latin1.txt.gz", vocab_size=262, errors="replace", pattern="gpt2")
+    assert tok.metadata["corpus"]["bytes"] == len("hello w\ufffdrld\n".encode()) * 10
+
+
 def test_pattern_that_finds_no_piece_is_named():
     """A custom pattern whose matches are all empty leaves nothing to count: the error says so
     (it said the corpus was empty)."""

@@ -6,6 +6,7 @@ mod batch;
 use batch::BatchError;
 mod errors;
 mod files;
+mod reader;
 mod text;
 mod words;
 
@@ -1228,6 +1229,11 @@ impl ChunkCounter {
         threads: usize,
         block_size: usize,
     ) -> PyResult<()> {
+        if block_size == 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "block_size must be at least 1 byte",
+            ));
+        }
         let inner = self.get()?;
         let name = path.display().to_string();
         py.detach(|| {
@@ -1245,6 +1251,42 @@ impl ChunkCounter {
             })
         })?
         .map_err(to_py)
+    }
+
+    /// Count a binary Python file object (read through its `readinto`, e.g. a decompressing
+    /// `lzma.open(path)`) exactly as `add_file` counts a file: in blocks cut at safe places.
+    /// A Python exception raised by the file object is re-raised as it was.
+    #[pyo3(signature = (file, name, replace=false, threads=0, block_size=16 << 20))]
+    fn add_stream(
+        &mut self,
+        py: Python<'_>,
+        file: Py<PyAny>,
+        name: String,
+        replace: bool,
+        threads: usize,
+        block_size: usize,
+    ) -> PyResult<()> {
+        if block_size == 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "block_size must be at least 1 byte",
+            ));
+        }
+        let inner = self.get()?;
+        let mut reader = reader::PyReader::new(file);
+        let res = py.detach(|| {
+            in_pool(threads, || {
+                inner.add_reader(
+                    std::io::BufReader::with_capacity(1 << 20, &mut reader),
+                    &name,
+                    replace,
+                    block_size,
+                )
+            })
+        })?;
+        match (res, reader.take_failure()) {
+            (Err(_), Some(e)) => Err(e),
+            (r, _) => r.map_err(to_py),
+        }
     }
 
     fn add_counts(&mut self, counts: Vec<(Vec<u8>, u64)>) -> PyResult<()> {

@@ -13,7 +13,8 @@ def register(sub) -> None:
         "train",
         help="train a byte-level BPE tokenizer",
         description="Train a byte-level BPE tokenizer on files, folders or globs of UTF-8 text "
-        "(.jsonl: the --text-field of each line). With no PATH, trains on a built-in default corpus "
+        "(.jsonl: the --text-field of each line; .xz/.lzma/.gz/.bz2 files are decompressed as they are "
+        "read, and a pipe such as <(zstdcat corpus.zst) is read as a stream). With no PATH, trains on a built-in default corpus "
         "(the Python standard library sources of this interpreter).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH")
