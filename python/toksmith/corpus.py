@@ -102,22 +102,25 @@ def inner_name(path: PathLike) -> str:
     return name[: len(name) - len(suffix)] if suffix else name
 
 
-def open_binary(path: PathLike) -> BinaryIO:
-    """``path`` opened for reading bytes, decompressed if its suffix says it is compressed."""
+def open_binary(path: PathLike, raw: Optional[BinaryIO] = None) -> BinaryIO:
+    """``path`` opened for reading bytes, decompressed if its suffix says it is compressed. With
+    ``raw`` (``path`` already opened, e.g. to follow the compressed position for progress), the
+    decompressing reader wraps it, or ``raw`` itself is returned for a plain file."""
     suffix = compression(path)
+    source = raw if raw is not None else path
     if suffix in (".xz", ".lzma"):
         import lzma
 
-        return lzma.open(path, "rb")
+        return lzma.open(source, "rb")
     if suffix == ".gz":
         import gzip
 
-        return gzip.open(path, "rb")
+        return gzip.open(source, "rb")
     if suffix == ".bz2":
         import bz2
 
-        return bz2.open(path, "rb")
-    return open(path, "rb")
+        return bz2.open(source, "rb")
+    return raw if raw is not None else open(path, "rb")
 
 
 @contextlib.contextmanager

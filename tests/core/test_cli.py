@@ -68,6 +68,39 @@ def test_encode_decode_exact_inverse(tok_file, tmp_path, corpus_slices, capsysbi
     assert back.read_bytes() == src.read_bytes()
 
 
+@pytest.mark.parametrize("suffix", [".xz", ".gz", ".bz2"])
+def test_compressed_input_files(tok_file, tmp_path, corpus_slices, suffix, capsys):
+    """``encode``/``decode``/``eval`` read .xz/.gz/.bz2 files as they decompress (same output as
+    the plain file); a corrupt archive is an error message naming it, not a traceback."""
+    import bz2
+    import gzip
+    import lzma
+
+    compress = {".xz": lzma.compress, ".gz": gzip.compress, ".bz2": bz2.compress}[suffix]
+    text = corpus_slices["python"][:30000] + "\r\n tail\n"
+    src = tmp_path / f"in.txt{suffix}"
+    src.write_bytes(compress(text.encode()))
+    ids_file = tmp_path / "ids.txt"
+    assert main(["encode", "-t", str(tok_file), str(src), "-o", str(ids_file), "--block-size", "4096"]) == 0
+    ids = [int(x) for x in ids_file.read_text().split()]
+    assert ids == toksmith.load(tok_file).encode_ordinary(text)
+    packed = tmp_path / f"ids.txt{suffix}"
+    packed.write_bytes(compress(ids_file.read_bytes()))
+    back = tmp_path / "back.txt"
+    assert main(["decode", "-t", str(tok_file), str(packed), "-o", str(back)]) == 0
+    assert back.read_bytes() == text.encode()
+    assert main(["eval", "-t", str(tok_file), "--corpus", f"py={src}", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(r["corpus"], r["bytes"], r["tokens"]) for r in report] == [("py", len(text.encode()), len(ids))]
+    data = compress(text.encode() * 4)
+    bad = tmp_path / f"cut.txt{suffix}"
+    bad.write_bytes(data[: len(data) // 2])
+    for argv in (["encode", "-t", str(tok_file), str(bad)], ["eval", "-t", str(tok_file), "--corpus", f"x={bad}"]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert f"cut.txt{suffix} is not a valid {suffix} file" in err, err
+
+
 @pytest.mark.parametrize("fmt", ["json", "npy"])
 def test_encode_formats(tok_file, tmp_path, corpus_slices, fmt):
     text = corpus_slices["python"][:8000]

@@ -79,6 +79,16 @@ def test_render_xz_and_no_limit(capsys, tmp_path, chat, chat_path, chat_lines):
     assert max(lengths) > 2048  # the first chat is long: not cut
 
 
+def test_truncated_xz_is_an_error_message(capsys, tmp_path, chat_path, chat_lines):
+    """A cut-off archive: the codec's EOFError was a traceback; now a message naming the file."""
+    data = lzma.compress(("\n".join(chat_lines) + "\n").encode())
+    src = tmp_path / "cut.jsonl.xz"
+    src.write_bytes(data[: len(data) // 2])
+    for argv in (["render", src, "-o", tmp_path / "o", "--no-progress"], ["show", src]):
+        code, _, err = run(capsys, "chat", *argv, "-t", chat_path)
+        assert code == 1 and "cut.jsonl.xz is not a valid .xz file" in err, err
+
+
 BAD = {
     5: "{not json",
     9: json.dumps({"messages": [{"role": "assistant", "content": "hi"}]}),

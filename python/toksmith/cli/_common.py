@@ -62,9 +62,12 @@ def refuse_preset_file(tok: Any, command: str) -> None:
 
 
 def open_input(path: Optional[str]) -> BinaryIO:
+    """stdin for None or ``-``, else the file (``.xz``/``.lzma``/``.gz``/``.bz2`` decompressed)."""
     if path is None or path == "-":
         return sys.stdin.buffer
-    return open(path, "rb")
+    from ..corpus import open_binary
+
+    return open_binary(path)
 
 
 def open_output(path: Optional[str]) -> BinaryIO:
@@ -75,8 +78,13 @@ def open_output(path: Optional[str]) -> BinaryIO:
 
 @contextlib.contextmanager
 def open_io(input_path: Optional[str], output_path: Optional[str]) -> Iterator[Tuple[BinaryIO, BinaryIO]]:
-    """(input, output) binary streams for FILE or ``-``; files opened here are closed on exit."""
+    """(input, output) binary streams for FILE or ``-``; files opened here are closed on exit. A
+    corrupt compressed input is a CorpusDecodeError naming it."""
+    from ..corpus import decompression_errors
+
     with contextlib.ExitStack() as stack:
+        if input_path not in (None, "-"):
+            stack.enter_context(decompression_errors(input_path))
         fin = open_input(input_path)
         if fin is not sys.stdin.buffer:
             stack.enter_context(fin)

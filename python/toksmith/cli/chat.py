@@ -19,7 +19,7 @@ import argparse
 import json
 import os
 import sys
-from typing import IO, Any, Iterator, List, Optional, Tuple
+from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
 from ._common import add_command_group
 from ..tokenizer import MAX_THREADS
@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
                       help="cut each conversation to N tokens (default 2048; 0 = no limit)")
     show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                       help="terminal colours (default: auto, when stdout is a terminal)")
-    show.set_defaults(func=_show)
+    show.set_defaults(func=_reading(_show))
 
     render = sub.add_parser(
         "render",
@@ -77,14 +77,29 @@ def register(subparsers: Any) -> None:
     render.add_argument("--overwrite", action="store_true",
                         help="replace the shards and manifest of an earlier render in OUT")
     render.add_argument("--no-progress", action="store_true", help="no progress bar")
-    render.set_defaults(func=_render)
+    render.set_defaults(func=_reading(_render))
 
 
 # ---------------------------------------------------------------------------- input
 
 
+def _reading(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``command`` with a corrupt compressed input reported as a CorpusDecodeError naming the
+    file (the codecs raise EOFError or LZMAError, which the CLI would show as a traceback)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from ..corpus import decompression_errors
+
+        if args.input == "-":
+            return command(args)
+        with decompression_errors(args.input):
+            return command(args)
+
+    return run
+
+
 class _Input:
-    """A JSONL input: stdin, a file, or a compressed file (.xz / .gz / .bz2, decompressed on
+    """A JSONL input: stdin, a file, or a compressed file (.xz / .lzma / .gz / .bz2, decompressed on
     the fly). ``size`` and ``position()`` count the bytes read from disk (compressed bytes for
     a compressed file), for the progress bar; ``size`` is None for stdin."""
 
@@ -96,15 +111,9 @@ class _Input:
             return
         self.raw = open(path, "rb")
         self.size = os.path.getsize(path)
-        if path.endswith((".xz", ".gz", ".bz2")):
-            import bz2
-            import gzip
-            import lzma
+        from ..corpus import open_binary
 
-            opener = {".xz": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}[path[path.rindex("."):]]
-            self.fh = opener(self.raw, "rb")
-        else:
-            self.fh = self.raw
+        self.fh = open_binary(path, self.raw)
 
     def position(self) -> int:
         return self.raw.tell() if self.raw is not None else 0

@@ -84,16 +84,9 @@ def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
             raise ValueError(f"max_bytes must be >= 1, not {max_bytes}")
         if max_bytes >= sys.maxsize:
             max_bytes = None  # more than any file holds (and more than read() accepts)
-    if path.endswith(".xz"):
-        import lzma as opener
-    elif path.endswith(".gz"):
-        import gzip as opener  # type: ignore[no-redef]
-    elif path.endswith(".bz2"):
-        import bz2 as opener  # type: ignore[no-redef]
-    else:
-        opener = None  # type: ignore[assignment]
-    fh = opener.open(path, "rb") if opener is not None else open(path, "rb")
-    with fh:
+    from ..corpus import decompression_errors, open_binary
+
+    with decompression_errors(path), open_binary(path) as fh:
         data = fh.read() if max_bytes is None else fh.read(max_bytes)
         if max_bytes is not None and len(data) == max_bytes:
             cut = data.rfind(b"\n")
