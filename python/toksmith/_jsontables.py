@@ -40,4 +40,8 @@ def split_json_tables(raw: bytes, layout: str) -> Optional[Tuple[Any, JsonTables
     if got is None:
         return None
     rest, native = got
-    return json.loads(rest), JsonTables(native, raw)
+    try:
+        doc = json.loads(rest)
+    except RecursionError:  # nested too deeply for json: the reader's own parse reports it
+        return None
+    return doc, JsonTables(native, raw)

@@ -81,7 +81,7 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
         raise _fail(path, f"not a toksmith tokenizer file (format={data.get('format')!r}, expected {FORMAT!r}); "
                           "for tiktoken, Hugging Face or GPT-2 files use toksmith.load_any()")
     version = data.get("version")
-    if version != VERSION:
+    if type(version) is not int or version != VERSION:  # not true or 1.0
         raise _fail(path, f"unsupported file version {version!r}: this toksmith reads version {VERSION}")
     for key, typ in (("pattern", str), ("vocab", dict), ("special_tokens", dict), ("pinned_tokens", dict)):
         if not isinstance(data.get(key), typ) and not (key == "vocab" and tables is not None):
@@ -168,6 +168,11 @@ def load(path: Union[str, os.PathLike]):
     p = os.fspath(path)
     with open(p, "rb") as f:
         raw = f.read()
+    return load_bytes(raw, p)
+
+
+def load_bytes(raw: bytes, p: str = "<bytes>"):
+    """:func:`load` on the bytes of a file (``p`` names it in messages)."""
     got = split_json_tables(raw, "toksmith")
     if got is not None:  # the vocab and merges decoded natively, the rest parsed here
         return from_dict(got[0], p, tables=got[1])
@@ -177,4 +182,6 @@ def load(path: Union[str, os.PathLike]):
         raise _fail(p, f"not UTF-8 text (byte offset {e.start})") from None
     except json.JSONDecodeError as e:
         raise _fail(p, f"not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise _fail(p, "the JSON nests arrays or objects too deeply to be read") from None
     return from_dict(data, p)

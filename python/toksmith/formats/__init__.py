@@ -38,7 +38,7 @@ from .tiktoken import encoding_for_model, from_tiktoken, get_encoding, load_open
 FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm")
 
 _GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
-_RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} \d+\r?$")
+_RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2}[ \t\x0b\x0c]+\d+[ \t\x0b\x0c]*$")
 
 
 def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
@@ -49,16 +49,18 @@ def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
     return None
 
 
-def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict], Optional[JsonTables]]:
+def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, Optional[dict], Optional[JsonTables]]:
     """The format of a JSON file, and its parsed document when it had to be parsed (with a
-    tokenizer.json's natively decoded tables, see :mod:`toksmith._jsontables`)."""
+    tokenizer.json's natively decoded tables, see :mod:`toksmith._jsontables`). ``raw``: the
+    whole file, when it was read already (a pipe cannot be read twice)."""
     text = head.decode("utf-8", "replace")
     if re.search(r'"format"\s*:\s*"toksmith"', text):
         return "toksmith", None, None
     if re.search(r'"format"\s*:\s*"toksmith\.calm"', text):
         return "calm", None, None
-    with open(p, "rb") as f:
-        raw = f.read()
+    if raw is None:
+        with open(p, "rb") as f:
+            raw = f.read()
     got = split_json_tables(raw, "huggingface")
     if got is not None and got[0].get("format") != "toksmith":
         return "huggingface", got[0], got[1]
@@ -66,6 +68,8 @@ def _sniff_json(p: str, head: bytes) -> Tuple[str, Optional[dict], Optional[Json
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TokenizerFileError(f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{p}: a JSON file that nests arrays or objects too deeply to be read") from None
     if isinstance(data, dict):
         if data.get("format") == "toksmith":
             return "toksmith", data, None
@@ -86,29 +90,38 @@ def detect_format(path: Union[str, os.PathLike]) -> str:
     return _detect(os.fspath(path))[0]
 
 
-def _detect(p: str) -> Tuple[str, str, Optional[dict], Optional[JsonTables]]:
+Detected = Tuple[str, str, Optional[dict], Optional[JsonTables], Optional[bytes]]
+
+
+def _detect(p: str) -> Detected:
     """(format, the file read, its parsed JSON document if detection had to parse it: a
     tokenizer.json's format is only known from its ``"model"``, which comes last; the
-    document's natively decoded tables, if any)."""
+    document's natively decoded tables, if any; the file's bytes when it is not a regular file:
+    a pipe such as ``/dev/stdin`` or ``<(...)`` can only be read once)."""
     if os.path.isdir(p):
         tj = os.path.join(p, "tokenizer.json")
         if os.path.isfile(tj):
             return _detect(tj)
         if _gpt2_pair(p):
-            return "gpt2", p, None, None
+            return "gpt2", p, None, None, None
         raise TokenizerFileNotFoundError(
             f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe")
+    raw = None
     with open(p, "rb") as f:
-        head = f.read(1 << 16)
+        if os.path.isfile(p):
+            head = f.read(1 << 16)
+        else:
+            head = raw = f.read()
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
-        fmt, doc, tables = _sniff_json(p, head)
-        return fmt, p, doc, tables
-    first = stripped.split(b"\n", 1)[0]
+        fmt, doc, tables = _sniff_json(p, head, raw)
+        return fmt, p, doc, tables, raw
+    first = (stripped[3:] if stripped.startswith(b"\xef\xbb\xbf") else stripped).split(b"\n", 1)[0]
+    first = first.split(b"\r", 1)[0]  # \r\n or \r line ends
     if _RANK_LINE.match(first):
-        return "tiktoken", p, None, None
+        return "tiktoken", p, None, None, raw
     if first.startswith(b"#version") or os.path.basename(p) in ("merges.txt", "vocab.bpe"):
-        return "gpt2", p, None, None
+        return "gpt2", p, None, None, raw
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
         "tokenizer.json or GPT-2 vocab.json/merges.txt)")
@@ -160,11 +173,10 @@ def load_any(
     return _load_detected(p, _detect(p), pattern, special_tokens)
 
 
-def _load_detected(p: str, detected: Tuple[str, str, Optional[dict], Optional[JsonTables]],
-                   pattern: Optional[str], special_tokens: Optional[Mapping[str, int]]):
+def _load_detected(p: str, detected: Detected, pattern: Optional[str], special_tokens: Optional[Mapping[str, int]]):
     """:func:`load_any` once ``_detect(p)`` has named the format (callers that also report the
     format detect once)."""
-    fmt, file, doc, tables = detected
+    fmt, file, doc, tables, raw = detected
     if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
         raise ValueError(f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
                          "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files")
@@ -175,10 +187,12 @@ def _load_detected(p: str, detected: Tuple[str, str, Optional[dict], Optional[Js
 
         return ByteTokenizer.load(p)
     if fmt == "toksmith":
-        from ..serialization import from_dict, load
+        from ..serialization import from_dict, load, load_bytes
 
         # a document parsed to detect the format is not read again
-        return from_dict(doc, file) if doc is not None else load(file)
+        if doc is not None:
+            return from_dict(doc, file)
+        return load_bytes(raw, file) if raw is not None else load(file)
     if fmt == "huggingface":
         from .huggingface import _from_document
 
@@ -186,6 +200,10 @@ def _load_detected(p: str, detected: Tuple[str, str, Optional[dict], Optional[Js
             return from_huggingface(p)
         return _from_document(doc, file, file, strict=True, name=None, tables=tables)
     if fmt == "tiktoken":
+        if raw is not None:
+            from .tiktoken import _from_rank_file
+
+            return _from_rank_file(raw, file, pattern=pattern, special_tokens=special_tokens)
         return from_tiktoken(p, pattern=pattern, special_tokens=special_tokens)
     vocab, merges = _gpt2_files_for(p)
     return from_gpt2_files(vocab, merges, pattern=pattern or "gpt2", special_tokens=special_tokens)

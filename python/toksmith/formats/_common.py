@@ -49,8 +49,16 @@ def sha256_file(path: PathLike) -> str:
 def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
     """Open ``path + ".tmp"`` for writing and move it onto ``path`` when the block ends
     without error (a reader never sees half a file; the temporary file is removed on error).
-    A missing folder is a FileNotFoundError that names it and the file asked for."""
+    A missing folder is a FileNotFoundError that names it and the file asked for; a folder at
+    ``path`` is an IsADirectoryError. A symbolic link, a device or a FIFO at ``path``
+    (``/dev/stdout``) is written in place: moving a file onto it would replace it."""
     p = os.fspath(path)
+    if os.path.isdir(p):
+        raise IsADirectoryError(errno.EISDIR, f"cannot write {p!r}: it is a folder (give a file name)", p)
+    if os.path.islink(p) or (os.path.exists(p) and not os.path.isfile(p)):
+        with open(p, mode, **kwargs) as f:
+            yield f
+        return
     parent = os.path.dirname(p) or "."
     if not os.path.isdir(parent):
         raise FileNotFoundError(errno.ENOENT, f"cannot write {p!r}: the folder {parent!r} does not exist "
@@ -85,6 +93,8 @@ def loads_json(raw: bytes, where: str, what: str) -> Any:
         raise TokenizerFileError(
             f"{where}: {what} is not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
         ) from None
+    except RecursionError:
+        raise TokenizerFileError(f"{where}: {what} nests arrays or objects too deeply to be read") from None
 
 
 def split_json(raw: bytes, where: str, what: str) -> Tuple[Any, Optional[JsonTables]]:
@@ -174,12 +184,14 @@ def _ranks_from_vocab_and_merges_reference(
         for s in (a_s, b_s):
             b = spelled.get(s)
             if b is None:
+                _check_not_added(s, n, a_s, b_s, vocab, added, where)
                 raise TokenizerFileError(
                     f"{where}: merge {n} ({a_s!r} {b_s!r}) names {s!r}, which is not a token of the vocab")
             parts.append(b)
         merged = parts[0] + parts[1]
         mid = ranks.get(merged)
         if mid is None:
+            _check_not_added(token_to_str(merged), n, a_s, b_s, vocab, added, where)
             raise TokenizerFileError(
                 f"{where}: merge {n} ({a_s!r} {b_s!r}) makes {token_to_str(merged)!r}, which is not in the vocab")
         if mid < last or mid <= ranks[parts[0]] or mid <= ranks[parts[1]]:
@@ -195,6 +207,16 @@ def _ranks_from_vocab_and_merges_reference(
             leftovers[token_to_str(b)] = i
             del ranks[b]
     return ranks, leftovers
+
+
+def _check_not_added(s: str, n: int, a_s: str, b_s: str, vocab: Mapping[str, int], added: Mapping[str, int],
+                     where: str) -> None:
+    """A merge that names or makes a vocab token declared as an added token (Hugging Face's
+    ``add_tokens`` of a token already in the vocab keeps its id) raises ConversionError."""
+    if s in added and vocab.get(s) == added[s]:
+        raise ConversionError(
+            f"{where}: merge {n} ({a_s!r} {b_s!r}) uses the vocab token {s!r} (id {added[s]}), which is also an added "
+            "token: toksmith cannot have one token both matched as text before splitting and made by BPE merges")
 
 
 def merge_pairs(merges: Any, where: str) -> List[Tuple[str, str]]:
@@ -246,6 +268,29 @@ def _check_merges_agree_reference(tok, file_merges: Sequence[Tuple[str, str]], w
                 f"{where}: the token {token_to_str(a + b)!r} is made by the merges {pairs}, but "
                 f"merging by rank (toksmith, tiktoken) makes it from {token_to_str(a)!r} + {token_to_str(b)!r}: "
                 "the two would tokenize some text differently")
+
+
+def decoded_as_bytes(content: str) -> bool:
+    """Whether a byte-level decoder (Hugging Face's ``ByteLevel``, GPT-2's) turns the text of an
+    added token into other text: it maps a token whose every character is in the byte-level
+    alphabet back to bytes (``"<é>"`` becomes ``b"<\\xe9>"``, ``"Ġx"`` becomes ``" x"``) and
+    keeps the others as they are."""
+    try:
+        return str_to_token(content) != content.encode("utf-8")
+    except ValueError:  # a character outside the alphabet: the text is kept
+        return False
+
+
+def check_added_decoding(tokens: Iterable[str], where: str) -> None:
+    """Added tokens written into a byte-level vocab must decode as their text (see
+    :func:`decoded_as_bytes`), or ConversionError."""
+    bad = [t for t in tokens if decoded_as_bytes(t)]
+    if bad:
+        raise ConversionError(
+            f"{where}: the special/pinned token(s) {bad[:3]} are written only with characters of the byte-level "
+            f"alphabet, which a byte-level decoder (Hugging Face's ByteLevel, GPT-2's) maps back to bytes: it "
+            f"would decode {bad[0]!r} as {str_to_token(bad[0]).decode('utf-8', 'replace')!r}, toksmith as "
+            f"{bad[0]!r}; rename it with ASCII characters only (they decode as themselves)")
 
 
 def check_added_spelling(tokens: Iterable[str], ranks: Mapping[bytes, int], where: str) -> None:

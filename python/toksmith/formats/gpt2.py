@@ -32,8 +32,10 @@ from ..errors import TokenizerFileError
 from ._common import (
     ConversionError,
     PathLike,
+    check_added_decoding,
     check_added_spelling,
     check_merges_agree,
+    decoded_as_bytes,
     loads_json,
     merge_strings,
     ranks_from_vocab_and_merges,
@@ -41,7 +43,7 @@ from ._common import (
     write_json,
     write_text_atomic,
 )
-from ..bytelevel import token_to_str
+from ..bytelevel import str_to_token, token_to_str
 
 
 def read_merges_file(path: PathLike) -> List[Tuple[str, str]]:
@@ -127,6 +129,14 @@ def from_gpt2_files(
     ranks, extras = got
     given = {**dict(special_tokens or {}), **dict(pinned_tokens or {})}
     if special_tokens is None and pinned_tokens is None:
+        spelled = sorted((i, t) for t, i in extras.items() if decoded_as_bytes(t))
+        if spelled:
+            i, t = spelled[0]
+            raise ConversionError(
+                f"{where}: {len(spelled)} vocab token(s) spelled in the byte-level alphabet (e.g. {t!r}, id {i}) "
+                f"are made by no merge (is the merges file truncated?): as special tokens their text would "
+                f"be {t!r} where GPT-2 decodes {str_to_token(t).decode('utf-8', 'replace')!r}; pass "
+                "special_tokens= (and pinned_tokens=) to say which tokens are special")
         specials, pinned = dict(extras), {}
     else:
         specials, pinned = dict(special_tokens or {}), dict(pinned_tokens or {})
@@ -154,6 +164,7 @@ def gpt2_vocab(tok) -> Dict[str, int]:
     ranks = tok.mergeable_ranks()
     added = {**tok.special_tokens, **tok.pinned_tokens}
     check_added_spelling(added, ranks, "GPT-2 vocab.json")
+    check_added_decoding(added, "GPT-2 vocab.json")
     vocab = {token_to_str(b): i for b, i in ranks.items()}
     vocab.update(added)
     return dict(sorted(vocab.items(), key=lambda kv: kv[1]))

@@ -5,7 +5,9 @@ Export (:func:`to_huggingface`, :func:`save_huggingface`) writes a byte-level BP
 
 * model ``BPE`` with the byte-level vocab and the merge list (recovered from the ranks when the
   tokenizer has none; a rank table without a merge list raises :class:`ConversionError`);
-* pre-tokenizer ``Sequence[Split(Regex(pattern), "Isolated"), ByteLevel(use_regex=False)]``,
+* pre-tokenizer ``Sequence[Split(Regex(pattern), "Isolated"), ByteLevel(use_regex=False)]``
+  (``"Removed"`` with ``invert=True`` for a custom pattern, which may leave text unmatched:
+  toksmith and tiktoken drop that text, and so does this ``Split``),
   the pattern rewritten for Hugging Face's regex engine (Oniguruma) where the two engines
   differ (see :mod:`toksmith.formats._regex`: cl100k's possessive ``\\p{N}{1,3}+`` becomes
   ``(?>\\p{N}{1,3})``);
@@ -22,11 +24,13 @@ turns special-token text into special tokens: it matches toksmith's
 Import (:func:`from_huggingface`) reads byte-level BPE ``tokenizer.json`` files: merges as
 ``"a b"`` strings or as pairs, added tokens (special ones become special tokens, the others
 pinned tokens), a ``ByteLevel`` pre-tokenizer (its ``use_regex=True`` is the GPT-2 pattern) or
-a ``Split`` regex followed by ``ByteLevel(use_regex=False)``. Anything toksmith cannot
+a ``Split`` regex (``Isolated``, or ``Removed`` with ``invert=True``) followed by
+``ByteLevel(use_regex=False)``. Anything toksmith cannot
 reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
 and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, several
 ``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
-decoder, a post-processor that adds tokens, and any normalizer. toksmith has no normalizer:
+decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), a post-processor that
+adds tokens, and any normalizer. toksmith has no normalizer:
 an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
 records it in ``tok.metadata["huggingface"]["normalizer"]`` (apply
 ``unicodedata.normalize(form, text)`` yourself before encoding to get Hugging Face's ids).
@@ -56,13 +60,15 @@ import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
-from ..pretokenize import PATTERNS, split
+from ..pretokenize import PATTERNS
 from ._common import (
     ConversionError,
     PathLike,
     JsonTables,
+    check_added_decoding,
     check_added_spelling,
     check_merges_agree,
+    decoded_as_bytes,
     merge_strings,
     ranks_from_vocab_and_merges,
     require,
@@ -71,7 +77,7 @@ from ._common import (
     write_json,
 )
 from ._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
-from ..bytelevel import token_to_str
+from ..bytelevel import str_to_token, token_to_str
 
 #: the regex of ``tokenizers``' ``ByteLevel(use_regex=True)`` pre-tokenizer (GPT-2's original
 #: pattern, equivalent to tiktoken's r50k form toksmith calls ``"gpt2"``)
@@ -93,15 +99,14 @@ def _known_hf_regexes() -> Dict[str, str]:
 
 _KNOWN_HF_REGEXES = _known_hf_regexes()
 
-_PROBES = [
-    "".join(map(chr, range(0, 0x300))),
-    "Hello, World! It's  12345 tests;\n\n\t  x\r\ny  \u00a0z\u3000\u2028end  ",
-    "日本語のテキスト 中文 한국어 العربية ١٢٣ हिन्दी Ελληνικά русский 😀👍🏽🇫🇷 e\u0301 ﬁ Ⅻ ² \u200b\ufeff",
-]
+def _split_step(tok) -> Dict[str, Any]:
+    """The ``Split`` pre-tokenizer with the pattern as an Oniguruma regex, or ConversionError.
 
-
-def _hf_pattern(tok) -> str:
-    """The pattern as an Oniguruma regex with the same splits, or ConversionError."""
+    toksmith and tiktoken drop the text a pattern does not match; ``Split`` with ``Isolated``
+    keeps it as pieces. The named patterns match all text, so they are written ``Isolated`` (the
+    usual form); a custom pattern is written ``Removed`` with ``invert=True``, which keeps the
+    matches and drops the rest, as toksmith does (whether a pattern matches all text cannot be
+    told from trying a few texts: ``\\D{2}|\\d+`` leaves the ``-`` of ``ab-12``)."""
     where = "Hugging Face export"
     try:
         hf = to_oniguruma(tok.pattern)
@@ -112,15 +117,8 @@ def _hf_pattern(tok) -> str:
             raise ConversionError(
                 f"{where}: the split pattern {tok.pattern!r} can match the empty string; the engines treat "
                 "empty matches differently, so the ids could differ")
-        for probe in _PROBES:
-            pieces = split(probe, tok.pattern)
-            if "".join(pieces) != probe:
-                lost = next((c for c in probe if c not in "".join(pieces)), None)
-                raise ConversionError(
-                    f"{where}: the split pattern {tok.pattern!r} does not match every character (e.g. {lost!r}): "
-                    "toksmith and tiktoken drop unmatched text while Hugging Face keeps it as a piece, so the "
-                    "ids would differ; use a pattern that covers all text")
-    return hf
+        return {"type": "Split", "pattern": {"Regex": hf}, "behavior": "Removed", "invert": True}
+    return {"type": "Split", "pattern": {"Regex": hf}, "behavior": "Isolated", "invert": False}
 
 
 def _added_entry(content: str, i: int, special: bool) -> Dict[str, Any]:
@@ -136,6 +134,7 @@ def huggingface_json(tok) -> Dict[str, Any]:
     added = sorted([(i, t, True) for t, i in tok.special_tokens.items()]
                    + [(i, t, False) for t, i in tok.pinned_tokens.items()])
     check_added_spelling([t for _, t, _ in added], ranks, where)
+    check_added_decoding([t for _, t, _ in added], where)
     vocab = {token_to_str(b): i for b, i in sorted(ranks.items(), key=lambda kv: kv[1])}
     for i, t, _ in added:
         vocab[t] = i
@@ -149,7 +148,7 @@ def huggingface_json(tok) -> Dict[str, Any]:
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": _hf_pattern(tok)}, "behavior": "Isolated", "invert": False},
+                _split_step(tok),
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
             ],
         },
@@ -194,6 +193,11 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
     and without ``add_special_tokens``. Writing needs no optional dependency.
     """
     d = os.fspath(directory)
+    if model_max_length is not None:
+        if not isinstance(model_max_length, int) or isinstance(model_max_length, bool):
+            raise TypeError(f"model_max_length must be an int or None, not {type(model_max_length).__name__}")
+        if model_max_length <= 0:
+            raise ValueError(f"model_max_length must be positive (or None for no maximum), not {model_max_length}")
     data = huggingface_json(tok)
     os.makedirs(d, exist_ok=True)
     specials = tok.special_tokens
@@ -259,9 +263,11 @@ def _regex_escape(s: str) -> str:
 
 def _split_pattern(step: Dict[str, Any], where: str) -> str:
     behavior = step.get("behavior", "Isolated")
-    if behavior != "Isolated":
-        raise _fail(where, f"pre_tokenizer Split with behavior {behavior!r} (only 'Isolated' keeps every piece as "
-                           "toksmith does)")
+    # Removed with invert=True keeps the matches only, as toksmith and tiktoken do
+    matches_only = behavior == "Removed" and step.get("invert") is True
+    if behavior != "Isolated" and not matches_only:
+        raise _fail(where, f"pre_tokenizer Split with behavior {behavior!r} (only 'Isolated', or 'Removed' with "
+                           "invert=True, keeps the pieces as toksmith does)")
     pat = step.get("pattern") or {}
     if "Regex" in pat:
         regex = pat["Regex"]
@@ -278,6 +284,8 @@ def _split_pattern(step: Dict[str, Any], where: str) -> str:
     if not body or can_match_empty(body):
         raise _fail(where, f"pre_tokenizer Split regex {pat!r} can match the empty string (Hugging Face then "
                            "cuts the text at places a toksmith pattern cannot)")
+    if matches_only:
+        return body
     # Isolated keeps the text between matches as pieces; toksmith's pattern must match it too.
     return covering(body)
 
@@ -360,6 +368,57 @@ def _check_decoder(dec: Any, where: str, strict: bool, dropped: Dict[str, Any]) 
                        "(pass strict=False to accept it; the ids are still the same)")
 
 
+_SEQUENCE_ITEMS = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
+                   "post_processor": "processors", "decoder": "decoders"}
+
+
+def _check_shape(data: Dict[str, Any], where: str) -> None:
+    """The parts of a tokenizer.json that the checks below read have the JSON types Hugging
+    Face requires (it refuses the file otherwise): a wrong one is a TokenizerFileError naming
+    it, not an AttributeError from deep inside the reader."""
+
+    def bad(what: str, value: Any, expected: str) -> TokenizerFileError:
+        return TokenizerFileError(f"{where}: {what} must be {expected}, not {type(value).__name__} "
+                                  f"{json.dumps(value, ensure_ascii=False)[:60]}")
+
+    def component(value: Any, what: str, key: str) -> None:
+        if value is None:
+            return
+        if not isinstance(value, dict):
+            raise bad(what, value, "an object or null")
+        if value.get("type") == "Sequence":
+            items = value.get(_SEQUENCE_ITEMS[key])
+            if items is not None and not isinstance(items, list):
+                raise bad(f"{what}.{_SEQUENCE_ITEMS[key]}", items, "a list")
+            for n, item in enumerate(items or []):
+                if not isinstance(item, dict):
+                    raise bad(f"{what}.{_SEQUENCE_ITEMS[key]}[{n}]", item, "an object")
+                component(item, f"{what}.{_SEQUENCE_ITEMS[key]}[{n}]", key)
+        elif value.get("type") == "Split":
+            pat = value.get("pattern")
+            if not (isinstance(pat, dict) and len(pat) == 1 and isinstance(next(iter(pat.values())), str)):
+                raise bad(f"{what}.pattern", pat, 'an object {"Regex": text} or {"String": text}')
+        elif value.get("type") == "TemplateProcessing":
+            for part in ("single", "pair"):
+                if not isinstance(value.get(part, []), list):
+                    raise bad(f"{what}.{part}", value[part], "a list")
+
+    for key in _SEQUENCE_ITEMS:
+        component(data.get(key), key, key)
+    added = data.get("added_tokens")
+    if added is not None and not isinstance(added, list):
+        raise bad("added_tokens", added, "a list")
+    for n, a in enumerate(added or []):
+        if not isinstance(a, dict):
+            raise bad(f"added_tokens[{n}]", a, "an object")
+        for flag in ("special", "lstrip", "rstrip", "single_word", "normalized"):
+            if not isinstance(a.get(flag, False), bool):
+                raise bad(f"added_tokens[{n}].{flag}", a[flag], "true or false")
+    for flag in ("byte_fallback", "ignore_merges", "fuse_unk"):
+        if data["model"].get(flag) is not None and not isinstance(data["model"][flag], bool):
+            raise bad(f"model.{flag}", data["model"][flag], "true, false or null")
+
+
 def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[str] = None):
     """Load a byte-level BPE ``tokenizer.json`` as a :class:`toksmith.Tokenizer` with the same ids.
 
@@ -384,6 +443,7 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
     model = data.get("model")
     if not isinstance(model, dict):
         raise TokenizerFileError(f"{where}: no 'model' object: not a Hugging Face tokenizer.json")
+    _check_shape(data, where)
     has_merges = "merges" in model or (tables is not None and tables.native.has_merges)
     mtype = model.get("type", "BPE" if has_merges else None)
     if mtype != "BPE":
@@ -419,6 +479,15 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         if content in specials or content in pinned:
             raise TokenizerFileError(f"{where}: the added token {content!r} is listed twice")
         (specials if a.get("special") else pinned)[content] = i
+    if "decoder" not in dropped:  # a ByteLevel decoder, which maps some added tokens to bytes
+        as_bytes = [t for t in (*specials, *pinned) if decoded_as_bytes(t)]
+        if as_bytes and strict:
+            raise _fail(where, f"decoder ByteLevel decodes the added token {as_bytes[0]!r} as "
+                               f"{str_to_token(as_bytes[0]).decode('utf-8', 'replace')!r} (its characters are all "
+                               "in the byte-level alphabet) where toksmith decodes its text (pass strict=False to "
+                               "accept it; the ids are still the same)")
+        if as_bytes:
+            dropped["decoded_as_bytes"] = as_bytes
     merges = None
     got = tables.native.ranks_from_vocab_and_merges({**specials, **pinned}) if tables is not None else None
     if got is None:

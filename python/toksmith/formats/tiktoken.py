@@ -154,6 +154,9 @@ def identify_openai_file(path: PathLike) -> Optional[str]:
 # ------------------------------------------------------------------------------ rank files
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _parse_ranks(raw: bytes, where: str) -> Dict[bytes, int]:
     fast = _core.parse_tiktoken_ranks(raw)  # None: not a plain, valid file (the reference says why)
     if fast is not None:
@@ -166,12 +169,14 @@ def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
     also reports what is wrong, with the line number."""
     ranks: Dict[bytes, int] = {}
     by_rank: Dict[int, int] = {}
-    for n, line in enumerate(raw.split(b"\n"), 1):
-        line = line.rstrip(b"\r")
-        if not line.strip():
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
+    # as tiktoken reads it: \n, \r\n or \r line ends, any ASCII whitespace around and between
+    for n, line in enumerate(raw.splitlines(), 1):
+        parts = line.split()
+        if not parts:
             continue
-        parts = line.split(b" ")
-        if len(parts) != 2 or not parts[0] or not parts[1]:
+        if len(parts) != 2:
             raise TokenizerFileError(
                 f"{where}: line {n}: expected 'base64-token rank', found {line[:60]!r} (truncated or not a .tiktoken file?)")
         tok_b64, rank_s = parts
@@ -216,12 +221,21 @@ def _check_gaps(ranks: Mapping[bytes, int], specials: Mapping[str, int], where: 
     top = max(ranks.values())
     if len(ranks) == top + 1:
         return
-    used = set(ranks.values()) | {i for i in specials.values() if i <= top}
-    missing = [i for i in range(top + 1) if i not in used]
-    if missing:
-        shown = ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")
+    # counted, not listed: a rank near 2**32 must not make a list of four billion ids (ids that are
+    # not ints are left to the Tokenizer's checks)
+    used = set(ranks.values()) | {i for i in specials.values()
+                                  if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= top}
+    n_missing = top + 1 - len(used)
+    if n_missing:
+        missing = []
+        i = 0
+        while len(missing) < min(5, n_missing):
+            if i not in used:
+                missing.append(i)
+            i += 1
+        shown = ", ".join(map(str, missing[:5])) + (", ..." if n_missing > 5 else "")
         raise TokenizerFileError(
-            f"{where}: the ranks have gaps: {len(missing)} id(s) below the largest rank {top} are missing "
+            f"{where}: the ranks have gaps: {n_missing} id(s) below the largest rank {top} are missing "
             f"({shown}); a rank file is truncated or corrupted, or the missing ids belong to special tokens "
             "that must be passed with special_tokens=")
 
@@ -274,6 +288,16 @@ def from_tiktoken(
     p = os.fspath(obj_or_path)
     with open(p, "rb") as f:
         raw = f.read()
+    return _from_rank_file(raw, p, pattern=pattern, special_tokens=special_tokens, preset=preset,
+                           check_hash=check_hash, name=name)
+
+
+def _from_rank_file(raw: bytes, p: str, *, pattern: Optional[str] = None,
+                    special_tokens: Optional[Mapping[str, int]] = None, preset: Optional[str] = None,
+                    check_hash: bool = True, name: Optional[str] = None):
+    """:func:`from_tiktoken` on the bytes of a rank file (``p`` names it)."""
+    from ..tokenizer import Tokenizer
+
     digest = hashlib.sha256(raw).hexdigest()
     enc_info: Optional[OpenAIEncoding] = None
     if preset is not None:
@@ -292,7 +316,7 @@ def from_tiktoken(
             warnings.warn(
                 f"{p} is not one of OpenAI's rank files and a .tiktoken file stores no split pattern: "
                 f"using the {DEFAULT_PATTERN!r} pattern; pass pattern= (or --pattern) to choose",
-                UserWarning, stacklevel=2)
+                UserWarning, stacklevel=3)
             pattern = DEFAULT_PATTERN
     if special_tokens is None:
         special_tokens = dict(enc_info.special_tokens) if enc_info is not None else {}
