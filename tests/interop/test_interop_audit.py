@@ -530,3 +530,17 @@ def test_save_huggingface_model_max_length_is_checked(small, tmp_path, value, er
     assert not (tmp_path / "hf").exists()
     save_huggingface(small, tmp_path / "ok", model_max_length=512)
     assert json.loads((tmp_path / "ok" / "tokenizer_config.json").read_text())["model_max_length"] == 512
+
+
+@pytest.mark.parametrize("pattern", ["", r"a|(?=b)", r"\s*$|\w+", r"x*"])
+def test_to_tiktoken_refuses_patterns_that_match_empty(pattern):
+    """tiktoken's encoder panics on an empty match (``a|(?=b)`` on ``"bb"``); toksmith skips them.
+    An Encoding that panics is not exact interop: ConversionError."""
+    base = toksmith.train_from_iterator(["hello world"] * 5, vocab_size=262, pattern="gpt2")
+    tok = toksmith.Tokenizer(base.mergeable_ranks(), pattern=pattern)
+    with pytest.raises(toksmith.ConversionError, match="can match the empty string"):
+        tok.to_tiktoken()
+    for ok in ["gpt2", "cl100k", "o200k", "nanochat", r"\w+|\s+|[^\w\s]+"]:
+        enc = toksmith.Tokenizer(base.mergeable_ranks(), pattern=ok).to_tiktoken()
+        assert enc.encode("hello world, 123") == toksmith.Tokenizer(base.mergeable_ranks(), pattern=ok).encode(
+            "hello world, 123")

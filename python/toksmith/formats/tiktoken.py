@@ -473,6 +473,13 @@ def to_tiktoken(tok, name: Optional[str] = None):
             f"tiktoken has no pinned tokens (tokens always produced where their text occurs); this tokenizer "
             f"has {len(tok.pinned_tokens)} ({sorted(tok.pinned_tokens)[:3]}...). Export it to Hugging Face "
             "(where they are non-special added tokens) or keep the toksmith JSON file")
+    from ._regex import can_match_empty
+
+    if can_match_empty(tok.pattern):
+        raise ConversionError(
+            f"the split pattern {tok.pattern!r} can match the empty string: toksmith skips empty "
+            "matches, but tiktoken's encoder panics on them (e.g. on text where only the empty match "
+            "applies); use a pattern whose every alternative matches at least one character")
     try:
         return tiktoken.Encoding(
             name or tok.name,
