@@ -60,8 +60,13 @@ def save(tok, path: Union[str, os.PathLike]) -> None:
     from .formats._common import atomic_write
 
     data = to_dict(tok)
+    try:  # strict JSON (no NaN/Infinity, which other readers refuse), checked before writing
+        text = json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"cannot save the tokenizer as JSON: {e} (in its metadata? keep str, int, finite "
+                      f"float, bool, None, list and dict values there)") from None
     with atomic_write(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=1)
+        f.write(text)
         f.write("\n")
 
 

@@ -212,3 +212,21 @@ def test_unpickled_tables_cache_is_bounded():
     for t, b in zip(toks, backs):
         assert b.mergeable_ranks() == t.mergeable_ranks()
         assert b.encode("xabC abD") == t.encode("xabC abD")
+
+
+def test_metadata_that_is_not_strict_json_is_refused_before_writing(tmp_path):
+    """NaN was written as the non-standard token NaN (other JSON readers refuse the file), a Path
+    left a bare TypeError; both now say what to keep in the metadata, and no file is written."""
+    import math
+    import pathlib
+
+    tok = toksmith.train_from_iterator(["hello world"] * 5, vocab_size=262, pattern="gpt2")
+    out = tmp_path / "t.json"
+    for bad, exc in [(math.nan, ValueError), (-math.inf, ValueError), (pathlib.Path("x"), TypeError), ({1}, TypeError)]:
+        tok.metadata["score"] = bad
+        with pytest.raises(exc, match="cannot save the tokenizer as JSON.*metadata"):
+            tok.save(out)
+        assert not out.exists() and not list(tmp_path.iterdir())
+    tok.metadata["score"] = 0.5
+    tok.save(out)
+    assert toksmith.load(out).metadata["score"] == 0.5
