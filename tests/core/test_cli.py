@@ -409,3 +409,14 @@ def test_calm_byte_tokenizer_file_works_with_encode_decode_info(tmp_path, capsys
     assert back.read_bytes() == src.read_bytes()
     assert main(["info", "-t", str(p)]) == 0
     assert "n_vocab:           320" in capsys.readouterr().out
+
+
+def test_warnings_are_one_plain_line(tmp_path, capsys):
+    """A warning (here: the corpus runs out of pairs) is printed as "toksmith train: warning: ..."
+    instead of Python's "file:line: UserWarning" followed by a source line."""
+    src = tmp_path / "tiny.txt"
+    src.write_text("hello world\n", encoding="utf-8")
+    assert main(["train", str(src), "--vocab-size", "300", "--no-progress", "-o", str(tmp_path / "t.json")]) == 0
+    err_lines = [l for l in capsys.readouterr().err.splitlines() if "warning" in l.lower()]
+    assert len(err_lines) == 1 and err_lines[0].startswith("toksmith train: warning: the corpus ran out of pairs")
+    assert "UserWarning" not in err_lines[0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from typing import Optional, Sequence
 
 # Order is the order shown in ``toksmith --help``.
@@ -48,8 +49,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        # a user-facing line, not Python's "file:line: UserWarning" with a source line
+        print(f"toksmith {args.command}: warning: {message}", file=sys.stderr)
+
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `toksmith encode ... | head`
         return 0
     except (ValueError, OSError, ImportError, TypeError) as exc:
