@@ -215,6 +215,30 @@ def test_merges_as_pairs():
     assert hf.encode("lowest newest").ids == back.encode("lowest newest")
 
 
+def test_not_strict_through_load_any_and_convert(tmp_path, capsys):
+    """load_any(strict=False) and ``toksmith convert --no-strict`` relax a Hugging Face file as
+    from_huggingface(strict=False) does (the error message names both)."""
+    from toksmith.cli import main
+
+    _, data = _tiny_json(normalizer={"type": "NFC"})
+    src = tmp_path / "tokenizer.json"
+    src.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConversionError, match="--no-strict"):
+        toksmith.load_any(src)
+    with pytest.warns(UserWarning, match="dropped"):
+        relaxed = toksmith.load_any(src, strict=False)
+    assert relaxed.metadata["huggingface"]["normalizer"] == "NFC"
+    with pytest.raises(TypeError, match="strict"):
+        toksmith.load_any(src, strict="no")
+    out = tmp_path / "tok.json"
+    assert main(["convert", str(src), str(out)]) == 1
+    assert "--no-strict" in capsys.readouterr().err and not out.exists()
+    assert main(["convert", str(src), str(out), "--no-strict"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: " in err and "dropped" in err
+    assert toksmith.load(out).mergeable_ranks() == relaxed.mergeable_ranks()
+
+
 def test_bytelevel_pretokenizer_means_gpt2():
     _, data = _tiny_json(pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
                                         "use_regex": True})

@@ -41,6 +41,9 @@ def register(sub) -> None:
     p.add_argument("--special-tokens", default=None, metavar="JSON",
                    help='special tokens for inputs that store none, as a JSON object {"<|eot|>": 100257}')
     p.add_argument("--name", default=None, help="tokenizer name (tiktoken Encoding name, toksmith name)")
+    p.add_argument("--no-strict", dest="strict", action="store_false",
+                   help="Hugging Face input: drop a Unicode normalizer or accept decoder differences with a "
+                        "warning instead of failing (strict=False of from_huggingface)")
     p.set_defaults(func=run)
 
 
@@ -70,7 +73,7 @@ def run(args) -> int:
     path = os.fspath(args.input)
     detected = _detect(path)  # once: a tokenizer.json is parsed to detect it
     source = detected[0]
-    tok = _load_detected(path, detected, args.pattern, specials)
+    tok = _load_detected(path, detected, args.pattern, specials, args.strict)
     if args.name:
         tok.name = args.name
     if target == "tiktoken":

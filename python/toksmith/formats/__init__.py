@@ -156,11 +156,14 @@ def load_any(
     *,
     pattern: Optional[str] = None,
     special_tokens: Optional[Mapping[str, int]] = None,
+    strict: bool = True,
 ):
     """Load a tokenizer file of any supported format (see the module docstring).
 
     ``pattern`` and ``special_tokens`` apply to the formats that do not store them (``.tiktoken``
     rank files and GPT-2 files); giving them for a toksmith or Hugging Face file is an error.
+    ``strict=False`` is :func:`from_huggingface`'s (a Hugging Face file's Unicode normalizer or
+    decoder differences dropped with a warning); the other formats have nothing to relax.
 
     >>> import os, tempfile, toksmith
     >>> tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
@@ -169,11 +172,14 @@ def load_any(
     >>> detect_format(d), load_any(d).encode("hi")
     ('huggingface', [104, 105])
     """
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
     p = os.fspath(path)
-    return _load_detected(p, _detect(p), pattern, special_tokens)
+    return _load_detected(p, _detect(p), pattern, special_tokens, strict)
 
 
-def _load_detected(p: str, detected: Detected, pattern: Optional[str], special_tokens: Optional[Mapping[str, int]]):
+def _load_detected(p: str, detected: Detected, pattern: Optional[str], special_tokens: Optional[Mapping[str, int]],
+                   strict: bool = True):
     """:func:`load_any` once ``_detect(p)`` has named the format (callers that also report the
     format detect once)."""
     fmt, file, doc, tables, raw = detected
@@ -197,8 +203,8 @@ def _load_detected(p: str, detected: Detected, pattern: Optional[str], special_t
         from .huggingface import _from_document
 
         if doc is None:
-            return from_huggingface(p)
-        return _from_document(doc, file, file, strict=True, name=None, tables=tables)
+            return from_huggingface(p, strict=strict)
+        return _from_document(doc, file, file, strict=strict, name=None, tables=tables)
     if fmt == "tiktoken":
         if raw is not None:
             from .tiktoken import _from_rank_file

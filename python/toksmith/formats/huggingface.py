@@ -333,7 +333,8 @@ def _check_normalizer(norm: Any, where: str, strict: bool, dropped: Dict[str, An
     if typ in _UNICODE_FORMS and not strict:
         dropped["normalizer"] = typ
         return
-    hint = (" (pass strict=False to drop it and apply unicodedata.normalize yourself)" if typ in _UNICODE_FORMS else "")
+    hint = (" (pass strict=False, or --no-strict to toksmith convert, to drop it and apply unicodedata.normalize "
+            "yourself)" if typ in _UNICODE_FORMS else "")
     raise _fail(where, f"normalizer {typ}: toksmith applies no normalizer, so the ids would differ on "
                        f"text it changes{hint}")
 
@@ -365,7 +366,8 @@ def _check_decoder(dec: Any, where: str, strict: bool, dropped: Dict[str, Any]) 
         dropped["decoder"] = typ
         return
     raise _fail(where, f"decoder {typ}: Hugging Face would decode ids to different text than toksmith "
-                       "(pass strict=False to accept it; the ids are still the same)")
+                       "(pass strict=False, or --no-strict to toksmith convert, to accept it; the ids are still "
+                       "the same)")
 
 
 _SEQUENCE_ITEMS = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
@@ -462,8 +464,8 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         pp = data["post_processor"].get("type")
         if strict:
             raise _fail(where, f"post_processor {pp} adds tokens to every encoding, which toksmith's encode "
-                               "does not (pass strict=False to drop it; ids are then those of "
-                               "encode(text, add_special_tokens=False))")
+                               "does not (pass strict=False, or --no-strict to toksmith convert, to drop it; ids "
+                               "are then those of encode(text, add_special_tokens=False))")
         dropped["post_processor"] = pp
     _check_decoder(data.get("decoder"), where, strict, dropped)
 
@@ -484,8 +486,8 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         if as_bytes and strict:
             raise _fail(where, f"decoder ByteLevel decodes the added token {as_bytes[0]!r} as "
                                f"{str_to_token(as_bytes[0]).decode('utf-8', 'replace')!r} (its characters are all "
-                               "in the byte-level alphabet) where toksmith decodes its text (pass strict=False to "
-                               "accept it; the ids are still the same)")
+                               "in the byte-level alphabet) where toksmith decodes its text (pass strict=False, or "
+                               "--no-strict to toksmith convert, to accept it; the ids are still the same)")
         if as_bytes:
             dropped["decoded_as_bytes"] = as_bytes
     merges = None
