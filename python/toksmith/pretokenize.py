@@ -11,10 +11,12 @@ o200k      o200k_base
 nanochat   nanochat's GPT-4-style pattern with ``\\p{N}{1,2}``
 =========  =================================================================
 
-Everywhere toksmith takes a ``pattern``, a name or a regex string (in the syntax of Python's
-``regex`` module: look-around, possessive quantifiers, ``\\p{..}``) is accepted. Named patterns
-run on hand-written scanners that split exactly like ``regex.findall`` (checked by fuzzing);
-other patterns run on a backtracking regex engine.
+Everywhere toksmith takes a ``pattern``, a name or a regex string (look-around, possessive
+quantifiers, ``\\p{..}``, as in Python's ``regex`` module) is accepted. Named patterns run on
+hand-written scanners that split exactly like ``regex.findall`` (checked by fuzzing); other
+patterns run on a backtracking regex engine, Rust's ``fancy-regex`` (tiktoken's), whose syntax
+differs from ``regex``'s in a few places: ``\\h`` is a hex digit, ``[[:alpha:]]`` is ASCII only,
+``\\X``, ``\\R`` and ``\\N{...}`` are refused. Text that no match covers is left out, as in tiktoken.
 
 >>> split("Hello, world! 12345", "cl100k")
 ['Hello', ',', ' world', '!', ' ', '123', '45']

@@ -4,8 +4,9 @@ The stream is decoded as UTF-8 block by block and cut just after a lone ``\\n`` 
 visible ASCII character) that is followed by an ASCII letter: no piece of the named split patterns
 spans such a place (the same rule the native
 trainer uses, tested against whole-text encoding). A tokenizer whose pattern has no hand-written
-scanner (a custom regex), or whose pinned/allowed special tokens contain a newline, gives no
-such guarantee, so its input is read whole.
+scanner (a custom regex), or whose pinned/allowed special tokens could span such a place (one
+with a newline, or a space after its first character), gives no such guarantee, so its input is
+read whole.
 """
 
 from __future__ import annotations
@@ -64,11 +65,17 @@ def _decoder(errors: str, name: str):
     return decode
 
 
+def _may_span_a_cut(token: str) -> bool:
+    """Whether an occurrence of ``token`` could span a place :func:`last_safe_cut` cuts at (just
+    after a ``\\n``, or at a space): a pinned "New York" was cut in two at its space."""
+    return "\n" in token or " " in token[1:]
+
+
 def can_stream(tok, allow_special: bool = False) -> bool:
     """Whether ``tok`` can encode a stream in blocks (see the module docstring)."""
     added = list(getattr(tok, "pinned_tokens", {})) + (list(tok.special_tokens) if allow_special else [])
     core = getattr(tok, "_core", None)  # other tokenizer kinds (e.g. calm.ByteTokenizer): read whole
-    return bool(getattr(core, "fast_pretokenizer", False)) and not any("\n" in t for t in added)
+    return bool(getattr(core, "fast_pretokenizer", False)) and not any(map(_may_span_a_cut, added))
 
 
 def _encoder(tok, allow_special: bool):

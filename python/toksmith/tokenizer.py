@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import marshal
+import operator
 import os
 import threading
 from collections import OrderedDict
@@ -45,6 +46,19 @@ def _clean_text(text: Any, what: str = "text") -> str:
             + ("; decode bytes to str first" if isinstance(text, (bytes, bytearray)) else "")
         )
     return text
+
+
+def _as_id(v: Any) -> Optional[int]:
+    """``v`` as an id (an int in 0..2**32, numpy integers included, as tiktoken takes them;
+    not a bool), else None."""
+    if isinstance(v, bool):
+        return None
+    if not isinstance(v, int):
+        try:
+            v = operator.index(v)
+        except TypeError:
+            return None
+    return v if 0 <= v < 2**32 else None
 
 
 def _fix_surrogates(text: str) -> str:
@@ -85,11 +99,14 @@ MAX_THREADS = 4096
 
 def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
     """A thread count for the core (0: one per core); ``num_threads`` is tiktoken's name for
-    ``threads``, used when ``threads`` is not given."""
+    ``threads``, used when ``threads`` is not given. The core starts no more threads than the
+    machine has cores (at least 8): more would only contend."""
     if threads is None:
         threads = num_threads
     if threads is None:
         return 0
+    if not isinstance(threads, bool) and not isinstance(threads, int) and hasattr(threads, "__index__"):
+        threads = operator.index(threads)  # a numpy integer
     if not isinstance(threads, int) or isinstance(threads, bool):
         raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
     if not 1 <= threads <= MAX_THREADS:
@@ -140,9 +157,10 @@ class Tokenizer:
             for k, v in mergeable_ranks.items():
                 if not isinstance(k, (bytes, bytearray)):
                     raise TypeError(f"mergeable_ranks keys must be bytes, not {type(k).__name__} ({k!r})")
-                if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v >= 2**32:
+                i = _as_id(v)
+                if i is None:
                     raise ValueError(f"mergeable_ranks[{bytes(k)!r}] = {v!r} is not a valid id (0 <= id < 2**32)")
-                items.append((bytes(k), v))
+                items.append((bytes(k), i))
             core = _core.Bpe(items, added, regex_text)
         self._core = core
         self._pattern = regex_text
@@ -153,6 +171,7 @@ class Tokenizer:
         self.metadata: Dict[str, Any] = dict(metadata or {})
         self.name = name or "toksmith"
         self._allowed_cache: Dict[Any, Tuple[Optional[List[int]], bool]] = {}
+        self._disallowed_cache: Dict[Any, Optional[Tuple[Optional[List[int]], List[str]]]] = {}
         self._special_ids: FrozenSet[int] = frozenset(self._special_tokens.values())
         self._pickled_tables: Optional[bytes] = None  # set by the first pickle (see __reduce__)
         self._unstable_tables: Any = None  # built by the first encode_with_unstable
@@ -167,9 +186,10 @@ class Tokenizer:
         for t, i in tokens.items():
             if not isinstance(t, str):
                 raise TypeError(f"{what} keys must be str, not {type(t).__name__} ({t!r})")
-            if not isinstance(i, int) or isinstance(i, bool) or i < 0 or i >= 2**32:
-                raise ValueError(f"{what}[{t!r}] = {i!r} is not a valid id")
-            out[t] = i
+            j = _as_id(i)
+            if j is None:
+                raise ValueError(f"{what}[{t!r}] = {i!r} is not a valid id (0 <= id < 2**32)")
+            out[t] = j
         return out
 
     # ------------------------------------------------------------------ construction
@@ -268,7 +288,14 @@ class Tokenizer:
     def _allowed(self, allowed_special: SpecialSet) -> Tuple[Optional[List[int]], bool]:
         if allowed_special == "all":
             return None, True
-        key = frozenset(allowed_special)
+        if isinstance(allowed_special, str) or allowed_special is None:
+            hint = f"; for one token pass {{{allowed_special!r}}}" if allowed_special else ""
+            raise TypeError(f"allowed_special must be 'all' or a set of special token strings (frozenset() for "
+                            f"none), not {allowed_special!r}{hint}")
+        try:
+            key = frozenset(allowed_special)
+        except TypeError as e:
+            raise TypeError(f"allowed_special must be 'all' or a set of special token strings ({e})") from None
         hit = self._allowed_cache.get(key)
         if hit is not None:
             return hit
@@ -287,31 +314,80 @@ class Tokenizer:
             self._allowed_cache[key] = res
         return res
 
-    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
-        if not self._special_tokens:
-            return
+    def _disallowed_plan(self, allowed_special: SpecialSet,
+                         disallowed_special: DisallowedSet) -> Optional[Tuple[Optional[List[int]], List[str]]]:
+        """What :meth:`_find_disallowed` looks for: the ids of the disallowed special tokens
+        (None: all of them) and the disallowed strings that are not special tokens; None when
+        nothing is disallowed. Call after :meth:`_allowed`, which checks ``allowed_special``.
+        Cached: with thousands of special tokens, the sets took a millisecond per text."""
         if disallowed_special == "all":
-            if allowed_special == "all":
-                return
-            disallowed = set(self._special_tokens) - set(allowed_special)
+            if allowed_special == "all" or not self._special_tokens:
+                return None
+            key: Any = ("all", frozenset(allowed_special))
+        elif disallowed_special is None:  # tiktoken checks nothing then (it tests truthiness)
+            return None
         else:
             if isinstance(disallowed_special, str):
                 raise TypeError("disallowed_special must be 'all' or a collection of special token strings")
-            disallowed = set(disallowed_special)
-        if not disallowed:
-            return
-        if disallowed == set(self._special_tokens):
-            ids = None
+            try:
+                key = ("given", frozenset(disallowed_special))
+            except TypeError as e:
+                raise TypeError(f"disallowed_special must be 'all' or a collection of special token strings ({e})"
+                                ) from None
+        if key in self._disallowed_cache:
+            return self._disallowed_cache[key]
+        specials = self._special_tokens
+        others: List[str] = []
+        if key[0] == "all":
+            names = [t for t in specials if t not in key[1]]
         else:
-            ids = [self._special_tokens[t] for t in disallowed if t in self._special_tokens]
-            if not ids:
-                return
+            names = [t for t in key[1] if t in specials]
+            # like tiktoken, a string that is not a special token is disallowed too: the text
+            # must not contain it
+            others = [t for t in key[1] if t not in specials]
+            for t in others:
+                if not isinstance(t, str):
+                    raise TypeError(f"disallowed_special must hold str, not {type(t).__name__}")
+        plan: Optional[Tuple[Optional[List[int]], List[str]]] = None
+        if names or others:
+            plan = (None if len(names) == len(specials) else [specials[t] for t in names], others)
+        if len(self._disallowed_cache) < 64:
+            self._disallowed_cache[key] = plan
+        return plan
+
+    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
+        """Raise :class:`DisallowedSpecialError` if ``text`` contains a disallowed string (call
+        after :meth:`_allowed`, which checks ``allowed_special``)."""
+        plan = self._disallowed_plan(allowed_special, disallowed_special)
+        if plan is not None:
+            self._find_disallowed(text, plan)
+
+    def _find_special(self, text: str, ids: Optional[List[int]]) -> Optional[Tuple[str, int]]:
         try:
-            hit = self._core.find_special(text, ids)
+            return self._core.find_special(text, ids)
         except UnicodeEncodeError:
-            hit = self._core.find_special(_fix_surrogates(text), ids)
+            return self._core.find_special(_fix_surrogates(text), ids)
+
+    def _find_disallowed(self, text: str, plan: Tuple[Optional[List[int]], List[str]]) -> None:
+        ids, others = plan
+        hit = None
+        if ids is not None and len(ids) > 16 and self._find_special(text, None) is None:
+            ids = []  # no special token at all (passing thousands of ids costs more than looking)
+        if ids is None or ids:
+            hit = self._find_special(text, ids)
+        for t in others:
+            at = text.find(t)
+            if at >= 0:
+                offset = len(text[:at].encode("utf-8", "surrogatepass"))
+                if hit is None or offset < hit[1] or (offset == hit[1] and len(t) > len(hit[0])):
+                    hit = (t, offset)
         if hit is not None:
             token, offset = hit
+            if token not in self._special_tokens:
+                raise DisallowedSpecialError(
+                    f"the text contains {token!r} (at byte offset {offset}), which disallowed_special names. "
+                    f"To encode it as plain text, leave it out of disallowed_special."
+                )
             raise DisallowedSpecialError(
                 f"the text contains the special token {token!r} (at byte offset {offset}), which this "
                 f"call does not allow. To encode it as the special token, pass "
@@ -339,8 +415,8 @@ class Tokenizer:
                         disallowed_special: DisallowedSet) -> Tuple[List[int], bool]:
         """The ids of :meth:`encode`, and whether lone surrogates had to be replaced first."""
         text = _clean_text(text)
-        self._check_disallowed(text, allowed_special, disallowed_special)
         allowed, allow_all = self._allowed(allowed_special)
+        self._check_disallowed(text, allowed_special, disallowed_special)
         try:
             return self._core.encode(text, allowed, allow_all), False
         except UnicodeEncodeError:
@@ -414,9 +490,11 @@ class Tokenizer:
         (``None``: one per core). The GIL is released except while the calling thread
         allocates the result lists, which it does as the other threads finish ranges of texts."""
         texts = self._check_texts(texts)
-        for t in texts:
-            self._check_disallowed(t, allowed_special, disallowed_special)
         allowed, allow_all = self._allowed(allowed_special)
+        plan = self._disallowed_plan(allowed_special, disallowed_special)
+        if plan is not None:
+            for t in texts:
+                self._find_disallowed(t, plan)
         n = _threads(threads, num_threads)
         with _NoGC():
             try:
@@ -464,8 +542,8 @@ class Tokenizer:
 
             raise missing_extra("numpy", "numpy") from None
         text = _clean_text(text)
-        self._check_disallowed(text, allowed_special, disallowed_special)
         allowed, allow_all = self._allowed(allowed_special)
+        self._check_disallowed(text, allowed_special, disallowed_special)
         if dtype is None:
             narrow = self.n_vocab <= 65536
         elif str(np.dtype(dtype)) in ("uint16", "uint32"):
@@ -508,7 +586,10 @@ class Tokenizer:
     def _bad_id(self, ids: Iterable[Any]) -> Exception:
         for i in ids:
             if not isinstance(i, int) or isinstance(i, bool):
-                return TypeError(f"ids must be ints, got {type(i).__name__} ({i!r})")
+                try:
+                    i = operator.index(i)  # bools and numpy integers are ids to the core too
+                except TypeError:
+                    return TypeError(f"ids must be ints, got {type(i).__name__} ({i!r})")
             if i < 0 or i >= self.n_vocab:
                 return UnknownTokenError(f"token id {i} is out of range: valid ids are 0..{self.n_vocab - 1}")
             try:
@@ -607,6 +688,8 @@ class Tokenizer:
         ('aé', [0, 1, 1])
         """
         ids = self._ids(ids)
+        if not isinstance(ids, (list, tuple)):  # any iterable of ids, as tiktoken takes
+            ids = list(ids)
         text = self.decode_bytes(ids).decode("utf-8")
         return text, self._core.char_spans(ids, True)
 
@@ -726,7 +809,19 @@ class Tokenizer:
             tables = marshal.dumps((self.mergeable_ranks(), self._pattern_name or self._pattern,
                                     dict(self._special_tokens), dict(self._pinned_tokens), self._merges))
             self._pickled_tables = tables
-        return (_unpickle, (type(self), {"tables": tables, "metadata": self.metadata, "name": self.name}))
+        state = {"tables": tables, "metadata": self.metadata, "name": self.name}
+        # attributes of a subclass (or set on the instance) go along, as with any pickled object
+        extra = {k: v for k, v in self.__dict__.items() if k not in _OWN_ATTRIBUTES}
+        if extra:
+            state["extra"] = extra
+        return (_unpickle, (type(self), state))
+
+
+#: the attributes a Tokenizer sets itself (the pickle rebuilds them from the tables)
+_OWN_ATTRIBUTES = frozenset([
+    "_core", "_pattern", "_pattern_name", "_special_tokens", "_pinned_tokens", "_merges", "metadata", "name",
+    "_allowed_cache", "_disallowed_cache", "_special_ids", "_pickled_tables", "_unstable_tables",
+])
 
 
 #: tables digest -> a tokenizer built from them, for repeated unpickling in one process
@@ -764,6 +859,9 @@ def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
     tok.__dict__.update(proto.__dict__)
     tok.metadata = dict(state.get("metadata") or {})
     tok.name = state.get("name") or "toksmith"
+    extra = state.get("extra")
+    if isinstance(extra, dict):
+        tok.__dict__.update({k: v for k, v in extra.items() if k not in _OWN_ATTRIBUTES})
     return tok
 
 

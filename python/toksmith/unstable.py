@@ -115,10 +115,15 @@ def _last_char(data: bytes) -> Tuple[Optional[str], int]:
     return None, 1
 
 
-def _last_segment(tok: "Tokenizer", text: str, allowed: Set[str]) -> str:
+def _last_segment(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[str]) -> str:
     """The text after the last allowed special (or pinned) token: the part the encoder split
-    with the pattern last."""
-    names = sorted(set(allowed) | set(tok._pinned_tokens), key=len, reverse=True)
+    with the pattern last. Only the added tokens that the encoding holds can match (a longer
+    one matching in their place would be there instead), so the search looks for those alone
+    (a regex of 20,000 special tokens took 1.5 s to build and scanned slowly)."""
+    present = set(tokens)
+    names = [t for t, i in tok._special_tokens.items() if i in present and t in allowed]
+    names += [t for t, i in tok._pinned_tokens.items() if i in present]
+    names.sort(key=len, reverse=True)
     if not names:
         return text
     end = 0
@@ -138,15 +143,24 @@ def _split_unstable(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: encoded as U+FFFD, as encode() does
         text = _fix_surrogates(text)
-    segment = _last_segment(tok, text, allowed)
+    segment = _last_segment(tok, text, tokens, allowed)
     pieces = split(segment, tok.pattern) if segment else []
-    n = len(tok.encode_ordinary(pieces[-1])) if pieces else 0
-    if n == 0:
+    if not pieces:
         return tokens, b""
     token_bytes = tok._core.token_bytes
+    # The last piece's tokens are the last tokens whose bytes add up to the piece's: counted
+    # from the bytes, not by encoding the piece alone, which a pattern with look-around can
+    # split otherwise (under (?<= )\w+|\w|\s, "ab" after a space is one piece, alone two).
+    n, size, want = 0, 0, len(pieces[-1].encode("utf-8"))
+    while size < want:
+        n += 1
+        size += len(token_bytes(tokens[-n]))
+    added = tok._special_ids | frozenset(tok._pinned_tokens.values())
 
     def all_space(i: int) -> bool:
-        return all(b in _SPACE_BYTES for b in token_bytes(i))
+        # tiktoken looks the bytes up among the mergeable tokens only: a special (or pinned)
+        # token is never whitespace here
+        return i not in added and all(b in _SPACE_BYTES for b in token_bytes(i))
 
     if all_space(tokens[-n]):
         while n < len(tokens) and all_space(tokens[-n - 1]):

@@ -201,6 +201,17 @@ impl ChunkCounter {
         &self.pretok
     }
 
+    /// Whether a long text may be counted in parts cut at [`is_safe_cut`] places: with a named
+    /// pattern, unless a pinned token could span such a place (a pinned "New York" was counted
+    /// as "New" and " York" where a cut fell at its space).
+    fn cuts_are_safe(&self) -> bool {
+        self.pretok.is_fast()
+            && !self
+                .pinned
+                .iter()
+                .any(|p| crate::encode::may_span_a_safe_cut(p))
+    }
+
     fn count_one<'t>(&self, text: &'t str, local: &mut LocalCounts<'t>) -> Result<()> {
         let mut result = Ok(());
         cut_pinned(text, &self.pinned, |seg| {
@@ -228,7 +239,7 @@ impl ChunkCounter {
     /// from one text to the next); long texts with a named pattern are cut at safe places so
     /// one big text also uses every thread.
     pub fn add_texts<S: AsRef<str> + Sync>(&mut self, texts: &[S]) -> Result<()> {
-        let fast = self.pretok.is_fast();
+        let fast = self.cuts_are_safe();
         let mut parts: Vec<&str> = Vec::new();
         for t in texts {
             let t = t.as_ref();
@@ -262,7 +273,7 @@ impl ChunkCounter {
         replace: bool,
         block: usize,
     ) -> Result<()> {
-        let fast = self.pretok.is_fast();
+        let fast = self.cuts_are_safe();
         let mut buf: Vec<u8> = Vec::new();
         let mut offset: u64 = 0; // stream offset of buf[0]
         let mut whole = String::new();
