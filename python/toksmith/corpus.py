@@ -177,12 +177,16 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
 def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -> Iterator[str]:
     """A text file as texts of about ``block`` characters, each ending after a newline (for
     split patterns whose pieces never span a line break, the pieces of the blocks are those of
-    the whole file). Invalid UTF-8 raises :class:`toksmith.CorpusDecodeError` naming the file,
-    unless ``errors="replace"``."""
+    the whole file). Compressed files (:data:`COMPRESSED_SUFFIXES`) are decompressed as they are
+    read. Invalid UTF-8 raises :class:`toksmith.CorpusDecodeError` naming the file, unless
+    ``errors="replace"``."""
+    import io
+
     from ._core import CorpusDecodeError
 
     try:
-        with open(path, "r", encoding="utf-8", errors=errors, newline="") as f:
+        with decompression_errors(path), open_binary(path) as raw, \
+                io.TextIOWrapper(raw, encoding="utf-8", errors=errors, newline="") as f:
             while True:
                 lines = f.readlines(block)
                 if not lines:
@@ -193,6 +197,21 @@ def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -
             f"{path} is not valid UTF-8 ({e.reason} at byte {e.start} of a block); "
             f"pass errors=\"replace\" to replace bad bytes with U+FFFD"
         ) from None
+
+
+def read_text(path: PathLike, errors: str = "strict") -> str:
+    """The whole of a UTF-8 text file (decompressed if its suffix says it is compressed).
+    Invalid UTF-8 raises :class:`toksmith.CorpusDecodeError` naming the file, unless
+    ``errors="replace"``."""
+    from ._core import CorpusDecodeError
+
+    with decompression_errors(path), open_binary(path) as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError as e:
+        raise CorpusDecodeError(f"{os.fspath(path)} is not valid UTF-8 ({e.reason} at byte {e.start}); pass "
+                                "errors=\"replace\" to replace bad bytes with U+FFFD") from None
 
 
 def default_corpus(max_bytes: int = 8 << 20) -> List[Path]:

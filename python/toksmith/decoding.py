@@ -25,23 +25,48 @@ class StreamDecoder:
             raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
         # The native state decodes with CPython's stateful UTF-8 decoder (the one behind
         # codecs.getincrementaldecoder("utf-8")), so output and errors= behave exactly as there.
-        # Its methods are bound on the instance: one native call per pushed id.
-        state = _core.StreamState(tokenizer._core, errors, tokenizer._bad_id)
+        self._bind(_core.StreamState(tokenizer._core, errors, tokenizer._bad_id),
+                   tokenizer._special_ids if skip_special_tokens else frozenset())
+
+    def _bind(self, state, skipped) -> None:
+        # The state's methods are bound on the instance: one native call per pushed id.
+        self._state = state
+        self._skipped = skipped
         self.push = state.push  # type: ignore[method-assign]
         self.flush = state.flush  # type: ignore[method-assign]
-        specials = tokenizer._special_ids
-        if skip_special_tokens and specials:
+        if skipped:
             native_push = state.push
 
             def push(token: int) -> str:
                 try:
-                    if token in specials:
+                    if token in skipped:
                         return ""
                 except TypeError:  # unhashable: the native push reports the bad id
                     pass
                 return native_push(token)
 
             self.push = push  # type: ignore[method-assign]
+
+    def __copy__(self) -> "StreamDecoder":
+        """An independent decoder in the same state (the bytes of a split character included):
+        pushes to one do not show in the other."""
+        new = object.__new__(type(self))
+        new.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k not in ("_state", "_skipped", "push", "flush")})
+        new._bind(self._state.copy(), self._skipped)
+        return new
+
+    def __deepcopy__(self, memo) -> "StreamDecoder":
+        return self.__copy__()
+
+    def __reduce__(self):
+        raise TypeError("a StreamDecoder cannot be pickled (it holds a live decoding state); "
+                        "pickle the Tokenizer and the ids pushed so far instead")
+
+    @property
+    def pending(self) -> bytes:
+        """The bytes pushed that do not yet make a complete character."""
+        return self._state.pending
 
     def push(self, token: int) -> str:  # replaced per instance by the native state's push
         """The text completed by ``token`` (``""`` while a character is still split)."""

@@ -98,6 +98,37 @@ def test_streaming_multibyte_split_across_tokens(tok):
     assert "".join(outs) == text and all(o in ("", "日", "本", "語", "😀") for o in outs)
 
 
+@given(ids=st.lists(st.integers(0, 100255), max_size=30), data=st.data())
+def test_streaming_decoder_copy_is_independent(tok, ids, data):
+    import copy
+    import pickle
+
+    cut = data.draw(st.integers(0, len(ids)))
+    copier = data.draw(st.sampled_from([copy.copy, copy.deepcopy]))
+    d = tok.stream_decoder(skip_special_tokens=data.draw(st.booleans()))
+    head = d.push_many(ids[:cut])
+    pending = d.pending
+    e = copier(d)
+    assert e.pending == pending
+    # each copy goes on from the same state: pushes to one never show in the other
+    assert head + d.push_many(ids[cut:]) + d.flush() == tok.decode(ids)
+    assert e.pending == pending
+    assert head + e.push_many(ids[cut:]) + e.flush() == tok.decode(ids)
+    assert d.pending == e.pending == b""
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(d)
+
+
+def test_streaming_decoder_copy_keeps_skip_special_tokens(tok, cl100k_specials):
+    import copy
+
+    eot = cl100k_specials["<|endoftext|>"]
+    d = copy.copy(tok.stream_decoder(skip_special_tokens=True))
+    assert d.push(eot) == "" and d.push_many(tok.encode("hi")) == "hi"
+    d = copy.copy(tok.stream_decoder())
+    assert d.push(eot) == "<|endoftext|>"
+
+
 def test_special_tokens_decode(tok):
     ids = tok.encode("a<|endoftext|>", allowed_special="all")
     assert tok.decode(ids) == "a<|endoftext|>"

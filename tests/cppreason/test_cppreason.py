@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import toksmith
@@ -165,7 +165,11 @@ def reference_learned(tok: CppTokenizer, word: str) -> list:
 
 
 def reference_encode(tok: CppTokenizer, text: str, line_start: bool = True) -> list:
+    """``line_start``: the text starts a line, so a ``+``/``-`` word at its position 0 (not after
+    leading spaces, which the pattern skips) is a diff marker, as after a ``\n``."""
     out = []
+    first = regex.search(PATTERN, text)
+    line_start = line_start and first is not None and first.start() == 0
     for w, part in reference_words(text):
         if part:  # a piece of a literal: fixed or learned, nothing else
             out.extend([FIXED_IDS[w]] if w in FIXED_IDS else reference_learned(tok, w))
@@ -201,6 +205,8 @@ CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}(
                                  "--- a/", "+++ b/", "@@", "0x1F", "print"]), max_size=30).map("".join)
 
 
+@example(" +", True)
+@example("\t-x", True)
 @given(CODE, st.booleans())
 def test_encode_equals_the_reference_on_random_code(text, line_start):
     tok = _small()

@@ -1223,6 +1223,22 @@ impl StreamState {
     fn flush<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.decode(py, &[], true)
     }
+
+    /// An independent state holding the same pending bytes (`copy.copy` of a decoder).
+    fn copy(&self, py: Python<'_>) -> Self {
+        StreamState {
+            bpe: self.bpe.clone_ref(py),
+            pending: self.pending.clone(),
+            errors: self.errors.clone(),
+            bad_id: self.bad_id.clone_ref(py),
+        }
+    }
+
+    /// The bytes of a character not yet complete.
+    #[getter]
+    fn pending<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, &self.pending)
+    }
 }
 
 #[pyclass(module = "toksmith._core")]

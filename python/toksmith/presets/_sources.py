@@ -103,15 +103,17 @@ def check_extensions(extensions: Any) -> Optional[Tuple[str, ...]]:
 def source_files(source: Any, extensions: Optional[Sequence[str]] = None) -> List[Path]:
     """The files a path source names (:func:`toksmith.corpus.expand_paths`); from folders only
     those whose name ends in one of ``extensions`` (any case) when it is given (a single str
-    is one extension: :func:`check_extensions`)."""
-    from ..corpus import expand_paths
+    is one extension: :func:`check_extensions`), before any compressed-file suffix
+    (``notes.txt.gz`` is a ``.txt`` file)."""
+    from ..corpus import expand_paths, inner_name
 
     exts = check_extensions(extensions)
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     out: List[Path] = []
     for p in items:
         if exts and os.path.isdir(p):
-            out.extend(f for f in expand_paths(p) if f.name.lower().endswith(exts))
+            out.extend(f for f in expand_paths(p)
+                       if f.name.lower().endswith(exts) or inner_name(f.name).lower().endswith(exts))
         else:
             out.extend(expand_paths(p))
     return out

@@ -299,8 +299,10 @@ class CppTokenizer:
     def encode(self, text: str, *, bos: bool = False, eos: bool = False, line_start: bool = True) -> List[int]:
         """The ids of ``text``: fixed ids for fixed words, learned BPE for the others; spaces and
         tabs are not encoded. Control-token text (``<BOS>``) is encoded as text.
-        ``line_start=False``: ``text`` goes on a line (its first word is not at the start of
-        one, so a leading ``+``/``-`` is not a diff marker).
+        A ``+``/``-`` is a diff marker only in the first column: right after a ``\n``, or at
+        position 0 of ``text`` (not after leading spaces). ``line_start=False``: ``text`` goes
+        on a line (its first word is not at the start of one, so a leading ``+``/``-`` is not
+        a diff marker).
 
         >>> tok = train(["x = a->b;"] * 5, vocab_size=1858)  # 2 merges: they spell the word mark
         >>> tok.tokenize("x = a->b;")

@@ -233,24 +233,17 @@ def _missing_path(items: Sequence[str]) -> Optional[str]:
 
 
 def _mixed_texts(items: List[Any], text_field: str, errors: str) -> Iterator[str]:
-    from ..corpus import expand_paths, iter_jsonl
-    from ..errors import CorpusDecodeError
+    from ..corpus import expand_paths, inner_name, iter_jsonl, read_text
 
     for item in items:
         if not isinstance(item, os.PathLike):
             yield item
             continue
         for path in expand_paths(item):
-            if path.name.endswith(".jsonl"):
+            if inner_name(path).lower().endswith(".jsonl"):
                 yield from iter_jsonl(path, text_field, errors)
-                continue
-            try:
-                with open(path, "r", encoding="utf-8", errors=errors, newline="") as f:
-                    text = f.read()
-            except UnicodeDecodeError as e:
-                raise CorpusDecodeError(f"{path} is not valid UTF-8 ({e.reason} at byte {e.start}); pass "
-                                        "errors=\"replace\" to replace bad bytes with U+FFFD") from None
-            yield text
+            else:
+                yield read_text(path, errors)
 
 
 def _array_list(ids: Any, what: str) -> Any:
