@@ -2,18 +2,18 @@
 
 The stream is decoded as UTF-8 block by block and cut just after a lone ``\\n`` (preceded by a
 visible ASCII character) that is followed by an ASCII letter: no piece of the named split patterns
-spans such a place (the same rule the native
-trainer uses, tested against whole-text encoding). A tokenizer whose pattern has no hand-written
-scanner (a custom regex), or whose pinned/allowed special tokens could span such a place (one
-with a newline, or a space after its first character), gives no such guarantee, so its input is
-read whole.
+spans such a place (the same rule the native trainer uses, tested against whole-text encoding).
+Pinned (and allowed special) tokens that could span such a place (one with a newline, or a
+space after its first character, such as "New York") are kept clear of every cut. A tokenizer
+whose pattern has no hand-written scanner (a custom regex) gives no such guarantee, so its input
+is read whole.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-from typing import BinaryIO, Iterable, Iterator, List, Optional
+from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence
 
 from .errors import CorpusDecodeError
 
@@ -22,29 +22,55 @@ def _ascii_letter(c: str) -> bool:
     return c.isascii() and c.isalpha()
 
 
-def last_safe_cut(text: str, lo: int = 0) -> int:
+def last_safe_cut(text: str, lo: int = 0, avoid: Sequence[str] = ()) -> int:
     """The last safe place to cut ``text`` after ``lo``, or 0: just after a lone ``\\n`` (preceded by a
     visible ASCII character) followed by an ASCII letter, else (for text without such line
     breaks) between an ASCII letter and a space followed by an ASCII letter. No piece of the
     named patterns spans either place. (After several whitespace characters a cut is not
-    safe: GPT-2's ``\\s+(?!\\S)`` splits "]\\n\\nB" into "]", "\\n", "\\n", "B", but a part that
+    safe: GPT-2's ``\\s+(?!\\S)`` splits "]\\n\\n" + "B" into "]", "\\n", "\\n", "B", but a part that
     ends in "]\\n\\n" keeps "\\n\\n" together.) A caller that found no cut in ``text[:k]`` passes
-    ``lo=k - 1``: only places whose next character is new are looked at, so repeated searches
-    of a growing text stay linear in what was added."""
+    ``lo=k - 1`` (less :func:`cut_lookahead` with ``avoid``): only places whose next character
+    is new are looked at, so repeated searches of a growing text stay linear in what was added.
+
+    ``avoid``: added tokens that could span such a place (:func:`spanning_tokens`, such as a
+    pinned "New York"); a place is then taken only where no occurrence of them touches the two
+    characters on either side of it, and only once ``text`` reaches far enough past it to tell.
+
+    >>> last_safe_cut("in New York and New Jersey")
+    19
+    >>> last_safe_cut("in New York and New Jersey", avoid=["New York"])
+    15
+    >>> last_safe_cut("in New York and", avoid=["New York"])
+    0
+    """
+    need = cut_lookahead(avoid)
+
+    def clear(i: int) -> bool:
+        if not avoid:
+            return True
+        if i + need > len(text):
+            return False
+        return all(text.find(t, max(0, i - 1 - len(t)), i + 1 + len(t)) < 0 for t in avoid)
+
     i = len(text) - 1
     while True:
         i = text.rfind("\n", lo, i)
         if i < 0:
             break
-        if i >= 1 and "!" <= text[i - 1] <= "~" and _ascii_letter(text[i + 1]):
+        if i >= 1 and "!" <= text[i - 1] <= "~" and _ascii_letter(text[i + 1]) and clear(i + 1):
             return i + 1
     i = len(text) - 1
     while True:
         i = text.rfind(" ", max(1, lo), i)
         if i < 1:
             return 0
-        if i + 1 < len(text) and _ascii_letter(text[i - 1]) and _ascii_letter(text[i + 1]):
+        if i + 1 < len(text) and _ascii_letter(text[i - 1]) and _ascii_letter(text[i + 1]) and clear(i):
             return i
+
+
+def cut_lookahead(avoid: Sequence[str]) -> int:
+    """How far past a place :func:`last_safe_cut` must see to clear it of ``avoid``."""
+    return max((len(t) + 2 for t in avoid), default=0)
 
 
 def _decoder(errors: str, name: str):
@@ -71,11 +97,17 @@ def _may_span_a_cut(token: str) -> bool:
     return "\n" in token or " " in token[1:]
 
 
+def spanning_tokens(tok, allow_special: bool = False) -> List[str]:
+    """The pinned tokens (and, with ``allow_special``, special tokens) of ``tok`` that could
+    span a safe cut: cuts are kept clear of them."""
+    added = list(getattr(tok, "pinned_tokens", {})) + (list(tok.special_tokens) if allow_special else [])
+    return [t for t in added if _may_span_a_cut(t)]
+
+
 def can_stream(tok, allow_special: bool = False) -> bool:
     """Whether ``tok`` can encode a stream in blocks (see the module docstring)."""
-    added = list(getattr(tok, "pinned_tokens", {})) + (list(tok.special_tokens) if allow_special else [])
     core = getattr(tok, "_core", None)  # other tokenizer kinds (e.g. calm.ByteTokenizer): read whole
-    return bool(getattr(core, "fast_pretokenizer", False)) and not any(map(_may_span_a_cut, added))
+    return bool(getattr(core, "fast_pretokenizer", False))
 
 
 def _encoder(tok, allow_special: bool):
@@ -98,6 +130,8 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
     :func:`can_stream`) the whole text is one part."""
     decode = _decoder(errors, name)
     streaming = can_stream(tok, allow_special)
+    avoid = spanning_tokens(tok, allow_special) if streaming else []
+    back = 1 + cut_lookahead(avoid)  # places near the end may be decided only by what follows
     parts: List[str] = []
     pending = ""
     while True:
@@ -108,7 +142,7 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
         if final:
             break
         if streaming:
-            cut = last_safe_cut(pending, max(0, searched - 1))  # looked at (linear overall)
+            cut = last_safe_cut(pending, max(0, searched - back), avoid)  # looked at (linear overall)
             if cut:
                 parts.append(pending[:cut])
                 pending = pending[cut:]

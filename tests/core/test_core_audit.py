@@ -286,9 +286,38 @@ def test_stream_keeps_added_tokens_with_a_space(gpt2_ranks):
         whole = tok.encode(text, allowed_special="all") if allow else tok.encode_ordinary(text)
         parts = encode_stream(tok, io.BytesIO(text.encode()), block_size=1000, allow_special=allow)
         assert [i for ids in parts for i in ids] == whole
-    # tokens that cannot span a cut keep streaming on: a leading space, no newline
+    # such tokens no longer make the stream read whole: cuts are kept clear of them
     assert can_stream(Tokenizer.from_ranks(gpt2_ranks, "gpt2", pinned_tokens={" York": 50258}))
-    assert not can_stream(Tokenizer.from_ranks(gpt2_ranks, "gpt2", pinned_tokens={"a\nb": 50258}))
+    assert can_stream(Tokenizer.from_ranks(gpt2_ranks, "gpt2", pinned_tokens={"a\nb": 50258}))
+
+
+@pytest.mark.parametrize("block_size", [7, 100, 1000])
+def test_stream_cuts_clear_of_pinned_tokens_with_spaces_and_newlines(gpt2_ranks, block_size):
+    import io
+    import random
+
+    from toksmith.streaming import encode_stream, iter_text_parts, last_safe_cut, spanning_tokens
+
+    specials = {"<|endoftext|>": 50256, "<|a b|>": 50257}
+    pinned = {"New York": 50258, "York\nNew": 50259, "k N": 50260, "a\nb": 50261, " Yo": 50262}
+    tok = Tokenizer.from_ranks(gpt2_ranks, "gpt2", specials, pinned_tokens=pinned)
+    rng = random.Random(block_size)
+    units = ["New York", "New", " York", "\n", "a\nb", "x.\nb", "k Nx", " w Yz", ". ", "York\nNew York\n",
+             "<|a b|>", "<|a", " b|>", "café "]
+    text = "".join(rng.choice(units) for _ in range(4000))
+    assert spanning_tokens(tok) == sorted(spanning_tokens(tok), key=list(pinned).index)
+    assert set(spanning_tokens(tok, True)) == {"New York", "York\nNew", "k N", "a\nb", "<|a b|>"}
+    for allow in (False, True):
+        whole = tok.encode(text, allowed_special="all") if allow else tok.encode_ordinary(text)
+        parts = list(iter_text_parts(tok, io.BytesIO(text.encode()), allow_special=allow, block_size=block_size))
+        assert len(parts) >= 10  # it was cut, not read whole
+        assert "".join(p for group in parts for p in group) == text
+        ids = encode_stream(tok, io.BytesIO(text.encode()), block_size=block_size, allow_special=allow)
+        assert [i for chunk in ids for i in chunk] == whole
+    # a place is not taken until the text reaches far enough past it to tell
+    assert last_safe_cut("so New Yo", avoid=["New York"]) == 0
+    assert last_safe_cut("so New York is big", avoid=["New York"]) == 0  # " is big": too near the end
+    assert last_safe_cut("so New York is big and tall", avoid=["New York"]) == 14
 
 
 def test_counting_keeps_pinned_tokens_with_a_space(tmp_path):

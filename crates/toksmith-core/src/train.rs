@@ -35,9 +35,20 @@ pub fn cut_pinned<'t>(text: &'t str, pinned: &[String], mut f: impl FnMut(&'t st
         return;
     }
     let bytes = text.as_bytes();
+    // only positions holding a pinned token's first byte are tried
+    let mut starts = [false; 256];
+    for p in pinned {
+        if let Some(&c) = p.as_bytes().first() {
+            starts[c as usize] = true;
+        }
+    }
     let mut pos = 0;
     let mut i = 0;
     'outer: while i < bytes.len() {
+        if !starts[bytes[i] as usize] {
+            i += 1;
+            continue;
+        }
         for p in pinned {
             // `pinned` is sorted longest first
             if bytes[i..].starts_with(p.as_bytes()) {
@@ -73,9 +84,55 @@ pub fn is_safe_cut(b: &[u8], i: usize) -> bool {
         || (b[i] == b' ' && b[i - 1].is_ascii_alphabetic() && b[i + 1].is_ascii_alphabetic())
 }
 
+/// Whether no occurrence of any of `tokens` overlaps the bytes `i - 2 .. i + 2` around the cut
+/// `i` (the context [`is_safe_cut`] reads), looking only at `b` (the caller makes sure `b`
+/// reaches far enough past `i`: see [`cut_lookahead`]). Where it holds, an added or pinned
+/// token matcher run on the two parts finds exactly the matches of the whole (none crosses
+/// `i`, so its scan arrives at `i` as a fresh scan starts there), and the part of the text
+/// between matches that holds `i` also holds its whole context, so the pattern's pieces do not
+/// span `i` either.
+#[inline]
+pub fn clear_of_tokens(b: &[u8], i: usize, tokens: &[Box<[u8]>]) -> bool {
+    let hi = (i + 2).min(b.len());
+    tokens.iter().all(|t| {
+        if t.is_empty() {
+            return true;
+        }
+        // occurrences starting at s overlap i-2..i+2 when s + len > i - 2 and s < i + 2
+        let first = (i + 1).saturating_sub(t.len() + 2).min(hi);
+        (first..hi).all(|s| !b[s..].starts_with(t))
+    })
+}
+
+/// How many bytes past a cut [`clear_of_tokens`] needs to see (a text that may still grow is
+/// cut only this far before its current end).
+pub fn cut_lookahead(tokens: &[Box<[u8]>]) -> usize {
+    tokens.iter().map(|t| t.len() + 2).max().unwrap_or(0)
+}
+
+/// The tokens among `added` that could span an [`is_safe_cut`] place (see
+/// [`crate::encode::may_span_a_safe_cut`]): the only ones a cut must be checked against.
+pub fn spanning_tokens<'a>(added: impl IntoIterator<Item = &'a str>) -> Vec<Box<[u8]>> {
+    added
+        .into_iter()
+        .filter(|t| crate::encode::may_span_a_safe_cut(t))
+        .map(|t| t.as_bytes().into())
+        .collect()
+}
+
 /// Cut a long text into parts of about `target` bytes at safe places (see [`is_safe_cut`]),
 /// so one big text is counted on every thread with exactly the counts of the whole.
 pub fn split_for_parallel(text: &str, target: usize) -> Vec<&str> {
+    split_for_parallel_avoiding(text, target, &[])
+}
+
+/// [`split_for_parallel`], cutting only where no occurrence of `tokens` (pinned tokens that
+/// could span a cut: [`spanning_tokens`]) is near the cut ([`clear_of_tokens`]).
+pub fn split_for_parallel_avoiding<'t>(
+    text: &'t str,
+    target: usize,
+    tokens: &[Box<[u8]>],
+) -> Vec<&'t str> {
     let bytes = text.as_bytes();
     let mut parts = Vec::with_capacity(text.len() / target.max(1) + 1);
     let mut start = 0;
@@ -83,7 +140,7 @@ pub fn split_for_parallel(text: &str, target: usize) -> Vec<&str> {
         let mut cut = None;
         let mut i = start + target;
         while i + 1 < bytes.len() {
-            if is_safe_cut(bytes, i) {
+            if is_safe_cut(bytes, i) && clear_of_tokens(bytes, i, tokens) {
                 cut = Some(i);
                 break;
             }
@@ -145,12 +202,14 @@ fn lossy_prefix_bytes(bytes: &[u8], text_len: usize) -> usize {
     i
 }
 
-/// The last safe cut (see [`is_safe_cut`]) in `text`, or 0.
-fn last_safe_cut(text: &str) -> usize {
+/// The last safe cut (see [`is_safe_cut`]) in `text`, or 0, that is clear of `tokens`
+/// ([`clear_of_tokens`]) with the text after it reaching [`cut_lookahead`] bytes on (`text` may
+/// go on in the next block).
+fn last_safe_cut(text: &str, tokens: &[Box<[u8]>]) -> usize {
     let b = text.as_bytes();
-    let mut i = b.len().saturating_sub(1);
+    let mut i = b.len().saturating_sub(1 + cut_lookahead(tokens));
     while i > 0 {
-        if is_safe_cut(b, i) {
+        if is_safe_cut(b, i) && clear_of_tokens(b, i, tokens) {
             return i;
         }
         i -= 1;
@@ -162,6 +221,8 @@ fn last_safe_cut(text: &str) -> usize {
 pub struct ChunkCounter {
     pretok: Pretokenizer,
     pinned: Vec<String>,
+    /// the pinned tokens that could span a safe cut: cuts are kept clear of them
+    spanning: Vec<Box<[u8]>>,
     counts: FxHashMap<Box<[u8]>, u64>,
     pub bytes_seen: u64,
     pub pieces_seen: u64,
@@ -187,9 +248,11 @@ impl ChunkCounter {
     pub fn new(pretok: Pretokenizer, mut pinned: Vec<String>) -> Self {
         pinned.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         pinned.dedup();
+        let spanning = spanning_tokens(pinned.iter().map(|p| p.as_str()));
         ChunkCounter {
             pretok,
             pinned,
+            spanning,
             counts: FxHashMap::default(),
             bytes_seen: 0,
             pieces_seen: 0,
@@ -202,14 +265,10 @@ impl ChunkCounter {
     }
 
     /// Whether a long text may be counted in parts cut at [`is_safe_cut`] places: with a named
-    /// pattern, unless a pinned token could span such a place (a pinned "New York" was counted
-    /// as "New" and " York" where a cut fell at its space).
+    /// pattern. Cuts are kept clear of pinned tokens that could span them (a pinned "New York"
+    /// was counted as "New" and " York" where a cut fell at its space).
     fn cuts_are_safe(&self) -> bool {
         self.pretok.is_fast()
-            && !self
-                .pinned
-                .iter()
-                .any(|p| crate::encode::may_span_a_safe_cut(p))
     }
 
     fn count_one<'t>(&self, text: &'t str, local: &mut LocalCounts<'t>) -> Result<()> {
@@ -245,7 +304,7 @@ impl ChunkCounter {
             let t = t.as_ref();
             self.bytes_seen += t.len() as u64;
             if fast && t.len() > (1 << 20) {
-                parts.extend(split_for_parallel(t, 1 << 19));
+                parts.extend(split_for_parallel_avoiding(t, 1 << 19, &self.spanning));
             } else {
                 parts.push(t);
             }
@@ -322,7 +381,7 @@ impl ChunkCounter {
                 let cut = if eof {
                     text.len()
                 } else {
-                    last_safe_cut(&text)
+                    last_safe_cut(&text, &self.spanning)
                 };
                 let consumed_bytes = if text.len() == text_len_bytes {
                     cut
@@ -941,6 +1000,84 @@ mod tests {
             }
             assert_eq!(whole, parts, "{pat}");
         }
+    }
+
+    /// Counts of `text` read whole: pinned tokens cut out, the rest split by `pat`.
+    fn whole_counts(text: &str, pat: &str, pinned: &[&str]) -> FxHashMap<Box<[u8]>, u64> {
+        let mut c = ChunkCounter::new(
+            Pretokenizer::new(pat).unwrap(),
+            pinned.iter().map(|p| p.to_string()).collect(),
+        );
+        let mut local = LocalCounts::default();
+        c.count_one(text, &mut local).unwrap();
+        c.absorb(local);
+        c.counts
+    }
+
+    #[test]
+    fn cuts_stay_clear_of_pinned_tokens_that_could_span_them() {
+        // pinned tokens with a space or a line break inside, overlapping each other and the
+        // cut contexts; the text is cut (in parts and in blocks) and counted as it is whole
+        let pinned = ["New York", "York\nNew", "k N", "a a", "a\nb", "w Y"];
+        let mut text = String::new();
+        let units = [
+            "New York",
+            "New",
+            " York",
+            "\n",
+            "a a a",
+            "b\nNew York\n",
+            "x.\nb",
+            "a\nb ",
+            "k Nx",
+            " w Yz",
+            ". ",
+            "York\nNew York\n",
+        ];
+        let mut state = 12345u64;
+        while text.len() < 3 << 20 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            text.push_str(units[(state >> 33) as usize % units.len()]);
+        }
+        for pat in ["gpt2", "cl100k"] {
+            let expected = whole_counts(&text, pat, &pinned);
+            let tokens = spanning_tokens(pinned.iter().copied());
+            let parts = split_for_parallel_avoiding(&text, 4096, &tokens);
+            assert!(parts.len() > 100, "{pat}: the text was not cut");
+            let mut c = ChunkCounter::new(
+                Pretokenizer::new(pat).unwrap(),
+                pinned.iter().map(|p| p.to_string()).collect(),
+            );
+            c.add_texts(&[text.as_str()]).unwrap();
+            assert_eq!(c.counts, expected, "{pat}: add_texts");
+            let mut c = ChunkCounter::new(
+                Pretokenizer::new(pat).unwrap(),
+                pinned.iter().map(|p| p.to_string()).collect(),
+            );
+            c.add_reader(text.as_bytes(), "t", false, 777).unwrap();
+            assert_eq!(c.counts, expected, "{pat}: add_reader");
+        }
+    }
+
+    #[test]
+    fn clear_of_tokens_sees_occurrences_touching_the_context() {
+        let t: Vec<Box<[u8]>> = vec![b"New York".as_slice().into()];
+        let b = b"in New York ok";
+        // the space inside the token, and the spaces right around it
+        assert!(!clear_of_tokens(b, 6, &t));
+        assert!(!clear_of_tokens(b, 2, &t)); // "in| New": the token starts at 3, inside i+2
+        assert!(!clear_of_tokens(b, 12, &t)); // "York| ok": it ends at 11, inside i-2
+        assert!(clear_of_tokens(b, 13, &t)); // "ok": it ends at 11, before i-2
+        let b2 = b"xx New York yy zz";
+        assert!(clear_of_tokens(b2, 14, &t));
+        assert!(clear_of_tokens(b2, 1, &t)); // it starts at 3 = i+2: outside
+        assert_eq!(cut_lookahead(&t), 10);
+        assert_eq!(
+            spanning_tokens(["New York", " York", "a\nb", "ab"]).len(),
+            2
+        );
     }
 
     #[test]
