@@ -54,3 +54,27 @@ def gpt2_ranks():
 @pytest.fixture(scope="session")
 def cl100k_ranks():
     return read_tiktoken_file(DATA / "vocabs" / "cl100k_base.tiktoken")
+
+
+
+def _pair(name, ranks, specials):
+    """A toksmith Tokenizer and a tiktoken Encoding of the same ranks, pattern and specials."""
+    import tiktoken
+
+    from toksmith import Tokenizer
+
+    tok = Tokenizer.from_ranks(ranks, name, specials)
+    enc = tiktoken.Encoding(f"test_{name}", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=specials)
+    return tok, enc
+
+
+@pytest.fixture(scope="module")
+def gpt2(gpt2_ranks):
+    """gpt2 with <|endoftext|>, as a toksmith Tokenizer and a tiktoken Encoding."""
+    return _pair("gpt2", gpt2_ranks, GPT2_SPECIALS)
+
+
+@pytest.fixture(scope="module")
+def cl100k(cl100k_ranks):
+    """cl100k with its special tokens, as a toksmith Tokenizer and a tiktoken Encoding."""
+    return _pair("cl100k", cl100k_ranks, CL100K_SPECIALS)

@@ -18,14 +18,6 @@ CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_mid
 BYTES = {bytes([b]): b for b in range(256)}
 
 
-@pytest.fixture(scope="module")
-def cl100k(cl100k_ranks):
-    tok = Tokenizer.from_ranks(cl100k_ranks, "cl100k", CL100K_SPECIALS)
-    enc = tiktoken.Encoding("audit_cl100k", pat_str=tok.pattern, mergeable_ranks=cl100k_ranks,
-                            special_tokens=CL100K_SPECIALS)
-    return tok, enc
-
-
 def _outcome(f):
     """The result of ``f()``, or "ValueError" if it raised one (tiktoken and toksmith word their
     messages differently)."""
@@ -131,23 +123,13 @@ _ALPHA = st.sampled_from(list("abc<|>xé ") + ["😀"])
 def test_added_tokens_leftmost_then_longest(texts, n_pinned, text, data):
     # overlapping special and pinned tokens, one a prefix of another: at the leftmost place where
     # one that the call accepts starts, the longest of those
-    plain = Tokenizer.from_ranks({**BYTES, b"ab": 256, b"<|": 257}, "gpt2")
     specials = {t: 300 + i for i, t in enumerate(texts[n_pinned:])}
     pinned = {t: 400 + i for i, t in enumerate(texts[:n_pinned])}
     tok = Tokenizer.from_ranks({**BYTES, b"ab": 256, b"<|": 257}, "gpt2", specials, pinned_tokens=pinned)
     allowed = data.draw(st.one_of(st.just("all"), st.sets(st.sampled_from(sorted(specials))))
                         if specials else st.just(set()))
     accepted = {**pinned, **(specials if allowed == "all" else {t: specials[t] for t in allowed})}
-    want, start, i = [], 0, 0
-    while i < len(text):
-        found = [t for t in accepted if text.startswith(t, i)]
-        if found:
-            t = max(found, key=len)
-            want += plain.encode_ordinary(text[start:i]) + [accepted[t]]
-            i = start = i + len(t)
-        else:
-            i += 1
-    want += plain.encode_ordinary(text[start:])
+    want = _reference_with_added(tok, text, accepted)
     assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == want
     assert tok.encode_batch([text, text], allowed_special=allowed, disallowed_special=(), threads=2) == [want, want]
 

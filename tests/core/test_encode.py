@@ -20,22 +20,6 @@ CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_mid
 
 
 @pytest.fixture(scope="module")
-def cl100k(cl100k_ranks):
-    tok = Tokenizer.from_ranks(cl100k_ranks, "cl100k", CL100K_SPECIALS)
-    enc = tiktoken.Encoding("cl100k_test", pat_str=tok.pattern, mergeable_ranks=cl100k_ranks,
-                            special_tokens=CL100K_SPECIALS)
-    return tok, enc
-
-
-@pytest.fixture(scope="module")
-def gpt2(gpt2_ranks):
-    tok = Tokenizer.from_ranks(gpt2_ranks, "gpt2", GPT2_SPECIALS)
-    enc = tiktoken.Encoding("gpt2_test", pat_str=tok.pattern, mergeable_ranks=gpt2_ranks,
-                            special_tokens=GPT2_SPECIALS)
-    return tok, enc
-
-
-@pytest.fixture(scope="module")
 def small(corpus_slices):
     """A small trained vocabulary for each pattern, with its tiktoken twin."""
     out = {}
