@@ -763,13 +763,26 @@ enum Slot {
 
 impl AddedMatcher {
     pub fn new(vocab: &Vocab) -> Self {
+        Self::from_tokens(
+            vocab
+                .added_tokens()
+                .iter()
+                .map(|a| (a.text.as_bytes(), a.id, a.kind)),
+        )
+    }
+
+    /// A matcher of `tokens` (text, id, kind); a text given twice keeps its last id.
+    pub fn from_tokens<'a>(tokens: impl IntoIterator<Item = (&'a [u8], u32, AddedKind)>) -> Self {
         // a plain trie first (one node per byte; node 0 is the root)...
         let mut kids: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
         let mut ends: Vec<Option<(u32, AddedKind)>> = vec![None];
         let mut any_pinned = false;
-        for a in vocab.added_tokens() {
+        for (text, id, kind) in tokens {
+            if text.is_empty() {
+                continue; // matches nothing (an empty token would match everywhere)
+            }
             let mut node = 0usize;
-            for &c in a.text.as_bytes() {
+            for &c in text {
                 node = match kids[node].binary_search_by_key(&c, |&(k, _)| k) {
                     Ok(i) => kids[node][i].1 as usize,
                     Err(i) => {
@@ -781,8 +794,8 @@ impl AddedMatcher {
                     }
                 };
             }
-            ends[node] = Some((a.id, a.kind));
-            any_pinned |= a.kind == AddedKind::Pinned;
+            ends[node] = Some((id, kind));
+            any_pinned |= kind == AddedKind::Pinned;
         }
         // ...then each chain of nodes with one child and no token end becomes one node
         let mut m = AddedMatcher {

@@ -16,9 +16,11 @@
 //! created) and afterwards counts only decrease, which is why lazy refresh finds the true
 //! maximum and why one position list per pair is complete.
 
+use crate::encode::AddedMatcher;
 use crate::error::{Error, Result};
 use crate::mem::prefetch;
 use crate::pretokenize::Pretokenizer;
+use crate::vocab::AddedKind;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -28,39 +30,31 @@ use std::io::Read;
 
 pub type Pair = (u32, u32);
 
-/// Text segments of `text` that are not pinned tokens (leftmost-longest cut).
-pub fn cut_pinned<'t>(text: &'t str, pinned: &[String], mut f: impl FnMut(&'t str)) {
-    if pinned.is_empty() {
+/// A matcher of pinned token texts (for [`cut_pinned`]).
+pub fn pinned_matcher(pinned: &[String]) -> AddedMatcher {
+    AddedMatcher::from_tokens(
+        pinned
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (p.as_bytes(), k as u32, AddedKind::Pinned)),
+    )
+}
+
+/// Text segments of `text` that are not pinned tokens (leftmost-longest cut: at the first
+/// place where a pinned token starts, the longest one), found by one walk down the
+/// matcher's trie per position, whatever the number of pinned tokens.
+pub fn cut_pinned<'t>(text: &'t str, pinned: &AddedMatcher, mut f: impl FnMut(&'t str)) {
+    if !pinned.has_pinned() {
         f(text);
         return;
     }
     let bytes = text.as_bytes();
-    // only positions holding a pinned token's first byte are tried
-    let mut starts = [false; 256];
-    for p in pinned {
-        if let Some(&c) = p.as_bytes().first() {
-            starts[c as usize] = true;
-        }
-    }
     let mut pos = 0;
-    let mut i = 0;
-    'outer: while i < bytes.len() {
-        if !starts[bytes[i] as usize] {
-            i += 1;
-            continue;
+    while let Some((s, e, _)) = pinned.find(bytes, pos, &|_, _| true) {
+        if s > pos {
+            f(&text[pos..s]);
         }
-        for p in pinned {
-            // `pinned` is sorted longest first
-            if bytes[i..].starts_with(p.as_bytes()) {
-                if i > pos {
-                    f(&text[pos..i]);
-                }
-                i += p.len();
-                pos = i;
-                continue 'outer;
-            }
-        }
-        i += 1;
+        pos = e;
     }
     if pos < bytes.len() {
         f(&text[pos..]);
@@ -220,7 +214,8 @@ fn last_safe_cut(text: &str, tokens: &[Box<[u8]>]) -> usize {
 /// Counts unique chunks of a corpus.
 pub struct ChunkCounter {
     pretok: Pretokenizer,
-    pinned: Vec<String>,
+    /// the pinned tokens, cut out of the text before it is split
+    matcher: AddedMatcher,
     /// the pinned tokens that could span a safe cut: cuts are kept clear of them
     spanning: Vec<Box<[u8]>>,
     counts: FxHashMap<Box<[u8]>, u64>,
@@ -245,13 +240,12 @@ pub(crate) fn add_counts<K: std::hash::Hash + Eq>(
 }
 
 impl ChunkCounter {
-    pub fn new(pretok: Pretokenizer, mut pinned: Vec<String>) -> Self {
-        pinned.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-        pinned.dedup();
+    pub fn new(pretok: Pretokenizer, pinned: Vec<String>) -> Self {
         let spanning = spanning_tokens(pinned.iter().map(|p| p.as_str()));
+        let matcher = pinned_matcher(&pinned);
         ChunkCounter {
             pretok,
-            pinned,
+            matcher,
             spanning,
             counts: FxHashMap::default(),
             bytes_seen: 0,
@@ -273,7 +267,7 @@ impl ChunkCounter {
 
     fn count_one<'t>(&self, text: &'t str, local: &mut LocalCounts<'t>) -> Result<()> {
         let mut result = Ok(());
-        cut_pinned(text, &self.pinned, |seg| {
+        cut_pinned(text, &self.matcher, |seg| {
             if result.is_ok() {
                 result = self.pretok.for_each_piece(seg, |p| {
                     *local.entry(p).or_insert(0) += 1;
@@ -1118,9 +1112,11 @@ mod tests {
     #[test]
     fn pinned_tokens_are_cut_out() {
         let mut segs = vec![];
-        cut_pinned("a<x>bb<xy>c", &["<xy>".into(), "<x>".into()], |s| {
-            segs.push(s)
-        });
+        cut_pinned(
+            "a<x>bb<xy>c",
+            &pinned_matcher(&["<xy>".into(), "<x>".into()]),
+            |s| segs.push(s),
+        );
         assert_eq!(segs, vec!["a", "bb", "c"]);
     }
 }
