@@ -196,13 +196,18 @@ fn lossy_prefix_bytes(bytes: &[u8], text_len: usize) -> usize {
     i
 }
 
-/// The last safe cut (see [`is_safe_cut`]) in `text`, or 0, that is clear of `tokens`
-/// ([`clear_of_tokens`]) with the text after it reaching [`cut_lookahead`] bytes on (`text` may
-/// go on in the next block).
-fn last_safe_cut(text: &str, tokens: &[Box<[u8]>]) -> usize {
+/// The last safe cut (see [`is_safe_cut`]) in `text` after `lo`, or 0, that is clear of
+/// `tokens` ([`clear_of_tokens`]) with the text after it reaching [`cut_lookahead`] bytes on
+/// (`text` may go on in the next block). A caller that found no cut passes the returned
+/// `searched` next time, with more text: places already decided are not looked at again, so
+/// a long stretch without a cut costs linear time, not a new scan per block.
+fn last_safe_cut(text: &str, tokens: &[Box<[u8]>], lo: usize, searched: &mut usize) -> usize {
     let b = text.as_bytes();
-    let mut i = b.len().saturating_sub(1 + cut_lookahead(tokens));
-    while i > 0 {
+    let top = b.len().saturating_sub(1 + cut_lookahead(tokens));
+    // `top` itself may have been judged without the byte after it: looked at again next time
+    *searched = top.saturating_sub(1);
+    let mut i = top;
+    while i > lo {
         if is_safe_cut(b, i) && clear_of_tokens(b, i, tokens) {
             return i;
         }
@@ -329,6 +334,7 @@ impl ChunkCounter {
         let fast = self.cuts_are_safe();
         let mut buf: Vec<u8> = Vec::new();
         let mut offset: u64 = 0; // stream offset of buf[0]
+        let mut searched = 0; // places of buf below this have no cut
         let mut whole = String::new();
         let io_err = |e: std::io::Error| Error::Io {
             path: name.to_string(),
@@ -375,7 +381,7 @@ impl ChunkCounter {
                 let cut = if eof {
                     text.len()
                 } else {
-                    last_safe_cut(&text, &self.spanning)
+                    last_safe_cut(&text, &self.spanning, searched, &mut searched)
                 };
                 let consumed_bytes = if text.len() == text_len_bytes {
                     cut
@@ -393,9 +399,9 @@ impl ChunkCounter {
                 let rest = buf.split_off(consumed_bytes);
                 offset += consumed_bytes as u64;
                 buf = rest;
-                if !eof && cut == 0 {
-                    // No safe cut in this block: grow the buffer (read more before counting).
-                }
+                if cut > 0 {
+                    searched = 0;
+                } // else no safe cut yet: the buffer grows (read more before counting)
             }
             if eof {
                 break;
@@ -1052,6 +1058,30 @@ mod tests {
             );
             c.add_reader(text.as_bytes(), "t", false, 777).unwrap();
             assert_eq!(c.counts, expected, "{pat}: add_reader");
+        }
+    }
+
+    #[test]
+    fn reader_blocks_without_cuts_then_cuts_at_every_block_edge() {
+        // stretches with no safe cut (several blocks long) between places that are one, read in
+        // blocks of every small size so that a block ends at (and just after) each such place,
+        // and the search of a growing buffer resumes where the last one stopped: the counts
+        // stay those of the whole text
+        let mut text = String::new();
+        for i in 0..300 {
+            text.push_str(&"日本語，".repeat(i % 7));
+            text.push_str(["x.\nb", "ab cd", "New York", "q.\nNew York"][i % 4]);
+        }
+        for (pat, pinned) in [("gpt2", vec![]), ("cl100k", vec!["New York", "k\nN"])] {
+            let expected = whole_counts(&text, pat, &pinned);
+            for block in 1..24 {
+                let mut c = ChunkCounter::new(
+                    Pretokenizer::new(pat).unwrap(),
+                    pinned.iter().map(|p| p.to_string()).collect(),
+                );
+                c.add_reader(text.as_bytes(), "t", false, block).unwrap();
+                assert_eq!(c.counts, expected, "{pat}, blocks of {block}");
+            }
         }
     }
 
