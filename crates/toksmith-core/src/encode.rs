@@ -1023,15 +1023,10 @@ impl Encoder {
 
     /// Whether text may be encoded in parts cut at [`crate::train::is_safe_cut`] places with the
     /// ids of encoding it whole: true for the named patterns' scanners (no piece spans such a
-    /// place), unless an added token that `allowed` lets through (or a pinned one) could span
-    /// one (see [`may_span_a_safe_cut`]).
-    pub fn can_encode_parts(&self, allowed: &Allowed) -> bool {
+    /// place; [`Encoder::encode_parts`] keeps its cuts clear of added tokens that could span
+    /// one, see [`may_span_a_safe_cut`]).
+    pub fn can_encode_parts(&self) -> bool {
         self.pretok.is_fast()
-            && self
-                .vocab
-                .added_tokens()
-                .iter()
-                .all(|a| !may_span_a_safe_cut(&a.text) || !allowed.accepts(a.id, a.kind))
     }
 
     /// Encode text that arrives in parts: `fill` appends the next part to the buffer it is given
@@ -1053,6 +1048,15 @@ impl Encoder {
         fill: &mut dyn FnMut(&mut String) -> bool,
         sink: &mut dyn FnMut(&[u32]),
     ) -> Result<()> {
+        // cuts are kept clear of the added tokens this call produces that could span one
+        let avoid = crate::train::spanning_tokens(
+            self.vocab
+                .added_tokens()
+                .iter()
+                .filter(|a| allowed.accepts(a.id, a.kind))
+                .map(|a| a.text.as_str()),
+        );
+        let lookahead = crate::train::cut_lookahead(&avoid);
         let mut buf = String::new();
         let mut scanned = 0; // no safe cut at or before this offset
         loop {
@@ -1061,9 +1065,11 @@ impl Encoder {
                 return self.encode_blocks(&buf, allowed, sink);
             }
             let b = buf.as_bytes();
-            let cut = (scanned.max(1)..b.len())
-                .rev()
-                .find(|&i| crate::train::is_safe_cut(b, i));
+            // a place near the end may be decided only by what follows it
+            let top = b.len().saturating_sub(lookahead);
+            let cut = (scanned.max(1)..top).rev().find(|&i| {
+                crate::train::is_safe_cut(b, i) && crate::train::clear_of_tokens(b, i, &avoid)
+            });
             match cut {
                 Some(cut) => {
                     self.encode_blocks(&buf[..cut], allowed, sink)?;
@@ -1071,7 +1077,7 @@ impl Encoder {
                     scanned = 0;
                 }
                 None => {
-                    scanned = b.len().saturating_sub(1);
+                    scanned = top.saturating_sub(1);
                     if buf.len() >= PARTS_RESERVE_AT && buf.capacity() < size_hint {
                         let mut room = crate::mem::big_vec::<u8>(size_hint);
                         room.extend_from_slice(buf.as_bytes());
@@ -1298,7 +1304,7 @@ mod tests {
             })
             .collect();
         let whole = enc.encode_ordinary(&text).unwrap();
-        assert!(enc.can_encode_parts(&Allowed::None));
+        assert!(enc.can_encode_parts());
         for step in [1usize, 7, 100, 4096] {
             // feed `step` characters at a time
             let chars: Vec<char> = text.chars().collect();

@@ -659,7 +659,7 @@ impl Bpe {
             text::StrView::Wide { len, .. } if len >= DIRECT_LIST_MIN / 4 => {
                 // at most one id per UTF-8 byte
                 let cap = v.max_utf8_len();
-                if self.enc.can_encode_parts(allowed) {
+                if self.enc.can_encode_parts() {
                     // Convert and encode 64K characters at a time: the UTF-8 copy of the whole
                     // text (fresh memory, so page faults on every 4 KB) is never made.
                     const PART: usize = 1 << 16;
