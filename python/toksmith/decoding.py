@@ -51,8 +51,7 @@ class StreamDecoder:
         """An independent decoder in the same state (the bytes of a split character included):
         pushes to one do not show in the other."""
         new = object.__new__(type(self))
-        new.__dict__.update({k: v for k, v in self.__dict__.items()
-                             if k not in ("_state", "_skipped", "push", "flush")})
+        new.__dict__.update(self.__dict__)  # then the state and its bound methods replaced
         new._bind(self._state.copy(), self._skipped)
         return new
 

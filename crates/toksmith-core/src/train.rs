@@ -89,9 +89,6 @@ pub fn is_safe_cut(b: &[u8], i: usize) -> bool {
 pub fn clear_of_tokens(b: &[u8], i: usize, tokens: &[Box<[u8]>]) -> bool {
     let hi = (i + 2).min(b.len());
     tokens.iter().all(|t| {
-        if t.is_empty() {
-            return true;
-        }
         // occurrences starting at s overlap i-2..i+2 when s + len > i - 2 and s < i + 2
         let first = (i + 1).saturating_sub(t.len() + 2).min(hi);
         (first..hi).all(|s| !b[s..].starts_with(t))
@@ -115,18 +112,10 @@ pub fn spanning_tokens<'a>(added: impl IntoIterator<Item = &'a str>) -> Vec<Box<
 }
 
 /// Cut a long text into parts of about `target` bytes at safe places (see [`is_safe_cut`]),
-/// so one big text is counted on every thread with exactly the counts of the whole.
-pub fn split_for_parallel(text: &str, target: usize) -> Vec<&str> {
-    split_for_parallel_avoiding(text, target, &[])
-}
-
-/// [`split_for_parallel`], cutting only where no occurrence of `tokens` (pinned tokens that
-/// could span a cut: [`spanning_tokens`]) is near the cut ([`clear_of_tokens`]).
-pub fn split_for_parallel_avoiding<'t>(
-    text: &'t str,
-    target: usize,
-    tokens: &[Box<[u8]>],
-) -> Vec<&'t str> {
+/// so one big text is counted on every thread with exactly the counts of the whole; only where
+/// no occurrence of `tokens` (pinned tokens that could span a cut: [`spanning_tokens`]) is near
+/// the cut ([`clear_of_tokens`]).
+pub fn split_for_parallel<'t>(text: &'t str, target: usize, tokens: &[Box<[u8]>]) -> Vec<&'t str> {
     let bytes = text.as_bytes();
     let mut parts = Vec::with_capacity(text.len() / target.max(1) + 1);
     let mut start = 0;
@@ -303,7 +292,7 @@ impl ChunkCounter {
             let t = t.as_ref();
             self.bytes_seen += t.len() as u64;
             if fast && t.len() > (1 << 20) {
-                parts.extend(split_for_parallel_avoiding(t, 1 << 19, &self.spanning));
+                parts.extend(split_for_parallel(t, 1 << 19, &self.spanning));
             } else {
                 parts.push(t);
             }
@@ -992,7 +981,7 @@ mod tests {
             pre.for_each_piece(&text, |p| *whole.entry(p).or_insert(0) += 1)
                 .unwrap();
             let mut parts: FxHashMap<&str, u64> = Default::default();
-            let split = split_for_parallel(&text, 4096);
+            let split = split_for_parallel(&text, 4096, &[]);
             assert!(split.len() > 10);
             for part in split {
                 pre.for_each_piece(part, |p| *parts.entry(p).or_insert(0) += 1)
@@ -1044,7 +1033,7 @@ mod tests {
         for pat in ["gpt2", "cl100k"] {
             let expected = whole_counts(&text, pat, &pinned);
             let tokens = spanning_tokens(pinned.iter().copied());
-            let parts = split_for_parallel_avoiding(&text, 4096, &tokens);
+            let parts = split_for_parallel(&text, 4096, &tokens);
             assert!(parts.len() > 100, "{pat}: the text was not cut");
             let mut c = ChunkCounter::new(
                 Pretokenizer::new(pat).unwrap(),
