@@ -296,7 +296,9 @@ METHOD = """## Method
   of each process with `os.wait4`. Numbers are medians over the runs; timings cover the measured
   call only (not start-up, imports or loading the vocab).
 - One thread: workers run with `RAYON_NUM_THREADS=1`, `RAYON_RS_NUM_CPUS=1`,
-  `TOKENIZERS_PARALLELISM=false`; the *cores* columns (CPU time / wall time) show what each call
+  `TOKENIZERS_PARALLELISM=false`, and pinned to one CPU (`os.sched_setaffinity`, before the
+  library is imported), so a library that sizes its own thread pool from the CPU count (fastokens'
+  BPE pool) runs on one core too; the *cores* columns (CPU time / wall time) show what each call
   really used.
 - Every library returns Python lists of ids (HF tokenizers and fastokens: `Encoding.ids` is read
   inside the timed call). toksmith: `encode_ordinary`, `encode_ordinary_batch`, `decode`,

@@ -42,8 +42,11 @@ from .config import (
     Mode,
 )
 
+#: one-thread sections: thread-count variables for the libraries that read them, and the worker
+#: pinned to one CPU (``benches.worker.pin_one_cpu``) for those that size their own pools from
+#: the CPU count (fastokens' BPE pool ignores ``RAYON_NUM_THREADS`` and used 1.5 cores)
 ONE_THREAD_ENV = {"RAYON_NUM_THREADS": "1", "RAYON_RS_NUM_CPUS": "1", "TOKENIZERS_PARALLELISM": "false",
-                  "OMP_NUM_THREADS": "1"}
+                  "OMP_NUM_THREADS": "1", "TOKSMITH_BENCH_ONE_CPU": "1"}
 MANY_THREADS_ENV = {"TOKENIZERS_PARALLELISM": "true"}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import resource
 import sys
 import time
@@ -245,9 +246,19 @@ TASKS = {"train": task_train, "train_phases": task_train_phases, "encode": task_
          "worst": task_worst, "load": task_load}
 
 
+def pin_one_cpu() -> None:
+    """Pin this process to one CPU, before any library is imported: a library that sizes its
+    thread pool from the CPU count (``std::thread::available_parallelism`` follows the affinity
+    mask) then runs on one core too, as the one-thread sections mean."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     inp, outp = argv
+    if os.environ.get("TOKSMITH_BENCH_ONE_CPU") == "1":
+        pin_one_cpu()
     with open(inp) as f:
         tasks = json.load(f)
     results = []
