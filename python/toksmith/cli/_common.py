@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 import sys
 from typing import Any, BinaryIO, Iterator, Optional, Tuple
 
@@ -76,12 +78,49 @@ def open_output(path: Optional[str]) -> BinaryIO:
     return open(path, "wb")
 
 
+def _regular_file_id(path: Optional[str], std: Any) -> Optional[Tuple[int, int]]:
+    """(device, inode) of the regular file at ``path`` (for None or ``-``: behind the standard
+    stream ``std``), or None when it is no regular file or cannot be told."""
+    try:
+        st = os.fstat(std.fileno()) if path is None or path == "-" else os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no such file; a stream without a descriptor
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def refuse_same_file(input_path: Optional[str], output_path: Optional[str]) -> None:
+    """ValueError when the output is the input file (``-o`` naming it, or stdout redirected onto
+    it): opening the output truncates the input before it is read (or, appending, the command
+    reads what it writes)."""
+    out = _regular_file_id(output_path, sys.stdout)
+    if out is not None and out == _regular_file_id(input_path, sys.stdin):
+        shown = "stdout" if output_path in (None, "-") else repr(output_path)
+        raise ValueError(f"the output ({shown}) is the input file: writing it would destroy the input; "
+                         "pass another output file with -o")
+
+
+def check_output_path(path: Optional[str], flag: str = "-o") -> None:
+    """Fail before any work when ``path`` (a file to be written; None or ``-``: stdout) cannot be
+    written: an empty name, a folder, or a file in a folder that does not exist."""
+    if path is None or path == "-":
+        return
+    if not path:
+        raise FileNotFoundError(f"{flag}: the output file name is empty; give a file name")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{flag} {path!r} is a folder: give a file name")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"{flag} {path!r}: the folder {parent!r} does not exist (create it first)")
+
+
 @contextlib.contextmanager
 def open_io(input_path: Optional[str], output_path: Optional[str]) -> Iterator[Tuple[BinaryIO, BinaryIO]]:
     """(input, output) binary streams for FILE or ``-``; files opened here are closed on exit. A
-    corrupt compressed input is a CorpusDecodeError naming it."""
+    corrupt compressed input is a CorpusDecodeError naming it; an output that is the input file
+    is refused (ValueError) before anything is truncated."""
     from ..corpus import decompression_errors
 
+    refuse_same_file(input_path, output_path)
     with contextlib.ExitStack() as stack:
         if input_path not in (None, "-"):
             stack.enter_context(decompression_errors(input_path))
@@ -104,3 +143,17 @@ def read_blocks(f: BinaryIO, size: int = 4 << 20) -> Iterator[bytes]:
 
 def progress_default() -> bool:
     return sys.stderr.isatty()
+
+
+def read_stdin_utf8() -> str:
+    """stdin as UTF-8 text: bytes that are not UTF-8 are an error naming where they are (the text
+    stream would pass them on as lone surrogates, or fail with a bare codec message)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin.read()
+    data = buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"stdin is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}: {e.reason}); "
+                         f"pass UTF-8 text") from None

@@ -94,4 +94,10 @@ def run(args) -> int:
     elif target == "gpt2" and tok.pattern_name != "gpt2":
         print(f"note: GPT-2 files do not store the pattern ({tok.pattern_name or tok.pattern!r}); give it when "
               "loading them", file=sys.stderr)
+    if target == "gpt2" and tok.pinned_tokens:
+        # vocab.json lists the pinned tokens among the others: loaded back, they are special tokens
+        print(f"note: GPT-2 files do not say which tokens are pinned: give special_tokens="
+              f"{json.dumps(tok.special_tokens, ensure_ascii=False)}, pinned_tokens="
+              f"{json.dumps(tok.pinned_tokens, ensure_ascii=False)} when loading them "
+              "(toksmith.from_gpt2_files), or they load as special tokens", file=sys.stderr)
     return 0

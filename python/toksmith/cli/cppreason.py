@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import add_command_group, add_reading_args
+from ._common import add_command_group, add_reading_args, read_stdin_utf8
 
 
 def register(subparsers: Any) -> None:
@@ -48,9 +48,14 @@ def register(subparsers: Any) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ..presets import cppreason
 
-    tok = cppreason.train(args.files if len(args.files) > 1 else args.files[0], vocab_size=args.vocab_size,
+    # as paths: a list of str that are not all existing files is read as texts by train(), so a
+    # missing file or a quoted glob among several would have trained on the names themselves
+    files = [Path(f) for f in args.files]
+    tok = cppreason.train(files if len(files) > 1 else files[0], vocab_size=args.vocab_size,
                           threads=args.threads, progress=not args.no_progress, errors=args.errors,
                           min_frequency=args.min_frequency)
     tok.save(args.output)
@@ -62,7 +67,7 @@ def _encode(args: argparse.Namespace) -> int:
     from ..presets import cppreason
 
     tok = cppreason.load(args.tokenizer)
-    text = " ".join(args.text) if args.text else sys.stdin.read()
+    text = " ".join(_utf8_arg(a) for a in args.text) if args.text else read_stdin_utf8()
     if args.tokens:
         print(" ".join(repr(t)[1:-1] for t in tok.tokenize(text)))
     else:
@@ -74,10 +79,25 @@ def _decode(args: argparse.Namespace) -> int:
     from ..presets import cppreason
 
     tok = cppreason.load(args.tokenizer)
-    words = args.ids if args.ids else sys.stdin.read().split()
+    words = args.ids if args.ids else read_stdin_utf8().split()
     try:
         ids = [int(w) for w in words]
     except ValueError:
         raise ValueError(f"ids must be integers, e.g. `toksmith cppreason decode -t T.json 20 120 335`; got {words[:5]}") from None
     sys.stdout.write(tok.decode(ids) + "\n")
     return 0
+
+
+def _utf8_arg(arg: str) -> str:
+    """A command-line argument that was valid UTF-8 (Python hands bytes that are not over as
+    lone surrogates, which encoding would turn into U+FFFD without a word)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError as e:
+        try:
+            raw = arg.encode("utf-8", "surrogateescape")[:40]  # the bytes as given
+        except UnicodeEncodeError:  # a surrogate no byte maps to (main() called with such a str)
+            raw = arg.encode("utf-8", "backslashreplace")[:40]
+        raise ValueError(f"the argument {raw!r} is not valid UTF-8 (at character {e.start}); pass UTF-8 text, "
+                         f"or the text on stdin") from None
+    return arg

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 from .. import _core
@@ -28,25 +29,84 @@ def _parse_ints(chunk: bytes, where: str):
     ids = _core.parse_ids(chunk)  # plain digits (what `toksmith encode` writes), natively
     if ids is not None:
         return ids
-    try:
-        return [int(x) for x in chunk.split()]
-    except ValueError:
-        bad = next(x for x in chunk.split() if not x.lstrip(b"-").isdigit())
-        raise ValueError(f"{where}: {bad[:40]!r} is not an integer token id") from None
+    out = []
+    for x in chunk.split():  # word by word, so that the message names the word that is wrong
+        try:
+            out.append(int(x))
+        except ValueError:  # not a number ("--1", "x"), or too many digits for int()
+            raise ValueError(f"{where}: {x[:40]!r}{'...' if len(x) > 40 else ''} is not an integer "
+                             "token id") from None
+    return out
+
+
+#: bytes.split()'s whitespace: an id never spans one of these
+_WHITESPACE = b" \t\n\r\x0b\x0c"
+#: a run without whitespace longer than this holds no token id (ids have at most 10 digits)
+_MAX_WORD = 1 << 20
 
 
 def _text_ids(fin, name):
     carry = b""
     for block in read_blocks(fin, 1 << 20):
-        data = carry + block
-        cut = max(data.rfind(b" "), data.rfind(b"\n"), data.rfind(b"\t"))
+        cut = max(block.rfind(c) for c in _WHITESPACE)  # only the new block is searched: linear
         if cut < 0:
-            carry = data
+            carry += block
+            if len(carry) > _MAX_WORD:  # stop before reading (and copying) a whole binary file
+                raise ValueError(f"{name}: {carry[:40]!r}... is not an integer token id (over 1 MiB "
+                                 "without whitespace)")
             continue
-        carry = data[cut:]
-        yield _parse_ints(data[:cut], name)
+        data, carry = carry + block[:cut], block[cut:]
+        yield _parse_ints(data, name)
     if carry.strip():
         yield _parse_ints(carry, name)
+
+
+def _json_ids(data, where: str):
+    """The token ids of one JSON list (``data``: bytes), checked: ValueError naming ``where``."""
+    try:
+        ids = json.loads(data)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{where}: not valid JSON: {e.msg}") from None
+    except ValueError as e:  # invalid UTF-8, or a number too long for int()
+        raise ValueError(f"{where}: not valid JSON: {e}") from None
+    if not isinstance(ids, list):
+        raise ValueError(f"{where}: expected a JSON list of token ids, not {json.dumps(ids)[:40]}")
+    for x in ids:
+        if type(x) is not int:  # true/false are no ids (bool is an int to Python)
+            raise ValueError(f"{where}: {json.dumps(x)[:40]} is not an integer token id")
+    return ids
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _npy_ids(fin, name: str):
+    """The 1-D integer array of a .npy stream (a pipe is read into memory: NumPy needs to seek)."""
+    try:
+        import numpy as np
+    except ImportError:
+        from ..errors import missing_extra
+
+        raise missing_extra("numpy", "numpy") from None
+    if not fin.seekable():
+        fin = io.BytesIO(fin.read())
+    start = fin.tell()
+    magic = fin.read(len(_NPY_MAGIC))
+    fin.seek(start)
+    if magic != _NPY_MAGIC:  # np.load would try to unpickle it, or read it as .npz
+        raise ValueError(f"{name}: not a .npy file (no NumPy header); ids written as text or JSON "
+                         "are read with --format text or --format json")
+    try:
+        arr = np.load(fin, allow_pickle=False, mmap_mode=None)
+    except EOFError:
+        raise ValueError(f"{name}: the .npy file is truncated") from None
+    except ValueError as e:  # truncated data, an object array...: NumPy's message, with the file's name
+        raise ValueError(f"{name}: {e}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of ids, got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name}: expected an array of integer ids, got dtype {arr.dtype}")
+    return arr
 
 
 def run(args) -> int:
@@ -55,18 +115,16 @@ def run(args) -> int:
     name = "<stdin>" if args.input == "-" else args.input
     fmt = args.format
     if fmt == "auto":
-        fmt = "npy" if name.endswith(".npy") else "json" if name.endswith((".json", ".jsonl")) else "text"
+        from ..corpus import inner_name
+
+        inner = inner_name(name)  # ids.npy.gz: by the extension of the file inside
+        fmt = "npy" if inner.endswith(".npy") else "json" if inner.endswith((".json", ".jsonl")) else "text"
+    if args.lines and fmt == "npy":
+        raise ValueError("--lines does not go with a .npy input (one array: the ids of one text); leave "
+                         "--lines out, or pass --format text or json for a file of lines")
     with open_io(args.input, args.output) as (fin, fout):
         if fmt == "npy":
-            try:
-                import numpy as np
-            except ImportError:
-                from ..errors import missing_extra
-
-                raise missing_extra("numpy", "numpy") from None
-            arr = np.load(fin, allow_pickle=False, mmap_mode=None)
-            if arr.ndim != 1:
-                raise ValueError(f"{name}: expected a 1-D array of ids, got shape {arr.shape}")
+            arr = _npy_ids(fin, name)
             step = 1 << 20
             for i in range(0, len(arr), step):
                 fout.write(tok.decode_bytes(arr[i:i + step].tolist()))
@@ -74,21 +132,12 @@ def run(args) -> int:
             for lineno, line in enumerate(fin, 1):
                 where = f"{name}:{lineno}"
                 if fmt == "json":
-                    try:
-                        ids = json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise ValueError(f"{where}: not valid JSON: {e.msg}") from None
+                    ids = _json_ids(line, where)
                 else:
                     ids = _parse_ints(line, where)
                 fout.write(tok.decode_bytes(ids) + b"\n")
         elif fmt == "json":
-            try:
-                ids = json.load(fin)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{name}: not valid JSON: {e.msg}") from None
-            if not isinstance(ids, list):
-                raise ValueError(f"{name}: expected a JSON list of ids")
-            fout.write(tok.decode_bytes(ids))
+            fout.write(tok.decode_bytes(_json_ids(fin.read(), name)))
         else:
             for ids in _text_ids(fin, name):
                 fout.write(tok.decode_bytes(ids))

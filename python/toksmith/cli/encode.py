@@ -9,6 +9,9 @@ from .. import _core
 from ._common import add_tokenizer_arg, load_tokenizer, refuse_preset_file, open_io
 from ..tokenizer import MAX_THREADS
 
+#: the largest --block-size: each read allocates a buffer of the block size up front
+MAX_BLOCK_SIZE = 1 << 30
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -93,6 +96,8 @@ def run(args) -> int:
         raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
     if args.block_size < 1:
         raise ValueError(f"--block-size must be >= 1, not {args.block_size}")
+    if args.block_size > MAX_BLOCK_SIZE:  # a bigger read was a MemoryError or OverflowError
+        raise ValueError(f"--block-size must be at most {MAX_BLOCK_SIZE} (1 GiB), not {args.block_size}")
     stream = dict(allow_special=args.allow_special, errors=args.errors, name=name, block_size=args.block_size)
     native = _native(tok, args)
     group = 4 * (args.threads or os.cpu_count() or 1)

@@ -20,19 +20,23 @@ The library functions are :func:`bytes_per_token`, :func:`evaluate` and :func:`w
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import re
 import sys
+import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from ..tokenizer import MAX_THREADS
 
 CHUNK_CHARS = 1 << 20
-# a cut just after a lone newline (non-space before it, non-space after it) changes no piece
-# of the GPT-2 / cl100k / nanochat patterns: the newline ends its piece there anyway, and a
-# single trailing "\n" is one piece with or without the text after it (o200k can differ only
-# on punctuation + newline + "/"); so chunked counts equal whole-text counts
-_SAFE_CUT = re.compile(r"(?<=\S)\n(?=\S)")
+# a cut just after a lone newline (non-space before it, non-space other than "/" after it)
+# changes no piece of the named patterns: the newline ends its piece there anyway, and a single
+# trailing "\n" is one piece with or without the text after it (o200k's punctuation piece
+# ` ?[^\s\p{L}\p{N}]+[\r\n/]*` takes a "/" after the newline: ".\n/" is one piece); so chunked
+# counts equal whole-text counts. Custom patterns (and pinned tokens with a newline) give no
+# such guarantee: :func:`count_tokens` does not cut for them.
+_SAFE_CUT = re.compile(r"(?<=\S)\n(?=[^\s/])")
 
 
 def register(subparsers: Any) -> None:
@@ -75,8 +79,9 @@ def _split_named(arg: str, what: str, all_ext: bool) -> Tuple[str, str]:
 
 
 def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
-    """The text of a corpus file (decompressed; invalid UTF-8 replaced), optionally only about
-    its first ``max_bytes`` bytes, cut after a line end."""
+    """The text of a corpus file (decompressed; invalid UTF-8 replaced, with a warning), optionally
+    only about its first ``max_bytes`` bytes, cut after a line end (or, with none, after the
+    last whole character)."""
     if max_bytes is not None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
             raise TypeError(f"max_bytes must be an int or None, not {type(max_bytes).__name__}")
@@ -88,11 +93,20 @@ def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
 
     with decompression_errors(path), open_binary(path) as fh:
         data = fh.read() if max_bytes is None else fh.read(max_bytes)
-        if max_bytes is not None and len(data) == max_bytes:
+        cut_short = max_bytes is not None and len(data) == max_bytes
+        if cut_short:
             cut = data.rfind(b"\n")
             if cut > 0:
                 data = data[: cut + 1]
-    return data.decode("utf-8", "replace")
+    # cut with no line end before it, the data may end inside a character: its first bytes are
+    # left out (not counted as a U+FFFD that is not in the file)
+    final = not cut_short or data.endswith(b"\n")
+    try:
+        return codecs.getincrementaldecoder("utf-8")("strict").decode(data, final)
+    except UnicodeDecodeError as e:
+        warnings.warn(f"{os.fspath(path)} is not valid UTF-8 (byte {e.start}): invalid bytes are counted as "
+                      "U+FFFD (3 bytes each)", stacklevel=2)
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final)
 
 
 def _chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
@@ -113,11 +127,16 @@ def _chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
 
 def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk_chars: int = CHUNK_CHARS) -> int:
     """Number of tokens of ``text`` encoded as plain text (in parallel, in chunks of about
-    ``chunk_chars`` characters cut where the split pattern would cut anyway)."""
+    ``chunk_chars`` characters cut where the split pattern would cut anyway; for a custom
+    pattern, or pinned tokens that hold a newline, the whole text at once)."""
     if isinstance(chunk_chars, bool) or not isinstance(chunk_chars, int):
         raise TypeError(f"chunk_chars must be an int, not {type(chunk_chars).__name__}")
     if chunk_chars < 1:
         raise ValueError(f"chunk_chars must be >= 1, not {chunk_chars}")
+    from ..streaming import can_stream
+
+    if not can_stream(tokenizer) or any("\n" in t for t in getattr(tokenizer, "pinned_tokens", {})):
+        chunk_chars = max(chunk_chars, len(text))  # a custom pattern's pieces may span a cut: whole
     total = 0
     group: List[str] = []
     for chunk in _chunks(text, chunk_chars):
@@ -215,11 +234,48 @@ def _format_table(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
     return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in body])
 
 
+class _CppReasonCounter:
+    """A CppReason tokenizer with the ``encode_ordinary_batch(texts, threads=)`` that
+    :func:`count_tokens` calls."""
+
+    def __init__(self, tok: Any) -> None:
+        self.tok = tok
+
+    def encode_ordinary_batch(self, texts: Sequence[str], threads: Optional[int] = None) -> List[List[int]]:
+        return self.tok.encode_ordinary_batch(texts, num_threads=threads)
+
+
+def _counted(tok: Any) -> Any:
+    """What to count the tokens of a loaded file with: for a CppReason file the CppReason
+    tokenizer (its fixed whole-word ids come before the file's BPE, which alone gives other
+    counts), else the tokenizer itself."""
+    if getattr(tok, "metadata", {}).get("preset") == "cppreason":
+        from ..presets.cppreason import CppTokenizer
+
+        return _CppReasonCounter(CppTokenizer(tok))
+    return tok
+
+
+def _check_chart_path(path: str) -> None:
+    """Fail before the work when ``--chart`` cannot be written: no matplotlib, a missing folder,
+    or a name without an image extension matplotlib writes (it would add ``.png`` to it)."""
+    from ._common import check_output_path
+
+    _matplotlib()
+    check_output_path(path, "--chart")
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    ext = os.path.splitext(path)[1][1:].lower()
+    if ext not in formats:
+        raise ValueError(f"--chart {path!r}: give a file name ending in .png (or {', '.join('.' + f for f in sorted(formats) if f != 'png')})")
+
+
 def _run(args: argparse.Namespace) -> int:
     from ..formats import load_any
 
     if args.chart:
-        _matplotlib()  # fail before the work when matplotlib is missing
+        _check_chart_path(args.chart)  # fail before the work when the chart cannot be written
     if args.max_bytes is not None and args.max_bytes < 1:
         raise ValueError(f"--max-bytes must be >= 1, not {args.max_bytes}")
     if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
@@ -230,7 +286,7 @@ def _run(args: argparse.Namespace) -> int:
         base, k = name, 2
         while name in tokenizers:
             name, k = f"{base}#{k}", k + 1
-        tokenizers[name] = load_any(path)
+        tokenizers[name] = _counted(load_any(path))
     corpora: Dict[str, str] = {}
     for arg in args.corpus:
         name, path = _split_named(arg, "--corpus", all_ext=True)

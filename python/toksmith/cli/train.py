@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
-from ._common import progress_default
+from ._common import check_output_path, progress_default
 
 
 def register(sub) -> None:
@@ -46,12 +47,19 @@ def run(args) -> int:
     from ..corpus import default_corpus
     from ..presets import get_preset
 
+    # before the training, which may take long: an output that cannot be written, or a corpus file
+    # that it would overwrite
+    check_output_path(args.output)
+    for path in args.paths:
+        if os.path.isfile(path) and os.path.isfile(args.output) and os.path.samefile(path, args.output):
+            raise ValueError(f"-o {args.output!r} is the corpus file {path!r}: writing the tokenizer would "
+                             "replace it; pass another output file")
     pattern, vocab_size, specials = "cl100k", 8192, list(args.special)
-    if args.preset:
+    if args.preset is not None:  # not `if args.preset`: an empty --preset/--pattern is an error, not the default
         preset = get_preset(args.preset)
         pattern, vocab_size = preset.pattern, preset.vocab_size
         specials = preset.special_token_spec(specials)
-    if args.pattern:
+    if args.pattern is not None:
         pattern = args.pattern
     if args.vocab_size is not None:
         vocab_size = args.vocab_size

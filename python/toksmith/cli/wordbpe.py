@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import add_command_group, add_reading_args
+from ._common import add_command_group, add_reading_args, read_stdin_utf8
 
 
 def register(subparsers: Any) -> None:
@@ -80,10 +80,21 @@ def _encode(args: argparse.Namespace) -> int:
     from ..presets import wordbpe
 
     tok = wordbpe.load(args.tokenizer)
-    text = " ".join(args.text) if args.text else sys.stdin.read()
+    text = _join_args(args.text) if args.text else read_stdin_utf8()
     ids = tok.encode(text)
     if args.tokens:
         print(" ".join(tok.tokens[i] for i in ids))
     else:
         print(" ".join(map(str, ids)))
     return 0
+
+
+def _join_args(words: Any) -> str:
+    """The TEXT arguments joined by spaces; bytes that are not UTF-8 (which Python hands on as
+    lone surrogates) are an error."""
+    text = " ".join(words)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("the TEXT arguments are not valid UTF-8: pass UTF-8 text, or pipe it to stdin") from None
+    return text

@@ -40,7 +40,8 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
-from ..tokenizer import MAX_THREADS, Tokenizer
+from .._core import CorpusDecodeError
+from ..tokenizer import MAX_THREADS, Tokenizer, _fix_surrogates
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -294,7 +295,10 @@ class CppTokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
-        return self._fixed.words(text)
+        try:
+            return self._fixed.words(text)
+        except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode() reads them
+            return self._fixed.words(_fix_surrogates(text))
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = False, line_start: bool = True) -> List[int]:
         """The ids of ``text``: fixed ids for fixed words, learned BPE for the others; spaces and
@@ -302,7 +306,8 @@ class CppTokenizer:
         A ``+``/``-`` is a diff marker only in the first column: right after a ``\n``, or at
         position 0 of ``text`` (not after leading spaces). ``line_start=False``: ``text`` goes
         on a line (its first word is not at the start of one, so a leading ``+``/``-`` is not
-        a diff marker).
+        a diff marker). Lone surrogates are replaced with U+FFFD (as
+        :meth:`toksmith.Tokenizer.encode` does).
 
         >>> tok = train(["x = a->b;"] * 5, vocab_size=1858)  # 2 merges: they spell the word mark
         >>> tok.tokenize("x = a->b;")
@@ -315,7 +320,10 @@ class CppTokenizer:
         for flag, value in (("bos", bos), ("eos", eos), ("line_start", line_start)):
             if not isinstance(value, bool):
                 raise TypeError(f"{flag} must be True or False, not {value!r}")
-        ids = self._fixed.encode(self.tokenizer._core, text, line_start)
+        try:
+            ids = self._fixed.encode(self.tokenizer._core, text, line_start)
+        except UnicodeEncodeError:  # lone surrogates cannot be UTF-8
+            ids = self._fixed.encode(self.tokenizer._core, _fix_surrogates(text), line_start)
         if bos:
             ids.insert(0, 2)
         if eos:
@@ -326,11 +334,18 @@ class CppTokenizer:
         """:meth:`encode` of each text, in parallel (all cores unless ``num_threads``)."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of str, not a single str; wrap it in a list")
+        if isinstance(texts, (bytes, bytearray, memoryview)):
+            raise TypeError(f"texts must be a list of str, not {type(texts).__name__}; decode it to str and "
+                            "wrap it in a list")
         texts = list(texts)
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"text must be str, not {type(t).__name__}")
-        return self._fixed.encode_batch(self.tokenizer._core, texts, _thread_count(num_threads, "num_threads"))
+        n = _thread_count(num_threads, "num_threads")
+        try:
+            return self._fixed.encode_batch(self.tokenizer._core, texts, n)
+        except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode() reads them
+            return self._fixed.encode_batch(self.tokenizer._core, [_fix_surrogates(t) for t in texts], n)
 
     def encode_fim(self, prefix: str, suffix: str, middle: Optional[str] = None) -> List[int]:
         """Fill-in-the-middle, prefix-suffix-middle order: ``<FIM_PREFIX> prefix <FIM_SUFFIX>
@@ -348,14 +363,26 @@ class CppTokenizer:
         def starts_line(before: str) -> bool:
             return before == "" or before.endswith("\n")
 
+        def part(text: str, before: str) -> List[int]:
+            if starts_line(before):
+                return self.encode(text)
+            if text[:3] in ("---", "+++"):
+                # the scanner takes `---`/`+++` at the start of the text for a diff header even
+                # with line_start=False; a space in front (dropped, as every space is) puts
+                # them in mid-line, where they stand in prefix + middle + suffix
+                text = " " + text
+            return self.encode(text, line_start=False)
+
         before_suffix = prefix + (middle or "")
-        out = [4] + self.encode(prefix) + [6] + self.encode(suffix, line_start=starts_line(before_suffix)) + [5]
+        out = [4] + self.encode(prefix) + [6] + part(suffix, before_suffix) + [5]
         if middle is not None:
-            out += self.encode(middle, line_start=starts_line(prefix)) + [3]
+            out += part(middle, prefix) + [3]
         return out
 
     def encode_diff(self, diff: str, message: Optional[str] = None) -> List[int]:
         """A unified diff framed as ``<DIFF_START> [// COMMIT: message \\n] diff <DIFF_END>``."""
+        if not isinstance(diff, str):
+            raise TypeError(f"diff must be str, not {type(diff).__name__}")
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message must be str or None, not {type(message).__name__}")
         head = f"// COMMIT: {message}\n" if message else ""
@@ -368,7 +395,14 @@ class CppTokenizer:
         ``@@`` and before ``@@``; newlines as they are). Control and reserved tokens are left
         out. Native: :data:`WORD_MARK` starts a learned word, whose tokens run until the next
         mark or fixed token (the mark may be split over tokens)."""
-        ids = list(ids)
+        if isinstance(ids, (str, bytes, bytearray, memoryview)):
+            # bytes would iterate as small ints and decode as ids without a word
+            raise TypeError(f"ids must be a sequence of int token ids, not {type(ids).__name__}")
+        try:
+            ids = list(ids)
+        except TypeError:
+            raise TypeError(f"ids must be a sequence of int token ids (a list, tuple or numpy array), "
+                            f"not {type(ids).__name__}") from None
         try:
             if any(type(i) is bool for i in ids):
                 raise TypeError
@@ -412,6 +446,9 @@ def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optiona
     trainer.
 
     ``paths_or_texts``: a file, folder (recursed), glob, list of those, or an iterable of str.
+    A list of str is a list of paths when each names an existing file or folder or is a glob
+    that matches a file; texts otherwise. ``errors="strict"`` raises on invalid UTF-8 in a file
+    (or a lone surrogate in a text), ``"replace"`` reads it as U+FFFD.
     ``min_frequency=2`` (the seed's trainer setting): a pair seen once is not merged.
     """
     from ..errors import VocabError
@@ -454,13 +491,32 @@ def _as_id(i: Any) -> int:
     return i.__index__()
 
 
+def _names_globs(source: Any) -> bool:
+    """A list or tuple of paths in which some str are globs, each matching a file (the shared
+    :func:`~toksmith.presets._sources.is_path_source` takes only existing paths in a list, so a
+    list with a glob in it was read as texts: the glob itself trained on)."""
+    import glob
+
+    if not isinstance(source, (list, tuple)) or not source:
+        return False
+    for p in source:
+        if isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)):
+            continue
+        # a C++ text may hold `*`, `?` or `[` too: a glob only if it looks like a path and
+        # matches a file
+        if not (isinstance(p, str) and len(p) <= 4096 and "\n" not in p and any(c in p for c in "*?[")
+                and any(os.path.isfile(m) for m in glob.iglob(p, recursive=True))):
+            return False
+    return True
+
+
 def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:
     """Texts from files (read in blocks of whole lines) or from an iterable of str."""
     from ..corpus import iter_line_blocks
     from ._sources import check_source, is_path_source, iter_source_texts, source_files
 
     check_source(paths_or_texts, errors)
-    if is_path_source(paths_or_texts):
+    if is_path_source(paths_or_texts) or _names_globs(paths_or_texts):
         for f in source_files(paths_or_texts):
             yield from iter_line_blocks(f, errors)
     else:
@@ -475,13 +531,31 @@ def _learned_counts(paths_or_texts: Any, *, threads: Optional[int] = None, error
     counter = _core.ChunkCounter(INNER_PATTERN)
     batch: List[str] = []
     n = 0 if threads is None else threads
+
+    def count(batch: List[str]) -> None:
+        try:
+            counter.add_counts(encoder.count_learned(batch, INNER_PATTERN, n))
+        except UnicodeEncodeError:
+            # a lone surrogate (text decoded with errors="surrogateescape"): UTF-8 cannot hold
+            # it, so it is invalid UTF-8 as `errors` means it for files
+            if errors != "replace":
+                for t in batch:
+                    try:
+                        t.encode("utf-8")
+                    except UnicodeEncodeError as e:
+                        raise CorpusDecodeError(
+                            f"a training text holds a lone surrogate (U+{ord(t[e.start]):04X} at index {e.start}) "
+                            "that UTF-8 cannot encode; pass errors=\"replace\" to train on it as U+FFFD (as "
+                            "encode() reads it)") from None
+            counter.add_counts(encoder.count_learned([_fix_surrogates(t) for t in batch], INNER_PATTERN, n))
+
     for t in _texts(paths_or_texts, errors):
         batch.append(t)
         if len(batch) >= 64:
-            counter.add_counts(encoder.count_learned(batch, INNER_PATTERN, n))
+            count(batch)
             batch.clear()
     if batch:
-        counter.add_counts(encoder.count_learned(batch, INNER_PATTERN, n))
+        count(batch)
     return dict(counter.counts())
 
 

@@ -49,8 +49,13 @@ def splitmix64(x: int) -> int:
 
 def token_seed(text: str, seed: int = 0) -> int:
     """The seed of a token's vector: SplitMix64 of the FNV-1a hash of its UTF-8, xor ``seed``."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"the token {text!r} holds a lone surrogate (U+{ord(text[e.start]):04X}) that UTF-8 "
+                         f"cannot encode; pass tokens of valid text") from None
     h = _FNV_OFFSET
-    for b in text.encode("utf-8"):
+    for b in data:
         h = ((h ^ b) * _FNV_PRIME) & MASK64
     return splitmix64(h ^ (seed & MASK64))
 
@@ -105,6 +110,46 @@ def _need(module: str, extra: str) -> Any:
         ) from None
 
 
+#: what to install for each GPU backend (cupy's wheels are named after the CUDA version)
+GPU_PACKAGES = {"cupy": "cupy-cuda12x (or the cupy wheel for your CUDA version, e.g. cupy-cuda11x)",
+                "torch": "torch"}
+
+
+def gpu_backend(backend: str, device: Any = None) -> Any:
+    """The module of the ``"cupy"`` or ``"torch"`` backend, checked to have a device to run on:
+    ImportError naming the package to install when it is missing; ValueError saying what to pass
+    instead when cupy finds no CUDA GPU, or ``device`` is no torch device or a CUDA device torch
+    cannot use (``device=None`` is CUDA when available, else the CPU)."""
+    if backend not in GPU_PACKAGES:
+        raise ValueError(f"backend must be one of {tuple(GPU_PACKAGES)}, not {backend!r}")
+    module = _need(backend, GPU_PACKAGES[backend])
+    if backend == "cupy":
+        try:
+            n, why = module.cuda.runtime.getDeviceCount(), "0 devices"
+        except Exception as e:  # cupy's CUDARuntimeError: no driver, no device
+            n, why = 0, f"{type(e).__name__}: {e}"
+        if n < 1:
+            raise ValueError(f"backend='cupy' needs a CUDA GPU, but cupy finds no CUDA GPU ({why}): pass "
+                             f"backend='cpu' or 'numpy' (the same numbers)")
+        return module
+    if device is None:
+        return module
+    try:
+        dev = module.device(device)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise ValueError(f"device must be a torch device such as 'cuda', 'cuda:0' or 'cpu', not {device!r} "
+                         f"({e})") from None
+    if dev.type == "cuda":
+        if not module.cuda.is_available():
+            raise ValueError(f"device={device!r}, but torch finds no CUDA GPU (torch.cuda.is_available() is "
+                             f"False): pass device='cpu', or backend='cpu' (the same numbers)")
+        count = module.cuda.device_count()
+        if dev.index is not None and not 0 <= dev.index < count:
+            raise ValueError(f"device={device!r}, but torch sees {count} CUDA device(s): pass 'cuda:0'"
+                             f"{f' .. cuda:{count - 1}' if count > 1 else ''}")
+    return module
+
+
 def embed_numpy(tokens: Sequence[str], dim: int, seed: int = 0, xp: Any = None) -> Any:
     """The embeddings as a float32 array of shape (len(tokens), dim), computed with ``xp``
     (numpy, or cupy for the GPU: the result then stays on the device)."""
@@ -135,7 +180,7 @@ def embed_torch(tokens: Sequence[str], dim: int, seed: int = 0, device: Any = No
     Torch has no unsigned 64-bit arithmetic, so the hash runs on int64 (wrapping multiply and
     add are the same bits) with logical right shifts made by masking."""
     check_args(dim, seed, "torch", len(tokens))
-    torch = _need("torch", "torch")
+    torch = gpu_backend("torch", device)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -158,5 +203,5 @@ def embed_torch(tokens: Sequence[str], dim: int, seed: int = 0, device: Any = No
     return out
 
 
-__all__ = ["BACKENDS", "MAX_FLOATS", "check_args", "check_dim", "splitmix64", "token_seed", "embed_reference",
-           "embed_numpy", "embed_torch"]
+__all__ = ["BACKENDS", "MAX_FLOATS", "GPU_PACKAGES", "check_args", "check_dim", "splitmix64", "token_seed",
+           "embed_reference", "embed_numpy", "embed_torch", "gpu_backend"]

@@ -37,8 +37,10 @@ character decodes as ``<unk>`` in its place inside its word.
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -103,6 +105,8 @@ class WordTokenizer:
                 raise TypeError(f"token {i} must be a non-empty str, not {type(t).__name__} ({t!r})")
             if not t:
                 raise ValueError(f"token {i} is empty: every token must be a non-empty str")
+            if not t.isascii():
+                _check_utf8(t, f"token {i}")
             if t in index:
                 raise ValueError(f"token {t!r} is in the vocabulary twice (ids {index[t]} and {i})")
             index[t] = i
@@ -122,6 +126,7 @@ class WordTokenizer:
             pairs.append(m)  # type: ignore[arg-type]
         if not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str (a regular expression), not {type(pattern).__name__}")
+        _check_utf8(pattern, "pattern")
         _check_bool("lowercase", lowercase)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError(f"metadata must be a dict or None, not {type(metadata).__name__}")
@@ -167,8 +172,7 @@ class WordTokenizer:
         return self._index.get(token)
 
     def id_to_token(self, id: int) -> str:
-        self._check_id(id)
-        return self.tokens[id]
+        return self.tokens[self._check_id(id)]
 
     def vocab_by_length(self) -> List[str]:
         """The learned tokens longest first (the order the seed's greedy matcher scans; ties
@@ -180,17 +184,24 @@ class WordTokenizer:
 
         return [t for t, i in sorted(learned, key=lambda p: (-length(p[0]), p[1]))]
 
-    def _check_id(self, id: Any) -> None:
-        if not isinstance(id, int) or isinstance(id, bool):
+    def _check_id(self, id: Any) -> int:
+        """``id`` as a Python int: an int or a numpy integer (ids often come back as numpy
+        arrays, and the byte-level tokenizer takes them too) in range; bools are refused."""
+        if not isinstance(id, numbers.Integral) or isinstance(id, bool):
             raise TypeError(f"token ids must be int, not {type(id).__name__}")
+        id = int(id)
         if not 0 <= id < len(self.tokens):
             raise ValueError(f"token id {id} is out of range: valid ids are 0..{len(self.tokens) - 1}")
+        return id
 
     # ---- encoding ----
     def words(self, text: str) -> List[str]:
         """The words of ``text`` as the tokenizer sees them (split, lower-cased)."""
         _check_text(text)
-        return self._enc.words(text)
+        try:
+            return self._enc.words(text)
+        except UnicodeEncodeError as e:
+            raise _surrogate_error("text", e) from None
 
     def normalize(self, text: str) -> str:
         """What ``decode(encode(text))`` gives when every character is known: the words joined
@@ -205,7 +216,10 @@ class WordTokenizer:
         ['hello</w>', '<unk>', '</w>', 'hel', 'p', 'e', '<unk>', '</w>', '!</w>']
         """
         _check_text(text)
-        return self._enc.encode(text)
+        try:
+            return self._enc.encode(text)
+        except UnicodeEncodeError as e:
+            raise _surrogate_error("text", e) from None
 
     def encode_batch(self, texts: Sequence[str], threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode` of each text, in parallel (all cores unless ``threads``)."""
@@ -214,14 +228,20 @@ class WordTokenizer:
         texts = list(texts)
         for t in texts:
             _check_text(t)
-        return self._enc.encode_batch(texts, _threads(threads))
+        try:
+            return self._enc.encode_batch(texts, _threads(threads))
+        except UnicodeEncodeError as e:
+            raise _surrogate_error("a text of the batch", e) from None
 
     def encode_word(self, word: str) -> List[int]:
         """The ids of one word, as is (not split; lower-cased if the tokenizer lower-cases)."""
         _check_text(word)
         if not word:
             return []
-        return self._enc.encode_word(word)
+        try:
+            return self._enc.encode_word(word)
+        except UnicodeEncodeError as e:
+            raise _surrogate_error("word", e) from None
 
     def tokenize(self, text: str) -> List[str]:
         """The token texts of ``text`` (the seed's ``splitSentence``)."""
@@ -241,8 +261,7 @@ class WordTokenizer:
         """
         ids = list(ids)
         if not set(map(type, ids)) <= {int} or (ids and (min(ids) < 0 or max(ids) >= len(self.tokens))):
-            for i in ids:
-                self._check_id(i)
+            ids = [self._check_id(i) for i in ids]  # numpy integers become ints here
         if self._spaced is not None:
             spaced = self._spaced
             return " ".join("".join([spaced[i] for i in ids]).split())
@@ -294,11 +313,13 @@ class WordTokenizer:
         _threads(threads)
         if backend == "cpu":
             np = _emb._need("numpy", "toksmith[numpy]")
-            return np.frombuffer(self._embedding_bytes(dim, seed, threads), dtype="<f4").reshape(len(self.tokens), dim)
+            # over a bytearray, not the bytes: a writable array, as the other backends give
+            return np.frombuffer(bytearray(self._embedding_bytes(dim, seed, threads)),
+                                 dtype="<f4").reshape(len(self.tokens), dim)
         if backend == "numpy":
             return _emb.embed_numpy(self.tokens, dim, seed)
         if backend == "cupy":
-            return _emb.embed_numpy(self.tokens, dim, seed, xp=_emb._need("cupy", "cupy"))
+            return _emb.embed_numpy(self.tokens, dim, seed, xp=_emb.gpu_backend("cupy"))
         return _emb.embed_torch(self.tokens, dim, seed, device=device)
 
     def _embedding_bytes(self, dim: int, seed: int, threads: Optional[int]) -> bytes:
@@ -313,15 +334,24 @@ class WordTokenizer:
             "pattern": self.pattern,
             "lowercase": self.lowercase,
             "special_tokens": list(self.special_tokens),
-            "tokens": self.tokens,
+            # copies: changing the description must not change the tokenizer (its native
+            # encoder was built from these lists)
+            "tokens": list(self.tokens),
             "merges": [list(m) for m in self.merges],
-            "metadata": self.metadata,
+            "metadata": copy.deepcopy(self.metadata),
         }
 
     def save(self, path: PathLike) -> None:
         """Write the tokenizer as JSON (read back by :meth:`load`)."""
+        # the whole text first: metadata JSON cannot hold must not leave a truncated file where
+        # a good one was
+        try:
+            data = json.dumps(self.to_dict(), ensure_ascii=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"the tokenizer's metadata must hold only JSON values (str, int, float, bool, None, "
+                            f"lists, dicts with str keys): {e}") from None
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, ensure_ascii=False)
+            f.write(data)
 
     @classmethod
     def load(cls, path: PathLike) -> "WordTokenizer":
@@ -331,8 +361,21 @@ class WordTokenizer:
                 d = json.load(f)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{os.fspath(path)} is not a JSON file: {e}") from None
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{os.fspath(path)} is not a JSON file: not UTF-8 text ({e.reason} at byte "
+                                 f"{e.start})") from None
+            except (ValueError, RecursionError) as e:
+                # arrays nested thousands deep, numbers of thousands of digits: no file save writes
+                raise ValueError(f"{os.fspath(path)} is not a valid {FORMAT} file: {type(e).__name__}: "
+                                 f"{str(e)[:200]}") from None
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"{os.fspath(path)} is not a {FORMAT} file (save one with WordTokenizer.save)")
+        if "version" not in d:
+            raise ValueError(f"{os.fspath(path)} lacks the member 'version' (save it again with WordTokenizer.save)")
+        version = d["version"]
+        if type(version) is not int or version != 1:
+            raise ValueError(f"{os.fspath(path)} is a {FORMAT} file of version {version!r}: this toksmith reads "
+                             f"version 1 (save it again with this version's WordTokenizer.save)")
         try:
             return cls.from_dict(d)
         except KeyError as e:
@@ -361,6 +404,23 @@ _INSIDE, _ENDS, _ALONE = "inside", "ends", "alone"
 def _check_text(text: Any, name: str = "text") -> None:
     if not isinstance(text, str):
         raise TypeError(f"{name} must be str, not {type(text).__name__}")
+
+
+def _surrogate_error(what: str, e: UnicodeEncodeError) -> ValueError:
+    """The ValueError for a str UTF-8 cannot encode (the core takes UTF-8): a lone surrogate,
+    as ``errors="surrogateescape"`` leaves for undecodable bytes."""
+    bad = e.object[e.start] if isinstance(e.object, str) and e.start < len(e.object) else "\ud800"
+    return ValueError(f"{what} holds a lone surrogate (U+{ord(bad):04X}) that UTF-8 cannot encode; pass text "
+                      f"decoded with errors='strict' or 'replace' (not 'surrogateescape')")
+
+
+def _check_utf8(text: str, what: str) -> None:
+    """``text`` (a str) must be encodable as UTF-8: ValueError for a lone surrogate."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(what, e) from None
 
 
 def _check_int(name: str, value: Any, lo: int, hi: int, what: str) -> int:
@@ -425,6 +485,8 @@ def _count_items(counts: Any) -> List[Tuple[str, int]]:
     for w, n in items:
         if not isinstance(w, str):
             raise TypeError(f"words must be str, not {type(w).__name__}")
+        if not w.isascii():
+            _check_utf8(w, f"the word {w[:50]!r}")
         if not isinstance(n, int) or isinstance(n, bool):
             raise TypeError(f"the count of {w!r} must be an int, not {type(n).__name__} ({n!r})")
         if n < 0:
@@ -467,6 +529,7 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
     n_threads = _threads(threads)
     _check_bool("lowercase", lowercase)
     _check_text(pattern, "pattern")
+    _check_utf8(pattern, "pattern")
     exts = check_extensions(extensions)
     counter = _core.ChunkCounter(pattern)
     batch: List[str] = []
@@ -479,7 +542,10 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
 
     def flush() -> None:
         if batch:
-            counter.add_texts(batch, n_threads)
+            try:
+                counter.add_texts(batch, n_threads)
+            except UnicodeEncodeError as e:
+                raise _surrogate_error("a text", e) from None
             batch.clear()
 
     if is_path_source(paths_or_texts):
@@ -537,6 +603,7 @@ def _check_training_args(num_merges: Any, min_frequency: Any, special_tokens: An
     if UNK not in specials:
         specials.insert(0, UNK)
     _check_text(pattern, "pattern")
+    _check_utf8(pattern, "pattern")
     _check_bool("lowercase", lowercase)
     _threads(threads)
     return specials
@@ -550,6 +617,13 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
     candidates = [(w, n) for w, n in items if len(w) > 1]
     if not items:
         raise _core.EmptyCorpusError("the training corpus has no words: pass at least one non-empty text")
+    # a token's text ends in </w> when it ends its word: a word holding that text itself would
+    # make tokens whose text says "end of word" where the word goes on
+    marked = next((w for w, _ in candidates if END_OF_WORD in w), None)
+    if marked is not None:
+        raise ValueError(f"the word {marked!r} holds the end-of-word marker {END_OF_WORD!r}, which no token text "
+                         f"can tell from the end of a word: use a pattern that cuts '<', '/' and '>' off "
+                         f"(as WORD_PATTERN does), or leave such words out")
     alphabet, merges = "", []
     if candidates:
         # each merge joins two symbols of at least one word: a word of k characters (k + 1
@@ -576,6 +650,7 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
         alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency,
                                              on_progress if bar is not None else None, _threads(threads))
         if bar is not None:
+            on_progress(len(merges), num_merges_run)  # the last report, also when training stopped early
             bar.close()
     symbols = list(alphabet) + [END_OF_WORD]
     pairs: List[Tuple[str, str]] = []
@@ -585,7 +660,12 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
             symbols.append(symbols[a] + symbols[b])
     tokens: List[str] = list(specials)
     seen = set(tokens)
+    reserved = set(specials)
     for t in [w + END_OF_WORD for w in atomic] + (symbols if candidates else []):
+        if t in reserved:
+            # a special token is never matched in text: the learned token would be lost
+            raise ValueError(f"the special token {t!r} is also a token the corpus gives: pass special tokens "
+                             f"that no word can make, such as '<pad>' or '<s>'")
         if t not in seen:
             seen.add(t)
             tokens.append(t)
@@ -682,12 +762,15 @@ def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM
     check_extensions(extensions)
     if sample is not None:
         _check_text(sample, "sample")
+        _check_utf8(sample, "sample")
     base = Path(out_dir)  # TypeError unless a path
     if base.exists() and not base.is_dir():
         raise NotADirectoryError(f"out_dir {os.fspath(out_dir)!r} is a file, not a folder: pass a folder "
                                  f"(created if missing)")
-    if backend in ("numpy", "cupy", "torch"):
-        _emb._need(backend, {"numpy": "toksmith[numpy]"}.get(backend, backend))
+    if backend == "numpy":
+        _emb._need("numpy", "toksmith[numpy]")
+    elif backend in ("cupy", "torch"):
+        _emb.gpu_backend(backend, device)  # installed, and a device to run on
 
     counts = count_words(paths_or_texts, lowercase=lowercase, extensions=extensions, threads=threads,
                          progress=progress, errors=errors)
