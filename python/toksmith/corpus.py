@@ -171,7 +171,27 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
             value = obj[text_field]
             if not isinstance(value, str):
                 raise ValueError(f"{path}:{lineno}: field {text_field!r} is {type(value).__name__}, not a string")
+            if "\\u" in line:  # only a \uD800-style escape can give a lone surrogate
+                value = _surrogates_checked(value, errors, f"{path}:{lineno}: field {text_field!r}")
             yield value
+
+
+def _surrogates_checked(value: str, errors: str, where: str) -> str:
+    """``value`` if it has a UTF-8 form; a lone surrogate (a JSON ``\\uD800`` escape) raises
+    :class:`toksmith.CorpusDecodeError`, or is replaced with U+FFFD if ``errors="replace"``."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError as e:
+        if errors == "replace":
+            from .tokenizer import _fix_surrogates
+
+            return _fix_surrogates(value)
+        from ._core import CorpusDecodeError
+
+        raise CorpusDecodeError(
+            f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}, from a "
+            f"\\u escape) that UTF-8 cannot encode; pass errors=\"replace\" to read it as U+FFFD") from None
 
 
 def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -> Iterator[str]:

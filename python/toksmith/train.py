@@ -141,6 +141,7 @@ class _Trainer:
         pinned_all = self.layout.pinned_free + list(self.layout.pinned_fixed)
         self.counter = _core.ChunkCounter(self.regex, pinned_all)
         self.sources: List[str] = []
+        self.texts_seen = 0  # texts given to add_texts so far (for error messages)
         self.bar = _progress_bar(progress, desc="counting", unit="B", unit_scale=True, unit_divisor=1024)
 
     def _tick(self, n: int) -> None:
@@ -148,9 +149,32 @@ class _Trainer:
             self.bar.set_postfix(unique_chunks=self.counter.stats()["unique"], refresh=False)
             self.bar.update(n)
 
-    def add_texts(self, texts: List[str]) -> None:
-        self.counter.add_texts(texts, self.threads)
+    def add_texts(self, texts: List[str], errors: str = "strict") -> None:
+        try:
+            self.counter.add_texts(texts, self.threads)
+        except UnicodeEncodeError:
+            # A lone surrogate (from a surrogateescape'd file name or a bad JSON escape) has no
+            # UTF-8 form. Name the text and character, or read it as U+FFFD as encode() does.
+            if errors != "replace":
+                self._surrogate_error(texts)
+            from .tokenizer import _fix_surrogates
+
+            self.counter.add_texts([_fix_surrogates(t) for t in texts], self.threads)
+        self.texts_seen += len(texts)
         self._tick(sum(len(t) for t in texts))
+
+    def _surrogate_error(self, texts: List[str]) -> None:
+        from ._core import CorpusDecodeError
+
+        for i, t in enumerate(texts):
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise CorpusDecodeError(
+                    f"text {self.texts_seen + i} of the iterable holds a lone surrogate "
+                    f"(U+{ord(t[e.start]):04X} at index {e.start}) that UTF-8 cannot encode; pass "
+                    f"errors=\"replace\" to train on it as U+FFFD (as encode() reads it)") from None
+        raise AssertionError("unreachable: no text failed to encode")  # pragma: no cover
 
 
     def add_file(self, path, text_field: str, errors: str) -> None:
@@ -159,7 +183,7 @@ class _Trainer:
         self.sources.append(os.fspath(path))
         if inner_name(path).lower().endswith(".jsonl"):
             for batch in batched(iter_jsonl(path, text_field, errors)):
-                self.add_texts(batch)
+                self.add_texts(batch, errors)
         elif compression(path):
             before = self.counter.stats()["bytes"]
             with decompression_errors(path), open_binary(path) as f:
@@ -305,9 +329,12 @@ def train_from_iterator(
     name: Optional[str] = None,
     min_frequency: int = 0,
     max_token_length: Optional[int] = None,
+    errors: str = "strict",
 ) -> Tokenizer:
     """Train on any iterable of str (streamed in bounded batches, never held whole). The
-    options are those of :func:`train`.
+    options are those of :func:`train`. A text with a lone surrogate (which has no UTF-8
+    form) raises :class:`toksmith.CorpusDecodeError` naming the text, unless
+    ``errors="replace"``, which trains on it as U+FFFD (as ``encode()`` reads it).
 
     >>> tok = train_from_iterator(["hello hello hello world world"] * 10, vocab_size=260,
     ...                           pattern="gpt2")
@@ -316,10 +343,12 @@ def train_from_iterator(
     """
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str, not a single str; wrap it in a list")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
     trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
                        min_frequency, max_token_length)
     for batch in batched(texts):
-        trainer.add_texts(batch)
+        trainer.add_texts(batch, errors)
     return trainer.finish(name)
 
 

@@ -461,3 +461,39 @@ def test_encode_lines_round_trip(tok_path, tmp_path_factory, lines, fmt):
     assert ids.read_bytes().count(b"\n") == len(lines)
     assert main(["decode", "-t", str(tok_path), str(ids), "--lines", "--format", fmt, "-o", str(back)]) == 0
     assert back.read_bytes() == data
+
+
+# ------------------------------------------------------------------ --pattern for files that store none
+
+
+def test_pattern_option_for_rank_files_that_store_none(tok_path, tmp_path, capsys, corpus_slices):
+    """The warning for a .tiktoken file that is not OpenAI's says to pass --pattern: encode,
+    decode and info take it (before, only convert and train had it)."""
+    tok = toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=400, pattern="nanochat", threads=1)
+    rank_file = tmp_path / "mine.tiktoken"
+    tok.save_tiktoken(rank_file)
+    text = tmp_path / "in.txt"
+    sample = "Hello world, it's 12345 New York!\n  x"
+    text.write_text(sample, encoding="utf-8")
+    out = tmp_path / "ids.txt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "pass pattern= (or --pattern)" warning once it is given
+        assert main(["encode", "-t", str(rank_file), "--pattern", "nanochat", str(text), "-o", str(out)]) == 0
+        ids = [int(x) for x in out.read_text().split()]
+        plain = toksmith.Tokenizer.from_ranks(tok.mergeable_ranks(), "nanochat")
+        assert ids == plain.encode_ordinary(sample)
+        assert main(["decode", "-t", str(rank_file), "--pattern", "nanochat", str(out), "-o",
+                     str(tmp_path / "back.txt")]) == 0
+        assert (tmp_path / "back.txt").read_text(encoding="utf-8") == sample
+        assert main(["info", "-t", str(rank_file), "--pattern", "nanochat", "--json"]) == 0
+        info = json.loads(capsys.readouterr().out)
+        assert info["pattern"] == plain.pattern
+    # the pattern changes the ids: gpt2 splits "'s" and digits differently from nanochat
+    assert main(["encode", "-t", str(rank_file), "--pattern", "gpt2", str(text), "-o", str(out)]) == 0
+    assert [int(x) for x in out.read_text().split()] == toksmith.Tokenizer.from_ranks(
+        tok.mergeable_ranks(), "gpt2").encode_ordinary(sample)
+    # a file that stores its own pattern refuses it, as does an empty one
+    assert main(["encode", "-t", str(tok_path), "--pattern", "gpt2", str(text), "-o", str(out)]) == 1
+    assert "stores its own split pattern" in _err(capsys)
+    assert main(["info", "-t", str(rank_file), "--pattern", ""]) == 1
+    assert "--pattern is empty" in _err(capsys)

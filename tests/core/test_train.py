@@ -365,3 +365,32 @@ def test_out_of_range_numbers_are_value_errors():
     with pytest.warns(UserWarning, match="ran out of pairs"):
         tok = toksmith.train_from_counts(counts, vocab_size=260, pattern="gpt2")
     assert tok.merges()[:2] == [(b"a", b"b"), (b"ab", b"c")]
+
+
+def test_lone_surrogates_in_texts_name_the_text_or_train_as_replacement(tmp_path):
+    texts = ["plain text here"] * 3 + ["bad \ud800 text here", "more text"]
+    with pytest.raises(toksmith.CorpusDecodeError, match=r"text 3 of the iterable .*U\+D800 at index 4.*errors=\"replace\""):
+        toksmith.train_from_iterator(texts, vocab_size=270, pattern="gpt2")
+    with pytest.raises(ValueError, match="errors must be 'strict' or 'replace'"):
+        toksmith.train_from_iterator(texts, vocab_size=270, pattern="gpt2", errors="ignore")
+    got = toksmith.train_from_iterator(texts, vocab_size=270, pattern="gpt2", errors="replace")
+    fixed = [t.replace("\ud800", "\ufffd") for t in texts]
+    want = toksmith.train_from_iterator(fixed, vocab_size=270, pattern="gpt2")
+    assert got.merge_ids() == want.merge_ids()
+    assert got.merge_ids() == reference.train(fixed, PATTERNS["gpt2"], 14)
+
+    # a \uD800 escape in a JSON line: named by file, line and field; replaced if asked
+    p = tmp_path / "c.jsonl"
+    lines = [{"text": t} for t in texts]
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    assert "\\ud800" in p.read_text(encoding="utf-8")
+    with pytest.raises(toksmith.CorpusDecodeError, match=r"c\.jsonl:4: field 'text' holds a lone surrogate \(U\+D800"):
+        toksmith.train([p], vocab_size=270, pattern="gpt2")
+    from_file = toksmith.train([p], vocab_size=270, pattern="gpt2", errors="replace")
+    assert from_file.merge_ids() == want.merge_ids()
+    # a surrogate pair escape is one character, not an error
+    q = tmp_path / "pair.jsonl"
+    q.write_text(json.dumps({"text": "emoji \U0001F600 " * 5}) + "\n", encoding="utf-8")
+    assert "\\ud83d\\ude00" in q.read_text(encoding="utf-8")
+    tok = toksmith.train([q], vocab_size=258, pattern="gpt2")
+    assert tok.decode(tok.encode("emoji \U0001F600")) == "emoji \U0001F600"

@@ -168,6 +168,8 @@ def reference_encode(tok: CppTokenizer, text: str, line_start: bool = True) -> l
     """``line_start``: the text starts a line, so a ``+``/``-`` word at its position 0 (not after
     leading spaces, which the pattern skips) is a diff marker, as after a ``\n``."""
     out = []
+    if not line_start and text[:3] in ("---", "+++"):
+        text = " " + text  # in mid-line: not a diff header (the pattern's ^ is the text's start)
     first = regex.search(PATTERN, text)
     line_start = line_start and first is not None and first.start() == 0
     for w, part in reference_words(text):

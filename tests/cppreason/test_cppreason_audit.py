@@ -134,6 +134,20 @@ def test_fim_parts_are_encoded_where_they_stand(prefix, suffix, middle):
     assert tok.encode_fim(prefix, suffix, middle) == want
 
 
+@settings(max_examples=150, deadline=None)
+@example("--- a/f")
+@example("+++ b/g\n+x")
+@example("---")
+@given(FIM_PARTS)
+def test_encode_not_at_line_start_is_encoded_as_in_mid_line(text):
+    # was: encode("--- a/f", line_start=False) gave the diff header ids [1524, 1527, ...]
+    # although the flag says the text goes on a line; mid-line it is as after `;`
+    tok = _TOK[0]
+    assert tok.encode(text, line_start=False) == tok.encode(";" + text)[1:]
+    if text.startswith("--- a/"):
+        assert tok.encode(text)[:2] == [1524, 1527]  # at a line's start: the header
+
+
 # ---- argument types -----------------------------------------------------------------------------
 
 def test_encode_diff_checks_the_diff_type(tok):

@@ -35,24 +35,39 @@ def add_tokenizer_arg(p) -> None:
     p.add_argument("-t", "--tokenizer", required=True, metavar="FILE",
                    help="tokenizer file (toksmith JSON, .tiktoken, tokenizer.json, GPT-2 files), or the name of "
                         "an OpenAI encoding (cl100k_base, o200k_base...) whose file tiktoken has cached")
+    p.add_argument("--pattern", default=None, metavar="NAME|REGEX",
+                   help="split pattern for a file that stores none (a .tiktoken rank file that is not "
+                        "OpenAI's, GPT-2 files): gpt2, cl100k, o200k, nanochat or a regex")
 
 
-def load_tokenizer(path: str):
+def load_tokenizer(path: str, pattern: Optional[str] = None):
     """A tokenizer file; a name that is no file but an OpenAI encoding's comes from tiktoken's
-    cache (:func:`toksmith.get_encoding`)."""
+    cache (:func:`toksmith.get_encoding`). ``pattern`` (``--pattern``) is the split pattern of a
+    file format that stores none."""
     import os
 
     from ..formats import get_encoding, load_any
     from ..formats.tiktoken import openai_encoding
 
+    if pattern == "":
+        raise ValueError("--pattern is empty: pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex")
     if not os.path.exists(path):
         try:
             openai_encoding(path)
         except ValueError:
             pass
         else:
+            if pattern is not None:
+                raise ValueError(f"{path} is OpenAI's encoding, which has its own split pattern: --pattern "
+                                 "only applies to .tiktoken and GPT-2 files that store none")
             return get_encoding(path)
-    return load_any(path)
+    try:
+        return load_any(path, pattern=pattern)
+    except ValueError as e:
+        if pattern is not None and "pattern=/special_tokens=" in str(e):
+            raise ValueError(f"{path} stores its own split pattern: --pattern only applies to .tiktoken "
+                             "and GPT-2 files that store none") from None
+        raise
 
 
 def refuse_preset_file(tok: Any, command: str) -> None:

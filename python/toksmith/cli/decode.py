@@ -110,7 +110,7 @@ def _npy_ids(fin, name: str):
 
 
 def run(args) -> int:
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, args.pattern)
     refuse_preset_file(tok, "decode")
     name = "<stdin>" if args.input == "-" else args.input
     fmt = args.format

@@ -86,7 +86,7 @@ def _native(tok, args):
 def run(args) -> int:
     from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, args.pattern)
     refuse_preset_file(tok, "encode")
     name = "<stdin>" if args.input == "-" else args.input
     if args.lines and args.format == "npy":

@@ -15,7 +15,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, args.pattern)
     ranks = getattr(tok, "mergeable_ranks", None)
     info = {  # other tokenizer kinds (e.g. calm.ByteTokenizer) lack some of these
         "name": getattr(tok, "name", type(tok).__name__),

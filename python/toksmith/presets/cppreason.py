@@ -306,7 +306,7 @@ class CppTokenizer:
         A ``+``/``-`` is a diff marker only in the first column: right after a ``\n``, or at
         position 0 of ``text`` (not after leading spaces). ``line_start=False``: ``text`` goes
         on a line (its first word is not at the start of one, so a leading ``+``/``-`` is not
-        a diff marker). Lone surrogates are replaced with U+FFFD (as
+        a diff marker, nor a leading ``---``/``+++`` a diff header). Lone surrogates are replaced with U+FFFD (as
         :meth:`toksmith.Tokenizer.encode` does).
 
         >>> tok = train(["x = a->b;"] * 5, vocab_size=1858)  # 2 merges: they spell the word mark
@@ -320,6 +320,10 @@ class CppTokenizer:
         for flag, value in (("bos", bos), ("eos", eos), ("line_start", line_start)):
             if not isinstance(value, bool):
                 raise TypeError(f"{flag} must be True or False, not {value!r}")
+        if not line_start and text[:3] in ("---", "+++"):
+            # the scanner takes `---`/`+++` at position 0 for a diff header whatever line_start
+            # says; a space in front (dropped, as every space is) puts them in mid-line
+            text = " " + text
         try:
             ids = self._fixed.encode(self.tokenizer._core, text, line_start)
         except UnicodeEncodeError:  # lone surrogates cannot be UTF-8
@@ -364,14 +368,7 @@ class CppTokenizer:
             return before == "" or before.endswith("\n")
 
         def part(text: str, before: str) -> List[int]:
-            if starts_line(before):
-                return self.encode(text)
-            if text[:3] in ("---", "+++"):
-                # the scanner takes `---`/`+++` at the start of the text for a diff header even
-                # with line_start=False; a space in front (dropped, as every space is) puts
-                # them in mid-line, where they stand in prefix + middle + suffix
-                text = " " + text
-            return self.encode(text, line_start=False)
+            return self.encode(text, line_start=starts_line(before))
 
         before_suffix = prefix + (middle or "")
         out = [4] + self.encode(prefix) + [6] + part(suffix, before_suffix) + [5]
