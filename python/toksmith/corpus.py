@@ -60,6 +60,8 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
         s = os.fspath(p)
         if isinstance(s, bytes):
             raise TypeError("paths must be str or os.PathLike of str, not bytes")
+        if not s:  # Path("") is the current folder: reading all of it is never what was meant
+            raise ValueError("a path is empty (''); pass a file, folder or glob ('.' for the current folder)")
         path = Path(s)
         if path.is_file() or _is_stream(path):
             out.append(path)

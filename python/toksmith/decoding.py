@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tokenizer import Tokenizer
+
+
+def _is_index(v: Any) -> bool:
+    """Whether ``v`` is an integer to the core (an int, bools included, or a numpy integer), not
+    a float or another number that merely compares equal to one."""
+    return isinstance(v, int) or hasattr(type(v), "__index__")
 
 
 class StreamDecoder:
@@ -21,12 +27,18 @@ class StreamDecoder:
     """
 
     def __init__(self, tokenizer: "Tokenizer", errors: str = "replace", *, skip_special_tokens: bool = False) -> None:
+        from .tokenizer import Tokenizer
+
+        if not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"StreamDecoder needs a toksmith.Tokenizer (or use tok.stream_decoder()), "
+                            f"not {type(tokenizer).__name__}")
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
         # The native state decodes with CPython's stateful UTF-8 decoder (the one behind
         # codecs.getincrementaldecoder("utf-8")), so output and errors= behave exactly as there.
         self._bind(_core.StreamState(tokenizer._core, errors, tokenizer._bad_id),
                    tokenizer._special_ids if skip_special_tokens else frozenset())
+        self._fresh = self._state.copy()  # never pushed to: what reset() starts again from
 
     def _bind(self, state, skipped) -> None:
         # The state's methods are bound on the instance: one native call per pushed id.
@@ -39,7 +51,7 @@ class StreamDecoder:
 
             def push(token: int) -> str:
                 try:
-                    if token in skipped:
+                    if token in skipped and _is_index(token):  # not 100257.0: the native push reports it
                         return ""
                 except TypeError:  # unhashable: the native push reports the bad id
                     pass
@@ -77,5 +89,13 @@ class StreamDecoder:
         return "".join([push(t) for t in tokens])
 
     def flush(self) -> str:  # replaced per instance by the native state's flush
-        """What is left (invalid bytes through ``errors``); the decoder is then empty."""
+        """What is left (invalid bytes through ``errors``); the decoder is then empty. With
+        ``errors="strict"`` an incomplete character raises ``UnicodeDecodeError`` and stays
+        pending (as in ``codecs``): :meth:`reset` drops it."""
         raise NotImplementedError  # pragma: no cover
+
+    def reset(self) -> None:
+        """Drop the pending bytes (``codecs``' ``IncrementalDecoder.reset``): after a
+        ``UnicodeDecodeError`` with ``errors="strict"`` the bad bytes stay pending, and every
+        later push would raise again."""
+        self._bind(self._fresh.copy(), self._skipped)

@@ -50,6 +50,11 @@ def resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
     """
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a name or a regex string, not {type(pattern).__name__}")
+    if pattern == "":
+        from .errors import PatternError
+
+        raise PatternError("the split pattern is empty: it matches no text, so every text would encode to "
+                           "[]; pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex")
     regex_text, _fast = _core.compile_pattern(pattern)
     name = next((n for n, p in PATTERNS.items() if p == regex_text), None)
     return regex_text, name

@@ -59,6 +59,12 @@ def to_dict(tok) -> Dict[str, Any]:
 def save(tok, path: Union[str, os.PathLike]) -> None:
     from .formats._common import atomic_write
 
+    # what load() accepts, checked before writing: a file that cannot be loaded back is refused
+    if tok.name is not None and not isinstance(tok.name, str):
+        raise TypeError(f"cannot save the tokenizer: its name must be a str (or None), not {type(tok.name).__name__}")
+    if tok.metadata is not None and not isinstance(tok.metadata, dict):
+        raise TypeError(f"cannot save the tokenizer: its metadata must be a dict (or None), "
+                        f"not {type(tok.metadata).__name__}")
     data = to_dict(tok)
     try:  # strict JSON (no NaN/Infinity, which other readers refuse), checked before writing
         text = json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False)

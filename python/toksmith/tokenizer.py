@@ -31,7 +31,7 @@ from typing import (
 )
 
 from . import _core
-from .decoding import StreamDecoder
+from .decoding import StreamDecoder, _is_index
 from .errors import DisallowedSpecialError, UnknownTokenError
 from .pretokenize import resolve_pattern
 
@@ -568,7 +568,11 @@ class Tokenizer:
             raise TypeError(f"expected str or bytes, not {type(text_or_bytes).__name__}")
         if isinstance(text_or_bytes, str) and text_or_bytes in self._special_tokens:
             return self._special_tokens[text_or_bytes]
-        return self._core.encode_single_token(b)
+        try:
+            return self._core.encode_single_token(b)
+        except UnknownTokenError:  # the core names the bytes as a list of ints
+            raise UnknownTokenError(f"{text_or_bytes!r} is not a single token of this vocabulary "
+                                    f"(encode() gives the ids of any text)") from None
 
     def token_to_id(self, token: Union[str, bytes]) -> int:
         """Same as :meth:`encode_single_token`."""
@@ -583,7 +587,23 @@ class Tokenizer:
             raise TypeError("ids must be a sequence of int")
         return ids
 
-    def _bad_id(self, ids: Iterable[Any]) -> Exception:
+    @staticmethod
+    def _plain_ids(ids: Any) -> Optional[List[int]]:
+        """A list of ``ids`` with its numpy (or other ``__index__``) integers made ints, to retry
+        a call whose core refused it: the core reads a list's items as ints only, and
+        ``list(array)`` holds numpy integers. None if that changes nothing or an item is no
+        integer (the caller then reports the bad id)."""
+        if not isinstance(ids, list) or all(isinstance(i, int) for i in ids):
+            return None
+        try:
+            return [operator.index(i) for i in ids]
+        except TypeError:
+            return None
+
+    def _bad_id(self, ids: Iterable[Any], error: Optional[Exception] = None) -> Exception:
+        """The exception for the first id of ``ids`` that is not a token; when every id is one,
+        ``error`` (what the call raised for another reason, e.g. an ``errors=`` handler that
+        cannot decode) if given and ``ids`` is a sequence, else a TypeError about ``ids``."""
         for i in ids:
             if not isinstance(i, int) or isinstance(i, bool):
                 try:
@@ -596,6 +616,8 @@ class Tokenizer:
                 self._core.token_bytes(i)
             except UnknownTokenError:
                 return UnknownTokenError(f"token id {i} is not used by this vocabulary")
+        if error is not None and isinstance(ids, (list, tuple, range)):
+            return error
         return TypeError("ids must be a sequence of int")
 
     def _drop_specials(self, ids: List[int]) -> List[int]:
@@ -604,7 +626,8 @@ class Tokenizer:
         try:
             if not specials or specials.isdisjoint(ids):  # a C loop: most outputs hold none
                 return ids
-            return [i for i in ids if i not in specials]
+            # only ids are dropped: 100257.0 equals a special id but is no id (the core reports it)
+            return [i for i in ids if i not in specials or not _is_index(i)]
         except TypeError:  # an unhashable item
             raise self._bad_id(ids) from None
 
@@ -616,7 +639,10 @@ class Tokenizer:
         try:
             return self._core.decode_bytes(ids)
         except (OverflowError, TypeError, UnknownTokenError):
-            raise self._bad_id(ids) from None
+            plain = self._plain_ids(ids)
+            if plain is None:
+                raise self._bad_id(ids) from None
+        return self.decode_bytes(plain)
 
     def decode(self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Decode ids to text; invalid UTF-8 is handled by ``errors`` (as in ``bytes.decode``).
@@ -638,8 +664,11 @@ class Tokenizer:
             raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
         try:
             return self._core.decode_str(ids, errors)
-        except (OverflowError, TypeError, UnknownTokenError):
-            raise self._bad_id(ids) from None
+        except (OverflowError, TypeError, UnknownTokenError) as e:
+            plain = self._plain_ids(ids)
+            if plain is None:
+                raise self._bad_id(ids, e) from None
+        return self.decode(plain, errors)
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
                      threads: Optional[int] = None, num_threads: Optional[int] = None,
@@ -691,7 +720,10 @@ class Tokenizer:
         if not isinstance(ids, (list, tuple)):  # any iterable of ids, as tiktoken takes
             ids = list(ids)
         text = self.decode_bytes(ids).decode("utf-8")
-        return text, self._core.char_spans(ids, True)
+        try:
+            return text, self._core.char_spans(ids, True)
+        except TypeError:  # numpy integers in a list: decode_bytes took them, so they are ids
+            return text, self._core.char_spans(self._plain_ids(ids), True)
 
     def encode_with_offsets(
         self,

@@ -2,6 +2,8 @@
 against tiktoken and by edge-case probing (special-token arguments, look-around patterns in
 ``encode_with_unstable``, many special tokens, sparse ids, thread counts, numpy ids)."""
 
+import json
+
 import numpy as np
 import pytest
 import tiktoken
@@ -389,3 +391,45 @@ def test_counting_cuts_pinned_tokens_leftmost_longest(pinned, text):
     counter = _core.ChunkCounter("gpt2", pinned)
     counter.add_texts([text])
     assert {bytes(k): v for k, v in counter.counts()} == dict(want)
+
+
+# ---- session 19: empty patterns and odd save paths -------------------------------------------
+
+
+def test_an_empty_split_pattern_is_refused():
+    # was: Tokenizer.from_ranks(ranks, "") encoded every text to [] (no piece is ever matched)
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(toksmith.PatternError, match="split pattern is empty"):
+        toksmith.Tokenizer.from_ranks(ranks, "")
+    with pytest.raises(toksmith.PatternError, match="split pattern is empty"):
+        toksmith.train_from_iterator(["some text"], vocab_size=258, pattern="")
+    assert toksmith.Tokenizer.from_ranks(ranks, "gpt2").encode("hi") == [104, 105]
+
+
+def test_a_saved_file_with_an_empty_pattern_is_refused(tmp_path):
+    # was: a file whose "pattern" is "" loaded, and its tokenizer dropped all text
+    tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+    path = tmp_path / "t.json"
+    tok.save(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["pattern"] = ""
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="split pattern is empty"):
+        toksmith.load(path)
+
+
+def test_save_paths_that_are_bytes_empty_or_under_a_file(tmp_path, monkeypatch):
+    # was: save(b"x.json") wrote a file named "b'x.json'"; save("") said "'.tmp' -> ''"; a path under
+    # a file said the folder "does not exist"
+    tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError, match="not bytes"):
+        tok.save(b"x.json")
+    with pytest.raises(FileNotFoundError, match="the file name is empty"):
+        tok.save("")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        tok.save(tmp_path / "afile" / "t.json")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        tok.save_tiktoken(tmp_path / "afile" / "t.tiktoken")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]

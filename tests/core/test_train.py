@@ -330,7 +330,7 @@ def test_corrupt_compressed_corpora_are_named(tmp_path):
 def test_pattern_that_finds_no_piece_is_named():
     """A custom pattern whose matches are all empty leaves nothing to count: the error says so
     (it said the corpus was empty)."""
-    for pat in ["", "x*", "(?=a)"]:
+    for pat in ["x*", "(?=a)"]:  # (the empty pattern is refused earlier: a PatternError)
         with pytest.raises(toksmith.EmptyCorpusError, match=r"found no non-empty piece in the 11 bytes"):
             toksmith.train_from_iterator(["hello world"], vocab_size=300, pattern=pat)
 
@@ -394,3 +394,23 @@ def test_lone_surrogates_in_texts_name_the_text_or_train_as_replacement(tmp_path
     assert "\\ud83d\\ude00" in q.read_text(encoding="utf-8")
     tok = toksmith.train([q], vocab_size=258, pattern="gpt2")
     assert tok.decode(tok.encode("emoji \U0001F600")) == "emoji \U0001F600"
+
+
+def test_an_empty_path_is_refused_not_the_current_folder(tmp_path, monkeypatch, capsys):
+    # was: Path("") is ".": every file under the working folder was read as training text
+    (tmp_path / "secret.txt").write_text("not a corpus " * 50, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for paths in ("", [""], [str(tmp_path / "secret.txt"), ""]):
+        with pytest.raises(ValueError, match=r"a path is empty.*'\.' for the current folder"):
+            toksmith.train(paths, vocab_size=260)
+    from toksmith.presets import cppreason
+
+    with pytest.raises(ValueError, match="a path is empty"):
+        cppreason.train("", vocab_size=1900)
+    from toksmith.cli import main
+
+    assert main(["train", "", "-o", str(tmp_path / "t.json")]) != 0
+    assert "a path is empty" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
+    # "." still means the current folder when it is asked for
+    assert toksmith.train(".", vocab_size=260).n_vocab == 260

@@ -24,7 +24,9 @@ import codecs
 import json
 import os
 import re
-from typing import AbstractSet, Any, Collection, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    AbstractSet, Any, Collection, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+)
 
 from ._compat import check_bool, check_threads, require_numpy
 from .vocab import (
@@ -121,7 +123,7 @@ _TOKEN_BYTES = tuple(_token_bytes(t) for t in range(VOCAB_SIZE))
 
 
 def _check_ids(ids: Iterable[int]) -> List[int]:
-    if isinstance(ids, (str, bytes, bytearray, memoryview)):
+    if isinstance(ids, (str, bytes, bytearray, memoryview, AbstractSet, Mapping)):
         raise TypeError(f"expected a sequence of token ids, not {type(ids).__name__}")
     if hasattr(ids, "tolist") and hasattr(ids, "dtype"):
         if ids.dtype.kind not in "iu":  # type: ignore[attr-defined]
@@ -421,8 +423,8 @@ class ByteTokenizer:
         skip_special_tokens: bool = False,
     ) -> List[str]:
         """:meth:`decode` for each id sequence (``threads`` as in :meth:`encode_batch`)."""
-        if isinstance(batch, (str, bytes)):
-            raise TypeError("expected a list of id sequences")
+        if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
+            raise TypeError(f"expected a list of id sequences, not {type(batch).__name__}")
         check_threads(threads)
         check_threads(num_threads, "num_threads")
         return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in batch]

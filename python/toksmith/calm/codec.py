@@ -6,7 +6,7 @@ Decoding keeps ids below 256 and skips special and reserved ids.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Union
+from typing import AbstractSet, Any, Iterable, Mapping, Optional, Union
 
 from ._compat import check_int, require_numpy, to_bytes
 from .vocab import BYTE_TOKENS, VOCAB_SIZE, check_id
@@ -69,6 +69,8 @@ def detokenize(ids: Iterable[int]) -> bytes:
             f"detokenize expects a sequence of token ids, not {type(ids).__name__}"
             " (use tokenize() to encode text)"
         )
+    if isinstance(ids, (AbstractSet, Mapping)):
+        raise TypeError(f"detokenize expects a sequence of token ids, not {type(ids).__name__} (it has no order)")
     if hasattr(ids, "dtype") and hasattr(ids, "ndim"):  # numpy array fast path
         np = require_numpy("calm.detokenize on arrays")
         arr = np.asarray(ids)

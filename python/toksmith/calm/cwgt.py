@@ -321,6 +321,13 @@ class CWGTMetadata:
                 raise TypeError(f"metadata {name} must be a str, not {type(value).__name__}")
             if "\n" in value or "\r" in value:
                 raise ValueError(f"metadata {name} must be one line, got {value!r}")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"metadata {name} contains a lone surrogate {value[exc.start]!r} at index {exc.start}, "
+                    "which has no UTF-8 encoding"
+                ) from None
         if not (self.domain or self.template or self.stop_conditions):
             return b""
         return f"{self.domain}\n{self.template}\n{self.stop_conditions}\n".encode("utf-8")
@@ -524,7 +531,17 @@ def _as_float32(np: Any, values: Any, name: str) -> Any:
     arr = np.asarray(values)
     if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
         raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype="<f4").reshape(-1)
+    with np.errstate(over="ignore"):  # reported below, with the position
+        flat = np.ascontiguousarray(arr, dtype="<f4").reshape(-1)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 4:  # only wider floats can overflow float32
+        overflow = np.flatnonzero(np.isinf(flat) & np.isfinite(arr.reshape(-1)))
+        if overflow.size:
+            at = int(overflow[0])
+            raise ValueError(
+                f"{name}[{at}] = {float(arr.reshape(-1)[at])!r} does not fit float32 (largest: 3.4e38); "
+                "it would be stored as inf"
+            )
+    return flat
 
 
 def write_cwgt(

@@ -65,7 +65,11 @@ def exit_text(value: object) -> bytes:
     """An exit code as the bytes written after ``<EXIT>``: ints in decimal, str as is."""
     if isinstance(value, (str, bytes, bytearray, memoryview)):
         return to_bytes(value, "exit")
-    return str(check_int(value, "exit")).encode("ascii")
+    number = check_int(value, "exit")
+    try:
+        return str(number).encode("ascii")
+    except ValueError:  # more digits than int -> str converts (sys.get_int_max_str_digits)
+        raise ValueError(f"exit code has too many digits ({number.bit_length()} bits); pass a shell exit status") from None
 
 
 def _present(value: object) -> bool:

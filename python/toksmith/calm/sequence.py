@@ -113,6 +113,7 @@ DEFAULT_KEYS: Dict[int, str] = {
 
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _BARE_ALLOWED = (BOS, ATN)
+_SUBTOKEN_IDS = frozenset(sub for subs in SUBTOKENS.values() for sub in subs)
 
 
 class TemplateItem(NamedTuple):
@@ -246,7 +247,8 @@ def _validate_items(items: Tuple[TemplateItem, ...]) -> None:
         elif token in (PAD,):
             raise ValueError("<PAD> is not part of a template")
         else:
-            raise ValueError(f"{name} (element {index}) is a sub-token, not a frame or BOS/ATN")
+            what = "a sub-token" if token in _SUBTOKEN_IDS else "a reserved id"
+            raise ValueError(f"{name} (element {index}) is {what}, not a frame or BOS/ATN")
     if items[-1].token not in FRAME_TOKENS or len(items) - 1 == atn[0]:
         raise ValueError("the last element must be a frame after <ATN> (the prediction target, e.g. CMD:input)")
 

@@ -28,12 +28,16 @@ import re
 from collections import deque
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
+from ._compat import check_bool
 from .vocab import BYTE_TOKENS, EOS, PAD, check_id
 
 __all__ = ["StopConditions", "StopResult", "parse_stop_patterns", "format_stop_patterns"]
 
 _ESCAPE_RE = re.compile(rb"\\(x[0-9A-Fa-f]{2}|[sntr\\])")
 _SIMPLE = {b"s": b" ", b"n": b"\n", b"t": b"\t", b"r": b"\r", b"\\": b"\\"}
+#: The separators of the metadata string: ASCII whitespace only (C's ``isspace``). ``str.split()``
+#: would also split on U+00A0, U+3000..., which :func:`format_stop_patterns` writes as text.
+_SEPARATORS_RE = re.compile(r"[ \t\n\r\v\f]+")
 
 
 def _unescape(word: bytes) -> bytes:
@@ -58,7 +62,9 @@ def parse_stop_patterns(spec: str) -> Tuple[bytes, ...]:
         raise TypeError(f"stop conditions must be a str, not {type(spec).__name__}")
     # a dict keeps the first occurrence of each pattern in order (linear, unlike ``in list``)
     out: Dict[bytes, None] = {}
-    for word in spec.split():
+    for word in _SEPARATORS_RE.split(spec):
+        if not word:
+            continue
         out.setdefault(_unescape(_utf8(word)), None)
     return tuple(out)
 
@@ -78,8 +84,15 @@ def format_stop_patterns(patterns: Iterable[bytes]) -> str:
     >>> format_stop_patterns([b"&&", b"\\n", b" "])
     '&& \\\\n \\\\s'
     """
+    if isinstance(patterns, (str, bytes, bytearray)):
+        raise TypeError(f"format_stop_patterns expects a list of byte patterns, not {type(patterns).__name__}")
     words = []
-    for pattern in patterns:
+    for i, pattern in enumerate(patterns):
+        if not isinstance(pattern, (bytes, bytearray, memoryview)):
+            raise TypeError(f"stop pattern {i} must be bytes, not {type(pattern).__name__}")
+        pattern = bytes(pattern)
+        if not pattern:
+            raise ValueError(f"stop pattern {i} is empty: it would vanish from the metadata string")
         parts: List[Union[str, int]] = []
         for b in pattern:
             if b == 0x5C:
@@ -106,20 +119,10 @@ def _join_utf8(parts: List[Any]) -> str:
     run = bytearray()
 
     def flush() -> None:
-        if not run:
-            return
-        data = bytes(run)
-        pos = 0
-        while pos < len(data):
-            try:
-                out.append(data[pos:].decode("utf-8"))
-                break
-            except UnicodeDecodeError as exc:
-                out.append(data[pos : pos + exc.start].decode("utf-8"))
-                bad = data[pos + exc.start : pos + exc.end]
-                out.extend(f"\\x{b:02x}" for b in bad)
-                pos += exc.end
-        run.clear()
+        if run:
+            # invalid UTF-8 bytes become ``\\xNN`` escapes, in one linear pass
+            out.append(bytes(run).decode("utf-8", "backslashreplace"))
+            run.clear()
 
     for part in parts:
         if isinstance(part, int):
@@ -229,8 +232,7 @@ class StopConditions:
     """
 
     def __init__(self, patterns: Union[str, Iterable[Union[str, bytes]], None] = "", *, raw: bool = False) -> None:
-        if not isinstance(raw, bool):
-            raise TypeError(f"raw must be a bool, not {type(raw).__name__}")
+        raw = check_bool(raw, "raw")
         if patterns is None:
             parsed: Tuple[bytes, ...] = ()
         elif isinstance(patterns, str):

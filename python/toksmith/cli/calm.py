@@ -140,7 +140,7 @@ def _encode(args: argparse.Namespace) -> int:
     if args.model:
         source = read_cwgt(args.model)
     else:
-        source = args.template or "shell"
+        source = "shell" if args.template is None else args.template  # "" is an error, not the default
     context = _read_context(args)
     seq = build_sequence(source, context, training=args.training, l_max=args.l_max, reserve=args.reserve)
     dropped = seq.dropped

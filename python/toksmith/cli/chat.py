@@ -137,11 +137,18 @@ def _parse_line(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"not valid UTF-8 (byte {exc.start})") from None
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
     except RecursionError:
         raise ValueError("JSON nested too deeply to be a conversation") from None
+    if "\\u" in text:  # only a \uD800-style escape can give a lone surrogate
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"a string holds a lone surrogate (U+{ord(exc.object[exc.start]):04X}, from a \\u escape) "
+                             "that UTF-8 cannot encode") from None
+    return value
 
 
 def _load_chat(path: str):
@@ -157,6 +164,22 @@ def _max_tokens(n: int) -> Optional[int]:
 
 
 # ---------------------------------------------------------------------------- show
+
+
+def _check_html_output(args: argparse.Namespace) -> None:
+    """Fail before any work when ``--html`` cannot be written or names the input or the
+    tokenizer file (writing the page would destroy it)."""
+    from ._common import check_output_path, refuse_same_file
+
+    check_output_path(args.html, "--html")
+    try:
+        refuse_same_file(args.input, args.html)
+    except ValueError:
+        raise ValueError(f"--html {args.html!r} is the input file: writing the page would destroy it; "
+                         "give another file name") from None
+    if os.path.isfile(args.tokenizer) and os.path.isfile(args.html) and os.path.samefile(args.tokenizer, args.html):
+        raise ValueError(f"--html {args.html!r} is the tokenizer file: writing the page would destroy it; "
+                         "give another file name")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -197,9 +220,14 @@ def _show(args: argparse.Namespace) -> int:
     def heading(index: int, lineno: int, ids: List[int], mask: List[int]) -> str:
         return f"conversation {index} (line {lineno}): {len(ids)} tokens, {sum(mask)} trained"
 
-    if args.html:
+    if args.html is not None:
+        _check_html_output(args)
+        from ..formats._common import atomic_write
+
         count = 0
-        with open(args.html, "w", encoding="utf-8") as out:
+        # written to a temporary file moved into place at the end: a malformed line leaves no
+        # half page (and an earlier page stays as it was)
+        with atomic_write(args.html, "w", encoding="utf-8") as out:
             out.write(chat_render.html_header(f"{os.path.basename(args.input)} rendered with "
                                               f"{os.path.basename(args.tokenizer)}"))
             for index, lineno, ids, mask in selected():
@@ -253,22 +281,26 @@ def _render(args: argparse.Namespace) -> int:
         raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
     max_tokens = _max_tokens(args.max_tokens)
     chat = _load_chat(args.tokenizer)
-    _check_output_dir(args.output, args.overwrite)
-    writer = ShardWriter(
-        args.output,
-        n_vocab=chat.get_vocab_size(),
-        shard_size=args.shard_size,
-        compress=args.compress,
-        meta={
-            "source": args.input,
-            "tokenizer": args.tokenizer,
-            "max_tokens": max_tokens,
-            "special_tokens": {s: chat.encode_special(s) for s in sorted(chat.get_special_tokens())},
-        },
-    )
+    source = _Input(args.input)  # opened first: a missing input does not cost an earlier render
+    try:
+        writer = ShardWriter(
+            args.output,
+            n_vocab=chat.get_vocab_size(),
+            shard_size=args.shard_size,
+            compress=args.compress,
+            meta={
+                "source": args.input,
+                "tokenizer": args.tokenizer,
+                "max_tokens": max_tokens,
+                "special_tokens": {s: chat.encode_special(s) for s in sorted(chat.get_special_tokens())},
+            },
+        )
+        _check_output_dir(args.output, args.overwrite)  # removes an earlier render: last
+    except BaseException:
+        source.close()
+        raise
     from tqdm.auto import tqdm
 
-    source = _Input(args.input)
     bar = tqdm(total=source.size, unit="B", unit_scale=True, unit_divisor=1024, desc="rendering",
                disable=args.no_progress, file=sys.stderr)
     bad: List[int] = []

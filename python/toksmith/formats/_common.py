@@ -53,6 +53,10 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
     ``path`` is an IsADirectoryError. A symbolic link, a device or a FIFO at ``path``
     (``/dev/stdout``) is written in place: moving a file onto it would replace it."""
     p = os.fspath(path)
+    if isinstance(p, bytes):  # f"{p}.tmp" would be the name "b'...'.tmp"
+        raise TypeError("path must be str or os.PathLike of str, not bytes (decode it with os.fsdecode)")
+    if not p:
+        raise FileNotFoundError(errno.ENOENT, "cannot write '': the file name is empty (give a file name)", p)
     if os.path.isdir(p):
         raise IsADirectoryError(errno.EISDIR, f"cannot write {p!r}: it is a folder (give a file name)", p)
     if os.path.islink(p) or (os.path.exists(p) and not os.path.isfile(p)):
@@ -60,6 +64,8 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
             yield f
         return
     parent = os.path.dirname(p) or "."
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise NotADirectoryError(errno.ENOTDIR, f"cannot write {p!r}: {parent!r} is a file, not a folder", p)
     if not os.path.isdir(parent):
         raise FileNotFoundError(errno.ENOENT, f"cannot write {p!r}: the folder {parent!r} does not exist "
                                               "(create it first)", p)

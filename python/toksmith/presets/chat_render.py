@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import operator
+from collections import abc
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 RESET = "\033[0m"
@@ -39,7 +40,8 @@ def _int_items(values: Any, what: str, allow_bool: bool = False) -> List[int]:
     """A list, tuple or numpy array of ints as a list of Python ints. A str or bytes is a
     TypeError (never split into characters), and so is any item that is not an integer (a
     float is not cut to an int; a bool only where ``allow_bool``)."""
-    if isinstance(values, (str, bytes, bytearray)) or values is None or not hasattr(values, "__iter__"):
+    if (isinstance(values, (str, bytes, bytearray, abc.Mapping, abc.Set)) or values is None
+            or not hasattr(values, "__iter__")):  # a dict or a set would give its keys, in no useful order
         raise TypeError(f"{what} must be a list of ints, not {type(values).__name__}")
     if hasattr(values, "tolist") and not isinstance(values, list):
         values = values.tolist()

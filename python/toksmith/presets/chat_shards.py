@@ -26,6 +26,7 @@ import json
 import operator
 import os
 from array import array
+from collections import abc
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 FORMAT = "toksmith-chat-shards"
@@ -53,7 +54,8 @@ def _int_arg(value: Any, what: str) -> int:
 
 
 def _as_list(values: Any, what: str) -> List[Any]:
-    if isinstance(values, (str, bytes, bytearray)) or values is None or not hasattr(values, "__iter__"):
+    if (isinstance(values, (str, bytes, bytearray, abc.Mapping, abc.Set)) or values is None
+            or not hasattr(values, "__iter__")):  # a dict or a set would give its keys, in no useful order
         raise TypeError(f"{what} must be a list of ints, not {type(values).__name__}")
     if hasattr(values, "tolist") and not isinstance(values, list):
         values = values.tolist()  # numpy arrays: Python ints (bools for a bool mask)
@@ -210,20 +212,52 @@ class ShardWriter:
 
 
 def read_manifest(out_dir: str) -> Dict[str, Any]:
+    """The manifest of a rendered folder. A manifest that is not one (not UTF-8 JSON, another
+    format, no list of shard files) raises ValueError naming it."""
     path = os.path.join(os.fspath(out_dir), MANIFEST)
-    with open(path, encoding="utf-8") as f:
-        manifest = json.load(f)
-    if manifest.get("format") != FORMAT:
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a {FORMAT} manifest: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} manifest")
+    shards = manifest.get("shards")
+    if not isinstance(shards, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("file"), str) and os.path.basename(s["file"]) == s["file"]
+            for s in shards):
+        raise ValueError(f"{path}: 'shards' must be a list of {{\"file\": \"shard_NNNNN.npz\", ...}} "
+                         "naming files of the folder")
     return manifest
+
+
+def _read_shard(path: str) -> Tuple[Any, Any, Any]:
+    """``ids``, ``mask`` and ``offsets`` of one shard, checked to agree; a shard that is not
+    one (corrupt, cut short, arrays missing or inconsistent) raises ValueError naming it."""
+    import zipfile
+    import zlib
+
+    np = _numpy()
+    try:
+        with np.load(path) as data:
+            ids, mask, offsets = data["ids"], data["mask"], data["offsets"]
+    except (ValueError, KeyError, EOFError, AttributeError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(f"{path} is not a rendered shard (arrays ids, mask, offsets): {exc}") from None
+    ok = (ids.ndim == mask.ndim == offsets.ndim == 1 and len(ids) == len(mask) and len(offsets) >= 1
+          and offsets.dtype.kind in "iu" and offsets[0] == 0 and offsets[-1] == len(ids)
+          and bool(np.all(np.diff(offsets) >= 0)))
+    if not ok:
+        raise ValueError(f"{path} is not a consistent rendered shard: ids, mask and offsets disagree "
+                         f"({len(ids)} ids, {len(mask)} mask values, offsets ending at "
+                         f"{offsets[-1] if offsets.size else None})")
+    return ids, mask, offsets
 
 
 def iter_rendered(out_dir: str) -> Iterator[Tuple[Any, Any]]:
     """``(ids, mask)`` numpy arrays of each conversation of a rendered folder, in order."""
-    np = _numpy()
     for shard in read_manifest(out_dir)["shards"]:
-        with np.load(os.path.join(os.fspath(out_dir), shard["file"])) as data:
-            ids, mask, offsets = data["ids"], data["mask"], data["offsets"]
+        ids, mask, offsets = _read_shard(os.path.join(os.fspath(out_dir), shard["file"]))
         for k in range(len(offsets) - 1):
             a, b = int(offsets[k]), int(offsets[k + 1])
             yield ids[a:b], mask[a:b]

@@ -349,7 +349,7 @@ class CodeTokenizer(PresetTokenizer):
         """:meth:`decode` of each id sequence, in parallel on ``threads`` threads (default: all cores)."""
         skip = _flag(skip_special_tokens, "skip_special_tokens")
         threads = optional_int(threads, "threads")
-        if isinstance(batch, (str, bytes, bytearray)):
+        if isinstance(batch, (str, bytes, bytearray)) or not isinstance(batch, abc.Iterable):
             raise TypeError(f"batch must be a list of id sequences, not {type(batch).__name__}")
         batch = [self._decode_ids(ids) for ids in batch]
         try:

@@ -66,6 +66,9 @@ def train(
     bytes + merges + the nine special tokens (an int; numpy integers are accepted).
     """
     check_train_options(paths_or_texts, name=name, text_field=text_field, errors=errors)
+    if isinstance(paths_or_texts, (str, os.PathLike)) and not os.fspath(paths_or_texts):
+        # an empty path would be the current folder, every file under it read as training text
+        raise ValueError("paths_or_texts is an empty path; pass a file, folder or glob, or a list of str texts")
     vocab_size = _as_int(vocab_size, "vocab_size")
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be a bool, not {type(progress).__name__}")
@@ -77,7 +80,8 @@ def train(
 def _ids_list(ids: Any) -> List[int]:
     """Token ids as a list for the core: a list, tuple or numpy array of ints (numpy integers
     accepted); a str, bytes or a single int is a TypeError (not split into characters)."""
-    if isinstance(ids, (str, bytes, bytearray)) or ids is None or isinstance(ids, (int, float)):
+    if isinstance(ids, (str, bytes, bytearray, abc.Mapping, abc.Set)) or ids is None or isinstance(ids, (int, float)):
+        # a dict or a set would give its keys, in no useful order
         raise TypeError(f"ids must be a list of int token ids, not {type(ids).__name__}")
     if hasattr(ids, "tolist") and not isinstance(ids, list):
         if getattr(getattr(ids, "dtype", None), "kind", "i") not in "iu":
@@ -135,6 +139,9 @@ class ChatTokenizer(PresetTokenizer):
         """nanochat's name for :func:`train` on texts."""
         if isinstance(text_iterator, (str, os.PathLike)):
             raise TypeError("text_iterator must be an iterable of str texts; use train() for paths")
+        if isinstance(text_iterator, (bytes, bytearray, abc.Mapping)) or not isinstance(text_iterator, abc.Iterable):
+            raise TypeError(f"text_iterator must be an iterable of str texts (a list, a generator...), "
+                            f"not {type(text_iterator).__name__}")
         return train(iter(text_iterator), vocab_size, **kwargs)
 
     # ------------------------------------------------------------------ vocabulary
