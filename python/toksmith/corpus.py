@@ -174,13 +174,14 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
             if not isinstance(value, str):
                 raise ValueError(f"{path}:{lineno}: field {text_field!r} is {type(value).__name__}, not a string")
             if "\\u" in line:  # only a \uD800-style escape can give a lone surrogate
-                value = _surrogates_checked(value, errors, f"{path}:{lineno}: field {text_field!r}")
+                value = surrogates_checked(value, errors, f"{path}:{lineno}: field {text_field!r}")
             yield value
 
 
-def _surrogates_checked(value: str, errors: str, where: str) -> str:
-    """``value`` if it has a UTF-8 form; a lone surrogate (a JSON ``\\uD800`` escape) raises
-    :class:`toksmith.CorpusDecodeError`, or is replaced with U+FFFD if ``errors="replace"``."""
+def surrogates_checked(value: str, errors: str, where: str) -> str:
+    """``value`` if UTF-8 can encode it. A lone surrogate (from a JSON ``\\uD800`` escape or a
+    ``surrogateescape`` decode) raises :class:`toksmith.CorpusDecodeError` naming ``where``, or
+    is replaced with U+FFFD (as ``encode()`` reads it) if ``errors="replace"``."""
     try:
         value.encode("utf-8")
         return value
@@ -192,8 +193,8 @@ def _surrogates_checked(value: str, errors: str, where: str) -> str:
         from ._core import CorpusDecodeError
 
         raise CorpusDecodeError(
-            f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}, from a "
-            f"\\u escape) that UTF-8 cannot encode; pass errors=\"replace\" to read it as U+FFFD") from None
+            f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}) that UTF-8 "
+            f"cannot encode; pass errors=\"replace\" to read it as U+FFFD (as encode() does)") from None
 
 
 def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -> Iterator[str]:
@@ -275,4 +276,4 @@ def batched(texts: Iterable[str], max_items: int = 16384, max_bytes: int = 16 <<
 
 
 __all__ = ["expand_paths", "iter_jsonl", "default_corpus", "batched", "compression", "open_binary",
-           "COMPRESSED_SUFFIXES"]
+           "COMPRESSED_SUFFIXES", "surrogates_checked"]

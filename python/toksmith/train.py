@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
 from .corpus import (PathLike, batched, compression, decompression_errors, expand_paths, inner_name, iter_jsonl,
-                     open_binary)
+                     open_binary, surrogates_checked)
 from .errors import VocabError
 from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer, _threads
@@ -152,30 +152,11 @@ class _Trainer:
     def add_texts(self, texts: List[str], errors: str = "strict") -> None:
         try:
             self.counter.add_texts(texts, self.threads)
-        except UnicodeEncodeError:
-            # A lone surrogate (from a surrogateescape'd file name or a bad JSON escape) has no
-            # UTF-8 form. Name the text and character, or read it as U+FFFD as encode() does.
-            if errors != "replace":
-                self._surrogate_error(texts)
-            from .tokenizer import _fix_surrogates
-
-            self.counter.add_texts([_fix_surrogates(t) for t in texts], self.threads)
+        except UnicodeEncodeError:  # a lone surrogate: named, or read as U+FFFD if errors="replace"
+            self.counter.add_texts([surrogates_checked(t, errors, f"text {self.texts_seen + i} of the iterable")
+                                    for i, t in enumerate(texts)], self.threads)
         self.texts_seen += len(texts)
         self._tick(sum(len(t) for t in texts))
-
-    def _surrogate_error(self, texts: List[str]) -> None:
-        from ._core import CorpusDecodeError
-
-        for i, t in enumerate(texts):
-            try:
-                t.encode("utf-8")
-            except UnicodeEncodeError as e:
-                raise CorpusDecodeError(
-                    f"text {self.texts_seen + i} of the iterable holds a lone surrogate "
-                    f"(U+{ord(t[e.start]):04X} at index {e.start}) that UTF-8 cannot encode; pass "
-                    f"errors=\"replace\" to train on it as U+FFFD (as encode() reads it)") from None
-        raise AssertionError("unreachable: no text failed to encode")  # pragma: no cover
-
 
     def add_file(self, path, text_field: str, errors: str) -> None:
         if errors not in ("strict", "replace"):

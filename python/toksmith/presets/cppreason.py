@@ -40,7 +40,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
-from .._core import CorpusDecodeError
+from ..corpus import surrogates_checked
 from ..tokenizer import MAX_THREADS, Tokenizer, _fix_surrogates
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -535,16 +535,8 @@ def _learned_counts(paths_or_texts: Any, *, threads: Optional[int] = None, error
         except UnicodeEncodeError:
             # a lone surrogate (text decoded with errors="surrogateescape"): UTF-8 cannot hold
             # it, so it is invalid UTF-8 as `errors` means it for files
-            if errors != "replace":
-                for t in batch:
-                    try:
-                        t.encode("utf-8")
-                    except UnicodeEncodeError as e:
-                        raise CorpusDecodeError(
-                            f"a training text holds a lone surrogate (U+{ord(t[e.start]):04X} at index {e.start}) "
-                            "that UTF-8 cannot encode; pass errors=\"replace\" to train on it as U+FFFD (as "
-                            "encode() reads it)") from None
-            counter.add_counts(encoder.count_learned([_fix_surrogates(t) for t in batch], INNER_PATTERN, n))
+            fixed = [surrogates_checked(t, errors, "a training text") for t in batch]
+            counter.add_counts(encoder.count_learned(fixed, INNER_PATTERN, n))
 
     for t in _texts(paths_or_texts, errors):
         batch.append(t)
