@@ -433,3 +433,27 @@ def test_save_paths_that_are_bytes_empty_or_under_a_file(tmp_path, monkeypatch):
     with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
         tok.save_tiktoken(tmp_path / "afile" / "t.tiktoken")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_unknown_tokens_are_key_errors_as_in_tiktoken():
+    # was: UnknownTokenError was only a ValueError, so ported `except KeyError:` code missed it
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"hi"] = 256
+    tok = toksmith.Tokenizer.from_ranks(ranks, "gpt2", special_tokens={"<|end|>": 257})
+    enc = tiktoken.Encoding("t", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={"<|end|>": 257})
+    calls = {
+        "encode_single_token": lambda e: e.encode_single_token("hello"),
+        "decode_single_token_bytes": lambda e: e.decode_single_token_bytes(10**6),
+        "decode": lambda e: e.decode([104, 10**6]),
+        "decode_bytes": lambda e: e.decode_bytes([10**6]),
+    }
+    for name, call in calls.items():
+        with pytest.raises(KeyError):
+            call(enc)  # what tiktoken raises
+        with pytest.raises(KeyError) as caught:
+            call(tok)
+        err = caught.value
+        assert isinstance(err, toksmith.UnknownTokenError) and isinstance(err, ValueError), name
+        assert str(err) == err.args[0], str(err)  # the message as written, not KeyError's repr of it
+    assert "below 258" in str(pytest.raises(KeyError, tok._core.decode_bytes, [10**6]).value)
+    assert toksmith.UnknownTokenError.__module__ == "toksmith"

@@ -26,7 +26,7 @@ pub enum Error {
     #[error("the training corpus is empty: pass at least one non-empty text")]
     EmptyCorpus,
     /// A token id outside the vocabulary.
-    #[error("token id {id} is out of range: valid ids are 0..{n_vocab} (excluding unused ids)")]
+    #[error("token id {id} is out of range: valid ids are below {n_vocab} (excluding unused ids)")]
     UnknownId { id: u64, n_vocab: u64 },
     /// Bytes that are not a single token.
     #[error("{0:?} is not a single token of this vocabulary")]
