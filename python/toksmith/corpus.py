@@ -28,7 +28,12 @@ def _walk(folder: Path) -> List[Path]:
     devices inside a folder are skipped (reading a pipe nobody writes to would wait forever); a
     broken symbolic link raises FileNotFoundError."""
     found: List[Path] = []
-    for root, dirs, files in os.walk(folder):
+
+    def unreadable(e: OSError) -> None:  # os.walk skips a folder it cannot list, unless told
+        raise type(e)(e.errno, f"cannot read the folder {e.filename!r} in {str(folder)!r} ({e.strerror}); "
+                               f"fix its permissions or pass the files to read") from None
+
+    for root, dirs, files in os.walk(folder, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
@@ -53,6 +58,8 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
         raise TypeError(f"paths must be str or os.PathLike (or a list of them), not {type(paths).__name__}")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    elif not isinstance(paths, Iterable):
+        raise TypeError(f"paths must be str or os.PathLike (or a list of them), not {type(paths).__name__}")
     out: List[Path] = []
     for p in paths:
         if not isinstance(p, (str, os.PathLike)):
@@ -159,6 +166,8 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
                     f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start} of the line); "
                     f"pass errors=\"replace\" to replace bad bytes with U+FFFD"
                 ) from None
+            if lineno == 1:
+                line = line.lstrip("\ufeff")  # a byte order mark, as Windows tools write it
             if not line.strip():
                 continue
             try:

@@ -102,6 +102,22 @@ def _decoder(errors: str, name: str):
     return decode
 
 
+def _binary_reader(f):
+    """``f.read``, checked to give bytes: a text file (or a list of str) failed deep inside with
+    "can't concat str to bytes" or an AttributeError."""
+    if not callable(getattr(f, "read", None)):
+        raise TypeError(f"f must be a binary file object (open(path, 'rb'), io.BytesIO), not {type(f).__name__}")
+
+    def read(n: int) -> bytes:
+        block = f.read(n)
+        if not isinstance(block, (bytes, bytearray, memoryview)):
+            raise TypeError(f"f must be opened in binary mode (open(path, 'rb'), io.BytesIO): its read() gave "
+                            f"{type(block).__name__}, not bytes")
+        return bytes(block) if isinstance(block, memoryview) else block
+
+    return read
+
+
 def _may_span_a_cut(token: str) -> bool:
     """Whether an occurrence of ``token`` could span a place :func:`last_safe_cut` cuts at (just
     after a ``\\n``, or at a space): a pinned "New York" was cut in two at its space."""
@@ -139,6 +155,7 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
     ``block_size`` bytes cut at a safe place: encoding the parts one by one and concatenating
     the ids gives the ids of the whole text. For a tokenizer that cannot stream (see
     :func:`can_stream`) the whole text is one part."""
+    read = _binary_reader(f)
     decode = _decoder(errors, name)
     streaming = can_stream(tok, allow_special)
     avoid = spanning_tokens(tok, allow_special) if streaming else []
@@ -146,7 +163,7 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
     parts: List[str] = []
     pending = ""
     while True:
-        block = f.read(block_size)
+        block = read(block_size)
         final = not block
         searched = len(pending)  # already searched: any safe cut will do, so only new places are
         pending += decode(block, final) if block else decode(b"", True)
@@ -175,6 +192,9 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
     before they are encoded together with ``encode_batch`` (several per thread, so that no
     thread waits long for the others): the same ids, in the same order.
     """
+    from .tokenizer import _threads
+
+    _threads(threads)  # 0, a negative count or a bool was taken as one thread
     encode = _encoder(tok, allow_special)
     parallel = threads != 1 and hasattr(tok, "encode_ordinary_batch")
     group = 4 * (threads or os.cpu_count() or 1) if parallel else 1
@@ -214,11 +234,12 @@ def iter_line_batches(f: BinaryIO, *, errors: str = "strict", name: str = "<stdi
                       batch_bytes: int = 1 << 20) -> Iterator[List[str]]:
     """Lines of a byte stream without their trailing ``\\n``, in lists of about ``batch_bytes``
     of text: each block is decoded and split in one call (no Python work per line)."""
+    read = _binary_reader(f)
     lineno = 0
     rest: List[bytes] = []  # the start of a line that goes on in the next block (in pieces: a
     # long line is joined once, not copied again with each block)
     while True:
-        block = f.read(batch_bytes)
+        block = read(batch_bytes)
         if not block:
             break
         cut = block.rfind(b"\n")

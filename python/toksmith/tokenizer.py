@@ -293,9 +293,13 @@ class Tokenizer:
             raise TypeError(f"allowed_special must be 'all' or a set of special token strings (frozenset() for "
                             f"none), not {allowed_special!r}{hint}")
         try:
+            one_shot = iter(allowed_special) is allowed_special
             key = frozenset(allowed_special)
         except TypeError as e:
             raise TypeError(f"allowed_special must be 'all' or a set of special token strings ({e})") from None
+        if one_shot:  # read up here, it was empty when the disallowed tokens were worked out
+            raise TypeError("allowed_special must be 'all' or a set of special token strings, not a one-shot "
+                            f"{type(allowed_special).__name__}; pass set(...) of it")
         hit = self._allowed_cache.get(key)
         if hit is not None:
             return hit
@@ -378,7 +382,7 @@ class Tokenizer:
         for t in others:
             at = text.find(t)
             if at >= 0:
-                offset = len(text[:at].encode("utf-8", "surrogatepass"))
+                offset = len(_fix_surrogates(text[:at]).encode("utf-8"))  # as the special tokens' offsets
                 if hit is None or offset < hit[1] or (offset == hit[1] and len(t) > len(hit[0])):
                     hit = (t, offset)
         if hit is not None:
@@ -493,8 +497,11 @@ class Tokenizer:
         allowed, allow_all = self._allowed(allowed_special)
         plan = self._disallowed_plan(allowed_special, disallowed_special)
         if plan is not None:
-            for t in texts:
-                self._find_disallowed(t, plan)
+            for i, t in enumerate(texts):
+                try:
+                    self._find_disallowed(t, plan)
+                except DisallowedSpecialError as e:
+                    raise DisallowedSpecialError(f"texts[{i}]: {e}") from None
         n = _threads(threads, num_threads)
         with _NoGC():
             try:

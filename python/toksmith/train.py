@@ -17,8 +17,11 @@ the bytes and merges then fill the free ids in ascending order.
 
 from __future__ import annotations
 
+import collections
 import datetime
+import operator
 import os
+import re
 import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -32,26 +35,50 @@ from .tokenizer import Tokenizer, _threads
 TokenSpec = Union[Sequence[str], Mapping[str, int]]
 
 
+def _as_int(value: Any) -> Any:
+    """``value`` as an int if it is a numpy integer (as ``threads`` and token ids take them);
+    anything else is returned as it is, for the caller's checks."""
+    if not isinstance(value, (bool, int)) and hasattr(value, "__index__"):
+        try:
+            return operator.index(value)
+        except TypeError:  # numpy.bool_
+            return value
+    return value
+
+
+def _check_token(t: Any, what: str) -> None:
+    if not isinstance(t, str) or not t:
+        raise ValueError(f"{what}: {t!r} is not a non-empty str")
+    try:
+        t.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what}: {t!r} holds a lone surrogate (U+{ord(t[e.start]):04X} at index {e.start}) "
+                         f"that UTF-8 cannot encode; pass a valid str") from None
+
+
 def _normalize_added(tokens: Optional[TokenSpec], what: str) -> Tuple[List[str], Dict[str, int]]:
     """Split into (tokens without id, tokens with a fixed id)."""
     if tokens is None:
         return [], {}
     if isinstance(tokens, str):
         raise TypeError(f"{what} must be a list of str or a dict str -> id, not a single str")
+    if isinstance(tokens, (set, frozenset)) and all(isinstance(t, str) for t in tokens):
+        tokens = sorted(tokens)  # a set's own order (so the ids) would change from run to run
     if isinstance(tokens, Mapping):
         fixed = {}
         for t, i in tokens.items():
-            if not isinstance(t, str) or not t:
-                raise ValueError(f"{what}: {t!r} is not a non-empty str")
+            _check_token(t, what)
+            i = _as_int(i)
             if not isinstance(i, int) or isinstance(i, bool) or i < 0:
                 raise ValueError(f"{what}[{t!r}] = {i!r} is not a valid id")
             fixed[t] = i
         return [], fixed
+    if not isinstance(tokens, Iterable):
+        raise TypeError(f"{what} must be a list of str or a dict str -> id, not {type(tokens).__name__}")
     free = []
     seen = set()
     for t in tokens:
-        if not isinstance(t, str) or not t:
-            raise ValueError(f"{what}: {t!r} is not a non-empty str")
+        _check_token(t, what)
         if t in seen:
             raise ValueError(f"{what}: {t!r} is given twice")
         seen.add(t)
@@ -70,12 +97,13 @@ class _Layout:
     pinned tokens."""
 
     def __init__(self, vocab_size: int, specials: Optional[TokenSpec], pinned: Optional[TokenSpec]):
+        vocab_size = _as_int(vocab_size)
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
             raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
         self.special_free, self.special_fixed = _normalize_added(specials, "special_tokens")
         self.pinned_free, self.pinned_fixed = _normalize_added(pinned, "pinned_tokens")
         names = self.special_free + list(self.special_fixed) + self.pinned_free + list(self.pinned_fixed)
-        dup = {n for n in names if names.count(n) > 1}
+        dup = {n for n, k in collections.Counter(names).items() if k > 1}
         if dup:
             raise ValueError(f"token(s) {sorted(dup)} given twice (as special and pinned, or repeated)")
         fixed_ids = list(self.special_fixed.values()) + list(self.pinned_fixed.values())
@@ -117,6 +145,7 @@ def _progress_bar(progress: bool, **kw):
 
 
 def _limits(min_frequency: Any, max_token_length: Any) -> Tuple[int, Optional[int]]:
+    min_frequency, max_token_length = _as_int(min_frequency), _as_int(max_token_length)
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool):
         raise TypeError(f"min_frequency must be an int, not {type(min_frequency).__name__}")
     if not 0 <= min_frequency <= MAX_COUNT:
@@ -184,10 +213,17 @@ class _Trainer:
         if stats["pieces"] == 0:
             from .errors import EmptyCorpusError
 
+            pinned = self.layout.pinned_free + list(self.layout.pinned_fixed)
+            if stats["bytes"] and pinned and self.pattern_name is not None:  # a named pattern covers all text
+                raise EmptyCorpusError(
+                    f"the {stats['bytes']} bytes of the corpus are all pinned tokens, so there is nothing "
+                    f"left to train on; pass text besides the pinned tokens")
             if stats["bytes"]:
+                typo = (f" ({self.regex!r} is no pattern name, so it was read as a regex)"
+                        if re.fullmatch(r"[\w-]+", self.regex) else "")
                 raise EmptyCorpusError(
                     f"the split pattern {self.regex!r} found no non-empty piece in the {stats['bytes']} "
-                    f"bytes of the corpus, so there is nothing to train on; pass a pattern whose "
+                    f"bytes of the corpus{typo}, so there is nothing to train on; pass a pattern whose "
                     f"matches cover the text (e.g. pattern=\"cl100k\")")
             raise EmptyCorpusError("the training corpus is empty: pass at least one non-empty text or file")
         num_merges = self.layout.num_merges
@@ -202,6 +238,7 @@ class _Trainer:
         pairs = self.counter.train(num_merges, on_progress if bar is not None else None, self.threads,
                                    self.min_frequency, self.max_token_length)
         if bar is not None:
+            on_progress(len(pairs), num_merges)  # the last merges, or where the corpus ran out
             bar.close()
         if len(pairs) < num_merges:
             limits = []
@@ -324,6 +361,8 @@ def train_from_iterator(
     """
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str, not a single str; wrap it in a list")
+    if not isinstance(texts, Iterable):
+        raise TypeError(f"texts must be an iterable of str, not {type(texts).__name__}")
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
     trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
@@ -348,24 +387,42 @@ def train_from_counts(
 ) -> Tokenizer:
     """Train from pre-counted chunks (``{chunk: count}``): the merge loop of :func:`train`
     without the counting step, for other front ends (word counts, external pipelines).
-    ``pattern`` is the split pattern the resulting tokenizer encodes with."""
+    ``pattern`` is the split pattern the resulting tokenizer encodes with. Chunks are cut around
+    pinned tokens, as texts are."""
+    if isinstance(counts, (str, bytes, bytearray)) or not isinstance(counts, Iterable):
+        raise TypeError(f"counts must be a dict {{chunk: count}} or an iterable of (chunk, count) pairs, "
+                        f"not {type(counts).__name__}")
     trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
                        min_frequency, max_token_length)
+    # chunks are cut around pinned tokens (leftmost, then longest), as texts are when counted
+    pinned = sorted((t.encode() for t in trainer.layout.pinned_free + list(trainer.layout.pinned_fixed)),
+                    key=len, reverse=True)
+    cut = re.compile(b"|".join(re.escape(t) for t in pinned)) if pinned else None
     items = counts.items() if isinstance(counts, Mapping) else counts
     batch: List[Tuple[bytes, int]] = []
     pairs = 0  # how many pairs the counts stand for: a bound on every pair's count
-    for chunk, n in items:
+    for item in items:
+        if isinstance(item, (str, bytes, bytearray)) or not isinstance(item, Sequence) or len(item) != 2:
+            raise TypeError(f"counts must be a dict {{chunk: count}} or an iterable of (chunk, count) pairs; "
+                            f"an item is {item!r}")
+        chunk, n = item
         if isinstance(chunk, str):
-            chunk = chunk.encode("utf-8")
+            try:
+                chunk = chunk.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise ValueError(f"the chunk {chunk!r} holds a lone surrogate (U+{ord(chunk[e.start]):04X} at "
+                                 f"index {e.start}) that UTF-8 cannot encode; pass bytes or a valid str") from None
         if not isinstance(chunk, (bytes, bytearray)):
             raise TypeError(f"chunks must be str or bytes, not {type(chunk).__name__}")
+        n = _as_int(n)
         if not isinstance(n, int) or isinstance(n, bool):
             raise TypeError(f"count of {chunk!r} must be an int, not {type(n).__name__}")
         if not 0 <= n <= MAX_COUNT:
             raise ValueError(f"count of {chunk!r} must be between 0 and {MAX_COUNT}, not {n}")
-        if chunk and n:
-            batch.append((bytes(chunk), n))
-            pairs += n * max(len(chunk) - 1, 1)
+        for part in cut.split(bytes(chunk)) if cut is not None else [chunk]:
+            if part and n:
+                batch.append((bytes(part), n))
+                pairs += n * max(len(part) - 1, 1)
     if pairs > MAX_COUNT:
         raise ValueError(f"the counts are too large: their pairs add up to {pairs}, more than {MAX_COUNT} "
                          f"(2**63-1, the merge loop's 64-bit counts); pass smaller counts (scale them down)")

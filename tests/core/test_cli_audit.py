@@ -497,3 +497,23 @@ def test_pattern_option_for_rank_files_that_store_none(tok_path, tmp_path, capsy
     assert "stores its own split pattern" in _err(capsys)
     assert main(["info", "-t", str(rank_file), "--pattern", ""]) == 1
     assert "--pattern is empty" in _err(capsys)
+
+
+@pytest.mark.parametrize("fmt", ["json", "npy", "text"])
+def test_decode_of_piped_ids_finds_their_format(tok_path, tmp_path, monkeypatch, fmt):
+    # was: `toksmith encode --format json | toksmith decode` failed ("is not an integer token id"): on
+    # stdin (no extension) "auto" always meant text
+    sample = "Hello world, New York!\n  it's 42\n"
+    (tmp_path / "in.txt").write_text(sample, encoding="utf-8")
+    ids = tmp_path / f"ids.{fmt}"
+    assert main(["encode", "-t", str(tok_path), "--format", fmt, str(tmp_path / "in.txt"), "-o", str(ids)]) == 0
+    piped = b"\n " + ids.read_bytes() if fmt == "json" else ids.read_bytes()  # leading whitespace is fine
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(piped))))
+    out = tmp_path / "back.txt"
+    assert main(["decode", "-t", str(tok_path), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == sample
+    # a file whose name tells nothing is sniffed too
+    plain = tmp_path / "ids"
+    plain.write_bytes(ids.read_bytes())
+    assert main(["decode", "-t", str(tok_path), str(plain), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == sample

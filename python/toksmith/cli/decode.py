@@ -20,7 +20,8 @@ def register(sub) -> None:
     p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
     p.add_argument("--lines", action="store_true", help="each input line holds the ids of one output line")
     p.add_argument("--format", choices=["auto", "text", "json", "npy"], default="auto",
-                   help="input format (auto: by file extension, else text)")
+                   help="input format (auto: by file extension, else by the first bytes: a .npy header, a JSON "
+                        "list, or text)")
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     p.set_defaults(func=run)
 
@@ -109,6 +110,18 @@ def _npy_ids(fin, name: str):
     return arr
 
 
+def _sniff_format(fin, allow_npy: bool) -> str:
+    """The format of an input whose name does not tell it, from its first bytes (without
+    consuming them): a .npy header, a JSON list, or else text."""
+    peek = getattr(fin, "peek", None)
+    if peek is None:
+        return "text"
+    head = peek(64)[:64].lstrip()
+    if allow_npy and head.startswith(b"\x93NUMPY"):
+        return "npy"
+    return "json" if head.startswith(b"[") else "text"
+
+
 def run(args) -> int:
     tok = load_tokenizer(args.tokenizer, args.pattern)
     refuse_preset_file(tok, "decode")
@@ -122,7 +135,10 @@ def run(args) -> int:
     if args.lines and fmt == "npy":
         raise ValueError("--lines does not go with a .npy input (one array: the ids of one text); leave "
                          "--lines out, or pass --format text or json for a file of lines")
+    sniff = args.format == "auto" and fmt == "text"  # no telling extension (stdin, a pipe, ids.txt)
     with open_io(args.input, args.output) as (fin, fout):
+        if sniff:
+            fmt = _sniff_format(fin, allow_npy=not args.lines)
         if fmt == "npy":
             arr = _npy_ids(fin, name)
             step = 1 << 20

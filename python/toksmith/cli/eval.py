@@ -129,6 +129,8 @@ def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk
     """Number of tokens of ``text`` encoded as plain text (in parallel, in chunks of about
     ``chunk_chars`` characters cut where the split pattern would cut anyway; for a custom
     pattern, or pinned tokens that hold a newline, the whole text at once)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}; read a file with read_corpus(path)")
     if isinstance(chunk_chars, bool) or not isinstance(chunk_chars, int):
         raise TypeError(f"chunk_chars must be an int, not {type(chunk_chars).__name__}")
     if chunk_chars < 1:
@@ -137,22 +139,32 @@ def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk
 
     if not can_stream(tokenizer) or any("\n" in t for t in getattr(tokenizer, "pinned_tokens", {})):
         chunk_chars = max(chunk_chars, len(text))  # a custom pattern's pieces may span a cut: whole
+    encode_batch = _batch_encoder(tokenizer, threads)
     total = 0
     group: List[str] = []
     for chunk in _chunks(text, chunk_chars):
         group.append(chunk)
         if len(group) >= 16:
-            total += sum(map(len, tokenizer.encode_ordinary_batch(group, threads=threads)))
+            total += sum(map(len, encode_batch(group)))
             group = []
     if group:
-        total += sum(map(len, tokenizer.encode_ordinary_batch(group, threads=threads)))
+        total += sum(map(len, encode_batch(group)))
     return total
+
+
+def _batch_encoder(tokenizer: Any, threads: Optional[int]):
+    """``tokenizer.encode_ordinary_batch`` on ``threads`` threads: a ``tiktoken.Encoding`` (as
+    nanochat's ``tok_eval`` compares) names the argument ``num_threads``, and failed on ``threads=``."""
+    if type(tokenizer).__module__.split(".")[0] == "tiktoken":
+        kw = {} if threads is None else {"num_threads": threads}
+        return lambda texts: tokenizer.encode_ordinary_batch(texts, **kw)
+    return lambda texts: tokenizer.encode_ordinary_batch(texts, threads=threads)
 
 
 def bytes_per_token(tokenizer: Any, text: str, threads: Optional[int] = None) -> float:
     """UTF-8 bytes of ``text`` per token (0 tokens: ``inf``; empty text: 0)."""
+    n_tokens = count_tokens(tokenizer, text, threads)  # first: it checks that text is a str
     n_bytes = len(text.encode("utf-8", "surrogatepass"))
-    n_tokens = count_tokens(tokenizer, text, threads)
     return n_bytes / n_tokens if n_tokens else (float("inf") if n_bytes else 0.0)
 
 
@@ -163,8 +175,13 @@ def evaluate(
 ) -> List[Dict[str, Any]]:
     """One row per (corpus, tokenizer): bytes, tokens, bytes_per_token and ratio (bytes/token
     relative to the first tokenizer's on that corpus)."""
+    if not isinstance(tokenizers, Mapping) or not isinstance(corpora, Mapping):
+        raise TypeError("tokenizers and corpora must be dicts of name -> tokenizer and name -> text")
     rows = []
     for cname, text in corpora.items():
+        if not isinstance(text, str):
+            raise TypeError(f"corpora[{cname!r}] must be the text (str), not {type(text).__name__}; "
+                            "read a file with read_corpus(path)")
         n_bytes = len(text.encode("utf-8", "surrogatepass"))
         base: Optional[float] = None
         for tname, tok in tokenizers.items():
