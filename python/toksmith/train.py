@@ -219,11 +219,9 @@ class _Trainer:
                     f"the {stats['bytes']} bytes of the corpus are all pinned tokens, so there is nothing "
                     f"left to train on; pass text besides the pinned tokens")
             if stats["bytes"]:
-                typo = (f" ({self.regex!r} is no pattern name, so it was read as a regex)"
-                        if re.fullmatch(r"[\w-]+", self.regex) else "")
                 raise EmptyCorpusError(
                     f"the split pattern {self.regex!r} found no non-empty piece in the {stats['bytes']} "
-                    f"bytes of the corpus{typo}, so there is nothing to train on; pass a pattern whose "
+                    f"bytes of the corpus, so there is nothing to train on; pass a pattern whose "
                     f"matches cover the text (e.g. pattern=\"cl100k\")")
             raise EmptyCorpusError("the training corpus is empty: pass at least one non-empty text or file")
         num_merges = self.layout.num_merges

@@ -457,3 +457,23 @@ def test_unknown_tokens_are_key_errors_as_in_tiktoken():
         assert str(err) == err.args[0], str(err)  # the message as written, not KeyError's repr of it
     assert "below 258" in str(pytest.raises(KeyError, tok._core.decode_bytes, [10**6]).value)
     assert toksmith.UnknownTokenError.__module__ == "toksmith"
+
+
+@pytest.mark.parametrize("typo", ["CL100K", "gpt-4", "o200", "cl100k_bas", "Nanochat"])
+def test_a_bare_word_that_is_no_pattern_name_is_refused(typo, tmp_path, capsys):
+    # was: read as a regex matching only that word: "CL100K" trained on nothing, encoded "hello" to []
+    ranks = {bytes([b]): b for b in range(256)}
+    for call in (lambda: toksmith.Tokenizer.from_ranks(ranks, typo),
+                 lambda: toksmith.train_from_iterator(["hello " + typo], vocab_size=260, pattern=typo),
+                 lambda: toksmith.pretokenize.split("hello", typo)):
+        with pytest.raises(toksmith.PatternError, match=f"'{typo}' is no pattern name: pass gpt2, cl100k"):
+            call()
+    from toksmith.cli import main
+
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    assert main(["train", str(tmp_path / "c.txt"), "--pattern", typo, "-o", str(tmp_path / "t.json")]) != 0
+    assert "is no pattern name" in capsys.readouterr().err
+    # names and their OpenAI aliases, and real regexes (even ones of letters), still work
+    for ok in ("cl100k", "cl100k_base", "r50k_base", "o200k_harmony", r"\w+|\s+", "[a-z]+|[^a-z]+"):
+        assert toksmith.Tokenizer.from_ranks(ranks, ok).decode(toksmith.Tokenizer.from_ranks(ranks, ok).encode(
+            "hello world")) == "hello world"

@@ -94,8 +94,8 @@ def test_empty_corpus_messages_name_the_cause():
     # was: "the split pattern ... found no non-empty piece ... pass ... pattern=\"cl100k\"" even with cl100k
     with pytest.raises(toksmith.EmptyCorpusError, match="the 9 bytes of the corpus are all pinned tokens"):
         toksmith.train_from_iterator(["<p><p><p>"], vocab_size=260, pinned_tokens=["<p>"])
-    # was: a misspelt pattern name read as a regex without a word about it
-    with pytest.raises(toksmith.EmptyCorpusError, match="'CL100K' is no pattern name, so it was read as a regex"):
+    # was: a misspelt pattern name read as a regex without a word about it (now refused up front)
+    with pytest.raises(toksmith.PatternError, match="'CL100K' is no pattern name"):
         toksmith.train_from_iterator(["hello"], vocab_size=260, pattern="CL100K")
     # was: "'NoneType' object is not iterable" / "'int' object is not iterable"
     with pytest.raises(TypeError, match="texts must be an iterable of str, not NoneType"):
