@@ -174,9 +174,9 @@ def test_training_errors():
         wordbpe.train_from_counts({"ab": -1}, 5)
     with pytest.raises(TypeError, match="words must be str"):
         wordbpe.train_from_counts({b"ab": 1}, 5)
-    # only one-character words: no merges, the atomic tokens alone
+    # only one-character words: no merges, the atomic tokens and </w> (which every word ends in)
     tok = wordbpe.train_from_counts({"a": 3, ".": 2}, 5)
-    assert tok.tokens == [UNK, ".</w>", "a</w>"]
+    assert tok.tokens == [UNK, ".</w>", "a</w>", END_OF_WORD]
 
 
 # ---- encoding ----------------------------------------------------------------------------------

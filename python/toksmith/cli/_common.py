@@ -40,6 +40,21 @@ def add_tokenizer_arg(p) -> None:
                         "OpenAI's, GPT-2 files): gpt2, cl100k, o200k, nanochat or a regex")
 
 
+def special_tokens_arg(value: Optional[str]) -> Optional[dict]:
+    """The ``--special-tokens`` option: a JSON object ``{"<|bos|>": 0}``, or None if not given."""
+    if value is None:
+        return None
+    import json
+
+    try:
+        specials = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--special-tokens is not valid JSON: {e}") from None
+    if not isinstance(specials, dict):
+        raise ValueError("--special-tokens must be a JSON object mapping token text to id")
+    return specials
+
+
 def load_tokenizer(path: str, pattern: Optional[str] = None):
     """A tokenizer file; a name that is no file but an OpenAI encoding's comes from tiktoken's
     cache (:func:`toksmith.get_encoding`). ``pattern`` (``--pattern``) is the split pattern of a

@@ -16,6 +16,8 @@ import json
 import os
 import sys
 
+from ._common import special_tokens_arg
+
 TARGETS = ("tiktoken", "huggingface", "gpt2", "toksmith")
 
 
@@ -62,14 +64,7 @@ def run(args) -> int:
     from ..formats import _detect, _load_detected
 
     target = _target(args)
-    specials = None
-    if args.special_tokens is not None:
-        try:
-            specials = json.loads(args.special_tokens)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"--special-tokens is not valid JSON: {e}") from None
-        if not isinstance(specials, dict):
-            raise ValueError("--special-tokens must be a JSON object mapping token text to id")
+    specials = special_tokens_arg(args.special_tokens)
     path = os.fspath(args.input)
     detected = _detect(path)  # once: a tokenizer.json is parsed to detect it
     source = detected[0]

@@ -69,7 +69,7 @@ def _encode(args: argparse.Namespace) -> int:
     tok = cppreason.load(args.tokenizer)
     text = " ".join(_utf8_arg(a) for a in args.text) if args.text else read_stdin_utf8()
     if args.tokens:
-        print(" ".join(repr(t)[1:-1] for t in tok.tokenize(text)))
+        print(" ".join(_shown(tok, i) for i in tok.encode(text)))
     else:
         print(" ".join(map(str, tok.encode(text))))
     return 0
@@ -86,6 +86,17 @@ def _decode(args: argparse.Namespace) -> int:
         raise ValueError(f"ids must be integers, e.g. `toksmith cppreason decode -t T.json 20 120 335`; got {words[:5]}") from None
     sys.stdout.write(tok.decode(ids) + "\n")
     return 0
+
+
+def _shown(tok: Any, id: int) -> str:
+    """A token as ``--tokens`` prints it: its text escaped as Python does (``\\n``, ``\\\\``), the
+    bytes of a learned token that are not whole UTF-8 characters as ``\\xNN`` (not U+FFFD)."""
+    from ..presets.cppreason import FIRST_LEARNED
+
+    if id < FIRST_LEARNED:
+        return repr(tok.id_to_token(id))[1:-1]
+    text = tok.tokenizer.decode_bytes([id]).decode("utf-8", "surrogateescape")
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else repr(c)[1:-1] for c in text)
 
 
 def _utf8_arg(arg: str) -> str:

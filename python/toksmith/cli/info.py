@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import json
 
-from ._common import add_tokenizer_arg, load_tokenizer
+from ._common import add_tokenizer_arg, load_tokenizer, special_tokens_arg
 
 
 def register(sub) -> None:
     p = sub.add_parser("info", help="describe a tokenizer file")
     add_tokenizer_arg(p)
+    p.add_argument("--special-tokens", default=None, metavar="JSON",
+                   help='special tokens for a file that stores none (a .tiktoken rank file whose special tokens '
+                        'fill gaps in its ranks), as a JSON object {"<|bos|>": 0}')
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
 
+def _load(args):
+    if args.special_tokens is None:
+        return load_tokenizer(args.tokenizer, args.pattern)
+    from ..formats import load_any
+
+    return load_any(args.tokenizer, pattern=args.pattern, special_tokens=special_tokens_arg(args.special_tokens))
+
+
 def run(args) -> int:
-    tok = load_tokenizer(args.tokenizer, args.pattern)
+    tok = _load(args)
     ranks = getattr(tok, "mergeable_ranks", None)
     info = {  # other tokenizer kinds (e.g. calm.ByteTokenizer) lack some of these
         "name": getattr(tok, "name", type(tok).__name__),

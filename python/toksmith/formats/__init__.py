@@ -120,7 +120,8 @@ def _detect(p: str) -> Detected:
     first = first.split(b"\r", 1)[0]  # \r\n or \r line ends
     if _RANK_LINE.match(first):
         return "tiktoken", p, None, None, raw
-    if first.startswith(b"#version") or os.path.basename(p) in ("merges.txt", "vocab.bpe"):
+    # a merges file without its "#version" line: named as _gpt2_files_for pairs it (gpt2_vocab.bpe)
+    if first.startswith(b"#version") or os.path.basename(p).endswith(("merges.txt", "vocab.bpe")):
         return "gpt2", p, None, None, raw
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "

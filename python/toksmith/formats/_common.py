@@ -80,6 +80,17 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
         raise
 
 
+def make_folder(path: PathLike, what: str) -> str:
+    """Create the folder ``path`` (and its parents) for a format saved as several files; a
+    file already there is a NotADirectoryError that says so (not \"File exists\")."""
+    d = os.fspath(path)
+    if os.path.exists(d) and not os.path.isdir(d):
+        raise NotADirectoryError(errno.ENOTDIR, f"cannot save {what} into {d!r}: it is a file, not a folder "
+                                                "(give the name of a folder to write them in)", d)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
 def write_text_atomic(path: PathLike, text: str) -> None:
     with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
@@ -307,7 +318,8 @@ def check_added_spelling(tokens: Iterable[str], ranks: Mapping[bytes, int], wher
         if t in spelled:
             raise ConversionError(
                 f"{where}: the special/pinned token {t!r} is spelled like the mergeable token "
-                f"{str_to_token(t)!r} in the byte-level alphabet; the file could not tell them apart")
+                f"{str_to_token(t)!r} in the byte-level alphabet; the file could not tell them apart: rename the "
+                f"special/pinned token (e.g. <|{t}|>), or save as toksmith JSON, which keeps both")
 
 
 def merge_strings(tok, where: str) -> List[Tuple[str, str]]:

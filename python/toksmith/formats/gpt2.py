@@ -37,6 +37,7 @@ from ._common import (
     check_merges_agree,
     decoded_as_bytes,
     loads_json,
+    make_folder,
     merge_strings,
     ranks_from_vocab_and_merges,
     source_meta,
@@ -180,7 +181,7 @@ def save_gpt2_files(tok, directory: PathLike) -> None:
     d = os.fspath(directory)
     merges = merge_strings(tok, "GPT-2 merges.txt")
     vocab = gpt2_vocab(tok)
-    os.makedirs(d, exist_ok=True)
+    make_folder(d, "GPT-2 files")
     write_json(os.path.join(d, "vocab.json"), vocab, indent=None)
     write_text_atomic(os.path.join(d, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
 

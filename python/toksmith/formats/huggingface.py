@@ -69,6 +69,7 @@ from ._common import (
     check_added_spelling,
     check_merges_agree,
     decoded_as_bytes,
+    make_folder,
     merge_strings,
     ranks_from_vocab_and_merges,
     require,
@@ -199,7 +200,7 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
         if model_max_length <= 0:
             raise ValueError(f"model_max_length must be positive (or None for no maximum), not {model_max_length}")
     data = huggingface_json(tok)
-    os.makedirs(d, exist_ok=True)
+    make_folder(d, "the Hugging Face tokenizer files")
     specials = tok.special_tokens
     smap: Dict[str, Any] = {}
     bos, eos = _role(specials, _BOS), _role(specials, _EOS)
@@ -346,7 +347,10 @@ def _adds_tokens(pp: Any) -> bool:
     if typ == "ByteLevel":
         return False
     if typ == "Sequence":
-        return any(_adds_tokens(p) for p in pp.get("processors") or [])
+        for p in pp.get("processors") or []:  # a loop, not any(...): one stack frame per nested Sequence
+            if _adds_tokens(p):
+                return True
+        return False
     if typ == "TemplateProcessing":
         single = pp.get("single") or []
         pair = pp.get("pair") or []
@@ -404,9 +408,15 @@ def _check_shape(data: Dict[str, Any], where: str) -> None:
             for part in ("single", "pair"):
                 if not isinstance(value.get(part, []), list):
                     raise bad(f"{what}.{part}", value[part], "a list")
+                for n, piece in enumerate(value.get(part, [])):
+                    if not isinstance(piece, dict):
+                        raise bad(f"{what}.{part}[{n}]", piece, 'an object {"Sequence": ...} or {"SpecialToken": ...}')
 
-    for key in _SEQUENCE_ITEMS:
-        component(data.get(key), key, key)
+    try:
+        for key in _SEQUENCE_ITEMS:
+            component(data.get(key), key, key)
+    except RecursionError:
+        raise TokenizerFileError(f"{where}: Sequence components nested too deeply to be read") from None
     added = data.get("added_tokens")
     if added is not None and not isinstance(added, list):
         raise bad("added_tokens", added, "a list")

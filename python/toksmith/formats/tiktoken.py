@@ -237,7 +237,7 @@ def _check_gaps(ranks: Mapping[bytes, int], specials: Mapping[str, int], where: 
         raise TokenizerFileError(
             f"{where}: the ranks have gaps: {n_missing} id(s) below the largest rank {top} are missing "
             f"({shown}); a rank file is truncated or corrupted, or the missing ids belong to special tokens "
-            "that must be passed with special_tokens=")
+            "that must be passed with special_tokens= (or --special-tokens)")
 
 
 # ------------------------------------------------------------------------------ loading
@@ -480,6 +480,13 @@ def to_tiktoken(tok, name: Optional[str] = None):
             f"the split pattern {tok.pattern!r} can match the empty string: toksmith skips empty "
             "matches, but tiktoken's encoder panics on them (e.g. on text where only the empty match "
             "applies); use a pattern whose every alternative matches at least one character")
+    names = sorted(tok.special_tokens)  # a token's extensions sort right after it
+    prefix = next(((a, b) for a, b in zip(names, names[1:]) if b.startswith(a)), None)
+    if prefix:
+        raise ConversionError(
+            f"the special token {prefix[0]!r} is the start of the special token {prefix[1]!r}: where the longer one "
+            "occurs toksmith matches it, but tiktoken matches whichever comes first in its (unordered) table, so "
+            "the ids could differ; rename one of them so that neither starts the other")
     try:
         return tiktoken.Encoding(
             name or tok.name,
@@ -500,7 +507,9 @@ def save_tiktoken(tok, path: PathLike) -> None:
     """
     if tok.pinned_tokens:
         raise ConversionError(
-            f"a .tiktoken file cannot hold pinned tokens; this tokenizer has {len(tok.pinned_tokens)}")
+            f"a .tiktoken file cannot hold pinned tokens; this tokenizer has {len(tok.pinned_tokens)} "
+            f"({sorted(tok.pinned_tokens)[:3]}): save it as toksmith JSON (tok.save) or for Hugging Face "
+            "(tok.save_huggingface), which keep them, or train it without pinned_tokens")
     dump_tiktoken_ranks(tok.mergeable_ranks(), path)
 
 

@@ -377,12 +377,15 @@ class CppTokenizer:
         return out
 
     def encode_diff(self, diff: str, message: Optional[str] = None) -> List[int]:
-        """A unified diff framed as ``<DIFF_START> [// COMMIT: message \\n] diff <DIFF_END>``."""
+        """A unified diff framed as ``<DIFF_START> [// COMMIT: message \\n] diff <DIFF_END>``. Each
+        further line of a multi-line message is a ``//`` comment too (so its ``+``/``-`` are no diff
+        markers)."""
         if not isinstance(diff, str):
             raise TypeError(f"diff must be str, not {type(diff).__name__}")
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message must be str or None, not {type(message).__name__}")
-        head = f"// COMMIT: {message}\n" if message else ""
+        lines = f"COMMIT: {message}".rstrip("\n").split("\n")
+        head = "".join(f"// {line}\n" for line in lines) if message else ""
         return [15] + self.encode(head + diff) + [16]
 
     # ---- decoding ----

@@ -507,8 +507,10 @@ def _count_items(counts: Any) -> List[Tuple[str, int]]:
 
 def _file_texts(path: Path, errors: str) -> Iterator[str]:
     """A file as texts of about :data:`_BLOCK` characters, cut after a newline (words never
-    span a line break, so the counts are those of the whole file)."""
-    return iter_line_blocks(path, errors, _BLOCK)
+    span a line break, so the counts are those of the whole file). A byte order mark at the
+    start of the file (as Windows tools write it) is not text: it is left out."""
+    for i, text in enumerate(iter_line_blocks(path, errors, _BLOCK)):
+        yield text[1:] if i == 0 and text.startswith("\ufeff") else text
 
 
 def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = WORD_PATTERN,
@@ -575,10 +577,10 @@ def train_from_counts(word_counts: Mapping[str, int], num_merges: int = DEFAULT_
 
     The vocabulary, in id order: ``special_tokens`` (``<unk>`` always among them), the atomic
     one-character words (``x</w>``, by code point), the characters of the other words (by code
-    point), ``</w>``, then the learned tokens in the order they were made (a merge whose text is
-    already a token, such as an atomic ``a</w>``, adds no id). Equally frequent pairs are merged
-    in the order of their symbols' ids. ``min_frequency`` stops early when the best pair is
-    rarer.
+    point), ``</w>`` (also when every word is atomic), then the learned tokens in the order they
+    were made (a merge whose text is already a token, such as an atomic ``a</w>``, adds no id).
+    Equally frequent pairs are merged in the order of their symbols' ids. ``min_frequency``
+    stops early when the best pair is rarer.
 
     ``num_merges`` is an int in 0..2**31-1 (training stops earlier when no pair is left);
     ``word_counts`` are ints in 0..2**63-1 (words of count 0 are left out) whose sum, and the
@@ -661,7 +663,10 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
     tokens: List[str] = list(specials)
     seen = set(tokens)
     reserved = set(specials)
-    for t in [w + END_OF_WORD for w in atomic] + (symbols if candidates else []):
+    # </w> even when every word is atomic: encoding appends it to every word, and without it
+    # each word not made of one atomic token would end in an <unk> that stands for no character
+    # (and decode would run the words together)
+    for t in [w + END_OF_WORD for w in atomic] + (symbols if candidates else [END_OF_WORD]):
         if t in reserved:
             # a special token is never matched in text: the learned token would be lost
             raise ValueError(f"the special token {t!r} is also a token the corpus gives: pass special tokens "
@@ -714,6 +719,10 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
             raise ValueError("embedding bytes do not hold len(tokens) * dim float32 numbers")
         get = lambda k: flat[k * dim:(k + 1) * dim]  # noqa: E731
     else:
+        shape = tuple(getattr(rows, "shape", ()))
+        if shape != (len(tokens), dim):
+            raise ValueError(f"the embeddings must be a 2-D array of shape (len(tokens), dim) = "
+                             f"({len(tokens)}, {dim}), not of shape {shape}")
         get = lambda k: rows[k].tolist()  # noqa: E731
     with open(path, "w", encoding="utf-8", newline="") as f:
         w = csv.writer(f)
