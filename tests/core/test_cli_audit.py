@@ -517,3 +517,19 @@ def test_decode_of_piped_ids_finds_their_format(tok_path, tmp_path, monkeypatch,
     plain.write_bytes(ids.read_bytes())
     assert main(["decode", "-t", str(tok_path), str(plain), "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == sample
+
+
+@pytest.mark.parametrize("command", ["train", "encode", "eval"])
+def test_threads_option_is_checked_alike(tok_path, tmp_path, capsys, command):
+    # was: `toksmith train --threads 0` said "threads must be ... (or None for all cores)", a Python word
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 20, encoding="utf-8")
+    argv = {"train": ["train", str(corpus), "-o", str(tmp_path / "t.json")],
+            "encode": ["encode", "-t", str(tok_path), str(corpus), "-o", str(tmp_path / "ids.txt")],
+            "eval": ["eval", "-t", str(tok_path), "--corpus", f"c={corpus}"]}[command]
+    for bad in ("0", "-2", "100000"):
+        assert main(argv + ["--threads", bad]) == 1
+        err = _err(capsys)
+        assert "--threads must be between 1 and" in err and f"not {bad} (leave it out for all cores)" in err
+        assert "None" not in err
+    assert main(argv + ["--threads", "1"]) == 0

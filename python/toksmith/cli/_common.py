@@ -40,6 +40,15 @@ def add_tokenizer_arg(p) -> None:
                         "OpenAI's, GPT-2 files): gpt2, cl100k, o200k, nanochat or a regex")
 
 
+def check_threads_arg(threads: Optional[int]) -> None:
+    """The ``--threads`` option: None (all cores) or 1 to MAX_THREADS."""
+    from ..tokenizer import MAX_THREADS
+
+    if threads is not None and not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {threads} (leave it out for all "
+                         "cores)")
+
+
 def special_tokens_arg(value: Optional[str]) -> Optional[dict]:
     """The ``--special-tokens`` option: a JSON object ``{"<|bos|>": 0}``, or None if not given."""
     if value is None:

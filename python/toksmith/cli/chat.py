@@ -21,8 +21,7 @@ import os
 import sys
 from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
-from ._common import add_command_group
-from ..tokenizer import MAX_THREADS
+from ._common import add_command_group, check_threads_arg
 
 BAD_LINES_SHOWN = 20
 
@@ -277,8 +276,7 @@ def _render(args: argparse.Namespace) -> int:
 
     if args.shard_size < 1:
         raise ValueError(f"--shard-size must be >= 1, not {args.shard_size}")
-    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
-        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
+    check_threads_arg(args.threads)
     max_tokens = _max_tokens(args.max_tokens)
     chat = _load_chat(args.tokenizer)
     source = _Input(args.input)  # opened first: a missing input does not cost an earlier render

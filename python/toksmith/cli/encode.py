@@ -6,8 +6,7 @@ import os
 import struct
 
 from .. import _core
-from ._common import add_tokenizer_arg, load_tokenizer, refuse_preset_file, open_io
-from ..tokenizer import MAX_THREADS
+from ._common import add_tokenizer_arg, check_threads_arg, load_tokenizer, open_io, refuse_preset_file
 
 #: the largest --block-size: each read allocates a buffer of the block size up front
 MAX_BLOCK_SIZE = 1 << 30
@@ -92,8 +91,7 @@ def run(args) -> int:
     if args.lines and args.format == "npy":
         raise ValueError("--lines with --format npy is not supported (lines have different lengths); "
                          "use --format json (JSON lines) or text")
-    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
-        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
+    check_threads_arg(args.threads)
     if args.block_size < 1:
         raise ValueError(f"--block-size must be >= 1, not {args.block_size}")
     if args.block_size > MAX_BLOCK_SIZE:  # a bigger read was a MemoryError or OverflowError

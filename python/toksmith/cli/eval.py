@@ -27,7 +27,6 @@ import re
 import sys
 import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
-from ..tokenizer import MAX_THREADS
 
 CHUNK_CHARS = 1 << 20
 # a cut just after a lone newline (non-space before it, non-space other than "/" after it)
@@ -290,13 +289,13 @@ def _check_chart_path(path: str) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ..formats import load_any
+    from ._common import check_threads_arg
 
     if args.chart:
         _check_chart_path(args.chart)  # fail before the work when the chart cannot be written
     if args.max_bytes is not None and args.max_bytes < 1:
         raise ValueError(f"--max-bytes must be >= 1, not {args.max_bytes}")
-    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
-        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {args.threads}")
+    check_threads_arg(args.threads)
     tokenizers: Dict[str, Any] = {}
     for arg in args.tokenizer:
         name, path = _split_named(arg, "-t", all_ext=False)

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from ._common import check_output_path, progress_default
+from ._common import check_output_path, check_threads_arg, progress_default
 
 
 def register(sub) -> None:
@@ -54,6 +54,7 @@ def run(args) -> int:
         if os.path.isfile(path) and os.path.isfile(args.output) and os.path.samefile(path, args.output):
             raise ValueError(f"-o {args.output!r} is the corpus file {path!r}: writing the tokenizer would "
                              "replace it; pass another output file")
+    check_threads_arg(args.threads)
     pattern, vocab_size, specials = "cl100k", 8192, list(args.special)
     if args.preset is not None:  # not `if args.preset`: an empty --preset/--pattern is an error, not the default
         preset = get_preset(args.preset)
