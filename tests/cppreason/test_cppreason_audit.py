@@ -16,6 +16,8 @@ import toksmith
 from toksmith.presets import cppreason
 from toksmith.presets.cppreason import FIXED_IDS, CppTokenizer
 
+from . import train_tiny
+
 CORPUS = """#include <vector>
 // Compute the sum of the values in a buffer.
 int sum_values(const std::vector<int>& values, size_t count) {
@@ -35,9 +37,7 @@ int sum_values(const std::vector<int>& values, size_t count) {
 
 @pytest.fixture(scope="module")
 def tok() -> CppTokenizer:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a tiny corpus: fewer merges than asked for
-        return cppreason.train([CORPUS] * 4, vocab_size=1950)
+    return train_tiny(CORPUS)
 
 
 # (joined from a list: st.text drops surrogates from its alphabet)

@@ -14,6 +14,8 @@ from toksmith.presets import cppreason
 from toksmith.presets.cppreason import (CATEGORY, DIFF_ADD, DIFF_DEL, FIRST_LEARNED, FIXED_IDS, FIXED_NAMES,
                                         CppTokenizer)
 
+from . import train_tiny
+
 # ---- the spec's lists, verbatim (duplicates included: "typedef" and "bind" are listed twice) --------
 
 SPEC_SPECIAL = [
@@ -67,9 +69,7 @@ int sum_values(const std::vector<int>& values, size_t count) {
 
 @pytest.fixture(scope="module")
 def tok() -> CppTokenizer:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a tiny corpus: fewer merges than asked for
-        return cppreason.train([CORPUS] * 4, vocab_size=1950)
+    return train_tiny(CORPUS)
 
 
 def _ids(first: int, tokens: list) -> dict:
