@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import itertools
 import warnings
 from pathlib import Path
 
 import pytest
+
 import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -107,7 +109,8 @@ def test_validation_checklist(cpp):
     assert ids[:2] == [FIXED_IDS["printf"], FIXED_IDS["("]]
     assert ids[-4:] == [FIXED_IDS[","], *cpp.encode("x"), FIXED_IDS[")"], FIXED_IDS[";"]]
     assert not any(b" " in cpp.tokenizer.decode_bytes([i]) for i in ids if i >= FIRST_LEARNED)
-    assert cpp.decode(ids) == 'printf("hello%d\\n",x);'  # the spacing rule: lossy by design
+    # the spacing rule, but the literal's two halves would read as one word without their space
+    assert cpp.decode(ids) == 'printf("hello %d\\n",x);'
     assert t("+if (!buf) return;") == ["<DIFF_ADD>", "if", "(", "!", *t("buf"), ")", "return", ";"]  # 11
     assert cpp.encode("cout << endl") == [FIXED_IDS["cout"], FIXED_IDS["<<"], FIXED_IDS["endl"]]  # 12
 
@@ -228,28 +231,71 @@ def _small() -> CppTokenizer:
 
 
 def render(text: str) -> str:
-    """The seed's spacing rule applied to the reference words."""
-    pieces = []
+    """The seed's spacing rule applied to the reference words, with toksmith's three additions
+    that make the text encode back to the same ids: one space between the parts of a literal
+    cut at its whitespace (and between `'` and `'`), a space where two words would read as
+    another (:func:`fuses`), and a space before a ``+``/``-`` that is not a diff marker but
+    would start a line."""
+    pieces = []  # (text, an ordinary + or - that must not start a line)
+    first = regex.search(PATTERN, text)
+    line_start = first is not None and first.start() == 0
     for w, part in reference_words(text):
         if part:
-            pieces.append(w)
+            pieces.append((w, False))
         elif w[0] in "\r\n":
-            pieces.append("\n" * min(2, w.count("\n")))
+            pieces.append(("\n" * min(2, w.count("\n")), False))
+            line_start = w.endswith("\n")
+            continue
         elif w in ("--- a/", "+++ b/", "--- b/", "+++ a/"):
-            pieces.extend([w[:3], w[4:]])
+            pieces.extend([(w[:3], False), (w[4:], False)])
         elif w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS:
-            pieces.append("#" + w[1:].lstrip(" \t"))
+            pieces.append(("#" + w[1:].lstrip(" \t"), False))
         else:
-            pieces.append(w)
-    out, prev = [], ""
-    for p in pieces:
-        if prev and prev[-1] != "\n" and p[0] != "\n" and (
+            pieces.append((w, w in ("+", "-") and not line_start))
+        line_start = False
+    # the mark character cuts the word it is in, and only the word rule spaces it
+    pieces = [(q, mid) for w, mid in pieces
+              for q in regex.split(f"({WORD_MARK})", w) if q]
+    out, prev, run = "", "", []  # run: the last (up to three) unspaced words on this line
+    literal = quote = False
+    for p, mid_line in pieces:
+        if mid_line and out.endswith("\n"):
+            out, prev, run = out + " ", " ", []
+        glued = WORD_MARK in (p, prev)
+        if prev and (prev[-1] == "\n" or p[0] == "\n"):
+            run, literal = [], False
+        elif prev and (
                 (regex.match(r"[\p{L}\p{N}_]", prev[-1]) and regex.match(r"[\p{L}\p{N}_]", p[0]))
-                or prev in ("---", "+++", "@@") or p == "@@"):
-            out.append(" ")
-        out.append(p)
+                or prev in ("---", "+++", "@@") or p == "@@"
+                or (not glued and (literal or (quote and p == "'") or fuses(out, run, p)))):
+            out += " "
+            run = []
+        if p != WORD_MARK:
+            literal = not closes(p) if literal else p.startswith('"') and not (len(p) >= 2 and closes(p[1:]))
+            quote = p == "'"
+        run = [] if p == WORD_MARK else run[-2:] + [p]  # no window across the mark
+        out += p
         prev = p
-    return "".join(out)
+    return out
+
+
+def closes(word: str) -> bool:
+    """Whether `word` ends with a ``"`` that no backslash escapes."""
+    return word.endswith('"') and (len(word) - 1 - len(word[:-1].rstrip("\\"))) % 2 == 0
+
+
+def fuses(out: str, run: list, word: str) -> bool:
+    """Whether the words of `run` (ending `out`) and `word`, written together, read with a
+    word across the end of one of them (two operators as one, `/` and `*` as a comment opener,
+    the two halves of a literal cut at its space as one literal)."""
+    window = "".join(run) + word
+    if not run:
+        return False
+    at_line_start = len(out) == len(window) - len(word) or out[-len(window) + len(word) - 1] == "\n"
+    lead = 0 if at_line_start else 1
+    read = {m.end() - lead for m in regex.finditer(PATTERN, " " * lead + window)}
+    ends = itertools.accumulate(len(w) for w in run + [word])
+    return not read.issuperset(ends)
 
 
 @given(CODE)

@@ -15,7 +15,7 @@
 //!   each part is a word of its own (fixed if the table has it).
 
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::pretokenize::chars::{category, is_letter, is_number};
 use crate::pretokenize::Pretokenizer;
@@ -230,11 +230,29 @@ impl FixedWords {
 ///
 /// A fixed id shows as its text (or nothing: control and reserved ids); the learned ids' bytes
 /// run together and each mark starts a new word (the mark may be split over tokens).
+///
+/// With a split pattern ([`WordDecoder::with_split`]) three more rules make the text encode
+/// back to the same ids:
+/// * where two words get no space by the rule, the pattern is run over them and the (at most
+///   three) unspaced words before them, and a space goes in unless a word it reads ends where
+///   each of them ends: `/` then `*` is `/ *` (not a comment opener), `-` `-` is `- -`, `.`
+///   `.` `.` is `.. .`; `>` `*` stays `>*`;
+/// * the parts of a string literal that encoding cut at its whitespace (from a word that
+///   opens a `"` to the word that closes it) get one space between them, and so do `'` `'`;
+/// * neither rule applies next to the mark character, which cuts the word it is in.
+///
+/// [`WordDecoder::with_mid_line`] adds one more: a space before an id that would start a line
+/// where encoding reads its text as another id there.
 pub struct WordDecoder {
     fixed: Vec<Option<Box<[u8]>>>,
     mark: Box<[u8]>,
-    space_after: FxHashSet<Box<[u8]>>,
-    space_before: FxHashSet<Box<[u8]>>,
+    // (a few short words each: a scan beats hashing)
+    space_after: Vec<Box<[u8]>>,
+    space_before: Vec<Box<[u8]>>,
+    split: Option<Pretokenizer>,
+    // the split is the CppReason pattern (whose joining characters are known)
+    cpp_split: bool,
+    mid_line: Vec<u32>,
 }
 
 fn word_char(c: char) -> bool {
@@ -266,7 +284,92 @@ impl WordDecoder {
                 .into_iter()
                 .map(|w| w.into_bytes().into())
                 .collect(),
+            split: None,
+            cpp_split: false,
+            mid_line: Vec::new(),
         }
+    }
+
+    /// The same decoder, keeping apart words that `pattern` would read as other words when
+    /// written together (see [`WordDecoder`]).
+    pub fn with_split(mut self, pattern: &str) -> Result<Self> {
+        let split = Pretokenizer::new(pattern)?;
+        self.cpp_split = pattern == crate::pretokenize::CPP_WORDS_PATTERN;
+        self.split = Some(split);
+        Ok(self)
+    }
+
+    /// The same decoder, writing a space before each of `ids` that would start a line (after a
+    /// line break; not at the start of the text, so that one id decodes as its text), where
+    /// encoding would read its text as another id (the diff markers `+` and `-`: a `+` that
+    /// followed indentation comes back as ` +`, not as the diff marker).
+    pub fn with_mid_line(mut self, ids: &[u32]) -> Self {
+        self.mid_line = ids.to_vec();
+        self
+    }
+
+    /// Whether a word of the CppReason pattern can run on from a word ending in `left` into
+    /// one starting with `right`: operators, diff headers and `@@` join two of the characters
+    /// below; `#` a directive's name; quotes and `\` literals. Two letters, digits or `_` are
+    /// never written together. (Checked against the scan itself in the tests.)
+    fn cpp_may_join(left: char, right: char) -> bool {
+        const JOINING: &[u8] = b"<>=-+.:!&|*/%^#@";
+        let op = |c: char| c.is_ascii() && JOINING.contains(&(c as u8));
+        (op(left) && op(right))
+            || matches!(left, '#' | '"' | '\'' | '\\')
+            || matches!(right, '"' | '\'')
+    }
+
+    /// Whether `out[run[0]..]` followed by `word` reads back with a word ending where each of
+    /// the words that start at `run`, and `word`, ends (a window of at most four words: the
+    /// longest words that can be written as several are character literals, `'\\n'`; string
+    /// literals are spaced by their own rule). `window`: a buffer.
+    fn keeps_apart(
+        &self,
+        split: &Pretokenizer,
+        out: &str,
+        run: &[usize],
+        word: &str,
+        window: &mut String,
+    ) -> bool {
+        let Some(&start) = run.first() else {
+            return true;
+        };
+        if self.cpp_split {
+            let left = out.chars().next_back();
+            let right = word.chars().next();
+            if let (Some(l), Some(r)) = (left, right) {
+                if !Self::cpp_may_join(l, r) && !word.contains(['"', '\'']) {
+                    return true;
+                }
+            }
+        }
+        // a space in front keeps a word that is not at the start of a line from reading as
+        // one (the diff headers)
+        let at_line_start = start == 0 || out.as_bytes()[start - 1] == b'\n';
+        let lead = usize::from(!at_line_start);
+        window.clear();
+        if lead == 1 {
+            window.push(' ');
+        }
+        window.push_str(&out[start..]);
+        window.push_str(word);
+        let base = window.as_ptr() as usize;
+        // the words' ends the window should read as
+        let mut ends = run[1..]
+            .iter()
+            .map(|&r| r - start + lead)
+            .chain([out.len() - start + lead, window.len()]);
+        // each must also end a word the pattern reads (a word that is no word of the pattern,
+        // such as a literal's part, may read as several)
+        let mut want = ends.next();
+        let scanned = split.for_each_piece(window, |piece| {
+            let end = piece.as_ptr() as usize - base + piece.len();
+            if want == Some(end) {
+                want = ends.next();
+            }
+        });
+        scanned.is_ok() && want.is_none()
     }
 
     /// The text of `ids`; `learned(id)` gives a learned id's bytes.
@@ -275,16 +378,33 @@ impl WordDecoder {
         ids: &[u32],
         learned: impl Fn(u32) -> Result<&'v [u8]>,
     ) -> Result<String> {
-        // what the spacing rule needs of the word before: its last character, and whether a
-        // space follows it in any case
+        // what the spacing rule needs of the words before
         struct Prev {
+            // the last character written
             last: Option<char>,
+            // a space follows the last word in any case
             spaced: bool,
+            // where the words written since the last space or line break start in `out` (the
+            // last three of them)
+            run: Vec<usize>,
+            // inside a string literal that encoding cut at its whitespace (split only)
+            literal: bool,
+            // the last word was `'`
+            quote: bool,
+            // the last word was the mark character (which cut the word it is in: no space
+            // goes next to it but by the word rule)
+            mark: bool,
+            window: String,
         }
         let mut out = String::new();
         let mut prev = Prev {
             last: None,
             spaced: false,
+            run: Vec::with_capacity(4),
+            literal: false,
+            quote: false,
+            mark: false,
+            window: String::new(),
         };
         let mut stream: Vec<u8> = Vec::new();
         let push = |word: &[u8], out: &mut String, prev: &mut Prev| {
@@ -292,19 +412,61 @@ impl WordDecoder {
                 return;
             }
             let text = String::from_utf8_lossy(word);
-            if let (Some(last), Some(first)) = (prev.last, text.chars().next()) {
-                if last != '\n'
-                    && first != '\n'
-                    && ((word_char(last) && word_char(first))
-                        || prev.spaced
-                        || self.space_before.contains(word))
+            let first = text.chars().next();
+            let split = self.split.as_ref();
+            let mark = split.is_some() && word == &self.mark[..];
+            let glued = mark || prev.mark;
+            if let (Some(last), Some(first)) = (prev.last, first) {
+                if last == '\n' || first == '\n' {
+                    prev.run.clear();
+                    prev.literal = false;
+                } else if (word_char(last) && word_char(first))
+                    || prev.spaced
+                    || self.space_before.iter().any(|w| **w == *word)
+                    || (!glued
+                        && (prev.literal
+                            || (prev.quote && text == "'")
+                            || split.is_some_and(|split| {
+                                !self.keeps_apart(split, out, &prev.run, &text, &mut prev.window)
+                            })))
                 {
                     out.push(' ');
+                    prev.run.clear();
                 }
+            }
+            if split.is_some() && !mark {
+                // a literal's parts: from a word that opens a `"` it does not close to the
+                // word that closes it
+                let closes = |t: &str| {
+                    t.ends_with('"')
+                        && t.as_bytes()[..t.len() - 1]
+                            .iter()
+                            .rev()
+                            .take_while(|&&b| b == b'\\')
+                            .count()
+                            % 2
+                            == 0
+                };
+                prev.literal = if prev.literal {
+                    !closes(&text)
+                } else {
+                    text.starts_with('"') && !(text.len() >= 2 && closes(&text[1..]))
+                };
+                prev.quote = text == "'";
+            }
+            prev.mark = mark;
+            if mark {
+                // the pattern would read the words around the mark as one: no window across it
+                prev.run.clear();
+            } else {
+                if prev.run.len() == 3 {
+                    prev.run.remove(0);
+                }
+                prev.run.push(out.len());
             }
             out.push_str(&text);
             prev.last = text.chars().next_back();
-            prev.spaced = self.space_after.contains(word);
+            prev.spaced = self.space_after.iter().any(|w| **w == *word);
         };
         let flush = |stream: &mut Vec<u8>, out: &mut String, prev: &mut Prev| {
             if stream.is_empty() {
@@ -314,6 +476,14 @@ impl WordDecoder {
             let mut start = 0;
             let mut i = 0;
             while !m.is_empty() && i + m.len() <= stream.len() {
+                // to the next byte that can start a mark
+                match stream[i..].iter().position(|&b| b == m[0]) {
+                    Some(k) => i += k,
+                    None => break,
+                }
+                if i + m.len() > stream.len() {
+                    break;
+                }
                 if &stream[i..i + m.len()] == m {
                     push(&stream[start..i], out, prev);
                     i += m.len();
@@ -329,6 +499,11 @@ impl WordDecoder {
             if let Some(f) = self.fixed.get(id as usize) {
                 flush(&mut stream, &mut out, &mut prev);
                 if let Some(text) = f {
+                    if self.mid_line.contains(&id) && prev.last == Some('\n') {
+                        out.push(' ');
+                        prev.last = Some(' ');
+                        prev.run.clear();
+                    }
                     push(text, &mut out, &mut prev);
                 }
             } else {
@@ -427,6 +602,108 @@ mod tests {
             .unwrap();
         assert_eq!(seen, vec!["~x", "~y", "~\"a", "~b", "~\""]);
         assert_eq!(out, vec![100, 5, 100, 100, 5, 5, 100, 5, 100]);
+    }
+
+    #[test]
+    fn decode_keeps_apart_words_that_would_fuse() {
+        let texts = [
+            "/", "*", "-", ".", "p", ">", "+", "++", "\n", "\"", "=", "'", "\\", "~",
+        ];
+        let fixed: Vec<Option<String>> = texts.iter().map(|t| Some(t.to_string())).collect();
+        let plain = WordDecoder::new(fixed.clone(), "~", vec![], vec![]);
+        let dec = WordDecoder::new(fixed, "~", vec![], vec![])
+            .with_split(crate::pretokenize::CPP_WORDS_PATTERN)
+            .unwrap()
+            .with_mid_line(&[2]);
+        let learned: FxHashMap<u32, &[u8]> = [
+            (20, &b"~\"a+"[..]),
+            (21, &b"~b\""[..]),
+            (22, &b"~x"[..]),
+            (23, &b"~\"y\\\""[..]),
+        ]
+        .into_iter()
+        .collect();
+        let get = |id: u32| {
+            learned.get(&id).copied().ok_or(crate::Error::UnknownId {
+                id: id as u64,
+                n_vocab: 24,
+            })
+        };
+        let cases: [(&[u32], &str, &str); 16] = [
+            // a / *p: no comment opener; x - -p: no decrement
+            (&[22, 0, 1, 4], "x/*p", "x/ *p"),
+            (&[22, 2, 2, 4], "x--p", "x- -p"),
+            // >* and =- read as two words anyway
+            (&[5, 1, 4, 10, 2, 4], ">*p=-p", ">*p=-p"),
+            // three dots are one word, four are two
+            (&[3, 3, 3, 3], "....", ".. .."),
+            // + ++ at the start of a line is a diff header written together
+            (&[6, 7, 8, 6, 7], "+++\n+++", "+ ++\n+ ++"),
+            // mid-line, +++ reads as ++ then +
+            (&[22, 6, 7], "x+++", "x+ ++"),
+            (&[22, 7, 6], "x+++", "x+++"),
+            // a character literal is up to four words: ' \ p '
+            (&[11, 12, 4, 11], "'\\p'", "'\\p '"),
+            // the parts of a string literal cut at its spaces: one space between them
+            (&[20, 21], "\"a+b\"", "\"a+ b\""),
+            (&[9, 22, 9], "\"x\"", "\" x \""),
+            (&[9, 0, 1, 9, 4], "\"/*\"p", "\" / * \"p"),
+            // an escaped quote does not close the literal
+            (&[23, 22, 9, 4], "\"y\\\"x\"p", "\"y\\\" x \"p"),
+            (&[11, 11], "''", "' '"),
+            // the mark character: no rule but the word rule next to it
+            (&[9, 13, 22, 9], "\"~x\"", "\"~x \""),
+            // the id 2 (-) after a line break, but not at the start of the text
+            (&[2, 22, 8, 2, 22], "-x\n-x", "-x\n -x"),
+            (&[8, 8, 2], "\n\n-", "\n\n -"),
+        ];
+        for (ids, before, after) in cases {
+            assert_eq!(plain.decode(ids, get).unwrap(), before, "{ids:?}");
+            assert_eq!(dec.decode(ids, get).unwrap(), after, "{ids:?}");
+        }
+    }
+
+    /// The CppReason shortcut (no scan where the two characters cannot join) changes nothing:
+    /// random word sequences decode the same with and without it.
+    #[test]
+    fn decode_shortcut_equals_the_full_check() {
+        let texts = [
+            "<", ">", "=", "-", "+", ".", ":", "!", "&", "|", "*", "/", "%", "^", "#", "@", "\"",
+            "'", "\\", "(", ";", "\n", "~", "x", "0", "include", "++", "->", "...", "<<=", "a/",
+        ];
+        let fixed: Vec<Option<String>> = texts.iter().map(|t| Some(t.to_string())).collect();
+        let fast = WordDecoder::new(fixed.clone(), "~", vec![], vec![])
+            .with_split(crate::pretokenize::CPP_WORDS_PATTERN)
+            .unwrap();
+        let mut full = WordDecoder::new(fixed, "~", vec![], vec![])
+            .with_split(crate::pretokenize::CPP_WORDS_PATTERN)
+            .unwrap();
+        assert!(fast.cpp_split);
+        full.cpp_split = false;
+        let none = |id: u32| -> Result<&'static [u8]> {
+            Err(crate::Error::UnknownId {
+                id: id as u64,
+                n_vocab: 0,
+            })
+        };
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut r = state;
+            let ids: Vec<u32> = (0..(r % 9) as usize)
+                .map(|_| {
+                    r = r.rotate_left(7) ^ 0x2545_f491_4f6c_dd1d;
+                    (r % texts.len() as u64) as u32
+                })
+                .collect();
+            assert_eq!(
+                fast.decode(&ids, none).unwrap(),
+                full.decode(&ids, none).unwrap(),
+                "{ids:?}"
+            );
+        }
     }
 
     #[test]

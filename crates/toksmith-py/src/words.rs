@@ -310,16 +310,26 @@ pub struct FixedWordDecoder {
 
 #[pymethods]
 impl FixedWordDecoder {
+    /// `pattern`: the split pattern, to keep apart words that would fuse written together;
+    /// `mid_line`: ids that get a space in front where they would start a line.
     #[new]
+    #[pyo3(signature = (fixed, mark, space_after, space_before, pattern = None, mid_line = Vec::new()))]
     fn new(
         fixed: Vec<Option<String>>,
         mark: &str,
         space_after: Vec<String>,
         space_before: Vec<String>,
-    ) -> Self {
-        FixedWordDecoder {
-            inner: WordDecoder::new(fixed, mark, space_after, space_before),
-        }
+        pattern: Option<&str>,
+        mid_line: Vec<u32>,
+    ) -> PyResult<Self> {
+        let inner =
+            WordDecoder::new(fixed, mark, space_after, space_before).with_mid_line(&mid_line);
+        Ok(FixedWordDecoder {
+            inner: match pattern {
+                Some(p) => inner.with_split(p).map_err(to_py)?,
+                None => inner,
+            },
+        })
     }
 
     fn decode(&self, py: Python<'_>, bpe: &Bpe, ids: Vec<u32>) -> PyResult<String> {

@@ -15,7 +15,9 @@ learned byte-level BPE, with whitespace as a delimiter.
 * **Words** (:data:`PATTERN`, on a hand-written scanner in the core, fuzzed against the regex): diff headers (``+++``, ``---``
   at the start of a line, with the path prefix ``a/`` or ``b/`` after them, and ``@@``),
   preprocessor directives (``#include``, ``#  define``), hex literals, string and
-  character literals, the operators longest first, identifiers, digit runs, newlines (up to
+  character literals, the operators longest first, identifiers, numbers (a digit with the
+  letters, digits and ``_`` after it, so that a suffix or exponent stays on its number:
+  ``42u``, ``1e5``, ``10ULL``; only a whole ``0``-``999`` is a fixed number), newlines (up to
   two, with the indentation after them) and any other character. Then, as the seed's
   ``WhitespaceSplit``, a literal is cut at its whitespace (``"hello %d\\n"`` is the words
   ``"hello`` and ``%d\\n"``): whitespace other than line breaks is never a token, not even in
@@ -24,7 +26,9 @@ learned byte-level BPE, with whitespace as a delimiter.
 * **Decoding** puts the words back with the seed's rule: one space between two words that
   both touch a letter (``\\p{L}``), digit (``\\p{N}``) or underscore, none around
   punctuation and operators, newlines as they are (indentation is not restored; the seed runs
-  clang-format on output).
+  clang-format on output). One exception keeps the meaning of the code: where two operators
+  written together would read as another word, a space goes between them (``a / *p`` decodes
+  as ``a/ *p``, not as a comment opener ``a/*p``; ``a - -b`` as ``a- -b``).
 
 >>> tok = train(["int main() { return 0; }\\nstd::vector<int> values;"] * 20, vocab_size=1860)
 >>> tok.encode("std::vector<int>")
@@ -149,7 +153,7 @@ PATTERN = (
     r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--"
     r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/"
     r"|[\p{L}_][\p{L}\p{N}_]*"
-    r"|\p{N}+"
+    r"|\p{N}[\p{L}\p{N}_]*"
     r"|(?:\r?\n[^\S\n]*){1,2}"
     r"|\S"
 )
@@ -211,7 +215,8 @@ def _native_tables() -> Tuple[Any, Any]:
     encoder = _core.FixedWordEncoder(PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)],
                                      (NEWLINE, DOUBLE_NEWLINE), WORD_MARK)
     shown = [None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i] for i in range(FIRST_LEARNED)]
-    decoder = _core.FixedWordDecoder(shown, WORD_MARK, sorted(_SPACED), ["@@"])
+    decoder = _core.FixedWordDecoder(shown, WORD_MARK, sorted(_SPACED), ["@@"], PATTERN,
+                                     [FIXED_IDS["+"], FIXED_IDS["-"]])
     return encoder, decoder
 
 
@@ -392,7 +397,9 @@ class CppTokenizer:
     def decode(self, ids: Sequence[int]) -> str:
         """Text from ids: words joined by the seed's spacing rule (a space between two words
         that touch a letter, digit or ``_``, and after the diff headers ``---``, ``+++`` and
-        ``@@`` and before ``@@``; newlines as they are). Control and reserved tokens are left
+        ``@@`` and before ``@@``; newlines as they are), and a space wherever two words written
+        together would read as another word (``/`` ``*`` as ``/ *``, not a comment opener), so
+        that the text encodes back to the same ids. Control and reserved tokens are left
         out. Native: :data:`WORD_MARK` starts a learned word, whose tokens run until the next
         mark or fixed token (the mark may be split over tokens)."""
         if isinstance(ids, (str, bytes, bytearray, memoryview)):

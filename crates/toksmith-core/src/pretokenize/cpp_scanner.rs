@@ -9,7 +9,8 @@
 //! 5. a string literal `"..."` and 6. a character literal `'.'` (backslash escapes, no line
 //!    break inside);
 //! 7. the operators, in the pattern's order (longest first where one is a prefix of another);
-//! 8. an identifier `[\p{L}_][\p{L}\p{N}_]*`; 9. a digit run `\p{N}+`;
+//! 8. an identifier `[\p{L}_][\p{L}\p{N}_]*`; 9. a number `\p{N}[\p{L}\p{N}_]*` (a digit
+//!    and its suffix or exponent letters: `42u`, `1e5`, `10ULL`; `3.14` is still three words);
 //! 10. one or two line breaks, each with the whitespace after it (no further `\n`);
 //! 11. any other character that is not whitespace.
 //!
@@ -133,15 +134,11 @@ fn word_end(b: &[u8], i: usize, open_until: &mut usize) -> Option<usize> {
     }
     let ch = char_at(b, i);
     let next = i + ch.len as usize;
-    // 8. identifier
-    if c == b'_' || is_letter(ch.cat) {
+    // 8. identifier, 9. number: the same tail
+    if c == b'_' || is_letter(ch.cat) || is_number(ch.cat) {
         return Some(run(b, next, |k, c| {
             c == b'_' as u32 || is_letter(k) || is_number(k)
         }));
-    }
-    // 9. digits
-    if is_number(ch.cat) {
-        return Some(run(b, next, |k, _| is_number(k)));
     }
     // 10. line breaks
     let newline_at = |j: usize| -> Option<usize> {

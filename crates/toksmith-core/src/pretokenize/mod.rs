@@ -59,8 +59,9 @@ pub const WORDS_PATTERN: &str = concat!(
 );
 
 /// The word split of the CppReason preset (seed 001): diff headers, preprocessor directives,
-/// literals, operators, identifiers, digit runs, line breaks and any other character; spaces
-/// and tabs are dropped. It has a hand-written scanner.
+/// literals, operators, identifiers, numbers (a digit and the letters, digits and `_` after
+/// it, so a suffix or exponent stays with its number: `42u`, `1e5`, `10ULL`), line breaks and
+/// any other character; spaces and tabs are dropped. It has a hand-written scanner.
 pub const CPP_WORDS_PATTERN: &str = concat!(
     r"(?m)^(?:\+\+\+|---)(?: [ab]/)?",
     r"|@@",
@@ -71,7 +72,7 @@ pub const CPP_WORDS_PATTERN: &str = concat!(
     r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
     r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/",
     r"|[\p{L}_][\p{L}\p{N}_]*",
-    r"|\p{N}+",
+    r"|\p{N}[\p{L}\p{N}_]*",
     r"|(?:\r?\n[^\S\n]*){1,2}",
     r"|\S"
 );
