@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import fnmatch
 import glob
 import json
 import os
+import re
 import stat
 import sysconfig
 from pathlib import Path
@@ -23,30 +26,118 @@ def _is_stream(path: Path) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
+def _walk_once(top: str, onerror=None, revisit: bool = False) -> Iterator[tuple]:
+    """``os.walk(top)`` following symbolic links to folders without looping: a link back to a
+    folder above it is not followed, and (unless ``revisit``) neither is one to a folder already
+    walked by another path."""
+    seen = set()
+    chains = {}  # folder -> the (device, inode) of it and of the folders above it
+    for root, dirs, files in os.walk(top, onerror=onerror, followlinks=True):
+        try:
+            st = os.stat(root)
+        except OSError:  # gone since it was listed
+            dirs[:] = []
+            continue
+        key = (st.st_dev, st.st_ino)
+        above = chains.get(os.path.normpath(os.path.dirname(root)), frozenset()) if root != top else frozenset()
+        if key in above or (key in seen and not revisit):
+            dirs[:] = []
+            continue
+        seen.add(key)
+        chains[os.path.normpath(root)] = above | {key}
+        yield root, dirs, files
+
+
 def _walk(folder: Path) -> List[Path]:
-    """The regular files under ``folder`` (sorted, hidden entries skipped). Pipes, sockets and
-    devices inside a folder are skipped (reading a pipe nobody writes to would wait forever); a
-    broken symbolic link raises FileNotFoundError."""
+    """The regular files under ``folder`` (sorted, hidden entries skipped), each real file once:
+    symbolic links are followed, but a file (or folder) reached again through a link, or a
+    link loop, is not read again. Pipes, sockets and devices inside a folder are skipped
+    (reading a pipe nobody writes to would wait forever); a broken symbolic link raises
+    FileNotFoundError."""
     found: List[Path] = []
+    seen = set()
 
     def unreadable(e: OSError) -> None:  # os.walk skips a folder it cannot list, unless told
         raise type(e)(e.errno, f"cannot read the folder {e.filename!r} in {str(folder)!r} ({e.strerror}); "
                                f"fix its permissions or pass the files to read") from None
 
-    for root, dirs, files in os.walk(folder, onerror=unreadable):
+    for root, dirs, files in _walk_once(str(folder), onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
                 continue
             f = Path(root) / name
             try:
-                mode = f.stat().st_mode
+                st = f.stat()
             except FileNotFoundError:
                 raise FileNotFoundError(f"{str(f)!r} in the folder {str(folder)!r} is a broken symbolic link; "
                                         f"remove it or pass the files to read") from None
-            if stat.S_ISREG(mode):
+            except OSError as e:
+                if e.errno != errno.ELOOP:
+                    raise
+                raise FileNotFoundError(f"{str(f)!r} in the folder {str(folder)!r} is a symbolic link loop; "
+                                        f"remove it or pass the files to read") from None
+            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
                 found.append(f)
     return found
+
+
+def _glob_files(pattern: str) -> List[Path]:
+    """The regular files a glob pattern matches (sorted), each real file once. ``**`` (any
+    folders) is matched by walking the tree with :func:`_walk_once`: ``glob.glob`` follows
+    symbolic links to folders without end in a link loop."""
+    sep = re.escape(os.sep) + (re.escape(os.altsep) if os.altsep else "")
+    parts = re.split(f"[{sep}]", pattern)
+    if "**" not in parts:  # no recursion: glob cannot loop
+        matches = sorted(glob.glob(pattern))
+    else:
+        n = next(i for i, c in enumerate(parts) if glob.has_magic(c))
+        top = os.sep.join(parts[:n]) if n else ""
+        if parts[:n] == [""]:  # "/**/x": the root folder
+            top = os.sep
+        matches = []
+        for root, dirs, files in _walk_once(top or os.curdir, revisit=True):
+            rel = os.path.relpath(root, top or os.curdir)
+            here = [] if rel == os.curdir else rel.split(os.sep)
+            dirs[:] = [d for d in dirs if _glob_match(here + [d], parts[n:], prefix=True)]
+            matches.extend(os.path.join(root, f) if top else os.path.join(*here, f)
+                           for f in files if _glob_match(here + [f], parts[n:]))
+        matches.sort()
+    found: List[Path] = []
+    seen = set()
+    for m in matches:
+        try:
+            st = os.stat(m)
+        except OSError:  # a broken link: glob.glob gives it, but there is nothing to read
+            continue
+        if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            found.append(Path(m))
+    return found
+
+
+def _glob_match(names: List[str], pats: List[str], prefix: bool = False) -> bool:
+    """Whether the path ``names`` matches the glob components ``pats`` as ``glob.glob(...,
+    recursive=True)`` matches them (``**``: zero or more folders; wildcards do not match names
+    that start with a dot); with ``prefix``, whether a path under ``names`` could match."""
+    if not names:
+        return bool(pats) if prefix else all(p == "**" for p in pats)
+    if not pats:
+        return False
+    p = pats[0]
+    if p == "**":
+        if _glob_match(names, pats[1:], prefix):  # ** matching no folder
+            return True
+        return not names[0].startswith(".") and _glob_match(names[1:], pats, prefix)
+    if glob.has_magic(p):
+        if names[0].startswith(".") and not p.startswith("."):
+            return False
+        if not fnmatch.fnmatch(names[0], p):
+            return False
+    elif os.path.normcase(names[0]) != os.path.normcase(p):
+        return False
+    return _glob_match(names[1:], pats[1:], prefix)
 
 
 def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
@@ -75,8 +166,7 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
         elif path.is_dir():
             out.extend(_walk(path))
         elif any(c in s for c in "*?["):
-            matches = sorted(glob.glob(s, recursive=True))
-            files = [Path(m) for m in matches if Path(m).is_file()]
+            files = _glob_files(s)
             if not files:
                 raise FileNotFoundError(f"the glob {s!r} matches no file")
             out.extend(files)

@@ -84,9 +84,17 @@ class StreamDecoder:
         raise NotImplementedError  # pragma: no cover
 
     def push_many(self, tokens) -> str:
-        """The text completed by ``tokens``, pushed one after the other."""
-        push = self.push
-        return "".join([push(t) for t in tokens])
+        """The text completed by ``tokens``, pushed one after the other. A bad id pushes none
+        of them: the decoder is left as it was (the text of the ids before it is not lost)."""
+        if isinstance(tokens, (str, bytes, bytearray)):  # bytes were taken as a list of ids
+            raise TypeError(f"push_many needs a sequence of ids (a list of int, a numpy array), not "
+                            f"{type(tokens).__name__}")
+        push, state = self.push, self._state.copy()
+        try:
+            return "".join([push(t) for t in tokens])
+        except BaseException:  # was: the text of the ids before the bad one was lost
+            self._bind(state, self._skipped)
+            raise
 
     def flush(self) -> str:  # replaced per instance by the native state's flush
         """What is left (invalid bytes through ``errors``); the decoder is then empty. With

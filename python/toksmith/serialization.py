@@ -31,6 +31,7 @@ from . import _core
 from ._jsontables import JsonTables, split_json_tables
 from .bytelevel import str_to_token, token_to_str
 from .errors import MergesError, TokenizerFileError, VocabError
+from .pretokenize import _from_file
 
 FORMAT = "toksmith"
 VERSION = 1
@@ -114,7 +115,7 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
     try:
         return Tokenizer(
             ranks,
-            pattern=data["pattern"],
+            pattern=_from_file(data["pattern"]),
             special_tokens=data["special_tokens"],
             pinned_tokens=data["pinned_tokens"],
             merges=merges,

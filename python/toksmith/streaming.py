@@ -12,6 +12,7 @@ is read whole.
 from __future__ import annotations
 
 import codecs
+import operator
 import os
 import re
 from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence
@@ -83,7 +84,14 @@ def cut_lookahead(avoid: Sequence[str]) -> int:
     return max((len(t) + 2 for t in avoid), default=0)
 
 
+def _check_errors(errors: str) -> None:
+    """An unknown error handler is a LookupError now, not at the first bad byte (hours into a corpus)."""
+    if isinstance(errors, str):
+        codecs.lookup_error(errors)
+
+
 def _decoder(errors: str, name: str):
+    _check_errors(errors)
     dec = codecs.getincrementaldecoder("utf-8")(errors)
     offset = [0]
 
@@ -116,6 +124,25 @@ def _binary_reader(f):
         return bytes(block) if isinstance(block, memoryview) else block
 
     return read
+
+
+def _check_size(value, what: str) -> int:
+    """``value`` as a read size (an int >= 1): 0 read nothing and gave no ids at all (the whole
+    input silently lost), a negative one read the whole input at once."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} must be an int (a number of bytes), not {type(value).__name__}")
+    value = operator.index(value)  # a numpy integer
+    if value < 1:
+        raise ValueError(f"{what} must be at least 1 (a number of bytes to read at a time), not {value}")
+    return value
+
+
+def _check_tokenizer(tok, allow_special: bool) -> None:
+    """A clear TypeError for something that is no tokenizer (None was an AttributeError)."""
+    method = "encode" if allow_special else "encode_ordinary"
+    if isinstance(tok, (str, bytes)) or not callable(getattr(tok, method, None)):  # str.encode is no tokenizer
+        raise TypeError(f"tok must be a tokenizer with an {method} method (a toksmith.Tokenizer), "
+                        f"not {type(tok).__name__}")
 
 
 def _may_span_a_cut(token: str) -> bool:
@@ -155,6 +182,8 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
     ``block_size`` bytes cut at a safe place: encoding the parts one by one and concatenating
     the ids gives the ids of the whole text. For a tokenizer that cannot stream (see
     :func:`can_stream`) the whole text is one part."""
+    _check_tokenizer(tok, allow_special)
+    block_size = _check_size(block_size, "block_size")
     read = _binary_reader(f)
     decode = _decoder(errors, name)
     streaming = can_stream(tok, allow_special)
@@ -195,6 +224,7 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
     from .tokenizer import _threads
 
     _threads(threads)  # 0, a negative count or a bool was taken as one thread
+    _check_tokenizer(tok, allow_special)
     encode = _encoder(tok, allow_special)
     parallel = threads != 1 and hasattr(tok, "encode_ordinary_batch")
     group = 4 * (threads or os.cpu_count() or 1) if parallel else 1
@@ -212,6 +242,10 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
                  batch_bytes: int = 1 << 20) -> Iterator[List[int]]:
     """The ids of each line, in order: lines are gathered into batches of about ``batch_bytes``
     of text and encoded with ``encode_batch`` on ``threads`` threads (``None``: every core)."""
+    _check_tokenizer(tok, allow_special)
+    if isinstance(lines, (str, bytes, bytearray)):  # was encoded one character (or byte) a line
+        raise TypeError(f"lines must be an iterable of str (a list, a file's lines), not a single "
+                        f"{type(lines).__name__}; wrap one text in a list")
     if not hasattr(tok, "encode_ordinary_batch"):  # other tokenizer kinds: one line at a time
         encode = _encoder(tok, allow_special)
         for line in lines:
@@ -234,6 +268,8 @@ def iter_line_batches(f: BinaryIO, *, errors: str = "strict", name: str = "<stdi
                       batch_bytes: int = 1 << 20) -> Iterator[List[str]]:
     """Lines of a byte stream without their trailing ``\\n``, in lists of about ``batch_bytes``
     of text: each block is decoded and split in one call (no Python work per line)."""
+    batch_bytes = _check_size(batch_bytes, "batch_bytes")
+    _check_errors(errors)
     read = _binary_reader(f)
     lineno = 0
     rest: List[bytes] = []  # the start of a line that goes on in the next block (in pieces: a

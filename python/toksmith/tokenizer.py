@@ -33,7 +33,7 @@ from typing import (
 from . import _core
 from .decoding import StreamDecoder, _is_index
 from .errors import DisallowedSpecialError, UnknownTokenError
-from .pretokenize import resolve_pattern
+from .pretokenize import _from_file, resolve_pattern
 
 SpecialSet = Union[Literal["all"], AbstractSet[str]]
 DisallowedSet = Union[Literal["all"], Collection[str]]
@@ -886,7 +886,8 @@ def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
             ranks, pattern, specials, pinned, merges = marshal.loads(tables)
         except (EOFError, ValueError, TypeError) as e:
             raise ValueError(f"not a pickled toksmith.Tokenizer: its tables do not read back ({e})") from None
-        proto = Tokenizer(ranks, pattern=pattern, special_tokens=specials, pinned_tokens=pinned, merges=merges)
+        proto = Tokenizer(ranks, pattern=_from_file(pattern), special_tokens=specials, pinned_tokens=pinned,
+                          merges=merges)
         proto._pickled_tables = tables
         with _UNPICKLED_LOCK:
             _UNPICKLED[key] = proto

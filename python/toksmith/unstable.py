@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import re
+import struct
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -205,7 +206,7 @@ def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowe
     tokens, unstable = _split_unstable(tok, text, tokens, allowed)
     if not unstable:
         return tokens, []
-    token_bytes = tok._core.token_bytes
+    token_bytes, decode_bytes = tok._core.token_bytes, tok._core.decode_bytes
     tables = _tables(tok)
     ranks = tables.ids
     completions: Set[Tuple[int, ...]] = set()
@@ -219,17 +220,19 @@ def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowe
                 encoded = tok.encode_ordinary(possibility.decode("utf-8"))
             except UnicodeDecodeError:
                 encoded = byte_pair_encode(possibility, ranks)
-            seq: List[int] = []
-            covered = 0
-            for token in encoded:
-                seq.append(token)
-                covered += len(token_bytes(token))
-                if covered >= len(unstable):
-                    break
-            completions.add(tuple(seq))
+            # cut once it covers the unstable bytes: tokens are dropped from the end while the
+            # rest still covers them (only the few past them are looked at; counting from the
+            # start, a token at a time, took 14 s for 1,000 spaces, tiktoken 3.7 s)
+            end, covered = len(encoded), len(decode_bytes(encoded))
+            while end and covered - len(token_bytes(encoded[end - 1])) >= len(unstable):
+                end -= 1
+                covered -= len(token_bytes(encoded[end]))
+            completions.add(tuple(encoded[:end]))
     if len(unstable) > 1:
         ch, size = _last_char(unstable)
         if len(unstable) - size > 0 and ch is not None and ch in _WHITE_SPACE:
             reencoded = byte_pair_encode(unstable[:-size], ranks) + byte_pair_encode(unstable[-size:], ranks)
             completions.add(tuple(reencoded))
-    return tokens, [list(c) for c in sorted(completions)]
+    # sorted by their ids as big-endian 4-byte strings (the same order as the tuples, compared
+    # with memcmp: the tuples of a long unstable end share long prefixes, slow to compare)
+    return tokens, [list(c) for c in sorted(completions, key=lambda c: struct.pack(f">{len(c)}I", *c))]

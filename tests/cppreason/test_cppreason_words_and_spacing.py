@@ -95,3 +95,17 @@ def test_decoded_real_code_encodes_back_to_the_same_ids(tok):
     back = tok.decode(ids)
     assert len(back) < len(text)  # indentation and spaces around operators are gone
     assert tok.encode(back) == ids
+
+
+def test_batch_takes_threads_as_the_core_tokenizer_does(tok):
+    """was: only ``num_threads``, so ``toksmith.streaming.encode_lines`` (which passes
+    ``threads=``) failed with an unexpected keyword argument."""
+    from toksmith.streaming import encode_lines
+
+    texts = ["int x = 1;", "a / *p", ""]
+    want = [tok.encode(t) for t in texts]
+    assert tok.encode_ordinary_batch(texts, threads=2) == want
+    assert tok.encode_ordinary_batch(texts, num_threads=1) == want
+    assert list(encode_lines(tok, texts)) == want
+    with pytest.raises(ValueError, match="threads"):
+        tok.encode_ordinary_batch(texts, threads=0)

@@ -6,7 +6,8 @@ import os
 import struct
 
 from .. import _core
-from ._common import add_tokenizer_arg, check_threads_arg, load_tokenizer, open_io, refuse_preset_file
+from ._common import (add_tokenizer_arg, check_output_path, check_threads_arg, load_tokenizer, open_io,
+                      refuse_preset_file)
 
 #: the largest --block-size: each read allocates a buffer of the block size up front
 MAX_BLOCK_SIZE = 1 << 30
@@ -22,7 +23,8 @@ def register(sub) -> None:
     add_tokenizer_arg(p)
     p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
     p.add_argument("--lines", action="store_true",
-                   help="one line of ids per input line (the newline itself is not encoded)")
+                   help="one line of ids per input line (the newline itself is not encoded; a last line "
+                   "without a newline gives a last line of ids without one)")
     p.add_argument("--format", choices=["text", "json", "npy"], default="text",
                    help="output format (npy: one uint16/uint32 array; json: a list, or JSON lines with --lines)")
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
@@ -38,6 +40,29 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _appending(f) -> bool:
+    """Whether the file behind ``f`` was opened with O_APPEND (``>>`` in a shell)."""
+    try:
+        import fcntl
+
+        return bool(fcntl.fcntl(f.fileno(), fcntl.F_GETFL) & os.O_APPEND)
+    except (ImportError, AttributeError, OSError, ValueError):  # no fcntl (Windows); no descriptor
+        return False
+
+
+class _LastByte:
+    """A binary reader that remembers the last byte it read."""
+
+    def __init__(self, f):
+        self.f, self.last = f, b""
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        if data:
+            self.last = bytes(data[-1:])
+        return data
+
+
 class _NpyWriter:
     """Writes a 1-D .npy array of unknown length: a fixed-size header is rewritten at the end."""
 
@@ -46,6 +71,15 @@ class _NpyWriter:
     def __init__(self, f, narrow: bool):
         if not f.seekable():
             raise ValueError("--format npy needs a seekable output: pass -o FILE.npy")
+        # the header is written last, at the start of the file: in a file opened for appending
+        # (`>> out.npy`) it lands at the end, and after other data no reader finds it
+        if _appending(f):
+            raise ValueError("--format npy: the output is opened for appending (>>), which would give a corrupt "
+                             ".npy file (its header, written last at the start, would land at the end; an array "
+                             "cannot be appended to another); pass -o FILE.npy")
+        if f.tell():
+            raise ValueError(f"--format npy: the output already holds {f.tell()} bytes before the array, which "
+                             "would give a corrupt .npy file; pass -o FILE.npy")
         self.f, self.narrow, self.n = f, narrow, 0
         f.write(b"\0" * self.HEADER)
 
@@ -85,6 +119,7 @@ def _native(tok, args):
 def run(args) -> int:
     from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 
+    check_output_path(args.output)
     tok = load_tokenizer(args.tokenizer, args.pattern)
     refuse_preset_file(tok, "encode")
     name = "<stdin>" if args.input == "-" else args.input
@@ -104,11 +139,18 @@ def run(args) -> int:
             # each line as the bytes of json.dumps(ids) / " ".join(map(str, ids))
             sep, opening, closing = (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
             encode_batch = None if native else batch_encoder(tok, args.allow_special, args.threads)
+            fin = _LastByte(fin)
+            newline = b""  # the newline that ends the output so far: written once more input follows
             for lines in iter_line_batches(fin, errors=args.errors, name=name, batch_bytes=args.block_size):
                 if encode_batch is None:
-                    fout.write(native(lines, sep=sep, lines=True, open=opening, close=closing)[0])
+                    data = native(lines, sep=sep, lines=True, open=opening, close=closing)[0]
                 else:
-                    fout.write(_core.format_id_lines(encode_batch(lines), sep, opening, closing))
+                    data = _core.format_id_lines(encode_batch(lines), sep, opening, closing)
+                fout.write(newline)
+                fout.write(memoryview(data)[:-1])
+                newline = data[-1:]
+            if fin.last == b"\n":  # the output ends with a newline where the input does
+                fout.write(newline)
         elif args.format == "npy":
             w = _NpyWriter(fout, tok.n_vocab <= 65536)
             if native:

@@ -25,6 +25,16 @@ def _load(args):
     return load_any(args.tokenizer, pattern=args.pattern, special_tokens=special_tokens_arg(args.special_tokens))
 
 
+def _escaped(text) -> str:
+    """``text`` with its control characters (newline, tab, ESC...) escaped as in a Python
+    string literal, so that it stays on its line (a regex's own backslashes are kept as they
+    are, unlike repr)."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def run(args) -> int:
     tok = _load(args)
     ranks = getattr(tok, "mergeable_ranks", None)
@@ -41,13 +51,13 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
         return 0
-    print(f"name:              {info['name']}")
+    print(f"name:              {_escaped(info['name'])}")
     print(f"n_vocab:           {info['n_vocab']}")
     print(f"mergeable tokens:  {info['mergeable_tokens']}")
-    print(f"pattern:           {info['pattern_name'] or 'custom'}  {info['pattern']}")
+    print(f"pattern:           {info['pattern_name'] or 'custom'}  {_escaped(info['pattern'])}")
     print(f"special tokens:    {len(info['special_tokens'])}")
     for t, i in sorted(info["special_tokens"].items(), key=lambda kv: kv[1]):
-        print(f"  {i:>8}  {t}")
+        print(f"  {i:>8}  {t!r}")
     if info["pinned_tokens"]:
         print(f"pinned tokens:     {len(info['pinned_tokens'])}")
         for t, i in sorted(info["pinned_tokens"].items(), key=lambda kv: kv[1])[:50]:

@@ -75,8 +75,14 @@ def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, 
             return "toksmith", data, None
         if isinstance(data.get("model"), dict):
             return "huggingface", data, None
-        if data and all(isinstance(v, int) for v in data.values()):
-            return "gpt2", None, None
+        ids = list(data.values())
+        if ids and all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
+            if min(ids) >= 0 and len(set(ids)) == len(ids):  # token -> id: each id once
+                return "gpt2", None, None
+            raise TokenizerFileError(
+                f"{p}: a JSON object of integers, but no GPT-2 vocab.json (token -> id): its values "
+                f"{'are negative' if min(ids) < 0 else 'repeat'} (token counts?); pass a toksmith JSON file, a "
+                f"Hugging Face tokenizer.json, a .tiktoken rank file or GPT-2 vocab.json + merges.txt")
         if data.get("format") == "toksmith-wordbpe":
             raise TokenizerFileError(
                 f"{p}: a word-level tokenizer of toksmith.presets.wordbpe (greedy longest match, not byte-level "
@@ -147,9 +153,19 @@ def _gpt2_files_for(p: str) -> Tuple[str, str]:
     if len(cands) == 1:
         q = os.path.join(folder, cands[0])
         return (p, q) if base.endswith(".json") else (q, p)
+    if base.endswith(".json"):
+        where = (f"several files beside it could be its merges file ({', '.join(cands)})" if cands
+                 else "no merges.txt/vocab.bpe is beside it")
+        raise TokenizerFileError(
+            f"{p}: a JSON object of token -> integer, so read as a GPT-2 vocab.json/encoder.json, but {where}: "
+            "put its merges file beside it (vocab.json + merges.txt, NAME-vocab.json + NAME-merges.txt) or name "
+            "both with toksmith.from_gpt2_files(vocab, merges). If it is something else (a word-level or "
+            "WordPiece vocabulary, a token -> id table without merges), it is no tokenizer toksmith can load: "
+            "pass a toksmith JSON file, a Hugging Face tokenizer.json or a .tiktoken rank file")
+    where = f"several files beside it could be its vocab ({', '.join(cands)})" if cands else \
+        "no vocab.json/encoder.json is beside it"
     raise TokenizerFileError(
-        f"{p}: a GPT-2 vocab.json/encoder.json needs its merges.txt/vocab.bpe beside it (and the other way "
-        "round); use toksmith.from_gpt2_files(vocab, merges) to name both")
+        f"{p}: a GPT-2 merges.txt/vocab.bpe, but {where}; use toksmith.from_gpt2_files(vocab, merges) to name both")
 
 
 def load_any(

@@ -36,6 +36,8 @@ from ._common import ConversionError
 _INTERVAL = re.compile(r"\{(\d+(?:,\d*)?|,\d+)\}")
 _FLAGS = re.compile(r"\(\?([a-zA-Z-]+)([:)])")
 _ESC_WITH_BRACES = "pPxN"
+_PLAIN_OPENS = ("(", "(?:", "(?>", "(?=", "(?!", "(?<=", "(?<!")
+_NAMED_GROUP = re.compile(r"\(\?(?:P?<(?![=!])\w+>|P=\w+\)|\((?:\w+|<\w+>|'\w+')\)|#[^)]*\))")
 
 
 class _Item:
@@ -58,6 +60,11 @@ def _escape_end(p: str, i: int) -> int:
         j = p.find("}", i + 2)
         if j < 0:
             raise ConversionError(f"pattern {p!r}: unterminated \\{c}{{...}}")
+        return j + 1
+    if c in "gk" and i + 2 < len(p) and p[i + 2] in "<{":  # a named back-reference \k<name>
+        j = p.find(">" if p[i + 2] == "<" else "}", i + 2)
+        if j < 0:
+            raise ConversionError(f"pattern {p!r}: unterminated \\{c}{p[i + 2]}...")
         return j + 1
     if c in "pP":
         return i + 3
@@ -123,7 +130,19 @@ def _lex(p: str) -> List[_Item]:
                     items.append(_Item("open", m.group(0)))
                     i = m.end()
                     continue
-                for pre in ("(?:", "(?>", "(?=", "(?!", "(?<=", "(?<!"):
+                m = _NAMED_GROUP.match(p, i)
+                if m:
+                    # ``(?P<name>..)``, ``(?<name>..)``, a conditional ``(?(1)..|..)``: opens; a
+                    # named back-reference ``(?P=name)``: an atom; a comment ``(?#..)``: nothing
+                    if m.group(0).startswith("(?#"):
+                        pass
+                    elif m.group(0).startswith("(?P="):
+                        items.append(_Item("atom", m.group(0)))
+                    else:
+                        items.append(_Item("open", m.group(0)))
+                    i = m.end()
+                    continue
+                for pre in _PLAIN_OPENS[1:]:
                     if p.startswith(pre, i):
                         items.append(_Item("open", pre))
                         i += len(pre)
@@ -181,6 +200,10 @@ def _rewrite(p: str, items: List[_Item], on_quant, on_anchor, on_atom) -> str:
     last_atom = -1
     prev_quant = False
     for it in items:
+        if (it.kind == "open" and it.text not in _PLAIN_OPENS and not _FLAGS.fullmatch(it.text)) or (
+                it.kind == "atom" and it.text.startswith("(?")):
+            raise ConversionError(f"pattern {p!r}: unsupported group syntax {it.text!r} (named groups, "
+                                  "back-references and conditionals are not translated)")
         if it.kind == "open":
             if it.text.startswith("(?") and it.text[2:3].isalpha():
                 _check_flags(it.text, p)
@@ -346,7 +369,8 @@ def covering(pattern: str) -> str:
 
 
 
-_ZERO_WIDTH_ESCAPES = {"\\b", "\\B", "\\A", "\\z", "\\Z", "\\G"}
+_ZERO_WIDTH_ESCAPES = {"\\b", "\\B", "\\A", "\\z", "\\Z", "\\G", "\\K"}
+_BACKREF = re.compile(r"\\[1-9gk]|\(\?P=")
 _MIN_ZERO = re.compile(r"\{(0*,|0+\}|,)")
 
 
@@ -376,11 +400,13 @@ def can_match_empty(pattern: str) -> bool:
             if it.kind == "open":
                 inner = alternation()
                 pos += 1  # the ')'
-                elem = True if it.text in ("(?=", "(?!", "(?<=", "(?<!") else inner
+                # a look-around is empty; so is a conditional (``(?(1)x)`` has no 'no' branch)
+                elem = True if it.text in ("(?=", "(?!", "(?<=", "(?<!") or it.text.startswith("(?(") else inner
             elif it.kind in ("anchor", "flags"):
                 elem = True
             elif it.kind == "atom":
-                elem = it.text in _ZERO_WIDTH_ESCAPES
+                # a back-reference is empty when its group matched the empty string
+                elem = it.text in _ZERO_WIDTH_ESCAPES or _BACKREF.match(it.text) is not None
             else:  # a quantifier with nothing before it
                 elem = True
             while pos < len(items) and items[pos].kind == "quant":

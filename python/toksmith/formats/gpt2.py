@@ -29,6 +29,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import _core
 from ..errors import TokenizerFileError
+from ..pretokenize import _from_file
 from ._common import (
     ConversionError,
     PathLike,
@@ -147,7 +148,7 @@ def from_gpt2_files(
                     f"{enc_p}: the token {t!r} (id {i}) is neither a byte nor made by a merge, and is not among "
                     "the special_tokens/pinned_tokens given (with that id)")
     try:
-        tok = Tokenizer(ranks, pattern=pattern, special_tokens=specials, pinned_tokens=pinned,
+        tok = Tokenizer(ranks, pattern=_from_file(pattern), special_tokens=specials, pinned_tokens=pinned,
                         name=name or os.path.basename(os.path.dirname(os.path.abspath(enc_p))) or "gpt2",
                         metadata={"source": source_meta("gpt2", enc_p)})
     except ValueError as e:

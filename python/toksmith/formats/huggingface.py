@@ -60,7 +60,7 @@ import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
-from ..pretokenize import PATTERNS
+from ..pretokenize import PATTERNS, _from_file
 from ._common import (
     ConversionError,
     PathLike,
@@ -522,7 +522,7 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         warnings.warn(f"{where}: dropped {dropped} (strict=False): Hugging Face's output differs where they act",
                       UserWarning, stacklevel=2)
     try:
-        tok = Tokenizer(ranks, pattern=pattern, special_tokens=specials, pinned_tokens=pinned,
+        tok = Tokenizer(ranks, pattern=_from_file(pattern), special_tokens=specials, pinned_tokens=pinned,
                         name=name or (os.path.basename(os.path.dirname(os.path.abspath(path))) if path else "huggingface"),
                         metadata=meta)
     except ValueError as e:

@@ -54,6 +54,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 
 from .. import _core
 from ..errors import TokenizerFileError
+from ..pretokenize import _from_file
 from ._common import ConversionError, PathLike, require, source_meta, write_text_atomic
 
 ENDOFTEXT = "<|endoftext|>"
@@ -278,7 +279,7 @@ def from_tiktoken(
         enc = obj_or_path
         return Tokenizer(
             dict(enc._mergeable_ranks),
-            pattern=pattern if pattern is not None else enc._pat_str,
+            pattern=_from_file(pattern if pattern is not None else enc._pat_str),
             special_tokens=dict(enc._special_tokens) if special_tokens is None else special_tokens,
             name=name or enc.name,
             metadata={"source": source_meta("tiktoken", encoding=enc.name)},
@@ -325,7 +326,7 @@ def _from_rank_file(raw: bytes, p: str, *, pattern: Optional[str] = None,
         name = enc_info.name if enc_info is not None else os.path.splitext(os.path.basename(p))[0]
     return Tokenizer(
         ranks,
-        pattern=pattern,
+        pattern=_from_file(pattern),
         special_tokens=special_tokens,
         name=name,
         metadata={"source": source_meta("tiktoken", p, sha256=digest,

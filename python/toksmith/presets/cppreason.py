@@ -339,8 +339,16 @@ class CppTokenizer:
             ids.append(3)
         return ids
 
-    def encode_ordinary_batch(self, texts: Sequence[str], num_threads: Optional[int] = None) -> List[List[int]]:
-        """:meth:`encode` of each text, in parallel (all cores unless ``num_threads``)."""
+    def encode_ordinary(self, text: str) -> List[int]:
+        """:meth:`encode` with no framing (tiktoken's name: control-token text is text here in
+        any case), so that code written for :class:`toksmith.Tokenizer` (``encode_ordinary``,
+        ``encode_ordinary_batch``, :func:`toksmith.streaming.encode_lines`) takes this one too."""
+        return self.encode(text)
+
+    def encode_ordinary_batch(self, texts: Sequence[str], num_threads: Optional[int] = None, *,
+                              threads: Optional[int] = None) -> List[List[int]]:
+        """:meth:`encode` of each text, in parallel (all cores unless ``threads``, or its
+        tiktoken name ``num_threads``, says how many), as :meth:`toksmith.Tokenizer.encode_ordinary_batch`."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of str, not a single str; wrap it in a list")
         if isinstance(texts, (bytes, bytearray, memoryview)):
@@ -350,7 +358,7 @@ class CppTokenizer:
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"text must be str, not {type(t).__name__}")
-        n = _thread_count(num_threads, "num_threads")
+        n = _thread_count(threads, "threads") if threads is not None else _thread_count(num_threads, "num_threads")
         try:
             return self._fixed.encode_batch(self.tokenizer._core, texts, n)
         except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode() reads them
