@@ -176,6 +176,17 @@ def _check_custom_pattern(pattern: str) -> None:
                                  "toksmith's engine does not have (it reads the braces literally); write \\{ "
                                  "for a literal brace")
         prev = it
+    backtracks = any((it.kind == "open" and it.text in ("(?=", "(?!", "(?<=", "(?<!", "(?>"))
+                     or (it.kind == "quant" and it.text.endswith("+") and len(it.text) > 1)
+                     or (it.kind == "atom" and re.fullmatch(r"\\[1-9]\d*|\(\?P=\w+\)", it.text))
+                     for it in items)
+    if (not backtracks and any(it.kind == "alt" for it in items)
+            and any(it.kind == "quant" and it.text.endswith("?") and len(it.text) > 1 for it in items)):
+        # fancy-regex hands such a pattern to the regex crate, whose lazy quantifiers do not
+        # keep the first alternative that matches ('.+?A|.+?,' on 'xx,A': 'xx,' for 'xx,A')
+        _refuse(pattern, "a lazy quantifier (+?, *?, ??, {m,n}?) in a pattern with alternatives can pick a "
+                         "later alternative over an earlier one that also matches; write greedy or "
+                         "possessive quantifiers, or put the lazy part in a look-ahead")
     if can_match_empty(pattern) and not _empty_matches_agree(items):
         _refuse(pattern, "it can match the empty string, and Python's regex goes on after an empty match "
                          "differently from toksmith's engine (regex.findall('|a', 'a') finds 'a', toksmith "

@@ -31,7 +31,7 @@ ATOMS = [r"a", r"A", r"é", r"\.", r" ", r"\n", r"'", r"1", r"\p{L}", r"\p{N}", 
          r"\p{M}", r"[^\s\p{L}]", r"[^\s\p{L}\p{N}]", r"[^\r\n\p{L}\p{N}]", r"\s", r"\S", r"\d", r"\D", r"\w",
          r"\W", r".", r"[a-z]", r"[A-Z]", r"[\r\n]", r"[^\S\n]", r"\p{Nd}", r"\p{P}", r"ß", r"s", r"K", "😀",
          r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"\p{Han}", r"[à-ö]", r"\u00e9", r"\x85", r"[\d_]"]
-# no lazy quantifiers: see test_lazy_alternation_is_leftmost_first (a Rust-side defect)
+# no lazy quantifiers: see test_lazy_quantifier_with_alternatives_is_refused
 MUST = ["", "+", "++", "{1,3}", "{1,3}+", "{2}"]
 MAY = ["", "*", "?", "*+", "?+", "{0,2}"]
 ZERO = [r"\b", r"\B", r"^", r"\A", r"\z", r"(?m:^)", r"(?m:$)", r"\s++$"]
@@ -182,12 +182,20 @@ def test_named_patterns_and_their_texts_are_not_audited():
         assert split("I'LL go \n", text, engine="regex") == findall(text, "I'LL go \n")
 
 
-@pytest.mark.xfail(strict=True, reason="Rust side: fancy-regex hands patterns without look-around to the "
-                                       "regex crate, whose lazy quantifiers in an alternation are not "
-                                       "leftmost-first; not fixable in Python")
-def test_lazy_alternation_is_leftmost_first():
-    # regex: the first alternative matches 'xx,A'; toksmith: ['xx,'] (the second one)
-    assert split("xx,A", r".+?A|.+?,") == findall(r".+?A|.+?,", "xx,A") == ["xx,A"]
+@pytest.mark.parametrize("pattern", [r".+?A|.+?,", r".*?A|.*?,", r"\s+?|x", r"(?:a{1,3}?b|c)"])
+def test_lazy_quantifier_with_alternatives_is_refused(pattern):
+    # was: fancy-regex hands a pattern without look-around to the regex crate, whose lazy
+    # quantifiers in an alternation are not leftmost-first: '.+?A|.+?,' split 'xx,A' as
+    # ['xx,'] where regex finds ['xx,A']
+    refused(pattern, "lazy quantifier")
+
+
+@pytest.mark.parametrize("pattern, text", [(r"(?=.).+?A|.+?,", "xx,A"), (r"(?>.+?A)|.+?,", "xx,A"),
+                                           (r".+?A|.++,", "xx,A"), (r"a+?", "aaa")])
+def test_lazy_quantifiers_the_backtracker_runs_are_accepted(pattern, text):
+    # with look-around, an atomic group or a possessive quantifier fancy-regex backtracks itself,
+    # leftmost-first as Python's regex; without alternatives the crate agrees too
+    assert split(text, pattern) == findall(pattern, text)
 
 
 def test_patterns_read_from_tokenizer_files_load_as_before(tmp_path):
