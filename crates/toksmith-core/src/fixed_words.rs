@@ -604,6 +604,19 @@ mod tests {
         assert_eq!(out, vec![100, 5, 100, 100, 5, 5, 100, 5, 100]);
     }
 
+    /// A learned id's bytes from `learned`, as `WordDecoder::decode` asks for them.
+    fn learned_bytes<'a>(
+        learned: &'a FxHashMap<u32, &'a [u8]>,
+        n_vocab: u64,
+    ) -> impl Fn(u32) -> Result<&'a [u8]> + Copy + 'a {
+        move |id| {
+            learned.get(&id).copied().ok_or(crate::Error::UnknownId {
+                id: id as u64,
+                n_vocab,
+            })
+        }
+    }
+
     #[test]
     fn decode_keeps_apart_words_that_would_fuse() {
         let texts = [
@@ -623,12 +636,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let get = |id: u32| {
-            learned.get(&id).copied().ok_or(crate::Error::UnknownId {
-                id: id as u64,
-                n_vocab: 24,
-            })
-        };
+        let get = learned_bytes(&learned, 24);
         let cases: [(&[u32], &str, &str); 16] = [
             // a / *p: no comment opener; x - -p: no decrement
             (&[22, 0, 1, 4], "x/*p", "x/ *p"),
@@ -680,12 +688,8 @@ mod tests {
             .unwrap();
         assert!(fast.cpp_split);
         full.cpp_split = false;
-        let none = |id: u32| -> Result<&'static [u8]> {
-            Err(crate::Error::UnknownId {
-                id: id as u64,
-                n_vocab: 0,
-            })
-        };
+        let nothing = FxHashMap::default();
+        let none = learned_bytes(&nothing, 0);
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..20_000 {
             state ^= state << 13;
@@ -729,12 +733,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let get = |id: u32| {
-            learned.get(&id).copied().ok_or(crate::Error::UnknownId {
-                id: id as u64,
-                n_vocab: 15,
-            })
-        };
+        let get = learned_bytes(&learned, 15);
         // words: int, xy, ;, \n, int, z\u{e9} q (the mark split off its word), ---, a@@
         assert_eq!(
             dec.decode(&[1, 10, 11, 2, 3, 1, 12, 13, 14, 0, 4, 10, 5, 3], get)
