@@ -309,9 +309,10 @@ METHOD = """## Method
 - ids are compared with tiktoken's (a hash of every id sequence); a peer whose ids differ is
   shown as "ids differ" instead of a speed. Training: toksmith's mergeable ranks are compared
   with rustbpe's `get_mergeable_ranks()`.
-- Worst cases: each input is first encoded in growing prefixes (4 KB, 16 KB, ...); when the fit
-  predicts more than the cap (60 s in a full run) the measurement is skipped and the prediction
-  shown instead.
+- Worst cases: each input and size is measured in a process of its own (after the warm-up
+  encode), so a 1 MB case never reuses heap memory that an earlier case's result left behind.
+  Each input is first encoded in growing prefixes (4 KB, 16 KB, ...); when the fit predicts more
+  than the cap (60 s in a full run) the measurement is skipped and the prediction shown instead.
 """
 
 
