@@ -40,7 +40,15 @@ _FROM_FORMATS = ("ConversionError", "from_gpt2_files", "from_huggingface", "from
                  "encoding_for_model", "load_any")
 
 
+#: subpackages the README names as attributes (toksmith.presets.nanochat, toksmith.calm), loaded on first use
+_SUBPACKAGES = ("presets", "calm")
+
+
 def __getattr__(name: str):
+    if name in _SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     if name == "formats" or name in _FROM_FORMATS:
         import importlib
 
@@ -50,7 +58,7 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | {"formats", *_FROM_FORMATS})
+    return sorted(set(globals()) | {"formats", *_FROM_FORMATS, *_SUBPACKAGES})
 
 __all__ = [
     "Tokenizer",

@@ -11,7 +11,7 @@ merge...); the reader then parses the whole file with :mod:`json`, exactly as wi
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from . import _core
 
@@ -31,9 +31,11 @@ class JsonTables:
         return json.loads(self.raw.decode("utf-8"))
 
 
-def split_json_tables(raw: bytes, layout: str) -> Optional[Tuple[Any, JsonTables]]:
+def split_json_tables(raw: bytes, layout: str,
+                      object_pairs_hook: Optional[Callable[[Any], Any]] = None) -> Optional[Tuple[Any, JsonTables]]:
     """``(the document without its tables, the tables)`` for the raw bytes of a JSON tokenizer
-    file of ``layout`` (``"huggingface"`` or ``"toksmith"``); None if the split declines."""
+    file of ``layout`` (``"huggingface"`` or ``"toksmith"``); None if the split declines.
+    ``object_pairs_hook`` is passed to :func:`json.loads` for the rest of the document."""
     if _MARK[layout] not in raw:
         return None
     got = _core.split_json_tables(raw, layout)
@@ -41,7 +43,7 @@ def split_json_tables(raw: bytes, layout: str) -> Optional[Tuple[Any, JsonTables
         return None
     rest, native = got
     try:
-        doc = json.loads(rest)
+        doc = json.loads(rest, object_pairs_hook=object_pairs_hook)
     except RecursionError:  # nested too deeply for json: the reader's own parse reports it
         return None
     return doc, JsonTables(native, raw)

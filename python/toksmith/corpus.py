@@ -7,12 +7,13 @@ import errno
 import fnmatch
 import glob
 import json
+import operator
 import os
 import re
 import stat
 import sysconfig
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -219,6 +220,8 @@ def open_binary(path: PathLike, raw: Optional[BinaryIO] = None) -> BinaryIO:
         import bz2
 
         return bz2.open(source, "rb")
+    if raw is not None and not callable(getattr(raw, "read", None)):
+        raise TypeError(f"raw must be an open binary file (or None), not {type(raw).__name__}")
     return raw if raw is not None else open(path, "rb")
 
 
@@ -247,6 +250,11 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
     :class:`toksmith.CorpusDecodeError` naming the file and line, unless ``errors="replace"``."""
     from ._core import CorpusDecodeError
 
+    if not isinstance(text_field, str):
+        raise TypeError(f"text_field must be a str (the name of the JSON field that holds the text), "
+                        f"not {type(text_field).__name__}")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
     with decompression_errors(path), open_binary(path) as f:
         for lineno, raw in enumerate(f, 1):
             try:
@@ -281,6 +289,8 @@ def surrogates_checked(value: str, errors: str, where: str) -> str:
     """``value`` if UTF-8 can encode it. A lone surrogate (from a JSON ``\\uD800`` escape or a
     ``surrogateescape`` decode) raises :class:`toksmith.CorpusDecodeError` naming ``where``, or
     is replaced with U+FFFD (as ``encode()`` reads it) if ``errors="replace"``."""
+    if not isinstance(value, str):
+        raise TypeError(f"{where} must be a str, not {type(value).__name__}")
     try:
         value.encode("utf-8")
         return value
@@ -336,9 +346,19 @@ def read_text(path: PathLike, errors: str = "strict") -> str:
                                 "errors=\"replace\" to replace bad bytes with U+FFFD") from None
 
 
+def _positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    value = operator.index(value)  # a numpy integer
+    if value < 1:
+        raise ValueError(f"{what} must be at least 1, not {value}")
+    return value
+
+
 def default_corpus(max_bytes: int = 8 << 20) -> List[Path]:
     """The built-in default corpus: Python source files of the running interpreter's standard
     library (sorted, up to ``max_bytes``), so ``toksmith train`` works with no corpus."""
+    max_bytes = _positive_int(max_bytes, "max_bytes")
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     files: List[Path] = []
     total = 0
@@ -360,6 +380,10 @@ def default_corpus(max_bytes: int = 8 << 20) -> List[Path]:
 
 def batched(texts: Iterable[str], max_items: int = 16384, max_bytes: int = 16 << 20) -> Iterator[List[str]]:
     """Group an iterable of str into lists bounded in count and size."""
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise TypeError("texts must be an iterable of str, not a single str; wrap it in a list")
+    max_items = _positive_int(max_items, "max_items")
+    max_bytes = _positive_int(max_bytes, "max_bytes")
     batch: List[str] = []
     size = 0
     for i, t in enumerate(texts):

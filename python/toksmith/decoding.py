@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import codecs
 from typing import TYPE_CHECKING, Any
 
 from . import _core
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tokenizer import Tokenizer
+
+
+class UnknownErrorHandlerError(ValueError, LookupError):
+    """An ``errors=`` value that names no codecs error handler: a ValueError (bad input), and a
+    LookupError, as ``bytes.decode`` raises for it."""
+
+
+def _check_errors(errors: Any) -> None:
+    """``errors`` must name a codecs error handler ('replace', 'strict', 'ignore'...): checked up
+    front, not only when the first invalid byte calls for the handler."""
+    if errors == "replace" or errors == "strict":
+        return
+    if not isinstance(errors, str):
+        raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
+    if "\0" in errors:
+        raise ValueError("errors must not contain NUL characters: pass an error handler name such as 'replace'")
+    try:
+        codecs.lookup_error(errors)
+    except (LookupError, UnicodeError):  # a lone surrogate in the name: no handler has one
+        raise UnknownErrorHandlerError(
+            f"unknown error handler {errors!r}: pass 'replace', 'strict', 'ignore', 'backslashreplace' or "
+            f"another name registered with codecs.register_error") from None
 
 
 def _is_index(v: Any) -> bool:
@@ -32,8 +55,7 @@ class StreamDecoder:
         if not isinstance(tokenizer, Tokenizer):
             raise TypeError(f"StreamDecoder needs a toksmith.Tokenizer (or use tok.stream_decoder()), "
                             f"not {type(tokenizer).__name__}")
-        if not isinstance(errors, str):
-            raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
+        _check_errors(errors)
         # The native state decodes with CPython's stateful UTF-8 decoder (the one behind
         # codecs.getincrementaldecoder("utf-8")), so output and errors= behave exactly as there.
         self._bind(_core.StreamState(tokenizer._core, errors, tokenizer._bad_id),

@@ -54,6 +54,16 @@ _BARE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 def _check_pattern_arg(pattern: str) -> None:
     """Refuse a pattern that would drop (nearly) all text: the empty one, and a bare word that is
     no pattern name (``"CL100K"``, ``"gpt-4"``), which as a regex matches only that literal."""
+    if not pattern.isascii():
+        try:
+            pattern.encode("utf-8")
+        except UnicodeEncodeError as e:
+            from .errors import PatternError
+
+            raise PatternError(f"the split pattern holds a lone surrogate (U+{ord(pattern[e.start]):04X} at index "
+                               f"{e.start}), which UTF-8 cannot encode and no text can match; pass a valid str "
+                               f"(to match a character, write it itself or as an escape such as \\x{{...}})"
+                               ) from None
     if pattern == "":
         from .errors import PatternError
 
@@ -292,13 +302,23 @@ def split(text: str, pattern: str = "cl100k", *, engine: str = "auto") -> List[s
 
     ``engine="regex"`` forces the regex engine even for named patterns (the reference the
     hand-written scanners are checked against). Empty matches of a custom pattern are dropped.
+    Lone surrogates (which UTF-8 cannot encode) are split as U+FFFD, as ``encode`` reads them.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    if isinstance(pattern, str):
-        _check_pattern_arg(pattern)
-        _check_regex(pattern)
-    return _core.split(text, pattern, engine)
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a name or a regex string, not {type(pattern).__name__}")
+    if not isinstance(engine, str):
+        raise TypeError(f"engine must be 'auto' or 'regex', not {type(engine).__name__}")
+    _check_pattern_arg(pattern)
+    _check_regex(pattern)
+    try:
+        return _core.split(text, pattern, engine)
+    except UnicodeEncodeError:  # lone surrogates: read as U+FFFD, as encode() does
+        if not engine.isascii():
+            raise ValueError(f"engine must be 'auto' or 'regex', not {engine!r}") from None
+        fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return _core.split(fixed, pattern, engine)
 
 
 __all__ = [

@@ -57,6 +57,27 @@ def to_dict(tok) -> Dict[str, Any]:
     }
 
 
+def _check_json_keys(value: Any, where: str) -> None:
+    """Refuse dict keys that JSON would turn into other strings (``1`` -> ``"1"``, ``True`` ->
+    ``"true"``): they load back changed, and ``{1: .., "1": ..}`` even as one key twice, of which
+    a reader keeps one."""
+    stack = [(value, where)]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    try:
+                        as_json = f"it would load back as the str {next(iter(json.loads(json.dumps({k: 0}))))!r}"
+                    except (TypeError, ValueError):
+                        as_json = "JSON has no such keys"
+                    raise TypeError(f"cannot save the tokenizer as JSON: the key {k!r} in {at} is a "
+                                    f"{type(k).__name__}, not a str ({as_json}); use str keys in the metadata")
+                stack.append((x, f"{at}[{k!r}]"))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{at}[{n}]") for n, x in enumerate(v))
+
+
 def save(tok, path: Union[str, os.PathLike]) -> None:
     from .formats._common import atomic_write
 
@@ -66,26 +87,37 @@ def save(tok, path: Union[str, os.PathLike]) -> None:
     if tok.metadata is not None and not isinstance(tok.metadata, dict):
         raise TypeError(f"cannot save the tokenizer: its metadata must be a dict (or None), "
                         f"not {type(tok.metadata).__name__}")
+    _check_json_keys(tok.metadata, "metadata")
     data = to_dict(tok)
     try:  # strict JSON (no NaN/Infinity, which other readers refuse), checked before writing
         text = json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise type(e)(f"cannot save the tokenizer as JSON: {e} (in its metadata? keep str, int, finite "
                       f"float, bool, None, list and dict values there)") from None
-    with atomic_write(path, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.write("\n")
+    try:  # a lone surrogate (from a str made of surrogateescape'd bytes) is no UTF-8: say where it is
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        bad = text[e.start]
+        line = text.count("\n", 0, e.start) + 1
+        raise ValueError(f"cannot save the tokenizer as JSON: it holds the lone surrogate {bad!r} (line {line} of "
+                         f"the file, in: {text[text.rfind(chr(10), 0, e.start) + 1:e.start + 1].strip()!r}), which is "
+                         f"not UTF-8 text; give its name, metadata and tokens real characters") from None
+    with atomic_write(path, "wb") as f:
+        f.write(raw)
+        f.write(b"\n")
 
 
 def _fail(path: str, msg: str) -> TokenizerFileError:
     return TokenizerFileError(f"{path}: {msg}")
 
 
-def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] = None):
+def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] = None,
+              _duplicate: Optional[str] = None):
     """A tokenizer from a parsed toksmith file. With ``tables``, ``data`` has no ``vocab`` and
     ``merges``: they were decoded natively, and the whole file is parsed only if the native
-    checks decline."""
-    from .tokenizer import Tokenizer
+    checks decline. ``_duplicate``: a key the file has twice in one object (an error, reported
+    after the checks of the fields, as when the native split finds it in the tables)."""
+    from .tokenizer import Tokenizer, _CheckedMerges
 
     if not isinstance(data, dict):
         raise _fail(path, f"expected a JSON object at the top level, found {type(data).__name__}")
@@ -101,10 +133,14 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
     for key, typ in (("name", str), ("metadata", dict)):
         if data.get(key) is not None and not isinstance(data[key], typ):
             raise _fail(path, f"field {key!r} must be a {typ.__name__} or null, not {type(data[key]).__name__}")
+    if _duplicate is not None:
+        raise _duplicate_error(path, _duplicate)
     if tables is not None:
         fast = tables.native.toksmith_tables()
         if fast is None:  # declined: the reference below says what is wrong
-            data = tables.document()
+            data, dup = _parse(tables.raw, path)
+            if dup is not None:
+                raise _duplicate_error(path, dup)
     else:
         fast = _core.toksmith_tables(data["vocab"], data.get("merges"))
     if fast is not None:
@@ -113,12 +149,12 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
     else:
         ranks, merges = _tables_reference(data, path)
     try:
-        return Tokenizer(
+        tok = Tokenizer(
             ranks,
             pattern=_from_file(data["pattern"]),
             special_tokens=data["special_tokens"],
             pinned_tokens=data["pinned_tokens"],
-            merges=merges,
+            merges=None if merges is None else _CheckedMerges(merges),  # checked against the ranks above
             metadata=data.get("metadata") or {},
             name=data.get("name"),
         )
@@ -126,6 +162,9 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
         if isinstance(e, TokenizerFileError):
             raise
         raise _fail(path, f"inconsistent tokenizer: {e}") from None
+    if isinstance(data.get("name"), str):
+        tok.name = data["name"]  # as saved, "" included (the constructor reads "" as no name)
+    return tok
 
 
 def _tables_reference(data: Dict[str, Any], path: str) -> Tuple[Dict[bytes, int], Optional[List[Tuple[int, int]]]]:
@@ -180,20 +219,64 @@ def load(path: Union[str, os.PathLike]):
     p = os.fspath(path)
     with open(p, "rb") as f:
         raw = f.read()
-    return load_bytes(raw, p)
+    return load_bytes(raw, os.fsdecode(p))
 
 
-def load_bytes(raw: bytes, p: str = "<bytes>"):
-    """:func:`load` on the bytes of a file (``p`` names it in messages)."""
-    got = split_json_tables(raw, "toksmith")
-    if got is not None:  # the vocab and merges decoded natively, the rest parsed here
-        return from_dict(got[0], p, tables=got[1])
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _first_duplicate(pairs: List[Tuple[str, Any]]) -> Optional[str]:
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            return k
+        seen.add(k)
+    return None  # pragma: no cover - only called when there is one
+
+
+def _no_duplicate_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """``object_pairs_hook`` for :func:`json.loads`: a key twice in one object is an error (json
+    keeps the last silently: a second ``"special_tokens"`` or vocab entry dropped the first)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateKey(_first_duplicate(pairs))
+    return out
+
+
+def _duplicate_error(p: str, key: str) -> TokenizerFileError:
+    return _fail(p, f"the key {key!r} appears twice in one JSON object (which of its values is meant?)")
+
+
+def _parse(raw: bytes, p: str) -> Tuple[Any, Optional[str]]:
+    """The JSON document of a toksmith file (UTF-8, valid JSON), and the first key found twice
+    in one of its objects, if any (json.loads alone keeps the last value silently)."""
+    dups: List[str] = []
+
+    def hook(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs) and not dups:
+            dups.append(_first_duplicate(pairs))
+        return out
+
     try:
-        data = json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=hook), (dups[0] if dups else None)
     except UnicodeDecodeError as e:
         raise _fail(p, f"not UTF-8 text (byte offset {e.start})") from None
     except json.JSONDecodeError as e:
         raise _fail(p, f"not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}") from None
     except RecursionError:
         raise _fail(p, "the JSON nests arrays or objects too deeply to be read") from None
-    return from_dict(data, p)
+
+
+def load_bytes(raw: bytes, p: str = "<bytes>"):
+    """:func:`load` on the bytes of a file (``p`` names it in messages)."""
+    try:  # (the native split declines a key twice at the top level and in the tables; the rest,
+        # special_tokens or metadata, is parsed here, refusing one there too)
+        got = split_json_tables(raw, "toksmith", object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey:
+        got = None  # the full parse below finds the key
+    if got is not None:  # the vocab and merges decoded natively, the rest parsed here
+        return from_dict(got[0], p, tables=got[1])
+    data, dup = _parse(raw, p)
+    return from_dict(data, p, _duplicate=dup)

@@ -41,6 +41,13 @@ def last_safe_cut(text: str, lo: int = 0, avoid: Sequence[str] = ()) -> int:
     >>> last_safe_cut("in New York and", avoid=["New York"])
     0
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    if isinstance(lo, bool) or not hasattr(type(lo), "__index__"):
+        raise TypeError(f"lo must be an int (an index into text), not {type(lo).__name__}")
+    lo = operator.index(lo)
+    if lo < 0:
+        raise ValueError(f"lo must be an index >= 0 into text, not {lo}")
     need = cut_lookahead(avoid)
 
     def clear(i: int) -> bool:
@@ -79,15 +86,28 @@ def _last_place(rx: "re.Pattern[str]", text: str, lo: int, ok) -> int:
     return -1
 
 
+def _check_avoid(avoid: Sequence[str]) -> None:
+    """``avoid`` must be a collection of str: a str was taken as its characters."""
+    if isinstance(avoid, (str, bytes, bytearray)) or not isinstance(avoid, (list, tuple, set, frozenset)):
+        raise TypeError(f"avoid must be a list of str (the tokens to keep whole), not {type(avoid).__name__}"
+                        + ("; wrap one token in a list" if isinstance(avoid, str) else ""))
+    for t in avoid:
+        if not isinstance(t, str) or not t:
+            raise TypeError(f"avoid must hold non-empty str, not {t!r}")
+
+
 def cut_lookahead(avoid: Sequence[str]) -> int:
     """How far past a place :func:`last_safe_cut` must see to clear it of ``avoid``."""
+    _check_avoid(avoid)
     return max((len(t) + 2 for t in avoid), default=0)
 
 
 def _check_errors(errors: str) -> None:
-    """An unknown error handler is a LookupError now, not at the first bad byte (hours into a corpus)."""
-    if isinstance(errors, str):
-        codecs.lookup_error(errors)
+    """An unknown error handler is an error now, not at the first bad byte (hours into a corpus): a
+    ValueError that is also a LookupError (as codecs raise)."""
+    from .decoding import _check_errors as check
+
+    check(errors)
 
 
 def _decoder(errors: str, name: str):
@@ -126,14 +146,18 @@ def _binary_reader(f):
     return read
 
 
-def _check_size(value, what: str) -> int:
+#: the largest read size: ``f.read(n)`` allocates n bytes first (2**64 was an OverflowError)
+MAX_READ_SIZE = 1 << 32
+
+
+def _check_size(value, what: str, unit: str = "bytes to read at a time", most: int = MAX_READ_SIZE) -> int:
     """``value`` as a read size (an int >= 1): 0 read nothing and gave no ids at all (the whole
     input silently lost), a negative one read the whole input at once."""
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{what} must be an int (a number of bytes), not {type(value).__name__}")
+        raise TypeError(f"{what} must be an int (a number of {unit.split()[0]}), not {type(value).__name__}")
     value = operator.index(value)  # a numpy integer
-    if value < 1:
-        raise ValueError(f"{what} must be at least 1 (a number of bytes to read at a time), not {value}")
+    if not 1 <= value <= most:
+        raise ValueError(f"{what} must be between 1 and {most} (a number of {unit}), not {value}")
     return value
 
 
@@ -154,6 +178,7 @@ def _may_span_a_cut(token: str) -> bool:
 def spanning_tokens(tok, allow_special: bool = False) -> List[str]:
     """The pinned tokens (and, with ``allow_special``, special tokens) of ``tok`` that could
     span a safe cut: cuts are kept clear of them."""
+    _check_tokenizer(tok, False)
     added = list(getattr(tok, "pinned_tokens", {})) + (list(tok.special_tokens) if allow_special else [])
     return [t for t in added if _may_span_a_cut(t)]
 
@@ -171,6 +196,13 @@ def _encoder(tok, allow_special: bool):
 
 def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
     """Encode a list of texts with ``tok`` on ``threads`` threads (``None``: every core)."""
+    from .tokenizer import _threads
+
+    _threads(threads)
+    method = "encode_batch" if allow_special else "encode_ordinary_batch"
+    if isinstance(tok, (str, bytes)) or not callable(getattr(tok, method, None)):
+        raise TypeError(f"tok must be a tokenizer with an {method} method (a toksmith.Tokenizer), "
+                        f"not {type(tok).__name__}")
     if allow_special:
         return lambda texts: tok.encode_batch(texts, allowed_special="all", threads=threads)
     return lambda texts: tok.encode_ordinary_batch(texts, threads=threads)
@@ -184,6 +216,7 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
     :func:`can_stream`) the whole text is one part."""
     _check_tokenizer(tok, allow_special)
     block_size = _check_size(block_size, "block_size")
+    group = _check_size(group, "group", "parts per list", most=1 << 32)
     read = _binary_reader(f)
     decode = _decoder(errors, name)
     streaming = can_stream(tok, allow_special)
@@ -226,9 +259,9 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
     _threads(threads)  # 0, a negative count or a bool was taken as one thread
     _check_tokenizer(tok, allow_special)
     encode = _encoder(tok, allow_special)
-    parallel = threads != 1 and hasattr(tok, "encode_ordinary_batch")
+    parallel = threads != 1 and hasattr(tok, "encode_batch" if allow_special else "encode_ordinary_batch")
     group = 4 * (threads or os.cpu_count() or 1) if parallel else 1
-    batch = batch_encoder(tok, allow_special, threads)
+    batch = batch_encoder(tok, allow_special, threads) if parallel else None
     for parts in iter_text_parts(tok, f, allow_special=allow_special, errors=errors, name=name,
                                  block_size=block_size, group=group):
         if parallel and len(parts) > 1:
@@ -242,7 +275,11 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
                  batch_bytes: int = 1 << 20) -> Iterator[List[int]]:
     """The ids of each line, in order: lines are gathered into batches of about ``batch_bytes``
     of text and encoded with ``encode_batch`` on ``threads`` threads (``None``: every core)."""
+    from .tokenizer import _threads
+
+    _threads(threads)
     _check_tokenizer(tok, allow_special)
+    batch_bytes = _check_size(batch_bytes, "batch_bytes", "bytes of text per batch")
     if isinstance(lines, (str, bytes, bytearray)):  # was encoded one character (or byte) a line
         raise TypeError(f"lines must be an iterable of str (a list, a file's lines), not a single "
                         f"{type(lines).__name__}; wrap one text in a list")

@@ -30,7 +30,7 @@ from .corpus import (PathLike, batched, compression, decompression_errors, expan
                      open_binary, surrogates_checked)
 from .errors import VocabError
 from .pretokenize import resolve_pattern
-from .tokenizer import Tokenizer, _threads
+from .tokenizer import Tokenizer, _CheckedMerges, _threads
 
 TokenSpec = Union[Sequence[str], Mapping[str, int]]
 
@@ -166,6 +166,10 @@ class _Trainer:
         self.layout = _Layout(vocab_size, special_tokens, pinned_tokens)
         self.min_frequency, self.max_token_length = _limits(min_frequency, max_token_length)
         self.threads = _threads(threads)
+        if not isinstance(progress, bool):
+            if type(progress).__name__ not in ("bool_", "bool"):  # numpy.bool_ is fine; "no" was taken as True
+                raise TypeError(f"progress must be True or False, not {type(progress).__name__} ({progress!r})")
+            progress = bool(progress)
         self.progress = progress
         pinned_all = self.layout.pinned_free + list(self.layout.pinned_fixed)
         self.counter = _core.ChunkCounter(self.regex, pinned_all)
@@ -287,7 +291,7 @@ class _Trainer:
             pattern=self.regex,
             special_tokens=specials,
             pinned_tokens=pinned,
-            merges=merges_final,
+            merges=_CheckedMerges(merges_final),
             metadata=meta,
             name=name,
         )
@@ -326,9 +330,22 @@ def train(
     corpus runs out of pairs within the limits, with a warning). Neither is set by default,
     which gives rustbpe's merges.
     """
+    if not isinstance(text_field, str):  # was checked only when a .jsonl file came up
+        raise TypeError(f"text_field must be a str (the JSON field that holds the text), not {type(text_field).__name__}")
+    if errors not in ("strict", "replace"):
+        raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
     trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
                        min_frequency, max_token_length)
-    for f in expand_paths(paths):
+    try:
+        files = expand_paths(paths)
+    except FileNotFoundError as e:
+        items = [paths] if isinstance(paths, str) else paths if isinstance(paths, (list, tuple)) else []
+        if any(isinstance(p, str) and any(c.isspace() for c in p) and not os.path.lexists(p) for p in items):
+            # texts given for paths (the README's next example takes texts)
+            raise FileNotFoundError(f"{e}; train() reads files, folders and globs: to train on texts in memory, "
+                                    "use toksmith.train_from_iterator(texts, ...)") from None
+        raise
+    for f in files:
         trainer.add_file(f, text_field, errors)
     return trainer.finish(name)
 

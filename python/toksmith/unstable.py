@@ -187,7 +187,11 @@ def encode_bytes(tok: "Tokenizer", data: bytes) -> List[int]:
 def encode_single_piece(tok: "Tokenizer", piece: bytes) -> List[int]:
     """See :meth:`toksmith.Tokenizer._encode_single_piece`."""
     if isinstance(piece, str):
-        piece = piece.encode("utf-8")
+        try:
+            piece = piece.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"the piece {piece!r} holds a lone surrogate (U+{ord(piece[e.start]):04X} at index "
+                             f"{e.start}) that UTF-8 cannot encode; pass bytes or a valid str") from None
     if not isinstance(piece, (bytes, bytearray)):
         raise TypeError(f"the piece must be str or bytes, not {type(piece).__name__}")
     piece = bytes(piece)

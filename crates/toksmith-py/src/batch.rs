@@ -314,11 +314,15 @@ impl Drop for Lists<'_> {
 fn helper_pool(n: usize) -> PyResult<std::sync::Arc<rayon::ThreadPool>> {
     use std::collections::HashMap;
     use std::sync::{Arc, OnceLock};
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS
-        .get_or_init(Default::default)
+    // kept with the id of the process that built them, as `pool`'s (they do not survive fork)
+    type Pools = (u32, HashMap<usize, Arc<rayon::ThreadPool>>);
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    let mut guard = POOLS
+        .get_or_init(|| Mutex::new((std::process::id(), HashMap::new())))
         .lock()
         .unwrap_or_else(|e| e.into_inner());
+    let (pid, pools) = &mut *guard;
+    crate::forget_if_forked(pid, pools);
     if let Some(p) = pools.get(&n) {
         return Ok(p.clone());
     }
@@ -348,7 +352,7 @@ pub(crate) fn encode_batch<'py>(
     // borrowed where CPython has it, otherwise converted by the thread that encodes it.
     let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
     let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
-    let n_threads = rayon_threads(threads).max(1);
+    let n_threads = rayon_threads(threads)?.max(1);
     let total: usize = sizes.iter().sum();
     // about one id per 4 bytes: count references when the ids outnumber the vocabulary 4:1
     let counted = total / 4 >= 4 * ints.len();

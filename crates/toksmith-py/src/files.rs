@@ -6,6 +6,7 @@
 //! 0..2^32, a merge that is neither a `str` nor a pair of them...). The Python readers then run
 //! their reference loops, which raise the error with its message (or handle the odd case).
 
+use crate::in_pool;
 use crate::text::{self, StrView};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
@@ -220,9 +221,11 @@ pub fn toksmith_tables<'py>(
         }
     };
     let checked = py.detach(|| {
-        let m = merges.as_ref().map(|(p, m)| (p, &m[..]));
-        vocab_files::toksmith_tables(&tokens, &entries, m)
-    });
+        in_pool(0, || {
+            let m = merges.as_ref().map(|(p, m)| (p, &m[..]));
+            vocab_files::toksmith_tables(&tokens, &entries, m)
+        })
+    })?;
     let Some(merge_ids) = checked else {
         return Ok(None);
     };
@@ -263,8 +266,11 @@ pub fn ranks_from_vocab_and_merges<'py>(
     let Some((parts, merges)) = merge_parts(merges, false)? else {
         return Ok(None);
     };
-    let done =
-        py.detach(|| vocab_files::ranks_from_vocab_and_merges(&tokens, &entries, &parts, &merges));
+    let done = py.detach(|| {
+        in_pool(0, || {
+            vocab_files::ranks_from_vocab_and_merges(&tokens, &entries, &parts, &merges)
+        })
+    })?;
     let Some((kept, leftovers)) = done else {
         return Ok(None);
     };
@@ -341,11 +347,13 @@ impl JsonTables {
     ) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
         let t = &self.inner;
         let checked = py.detach(|| {
-            let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
-            let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
-            let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
-            Some((entries, ids))
-        });
+            in_pool(0, || {
+                let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
+                let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
+                let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
+                Some((entries, ids))
+            })
+        })?;
         let Some((entries, merge_ids)) = checked else {
             return Ok(None);
         };
@@ -374,11 +382,14 @@ impl JsonTables {
             .collect::<PyResult<rustc_hash::FxHashMap<u32, String>>>()?;
         let t = &self.inner;
         let done = py.detach(|| {
-            let entries = t.vocab_entries(&texts)?;
-            let kept =
-                vocab_files::ranks_from_vocab_and_merges(&t.tokens, &entries, &t.parts, &t.merges)?;
-            Some((entries, kept))
-        });
+            in_pool(0, || {
+                let entries = t.vocab_entries(&texts)?;
+                let kept = vocab_files::ranks_from_vocab_and_merges(
+                    &t.tokens, &entries, &t.parts, &t.merges,
+                )?;
+                Some((entries, kept))
+            })
+        })?;
         let Some((entries, (kept, leftovers))) = done else {
             return Ok(None);
         };

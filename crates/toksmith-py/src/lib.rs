@@ -34,41 +34,70 @@ fn capped(threads: usize) -> usize {
     threads.min(cap)
 }
 
-/// Rayon pools by thread count (0 = the global pool); counts above [`capped`]'s share a pool.
-fn pool(threads: usize) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
-    if threads == 0 {
-        return Ok(None);
+/// Rayon pools by thread count, built by this process (0 = the default pool: `RAYON_NUM_THREADS`
+/// or every core); counts above [`capped`]'s share a pool.
+///
+/// Nothing here uses rayon's global pool: pool threads do not survive `fork()`, and a process
+/// forked from one that had used the global pool (multiprocessing's default start method on
+/// Linux) would wait forever for them. These pools are kept with the id of the process that
+/// built them; a forked child builds pools of its own (the parent's are forgotten, not dropped:
+/// their threads are not there to stop). So every call that may go parallel runs inside
+/// [`in_pool`], also with `threads == 0`.
+fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    let threads = if threads == 0 { 0 } else { capped(threads) };
+    struct Pools {
+        pid: u32,
+        by_threads: HashMap<usize, Arc<rayon::ThreadPool>>,
     }
-    let threads = capped(threads);
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap();
-    if let Some(p) = pools.get(&threads) {
-        return Ok(Some(p.clone()));
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(|| {
+            Mutex::new(Pools {
+                pid: std::process::id(),
+                by_threads: HashMap::new(),
+            })
+        })
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let pools = &mut *pools;
+    forget_if_forked(&mut pools.pid, &mut pools.by_threads);
+    if let Some(p) = pools.by_threads.get(&threads) {
+        return Ok(p.clone());
+    }
+    let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("toksmith-{i}"));
+    if threads > 0 {
+        builder = builder.num_threads(threads);
     }
     let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+        builder
             .build()
             .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
     );
-    pools.insert(threads, p.clone());
-    Ok(Some(p))
+    pools.by_threads.insert(threads, p.clone());
+    Ok(p)
 }
 
-/// How many threads `in_pool(threads, ..)` runs on.
-fn rayon_threads(threads: usize) -> usize {
-    if threads == 0 {
-        rayon::current_num_threads()
-    } else {
-        capped(threads)
+/// After a `fork()`, forget the pools of the parent (`pid` is the process that built `pools`).
+pub(crate) fn forget_if_forked<T>(pid: &mut u32, pools: &mut HashMap<usize, T>) {
+    let now = std::process::id();
+    if *pid != now {
+        std::mem::forget(std::mem::take(pools));
+        *pid = now;
     }
 }
 
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    Ok(match pool(threads)? {
-        Some(p) => p.install(f),
-        None => f(),
+/// How many threads `in_pool(threads, ..)` runs on.
+fn rayon_threads(threads: usize) -> PyResult<usize> {
+    Ok(if threads == 0 {
+        pool(0)?.current_num_threads()
+    } else {
+        capped(threads)
     })
+}
+
+/// Run `f` in the pool of `threads` threads (0: the default pool); see [`pool`].
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    Ok(pool(threads)?.install(f))
 }
 
 fn allowed_from(allowed: Option<Vec<u32>>, allow_all: bool) -> Allowed {
@@ -751,11 +780,13 @@ impl Bpe {
             }
         }
         let pattern = pattern.to_string();
-        let enc = py.detach(move || -> toksmith_core::Result<Encoder> {
-            let vocab = Vocab::new(mergeable, added)?;
-            let pre = Pretokenizer::new(&pattern)?;
-            Ok(Encoder::new(vocab, pre))
-        });
+        let enc = py.detach(move || {
+            in_pool(0, move || -> toksmith_core::Result<Encoder> {
+                let vocab = Vocab::new(mergeable, added)?;
+                let pre = Pretokenizer::new(&pattern)?;
+                Ok(Encoder::new(vocab, pre))
+            })
+        })?;
         let enc = enc.map_err(to_py)?;
         let (ints, int_addrs) = int_table(py, enc.vocab.n_vocab());
         Ok(Bpe {
@@ -802,8 +833,11 @@ impl Bpe {
         let Some((parts, merges)) = files::merge_parts(merges, false)? else {
             return Ok(None);
         };
-        Ok(py
-            .detach(|| toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)))
+        py.detach(|| {
+            in_pool(0, || {
+                toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)
+            })
+        })
     }
 
     /// [`Bpe::merges_listed`] on the merges of a JSON tokenizer file decoded natively.
@@ -811,10 +845,12 @@ impl Bpe {
         &self,
         py: Python<'_>,
         tables: &Bound<'_, files::JsonTables>,
-    ) -> Option<bool> {
+    ) -> PyResult<Option<bool>> {
         let t = &tables.get().inner;
         py.detach(|| {
-            toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &t.parts, &t.merges)
+            in_pool(0, || {
+                toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &t.parts, &t.merges)
+            })
         })
     }
 
@@ -931,7 +967,7 @@ impl Bpe {
         let a = allowed_from(allowed, allow_all);
         let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
         let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
-        let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads));
+        let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads)?);
         // The output of a range of texts, and its number of ids; a failure names the text.
         let range = |r: std::ops::Range<usize>| -> Result<(Vec<u8>, usize), (usize, BatchError)> {
             let bytes: usize = sizes[r.clone()].iter().sum();
@@ -1117,7 +1153,8 @@ impl Bpe {
 
     /// [(left_id, right_id, merged_id)] recovered from the ranks.
     fn recover_merges(&self, py: Python<'_>) -> PyResult<Vec<(u32, u32, u32)>> {
-        py.detach(|| self.enc.vocab.recover_merges()).map_err(to_py)
+        py.detach(|| in_pool(0, || self.enc.vocab.recover_merges()))?
+            .map_err(to_py)
     }
 }
 

@@ -163,6 +163,8 @@ class StreamDecoder:
 
     def push_many(self, tokens: Iterable[int]) -> str:
         """:meth:`push` each id; the joined text."""
+        if isinstance(tokens, str):
+            raise TypeError("tokens must be an iterable of token ids, not str")
         return "".join(self.push(t) for t in tokens)
 
     def flush(self) -> str:
@@ -173,9 +175,10 @@ class StreamDecoder:
 
 
 def _check_errors(errors: object) -> None:
-    if not isinstance(errors, str):
-        raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
-    codecs.lookup_error(errors)  # LookupError for an unknown handler
+    # TypeError for a non-str; an unknown handler is a ValueError that is also a LookupError
+    from ..decoding import _check_errors as check
+
+    check(errors)
 
 
 def _names(value: Any, argument: str) -> FrozenSet[str]:
@@ -379,8 +382,13 @@ class ByteTokenizer:
         np = require_numpy("ByteTokenizer.encode_to_numpy")
         if dtype is None:
             dtype = "uint16"
-        elif str(np.dtype(dtype)) not in ("uint16", "uint32"):
-            raise ValueError(f"dtype must be 'uint16' or 'uint32', not {dtype!r}")
+        else:
+            try:
+                ok = str(np.dtype(dtype)) in ("uint16", "uint32")
+            except (TypeError, ValueError, UnicodeError):  # not a dtype at all: a dict, "a\ud800"...
+                ok = False
+            if not ok:
+                raise ValueError(f"dtype must be 'uint16' or 'uint32', not {dtype!r}")
         return np.asarray(
             self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special), dtype=dtype
         )
@@ -487,14 +495,14 @@ class ByteTokenizer:
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Write a human-readable, versioned JSON file (``{"format": "toksmith.calm", "version": 1, ...}``)."""
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(os.fspath(path), "w", encoding="utf-8") as fh:  # not an int: that is a file descriptor
             json.dump(self.to_dict(), fh, indent=2)
             fh.write("\n")
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "ByteTokenizer":
         """Read a file written by :meth:`save`; ValueError if it is not valid."""
-        with open(path, "rb") as fh:
+        with open(os.fspath(path), "rb") as fh:  # not an int: that is a file descriptor
             raw = fh.read()
         try:
             doc = json.loads(raw.decode("utf-8"))

@@ -598,6 +598,8 @@ def write_cwgt(
     final = dataclasses.replace(head, param_count=flat.size, meta_size=len(blob), flags=flags)._with_dt_rank()
     packed = final.to_bytes()
     arrays.append(flat)
+    if os.path.isdir(path):  # was found only after the whole file was written next to it
+        raise IsADirectoryError(errno.EISDIR, "cannot write a CWGT file over a folder (give a file name)", path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".cwgt-", suffix=".tmp", dir=directory)
     try:

@@ -66,6 +66,7 @@ from .vocab import (
     QUOTE,
     REF,
     SUBTOKENS,
+    VOCAB_SIZE,
     WORD,
     check_id,
     format_tokens,
@@ -327,11 +328,22 @@ class TokenSequence(list):
         l_max: int = DEFAULT_L_MAX,
         training: bool = False,
     ) -> None:
+        if isinstance(ids, str) or ids is None:  # a str was taken as a list of characters
+            raise TypeError(f"ids must be an iterable of token ids, not {type(ids).__name__}")
         super().__init__(ids)
+        if set(map(type, self)) - {int}:  # numpy integers made ints; anything else named
+            self[:] = [check_id(t, f"ids[{k}]") for k, t in enumerate(self)]
+        elif self and (min(self) < 0 or max(self) >= VOCAB_SIZE):
+            bad = next(t for t in self if not 0 <= t < VOCAB_SIZE)
+            check_id(bad, f"ids[{self.index(bad)}]")
+        if dropped is not None and not isinstance(dropped, Dropped):
+            raise TypeError(f"dropped must be a calm.Dropped or None, not {type(dropped).__name__}")
+        if template is not None and not isinstance(template, Template):
+            raise TypeError(f"template must be a calm.Template or None, not {type(template).__name__}")
         self.dropped = dropped if dropped is not None else Dropped()
         self.template = template
-        self.l_max = l_max
-        self.training = training
+        self.l_max = check_int(l_max, "l_max", minimum=1)
+        self.training = check_bool(training, "training")
 
     @property
     def ids(self) -> List[int]:

@@ -244,6 +244,8 @@ def format_tokens(ids: Iterable[int]) -> str:
     >>> format_tokens([257, 260, 47, 116, 109, 112, 269, 259, 264, 108, 115])
     '<BOS> <CWD> /tmp <END> <ATN> <CMD> ls'
     """
+    if isinstance(ids, str):  # "" gave "" (bytes are byte ids, as tokenize gives them)
+        raise TypeError("ids must be an iterable of token ids, not str; use calm.tokenize(text) for text")
     parts: List[str] = []
     run = bytearray()
     for token in ids:

@@ -60,8 +60,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:  # e.g. `toksmith encode ... | head`
         return 0
     except (ValueError, OSError, ImportError, TypeError) as exc:
-        print(f"toksmith {args.command}: error: {exc}", file=sys.stderr)
+        print(f"toksmith {args.command}: error: {_cli_message(exc, args)}", file=sys.stderr)
         return 1
+
+
+def _cli_message(exc: BaseException, args: argparse.Namespace) -> str:
+    """``exc``'s message, with the Python arguments it tells to pass named as this command's
+    options (the corpus readers say ``errors="replace"`` and ``text_field=``)."""
+    msg = str(exc)
+    if hasattr(args, "errors"):
+        msg = msg.replace('pass errors="replace"', "pass --errors replace")
+    if hasattr(args, "text_field"):
+        msg = msg.replace("pass text_field= with", "pass --text-field with")
+    return msg
 
 
 if __name__ == "__main__":  # pragma: no cover

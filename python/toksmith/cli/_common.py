@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -79,7 +80,14 @@ def load_tokenizer(path: str, pattern: Optional[str] = None):
         try:
             openai_encoding(path)
         except ValueError:
-            pass
+            if not os.path.lexists(path) and os.path.basename(path) == path and "." not in path:
+                # a bare name, as an encoding's: say both readings
+                from ..formats.tiktoken import OPENAI_ENCODINGS
+
+                raise FileNotFoundError(
+                    errno.ENOENT, f"no tokenizer file of that name, nor an OpenAI encoding of that name "
+                    f"(OpenAI encodings: {', '.join(sorted(OPENAI_ENCODINGS))}); pass a tokenizer file or one of "
+                    "those names", path) from None
         else:
             if pattern is not None:
                 raise ValueError(f"{path} is OpenAI's encoding, which has its own split pattern: --pattern "

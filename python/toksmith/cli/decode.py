@@ -18,7 +18,9 @@ def register(sub) -> None:
     )
     add_tokenizer_arg(p)
     p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
-    p.add_argument("--lines", action="store_true", help="each input line holds the ids of one output line")
+    p.add_argument("--lines", action="store_true",
+                   help="each input line holds the ids of one output line (a last line without a newline gives "
+                        "a last output line without one, so `encode --lines | decode --lines` is exact)")
     p.add_argument("--format", choices=["auto", "text", "json", "npy"], default="auto",
                    help="input format (auto: by file extension, else by the first bytes: a .npy header, a JSON "
                         "list, or text)")
@@ -151,7 +153,9 @@ def run(args) -> int:
                     ids = _json_ids(line, where)
                 else:
                     ids = _parse_ints(line, where)
-                fout.write(tok.decode_bytes(ids) + b"\n")
+                # a last line of ids without a newline (as `encode --lines` writes for a text
+                # without one) gives a last line without one
+                fout.write(tok.decode_bytes(ids) + (b"\n" if line.endswith(b"\n") else b""))
         elif fmt == "json":
             fout.write(tok.decode_bytes(_json_ids(fin.read(), name)))
         else:

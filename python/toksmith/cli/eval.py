@@ -86,14 +86,17 @@ def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
             raise TypeError(f"max_bytes must be an int or None, not {type(max_bytes).__name__}")
         if max_bytes < 1:
             raise ValueError(f"max_bytes must be >= 1, not {max_bytes}")
-        if max_bytes >= sys.maxsize:
+        if max_bytes >= sys.maxsize - 1:
             max_bytes = None  # more than any file holds (and more than read() accepts)
     from ..corpus import decompression_errors, open_binary
 
     with decompression_errors(path), open_binary(path) as fh:
-        data = fh.read() if max_bytes is None else fh.read(max_bytes)
-        cut_short = max_bytes is not None and len(data) == max_bytes
+        # one byte more than asked tells a file of exactly max_bytes (read whole, its last line
+        # kept) from a longer one (cut)
+        data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        cut_short = max_bytes is not None and len(data) > max_bytes
         if cut_short:
+            data = data[:max_bytes]
             cut = data.rfind(b"\n")
             if cut > 0:
                 data = data[: cut + 1]
@@ -134,21 +137,51 @@ def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk
         raise TypeError(f"chunk_chars must be an int, not {type(chunk_chars).__name__}")
     if chunk_chars < 1:
         raise ValueError(f"chunk_chars must be >= 1, not {chunk_chars}")
+    return _count(tokenizer, text, threads, chunk_chars)[0]
+
+
+def _count(tokenizer: Any, text: str, threads: Optional[int], chunk_chars: int = CHUNK_CHARS,
+           covered: bool = False) -> Tuple[int, Optional[int]]:
+    """(tokens of ``text``, with ``covered`` the UTF-8 bytes those tokens spell, else None)."""
+    if not callable(getattr(tokenizer, "encode_ordinary_batch", None)):
+        raise TypeError(f"cannot count tokens with a {type(tokenizer).__module__}.{type(tokenizer).__name__}: pass a "
+                        "toksmith Tokenizer or a tiktoken Encoding (read a tokenizer.json, .tiktoken or GPT-2 "
+                        "files with toksmith.load_any(path))")
     from ..streaming import can_stream
 
     if not can_stream(tokenizer) or any("\n" in t for t in getattr(tokenizer, "pinned_tokens", {})):
         chunk_chars = max(chunk_chars, len(text))  # a custom pattern's pieces may span a cut: whole
     encode_batch = _batch_encoder(tokenizer, threads)
     total = 0
+    spelled = 0 if covered else None
+
+    def add(batch: List[str]) -> None:
+        nonlocal total, spelled
+        encoded = encode_batch(batch)
+        total += sum(map(len, encoded))
+        if spelled is not None:
+            spelled += sum(len(tokenizer.decode_bytes(ids)) for ids in encoded)
+
     group: List[str] = []
     for chunk in _chunks(text, chunk_chars):
         group.append(chunk)
         if len(group) >= 16:
-            total += sum(map(len, encode_batch(group)))
+            add(group)
             group = []
     if group:
-        total += sum(map(len, encode_batch(group)))
-    return total
+        add(group)
+    return total, spelled
+
+
+def _may_drop_text(tokenizer: Any) -> bool:
+    """Whether the split pattern of ``tokenizer`` may match no piece at some text, which is then
+    left out of its tokens (as tiktoken does): a custom pattern of a toksmith Tokenizer, any
+    tiktoken Encoding. (The named patterns match every character.)"""
+    if type(tokenizer).__module__.split(".")[0] == "tiktoken":
+        return callable(getattr(tokenizer, "decode_bytes", None))
+    from ..tokenizer import Tokenizer
+
+    return isinstance(tokenizer, Tokenizer) and tokenizer.pattern_name is None
 
 
 def _batch_encoder(tokenizer: Any, threads: Optional[int]):
@@ -173,7 +206,11 @@ def evaluate(
     threads: Optional[int] = None,
 ) -> List[Dict[str, Any]]:
     """One row per (corpus, tokenizer): bytes, tokens, bytes_per_token and ratio (bytes/token
-    relative to the first tokenizer's on that corpus)."""
+    relative to the first tokenizer's on that corpus).
+
+    An empty corpus, and a tokenizer whose split pattern leaves text out (so that its tokens
+    spell fewer bytes than the corpus holds, and its bytes/token is too high; 0 with no token
+    at all), are warned about."""
     if not isinstance(tokenizers, Mapping) or not isinstance(corpora, Mapping):
         raise TypeError("tokenizers and corpora must be dicts of name -> tokenizer and name -> text")
     rows = []
@@ -182,9 +219,15 @@ def evaluate(
             raise TypeError(f"corpora[{cname!r}] must be the text (str), not {type(text).__name__}; "
                             "read a file with read_corpus(path)")
         n_bytes = len(text.encode("utf-8", "surrogatepass"))
+        if not n_bytes:
+            warnings.warn(f"corpus {cname!r} is empty: its bytes/token figures are 0", stacklevel=2)
         base: Optional[float] = None
         for tname, tok in tokenizers.items():
-            n_tokens = count_tokens(tok, text, threads)
+            n_tokens, spelled = _count(tok, text, threads, covered=bool(n_bytes) and _may_drop_text(tok))
+            if spelled is not None and spelled < n_bytes:
+                warnings.warn(f"tokenizer {tname!r} leaves out {n_bytes - spelled} of the {n_bytes} bytes of corpus "
+                              f"{cname!r} (its split pattern matches no piece there), so its bytes/token is not "
+                              f"comparable" + ("" if n_tokens else " (no token at all: reported as 0)"), stacklevel=2)
             bpt = n_bytes / n_tokens if n_tokens else 0.0
             if base is None:
                 base = bpt
@@ -307,7 +350,8 @@ def _run(args: argparse.Namespace) -> int:
     for arg in args.corpus:
         name, path = _split_named(arg, "--corpus", all_ext=True)
         if name in corpora:
-            raise ValueError(f"--corpus {arg!r}: the name {name!r} is given twice")
+            raise ValueError(f"--corpus {arg!r}: the name {name!r} is given twice (name the corpora: "
+                             f"--corpus NAME=PATH)")
         corpora[name] = read_corpus(path, args.max_bytes)
     rows = evaluate(tokenizers, corpora, args.threads)
     if args.json:

@@ -57,6 +57,10 @@ def run(args) -> int:
     check_threads_arg(args.threads)
     pattern, vocab_size, specials = "cl100k", 8192, list(args.special)
     if args.preset is not None:  # not `if args.preset`: an empty --preset/--pattern is an error, not the default
+        own = {"cppreason": "toksmith cppreason train", "wordbpe": "toksmith wordbpe run"}.get(args.preset)
+        if own:
+            raise ValueError(f"--preset {args.preset}: this tokenizer is trained with a command of its own: "
+                             f"`{own} PATH... -o ...` (--preset takes nanochat or cromwell)")
         preset = get_preset(args.preset)
         pattern, vocab_size = preset.pattern, preset.vocab_size
         specials = preset.special_token_spec(specials)

@@ -322,6 +322,15 @@ def check_added_spelling(tokens: Iterable[str], ranks: Mapping[bytes, int], wher
                 f"special/pinned token (e.g. <|{t}|>), or save as toksmith JSON, which keeps both")
 
 
+def check_tokenizer(tok: Any, where: str) -> None:
+    """TypeError unless ``tok`` is a toksmith Tokenizer (was: an AttributeError from deep inside)."""
+    from ..tokenizer import Tokenizer
+
+    if not isinstance(tok, Tokenizer):
+        hint = "; pass its .tokenizer" if isinstance(getattr(tok, "tokenizer", None), Tokenizer) else ""
+        raise TypeError(f"{where} needs a toksmith.Tokenizer, not {type(tok).__name__}{hint}")
+
+
 def merge_strings(tok, where: str) -> List[Tuple[str, str]]:
     """The merges of ``tok`` spelled in the byte-level alphabet, or ConversionError."""
     try:

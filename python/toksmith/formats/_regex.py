@@ -16,9 +16,16 @@ construct           fancy-regex (toksmith)      Oniguruma (Hugging Face)
 
 (``\b``/``\B`` depend on ``\w`` and are refused.) So cl100k's ``\p{N}{1,3}+`` must be written ``(?>\p{N}{1,3})`` for Hugging Face, or digits are
 no longer cut in groups of three. (``\s++$`` is left alone: the possessive ``\s++`` has eaten
-every newline, so ``$`` can only match at the end of the text in both engines.) Anything this
-module cannot translate with certainty (other inline flags, POSIX classes, Oniguruma-only
-escapes...) raises :class:`ConversionError`.
+every newline, so ``$`` can only match at the end of the text in both engines.) Oniguruma's
+``^`` does not match at the end of a text that ends with a newline. Under ``(?i)`` the engines
+also differ: Oniguruma case-folds ``\p{..}`` only inside a class (and ``\P{..}`` differently
+from fancy-regex everywhere), matches a character to its multi-character folding (``ß`` and
+``ss``, ``ﬁ`` and ``fi``: in a literal, or through a class that holds such a character), and
+reads ``a(?i)b|c`` as ``a(?i:b|c)``; ``\pL`` is a property to fancy-regex and the letters
+``pL`` to Oniguruma. These are rewritten where an exact form exists and refused otherwise, as
+is a repeated group that can match the empty string (the engines end such loops differently).
+Anything this module cannot translate with certainty (other inline flags, POSIX classes,
+Oniguruma-only escapes...) raises :class:`ConversionError`.
 
 >>> to_oniguruma(r"\p{N}{1,3}+|\s++$|x$")
 '(?>\\p{N}{1,3})|\\s++$|x\\z'
@@ -187,26 +194,114 @@ def _lex(p: str) -> List[_Item]:
 def _check_flags(text: str, p: str) -> None:
     m = _FLAGS.match(text)
     flags = m.group(1) if m else ""
-    if flags and flags != "i":
+    if flags and flags not in ("i", "-i"):
         raise ConversionError(
             f"pattern {p!r}: the inline flags {text!r} mean different things in fancy-regex and in "
-            "Oniguruma (only (?i) translates exactly)")
+            "Oniguruma (only (?i) and (?-i) translate exactly)")
+
+
+def _flags_reach_other_branches(items: List[_Item], k: int) -> bool:
+    """Whether the group holding ``items[k]`` has a ``|`` after it (at its own depth)."""
+    depth = 0
+    for it in items[k + 1:]:
+        if it.kind == "open":
+            depth += 1
+        elif it.kind == "close":
+            if depth == 0:
+                return False
+            depth -= 1
+        elif it.kind == "alt" and depth == 0:
+            return True
+    return False
+
+
+_HEX_ESCAPE = re.compile(r"\\(?:x\{([0-9A-Fa-f]+)\}|x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))\Z")
+
+
+def _literal_char(text: str):
+    """The character an atom (or an escape in a class) stands for, if it is one literal
+    character; else None."""
+    if len(text) == 1:
+        return text
+    if len(text) == 2 and text[0] == "\\" and not text[1].isalnum():
+        return text[1]
+    m = _HEX_ESCAPE.match(text)
+    if m:
+        n = int(next(g for g in m.groups() if g), 16)
+        return chr(n) if n < 0x110000 else None
+    return {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\f": "\f", "\\v": "\v"}.get(text)
+
+
+def _multi_folds():
+    """Characters whose full case folding is several characters (``ß`` -> ``ss``, ``ﬁ`` -> ``fi``),
+    and those foldings: under (?i) Oniguruma matches each to the other, fancy-regex does not."""
+    # (none below U+00DF nor outside the BMP)
+    chars = frozenset(c for c in map(chr, range(0xDF, 0x10000)) if len(c.casefold()) > 1)
+    return chars, frozenset(c.casefold() for c in chars)
+
+
+_MULTI_FOLD = None
+
+
+def _check_multi_fold(p: str, text: str, run: str) -> None:
+    global _MULTI_FOLD
+    if _MULTI_FOLD is None:
+        _MULTI_FOLD = _multi_folds()
+    chars, folds = _MULTI_FOLD
+    bad = next((c for c in text if c in chars), None)
+    if bad is None:
+        folded = run.casefold()
+        bad = next((f for f in folds if f in folded), None)
+    if bad is not None:
+        raise ConversionError(
+            f"pattern {p!r}: under (?i), Oniguruma matches {bad!r} to its multi-character case folding "
+            f"({bad.casefold()!r} and {bad!r} are one match) and fancy-regex does not; spell the cases out "
+            "without (?i)")
+
+
+def _class_chars(text: str) -> str:
+    """The characters a class names one by one (not those of its ranges' insides or properties)."""
+    out = []
+    i = 1
+    while i < len(text):
+        if text[i] == "\\":
+            j = _escape_end(text, i)
+            c = _literal_char(text[i:j])
+            if c is not None:
+                out.append(c)
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def _rewrite(p: str, items: List[_Item], on_quant, on_anchor, on_atom) -> str:
-    """Rebuild the pattern; the callbacks see the output list and where the last atom starts."""
+    """Rebuild the pattern; the callbacks see the output list and where the last atom starts
+    (``on_atom`` also whether (?i) is in force there, ``on_anchor`` the anchor's index)."""
     out: List[str] = []
     starts: List[int] = []  # output index of each open group
+    icase: List[bool] = [False]  # (?i) in force, per open group
+    at_branch_start: List[bool] = [True]  # nothing yet in the group's current branch
+    opens: List[str] = []  # the opening text of each open group
+    run = ""  # the literal characters just before, under (?i) (Oniguruma folds "ss" to "ß")
     last_atom = -1
     prev_quant = False
-    for it in items:
+    for k, it in enumerate(items):
         if (it.kind == "open" and it.text not in _PLAIN_OPENS and not _FLAGS.fullmatch(it.text)) or (
                 it.kind == "atom" and it.text.startswith("(?")):
             raise ConversionError(f"pattern {p!r}: unsupported group syntax {it.text!r} (named groups, "
                                   "back-references and conditionals are not translated)")
+        if it.kind not in ("atom", "quant") and not (it.kind in ("open", "close") and it.text in ("(?:", ")")):
+            run = ""
         if it.kind == "open":
-            if it.text.startswith("(?") and it.text[2:3].isalpha():
+            flags = _FLAGS.fullmatch(it.text)
+            if flags:
                 _check_flags(it.text, p)
+            at_branch_start[-1] = False
+            icase.append(flags.group(1) == "i" if flags else icase[-1])
+            at_branch_start.append(True)
+            opens.append(it.text)
             starts.append(len(out))
             out.append(it.text)
             last_atom = -1
@@ -214,6 +309,9 @@ def _rewrite(p: str, items: List[_Item], on_quant, on_anchor, on_atom) -> str:
         elif it.kind == "close":
             if not starts:
                 raise ConversionError(f"pattern {p!r}: unbalanced ')'")
+            icase.pop()
+            at_branch_start.pop()
+            opens.pop()
             last_atom = starts.pop()
             out.append(")")
             prev_quant = False
@@ -223,21 +321,49 @@ def _rewrite(p: str, items: List[_Item], on_quant, on_anchor, on_atom) -> str:
             on_quant(out, last_atom, it.text, prev_quant)
             prev_quant = True
         elif it.kind == "anchor":
-            out.append(on_anchor(items, out, it.text))
+            at_branch_start[-1] = False
+            out.append(on_anchor(items, k, out, it.text))
             last_atom = -1
             prev_quant = False
         elif it.kind == "flags":
             _check_flags(it.text, p)
+            if opens and opens[-1] != "(?:" and not _FLAGS.fullmatch(opens[-1]):
+                # fancy-regex lets flags set in a capturing, atomic or look-around group reach past
+                # its end (((?i)b)a matches "bA"); Oniguruma and Python's regex do not
+                raise ConversionError(
+                    f"pattern {p!r}: {it.text!r} inside {opens[-1]!r}...')' reaches past the group in fancy-regex "
+                    "only; write (?i:...) around what it applies to")
+            if not at_branch_start[-1] and _flags_reach_other_branches(items, k):
+                # fancy-regex: a(?i)b|c is (?:a(?i:b))|(?i:c); Oniguruma: a(?i:b|c)
+                raise ConversionError(
+                    f"pattern {p!r}: {it.text!r} after the start of a branch, with more branches after it, "
+                    "groups differently in fancy-regex and Oniguruma; write (?i:...) around what it applies to")
+            icase[-1] = _FLAGS.match(it.text).group(1) == "i"
             out.append(it.text)
             last_atom = -1
             prev_quant = False
         elif it.kind == "alt":
+            at_branch_start[-1] = True
             out.append("|")
             last_atom = -1
             prev_quant = False
         else:
+            at_branch_start[-1] = False
+            if icase[-1]:
+                char = _literal_char(it.text)
+                quantified = k + 1 < len(items) and items[k + 1].kind == "quant"
+                if it.text.startswith("["):
+                    _check_multi_fold(p, _class_chars(it.text), "")
+                    run = ""
+                elif char is None:
+                    run = ""
+                else:
+                    run = "" if quantified else run + char
+                    _check_multi_fold(p, char, run)
+            else:
+                run = ""
             last_atom = len(out)
-            out.append(on_atom(it.text))
+            out.append(on_atom(it.text, icase[-1]))
             prev_quant = False
     if starts:
         raise ConversionError(f"pattern {p!r}: unbalanced '('")
@@ -290,23 +416,151 @@ def _ends_with_possessive_space(out: List[str]) -> bool:
 _FANCY_ESCAPES = set("sSdDwWbBAzntrfvpPxu0")
 
 
+_SHORT_PROPERTY = re.compile(r"\\([pP])([A-Za-z])\Z")
+
+
+def _check_class_under_icase(text: str, p: str) -> None:
+    """Under (?i) the engines agree on a class with ``\\p{..}`` but not with ``\\P{..}``."""
+    if re.search(r"\\P", re.sub(r"\\\\", "", text)):
+        raise ConversionError(
+            f"pattern {p!r}: under (?i), fancy-regex and Oniguruma case-fold \\P{{..}} in {text!r} differently; "
+            "keep it out of (?i) and (?i:...), or write the class without \\P{..}")
+
+
+def _split_with(text: str, pattern: str) -> List[str]:
+    from .. import _core
+
+    try:
+        return _core.split(text, pattern, "auto")
+    except ValueError:  # pragma: no cover - a class that does not compile: the pattern fails anyway
+        return []
+
+
+_CASED_TEXT = None
+
+
+def _case_closed(cls: str) -> bool:
+    """Whether the fancy-regex class ``cls`` matches the same characters with and without (?i)."""
+    global _CASED_TEXT
+    if _CASED_TEXT is None:
+        _CASED_TEXT = "".join(c for c in map(chr, range(0x110000)) if not 0xD800 <= ord(c) < 0xE000 and (
+            c.lower() != c or c.upper() != c or c.casefold() != c or c.title() != c))
+    return _split_with(_CASED_TEXT, f"(?i:{cls})") == _split_with(_CASED_TEXT, cls)
+
+
+def _folds_to_several(cls: str) -> bool:
+    """Whether the fancy-regex class ``cls`` under (?i) holds a character whose case folding is
+    several characters (as ``[\\p{L}]`` holds ``ß``): Oniguruma's would also match those
+    characters (``(?i)[\\p{L}]`` matches ``ss``), fancy-regex's never does."""
+    global _MULTI_FOLD
+    if _MULTI_FOLD is None:
+        _MULTI_FOLD = _multi_folds()
+    return bool(_split_with("".join(sorted(_MULTI_FOLD[0])), f"(?i:{cls})"))
+
+
+def _icase_class(p: str, fancy: str, onig: str, to_onig: bool) -> str:
+    """The Oniguruma class (``to_onig``) or fancy-regex class for a class under (?i) (``fancy``
+    and ``onig``: its spellings), or ConversionError when Oniguruma's would match a character's
+    multi-character case folding."""
+    if fancy.startswith("[^") or not _folds_to_several(fancy):
+        return onig if to_onig else fancy
+    if to_onig and _case_closed(fancy):
+        return f"(?-i:{onig})"  # the same characters, with no case folding in Oniguruma
+    raise ConversionError(
+        f"pattern {p!r}: under (?i), Oniguruma's class {onig!r} also matches the multi-character case foldings "
+        "of characters in it ('ss' for 'ß', 'fi' for 'ﬁ'), fancy-regex's does not; keep the class out of (?i) "
+        "and (?i:...)")
+
+
+_ZERO_WIDTH_ALONE = re.compile(r"\\[AzZbBG]\Z")
+
+
+def _onig_refuses_repeat(group: str) -> bool:
+    """Whether Oniguruma refuses a quantifier on the group ``group`` (already translated): it
+    reads a non-capturing group as its contents, and a branch there that is only an anchor or
+    a look-around is no "target of repeat operator" (``(?:a|(?=b))+``)."""
+    try:
+        items = _lex(group)
+    except ConversionError:  # pragma: no cover - it was lexed before
+        return False
+    if not items or items[0].text != "(?:" or items[-1].kind != "close":
+        return False
+    inner = items[1:-1]
+    branches: List[List[_Item]] = [[]]
+    depth = 0
+    for it in inner:
+        if it.kind == "alt" and depth == 0:
+            branches.append([])
+            continue
+        depth += (it.kind == "open") - (it.kind == "close")
+        branches[-1].append(it)
+    for b in branches:
+        core = list(b)
+        while core and core[-1].kind == "quant":
+            core.pop()
+        if len(core) == 1 and (core[0].kind in ("anchor", "flags") or _ZERO_WIDTH_ALONE.match(core[0].text)):
+            return True
+        if core and core[0].kind == "open" and core[-1].kind == "close":
+            # one group alone in the branch
+            depth, whole = 0, True
+            for n, it in enumerate(core):
+                depth += (it.kind == "open") - (it.kind == "close")
+                if depth == 0 and n < len(core) - 1:
+                    whole = False
+                    break
+            if whole:
+                text = "".join(i.text for i in core)
+                if core[0].text in ("(?=", "(?!", "(?<=", "(?<!") or _onig_refuses_repeat(text):
+                    return True
+    return False
+
+
+def _check_empty_repeat(p: str, group: str, q: str) -> None:
+    """Refuse repeating a group that can match the empty string: the engines end such loops
+    differently (``((\\w*){0,2}|x)++`` splits other pieces)."""
+    if not group.startswith("("):
+        return
+    m = _INTERVAL.match(q)
+    if m:
+        lo, comma, hi = m.group(1).partition(",")
+        most = int(lo) if not comma else (int(hi) if hi else None)
+        if most is not None and most <= 1:
+            return  # {0}, {1}, {0,1}: one pass at most
+    elif q[0] == "?":
+        return
+    if can_match_empty(group):
+        raise ConversionError(
+            f"pattern {p!r}: the repeated group {group!r} can match the empty string, and fancy-regex and "
+            "Oniguruma end such repetitions differently; make each branch of it match at least one character")
+
+
 def to_oniguruma(pattern: str) -> str:
     """Rewrite a toksmith (fancy-regex) pattern so that Oniguruma splits text identically."""
 
     def quant(out, start, q, prev_quant):
+        group = "".join(out[start:])
+        _check_empty_repeat(pattern, group, q)
+        if _onig_refuses_repeat(group):
+            raise ConversionError(
+                f"pattern {pattern!r}: Oniguruma refuses the quantifier {q!r} on {group!r} (a branch of it is "
+                "only an anchor or a look-around)")
         if q.startswith("{") and q.endswith("+"):
-            atom = "".join(out[start:])
             del out[start:]
-            out.append(f"(?>{atom}{q[:-1]})")
+            out.append(f"(?>{group}{q[:-1]})")
         else:
             out.append(q)
 
-    def anchor(items, out, a):
+    def anchor(items, k, out, a):
         if a == "$":
             return "$" if _ends_with_possessive_space(out) else "\\z"
         return "\\A"
 
-    def atom(text):
+    def short_property(text):
+        # \pL is a property to fancy-regex, the letters "pL" to Oniguruma
+        m = _SHORT_PROPERTY.match(text)
+        return f"\\{m.group(1)}{{{m.group(2)}}}" if m else text
+
+    def atom(text, icase):
         if text.startswith("\\") and len(text) >= 2 and text[1].isalnum() and text[1] not in _FANCY_ESCAPES:
             raise ConversionError(f"pattern {pattern!r}: the escape {text!r} has no certain Oniguruma equivalent")
         _no_word_boundary(text, pattern)
@@ -314,16 +568,45 @@ def to_oniguruma(pattern: str) -> str:
             if "--" in text or "~~" in text:
                 raise ConversionError(
                     f"pattern {pattern!r}: class set operations in {text!r} are not supported by Oniguruma")
-            return _map_class(text, lambda e: _word_escape(e, _FANCY_WORD, True))
+            onig = _map_class(text, lambda e: _word_escape(short_property(e), _FANCY_WORD, True))
+            if icase:
+                _check_class_under_icase(text, pattern)
+                return _icase_class(pattern, text, onig, True)
+            return onig
+        text = short_property(text)
+        if icase and text.startswith("\\P"):
+            raise ConversionError(
+                f"pattern {pattern!r}: under (?i), fancy-regex and Oniguruma case-fold {text!r} differently; "
+                "keep it out of (?i) and (?i:...)")
+        if icase and text.startswith("\\p"):
+            # Oniguruma folds a property under (?i) only in a class, as fancy-regex does everywhere
+            return _icase_class(pattern, f"[{text}]", f"[{text}]", True)
+        if icase and text == "\\w":
+            return _icase_class(pattern, "[\\w]", _word_escape(text, _FANCY_WORD, False), True)
         return _word_escape(text, _FANCY_WORD, False)
 
     return _rewrite(pattern, _lex(pattern), quant, anchor, atom)
+
+
+def _zero_width_next(items: List[_Item], k: int) -> bool:
+    """Whether what follows ``items[k]`` may match without taking a character (so that it can
+    stand at the end of the text)."""
+    if k + 1 >= len(items):
+        return True
+    nxt = items[k + 1]
+    if nxt.kind != "atom" or nxt.text in _ZERO_WIDTH_ESCAPES:
+        return True
+    if k + 2 < len(items) and items[k + 2].kind == "quant":
+        q = items[k + 2].text
+        return q[0] in "*?" or _MIN_ZERO.match(q) is not None
+    return False
 
 
 def from_oniguruma(pattern: str) -> str:
     """Rewrite an Oniguruma (Hugging Face) split regex into toksmith's syntax, exactly."""
 
     def quant(out, start, q, prev_quant):
+        _check_empty_repeat(pattern, "".join(out[start:]), q)
         if q.startswith("{") and q.endswith("+"):
             # Ruby: '+' after an interval repeats it (``X{1,3}+`` is ``(?:X{1,3})+``).
             atom = "".join(out[start:])
@@ -336,14 +619,34 @@ def from_oniguruma(pattern: str) -> str:
         else:
             out.append(q)
 
-    def anchor(items, out, a):
+    def anchor(items, k, out, a):
         if a == "$":
             return "$" if _ends_with_possessive_space(out) else "(?:(?=\\n)|\\z)"
-        return "(?:\\A|(?<=\\n))"
+        # Oniguruma's ^ is the start of the text or of a line, but not the end of a text that
+        # ends with a newline (no line starts there)
+        return "(?:\\A|(?<=\\n)(?!\\z))" if _zero_width_next(items, k) else "(?:\\A|(?<=\\n))"
 
-    def atom(text):
+    def escape(text):
         if text.startswith("\\p{^") or text.startswith("\\P{^"):
             return ("\\P{" if text[1] == "p" else "\\p{") + text[4:]
+        if _SHORT_PROPERTY.match(text):
+            raise ConversionError(
+                f"split regex {pattern!r}: {text!r} is the letters {text[1:]!r} to Oniguruma (a property only "
+                f"with braces, \\{text[1]}{{{text[2]}}}); write {text[1:]!r} if that is meant")
+        if text == "\\0":
+            raise ConversionError(f"split regex {pattern!r}: the octal escape {text!r} (NUL, or an octal code with "
+                                  "the digits after it) is not translated; write \\x{..} instead")
+        return text
+
+    def atom(text, icase):
+        if text.startswith("["):
+            text = _map_class(text, escape)
+            fancy = _map_class(text, lambda e: _word_escape(e, _ONIG_WORD_IN_CLASS, True))
+            if icase:
+                _check_class_under_icase(text, pattern)
+                return _icase_class(pattern, fancy, text, False)
+            return fancy
+        text = escape(text)
         if text == "\\h":
             return "[0-9a-fA-F]"
         if text == "\\H":
@@ -354,11 +657,18 @@ def from_oniguruma(pattern: str) -> str:
             raise ConversionError(
                 f"split regex {pattern!r}: the Oniguruma escape {text!r} has no certain toksmith equivalent")
         _no_word_boundary(text, pattern)
-        if text.startswith("["):
-            return _map_class(text, lambda e: _word_escape(e, _ONIG_WORD_IN_CLASS, True))
+        if icase and text[:2] in ("\\p", "\\P"):
+            return f"(?-i:{text})"  # Oniguruma does not case-fold a property outside a class
         return _word_escape(text, _ONIG_WORD, False)
 
-    return _rewrite(pattern, _lex(pattern), quant, anchor, atom)
+    out = _rewrite(pattern, _lex(pattern), quant, anchor, atom)
+    from .. import _core
+
+    try:  # what Oniguruma allows and fancy-regex does not ((?=a)* and the like): said here
+        _core.compile_pattern(out)
+    except ValueError as e:
+        raise ConversionError(f"split regex {pattern!r} has no toksmith equivalent: {e}") from None
+    return out
 
 
 def covering(pattern: str) -> str:

@@ -35,6 +35,7 @@ from ._common import (
     PathLike,
     check_added_decoding,
     check_added_spelling,
+    check_tokenizer,
     check_merges_agree,
     decoded_as_bytes,
     loads_json,
@@ -163,6 +164,7 @@ def from_gpt2_files(
 def gpt2_vocab(tok) -> Dict[str, int]:
     """The ``vocab.json`` mapping: mergeable tokens spelled byte-level, then special and pinned
     tokens by their text."""
+    check_tokenizer(tok, "gpt2_vocab")
     ranks = tok.mergeable_ranks()
     added = {**tok.special_tokens, **tok.pinned_tokens}
     check_added_spelling(added, ranks, "GPT-2 vocab.json")
@@ -179,6 +181,7 @@ def save_gpt2_files(tok, directory: PathLike) -> None:
     with ``from_gpt2_files(vocab, merges, pattern=tok.pattern, special_tokens=...,
     pinned_tokens=...)``. A rank table without a merge list raises :class:`ConversionError`.
     """
+    check_tokenizer(tok, "save_gpt2_files")
     d = os.fspath(directory)
     merges = merge_strings(tok, "GPT-2 merges.txt")
     vocab = gpt2_vocab(tok)

@@ -55,6 +55,7 @@ True
 from __future__ import annotations
 
 import json
+import operator
 import os
 import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -67,6 +68,7 @@ from ._common import (
     JsonTables,
     check_added_decoding,
     check_added_spelling,
+    check_tokenizer,
     check_merges_agree,
     decoded_as_bytes,
     make_folder,
@@ -130,6 +132,7 @@ def _added_entry(content: str, i: int, special: bool) -> Dict[str, Any]:
 def huggingface_json(tok) -> Dict[str, Any]:
     """The ``tokenizer.json`` document (a dict) for ``tok``; needs no optional dependency."""
     where = "Hugging Face export"
+    check_tokenizer(tok, where)
     merges = merge_strings(tok, where)
     ranks = tok.mergeable_ranks()
     added = sorted([(i, t, True) for t, i in tok.special_tokens.items()]
@@ -193,10 +196,12 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
     ``additional_special_tokens``. The post-processor adds no token, so ids are the same with
     and without ``add_special_tokens``. Writing needs no optional dependency.
     """
+    check_tokenizer(tok, "save_huggingface")
     d = os.fspath(directory)
     if model_max_length is not None:
-        if not isinstance(model_max_length, int) or isinstance(model_max_length, bool):
+        if isinstance(model_max_length, bool) or not hasattr(type(model_max_length), "__index__"):
             raise TypeError(f"model_max_length must be an int or None, not {type(model_max_length).__name__}")
+        model_max_length = operator.index(model_max_length)  # a numpy integer (JSON cannot hold it)
         if model_max_length <= 0:
             raise ValueError(f"model_max_length must be positive (or None for no maximum), not {model_max_length}")
     data = huggingface_json(tok)
@@ -441,6 +446,8 @@ def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[st
     ``tok.metadata["huggingface"]``; everything else that toksmith cannot reproduce raises
     :class:`ConversionError`.
     """
+    if not isinstance(strict, bool):  # "no" was taken as True
+        raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
     data, where, path, tables = _load_document(path_or_obj)
     return _from_document(data, where, path, strict=strict, name=name, tables=tables)
 

@@ -55,7 +55,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 from .. import _core
 from ..errors import TokenizerFileError
 from ..pretokenize import _from_file
-from ._common import ConversionError, PathLike, require, source_meta, write_text_atomic
+from ._common import ConversionError, PathLike, check_tokenizer, require, source_meta, write_text_atomic
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -135,7 +135,7 @@ DEFAULT_PATTERN = "cl100k"
 def openai_encoding(name: str) -> OpenAIEncoding:
     """Look up an OpenAI encoding by tiktoken name or alias (``"cl100k"``, ``"gpt2"``...)."""
     if not isinstance(name, str):
-        raise TypeError(f"preset must be a str, not {type(name).__name__}")
+        raise TypeError(f"the encoding name (preset) must be a str such as 'cl100k_base', not {type(name).__name__}")
     key = name.lower()
     if key in OPENAI_ENCODINGS:
         return OPENAI_ENCODINGS[key]
@@ -148,7 +148,7 @@ def openai_encoding(name: str) -> OpenAIEncoding:
 
 def identify_openai_file(path: PathLike) -> Optional[str]:
     """The name of the OpenAI encoding whose rank file this is (by sha256), else None."""
-    with open(path, "rb") as f:
+    with open(os.fspath(path), "rb") as f:  # not an int: that is a file descriptor
         return _BY_SHA.get(hashlib.sha256(f.read()).hexdigest())
 
 
@@ -214,6 +214,13 @@ def load_tiktoken_ranks(path: PathLike) -> Dict[bytes, int]:
 
 def dump_tiktoken_ranks(ranks: Mapping[bytes, int], path: PathLike) -> None:
     """Write a rank table as a ``.tiktoken`` file (sorted by rank)."""
+    if not isinstance(ranks, Mapping):
+        raise TypeError(f"ranks must be a dict of bytes -> rank (tok.mergeable_ranks()), not {type(ranks).__name__}")
+    for t, r in ranks.items():
+        if not isinstance(t, (bytes, bytearray)):
+            raise TypeError(f"ranks keys must be bytes, not {type(t).__name__} ({t!r})")
+        if isinstance(r, bool) or not isinstance(r, int) or r < 0:
+            raise ValueError(f"ranks[{bytes(t)!r}] = {r!r} is not a rank (an int >= 0)")
     lines = [f"{base64.b64encode(t).decode('ascii')} {r}\n" for t, r in sorted(ranks.items(), key=lambda kv: kv[1])]
     write_text_atomic(path, "".join(lines))
 
@@ -468,6 +475,9 @@ def to_tiktoken(tok, name: Optional[str] = None):
     Pinned tokens have no tiktoken equivalent (tiktoken only produces special tokens when the
     call allows them) and raise :class:`ConversionError`.
     """
+    check_tokenizer(tok, "to_tiktoken")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str (or None for the tokenizer's name), not {type(name).__name__}")
     tiktoken = require("tiktoken", "tiktoken")
     if tok.pinned_tokens:
         raise ConversionError(
@@ -506,6 +516,7 @@ def save_tiktoken(tok, path: PathLike) -> None:
     tokens (``tok.special_tokens``) must be given again to :func:`from_tiktoken`, and pinned
     tokens are not representable.
     """
+    check_tokenizer(tok, "save_tiktoken")
     if tok.pinned_tokens:
         raise ConversionError(
             f"a .tiktoken file cannot hold pinned tokens; this tokenizer has {len(tok.pinned_tokens)} "

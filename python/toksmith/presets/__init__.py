@@ -17,7 +17,7 @@ A :class:`Preset` names the training defaults (pattern, vocabulary size, special
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,17 @@ class Preset:
         >>> PRESETS["cromwell"].special_token_spec(["<X>"])["<X>"]
         8
         """
+        if isinstance(extra, (str, bytes)) or not isinstance(extra, Iterable):
+            raise TypeError(f"extra must be a list of special token strings, not {type(extra).__name__}"
+                            + ("; wrap one token in a list" if isinstance(extra, str) else ""))
+        extra = list(extra)
+        for k, s in enumerate(extra):
+            if not isinstance(s, str):
+                raise TypeError(f"extra must hold str, not {type(s).__name__} ({s!r}, extra[{k}])")
+            if not s:
+                raise ValueError(f"extra[{k}] is the empty string: a special token needs text")
+            if s in extra[:k]:
+                raise ValueError(f"extra names {s!r} twice")
         names = list(self.special_tokens) + [s for s in extra if s not in self.special_tokens]
         if self.specials_first:
             return {s: i for i, s in enumerate(names)}
@@ -91,10 +102,24 @@ PRESETS: Dict[str, Preset] = {
 
 
 def get_preset(name: str) -> Preset:
+    if not isinstance(name, str):
+        raise TypeError(f"preset name must be a str, one of {sorted(PRESETS)}, not {type(name).__name__}")
     try:
         return PRESETS[name]
     except KeyError:
         raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}") from None
+
+
+_MODULES = ("nanochat", "cromwell", "cppreason", "wordbpe")
+
+
+def __getattr__(name: str):
+    """The preset modules, loaded on first use (``toksmith.presets.nanochat.train(...)``)."""
+    if name in _MODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Preset", "PRESETS", "NANOCHAT_SPECIAL_TOKENS", "CROMWELL_SPECIAL_TOKENS", "get_preset"]

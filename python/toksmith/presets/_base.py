@@ -60,6 +60,7 @@ class PresetTokenizer:
     def save(self, path: PathLike) -> None:
         """Write the underlying tokenizer as a toksmith JSON file; given an existing folder, write
         ``tokenizer.json`` inside it."""
+        path = os.fspath(path)  # not an int: os.path.isdir takes that as a file descriptor
         if os.path.isdir(path):
             path = os.path.join(os.fspath(path), self.FILE_NAME)
         self.tokenizer.save(path)

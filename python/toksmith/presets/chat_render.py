@@ -82,6 +82,11 @@ def token_pieces(tokenizer: Any, ids: Iterable[int]) -> List[Tuple[str, bool]]:
     >>> token_pieces(tok, [104, 0xe2])
     [('h', False), ('\\\\xe2', False)]
     """
+    if (not isinstance(getattr(tokenizer, "special_tokens", None), abc.Mapping)
+            or not callable(getattr(tokenizer, "decode_single_token_bytes", None))):
+        hint = "; pass its .tokenizer" if hasattr(tokenizer, "tokenizer") else ""
+        raise TypeError(f"tokenizer must be a toksmith Tokenizer (with special_tokens and "
+                        f"decode_single_token_bytes), not {type(tokenizer).__name__}{hint}")
     specials = set(tokenizer.special_tokens.values())
     out = []
     for i in _ids_list(ids):
@@ -197,6 +202,8 @@ def to_html(
     with_token_id: bool = False,
 ) -> str:
     """A whole HTML page from ``(heading, ids, mask)`` sections."""
+    if isinstance(sections, (str, bytes, abc.Mapping)) or not isinstance(sections, abc.Iterable):
+        raise TypeError(f"sections must be a list of (heading, ids, mask) tuples, not {type(sections).__name__}")
     body = "".join(html_section(tokenizer, h, i, m, with_token_id=with_token_id) for h, i, m in sections)
     return html_header(title) + body + html_footer()
 

@@ -66,7 +66,19 @@ def _as_list(values: Any, what: str) -> List[Any]:
 
 
 def shard_name(index: int) -> str:
+    """The file name of shard ``index`` (0, 1, ...)."""
+    index = _int_arg(index, "index")
+    if index < 0:
+        raise ValueError(f"index must be a shard number >= 0, not {index}")
     return f"shard_{index:05d}.npz"
+
+
+def _dict_arg(value: Any, what: str) -> Dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, abc.Mapping):
+        raise TypeError(f"{what} must be a dict (or None), not {type(value).__name__}")
+    return dict(value)
 
 
 class ShardWriter:
@@ -105,7 +117,7 @@ class ShardWriter:
         self.n_vocab = n_vocab
         self.compress = compress
         self.narrow = n_vocab <= 65536
-        self.meta = dict(meta or {})
+        self.meta = _dict_arg(meta, "meta")
         self.meta["n_vocab"] = n_vocab
         self.written: List[str] = []
         self.shards: List[Dict[str, Any]] = []
@@ -125,6 +137,8 @@ class ShardWriter:
         the same length); lists, tuples or numpy arrays. Bad input raises before anything is
         added, so the shard stays consistent."""
         line = _int_arg(line, "line")
+        if not 0 <= line < 1 << 63:
+            raise ValueError(f"line must be a line number >= 0 (0: none), not {line}")
         ids_l = _as_list(ids, "ids")
         mask_l = _as_list(mask, "mask")
         if len(ids_l) != len(mask_l):
@@ -179,6 +193,7 @@ class ShardWriter:
 
     def close(self, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         """Write the last shard and ``manifest.json``; return the manifest."""
+        extra = _dict_arg(extra, "extra")
         self.flush()
         manifest: Dict[str, Any] = {
             "format": FORMAT,

@@ -144,6 +144,12 @@ def _check_part(part: Any, i: int, k: int) -> None:
 
 def plan_messages(messages: Sequence[Message]) -> List[Segment]:
     """Segments for already-normalized messages (see :func:`normalize_messages`)."""
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, (list, tuple)):
+        raise TypeError(f"messages must be the list normalize_messages() gives, not {type(messages).__name__}")
+    for k, m in enumerate(messages):
+        if not isinstance(m, Mapping) or "role" not in m or "content" not in m:
+            raise TypeError(f"messages[{k}] is {_type_name(m)}, not a message of normalize_messages() "
+                            f"(a dict with 'role' and 'content'); normalize the conversation first")
     plan: List[Segment] = [(BOS, 0)]
     add = plan.append
     for m in messages:

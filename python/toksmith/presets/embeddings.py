@@ -22,7 +22,8 @@ cupy or torch when used), so it can be loaded on its own.
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+import operator
+from typing import Any, Iterable, List, Sequence, Sized
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -39,8 +40,23 @@ MAX_FLOATS = 2 ** 31
 ROWS_PER_STEP = 4096
 
 
+def _int(value: Any, what: str) -> int:
+    """``value`` as a Python int (numpy integers too: their fixed width overflowed in the
+    arithmetic); a bool or a non-integer is a TypeError."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    return operator.index(value)
+
+
+def _check_tokens(tokens: Any) -> None:
+    if isinstance(tokens, (str, bytes, bytearray)) or not isinstance(tokens, Sized) or not isinstance(tokens, Iterable):
+        raise TypeError(f"tokens must be a list of str, not {type(tokens).__name__}"
+                        + ("; wrap one token in a list" if isinstance(tokens, str) else ""))
+
+
 def splitmix64(x: int) -> int:
     """One SplitMix64 output for state ``x`` (the state advanced by the golden gamma first)."""
+    x = _int(x, "x")
     z = (x + GOLDEN) & MASK64
     z = ((z ^ (z >> 30)) * _M1) & MASK64
     z = ((z ^ (z >> 27)) * _M2) & MASK64
@@ -49,6 +65,9 @@ def splitmix64(x: int) -> int:
 
 def token_seed(text: str, seed: int = 0) -> int:
     """The seed of a token's vector: SplitMix64 of the FNV-1a hash of its UTF-8, xor ``seed``."""
+    if not isinstance(text, str):
+        raise TypeError(f"a token must be a str, not {type(text).__name__} ({text!r})")
+    seed = _int(seed, "seed")
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -62,6 +81,7 @@ def token_seed(text: str, seed: int = 0) -> int:
 
 def embed_reference(tokens: Sequence[str], dim: int, seed: int = 0) -> List[List[float]]:
     """The formula in plain Python (slow; the tests check every backend against it)."""
+    _check_tokens(tokens)
     check_args(dim, seed, "cpu", len(tokens))
     rows = []
     for t in tokens:
@@ -79,6 +99,10 @@ def check_dim(dim: Any, n_tokens: int = 1) -> None:
         raise TypeError(f"dim must be an int, not {type(dim).__name__}")
     if dim < 1:
         raise ValueError(f"dim must be >= 1, not {dim}")
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int):
+        raise TypeError(f"n_tokens must be an int, not {type(n_tokens).__name__}")
+    if n_tokens < 0:
+        raise ValueError(f"n_tokens must be a number of tokens >= 0, not {n_tokens}")
     n = max(1, n_tokens)
     if dim * n > MAX_FLOATS:
         raise ValueError(f"dim={dim} is too large: {n} tokens x {dim} numbers is more than the limit of "
@@ -120,6 +144,8 @@ def gpu_backend(backend: str, device: Any = None) -> Any:
     ImportError naming the package to install when it is missing; ValueError saying what to pass
     instead when cupy finds no CUDA GPU, or ``device`` is no torch device or a CUDA device torch
     cannot use (``device=None`` is CUDA when available, else the CPU)."""
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a str, one of {tuple(GPU_PACKAGES)}, not {type(backend).__name__}")
     if backend not in GPU_PACKAGES:
         raise ValueError(f"backend must be one of {tuple(GPU_PACKAGES)}, not {backend!r}")
     module = _need(backend, GPU_PACKAGES[backend])
@@ -153,9 +179,12 @@ def gpu_backend(backend: str, device: Any = None) -> Any:
 def embed_numpy(tokens: Sequence[str], dim: int, seed: int = 0, xp: Any = None) -> Any:
     """The embeddings as a float32 array of shape (len(tokens), dim), computed with ``xp``
     (numpy, or cupy for the GPU: the result then stays on the device)."""
+    _check_tokens(tokens)
     check_args(dim, seed, "numpy", len(tokens))
     if xp is None:
         xp = _need("numpy", "toksmith[numpy]")
+    elif not all(callable(getattr(xp, f, None)) for f in ("asarray", "empty", "arange", "uint64")):
+        raise TypeError(f"xp must be an array module (numpy, or cupy for the GPU) or None, not {type(xp).__name__}")
     seeds = xp.asarray([token_seed(t, seed) for t in tokens], dtype=xp.uint64)
     out = xp.empty((len(tokens), dim), dtype=xp.float32)
     steps = xp.arange(dim, dtype=xp.uint64) * xp.uint64(GOLDEN)
@@ -179,6 +208,7 @@ def embed_torch(tokens: Sequence[str], dim: int, seed: int = 0, device: Any = No
     """The embeddings as a float32 torch tensor on ``device`` (default: CUDA if available).
     Torch has no unsigned 64-bit arithmetic, so the hash runs on int64 (wrapping multiply and
     add are the same bits) with logical right shifts made by masking."""
+    _check_tokens(tokens)
     check_args(dim, seed, "torch", len(tokens))
     torch = gpu_backend("torch", device)
     if device is None:

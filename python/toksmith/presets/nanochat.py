@@ -27,7 +27,7 @@ from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ..pretokenize import NANOCHAT_PATTERN
-from ..tokenizer import Tokenizer
+from ..tokenizer import Tokenizer, _threads
 from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
 from ._base import PresetTokenizer
 from ._checks import as_int as _as_int
@@ -199,6 +199,8 @@ class ChatTokenizer(PresetTokenizer):
         pre = self._special_id(prepend, "prepend") if prepend is not None else None
         post = self._special_id(append, "append") if append is not None else None
         if isinstance(text, str):
+            if type(num_threads) is not int or num_threads != 8:  # unused for one text, still checked
+                _threads(optional_int(num_threads, "num_threads"))
             ids = self.tokenizer.encode_ordinary(text)
             if pre is not None:
                 ids.insert(0, pre)

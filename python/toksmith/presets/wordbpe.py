@@ -41,6 +41,7 @@ import copy
 import csv
 import json
 import numbers
+import operator
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -169,6 +170,9 @@ class WordTokenizer:
         return dict(self._index)
 
     def token_to_id(self, token: str) -> Optional[int]:
+        """The id of a token's text (``"lo"``, ``"low</w>"``, ``"<unk>"``), None if it is no token."""
+        if not isinstance(token, str):
+            raise TypeError(f"token must be a str (a token's text), not {type(token).__name__}")
         return self._index.get(token)
 
     def id_to_token(self, id: int) -> str:
@@ -259,6 +263,8 @@ class WordTokenizer:
         >>> tok.decode(tok.encode("t\u0127e at"))
         't<unk>e at'
         """
+        if isinstance(ids, (str, bytes, bytearray)):  # "" decoded to "" (and "ab" raised deep inside)
+            raise TypeError(f"ids must be an iterable of int token ids, not {type(ids).__name__}")
         ids = list(ids)
         if not set(map(type, ids)) <= {int} or (ids and (min(ids) < 0 or max(ids) >= len(self.tokens))):
             ids = [self._check_id(i) for i in ids]  # numpy integers become ints here
@@ -350,13 +356,13 @@ class WordTokenizer:
         except (TypeError, ValueError) as e:
             raise TypeError(f"the tokenizer's metadata must hold only JSON values (str, int, float, bool, None, "
                             f"lists, dicts with str keys): {e}") from None
-        with open(path, "w", encoding="utf-8") as f:
+        with open(os.fspath(path), "w", encoding="utf-8") as f:  # not an int: that is a file descriptor
             f.write(data)
 
     @classmethod
     def load(cls, path: PathLike) -> "WordTokenizer":
         """Read a file written by :meth:`save` (parsed as JSON, checked; never executed)."""
-        with open(path, "r", encoding="utf-8") as f:
+        with open(os.fspath(path), "r", encoding="utf-8") as f:  # not an int: that is a file descriptor
             try:
                 d = json.load(f)
             except json.JSONDecodeError as e:
@@ -386,6 +392,15 @@ class WordTokenizer:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "WordTokenizer":
         """The tokenizer :meth:`to_dict` describes."""
+        if not isinstance(d, Mapping):
+            raise TypeError(f"from_dict needs the dict WordTokenizer.to_dict() gives, not {type(d).__name__}")
+        for key in ("tokens", "special_tokens", "pattern", "lowercase"):
+            if key not in d:
+                raise ValueError(f"the WordTokenizer description lacks the member {key!r} (pass the dict "
+                                 f"WordTokenizer.to_dict() gives)")
+        merges = d.get("merges", [])
+        if isinstance(merges, (str, bytes)) or not isinstance(merges, Iterable):
+            raise TypeError(f"'merges' must be a list of [str, str] pairs, not {type(merges).__name__}")
         return cls(d["tokens"], special_tokens=d["special_tokens"], merges=[tuple(m) for m in d.get("merges", [])],
                    pattern=d["pattern"], lowercase=d["lowercase"], metadata=d.get("metadata"))
 
@@ -700,16 +715,41 @@ def train(paths_or_texts: Any, num_merges: int = DEFAULT_NUM_MERGES, *, min_freq
 
 def write_counts_csv(path: PathLike, rows: Iterable[Tuple[str, int]], header: Tuple[str, str]) -> None:
     """``rows`` as a two-column CSV file with ``header``."""
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    if (isinstance(header, (str, bytes)) or not isinstance(header, Sequence) or len(header) != 2
+            or not all(isinstance(h, str) for h in header)):
+        raise TypeError(f"header must be a pair of str such as ('token', 'count'), not {header!r}")
+    for h in header:
+        _check_utf8(h, "header")
+    if isinstance(rows, (str, bytes, bytearray)) or not isinstance(rows, Iterable):
+        raise TypeError(f"rows must be an iterable of (str, int) pairs, not {type(rows).__name__}")
+    checked = []
+    for k, row in enumerate(rows):
+        if (isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 2
+                or not isinstance(row[0], str) or isinstance(row[1], bool) or not isinstance(row[1], int)):
+            raise TypeError(f"rows must be (str, int) pairs; row {k} is {row!r}")
+        _check_utf8(row[0], f"row {k}")
+        checked.append(row)
+    with open(os.fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
         w = csv.writer(f)
         w.writerow(header)
-        w.writerows(rows)
+        w.writerows(checked)
 
 
 def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: int) -> None:
     """One line per token: its text, then its ``dim`` numbers (float32 written with 9
     significant digits, enough to read back the same float32). ``rows``: a 2-D array, or the
     native backend's bytes."""
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
+        raise TypeError(f"tokens must be a list of str, not {type(tokens).__name__}")
+    for k, t in enumerate(tokens):
+        if not isinstance(t, str):
+            raise TypeError(f"tokens must be a list of str; tokens[{k}] is {type(t).__name__} ({t!r})")
+        _check_utf8(t, f"tokens[{k}]")
+    if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
+        raise TypeError(f"dim must be an int, not {type(dim).__name__}")
+    dim = operator.index(dim)
+    if dim < 1:
+        raise ValueError(f"dim must be at least 1, not {dim}")
     if isinstance(rows, (bytes, bytearray)):
         import array
 
@@ -724,7 +764,7 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
             raise ValueError(f"the embeddings must be a 2-D array of shape (len(tokens), dim) = "
                              f"({len(tokens)}, {dim}), not of shape {shape}")
         get = lambda k: rows[k].tolist()  # noqa: E731
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with open(os.fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
         w = csv.writer(f)
         w.writerow(["token"] + [f"e{i}" for i in range(dim)])
         for k, t in enumerate(tokens):
@@ -737,6 +777,11 @@ def _check_prefix(prefix: Any) -> None:
     if "/" in prefix or os.sep in prefix or (os.altsep and os.altsep in prefix) or "\0" in prefix:
         raise ValueError(f"prefix must be a file name prefix without path separators or NUL, not {prefix!r}; "
                          f"put the folder in out_dir")
+    try:
+        os.fsencode(prefix)  # checked before training, not when the first file is written after it
+    except UnicodeEncodeError as e:
+        raise ValueError(f"prefix {prefix!r} holds a character (U+{ord(prefix[e.start]):04X}) that no file name "
+                         f"can hold; pass valid text") from None
 
 
 def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM_MERGES, dim: int = 128,
