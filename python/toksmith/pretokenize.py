@@ -118,6 +118,7 @@ def _check_custom_pattern(pattern: str) -> None:
     except ConversionError as e:
         _refuse(pattern, str(e).split(": ", 1)[-1])
     state = [""]  # the flags i, m in force, per open group
+    opens = [""]  # the text that opened each group ("" for the pattern itself)
     prev = None
     for k, it in enumerate(items):
         kind, text = it.kind, it.text
@@ -134,13 +135,20 @@ def _check_custom_pattern(pattern: str) -> None:
                     "is not supported; use only the flags i, m, s"))
             now = "".join(f for f in "im" if (f in on) or (f in state[-1] and f not in off))
             if kind == "flags":
+                if opens[-1] not in ("", "(?:") and not _FLAGS.fullmatch(opens[-1]):
+                    _refuse(pattern, f"the inline flags {text!r} inside the group {opens[-1]!r}...: toksmith's "
+                                     f"engine keeps them on after that group ends, Python's regex does not; "
+                                     f"scope them with (?{flags.group(1)}:...) instead")
                 state[-1] = now
             else:
                 state.append(now)
+                opens.append(text)
         elif kind == "open":
             state.append(state[-1])
+            opens.append(text)
         elif kind == "close":
             state.pop()
+            opens.pop()
         elif kind == "quant" and prev is not None and prev.kind == "quant":
             _refuse(pattern, f"the quantifier {text!r} follows the quantifier {prev.text!r}: Python's regex "
                              f"refuses that ('multiple repeat'); put the first in a group, (?:x{prev.text}){text}")

@@ -225,3 +225,16 @@ def test_patterns_read_from_tokenizer_files_load_as_before(tmp_path):
     # the same construct written by a user is still refused
     with pytest.raises(toksmith.PatternError, match="nested class"):
         toksmith.split(text, r" ?[^(\s|[.,])]+z")
+
+
+@pytest.mark.parametrize("pattern", [r"((?i)b)a", r"(?>(?i)b)a", r"(?P<n>(?i)b)a", r"x|((?i)b)a"])
+def test_inline_flags_inside_capturing_or_atomic_groups_are_refused(pattern):
+    # fancy-regex keeps (?i) on after such a group ends: ((?i)b)a split 'bA BA ba Ba' as all four
+    # where regex.findall gives ['ba', 'Ba']
+    refused(pattern, r"inside the group .* scope them with \(\?i:\.\.\.\)")
+
+
+@pytest.mark.parametrize("pattern", [r"(?:(?i)b)a", r"(?i:b)a", r"(?i)(?i:(?-i)b)a", r"(?i)(?:(?-i)b)a", r"(?i)\w+"])
+def test_inline_flags_scoped_alike_are_accepted(pattern):
+    text = "bA BA ba Ba"
+    assert split(text, pattern) == findall(pattern, text)
