@@ -595,3 +595,14 @@ def test_stream_of_a_tokenizer_without_batch_methods():
 
     assert list(streaming.encode_stream(OneAtATime(), io.BytesIO(b"abc def"), threads=2)) == [[7]]
     assert list(streaming.encode_lines(OneAtATime(), ["ab", "c"], threads=2)) == [[2], [1]]
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_stream_decoder_push_takes_token_by_keyword(skip):
+    # was: the native push named its argument 'id', so push(token=5) was a TypeError unless
+    # skip_special_tokens=True put a Python wrapper in front of it
+    tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", {"<s>": 256})
+    dec = tok.stream_decoder(skip_special_tokens=skip)
+    assert dec.push(token=104) + dec.push(token=105) == "hi"
+    with pytest.raises(ValueError, match="999"):
+        dec.push(token=999)

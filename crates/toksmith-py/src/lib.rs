@@ -1236,21 +1236,22 @@ impl StreamState {
         })
     }
 
-    /// The text completed by token `id` ("" while a character is still split).
+    /// The text completed by `token`, an id ("" while a character is still split). The
+    /// argument is named `token`, as in `StreamDecoder.push(token)`.
     fn push<'py>(
         &mut self,
         py: Python<'py>,
-        id: &Bound<'py, PyAny>,
+        token: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let bpe = self.bpe.clone_ref(py);
-        let bytes = id
+        let bytes = token
             .extract::<u32>()
             .ok()
             .and_then(|i| bpe.get().enc.vocab.token_bytes(i).ok());
         match bytes {
             Some(b) => self.decode(py, b, false),
             None => Err(PyErr::from_value(
-                self.bad_id.bind(py).call1((vec![id.clone()],))?,
+                self.bad_id.bind(py).call1((vec![token.clone()],))?,
             )),
         }
     }
