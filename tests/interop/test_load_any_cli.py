@@ -163,5 +163,11 @@ def test_cli_tokenizer_by_openai_encoding_name(tmp_path, capsys, monkeypatch, cl
     assert json.loads(capsys.readouterr().out) == cl100k_tok.encode(SAMPLE, allowed_special="all")
     assert main(["encode", "-t", "o200k_base", str(src)]) == 1
     assert "never downloads" in capsys.readouterr().err
+    # eval takes the names too (it read -t only as a file: "No such file or directory")
+    assert main(["eval", "-t", "cl100k_base", "--corpus", str(src), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["tokenizer"] == "cl100k_base" and row["tokens"] == len(cl100k_tok.encode_ordinary(SAMPLE))
+    assert main(["eval", "-t", "cl100k_bas", "--corpus", str(src)]) == 1
+    assert "OpenAI encoding" in capsys.readouterr().err
     assert main(["encode", "-t", str(tmp_path / "no-such-file.json"), str(src)]) == 1
     assert "no-such-file" in capsys.readouterr().err

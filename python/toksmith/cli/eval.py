@@ -5,8 +5,8 @@ for each corpus and tokenizer, the number of tokens, the bytes per token (UTF-8 
 text / tokens; higher compresses better) and its ratio to the first tokenizer's, and optionally
 draws a grouped bar chart (needs matplotlib: ``pip install toksmith[plot]``).
 
-Tokenizers are any file :func:`toksmith.formats.load_any` reads, named by their file name
-(or ``-t NAME=PATH``). Corpora are UTF-8 text files (``.xz`` / ``.gz`` / ``.bz2`` decompressed),
+Tokenizers are any file :func:`toksmith.formats.load_any` reads, or an OpenAI encoding's name
+(``cl100k_base``, read from tiktoken's cache), named by their file name (or ``-t NAME=PATH``). Corpora are UTF-8 text files (``.xz`` / ``.gz`` / ``.bz2`` decompressed),
 encoded as plain text (special tokens' text is not special).
 
 The library functions are :func:`bytes_per_token`, :func:`evaluate` and :func:`write_chart`:
@@ -331,8 +331,7 @@ def _check_chart_path(path: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..formats import load_any
-    from ._common import check_threads_arg
+    from ._common import check_threads_arg, load_tokenizer
 
     if args.chart:
         _check_chart_path(args.chart)  # fail before the work when the chart cannot be written
@@ -345,7 +344,7 @@ def _run(args: argparse.Namespace) -> int:
         base, k = name, 2
         while name in tokenizers:
             name, k = f"{base}#{k}", k + 1
-        tokenizers[name] = _counted(load_any(path))
+        tokenizers[name] = _counted(load_tokenizer(path))  # a file, or an OpenAI encoding's name
     corpora: Dict[str, str] = {}
     for arg in args.corpus:
         name, path = _split_named(arg, "--corpus", all_ext=True)
