@@ -217,8 +217,12 @@ def _tables_reference(data: Dict[str, Any], path: str) -> Tuple[Dict[bytes, int]
 def load(path: Union[str, os.PathLike]):
     """Load a tokenizer saved with ``tok.save(path)``."""
     p = os.fspath(path)
-    with open(p, "rb") as f:
-        raw = f.read()
+    try:
+        with open(p, "rb") as f:
+            raw = f.read()
+    except IsADirectoryError as e:
+        raise IsADirectoryError(e.errno, "is a folder: toksmith.load reads a file written by tok.save(); for a "
+                                "folder of Hugging Face or GPT-2 files use toksmith.load_any(path)", e.filename) from None
     return load_bytes(raw, os.fsdecode(p))
 
 
@@ -264,7 +268,10 @@ def _parse(raw: bytes, p: str) -> Tuple[Any, Optional[str]]:
     except UnicodeDecodeError as e:
         raise _fail(p, f"not UTF-8 text (byte offset {e.start})") from None
     except json.JSONDecodeError as e:
-        raise _fail(p, f"not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}") from None
+        hint = ("; not a toksmith file at all? for .tiktoken, tokenizer.json, GPT-2 or other formats use "
+                "toksmith.load_any(path)") if e.pos == 0 else ""
+        raise _fail(p, f"not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
+                       f"{hint}") from None
     except RecursionError:
         raise _fail(p, "the JSON nests arrays or objects too deeply to be read") from None
 

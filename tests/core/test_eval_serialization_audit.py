@@ -445,3 +445,18 @@ def test_translations_split_like_the_other_engine(onig):
                     break
                 assert dst(out, text) == expected, (pat, out, text)
     assert min(checked) > 100
+
+
+def test_load_of_another_format_or_a_folder_points_to_load_any(tmp_path):
+    # was: "not valid JSON ..." and a bare IsADirectoryError, with no word of load_any
+    ranks = tmp_path / "x.tiktoken"
+    ranks.write_text("IQ== 0\n")
+    with pytest.raises(toksmith.TokenizerFileError, match=r"not valid JSON.*load_any\(path\)"):
+        toksmith.load(ranks)
+    with pytest.raises(IsADirectoryError, match=r"is a folder.*load_any\(path\)"):
+        toksmith.load(tmp_path)
+    truncated = tmp_path / "t.json"
+    truncated.write_text('{"format": "toksmith", "vers')
+    with pytest.raises(toksmith.TokenizerFileError) as info:
+        toksmith.load(truncated)
+    assert "load_any" not in str(info.value)  # a toksmith file cut short: no hint
