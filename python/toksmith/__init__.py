@@ -40,25 +40,22 @@ _FROM_FORMATS = ("ConversionError", "from_gpt2_files", "from_huggingface", "from
                  "encoding_for_model", "load_any")
 
 
-#: subpackages the README names as attributes (toksmith.presets.nanochat, toksmith.calm), loaded on first use
-_SUBPACKAGES = ("presets", "calm")
+#: subpackages loaded on first use (toksmith.formats, toksmith.presets.nanochat, toksmith.calm)
+_SUBPACKAGES = ("formats", "presets", "calm")
 
 
 def __getattr__(name: str):
+    import importlib
+
     if name in _SUBPACKAGES:
-        import importlib
-
         return importlib.import_module(f".{name}", __name__)
-    if name == "formats" or name in _FROM_FORMATS:
-        import importlib
-
-        formats = importlib.import_module(".formats", __name__)
-        return formats if name == "formats" else getattr(formats, name)
+    if name in _FROM_FORMATS:
+        return getattr(importlib.import_module(".formats", __name__), name)
     raise AttributeError(f"module 'toksmith' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"formats", *_FROM_FORMATS, *_SUBPACKAGES})
+    return sorted(set(globals()) | {*_FROM_FORMATS, *_SUBPACKAGES})
 
 __all__ = [
     "Tokenizer",

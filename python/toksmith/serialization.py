@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _core
 from ._jsontables import JsonTables, split_json_tables
@@ -226,26 +226,24 @@ def load(path: Union[str, os.PathLike]):
     return load_bytes(raw, os.fsdecode(p))
 
 
-class _DuplicateKey(ValueError):
-    pass
+def _duplicates_hook() -> Tuple[Callable[[List[Tuple[str, Any]]], Dict[str, Any]], List[str]]:
+    """An ``object_pairs_hook`` for :func:`json.loads` and the list where it records the first key
+    found twice in one object (json alone keeps the last value silently: a second
+    ``"special_tokens"`` or vocab entry dropped the first)."""
+    dups: List[str] = []
 
+    def hook(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs) and not dups:
+            seen = set()
+            for k, _ in pairs:
+                if k in seen:
+                    dups.append(k)
+                    break
+                seen.add(k)
+        return out
 
-def _first_duplicate(pairs: List[Tuple[str, Any]]) -> Optional[str]:
-    seen = set()
-    for k, _ in pairs:
-        if k in seen:
-            return k
-        seen.add(k)
-    return None  # pragma: no cover - only called when there is one
-
-
-def _no_duplicate_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
-    """``object_pairs_hook`` for :func:`json.loads`: a key twice in one object is an error (json
-    keeps the last silently: a second ``"special_tokens"`` or vocab entry dropped the first)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise _DuplicateKey(_first_duplicate(pairs))
-    return out
+    return hook, dups
 
 
 def _duplicate_error(p: str, key: str) -> TokenizerFileError:
@@ -255,14 +253,7 @@ def _duplicate_error(p: str, key: str) -> TokenizerFileError:
 def _parse(raw: bytes, p: str) -> Tuple[Any, Optional[str]]:
     """The JSON document of a toksmith file (UTF-8, valid JSON), and the first key found twice
     in one of its objects, if any (json.loads alone keeps the last value silently)."""
-    dups: List[str] = []
-
-    def hook(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
-        out = dict(pairs)
-        if len(out) != len(pairs) and not dups:
-            dups.append(_first_duplicate(pairs))
-        return out
-
+    hook, dups = _duplicates_hook()
     try:
         return json.loads(raw.decode("utf-8"), object_pairs_hook=hook), (dups[0] if dups else None)
     except UnicodeDecodeError as e:
@@ -278,12 +269,11 @@ def _parse(raw: bytes, p: str) -> Tuple[Any, Optional[str]]:
 
 def load_bytes(raw: bytes, p: str = "<bytes>"):
     """:func:`load` on the bytes of a file (``p`` names it in messages)."""
-    try:  # (the native split declines a key twice at the top level and in the tables; the rest,
-        # special_tokens or metadata, is parsed here, refusing one there too)
-        got = split_json_tables(raw, "toksmith", object_pairs_hook=_no_duplicate_keys)
-    except _DuplicateKey:
-        got = None  # the full parse below finds the key
+    # (the native split declines a key twice at the top level and in the tables; the rest,
+    # special_tokens or metadata, is parsed here, where the hook notes one)
+    hook, dups = _duplicates_hook()
+    got = split_json_tables(raw, "toksmith", object_pairs_hook=hook)
     if got is not None:  # the vocab and merges decoded natively, the rest parsed here
-        return from_dict(got[0], p, tables=got[1])
+        return from_dict(got[0], p, tables=got[1], _duplicate=dups[0] if dups else None)
     data, dup = _parse(raw, p)
     return from_dict(data, p, _duplicate=dup)

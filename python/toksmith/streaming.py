@@ -17,6 +17,7 @@ import os
 import re
 from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence
 
+from .decoding import _check_errors  # an unknown handler is refused up front, not hours into a corpus
 from .errors import CorpusDecodeError
 
 
@@ -100,14 +101,6 @@ def cut_lookahead(avoid: Sequence[str]) -> int:
     """How far past a place :func:`last_safe_cut` must see to clear it of ``avoid``."""
     _check_avoid(avoid)
     return max((len(t) + 2 for t in avoid), default=0)
-
-
-def _check_errors(errors: str) -> None:
-    """An unknown error handler is an error now, not at the first bad byte (hours into a corpus): a
-    ValueError that is also a LookupError (as codecs raise)."""
-    from .decoding import _check_errors as check
-
-    check(errors)
 
 
 def _decoder(errors: str, name: str):

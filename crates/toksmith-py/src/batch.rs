@@ -312,29 +312,12 @@ impl Drop for Lists<'_> {
 /// the batch up after all its work was done; another batch's helpers stop as soon as their
 /// batch's ranges are all taken.
 fn helper_pool(n: usize) -> PyResult<std::sync::Arc<rayon::ThreadPool>> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, OnceLock};
-    // kept with the id of the process that built them, as `pool`'s (they do not survive fork)
-    type Pools = (u32, HashMap<usize, Arc<rayon::ThreadPool>>);
-    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
-    let mut guard = POOLS
-        .get_or_init(|| Mutex::new((std::process::id(), HashMap::new())))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let (pid, pools) = &mut *guard;
-    crate::forget_if_forked(pid, pools);
-    if let Some(p) = pools.get(&n) {
-        return Ok(p.clone());
-    }
-    let p = Arc::new(
+    static POOLS: crate::PoolMap = std::sync::OnceLock::new();
+    crate::pool_in(&POOLS, n, || {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .thread_name(|i| format!("toksmith-batch-{i}"))
-            .build()
-            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
-    );
-    pools.insert(n, p.clone());
-    Ok(p)
+    })
 }
 
 /// Encode `texts` on `threads` threads (0: as many as the global pool has) into one list of id

@@ -6,7 +6,7 @@
 //! 0..2^32, a merge that is neither a `str` nor a pair of them...). The Python readers then run
 //! their reference loops, which raise the error with its message (or handle the odd case).
 
-use crate::in_pool;
+use crate::detached_in_pool;
 use crate::text::{self, StrView};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
@@ -220,11 +220,9 @@ pub fn toksmith_tables<'py>(
             None => return Ok(None),
         }
     };
-    let checked = py.detach(|| {
-        in_pool(0, || {
-            let m = merges.as_ref().map(|(p, m)| (p, &m[..]));
-            vocab_files::toksmith_tables(&tokens, &entries, m)
-        })
+    let checked = detached_in_pool(py, || {
+        let m = merges.as_ref().map(|(p, m)| (p, &m[..]));
+        vocab_files::toksmith_tables(&tokens, &entries, m)
     })?;
     let Some(merge_ids) = checked else {
         return Ok(None);
@@ -266,10 +264,8 @@ pub fn ranks_from_vocab_and_merges<'py>(
     let Some((parts, merges)) = merge_parts(merges, false)? else {
         return Ok(None);
     };
-    let done = py.detach(|| {
-        in_pool(0, || {
-            vocab_files::ranks_from_vocab_and_merges(&tokens, &entries, &parts, &merges)
-        })
+    let done = detached_in_pool(py, || {
+        vocab_files::ranks_from_vocab_and_merges(&tokens, &entries, &parts, &merges)
     })?;
     let Some((kept, leftovers)) = done else {
         return Ok(None);
@@ -346,13 +342,11 @@ impl JsonTables {
         py: Python<'py>,
     ) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
         let t = &self.inner;
-        let checked = py.detach(|| {
-            in_pool(0, || {
-                let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
-                let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
-                let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
-                Some((entries, ids))
-            })
+        let checked = detached_in_pool(py, || {
+            let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
+            let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
+            let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
+            Some((entries, ids))
         })?;
         let Some((entries, merge_ids)) = checked else {
             return Ok(None);
@@ -381,14 +375,11 @@ impl JsonTables {
             .map(|(i, t)| Ok((*i, t.to_str()?.to_owned())))
             .collect::<PyResult<rustc_hash::FxHashMap<u32, String>>>()?;
         let t = &self.inner;
-        let done = py.detach(|| {
-            in_pool(0, || {
-                let entries = t.vocab_entries(&texts)?;
-                let kept = vocab_files::ranks_from_vocab_and_merges(
-                    &t.tokens, &entries, &t.parts, &t.merges,
-                )?;
-                Some((entries, kept))
-            })
+        let done = detached_in_pool(py, || {
+            let entries = t.vocab_entries(&texts)?;
+            let kept =
+                vocab_files::ranks_from_vocab_and_merges(&t.tokens, &entries, &t.parts, &t.merges)?;
+            Some((entries, kept))
         })?;
         let Some((entries, (kept, leftovers))) = done else {
             return Ok(None);

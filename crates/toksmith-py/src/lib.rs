@@ -34,56 +34,56 @@ fn capped(threads: usize) -> usize {
     threads.min(cap)
 }
 
-/// Rayon pools by thread count, built by this process (0 = the default pool: `RAYON_NUM_THREADS`
-/// or every core); counts above [`capped`]'s share a pool.
+/// Thread pools by key, kept with the id of the process that built them.
+pub(crate) type PoolMap = OnceLock<Mutex<(u32, HashMap<usize, Arc<rayon::ThreadPool>>)>>;
+
+/// The pool of `pools` under `key`, built with `builder` the first time in this process.
 ///
 /// Nothing here uses rayon's global pool: pool threads do not survive `fork()`, and a process
 /// forked from one that had used the global pool (multiprocessing's default start method on
-/// Linux) would wait forever for them. These pools are kept with the id of the process that
-/// built them; a forked child builds pools of its own (the parent's are forgotten, not dropped:
-/// their threads are not there to stop). So every call that may go parallel runs inside
-/// [`in_pool`], also with `threads == 0`.
-fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    let threads = if threads == 0 { 0 } else { capped(threads) };
-    struct Pools {
-        pid: u32,
-        by_threads: HashMap<usize, Arc<rayon::ThreadPool>>,
-    }
-    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
-    let mut pools = POOLS
-        .get_or_init(|| {
-            Mutex::new(Pools {
-                pid: std::process::id(),
-                by_threads: HashMap::new(),
-            })
-        })
+/// Linux) would wait forever for them. A forked child builds pools of its own (the parent's are
+/// forgotten, not dropped: their threads are not there to stop). So every call that may go
+/// parallel runs inside [`in_pool`], also with `threads == 0`.
+pub(crate) fn pool_in(
+    pools: &PoolMap,
+    key: usize,
+    builder: impl FnOnce() -> rayon::ThreadPoolBuilder,
+) -> PyResult<Arc<rayon::ThreadPool>> {
+    let mut guard = pools
+        .get_or_init(|| Mutex::new((std::process::id(), HashMap::new())))
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    let pools = &mut *pools;
-    forget_if_forked(&mut pools.pid, &mut pools.by_threads);
-    if let Some(p) = pools.by_threads.get(&threads) {
+    let (pid, by_key) = &mut *guard;
+    let now = std::process::id();
+    if *pid != now {
+        std::mem::forget(std::mem::take(by_key));
+        *pid = now;
+    }
+    if let Some(p) = by_key.get(&key) {
         return Ok(p.clone());
     }
-    let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("toksmith-{i}"));
-    if threads > 0 {
-        builder = builder.num_threads(threads);
-    }
     let p = Arc::new(
-        builder
+        builder()
             .build()
             .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
     );
-    pools.by_threads.insert(threads, p.clone());
+    by_key.insert(key, p.clone());
     Ok(p)
 }
 
-/// After a `fork()`, forget the pools of the parent (`pid` is the process that built `pools`).
-pub(crate) fn forget_if_forked<T>(pid: &mut u32, pools: &mut HashMap<usize, T>) {
-    let now = std::process::id();
-    if *pid != now {
-        std::mem::forget(std::mem::take(pools));
-        *pid = now;
-    }
+/// Rayon pools by thread count (0 = the default pool: `RAYON_NUM_THREADS` or every core);
+/// counts above [`capped`]'s share a pool. See [`pool_in`].
+fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    static POOLS: PoolMap = OnceLock::new();
+    let threads = if threads == 0 { 0 } else { capped(threads) };
+    pool_in(&POOLS, threads, || {
+        let builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("toksmith-{i}"));
+        if threads > 0 {
+            builder.num_threads(threads)
+        } else {
+            builder
+        }
+    })
 }
 
 /// How many threads `in_pool(threads, ..)` runs on.
@@ -98,6 +98,11 @@ fn rayon_threads(threads: usize) -> PyResult<usize> {
 /// Run `f` in the pool of `threads` threads (0: the default pool); see [`pool`].
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     Ok(pool(threads)?.install(f))
+}
+
+/// `f` with the GIL released, in the default pool: for the calls that may go parallel.
+fn detached_in_pool<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(|| in_pool(0, f))
 }
 
 fn allowed_from(allowed: Option<Vec<u32>>, allow_all: bool) -> Allowed {
@@ -780,12 +785,10 @@ impl Bpe {
             }
         }
         let pattern = pattern.to_string();
-        let enc = py.detach(move || {
-            in_pool(0, move || -> toksmith_core::Result<Encoder> {
-                let vocab = Vocab::new(mergeable, added)?;
-                let pre = Pretokenizer::new(&pattern)?;
-                Ok(Encoder::new(vocab, pre))
-            })
+        let enc = detached_in_pool(py, move || -> toksmith_core::Result<Encoder> {
+            let vocab = Vocab::new(mergeable, added)?;
+            let pre = Pretokenizer::new(&pattern)?;
+            Ok(Encoder::new(vocab, pre))
         })?;
         let enc = enc.map_err(to_py)?;
         let (ints, int_addrs) = int_table(py, enc.vocab.n_vocab());
@@ -833,10 +836,8 @@ impl Bpe {
         let Some((parts, merges)) = files::merge_parts(merges, false)? else {
             return Ok(None);
         };
-        py.detach(|| {
-            in_pool(0, || {
-                toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)
-            })
+        detached_in_pool(py, || {
+            toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)
         })
     }
 
@@ -847,10 +848,8 @@ impl Bpe {
         tables: &Bound<'_, files::JsonTables>,
     ) -> PyResult<Option<bool>> {
         let t = &tables.get().inner;
-        py.detach(|| {
-            in_pool(0, || {
-                toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &t.parts, &t.merges)
-            })
+        detached_in_pool(py, || {
+            toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &t.parts, &t.merges)
         })
     }
 
@@ -1153,8 +1152,7 @@ impl Bpe {
 
     /// [(left_id, right_id, merged_id)] recovered from the ranks.
     fn recover_merges(&self, py: Python<'_>) -> PyResult<Vec<(u32, u32, u32)>> {
-        py.detach(|| in_pool(0, || self.enc.vocab.recover_merges()))?
-            .map_err(to_py)
+        detached_in_pool(py, || self.enc.vocab.recover_merges())?.map_err(to_py)
     }
 }
 
