@@ -35,6 +35,7 @@ Oniguruma-only escapes...) raises :class:`ConversionError`.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import List
 
@@ -232,6 +233,7 @@ def _literal_char(text: str):
     return {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\f": "\f", "\\v": "\v"}.get(text)
 
 
+@functools.lru_cache(maxsize=None)
 def _multi_folds():
     """Characters whose full case folding is several characters (``ß`` -> ``ss``, ``ﬁ`` -> ``fi``),
     and those foldings: under (?i) Oniguruma matches each to the other, fancy-regex does not."""
@@ -240,14 +242,8 @@ def _multi_folds():
     return chars, frozenset(c.casefold() for c in chars)
 
 
-_MULTI_FOLD = None
-
-
 def _check_multi_fold(p: str, text: str, run: str) -> None:
-    global _MULTI_FOLD
-    if _MULTI_FOLD is None:
-        _MULTI_FOLD = _multi_folds()
-    chars, folds = _MULTI_FOLD
+    chars, folds = _multi_folds()
     bad = next((c for c in text if c in chars), None)
     if bad is None:
         folded = run.casefold()
@@ -436,26 +432,23 @@ def _split_with(text: str, pattern: str) -> List[str]:
         return []
 
 
-_CASED_TEXT = None
+@functools.lru_cache(maxsize=None)
+def _cased_text() -> str:
+    """Every character that some case mapping changes."""
+    return "".join(c for c in map(chr, range(0x110000)) if not 0xD800 <= ord(c) < 0xE000 and (
+        c.lower() != c or c.upper() != c or c.casefold() != c or c.title() != c))
 
 
 def _case_closed(cls: str) -> bool:
     """Whether the fancy-regex class ``cls`` matches the same characters with and without (?i)."""
-    global _CASED_TEXT
-    if _CASED_TEXT is None:
-        _CASED_TEXT = "".join(c for c in map(chr, range(0x110000)) if not 0xD800 <= ord(c) < 0xE000 and (
-            c.lower() != c or c.upper() != c or c.casefold() != c or c.title() != c))
-    return _split_with(_CASED_TEXT, f"(?i:{cls})") == _split_with(_CASED_TEXT, cls)
+    return _split_with(_cased_text(), f"(?i:{cls})") == _split_with(_cased_text(), cls)
 
 
 def _folds_to_several(cls: str) -> bool:
     """Whether the fancy-regex class ``cls`` under (?i) holds a character whose case folding is
     several characters (as ``[\\p{L}]`` holds ``ß``): Oniguruma's would also match those
     characters (``(?i)[\\p{L}]`` matches ``ss``), fancy-regex's never does."""
-    global _MULTI_FOLD
-    if _MULTI_FOLD is None:
-        _MULTI_FOLD = _multi_folds()
-    return bool(_split_with("".join(sorted(_MULTI_FOLD[0])), f"(?i:{cls})"))
+    return bool(_split_with("".join(sorted(_multi_folds()[0])), f"(?i:{cls})"))
 
 
 def _icase_class(p: str, fancy: str, onig: str, to_onig: bool) -> str:
