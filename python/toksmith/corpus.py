@@ -15,6 +15,8 @@ import sysconfig
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 
+from ._paths import fspath
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -156,7 +158,7 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     for p in paths:
         if not isinstance(p, (str, os.PathLike)):
             raise TypeError(f"paths must be str or os.PathLike, not {type(p).__name__}")
-        s = os.fspath(p)
+        s = fspath(p)
         if isinstance(s, bytes):
             raise TypeError("paths must be str or os.PathLike of str, not bytes")
         if not s:  # Path("") is the current folder: reading all of it is never what was meant
@@ -207,7 +209,7 @@ def open_binary(path: PathLike, raw: Optional[BinaryIO] = None) -> BinaryIO:
     ``raw`` (``path`` already opened, e.g. to follow the compressed position for progress), the
     decompressing reader wraps it, or ``raw`` itself is returned for a plain file."""
     suffix = compression(path)
-    source = raw if raw is not None else path
+    source = raw if raw is not None else fspath(path)
     if suffix in (".xz", ".lzma"):
         import lzma
 
@@ -222,7 +224,7 @@ def open_binary(path: PathLike, raw: Optional[BinaryIO] = None) -> BinaryIO:
         return bz2.open(source, "rb")
     if raw is not None and not callable(getattr(raw, "read", None)):
         raise TypeError(f"raw must be an open binary file (or None), not {type(raw).__name__}")
-    return raw if raw is not None else open(path, "rb")
+    return raw if raw is not None else open(source, "rb")
 
 
 @contextlib.contextmanager

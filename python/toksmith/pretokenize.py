@@ -77,6 +77,46 @@ def _check_pattern_arg(pattern: str) -> None:
                            f"only itself and drop all other text)")
 
 
+@lru_cache(maxsize=256)
+def matches_only_empty(pattern: str) -> bool:
+    """Whether ``pattern`` (a regex that compiles) can match nothing but the empty string: every
+    atom of it is a zero-width escape (``\\b``, ``\\A``...) or inside a look-around, so it finds
+    no piece in any text (``\\b``, ``(?=a)``, ``^``). False when the pattern cannot be read here."""
+    from .formats._common import ConversionError
+    from .formats._regex import _ZERO_WIDTH_ESCAPES, _lex
+
+    try:
+        items = _lex(pattern)
+    except ConversionError:
+        return False
+    looks: List[bool] = []  # for each open group: whether it is a look-around
+    inside = 0  # how many look-arounds are open
+    for it in items:
+        if it.kind == "open":
+            look = it.text in ("(?=", "(?!", "(?<=", "(?<!")
+            looks.append(look)
+            inside += look
+        elif it.kind == "close":
+            if looks:
+                inside -= looks.pop()
+        elif it.kind == "atom" and not inside and it.text not in _ZERO_WIDTH_ESCAPES:
+            return False
+    return True
+
+
+def _check_matches_text(pattern: str, what: str = "the split pattern") -> None:
+    """Refuse a pattern that can match only the empty string: it drops all text (every text
+    encoded to [] without a word), as the empty pattern does."""
+    if pattern and matches_only_empty(pattern):
+        from .errors import PatternError
+
+        shown = pattern if len(pattern) <= 200 else pattern[:200] + "..."
+        raise PatternError(f"{what} {shown!r} can match only the empty string (it holds nothing but anchors, "
+                           f"\\b, \\B and look-arounds), so it finds no piece in any text and all text would be "
+                           f"dropped; pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex that "
+                           f"matches the text")
+
+
 # Escapes that mean something else (or nothing) to Python's ``regex`` module, with what to write.
 _ESCAPE_HINTS = {
     "\\Z": "Python's regex matches \\Z only at the end of the text, toksmith's engine also before a final "
@@ -285,6 +325,8 @@ def _check_regex(pattern: str) -> Tuple[str, bool]:
     that would not split as Python's regex module does (unless it was read from a tokenizer
     file). Returns the core's ``(regex text, hand-written scanner?)``."""
     regex_text, fast = _compiled(pattern)
+    if not fast:
+        _check_matches_text(regex_text)  # (after compiling: an invalid pattern gets the engine's message)
     if not fast and pattern not in _FILE_PATTERNS and regex_text not in _FILE_PATTERNS:
         _check_custom_pattern(regex_text)
     return regex_text, fast

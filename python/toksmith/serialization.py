@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _core
 from ._jsontables import JsonTables, split_json_tables
+from ._paths import fspath
 from .bytelevel import str_to_token, token_to_str
 from .errors import MergesError, TokenizerFileError, VocabError
 from .pretokenize import _from_file
@@ -216,7 +217,7 @@ def _tables_reference(data: Dict[str, Any], path: str) -> Tuple[Dict[bytes, int]
 
 def load(path: Union[str, os.PathLike]):
     """Load a tokenizer saved with ``tok.save(path)``."""
-    p = os.fspath(path)
+    p = fspath(path)
     try:
         with open(p, "rb") as f:
             raw = f.read()

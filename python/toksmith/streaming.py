@@ -284,7 +284,9 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
     batch = batch_encoder(tok, allow_special, threads)
     group: List[str] = []
     size = 0
-    for line in lines:
+    for n, line in enumerate(lines):
+        if not isinstance(line, str):  # an int was "object of type 'int' has no len()", naming no line
+            raise TypeError(f"lines must hold str; line {n} is {type(line).__name__} ({line!r:.60})")
         group.append(line)
         size += len(line) + 16
         if size >= batch_bytes:

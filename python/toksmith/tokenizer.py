@@ -146,18 +146,30 @@ MAX_THREADS = 4096
 
 def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
     """A thread count for the core (0: one per core); ``num_threads`` is tiktoken's name for
-    ``threads``, used when ``threads`` is not given. The core starts no more threads than the
-    machine has cores (at least 8): more would only contend."""
+    ``threads``: pass one or the other (both only with the same value, ValueError otherwise).
+    The core starts no more threads than the machine has cores (at least 8): more would only
+    contend."""
+    if num_threads is None:
+        return _thread_count(threads, "threads")
     if threads is None:
-        threads = num_threads
+        return _thread_count(num_threads, "num_threads")
+    n, m = _thread_count(threads, "threads"), _thread_count(num_threads, "num_threads")
+    if n != m:
+        raise ValueError(f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
+                         "pass only one of them")
+    return n
+
+
+def _thread_count(threads: Optional[int], name: str) -> int:
+    """One thread-count argument (``name`` for the messages) checked: 0 for None, else 1..MAX_THREADS."""
     if threads is None:
         return 0
     if not isinstance(threads, bool) and not isinstance(threads, int) and hasattr(threads, "__index__"):
         threads = operator.index(threads)  # a numpy integer
     if not isinstance(threads, int) or isinstance(threads, bool):
-        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
+        raise TypeError(f"{name} must be an int or None, not {type(threads).__name__}")
     if not 1 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads must be between 1 and {MAX_THREADS} (or None for all cores), not {threads}")
+        raise ValueError(f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {threads}")
     return threads
 
 
@@ -551,7 +563,8 @@ class Tokenizer:
         disallowed_special: DisallowedSet = "all",
     ) -> List[List[int]]:
         """Encode many texts in parallel: ``threads`` native threads, the calling one included
-        (``None``: one per core). The GIL is released except while the calling thread
+        (``None``: one per core; ``num_threads`` is tiktoken's name for it: pass one of the two,
+        ValueError when both are given with different values). The GIL is released except while the calling thread
         allocates the result lists, which it does as the other threads finish ranges of texts."""
         texts = self._check_texts(texts)
         allowed, allow_all = self._allowed(allowed_special)
@@ -769,9 +782,15 @@ class Tokenizer:
                            num_threads: Optional[int] = None, skip_special_tokens: bool = False) -> List[bytes]:
         """The bytes of many id sequences (decoded in parallel, like tiktoken's);
         ``skip_special_tokens`` as :meth:`decode`."""
-        if isinstance(batch, (str, bytes, bytearray, memoryview)):
+        if isinstance(batch, (str, bytes, bytearray, memoryview)) or not isinstance(batch, Iterable):
+            # (None or an int was "'NoneType' object is not iterable", naming no argument)
             raise TypeError(f"batch must be a list of id sequences, not {type(batch).__name__}")
         batch = [self._ids(b) for b in batch]
+        for k, ids in enumerate(batch):
+            if isinstance(ids, Mapping) or not isinstance(ids, Iterable):
+                # (an int in the batch was "'int' object is not iterable", naming no item)
+                raise TypeError(f"batch[{k}] must be a sequence of ids (a list of int, a numpy array), "
+                                f"not {type(ids).__name__}")
         if skip_special_tokens:
             batch = [self._drop_specials(b) for b in batch]
         n = _threads(threads, num_threads)

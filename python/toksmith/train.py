@@ -26,6 +26,7 @@ import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
+from ._paths import fspath
 from .corpus import (PathLike, batched, compression, decompression_errors, expand_paths, inner_name, iter_jsonl,
                      open_binary, surrogates_checked)
 from .errors import VocabError
@@ -144,6 +145,34 @@ def _progress_bar(progress: bool, **kw):
     return tqdm(**kw)
 
 
+class _MergeProgress:
+    """The ``progress(done, total)`` callback of the native merge loop, over a progress bar. The
+    core prints what such a callback raises and goes on: a Ctrl-C (KeyboardInterrupt) that landed
+    in the bar's update was dropped, and training returned a tokenizer as if nothing had happened.
+    The first exception is kept (later reports are skipped) and raised by :meth:`finish`."""
+
+    def __init__(self, bar: Any) -> None:
+        self.bar, self.done, self.error = bar, 0, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.error is not None:
+            return
+        try:
+            self.bar.update(done - self.done)
+            self.done = done
+        except BaseException as e:  # noqa: B036 - handed back to the caller in finish()
+            self.error = e
+
+    def finish(self, done: int, total: int) -> None:
+        """The last report (the last merges, or where the corpus ran out), then close the bar;
+        raise what a report raised."""
+        self(done, total)
+        self.bar.close()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+
 def _limits(min_frequency: Any, max_token_length: Any) -> Tuple[int, Optional[int]]:
     min_frequency, max_token_length = _as_int(min_frequency), _as_int(max_token_length)
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool):
@@ -194,7 +223,7 @@ class _Trainer:
     def add_file(self, path, text_field: str, errors: str) -> None:
         if errors not in ("strict", "replace"):
             raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
-        self.sources.append(os.fspath(path))
+        self.sources.append(fspath(path))
         if inner_name(path).lower().endswith(".jsonl"):
             for batch in batched(iter_jsonl(path, text_field, errors)):
                 self.add_texts(batch, errors)
@@ -230,18 +259,11 @@ class _Trainer:
             raise EmptyCorpusError("the training corpus is empty: pass at least one non-empty text or file")
         num_merges = self.layout.num_merges
         bar = _progress_bar(self.progress, desc="merging", total=num_merges, unit="merge")
-        state = {"done": 0}
-
-        def on_progress(done: int, total: int) -> None:
-            if bar is not None:
-                bar.update(done - state["done"])
-            state["done"] = done
-
-        pairs = self.counter.train(num_merges, on_progress if bar is not None else None, self.threads,
+        on_progress = _MergeProgress(bar) if bar is not None else None
+        pairs = self.counter.train(num_merges, on_progress, self.threads,
                                    self.min_frequency, self.max_token_length)
-        if bar is not None:
-            on_progress(len(pairs), num_merges)  # the last merges, or where the corpus ran out
-            bar.close()
+        if on_progress is not None:
+            on_progress.finish(len(pairs), num_merges)  # (raises a Ctrl-C the bar's update got)
         if len(pairs) < num_merges:
             limits = []
             if self.min_frequency:

@@ -42,6 +42,8 @@ class _Tables:
         ranks = tok.mergeable_ranks()
         self.sorted_bytes: List[bytes] = sorted(ranks)
         self.ids: Dict[bytes, int] = ranks
+        #: the longest token's length: no token starts with a longer suffix
+        self.max_len: int = max(map(len, ranks), default=0)
 
     def starting_with(self, prefix: bytes) -> List[bytes]:
         out = []
@@ -216,7 +218,10 @@ def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowe
     completions: Set[Tuple[int, ...]] = set()
     for t in tables.starting_with(unstable):
         completions.add((ranks[t],))
-    for i in range(1, len(unstable)):
+    # only a suffix no longer than the longest token can start a token: the splits before those
+    # add nothing (and slicing every split of a long unstable end took quadratic time: 1 MB of
+    # "a" ran for minutes)
+    for i in range(max(1, len(unstable) - tables.max_len), len(unstable)):
         prefix, suffix = unstable[:i], unstable[i:]
         for t in tables.starting_with(suffix):
             possibility = prefix + t

@@ -139,8 +139,10 @@ def test_env_forms():
     assert calm.build_sequence("shell", {"env": ["a", "b"]}).format() == "<BOS> <ENV> a <END> <ENV> b <END> <ATN> <CMD>"
 
 
-def test_unused_context_keys_are_ignored():
-    assert calm.build_sequence("shell", {"input": "ls", "extra": 5}) == [257, 259, 264, 108, 115]
+def test_unused_context_keys_are_refused():
+    # was: ignored silently (a misspelt key lost its value); the template names every key
+    with pytest.raises(ValueError, match="unknown key.*'extra'"):
+        calm.build_sequence("shell", {"input": "ls", "extra": 5})
 
 
 def test_dictionary_quote_reference_templates():

@@ -330,9 +330,12 @@ def test_corrupt_compressed_corpora_are_named(tmp_path):
 def test_pattern_that_finds_no_piece_is_named():
     """A custom pattern whose matches are all empty leaves nothing to count: the error says so
     (it said the corpus was empty)."""
-    for pat in ["x*", "(?=a)"]:  # (the empty pattern is refused earlier: a PatternError)
+    for pat in ["x*", "x?"]:  # (the empty pattern is refused earlier: a PatternError)
         with pytest.raises(toksmith.EmptyCorpusError, match=r"found no non-empty piece in the 11 bytes"):
             toksmith.train_from_iterator(["hello world"], vocab_size=300, pattern=pat)
+    # a pattern that can match only the empty string is refused earlier too, as the empty one is
+    with pytest.raises(toksmith.PatternError, match="can match only the empty string"):
+        toksmith.train_from_iterator(["hello world"], vocab_size=300, pattern="(?=a)")
 
 
 def test_custom_regex_training(corpus_slices):

@@ -49,6 +49,17 @@ def check_threads(threads: object, name: str = "threads") -> Optional[int]:
     return number
 
 
+def check_thread_args(threads: object, num_threads: object) -> Optional[int]:
+    """``threads`` and its tiktoken name ``num_threads``, each checked as :func:`check_threads`:
+    pass one or the other (both only with the same value; ValueError when they disagree)."""
+    n = check_threads(threads)
+    m = check_threads(num_threads, "num_threads")
+    if n is not None and m is not None and n != m:
+        raise ValueError(f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
+                         "pass only one of them")
+    return n if n is not None else m
+
+
 def check_bool(value: object, name: str) -> bool:
     """A bool argument (numpy bools accepted; ints and other truthy values rejected)."""
     if isinstance(value, bool):

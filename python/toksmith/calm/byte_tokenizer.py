@@ -28,7 +28,8 @@ from typing import (
     AbstractSet, Any, Collection, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union,
 )
 
-from ._compat import check_bool, check_threads, require_numpy
+from .._paths import fspath
+from ._compat import check_bool, check_thread_args, require_numpy
 from .vocab import (
     BYTE_TOKENS,
     EOS,
@@ -354,9 +355,9 @@ class ByteTokenizer:
         disallowed_special: Union[str, Collection[str]] = "all",
     ) -> List[List[int]]:
         """:meth:`encode` for each text. ``threads``/``num_threads`` are checked as
-        toksmith's Tokenizer checks them (None or 1..4096); the work runs on the calling thread."""
-        check_threads(threads)
-        check_threads(num_threads, "num_threads")
+        toksmith's Tokenizer checks them (None or 1..4096; pass only one of the two names, or
+        both with the same value); the work runs on the calling thread."""
+        check_thread_args(threads, num_threads)
         return [
             self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
             for t in _texts(texts)
@@ -366,8 +367,7 @@ class ByteTokenizer:
         self, texts: Sequence[str], *, threads: Optional[int] = None, num_threads: Optional[int] = None
     ) -> List[List[int]]:
         """:meth:`encode_ordinary` for each text (``threads`` as in :meth:`encode_batch`)."""
-        check_threads(threads)
-        check_threads(num_threads, "num_threads")
+        check_thread_args(threads, num_threads)
         return [self.encode_ordinary(t) for t in _texts(texts)]
 
     def encode_to_numpy(
@@ -433,8 +433,7 @@ class ByteTokenizer:
         """:meth:`decode` for each id sequence (``threads`` as in :meth:`encode_batch`)."""
         if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
             raise TypeError(f"expected a list of id sequences, not {type(batch).__name__}")
-        check_threads(threads)
-        check_threads(num_threads, "num_threads")
+        check_thread_args(threads, num_threads)
         return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in batch]
 
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -495,14 +494,14 @@ class ByteTokenizer:
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Write a human-readable, versioned JSON file (``{"format": "toksmith.calm", "version": 1, ...}``)."""
-        with open(os.fspath(path), "w", encoding="utf-8") as fh:  # not an int: that is a file descriptor
+        with open(fspath(path), "w", encoding="utf-8") as fh:  # not an int: that is a file descriptor
             json.dump(self.to_dict(), fh, indent=2)
             fh.write("\n")
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "ByteTokenizer":
         """Read a file written by :meth:`save`; ValueError if it is not valid."""
-        with open(os.fspath(path), "rb") as fh:  # not an int: that is a file descriptor
+        with open(fspath(path), "rb") as fh:  # not an int: that is a file descriptor
             raw = fh.read()
         try:
             doc = json.loads(raw.decode("utf-8"))

@@ -46,6 +46,7 @@ import struct
 import tempfile
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
+from .._paths import check_encodable
 from ._compat import require_numpy
 from .vocab import DEFAULT_L_MAX, VOCAB_SIZE
 
@@ -412,7 +413,7 @@ class CWGTModel:
 def _fspath(path: Any) -> str:
     if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    return os.fsdecode(path)  # bytes paths need not be UTF-8
+    return check_encodable(os.fsdecode(path))  # bytes paths need not be UTF-8 (they decode to encodable str)
 
 
 def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:

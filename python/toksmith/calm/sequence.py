@@ -560,7 +560,10 @@ def build_sequence(
     from :func:`read_cwgt` (its metadata template, and its header ``l_max``
     unless ``l_max`` is given; 768 otherwise). ``training=True`` appends
     ``<EOS>``. ``reserve`` keeps that many positions free (e.g. for
-    generation). Context keys not used by the template are ignored.
+    generation). Every context key must be one the template names (absent
+    keys are fine): an unknown key (a typo such as ``"cdw"``) raises
+    ValueError naming it and the template's keys, instead of its value
+    being lost.
 
     Returns a :class:`TokenSequence`: a list of ids whose ``.dropped``
     (:class:`Dropped`) tells what was cut to fit ``l_max``. Raises ValueError
@@ -581,6 +584,13 @@ def build_sequence(
     template, model_l_max = _resolve_model_or_template(model_or_template)
     if not isinstance(context, Mapping):
         raise TypeError(f"context must be a dict (mapping), not {type(context).__name__}")
+    valid = template.keys
+    unknown = [k for k in context if k not in valid]
+    if unknown:
+        raise ValueError(
+            f"context has unknown key(s) {', '.join(map(repr, unknown))}: template {template.spec!r} uses only "
+            f"{', '.join(map(repr, valid))}; fix or remove the other keys"
+        )
     training = check_bool(training, "training")
     if l_max is not None:
         limit = check_int(l_max, "l_max", minimum=1)

@@ -122,7 +122,9 @@ def open_input(path: Optional[str]) -> BinaryIO:
 def open_output(path: Optional[str]) -> BinaryIO:
     if path is None or path == "-":
         return sys.stdout.buffer
-    return open(path, "wb")
+    from .._paths import fspath
+
+    return open(fspath(path), "wb")
 
 
 def _regular_file_id(path: Optional[str], std: Any) -> Optional[Tuple[int, int]]:
@@ -153,6 +155,9 @@ def check_output_path(path: Optional[str], flag: str = "-o") -> None:
         return
     if not path:
         raise FileNotFoundError(f"{flag}: the output file name is empty; give a file name")
+    from .._paths import fspath
+
+    fspath(path)  # os.path.isdir would answer False for a name no file system can hold
     if os.path.isdir(path):
         raise IsADirectoryError(f"{flag} {path!r} is a folder: give a file name")
     parent = os.path.dirname(path) or "."

@@ -116,7 +116,9 @@ def _read_context(args: argparse.Namespace) -> Any:
             if isinstance(raw, str):
                 raw = raw.encode("utf-8", "surrogateescape")
         else:
-            with open(args.context_file, "rb") as fh:
+            from .._paths import fspath
+
+            with open(fspath(args.context_file), "rb") as fh:
                 raw, where = fh.read(), args.context_file
         try:
             text = raw.decode("utf-8")

@@ -108,9 +108,11 @@ class _Input:
         if path == "-":
             self.fh: IO[bytes] = sys.stdin.buffer
             return
-        self.raw = open(path, "rb")
-        self.size = os.path.getsize(path)
+        from .._paths import fspath
         from ..corpus import open_binary
+
+        self.raw = open(fspath(path), "rb")
+        self.size = os.path.getsize(path)
 
         self.fh = open_binary(path, self.raw)
 

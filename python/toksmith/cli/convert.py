@@ -13,7 +13,6 @@ out when OUT ends in ``.tiktoken`` or ``.json`` (toksmith JSON).
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from ._common import special_tokens_arg
@@ -61,11 +60,12 @@ def _target(args) -> str:
 
 
 def run(args) -> int:
+    from .._paths import fspath
     from ..formats import _detect, _load_detected
 
     target = _target(args)
     specials = special_tokens_arg(args.special_tokens)
-    path = os.fspath(args.input)
+    path = fspath(args.input)
     detected = _detect(path)  # once: a tokenizer.json is parsed to detect it
     source = detected[0]
     tok = _load_detected(path, detected, args.pattern, specials, args.strict)

@@ -30,6 +30,7 @@ from typing import Mapping, Optional, Tuple, Union
 
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from .._jsontables import JsonTables, split_json_tables
+from .._paths import fspath
 from ._common import ConversionError
 from .gpt2 import from_gpt2_files, save_gpt2_files
 from .huggingface import from_huggingface, save_huggingface, to_huggingface
@@ -51,8 +52,10 @@ def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
 
 def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, Optional[dict], Optional[JsonTables]]:
     """The format of a JSON file, and its parsed document when it had to be parsed (with a
-    tokenizer.json's natively decoded tables, see :mod:`toksmith._jsontables`). ``raw``: the
-    whole file, when it was read already (a pipe cannot be read twice)."""
+    tokenizer.json's natively decoded tables, see :mod:`toksmith._jsontables`); a toksmith file
+    is always read again by :func:`toksmith.load`'s own parser (its duplicate-key check included),
+    so no document is returned for it. ``raw``: the whole file, when it was read already (a pipe
+    cannot be read twice)."""
     text = head.decode("utf-8", "replace")
     if re.search(r'"format"\s*:\s*"toksmith"', text):
         return "toksmith", None, None
@@ -72,7 +75,11 @@ def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, 
         raise TokenizerFileError(f"{p}: a JSON file that nests arrays or objects too deeply to be read") from None
     if isinstance(data, dict):
         if data.get("format") == "toksmith":
-            return "toksmith", data, None
+            # its "format" was not in the head: the document is not handed on, as it was parsed here
+            # without toksmith.load's checks (a key twice in one object kept the last value silently)
+            return "toksmith", None, None
+        if data.get("format") == "toksmith.calm":
+            return "calm", None, None
         if isinstance(data.get("model"), dict):
             return "huggingface", data, None
         ids = list(data.values())
@@ -93,7 +100,7 @@ def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, 
 def detect_format(path: Union[str, os.PathLike]) -> str:
     """Name the format of a tokenizer file or folder: ``"toksmith"``, ``"tiktoken"``,
     ``"huggingface"`` or ``"gpt2"``; raise :class:`toksmith.TokenizerFileError` if unknown."""
-    return _detect(os.fspath(path))[0]
+    return _detect(fspath(path))[0]
 
 
 Detected = Tuple[str, str, Optional[dict], Optional[JsonTables], Optional[bytes]]
@@ -191,7 +198,7 @@ def load_any(
     """
     if not isinstance(strict, bool):
         raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
-    p = os.fspath(path)
+    p = fspath(path)
     return _load_detected(p, _detect(p), pattern, special_tokens, strict)
 
 

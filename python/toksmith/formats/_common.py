@@ -8,10 +8,12 @@ import hashlib
 import importlib
 import json
 import os
+import tempfile
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._jsontables import JsonTables, split_json_tables
+from .._paths import fspath
 from ..bytelevel import str_to_token, token_to_str
 from ..errors import MergesError, TokenizerFileError, VocabError, missing_extra
 
@@ -39,7 +41,7 @@ def require(module: str, extra: str):
 
 def sha256_file(path: PathLike) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open(fspath(path), "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -47,13 +49,17 @@ def sha256_file(path: PathLike) -> str:
 
 @contextlib.contextmanager
 def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
-    """Open ``path + ".tmp"`` for writing and move it onto ``path`` when the block ends
-    without error (a reader never sees half a file; the temporary file is removed on error).
+    """Open a new temporary file next to ``path`` (a unique name, ``.NAME.XXXXXXXX.tmp`` in
+    the same folder, so that concurrent writers and an unrelated ``NAME.tmp`` are left alone)
+    and move it onto ``path`` when the block ends without error (a reader never sees half a
+    file; the temporary file is removed on error). The file gets the permissions a plain
+    ``open(path, "w")`` of a new file gives (``0o666`` less the umask), not the temporary
+    file's ``0o600``; ``mode`` is a writing mode ("w" or "wb").
     A missing folder is a FileNotFoundError that names it and the file asked for; a folder at
     ``path`` is an IsADirectoryError. A symbolic link, a device or a FIFO at ``path``
     (``/dev/stdout``) is written in place: moving a file onto it would replace it."""
-    p = os.fspath(path)
-    if isinstance(p, bytes):  # f"{p}.tmp" would be the name "b'...'.tmp"
+    p = fspath(path)
+    if isinstance(p, bytes):  # the messages and the name checks below take str
         raise TypeError("path must be str or os.PathLike of str, not bytes (decode it with os.fsdecode)")
     if not p:
         raise FileNotFoundError(errno.ENOENT, "cannot write '': the file name is empty (give a file name)", p)
@@ -69,10 +75,12 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
     if not os.path.isdir(parent):
         raise FileNotFoundError(errno.ENOENT, f"cannot write {p!r}: the folder {parent!r} does not exist "
                                               "(create it first)", p)
-    tmp = f"{p}.tmp"
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(p)}.", suffix=".tmp", dir=parent)
+    os.close(fd)  # reopened by name with the caller's mode: a bad mode or encoding leaves no descriptor behind
     try:
         with open(tmp, mode, **kwargs) as f:
             yield f
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0o600
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -80,10 +88,25 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
         raise
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the system tells it (Linux): setting
+    it to read it back would race with files other threads create meanwhile."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def make_folder(path: PathLike, what: str) -> str:
     """Create the folder ``path`` (and its parents) for a format saved as several files; a
     file already there is a NotADirectoryError that says so (not \"File exists\")."""
-    d = os.fspath(path)
+    d = fspath(path)
     if os.path.exists(d) and not os.path.isdir(d):
         raise NotADirectoryError(errno.ENOTDIR, f"cannot save {what} into {d!r}: it is a file, not a folder "
                                                 "(give the name of a folder to write them in)", d)

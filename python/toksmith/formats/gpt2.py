@@ -29,6 +29,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import _core
 from ..errors import TokenizerFileError
+from .._paths import fspath
 from ..pretokenize import _from_file
 from ._common import (
     ConversionError,
@@ -51,7 +52,7 @@ from ..bytelevel import str_to_token, token_to_str
 
 def read_merges_file(path: PathLike) -> List[Tuple[str, str]]:
     """Read ``vocab.bpe``/``merges.txt``: an optional ``#version`` line, then one pair a line."""
-    p = os.fspath(path)
+    p = fspath(path)
     return _parse_merges(_read_merges_text(p), p)
 
 
@@ -104,7 +105,7 @@ def from_gpt2_files(
     """
     from ..tokenizer import Tokenizer
 
-    enc_p, bpe_p = os.fspath(encoder_json), os.fspath(vocab_bpe)
+    enc_p, bpe_p = fspath(encoder_json), fspath(vocab_bpe)
     where = f"{enc_p} + {bpe_p}"
     with open(enc_p, "rb") as f:
         raw = f.read()
@@ -182,7 +183,7 @@ def save_gpt2_files(tok, directory: PathLike) -> None:
     pinned_tokens=...)``. A rank table without a merge list raises :class:`ConversionError`.
     """
     check_tokenizer(tok, "save_gpt2_files")
-    d = os.fspath(directory)
+    d = fspath(directory)
     merges = merge_strings(tok, "GPT-2 merges.txt")
     vocab = gpt2_vocab(tok)
     make_folder(d, "GPT-2 files")

@@ -61,6 +61,7 @@ import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
+from .._paths import fspath
 from ..pretokenize import PATTERNS, _from_file
 from ._common import (
     ConversionError,
@@ -197,7 +198,7 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
     and without ``add_special_tokens``. Writing needs no optional dependency.
     """
     check_tokenizer(tok, "save_huggingface")
-    d = os.fspath(directory)
+    d = fspath(directory)
     if model_max_length is not None:
         if isinstance(model_max_length, bool) or not hasattr(type(model_max_length), "__index__"):
             raise TypeError(f"model_max_length must be an int or None, not {type(model_max_length).__name__}")
@@ -237,7 +238,7 @@ def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str]
     if isinstance(path_or_obj, dict):
         return path_or_obj, "tokenizer.json (dict)", None, None
     if isinstance(path_or_obj, (str, os.PathLike)):
-        p = os.fspath(path_or_obj)
+        p = fspath(path_or_obj)
         if os.path.isdir(p):
             p = os.path.join(p, "tokenizer.json")
             if not os.path.exists(p):

@@ -54,6 +54,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 
 from .. import _core
 from ..errors import TokenizerFileError
+from .._paths import fspath
 from ..pretokenize import _from_file
 from ._common import ConversionError, PathLike, check_tokenizer, require, source_meta, write_text_atomic
 
@@ -148,7 +149,7 @@ def openai_encoding(name: str) -> OpenAIEncoding:
 
 def identify_openai_file(path: PathLike) -> Optional[str]:
     """The name of the OpenAI encoding whose rank file this is (by sha256), else None."""
-    with open(os.fspath(path), "rb") as f:  # not an int: that is a file descriptor
+    with open(fspath(path), "rb") as f:  # not an int: that is a file descriptor
         return _BY_SHA.get(hashlib.sha256(f.read()).hexdigest())
 
 
@@ -207,7 +208,7 @@ def load_tiktoken_ranks(path: PathLike) -> Dict[bytes, int]:
     """Read a ``.tiktoken`` rank file (``bytes -> rank``) without tiktoken, checking every line:
     malformed lines, invalid base64, duplicate tokens and duplicate ranks raise
     :class:`toksmith.TokenizerFileError` with the line number."""
-    p = os.fspath(path)
+    p = fspath(path)
     with open(p, "rb") as f:
         return _parse_ranks(f.read(), p)
 
@@ -293,7 +294,7 @@ def from_tiktoken(
         )
     if not isinstance(obj_or_path, (str, os.PathLike)):
         raise TypeError(f"expected a tiktoken.Encoding or the path of a .tiktoken file, not {type(obj_or_path).__name__}")
-    p = os.fspath(obj_or_path)
+    p = fspath(obj_or_path)
     with open(p, "rb") as f:
         raw = f.read()
     return _from_rank_file(raw, p, pattern=pattern, special_tokens=special_tokens, preset=preset,
@@ -388,7 +389,7 @@ def get_encoding(name: str, *, cache_dir: Optional[PathLike] = None):
     load it with ``toksmith.from_tiktoken(path, preset=name)``.
     """
     enc = openai_encoding(name)
-    folder = os.fspath(cache_dir) if cache_dir is not None else tiktoken_cache_dir()
+    folder = fspath(cache_dir) if cache_dir is not None else tiktoken_cache_dir()
     # gpt2 and r50k_base have the same ranks; tiktoken reads GPT-2's original pair for gpt2
     url = _TIKTOKEN_URL.format("r50k_base.tiktoken" if enc.name == "gpt2" else enc.file)
     if folder:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Mapping, Sequence, Tuple, Type, TypeVar, Union
 
+from .._paths import fspath
 from ..tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -52,7 +53,7 @@ class PresetTokenizer:
         holding a ``tokenizer.json`` written by :meth:`save`, load that file."""
         from ..formats import load_any
 
-        inner = os.path.join(os.fspath(path), cls.FILE_NAME)
+        inner = os.path.join(fspath(path), cls.FILE_NAME)
         if os.path.isdir(path) and os.path.isfile(inner):
             path = inner
         return cls(load_any(path))
@@ -60,7 +61,7 @@ class PresetTokenizer:
     def save(self, path: PathLike) -> None:
         """Write the underlying tokenizer as a toksmith JSON file; given an existing folder, write
         ``tokenizer.json`` inside it."""
-        path = os.fspath(path)  # not an int: os.path.isdir takes that as a file descriptor
+        path = fspath(path)  # not an int: os.path.isdir takes that as a file descriptor
         if os.path.isdir(path):
             path = os.path.join(os.fspath(path), self.FILE_NAME)
         self.tokenizer.save(path)

@@ -29,6 +29,8 @@ from array import array
 from collections import abc
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from .._paths import fspath
+
 FORMAT = "toksmith-chat-shards"
 VERSION = 1
 MANIFEST = "manifest.json"
@@ -84,6 +86,11 @@ def _dict_arg(value: Any, what: str) -> Dict[str, Any]:
 class ShardWriter:
     """Collects rendered conversations and writes a shard every ``shard_size`` conversations.
 
+    :meth:`close` writes the last shard and the manifest; after it (or :meth:`abort`) the writer
+    is closed, and :meth:`add` or :meth:`flush` raise ValueError, as a closed file does. As a
+    context manager (``with ShardWriter(...) as w:``) it closes at the end of the block, or
+    aborts (removes what it wrote) when the block raises.
+
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
     >>> w = ShardWriter(d, n_vocab=300, shard_size=2)
@@ -112,7 +119,7 @@ class ShardWriter:
         if not 1 <= n_vocab <= 1 << 32:
             raise ValueError(f"n_vocab must be between 1 and 2**32 (token ids are stored as uint16 or uint32), "
                              f"not {n_vocab}")
-        self.out_dir = os.fspath(out_dir)
+        self.out_dir = fspath(out_dir)
         self.shard_size = shard_size
         self.n_vocab = n_vocab
         self.compress = compress
@@ -124,7 +131,24 @@ class ShardWriter:
         self.conversations = 0
         self.tokens = 0
         self.trained = 0
+        self.closed = False
+        self._manifest: Optional[Dict[str, Any]] = None
         self._reset()
+
+    def __enter__(self) -> "ShardWriter":
+        self._check_open("with")
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+        elif not self.closed:
+            self.close()
+
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise ValueError(f"{what}: this ShardWriter is closed (its manifest is written, or it was aborted); "
+                             f"make a new ShardWriter to write more")
 
     def _reset(self) -> None:
         self._ids = array("H" if self.narrow else "I")
@@ -135,7 +159,8 @@ class ShardWriter:
     def add(self, ids: Sequence[int], mask: Sequence[int], line: int = 0) -> None:
         """Add one conversation: its ids (each in ``0 .. n_vocab - 1``) and its mask (0 / 1,
         the same length); lists, tuples or numpy arrays. Bad input raises before anything is
-        added, so the shard stays consistent."""
+        added, so the shard stays consistent. ValueError once the writer is closed."""
+        self._check_open("add")
         line = _int_arg(line, "line")
         if not 0 <= line < 1 << 63:
             raise ValueError(f"line must be a line number >= 0 (0: none), not {line}")
@@ -173,6 +198,9 @@ class ShardWriter:
         return arr
 
     def flush(self) -> None:
+        """Write the conversations added since the last shard as a shard of their own (nothing
+        when there are none). ValueError once the writer is closed."""
+        self._check_open("flush")
         if not len(self._lines):
             return
         np = self.np
@@ -192,8 +220,18 @@ class ShardWriter:
         self._reset()
 
     def close(self, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-        """Write the last shard and ``manifest.json``; return the manifest."""
+        """Write the last shard and ``manifest.json``; return the manifest. Closing a closed
+        writer again returns the same manifest and writes nothing (an ``extra`` then raises
+        ValueError: it could not be written)."""
         extra = _dict_arg(extra, "extra")
+        if self.closed:
+            if extra:
+                raise ValueError("close: this ShardWriter is already closed, extra cannot be written into its "
+                                 "manifest any more; pass extra to the first close()")
+            if self._manifest is None:  # aborted: there is no manifest
+                raise ValueError("close: this ShardWriter was aborted, so there is no manifest; make a new "
+                                 "ShardWriter to write the conversations again")
+            return self._manifest
         self.flush()
         manifest: Dict[str, Any] = {
             "format": FORMAT,
@@ -214,10 +252,14 @@ class ShardWriter:
             json.dump(manifest, f, indent=2)
             f.write("\n")
         self.written.append(path)
+        self.closed = True
+        self._manifest = manifest
         return manifest
 
     def abort(self) -> None:
-        """Remove the files this writer wrote."""
+        """Remove the files this writer wrote; the writer is closed afterwards."""
+        self.closed = True
+        self._manifest = None
         for path in self.written:
             try:
                 os.remove(path)
@@ -229,7 +271,7 @@ class ShardWriter:
 def read_manifest(out_dir: str) -> Dict[str, Any]:
     """The manifest of a rendered folder. A manifest that is not one (not UTF-8 JSON, another
     format, no list of shard files) raises ValueError naming it."""
-    path = os.path.join(os.fspath(out_dir), MANIFEST)
+    path = os.path.join(fspath(out_dir), MANIFEST)
     with open(path, "rb") as f:
         data = f.read()
     try:

@@ -348,7 +348,8 @@ class CppTokenizer:
     def encode_ordinary_batch(self, texts: Sequence[str], num_threads: Optional[int] = None, *,
                               threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode` of each text, in parallel (all cores unless ``threads``, or its
-        tiktoken name ``num_threads``, says how many), as :meth:`toksmith.Tokenizer.encode_ordinary_batch`."""
+        tiktoken name ``num_threads``, says how many: pass one of the two, or both with the same
+        value), as :meth:`toksmith.Tokenizer.encode_ordinary_batch`."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of str, not a single str; wrap it in a list")
         if isinstance(texts, (bytes, bytearray, memoryview)):
@@ -358,7 +359,11 @@ class CppTokenizer:
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"text must be str, not {type(t).__name__}")
-        n = _thread_count(threads, "threads") if threads is not None else _thread_count(num_threads, "num_threads")
+        n, m = _thread_count(threads, "threads"), _thread_count(num_threads, "num_threads")
+        if n and m and n != m:
+            raise ValueError(f"threads={n} and num_threads={m} disagree: num_threads is another name for "
+                             "threads, pass only one of them")
+        n = n or m
         try:
             return self._fixed.encode_batch(self.tokenizer._core, texts, n)
         except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode() reads them

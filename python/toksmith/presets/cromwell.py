@@ -39,6 +39,7 @@ from collections import OrderedDict, abc
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from .._paths import fspath
 from ..tokenizer import Tokenizer
 from . import CROMWELL_SPECIAL_TOKENS, PRESETS
 from ._base import PresetTokenizer
@@ -122,7 +123,7 @@ def collect_code_corpus(directories: Union[PathLike, Sequence[PathLike]],
     exts = _check_extensions(extensions)
     found: List[Path] = []
     for directory in directories:
-        root = Path(directory)
+        root = Path(fspath(directory))  # a name no file system can hold: ValueError naming it
         if not root.is_dir():
             raise FileNotFoundError(f"collect_code_corpus: {str(root)!r} is not a directory")
         for dirpath, dirnames, filenames in os.walk(root):

@@ -26,6 +26,7 @@ import os
 from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
+from .._paths import fspath
 from ..pretokenize import NANOCHAT_PATTERN
 from ..tokenizer import Tokenizer, _threads
 from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
@@ -124,7 +125,7 @@ class ChatTokenizer(PresetTokenizer):
         it is created (with its parents) and ``tokenizer.json`` is written inside; an existing
         folder gets ``tokenizer.json`` too; any other path is the file itself."""
         if isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes):
-            p = os.fspath(path)
+            p = fspath(path)
             if p and not os.path.exists(p) and not os.path.splitext(os.path.basename(p.rstrip("/\\")))[1]:
                 os.makedirs(p, exist_ok=True)
         super().save(path)

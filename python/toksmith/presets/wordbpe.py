@@ -47,11 +47,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
+from .._paths import fspath
 from ..corpus import iter_line_blocks
 from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
 # the largest word count, and the largest total the counts may add up to (the trainer's pair
 # counts and the token statistics are 64-bit integers): 2**63-1
-from ..train import MAX_COUNT, _progress_bar
+from ..train import MAX_COUNT, _MergeProgress, _progress_bar
 from . import embeddings as _emb
 from ._sources import check_extensions, check_source, is_path_source, iter_source_texts, source_files
 
@@ -127,7 +128,7 @@ class WordTokenizer:
             pairs.append(m)  # type: ignore[arg-type]
         if not isinstance(pattern, str):
             raise TypeError(f"pattern must be a str (a regular expression), not {type(pattern).__name__}")
-        _check_utf8(pattern, "pattern")
+        _check_pattern(pattern)
         _check_bool("lowercase", lowercase)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError(f"metadata must be a dict or None, not {type(metadata).__name__}")
@@ -356,13 +357,13 @@ class WordTokenizer:
         except (TypeError, ValueError) as e:
             raise TypeError(f"the tokenizer's metadata must hold only JSON values (str, int, float, bool, None, "
                             f"lists, dicts with str keys): {e}") from None
-        with open(os.fspath(path), "w", encoding="utf-8") as f:  # not an int: that is a file descriptor
+        with open(fspath(path), "w", encoding="utf-8") as f:  # not an int: that is a file descriptor
             f.write(data)
 
     @classmethod
     def load(cls, path: PathLike) -> "WordTokenizer":
         """Read a file written by :meth:`save` (parsed as JSON, checked; never executed)."""
-        with open(os.fspath(path), "r", encoding="utf-8") as f:  # not an int: that is a file descriptor
+        with open(fspath(path), "r", encoding="utf-8") as f:  # not an int: that is a file descriptor
             try:
                 d = json.load(f)
             except json.JSONDecodeError as e:
@@ -436,6 +437,22 @@ def _check_utf8(text: str, what: str) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
             raise _surrogate_error(what, e) from None
+
+
+def _check_pattern(pattern: str) -> None:
+    """A word pattern (a str) must be UTF-8 and match some text: the empty pattern, or one made
+    only of anchors and look-arounds (``\\b``), finds no word in any text, so every text
+    encoded to [] and a corpus counted to nothing, without a word of warning."""
+    _check_utf8(pattern, "pattern")
+    if not pattern:
+        from ..errors import PatternError
+
+        raise PatternError("the word pattern is empty: it finds no word in any text, so all text would be "
+                           "dropped; pass a regex that matches words (the default is WORD_PATTERN)")
+    from ..pretokenize import _check_matches_text
+
+    regex_text, _ = _core.compile_pattern(pattern)  # PatternError for a pattern that does not compile
+    _check_matches_text(regex_text, "the word pattern")
 
 
 def _check_int(name: str, value: Any, lo: int, hi: int, what: str) -> int:
@@ -546,7 +563,7 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
     n_threads = _threads(threads)
     _check_bool("lowercase", lowercase)
     _check_text(pattern, "pattern")
-    _check_utf8(pattern, "pattern")
+    _check_pattern(pattern)
     exts = check_extensions(extensions)
     counter = _core.ChunkCounter(pattern)
     batch: List[str] = []
@@ -620,7 +637,7 @@ def _check_training_args(num_merges: Any, min_frequency: Any, special_tokens: An
     if UNK not in specials:
         specials.insert(0, UNK)
     _check_text(pattern, "pattern")
-    _check_utf8(pattern, "pattern")
+    _check_pattern(pattern)
     _check_bool("lowercase", lowercase)
     _threads(threads)
     return specials
@@ -657,18 +674,12 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
                              f"(scale them down)")
         num_merges_run = min(num_merges, possible)
         bar = _progress_bar(progress, total=num_merges_run, unit="merge", desc="merging")
-        done = [0]
-
-        def on_progress(n: int, total: int) -> None:
-            if bar is not None:
-                bar.update(n - done[0])
-                done[0] = n
-
-        alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency,
-                                             on_progress if bar is not None else None, _threads(threads))
-        if bar is not None:
-            on_progress(len(merges), num_merges_run)  # the last report, also when training stopped early
-            bar.close()
+        on_progress = _MergeProgress(bar) if bar is not None else None
+        alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency, on_progress,
+                                             _threads(threads))
+        if on_progress is not None:
+            # the last report, also when training stopped early (raises a Ctrl-C the bar's update got)
+            on_progress.finish(len(merges), num_merges_run)
     symbols = list(alphabet) + [END_OF_WORD]
     pairs: List[Tuple[str, str]] = []
     for a, b, made in merges:
@@ -729,7 +740,7 @@ def write_counts_csv(path: PathLike, rows: Iterable[Tuple[str, int]], header: Tu
             raise TypeError(f"rows must be (str, int) pairs; row {k} is {row!r}")
         _check_utf8(row[0], f"row {k}")
         checked.append(row)
-    with open(os.fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
+    with open(fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(checked)
@@ -764,7 +775,7 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
             raise ValueError(f"the embeddings must be a 2-D array of shape (len(tokens), dim) = "
                              f"({len(tokens)}, {dim}), not of shape {shape}")
         get = lambda k: rows[k].tolist()  # noqa: E731
-    with open(os.fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
+    with open(fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
         w = csv.writer(f)
         w.writerow(["token"] + [f"e{i}" for i in range(dim)])
         for k, t in enumerate(tokens):
@@ -818,6 +829,7 @@ def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM
         _check_text(sample, "sample")
         _check_utf8(sample, "sample")
     base = Path(out_dir)  # TypeError unless a path
+    fspath(base)  # ValueError for a name no file system can hold, before the corpus is read
     if base.exists() and not base.is_dir():
         raise NotADirectoryError(f"out_dir {os.fspath(out_dir)!r} is a file, not a folder: pass a folder "
                                  f"(created if missing)")
