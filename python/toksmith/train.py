@@ -146,31 +146,28 @@ def _progress_bar(progress: bool, **kw):
 
 
 class _MergeProgress:
-    """The ``progress(done, total)`` callback of the native merge loop, over a progress bar. The
-    core prints what such a callback raises and goes on: a Ctrl-C (KeyboardInterrupt) that landed
-    in the bar's update was dropped, and training returned a tokenizer as if nothing had happened.
-    The first exception is kept (later reports are skipped) and raised by :meth:`finish`."""
+    """The ``progress(done, total)`` callback of the native merge loop, over a progress bar, used
+    as a context manager: the bar gets its last report when the loop ends (where the corpus ran
+    out, too) and is closed however the loop ends. What the callback raises (a Ctrl-C that landed
+    in the bar's update) stops the native loop, which raises it; a Ctrl-C anywhere else during
+    the loop stops it at its next report too."""
 
     def __init__(self, bar: Any) -> None:
-        self.bar, self.done, self.error = bar, 0, None
+        self.bar, self.done = bar, 0
 
     def __call__(self, done: int, total: int) -> None:
-        if self.error is not None:
-            return
-        try:
-            self.bar.update(done - self.done)
-            self.done = done
-        except BaseException as e:  # noqa: B036 - handed back to the caller in finish()
-            self.error = e
+        self.bar.update(done - self.done)
+        self.done = done
 
-    def finish(self, done: int, total: int) -> None:
-        """The last report (the last merges, or where the corpus ran out), then close the bar;
-        raise what a report raised."""
-        self(done, total)
+    def __enter__(self) -> "_MergeProgress":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
         self.bar.close()
-        if self.error is not None:
-            error, self.error = self.error, None
-            raise error
+
+    def finish(self, done: int) -> None:
+        """The last report: the last merges, or where the corpus ran out."""
+        self(done, 0)
 
 
 def _limits(min_frequency: Any, max_token_length: Any) -> Tuple[int, Optional[int]]:
@@ -259,11 +256,13 @@ class _Trainer:
             raise EmptyCorpusError("the training corpus is empty: pass at least one non-empty text or file")
         num_merges = self.layout.num_merges
         bar = _progress_bar(self.progress, desc="merging", total=num_merges, unit="merge")
-        on_progress = _MergeProgress(bar) if bar is not None else None
-        pairs = self.counter.train(num_merges, on_progress, self.threads,
-                                   self.min_frequency, self.max_token_length)
-        if on_progress is not None:
-            on_progress.finish(len(pairs), num_merges)  # (raises a Ctrl-C the bar's update got)
+        if bar is None:
+            pairs = self.counter.train(num_merges, None, self.threads, self.min_frequency, self.max_token_length)
+        else:
+            with _MergeProgress(bar) as on_progress:
+                pairs = self.counter.train(num_merges, on_progress, self.threads,
+                                           self.min_frequency, self.max_token_length)
+                on_progress.finish(len(pairs))
         if len(pairs) < num_merges:
             limits = []
             if self.min_frequency:

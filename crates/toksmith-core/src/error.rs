@@ -46,6 +46,9 @@ pub enum Error {
     /// Bad argument value.
     #[error("{0}")]
     InvalidArgument(String),
+    /// An allocation the allocator refused (a size taken from an argument).
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

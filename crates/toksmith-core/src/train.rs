@@ -415,9 +415,20 @@ impl ChunkCounter {
     }
 
     /// Add a pre-counted chunk.
-    pub fn add_count(&mut self, chunk: &[u8], count: u64) {
-        self.pieces_seen += count;
-        *self.counts.entry(chunk.into()).or_insert(0) += count;
+    /// Add `count` occurrences of `chunk`; an error (and nothing added) if a count would pass
+    /// 2**64 - 1.
+    pub fn add_count(&mut self, chunk: &[u8], count: u64) -> Result<()> {
+        let too_many = || {
+            Error::InvalidArgument(format!(
+                "the count of {:?} ({count} more) adds up past 2**64-1; pass smaller counts (scale them down)",
+                String::from_utf8_lossy(chunk)
+            ))
+        };
+        let pieces = self.pieces_seen.checked_add(count).ok_or_else(too_many)?;
+        let slot = self.counts.entry(chunk.into()).or_insert(0);
+        *slot = slot.checked_add(count).ok_or_else(too_many)?;
+        self.pieces_seen = pieces;
+        Ok(())
     }
 
     pub fn num_unique(&self) -> usize {
@@ -439,7 +450,10 @@ impl ChunkCounter {
     }
 }
 
-/// Progress of the merge loop, reported to a callback.
+/// Progress of the merge loop, reported to a callback (every 1/200 of the merges asked for,
+/// at least every 64). The callback returns whether to go on: `false` stops the loop, which
+/// returns the merges learned so far (the Python glue does so on Ctrl-C or when a progress
+/// callback raises, and reports that instead of the merges).
 #[derive(Clone, Copy, Debug)]
 pub struct MergeProgress {
     pub merges_done: usize,
@@ -481,6 +495,24 @@ impl Words {
         self.ids.extend(ids);
     }
 
+    /// An error unless every pair count of the merge loop fits its `i64` counters: the sum over
+    /// words of count x (length - 1) must stay within 2**63 - 1 (word counts from text never
+    /// come near; counts given by a caller can).
+    fn check_pair_total(&self) -> Result<()> {
+        let total: u128 = self
+            .at
+            .iter()
+            .map(|w| w.count as u128 * w.len.saturating_sub(1) as u128)
+            .sum();
+        if total > i64::MAX as u128 {
+            return Err(Error::InvalidArgument(format!(
+                "the counts are too large: their words hold {total} pairs (count x pairs per word), more \
+                 than 2**63-1; pass smaller counts (scale them down)"
+            )));
+        }
+        Ok(())
+    }
+
     #[inline]
     fn get(&self, w: usize) -> &[u32] {
         let Word { start, len, .. } = self.at[w];
@@ -514,11 +546,11 @@ pub struct MergeLimits {
 
 /// Learn `num_merges` merges from unique chunks with counts. Ids: bytes are 0..=255 (the byte
 /// value), merge `k` creates id `256 + k`. Returns the merged pairs in order (fewer than
-/// `num_merges` if the corpus runs out of pairs).
+/// `num_merges` if the corpus runs out of pairs, or if `progress` returns `false`).
 pub fn train_merges(
     chunks: &[(Box<[u8]>, u64)],
     num_merges: usize,
-    progress: &mut dyn FnMut(MergeProgress),
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<Pair>> {
     train_merges_limited(chunks, num_merges, MergeLimits::default(), progress)
 }
@@ -529,7 +561,7 @@ pub fn train_merges_limited(
     chunks: &[(Box<[u8]>, u64)],
     num_merges: usize,
     limits: MergeLimits,
-    progress: &mut dyn FnMut(MergeProgress),
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<Pair>> {
     if chunks.is_empty() {
         return Err(Error::EmptyCorpus);
@@ -540,6 +572,7 @@ pub fn train_merges_limited(
     for (c, n) in chunks {
         words.push(c.iter().map(|&b| b as u32), *n);
     }
+    words.check_pair_total()?;
     Ok(merge_loop(
         words,
         vec![1; 256],
@@ -563,7 +596,7 @@ pub fn train_symbol_merges(
     num_merges: usize,
     limits: MergeLimits,
     id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
-    progress: &mut dyn FnMut(MergeProgress),
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<(Pair, u32)>> {
     if words_in.is_empty() {
         return Err(Error::EmptyCorpus);
@@ -579,6 +612,7 @@ pub fn train_symbol_merges(
         }
         words.push(w.iter().copied(), *n);
     }
+    words.check_pair_total()?;
     let mut made = Vec::new();
     let merges = merge_loop(
         words,
@@ -607,7 +641,7 @@ fn merge_loop(
     num_merges: usize,
     limits: MergeLimits,
     id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
-    progress: &mut dyn FnMut(MergeProgress),
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Vec<Pair> {
     let n_words = words.at.len();
 
@@ -779,11 +813,14 @@ fn merge_loop(
         }
         pair_counts.remove(&pair);
         if merges.len().is_multiple_of(report_every) || merges.len() == num_merges {
-            progress(MergeProgress {
+            let go_on = progress(MergeProgress {
                 merges_done: merges.len(),
                 merges_total: num_merges,
                 last_count: current as u64,
             });
+            if !go_on {
+                break;
+            }
         }
     }
     merges
@@ -912,19 +949,19 @@ mod tests {
                     max_token_length,
                 };
                 for n in [1, 20, 80] {
-                    let fast = train_merges_limited(&chunks, n, limits, &mut |_| {}).unwrap();
+                    let fast = train_merges_limited(&chunks, n, limits, &mut |_| true).unwrap();
                     assert_eq!(fast, naive_limited(&chunks, n, limits), "{limits:?} n={n}");
                 }
             }
         }
         // the limits bind: fewer merges than without them, none over the length
-        let all = train_merges(&chunks, 80, &mut |_| {}).unwrap();
+        let all = train_merges(&chunks, 80, &mut |_| true).unwrap();
         let some = MergeLimits {
             min_frequency: 3,
             max_token_length: None,
         };
         assert!(
-            train_merges_limited(&chunks, 80, some, &mut |_| {})
+            train_merges_limited(&chunks, 80, some, &mut |_| true)
                 .unwrap()
                 .len()
                 < all.len()
@@ -933,7 +970,7 @@ mod tests {
             min_frequency: 0,
             max_token_length: Some(2),
         };
-        let m = train_merges_limited(&chunks, 80, short, &mut |_| {}).unwrap();
+        let m = train_merges_limited(&chunks, 80, short, &mut |_| true).unwrap();
         assert!(m.iter().all(|&(a, b)| a < 256 && b < 256));
     }
 
@@ -943,7 +980,7 @@ mod tests {
                     their they're it's don't 1234 12 aaa bbb aaaa";
         let chunks = count(&[text, "zzz zz zzzz hello"], "cl100k");
         for n in [1, 5, 20, 60] {
-            let fast = train_merges(&chunks, n, &mut |_| {}).unwrap();
+            let fast = train_merges(&chunks, n, &mut |_| true).unwrap();
             assert_eq!(fast, naive(&chunks, n), "num_merges={n}");
         }
     }
@@ -953,14 +990,35 @@ mod tests {
         // "hello hello hello world world": (e,l), (l,l) and (l,o) all occur 3 times; the
         // tie-break picks the smallest pair, (e, l); then (h, el) is the smallest of the 3-count pairs.
         let chunks = count(&["hello hello hello world world"], "gpt2");
-        let m = train_merges(&chunks, 2, &mut |_| {}).unwrap();
+        let m = train_merges(&chunks, 2, &mut |_| true).unwrap();
         assert_eq!(m[0], (b'e' as u32, b'l' as u32));
         assert_eq!(m[1], (b'h' as u32, 256));
     }
 
     #[test]
+    fn a_progress_callback_that_says_stop_ends_the_loop() {
+        let text: Vec<String> = (0..5000).map(|i| i.to_string()).collect();
+        let chunks = count(&[text.join(" ").as_str()], "gpt2");
+        let all = train_merges(&chunks, 3000, &mut |_| true).unwrap();
+        assert!(all.len() > 1000);
+        let mut reports = Vec::new();
+        let some = train_merges(&chunks, 3000, &mut |p| {
+            reports.push(p.merges_done);
+            reports.len() < 2
+        })
+        .unwrap();
+        // stopped at the second report (every 64 merges here), a prefix of the whole run
+        assert_eq!(reports, vec![64, 128]);
+        assert_eq!(some.len(), 128);
+        assert_eq!(some[..], all[..128]);
+    }
+
+    #[test]
     fn empty_corpus_is_an_error() {
-        assert_eq!(train_merges(&[], 10, &mut |_| {}), Err(Error::EmptyCorpus));
+        assert_eq!(
+            train_merges(&[], 10, &mut |_| true),
+            Err(Error::EmptyCorpus)
+        );
     }
 
     #[test]

@@ -63,8 +63,14 @@ pub fn fold_counts(
     for (c, n) in chunks {
         let w = std::str::from_utf8(c)
             .map_err(|_| Error::InvalidArgument("a counted word is not valid UTF-8".into()))?;
-        *out.entry(fold_case(w, lowercase_words).into_owned())
-            .or_insert(0) += n;
+        let slot = out
+            .entry(fold_case(w, lowercase_words).into_owned())
+            .or_insert(0);
+        *slot = slot.checked_add(*n).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "the count of the word {w:?} adds up past 2**64-1; pass smaller counts (scale them down)"
+            ))
+        })?;
     }
     let mut v: Vec<(String, u64)> = out.into_iter().collect();
     v.sort_unstable();
@@ -89,7 +95,7 @@ pub fn train_words(
     words: &[(String, u64)],
     num_merges: usize,
     min_frequency: u64,
-    progress: &mut dyn FnMut(MergeProgress),
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<WordMerges> {
     let mut alphabet: Vec<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
     alphabet.sort_unstable();
@@ -340,33 +346,46 @@ impl WordEncoder {
     }
 
     /// How often each id occurs when every counted word is encoded (`n_vocab` slots):
-    /// the final token statistics of a corpus, from its word counts.
-    pub fn token_counts(&self, words: &[(String, u64)], n_vocab: usize) -> Vec<u64> {
-        words
+    /// the final token statistics of a corpus, from its word counts. An error if a count would
+    /// pass 2**64 - 1.
+    pub fn token_counts(&self, words: &[(String, u64)], n_vocab: usize) -> Result<Vec<u64>> {
+        // (counts, ids buffer, overflowed?)
+        type Acc = (Vec<u64>, Vec<u32>, bool);
+        let (counts, _, overflowed) = words
             .par_iter()
             .fold(
-                || (vec![0u64; n_vocab], Vec::new()),
-                |(mut acc, mut ids), (w, n)| {
+                || -> Acc { (vec![0u64; n_vocab], Vec::new(), false) },
+                |(mut acc, mut ids, mut over), (w, n)| {
                     ids.clear();
                     self.encode_word(w, &mut ids);
                     for &id in &ids {
                         if let Some(slot) = acc.get_mut(id as usize) {
-                            *slot += n;
+                            let (sum, o) = slot.overflowing_add(*n);
+                            *slot = sum;
+                            over |= o;
                         }
                     }
-                    (acc, ids)
+                    (acc, ids, over)
                 },
             )
-            .map(|(acc, _)| acc)
             .reduce(
-                || vec![0u64; n_vocab],
-                |mut a, b| {
+                || (vec![0u64; n_vocab], Vec::new(), false),
+                |(mut a, ids, mut over), (b, _, over_b)| {
                     for (x, y) in a.iter_mut().zip(b) {
-                        *x += y;
+                        let (sum, o) = x.overflowing_add(y);
+                        *x = sum;
+                        over |= o;
                     }
-                    a
+                    (a, ids, over || over_b)
                 },
-            )
+            );
+        if overflowed {
+            return Err(Error::InvalidArgument(
+                "a token's count adds up past 2**64-1; pass smaller word counts (scale them down)"
+                    .into(),
+            ));
+        }
+        Ok(counts)
     }
 }
 
@@ -434,15 +453,22 @@ pub fn embed_into(s: u64, out: &mut [f32]) {
 }
 
 /// The embeddings of `tokens` (their texts), `dim` numbers each, row after row; in parallel.
-pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Vec<f32> {
-    let mut out = vec![0f32; tokens.len() * dim];
+pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Result<Vec<f32>> {
+    let n = tokens
+        .len()
+        .checked_mul(dim)
+        .ok_or_else(|| Error::OutOfMemory(format!("{} tokens x dim {dim} floats", tokens.len())))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| Error::OutOfMemory(format!("{} tokens x dim {dim} floats", tokens.len())))?;
+    out.resize(n, 0f32);
     if dim == 0 {
-        return out;
+        return Ok(out);
     }
     out.par_chunks_mut(dim)
         .zip(tokens.par_iter())
         .for_each(|(row, t)| embed_into(token_seed(t, seed), row));
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -541,7 +567,7 @@ mod tests {
             }
             let mut words: Vec<(String, u64)> = words.into_iter().collect();
             words.sort();
-            let got = train_words(&words, 60, 0, &mut |_| {}).unwrap();
+            let got = train_words(&words, 60, 0, &mut |_| true).unwrap();
             assert_eq!(names(&got), naive(&words, 60), "round {round}");
         }
     }
@@ -577,10 +603,16 @@ mod tests {
         assert_eq!(enc.encode("text").unwrap(), vec![1, 2, unk, 1, 0]);
         // repeated words come from the per-call table
         assert_eq!(enc.encode("test test").unwrap(), vec![4, 0, 4, 0]);
-        let counts = enc.token_counts(&[("test".into(), 3), ("testing".into(), 2)], 10);
+        let counts = enc
+            .token_counts(&[("test".into(), 3), ("testing".into(), 2)], 10)
+            .unwrap();
         assert_eq!(counts[4], 5);
         assert_eq!(counts[6], 2);
         assert_eq!(counts[0], 3);
+        // counts past 2**64 - 1 are an error, not a wrapped number
+        assert!(enc
+            .token_counts(&[("test".into(), u64::MAX), ("test".into(), 1)], 10)
+            .is_err());
         assert!(WordEncoder::new(WORDS, true, &[(vec![b'a'], 1), (vec![b'a'], 2)], 0).is_err());
         assert!(WordEncoder::new(WORDS, true, &[(vec![0xC3], 1)], 0).is_err());
     }
@@ -601,14 +633,14 @@ mod tests {
     #[test]
     fn embeddings_are_unit_length_and_distinct() {
         let toks = vec![b"hello</w>".to_vec(), b"hel".to_vec()];
-        let e = embeddings(&toks, 16, 0);
+        let e = embeddings(&toks, 16, 0).unwrap();
         for row in e.chunks(16) {
             let n: f32 = row.iter().map(|x| x * x).sum();
             assert!((n - 1.0).abs() < 1e-5);
         }
         assert_ne!(e[..16], e[16..]);
-        assert_eq!(embeddings(&toks, 16, 0), e);
-        assert_ne!(embeddings(&toks, 16, 1), e);
+        assert_eq!(embeddings(&toks, 16, 0).unwrap(), e);
+        assert_ne!(embeddings(&toks, 16, 1).unwrap(), e);
         // the first outputs of SplitMix64 from state 0 (the published reference values)
         assert_eq!(splitmix64(0), 0xE220_A839_7B1D_CDAF);
         assert_eq!(splitmix64(GOLDEN), 0x6E78_9E6A_A1B9_65F4);

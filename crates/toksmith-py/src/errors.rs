@@ -92,6 +92,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::InvalidUtf8 { .. } => CorpusDecodeError::new_err(msg),
         Error::Io { .. } => PyOSError::new_err(msg),
         Error::InvalidArgument(_) => PyValueError::new_err(msg),
+        Error::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(msg),
     }
 }
 

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use toksmith_core::encode::{Allowed, Encoder};
 use toksmith_core::pretokenize::{self, Pretokenizer};
@@ -286,9 +287,10 @@ fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()> {
                 }
             }
             if x < 0 || x > u32::MAX as std::os::raw::c_long {
-                return Err(pyo3::exceptions::PyOverflowError::new_err(
-                    "token id too large",
-                ));
+                return Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+                    "token id {x} (item {i}) is out of range: ids are between 0 and {}",
+                    u32::MAX
+                )));
             }
             v.push(x as u32);
         }
@@ -1292,6 +1294,9 @@ impl ChunkCounter {
     }
 }
 
+/// The largest block a counter reads at once (the CLI's `--block-size` limit too).
+const MAX_BLOCK_SIZE: usize = 1 << 30;
+
 impl ChunkCounter {
     /// Count what `open` gives (a file, a Python stream) in blocks of `block_size` bytes on
     /// `threads` threads, with the GIL released; the outer error is the glue's (bad arguments,
@@ -1305,10 +1310,11 @@ impl ChunkCounter {
         threads: usize,
         block_size: usize,
     ) -> PyResult<toksmith_core::Result<()>> {
-        if block_size == 0 {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "block_size must be at least 1 byte",
-            ));
+        if block_size == 0 || block_size > MAX_BLOCK_SIZE {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "block_size must be between 1 byte and {MAX_BLOCK_SIZE} (1 GiB), not {block_size}: \
+                 each block is read whole into memory"
+            )));
         }
         let inner = self.get()?;
         py.detach(|| {
@@ -1382,7 +1388,7 @@ impl ChunkCounter {
     fn add_counts(&mut self, counts: Vec<(Vec<u8>, u64)>) -> PyResult<()> {
         let inner = self.get()?;
         for (c, n) in counts {
-            inner.add_count(&c, n);
+            inner.add_count(&c, n).map_err(to_py)?;
         }
         Ok(())
     }
@@ -1413,7 +1419,8 @@ impl ChunkCounter {
     }
 
     /// Run the merge loop; returns [(left, right)] in internal ids (bytes 0..255, merge k = 256+k).
-    /// `progress(done, total)` is called now and then with the GIL held. `min_frequency` and
+    /// `progress(done, total)` is called now and then with the GIL held; what it raises stops the
+    /// loop and is raised here, as is a Ctrl-C (see `merge_loop_in_pool`). `min_frequency` and
     /// `max_token_length` limit the merges (see `train::MergeLimits`).
     #[pyo3(signature = (num_merges, progress=None, threads=0, min_frequency=0, max_token_length=None))]
     fn train(
@@ -1434,30 +1441,101 @@ impl ChunkCounter {
                 "this ChunkCounter was already consumed by train()",
             )
         })?;
-        let result = py.detach(|| {
-            in_pool(threads, || {
-                let chunks = counter.into_counts();
-                let mut cb = merge_progress(&progress);
-                train::train_merges_limited(&chunks, num_merges, limits, &mut cb)
-            })
+        let result = merge_loop_in_pool(py, threads, progress, |report| {
+            let chunks = counter.into_counts();
+            train::train_merges_limited(&chunks, num_merges, limits, report)
         })?;
         result.map_err(to_py)
     }
 }
 
-/// The merge loop's progress as calls of `progress(done, total)` with the GIL taken (errors in
-/// the callback are printed, not raised: training goes on).
-pub(crate) fn merge_progress(
-    progress: &Option<Py<PyAny>>,
-) -> impl FnMut(train::MergeProgress) + '_ {
-    move |p: train::MergeProgress| {
-        if let Some(f) = progress {
-            Python::attach(|py| {
-                if let Err(e) = f.call1(py, (p.merges_done, p.merges_total)) {
-                    e.print(py);
+/// Run `f` in the pool of `threads` threads with the GIL released, while the calling thread
+/// waits and looks for Ctrl-C every 50 ms: Python runs signal handlers on the main thread only,
+/// and a call that holds it in native code for minutes (training on a big corpus) would
+/// otherwise leave Ctrl-C pending until the end. When a handler raises (KeyboardInterrupt), the
+/// flag `f` gets turns true; `f` should then stop soon (the merge loop checks it at each progress
+/// report), and the handler's exception is returned instead of its result.
+fn interruptible_in_pool<T: Send>(
+    py: Python<'_>,
+    threads: usize,
+    f: impl FnOnce(&AtomicBool) -> T + Send,
+) -> PyResult<T> {
+    let pool = pool(threads)?;
+    let stop = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let (result, interrupted) = std::thread::scope(|s| {
+        let waiting = std::thread::current();
+        let worker = s.spawn(|| {
+            // (on a panic too, so that the wait below ends and the panic reaches the caller)
+            struct Done<'a>(&'a AtomicBool, std::thread::Thread);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::Release);
+                    self.1.unpark();
+                }
+            }
+            let _done = Done(&done, waiting);
+            pool.install(|| f(&stop))
+        });
+        let mut interrupted: Option<PyErr> = None;
+        loop {
+            py.detach(|| {
+                if !done.load(Ordering::Acquire) {
+                    std::thread::park_timeout(std::time::Duration::from_millis(50));
                 }
             });
+            if done.load(Ordering::Acquire) {
+                break;
+            }
+            if interrupted.is_none() {
+                if let Err(e) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    interrupted = Some(e);
+                }
+            }
         }
+        let result = py
+            .detach(|| worker.join())
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (result, interrupted)
+    });
+    match interrupted {
+        Some(e) => Err(e),
+        None => Ok(result),
+    }
+}
+
+/// Run a merge loop (`run` with the loop's progress callback) as [`interruptible_in_pool`] does,
+/// reporting to `progress(done, total)` (the GIL taken for each call). The loop stops at its next
+/// report after a Ctrl-C or once `progress` raises, and that exception is returned.
+pub(crate) fn merge_loop_in_pool<T: Send>(
+    py: Python<'_>,
+    threads: usize,
+    progress: Option<Py<PyAny>>,
+    run: impl FnOnce(&mut dyn FnMut(train::MergeProgress) -> bool) -> T + Send,
+) -> PyResult<T> {
+    let (result, raised) = interruptible_in_pool(py, threads, |stop| {
+        let mut raised: Option<PyErr> = None;
+        let mut report = |p: train::MergeProgress| -> bool {
+            if stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            if let Some(f) = &progress {
+                let called =
+                    Python::attach(|py| f.call1(py, (p.merges_done, p.merges_total)).map(drop));
+                if let Err(e) = called {
+                    raised = Some(e);
+                    return false;
+                }
+            }
+            true
+        };
+        let result = run(&mut report);
+        (result, raised)
+    })?;
+    match raised {
+        Some(e) => Err(e),
+        None => Ok(result),
     }
 }
 

@@ -11,7 +11,7 @@ use toksmith_core::pretokenize::Pretokenizer;
 use toksmith_core::words;
 
 use crate::errors::to_py;
-use crate::{ids_to_list, in_pool, int_table, merge_progress, with_id_buffer, Bpe};
+use crate::{ids_to_list, in_pool, int_table, merge_loop_in_pool, with_id_buffer, Bpe};
 
 /// Learn merges over the characters of counted words (each spelled with `</w>`); returns
 /// (alphabet as a str, merges as [(left, right, made)]): symbol i < len(alphabet) is
@@ -30,11 +30,8 @@ pub fn train_words(
     progress: Option<Py<PyAny>>,
     threads: usize,
 ) -> PyResult<LearnedWords> {
-    let result = py.detach(|| {
-        in_pool(threads, || {
-            let mut cb = merge_progress(&progress);
-            words::train_words(&words, num_merges, min_frequency, &mut cb)
-        })
+    let result = merge_loop_in_pool(py, threads, progress, |report| {
+        words::train_words(&words, num_merges, min_frequency, report)
     })?;
     let m = result.map_err(to_py)?;
     Ok((
@@ -69,12 +66,16 @@ pub fn word_embeddings<'py>(
     seed: u64,
     threads: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let v = py.detach(|| in_pool(threads, || words::embeddings(&tokens, dim, seed)))?;
-    let mut out = Vec::with_capacity(v.len() * 4);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    Ok(PyBytes::new(py, &out))
+    let v = py
+        .detach(|| in_pool(threads, || words::embeddings(&tokens, dim, seed)))?
+        .map_err(to_py)?;
+    // (allocated by Python: a size it cannot give is a MemoryError)
+    PyBytes::new_with(py, v.len() * 4, |out| {
+        for (b, x) in out.chunks_exact_mut(4).zip(v) {
+            b.copy_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    })
 }
 
 /// The seed `word_embeddings` derives a token's vector from.
@@ -83,6 +84,9 @@ pub fn word_embeddings<'py>(
 pub fn word_token_seed(text: &[u8], seed: u64) -> u64 {
     words::token_seed(text, seed)
 }
+
+/// The most ids a [`WordEncoder`] takes (an int object is made for each up front).
+const MAX_WORD_VOCAB: usize = 1 << 24;
 
 #[pyclass(module = "toksmith._core", frozen)]
 pub struct WordEncoder {
@@ -95,21 +99,41 @@ pub struct WordEncoder {
 
 #[pymethods]
 impl WordEncoder {
+    /// `n_vocab`: how many ids the vocabulary has (the ids of `tokens` and `unk` are below it;
+    /// special tokens may hold the others); by default the ids must be dense (0..n-1 with `unk`).
     #[new]
+    #[pyo3(signature = (pattern, lowercase, tokens, unk, n_vocab=None))]
     fn new(
         py: Python<'_>,
         pattern: &str,
         lowercase: bool,
         tokens: Vec<(Vec<u8>, u32)>,
         unk: u32,
+        n_vocab: Option<usize>,
     ) -> PyResult<Self> {
-        let n = tokens
+        let top = tokens
             .iter()
             .map(|&(_, id)| id)
             .chain([unk])
             .max()
-            .unwrap_or(0) as usize
-            + 1;
+            .unwrap_or(0) as usize;
+        // one int object per id below `n` is made up front
+        let n = match n_vocab {
+            None if top > tokens.len() => {
+                return Err(to_py(toksmith_core::Error::InvalidVocab(format!(
+                    "ids must be dense: the largest id is {top} but there are only {} tokens (and the \
+                     unknown id); number the tokens 0..n-1 or pass n_vocab",
+                    tokens.len()
+                ))))
+            }
+            None => top + 1,
+            Some(n) if n <= top || n > MAX_WORD_VOCAB => {
+                return Err(to_py(toksmith_core::Error::InvalidVocab(format!(
+                    "n_vocab={n} must be above every id (the largest is {top}) and at most {MAX_WORD_VOCAB}"
+                ))))
+            }
+            Some(n) => n,
+        };
         let inner = words::WordEncoder::new(pattern, lowercase, &tokens, unk).map_err(to_py)?;
         let (ints, int_addrs) = int_table(py, n);
         Ok(WordEncoder {
@@ -163,7 +187,14 @@ impl WordEncoder {
         n_vocab: usize,
         threads: usize,
     ) -> PyResult<Vec<u64>> {
-        py.detach(|| in_pool(threads, || self.inner.token_counts(&words, n_vocab)))
+        if n_vocab > self.int_addrs.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "n_vocab={n_vocab} is more than the {} ids this encoder gives",
+                self.int_addrs.len()
+            )));
+        }
+        py.detach(|| in_pool(threads, || self.inner.token_counts(&words, n_vocab)))?
+            .map_err(to_py)
     }
 }
 

@@ -141,7 +141,7 @@ class WordTokenizer:
         self._index = index
         self.unk_id = index[UNK]
         learned = [(_token_bytes(t), i) for i, t in enumerate(tokens) if t not in self.special_tokens]
-        self._enc = _core.WordEncoder(pattern, self.lowercase, learned, self.unk_id)
+        self._enc = _core.WordEncoder(pattern, self.lowercase, learned, self.unk_id, len(tokens))
         # decode tables: the text of each token (without its </w>) and what it does to words:
         # _INSIDE (more of the word may follow; <unk> stands for one character of a word), _ENDS
         # (a </w> token ends its word) or _ALONE (a special token other than <unk> is a word of
@@ -674,12 +674,13 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
                              f"(scale them down)")
         num_merges_run = min(num_merges, possible)
         bar = _progress_bar(progress, total=num_merges_run, unit="merge", desc="merging")
-        on_progress = _MergeProgress(bar) if bar is not None else None
-        alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency, on_progress,
-                                             _threads(threads))
-        if on_progress is not None:
-            # the last report, also when training stopped early (raises a Ctrl-C the bar's update got)
-            on_progress.finish(len(merges), num_merges_run)
+        if bar is None:
+            alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency, None, _threads(threads))
+        else:
+            with _MergeProgress(bar) as on_progress:
+                alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency, on_progress,
+                                                     _threads(threads))
+                on_progress.finish(len(merges))  # the last report, also when training stopped early
     symbols = list(alphabet) + [END_OF_WORD]
     pairs: List[Tuple[str, str]] = []
     for a, b, made in merges:
