@@ -131,3 +131,37 @@ def test_a_progress_callback_that_raises_stops_the_loop_and_its_exception_propag
     with pytest.raises(ValueError, match="stop here"):
         _core.train_words(words, 20_000, 0, progress)
     assert len(calls) == 2
+
+
+class _SlowStream:
+    """A file that gives 1 KB per read, 5 ms apart: 2,000 reads, about 10 s in all."""
+
+    def __init__(self):
+        self.reads = 0
+
+    def readinto(self, buf):
+        if self.reads >= 2000:
+            return 0
+        self.reads += 1
+        time.sleep(0.005)
+        data = (b"hello world " * 86)[: len(buf)]
+        buf[: len(data)] = data
+        return len(data)
+
+
+def test_ctrl_c_stops_counting_a_stream_between_blocks():
+    k = _core.ChunkCounter(toksmith.PATTERNS["gpt2"])
+    stream = _SlowStream()
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            k.add_stream(stream, "slow", False, 0, 1024)
+    finally:
+        timer.cancel()
+        timer.join()
+    assert 0 < stream.reads < 2000  # stopped part way
+    # what was counted stays counted, and the counter goes on working
+    assert k.stats()["pieces"] > 0
+    k.add_texts(["more text"])
+    assert len(k.train(5)) == 5

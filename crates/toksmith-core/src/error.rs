@@ -46,6 +46,9 @@ pub enum Error {
     /// Bad argument value.
     #[error("{0}")]
     InvalidArgument(String),
+    /// Work given up because the caller asked it to stop (Ctrl-C).
+    #[error("interrupted")]
+    Interrupted,
     /// An allocation the allocator refused (a size taken from an argument).
     #[error("out of memory: {0}")]
     OutOfMemory(String),

@@ -27,6 +27,7 @@ use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub type Pair = (u32, u32);
 
@@ -315,10 +316,23 @@ impl ChunkCounter {
     /// guarantee, so the stream is then read whole before it is split. `name` is used in errors.
     pub fn add_reader<R: Read>(
         &mut self,
+        r: R,
+        name: &str,
+        replace: bool,
+        block: usize,
+    ) -> Result<()> {
+        self.add_reader_until(r, name, replace, block, &AtomicBool::new(false))
+    }
+
+    /// [`ChunkCounter::add_reader`] that gives up with [`Error::Interrupted`] before reading a
+    /// block once `stop` is set (what was counted so far stays counted).
+    pub fn add_reader_until<R: Read>(
+        &mut self,
         mut r: R,
         name: &str,
         replace: bool,
         block: usize,
+        stop: &AtomicBool,
     ) -> Result<()> {
         let fast = self.cuts_are_safe();
         let mut buf: Vec<u8> = Vec::new();
@@ -330,6 +344,9 @@ impl ChunkCounter {
             message: e.to_string(),
         };
         loop {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Error::Interrupted);
+            }
             let before = buf.len();
             buf.resize(before + block, 0);
             let mut filled = before;
@@ -414,7 +431,6 @@ impl ChunkCounter {
         Ok(())
     }
 
-    /// Add a pre-counted chunk.
     /// Add `count` occurrences of `chunk`; an error (and nothing added) if a count would pass
     /// 2**64 - 1.
     pub fn add_count(&mut self, chunk: &[u8], count: u64) -> Result<()> {
@@ -1011,6 +1027,22 @@ mod tests {
         assert_eq!(reports, vec![64, 128]);
         assert_eq!(some.len(), 128);
         assert_eq!(some[..], all[..128]);
+    }
+
+    #[test]
+    fn a_reader_stops_before_its_next_block_once_told() {
+        let text = "hello world ".repeat(1000);
+        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        let stop = AtomicBool::new(true);
+        let got = c.add_reader_until(text.as_bytes(), "t", false, 100, &stop);
+        assert_eq!(got, Err(Error::Interrupted));
+        assert_eq!(c.num_unique(), 0);
+        stop.store(false, Ordering::Relaxed);
+        c.add_reader_until(text.as_bytes(), "t", false, 100, &stop)
+            .unwrap();
+        let mut whole = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        whole.add_reader(text.as_bytes(), "t", false, 100).unwrap();
+        assert_eq!(c.counts, whole.counts);
     }
 
     #[test]

@@ -93,6 +93,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Io { .. } => PyOSError::new_err(msg),
         Error::InvalidArgument(_) => PyValueError::new_err(msg),
         Error::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(msg),
+        Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(msg),
     }
 }
 

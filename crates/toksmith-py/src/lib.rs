@@ -1317,11 +1317,10 @@ impl ChunkCounter {
             )));
         }
         let inner = self.get()?;
-        py.detach(|| {
-            in_pool(threads, || {
-                let r = std::io::BufReader::with_capacity(1 << 20, open()?);
-                inner.add_reader(r, name, replace, block_size)
-            })
+        // (a big file takes a while: Ctrl-C stops it before the next block)
+        interruptible_in_pool(py, threads, |stop| {
+            let r = std::io::BufReader::with_capacity(1 << 20, open()?);
+            inner.add_reader_until(r, name, replace, block_size, stop)
         })
     }
 }
