@@ -87,7 +87,7 @@ fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     })
 }
 
-/// How many threads `in_pool(threads, ..)` runs on.
+/// How many threads `in_pool(py, threads, ..)` runs on.
 fn rayon_threads(threads: usize) -> PyResult<usize> {
     Ok(if threads == 0 {
         pool(0)?.current_num_threads()
@@ -96,14 +96,18 @@ fn rayon_threads(threads: usize) -> PyResult<usize> {
     })
 }
 
-/// Run `f` in the pool of `threads` threads (0: the default pool); see [`pool`].
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    Ok(pool(threads)?.install(f))
+/// Run `f` with the GIL released in the pool of `threads` threads (0: the default pool); see
+/// [`pool`]. The pool is looked up while the GIL is still held: `os.fork()` holds the GIL too,
+/// so no other thread can be inside the pool map's lock when a process forks (a child that
+/// inherited it locked would wait forever on its first parallel call).
+fn in_pool<T: Send>(py: Python<'_>, threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    let pool = pool(threads)?;
+    Ok(py.detach(|| pool.install(f)))
 }
 
 /// `f` with the GIL released, in the default pool: for the calls that may go parallel.
 fn detached_in_pool<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    py.detach(|| in_pool(0, f))
+    in_pool(py, 0, f)
 }
 
 fn allowed_from(allowed: Option<Vec<u32>>, allow_all: bool) -> Allowed {
@@ -997,13 +1001,11 @@ impl Bpe {
             keep_ids_buffers([ids]);
             Ok((out, n))
         };
-        let outs = py.detach(|| {
-            in_pool(threads, || {
-                balanced_ranges(&sizes, parts)
-                    .into_par_iter()
-                    .map(range)
-                    .collect::<Vec<_>>()
-            })
+        let outs = in_pool(py, threads, || {
+            balanced_ranges(&sizes, parts)
+                .into_par_iter()
+                .map(range)
+                .collect::<Vec<_>>()
         })?;
         // The parts are copied once, into the bytes object; `sep` goes between two non-empty
         // runs of text.
@@ -1063,16 +1065,13 @@ impl Bpe {
         batch: Vec<Vec<u32>>,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        let outs = py
-            .detach(|| {
-                in_pool(threads, || {
-                    batch
-                        .par_iter()
-                        .map(|ids| toksmith_core::decode::decode_bytes(&self.enc.vocab, ids))
-                        .collect::<toksmith_core::Result<Vec<_>>>()
-                })
-            })?
-            .map_err(to_py)?;
+        let outs = in_pool(py, threads, || {
+            batch
+                .par_iter()
+                .map(|ids| toksmith_core::decode::decode_bytes(&self.enc.vocab, ids))
+                .collect::<toksmith_core::Result<Vec<_>>>()
+        })?
+        .map_err(to_py)?;
         PyList::new(py, outs.iter().map(|b| PyBytes::new(py, b)))
     }
 
@@ -1339,8 +1338,7 @@ impl ChunkCounter {
     #[pyo3(signature = (texts, threads=0))]
     fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<()> {
         let inner = self.get()?;
-        py.detach(|| in_pool(threads, || inner.add_texts(&texts)))?
-            .map_err(to_py)
+        in_pool(py, threads, || inner.add_texts(&texts))?.map_err(to_py)
     }
 
     #[pyo3(signature = (path, replace=false, threads=0, block_size=16 << 20))]

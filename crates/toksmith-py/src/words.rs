@@ -66,9 +66,7 @@ pub fn word_embeddings<'py>(
     seed: u64,
     threads: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let v = py
-        .detach(|| in_pool(threads, || words::embeddings(&tokens, dim, seed)))?
-        .map_err(to_py)?;
+    let v = in_pool(py, threads, || words::embeddings(&tokens, dim, seed))?.map_err(to_py)?;
     // (allocated by Python: a size it cannot give is a MemoryError)
     PyBytes::new_with(py, v.len() * 4, |out| {
         for (b, x) in out.chunks_exact_mut(4).zip(v) {
@@ -155,9 +153,7 @@ impl WordEncoder {
         texts: Vec<String>,
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
-        let all = py
-            .detach(|| in_pool(threads, || self.inner.encode_batch(&texts)))?
-            .map_err(to_py)?;
+        let all = in_pool(py, threads, || self.inner.encode_batch(&texts))?.map_err(to_py)?;
         all.iter()
             .map(|ids| ids_to_list(py, &self.int_addrs, ids))
             .collect()
@@ -193,8 +189,7 @@ impl WordEncoder {
                 self.int_addrs.len()
             )));
         }
-        py.detach(|| in_pool(threads, || self.inner.token_counts(&words, n_vocab)))?
-            .map_err(to_py)
+        in_pool(py, threads, || self.inner.token_counts(&words, n_vocab))?.map_err(to_py)
     }
 }
 
@@ -293,9 +288,8 @@ impl FixedWordEncoder {
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let inner = Pretokenizer::new(inner_pattern).map_err(to_py)?;
-        let chunks = py
-            .detach(|| in_pool(threads, || self.inner.count_learned(&texts, &inner)))?
-            .map_err(to_py)?;
+        let chunks =
+            in_pool(py, threads, || self.inner.count_learned(&texts, &inner))?.map_err(to_py)?;
         PyList::new(py, chunks.iter().map(|(b, c)| (PyBytes::new(py, b), *c)))
     }
 
@@ -309,23 +303,20 @@ impl FixedWordEncoder {
         threads: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
         self.check(bpe)?;
-        let all: Vec<Vec<u32>> = py
-            .detach(|| {
-                in_pool(threads, || {
-                    texts
-                        .par_iter()
-                        .map(|t| {
-                            let mut out = Vec::with_capacity(t.len() / 3 + 1);
-                            self.inner
-                                .encode_with(t, true, &mut out, |w, o| {
-                                    bpe.enc.encode_into(w, &Allowed::None, o)
-                                })
-                                .map(|_| out)
+        let all: Vec<Vec<u32>> = in_pool(py, threads, || {
+            texts
+                .par_iter()
+                .map(|t| {
+                    let mut out = Vec::with_capacity(t.len() / 3 + 1);
+                    self.inner
+                        .encode_with(t, true, &mut out, |w, o| {
+                            bpe.enc.encode_into(w, &Allowed::None, o)
                         })
-                        .collect::<toksmith_core::Result<Vec<_>>>()
+                        .map(|_| out)
                 })
-            })?
-            .map_err(to_py)?;
+                .collect::<toksmith_core::Result<Vec<_>>>()
+        })?
+        .map_err(to_py)?;
         all.iter()
             .map(|ids| ids_to_list(py, &bpe.int_addrs, ids))
             .collect()
