@@ -351,6 +351,10 @@ impl ChunkCounter {
             buf.resize(before + block, 0);
             let mut filled = before;
             while filled < buf.len() {
+                if filled > before && stop.load(Ordering::Relaxed) {
+                    // (a slow pipe can take long to fill a block)
+                    return Err(Error::Interrupted);
+                }
                 match r.read(&mut buf[filled..]) {
                     Ok(0) => break,
                     Ok(k) => filled += k,
@@ -466,8 +470,9 @@ impl ChunkCounter {
     }
 }
 
-/// Progress of the merge loop, reported to a callback (every 1/200 of the merges asked for,
-/// at least every 64). The callback returns whether to go on: `false` stops the loop, which
+/// Progress of the merge loop, reported to a callback: once the pairs are counted (no merge
+/// done yet), then about every 1/200 of the merges (of those asked for, or of as many as the
+/// corpus could give if that is fewer), at least every 64, and after the last. The callback returns whether to go on: `false` stops the loop, which
 /// returns the merges learned so far (the Python glue does so on Ctrl-C or when a progress
 /// callback raises, and reports that instead of the merges).
 #[derive(Clone, Copy, Debug)]
@@ -716,7 +721,17 @@ fn merge_loop(
     // merges as symbols (`num_merges` may be far larger: "as many as the corpus gives")
     let mut merges: Vec<Pair> = Vec::with_capacity(num_merges.min(words.ids.len()));
     let mut new_pairs: Vec<Pair> = Vec::new();
-    let report_every = (num_merges / 200).max(64);
+    // about 200 reports over the merges the corpus can give at most (a run asked for far more
+    // merges than that must still report, or a Ctrl-C would wait for its end)
+    let report_every = (num_merges.min(words.ids.len()) / 200).max(64);
+    // a first report once the pairs are counted (that took a while on a big corpus)
+    if !progress(MergeProgress {
+        merges_done: 0,
+        merges_total: num_merges,
+        last_count: 0,
+    }) {
+        return merges;
+    }
     while merges.len() < num_merges {
         let Some((c, Reverse(pair))) = heap.pop() else {
             break;
@@ -1023,10 +1038,19 @@ mod tests {
             reports.len() < 2
         })
         .unwrap();
-        // stopped at the second report (every 64 merges here), a prefix of the whole run
-        assert_eq!(reports, vec![64, 128]);
-        assert_eq!(some.len(), 128);
-        assert_eq!(some[..], all[..128]);
+        // stopped at the second report (the first is before any merge; then every 64 merges
+        // here), a prefix of the whole run
+        assert_eq!(reports, vec![0, 64]);
+        assert_eq!(some.len(), 64);
+        assert_eq!(some[..], all[..64]);
+        // asked for far more merges than the corpus gives: reports still come
+        let mut n = 0;
+        train_merges(&chunks, usize::MAX / 2, &mut |_| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        assert!(n > 10, "{n} reports");
     }
 
     #[test]

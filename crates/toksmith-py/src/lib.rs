@@ -1459,6 +1459,12 @@ fn interruptible_in_pool<T: Send>(
 ) -> PyResult<T> {
     let pool = pool(threads)?;
     let stop = AtomicBool::new(false);
+    if rayon::current_thread_index().is_some() {
+        // Called from a pool thread (a progress callback that trains, say): a thread of our
+        // own would queue `f` behind this very thread on a one-thread pool and wait forever.
+        // Run it here, as `in_pool` does; no signals are handled off the main thread anyway.
+        return Ok(py.detach(|| pool.install(|| f(&stop))));
+    }
     let done = AtomicBool::new(false);
     let (result, interrupted) = std::thread::scope(|s| {
         let waiting = std::thread::current();

@@ -59,6 +59,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `toksmith encode ... | head`
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, no traceback
+        print(f"toksmith {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, OSError, ImportError, TypeError) as exc:
         print(f"toksmith {args.command}: error: {_cli_message(exc, args)}", file=sys.stderr)
         return 1
