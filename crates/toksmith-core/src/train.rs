@@ -584,14 +584,39 @@ pub fn train_merges_limited(
     limits: MergeLimits,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<Pair>> {
-    if chunks.is_empty() {
+    let total = chunks.iter().map(|(c, _)| c.len()).sum();
+    let words = chunks.iter().map(|(c, n)| (&**c, *n));
+    byte_merges(total, words, num_merges, limits, progress)
+}
+
+/// [`train_merges_limited`] on chunks it owns: each is freed as soon as it is copied into the
+/// merge loop's words, so the chunks and the loop's tables are never all in memory at once
+/// (the peak memory of training).
+pub fn train_merges_owned(
+    chunks: Vec<(Box<[u8]>, u64)>,
+    num_merges: usize,
+    limits: MergeLimits,
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
+) -> Result<Vec<Pair>> {
+    let total = chunks.iter().map(|(c, _)| c.len()).sum();
+    byte_merges(total, chunks.into_iter(), num_merges, limits, progress)
+}
+
+/// The byte-level merge loop over `chunks` (`total`: their bytes in all).
+fn byte_merges<C: AsRef<[u8]>>(
+    total: usize,
+    chunks: impl ExactSizeIterator<Item = (C, u64)>,
+    num_merges: usize,
+    limits: MergeLimits,
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
+) -> Result<Vec<Pair>> {
+    if chunks.len() == 0 {
         return Err(Error::EmptyCorpus);
     }
     // ---- words ----
-    let total: usize = chunks.iter().map(|(c, _)| c.len()).sum();
     let mut words = Words::with_capacity(total, chunks.len());
     for (c, n) in chunks {
-        words.push(c.iter().map(|&b| b as u32), *n);
+        words.push(c.as_ref().iter().map(|&b| b as u32), n);
     }
     words.check_pair_total()?;
     Ok(merge_loop(
@@ -1067,6 +1092,27 @@ mod tests {
         let mut whole = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
         whole.add_reader(text.as_bytes(), "t", false, 100).unwrap();
         assert_eq!(c.counts, whole.counts);
+    }
+
+    #[test]
+    fn owned_chunks_give_the_same_merges() {
+        let chunks = count(
+            &["the cat sat on the mat; the hat is flat and that is that"],
+            "gpt2",
+        );
+        let limits = MergeLimits {
+            min_frequency: 2,
+            max_token_length: Some(4),
+        };
+        for l in [MergeLimits::default(), limits] {
+            let by_ref = train_merges_limited(&chunks, 40, l, &mut |_| true).unwrap();
+            let owned = train_merges_owned(chunks.clone(), 40, l, &mut |_| true).unwrap();
+            assert_eq!(by_ref, owned);
+        }
+        assert_eq!(
+            train_merges_owned(vec![], 5, MergeLimits::default(), &mut |_| true),
+            Err(Error::EmptyCorpus)
+        );
     }
 
     #[test]

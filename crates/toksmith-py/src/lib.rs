@@ -1439,8 +1439,7 @@ impl ChunkCounter {
             )
         })?;
         let result = merge_loop_in_pool(py, threads, progress, |report| {
-            let chunks = counter.into_counts();
-            train::train_merges_limited(&chunks, num_merges, limits, report)
+            train::train_merges_owned(counter.into_counts(), num_merges, limits, report)
         })?;
         result.map_err(to_py)
     }
