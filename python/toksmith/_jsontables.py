@@ -23,12 +23,13 @@ class JsonTables:
     """A file's natively decoded tables (``native``: ``_core.JsonTables``); :meth:`document`
     parses the whole file for the reference path, which needs the Python objects."""
 
-    def __init__(self, native: Any, raw: bytes):
-        self.native, self.raw = native, raw
+    def __init__(self, native: Any, raw: bytes, object_pairs_hook: Optional[Callable[[Any], Any]] = None):
+        self.native, self.raw, self.object_pairs_hook = native, raw, object_pairs_hook
 
     def document(self) -> Any:
-        # the native split parsed this text already: it is valid UTF-8 and valid JSON
-        return json.loads(self.raw.decode("utf-8"))
+        # the native split parsed this text already: it is valid UTF-8 and valid JSON (the hook,
+        # that of the split, refuses a key twice where the reader asked it to)
+        return json.loads(self.raw.decode("utf-8"), object_pairs_hook=self.object_pairs_hook)
 
 
 def split_json_tables(raw: bytes, layout: str,
@@ -46,4 +47,4 @@ def split_json_tables(raw: bytes, layout: str,
         doc = json.loads(rest, object_pairs_hook=object_pairs_hook)
     except RecursionError:  # nested too deeply for json: the reader's own parse reports it
         return None
-    return doc, JsonTables(native, raw)
+    return doc, JsonTables(native, raw, object_pairs_hook)

@@ -22,8 +22,8 @@ def check_encodable(path: str) -> str:
         raise ValueError(
             f"the path {path!r} cannot be encoded for the file system ({sys.getfilesystemencoding()}): "
             f"{path[e.start:e.end]!r} at index {e.start} is not a character a file name can hold (a lone "
-            f"surrogate?); pass a str of valid characters, or the name as bytes "
-            f"(os.fsdecode(name_bytes) gives one)") from None
+            f"surrogate?); pass a str of valid characters (os.fsdecode(name_bytes) turns a "
+            f"file name read as bytes into one)") from None
     return path
 
 

@@ -31,7 +31,7 @@ from typing import Mapping, Optional, Tuple, Union
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
-from ._common import ConversionError
+from ._common import ConversionError, unique_keys_hook
 from .gpt2 import from_gpt2_files, save_gpt2_files
 from .huggingface import from_huggingface, save_huggingface, to_huggingface
 from .tiktoken import encoding_for_model, from_tiktoken, get_encoding, load_openai, save_tiktoken, to_tiktoken
@@ -64,11 +64,11 @@ def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, 
     if raw is None:
         with open(p, "rb") as f:
             raw = f.read()
-    got = split_json_tables(raw, "huggingface")
+    got = split_json_tables(raw, "huggingface", object_pairs_hook=unique_keys_hook(p, "the JSON file"))
     if got is not None and got[0].get("format") != "toksmith":
         return "huggingface", got[0], got[1]
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys_hook(p, "the JSON file"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TokenizerFileError(f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}") from None
     except RecursionError:
