@@ -1293,7 +1293,7 @@ impl ChunkCounter {
     }
 }
 
-/// The largest block a counter reads at once (the CLI's `--block-size` limit too).
+/// The largest block a counter reads at once (each block is held whole in memory).
 const MAX_BLOCK_SIZE: usize = 1 << 30;
 
 impl ChunkCounter {
@@ -1465,10 +1465,13 @@ fn interruptible_in_pool<T: Send>(
         return Ok(py.detach(|| pool.install(|| f(&stop))));
     }
     let done = AtomicBool::new(false);
-    let (result, interrupted) = std::thread::scope(|s| {
+    let result: Mutex<Option<T>> = Mutex::new(None);
+    // `f` goes to the pool as a job of a scope this thread stays in (no thread is started);
+    // this thread waits with the GIL released and looks for signals now and then
+    let interrupted = pool.in_place_scope(|s| {
         let waiting = std::thread::current();
-        let worker = s.spawn(|| {
-            // (on a panic too, so that the wait below ends and the panic reaches the caller)
+        s.spawn(|_| {
+            // (on a panic too, so that the wait below ends; the scope then passes the panic on)
             struct Done<'a>(&'a AtomicBool, std::thread::Thread);
             impl Drop for Done<'_> {
                 fn drop(&mut self) {
@@ -1477,7 +1480,8 @@ fn interruptible_in_pool<T: Send>(
                 }
             }
             let _done = Done(&done, waiting);
-            pool.install(|| f(&stop))
+            let r = f(&stop);
+            *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         });
         let mut interrupted: Option<PyErr> = None;
         loop {
@@ -1496,14 +1500,14 @@ fn interruptible_in_pool<T: Send>(
                 }
             }
         }
-        let result = py
-            .detach(|| worker.join())
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (result, interrupted)
+        interrupted
     });
     match interrupted {
         Some(e) => Err(e),
-        None => Ok(result),
+        None => Ok(result
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .expect("the scope ran the job")),
     }
 }
 

@@ -83,8 +83,9 @@ pub fn word_token_seed(text: &[u8], seed: u64) -> u64 {
     words::token_seed(text, seed)
 }
 
-/// The most ids a [`WordEncoder`] takes (an int object is made for each up front).
-const MAX_WORD_VOCAB: usize = 1 << 24;
+/// The most ids a [`WordEncoder`] takes (an int object is made for each up front): the word
+/// model's own limit on merges (2**31 - 1), plus room for its special tokens.
+const MAX_WORD_VOCAB: usize = 1 << 32;
 
 #[pyclass(module = "toksmith._core", frozen)]
 pub struct WordEncoder {

@@ -75,8 +75,8 @@ def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, 
         raise TokenizerFileError(f"{p}: a JSON file that nests arrays or objects too deeply to be read") from None
     if isinstance(data, dict):
         if data.get("format") == "toksmith":
-            # its "format" was not in the head: the document is not handed on, as it was parsed here
-            # without toksmith.load's checks (a key twice in one object kept the last value silently)
+            # its "format" was not in the head: toksmith.load reads it again (its native table split
+            # is faster than building the document from this parse)
             return "toksmith", None, None
         if data.get("format") == "toksmith.calm":
             return "calm", None, None
@@ -217,11 +217,8 @@ def _load_detected(p: str, detected: Detected, pattern: Optional[str], special_t
 
         return ByteTokenizer.load(p)
     if fmt == "toksmith":
-        from ..serialization import from_dict, load, load_bytes
+        from ..serialization import load, load_bytes
 
-        # a document parsed to detect the format is not read again
-        if doc is not None:
-            return from_dict(doc, file)
         return load_bytes(raw, file) if raw is not None else load(file)
     if fmt == "huggingface":
         from .huggingface import _from_document

@@ -8,7 +8,7 @@ import hashlib
 import importlib
 import json
 import os
-import tempfile
+import secrets
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
@@ -75,12 +75,11 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
     if not os.path.isdir(parent):
         raise FileNotFoundError(errno.ENOENT, f"cannot write {p!r}: the folder {parent!r} does not exist "
                                               "(create it first)", p)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(p)}.", suffix=".tmp", dir=parent)
-    os.close(fd)  # reopened by name with the caller's mode: a bad mode or encoding leaves no descriptor behind
+    tmp = _new_temp_file(parent, os.path.basename(p))
     try:
+        # reopened by name with the caller's mode: a bad mode or encoding leaves no descriptor behind
         with open(tmp, mode, **kwargs) as f:
             yield f
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0o600
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -88,19 +87,16 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
         raise
 
 
-def _umask() -> int:
-    """The process umask, read without changing it where the system tells it (Linux): setting
-    it to read it back would race with files other threads create meanwhile."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+def _new_temp_file(folder: str, name: str) -> str:
+    """Create an empty file ``.NAME.XXXXXXXX.tmp`` in ``folder`` (a name no other file has) with
+    mode 0o666 as ``open()`` does, so that the umask gives it a plain new file's permissions."""
+    while True:
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp
+        except FileExistsError:
+            continue
 
 
 def make_folder(path: PathLike, what: str) -> str:

@@ -140,9 +140,11 @@ class ShardWriter:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self.closed:  # closed in the block: what it wrote is finished, an error after that is not its
+            return
         if exc_type is not None:
             self.abort()
-        elif not self.closed:
+        else:
             self.close()
 
     def _check_open(self, what: str) -> None:
