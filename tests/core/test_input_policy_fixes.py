@@ -143,6 +143,13 @@ def test_shard_writer_as_context_manager(tmp_path):
     assert w2.closed and os.listdir(tmp_path / "b") == []
     with pytest.raises(ValueError, match="is closed"):
         w2.add([1], [1])
+    # closed in the block, then an error: the finished dataset stays (as a closed file would)
+    with pytest.raises(KeyError):
+        with ShardWriter(tmp_path / "c", n_vocab=300) as w3:
+            w3.add([1, 2], [0, 1], line=1)
+            w3.close()
+            raise KeyError("after close")
+    assert read_manifest(tmp_path / "c")["conversations"] == 1
 
 
 # ---- 3. CALM context keys -------------------------------------------------------------------------
