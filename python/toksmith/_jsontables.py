@@ -11,12 +11,30 @@ merge...); the reader then parses the whole file with :mod:`json`, exactly as wi
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _core
 
 #: a byte string every file of the layout contains (files without it are not split)
 _MARK = {"huggingface": b'"model"', "toksmith": b'"vocab"'}
+
+
+def duplicate_keys_hook(on_duplicate: Callable[[str], None]) -> Callable[[Any], Any]:
+    """An ``object_pairs_hook`` for :func:`json.loads` that calls ``on_duplicate(key)`` for a key
+    found twice in one object (json alone keeps the last value silently), then builds the dict."""
+
+    def hook(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set = set()
+            for k, _ in pairs:
+                if k in seen:
+                    on_duplicate(k)
+                    break
+                seen.add(k)
+        return out
+
+    return hook
 
 
 class JsonTables:

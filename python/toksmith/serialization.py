@@ -28,7 +28,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _core
-from ._jsontables import JsonTables, split_json_tables
+from ._jsontables import JsonTables, duplicate_keys_hook, split_json_tables
 from ._paths import fspath
 from .bytelevel import str_to_token, token_to_str
 from .errors import MergesError, TokenizerFileError, VocabError
@@ -232,19 +232,7 @@ def _duplicates_hook() -> Tuple[Callable[[List[Tuple[str, Any]]], Dict[str, Any]
     found twice in one object (json alone keeps the last value silently: a second
     ``"special_tokens"`` or vocab entry dropped the first)."""
     dups: List[str] = []
-
-    def hook(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
-        out = dict(pairs)
-        if len(out) != len(pairs) and not dups:
-            seen = set()
-            for k, _ in pairs:
-                if k in seen:
-                    dups.append(k)
-                    break
-                seen.add(k)
-        return out
-
-    return hook, dups
+    return duplicate_keys_hook(lambda k: None if dups else dups.append(k)), dups
 
 
 def _duplicate_error(p: str, key: str) -> TokenizerFileError:

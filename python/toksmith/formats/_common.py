@@ -12,7 +12,7 @@ import secrets
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
-from .._jsontables import JsonTables, split_json_tables
+from .._jsontables import JsonTables, duplicate_keys_hook, split_json_tables
 from .._paths import fspath
 from ..bytelevel import str_to_token, token_to_str
 from ..errors import MergesError, TokenizerFileError, VocabError, missing_extra
@@ -123,25 +123,18 @@ def unique_keys_hook(where: str, what: str):
     """An ``object_pairs_hook`` for :func:`json.loads` that refuses a key twice in one object
     (json alone keeps the last value silently: a vocab entry given twice lost its first id)."""
 
-    def hook(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            seen: set = set()
-            for k, _ in pairs:
-                if k in seen:
-                    raise TokenizerFileError(f"{where}: {what} has the key {k!r} twice in one JSON object "
-                                             "(which of its values is meant?)")
-                seen.add(k)
-        return out
+    def refuse(key: str) -> None:
+        raise TokenizerFileError(f"{where}: {what} has the key {key!r} twice in one JSON object "
+                                 "(which of its values is meant?)")
 
-    return hook
+    return duplicate_keys_hook(refuse)
 
 
-def loads_json(raw: bytes, where: str, what: str, unique_keys: bool = False) -> Any:
-    """Parse a JSON file's bytes (``where`` and ``what`` name it in errors); ``unique_keys``:
-    a key twice in one object is a TokenizerFileError (for the files that hold vocabularies)."""
+def loads_json(raw: bytes, where: str, what: str) -> Any:
+    """Parse a JSON file's bytes (``where`` and ``what`` name it in errors); a key twice in one
+    object is a TokenizerFileError."""
     try:
-        return json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys_hook(where, what) if unique_keys else None)
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys_hook(where, what))
     except UnicodeDecodeError as e:
         raise TokenizerFileError(f"{where}: {what} is not UTF-8 text (byte offset {e.start})") from None
     except json.JSONDecodeError as e:
@@ -156,7 +149,7 @@ def split_json(raw: bytes, where: str, what: str) -> Tuple[Any, Optional[JsonTab
     """A ``tokenizer.json``'s bytes parsed: ``(the document without model.vocab and model.merges,
     those tables decoded natively)``, or where that declines ``(the whole document, None)``."""
     got = split_json_tables(raw, "huggingface", object_pairs_hook=unique_keys_hook(where, what))
-    return got if got is not None else (loads_json(raw, where, what, unique_keys=True), None)
+    return got if got is not None else (loads_json(raw, where, what), None)
 
 
 def source_meta(fmt: str, path: Optional[PathLike] = None, **extra: Any) -> Dict[str, Any]:

@@ -111,7 +111,7 @@ def from_gpt2_files(
         raw = f.read()
 
     def parsed_vocab() -> Dict[str, int]:
-        vocab = loads_json(raw, enc_p, "encoder.json", unique_keys=True)
+        vocab = loads_json(raw, enc_p, "encoder.json")
         if not isinstance(vocab, dict):
             raise TokenizerFileError(f"{enc_p}: expected a JSON object (token -> id), found {type(vocab).__name__}")
         return vocab
