@@ -351,7 +351,7 @@ impl WordEncoder {
     pub fn token_counts(&self, words: &[(String, u64)], n_vocab: usize) -> Result<Vec<u64>> {
         // (counts, ids buffer, overflowed?)
         type Acc = (Vec<u64>, Vec<u32>, bool);
-        let (counts, _, overflowed) = words
+        let (counts, overflowed) = words
             .par_iter()
             .fold(
                 || -> Acc { (vec![0u64; n_vocab], Vec::new(), false) },
@@ -368,15 +368,16 @@ impl WordEncoder {
                     (acc, ids, over)
                 },
             )
+            .map(|(acc, _, over)| (acc, over))
             .reduce(
-                || (vec![0u64; n_vocab], Vec::new(), false),
-                |(mut a, ids, mut over), (b, _, over_b)| {
+                || (vec![0u64; n_vocab], false),
+                |(mut a, mut over), (b, over_b)| {
                     for (x, y) in a.iter_mut().zip(b) {
                         let (sum, o) = x.overflowing_add(y);
                         *x = sum;
                         over |= o;
                     }
-                    (a, ids, over || over_b)
+                    (a, over || over_b)
                 },
             );
         if overflowed {
