@@ -20,8 +20,11 @@ TRAIN_PATTERNS = ("cl100k", "nanochat")
 ENCODE_LIBS = ("toksmith", "tiktoken", "fastokens", "hf")
 TRAIN_LIBS = ("toksmith", "rustbpe")
 #: tokenizer files loaded by the load section, and the libraries that read each
-LOAD_FORMATS = {"tiktoken": ("toksmith", "tiktoken", "fastokens"), "tokenizer.json": ("toksmith", "fastokens", "hf"),
-                "toksmith": ("toksmith",)}
+LOAD_FORMATS = {
+    "tiktoken": ("toksmith", "tiktoken", "fastokens"),
+    "tokenizer.json": ("toksmith", "fastokens", "hf"),
+    "toksmith": ("toksmith",),
+}
 WORST_KINDS = ("normal", "letter", "unicode", "digits", "spaces")
 WORST_LIBS = ("toksmith", "tiktoken")
 
@@ -61,21 +64,56 @@ class Mode:
 
 MODES = {
     "full": Mode(
-        name="full", runs=3, train_bytes=50_000_000, train_vocabs=(8192, 32768), trained_vocab=65536,
-        text_bytes=10_000_000, docs_bytes=10_000_000, warm_bytes=1_000_000,
-        worst_sizes=(1_000_000, 10_000_000), memory_bytes=1_000_000_000, isolate=True, cap_s=60.0,
-        stream_tokens=500_000, real_vocabs=True, batch_runs=5, encode_runs=5,
+        name="full",
+        runs=3,
+        train_bytes=50_000_000,
+        train_vocabs=(8192, 32768),
+        trained_vocab=65536,
+        text_bytes=10_000_000,
+        docs_bytes=10_000_000,
+        warm_bytes=1_000_000,
+        worst_sizes=(1_000_000, 10_000_000),
+        memory_bytes=1_000_000_000,
+        isolate=True,
+        cap_s=60.0,
+        stream_tokens=500_000,
+        real_vocabs=True,
+        batch_runs=5,
+        encode_runs=5,
     ),
     "quick": Mode(
-        name="quick", runs=1, train_bytes=2_000_000, train_vocabs=(2048, 4096), trained_vocab=4096,
-        text_bytes=1_000_000, docs_bytes=1_000_000, warm_bytes=200_000,
-        worst_sizes=(100_000, 1_000_000), memory_bytes=20_000_000, isolate=True, cap_s=20.0,
-        stream_tokens=100_000, real_vocabs=True, timeout_s=600.0,
+        name="quick",
+        runs=1,
+        train_bytes=2_000_000,
+        train_vocabs=(2048, 4096),
+        trained_vocab=4096,
+        text_bytes=1_000_000,
+        docs_bytes=1_000_000,
+        warm_bytes=200_000,
+        worst_sizes=(100_000, 1_000_000),
+        memory_bytes=20_000_000,
+        isolate=True,
+        cap_s=20.0,
+        stream_tokens=100_000,
+        real_vocabs=True,
+        timeout_s=600.0,
     ),
     "smoke": Mode(
-        name="smoke", runs=1, train_bytes=200_000, train_vocabs=(300, 400), trained_vocab=600,
-        text_bytes=60_000, docs_bytes=60_000, warm_bytes=10_000,
-        worst_sizes=(4_000, 40_000), memory_bytes=300_000, isolate=False, cap_s=5.0,
-        stream_tokens=5_000, real_vocabs=False, source="tests", timeout_s=120.0,
+        name="smoke",
+        runs=1,
+        train_bytes=200_000,
+        train_vocabs=(300, 400),
+        trained_vocab=600,
+        text_bytes=60_000,
+        docs_bytes=60_000,
+        warm_bytes=10_000,
+        worst_sizes=(4_000, 40_000),
+        memory_bytes=300_000,
+        isolate=False,
+        cap_s=5.0,
+        stream_tokens=5_000,
+        real_vocabs=False,
+        source="tests",
+        timeout_s=120.0,
     ),
 }

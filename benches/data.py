@@ -185,8 +185,13 @@ def prepare(mode: Mode, cache: Path, log=print) -> Dict[str, object]:
     cache.mkdir(parents=True, exist_ok=True)
     manifest_path = cache / "data.json"
     key = {
-        "v": 5, "mode": mode.name, "train": mode.train_bytes, "text": mode.text_bytes,
-        "docs": mode.docs_bytes, "warm": mode.warm_bytes, "worst": list(mode.worst_sizes),
+        "v": 5,
+        "mode": mode.name,
+        "train": mode.train_bytes,
+        "text": mode.text_bytes,
+        "docs": mode.docs_bytes,
+        "warm": mode.warm_bytes,
+        "worst": list(mode.worst_sizes),
         "source": mode.source,
     }
     if manifest_path.exists():

@@ -79,8 +79,12 @@ class Tiktoken(Adapter):
         import tiktoken
 
         ranks = read_tiktoken(spec["ranks"])
-        self.enc = tiktoken.Encoding(f"bench-{spec['name']}", pat_str=spec["regex"], mergeable_ranks=ranks,
-                                     special_tokens=spec.get("specials") or {})
+        self.enc = tiktoken.Encoding(
+            f"bench-{spec['name']}",
+            pat_str=spec["regex"],
+            mergeable_ranks=ranks,
+            special_tokens=spec.get("specials") or {},
+        )
 
     def encode(self, text):
         return self.enc.encode_ordinary(text)
@@ -143,8 +147,9 @@ class Fastokens(Adapter):
     def __init__(self, spec):
         import fastokens
 
-        self.tok = fastokens.Tokenizer.from_tiktoken(spec["ranks"], pattern=spec["regex"],
-                                                     special_tokens=spec.get("specials") or {})
+        self.tok = fastokens.Tokenizer.from_tiktoken(
+            spec["ranks"], pattern=spec["regex"], special_tokens=spec.get("specials") or {}
+        )
 
     def encode(self, text):
         return self.tok.encode_ordinary(text).ids
@@ -154,13 +159,20 @@ class Fastokens(Adapter):
         return [f(d).ids for d in docs]
 
     def encode_batch(self, docs, threads):
-        return [e.ids for e in self.tok.encode_batch(docs, add_special_tokens=False, split_special_tokens=True)]
+        return [
+            e.ids
+            for e in self.tok.encode_batch(
+                docs, add_special_tokens=False, split_special_tokens=True
+            )
+        ]
 
     def decode(self, ids):
         return self.tok.decode(ids)
 
 
-def loader(lib: str, fmt: str, spec, paths) -> Tuple[Callable[[], object], Callable[[object, str], List[int]]]:
+def loader(
+    lib: str, fmt: str, spec, paths
+) -> Tuple[Callable[[], object], Callable[[object, str], List[int]]]:
     """``(load, encode)`` for reading one tokenizer file the way a user of ``lib`` would:
     ``load()`` reads the file (the library is imported before, untimed) and ``encode(tok,
     text)`` gives the ordinary ids, to check that every library loaded the same tokenizer."""
@@ -171,8 +183,9 @@ def loader(lib: str, fmt: str, spec, paths) -> Tuple[Callable[[], object], Calla
         import toksmith.formats.tiktoken  # noqa: F401
 
         load = {
-            "tiktoken": lambda: toksmith.from_tiktoken(paths["tiktoken"], pattern=spec["pattern"],
-                                                       special_tokens=specials),
+            "tiktoken": lambda: toksmith.from_tiktoken(
+                paths["tiktoken"], pattern=spec["pattern"], special_tokens=specials
+            ),
             "tokenizer.json": lambda: toksmith.from_huggingface(paths["tokenizer.json"]),
             "toksmith": lambda: toksmith.load(paths["toksmith"]),
         }[fmt]
@@ -183,24 +196,31 @@ def loader(lib: str, fmt: str, spec, paths) -> Tuple[Callable[[], object], Calla
 
         def load_tiktoken():
             ranks = tiktoken.load.load_tiktoken_bpe(paths["tiktoken"])
-            return tiktoken.Encoding(f"bench-{spec['name']}", pat_str=spec["regex"], mergeable_ranks=ranks,
-                                     special_tokens=specials)
+            return tiktoken.Encoding(
+                f"bench-{spec['name']}",
+                pat_str=spec["regex"],
+                mergeable_ranks=ranks,
+                special_tokens=specials,
+            )
 
         return load_tiktoken, lambda enc, text: enc.encode_ordinary(text)
     if lib == "fastokens":
         import fastokens
 
         load = {
-            "tiktoken": lambda: fastokens.Tokenizer.from_tiktoken(paths["tiktoken"], pattern=spec["regex"],
-                                                                  special_tokens=specials),
+            "tiktoken": lambda: fastokens.Tokenizer.from_tiktoken(
+                paths["tiktoken"], pattern=spec["regex"], special_tokens=specials
+            ),
             "tokenizer.json": lambda: fastokens.Tokenizer.from_file(paths["tokenizer.json"]),
         }[fmt]
         return load, lambda tok, text: tok.encode_ordinary(text).ids
     if lib == "hf":
         import tokenizers
 
-        return (lambda: tokenizers.Tokenizer.from_file(paths["tokenizer.json"]),
-                lambda tok, text: tok.encode(text, add_special_tokens=False).ids)
+        return (
+            lambda: tokenizers.Tokenizer.from_file(paths["tokenizer.json"]),
+            lambda tok, text: tok.encode(text, add_special_tokens=False).ids,
+        )
     raise ValueError(f"no loader for {lib}")
 
 

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from statistics import median
 from typing import List, Optional
 
 from .config import ENCODE_LIBS, ENCODE_PATTERNS, LOAD_FORMATS, REPO, TRAIN_LIBS, WORST_KINDS
 
-LIB_NAMES = {"toksmith": "toksmith", "tiktoken": "tiktoken", "hf": "HF tokenizers", "fastokens": "fastokens",
-             "rustbpe": "rustbpe"}
-KIND_NAMES = {"normal": "normal text", "letter": "one repeated letter", "unicode": "random Unicode",
-              "digits": "one line of digits", "spaces": "whitespace (spaces)"}
+LIB_NAMES = {
+    "toksmith": "toksmith",
+    "tiktoken": "tiktoken",
+    "hf": "HF tokenizers",
+    "fastokens": "fastokens",
+    "rustbpe": "rustbpe",
+}
+KIND_NAMES = {
+    "normal": "normal text",
+    "letter": "one repeated letter",
+    "unicode": "random Unicode",
+    "digits": "one line of digits",
+    "spaces": "whitespace (spaces)",
+}
 
 HOW_TO_RUN = """\
 ```sh
@@ -66,42 +75,80 @@ def targets(res: dict) -> List[dict]:
         for row in [r for r in tr["rows"] if r["vocab"] == top]:
             t, b = row["libs"]["toksmith"], row["libs"]["rustbpe"]
             q = ratio(t["wall_s"], b["wall_s"])
-            rows.append({"target": f"training {row['pattern']}, {mb(tr['corpus_bytes'])} -> {top}: wall <= 1/3 of rustbpe's",
-                         "measured": f"{fmt(t['wall_s'], 2)} s vs rustbpe {fmt(b['wall_s'], 2)} s",
-                         "ratio": f"{fx(q)} (rustbpe / toksmith = {fx(ratio(b['wall_s'], t['wall_s']))})",
-                         "met": None if q is None else q <= 1 / 3})
+            rows.append(
+                {
+                    "target": f"training {row['pattern']}, {mb(tr['corpus_bytes'])} -> {top}: wall <= 1/3 of rustbpe's",
+                    "measured": f"{fmt(t['wall_s'], 2)} s vs rustbpe {fmt(b['wall_s'], 2)} s",
+                    "ratio": f"{fx(q)} (rustbpe / toksmith = {fx(ratio(b['wall_s'], t['wall_s']))})",
+                    "met": None if q is None else q <= 1 / 3,
+                }
+            )
             qr = ratio(t["rss_mb"], b["rss_mb"])
-            rows.append({"target": f"training {row['pattern']} -> {top}: peak RSS <= rustbpe's",
-                         "measured": f"{fmt(t['rss_mb'], 0)} MB vs rustbpe {fmt(b['rss_mb'], 0)} MB",
-                         "ratio": fx(qr), "met": None if qr is None else qr <= 1.0})
+            rows.append(
+                {
+                    "target": f"training {row['pattern']} -> {top}: peak RSS <= rustbpe's",
+                    "measured": f"{fmt(t['rss_mb'], 0)} MB vs rustbpe {fmt(b['rss_mb'], 0)} MB",
+                    "ratio": fx(qr),
+                    "met": None if qr is None else qr <= 1.0,
+                }
+            )
         eq = [r["merges_equal"] for r in tr["rows"]]
-        rows.append({"target": "training: merges identical to rustbpe's (every pattern and size)",
-                     "measured": f"{sum(1 for e in eq if e)}/{len(eq)} identical", "ratio": "",
-                     "met": None if any(e is None for e in eq) else all(eq)})
+        rows.append(
+            {
+                "target": "training: merges identical to rustbpe's (every pattern and size)",
+                "measured": f"{sum(1 for e in eq if e)}/{len(eq)} identical",
+                "ratio": "",
+                "met": None if any(e is None for e in eq) else all(eq),
+            }
+        )
     enc = res.get("encode")
     if enc:
         for p in ENCODE_PATTERNS:
             e = enc.get(p, {})
             t, k, f = e.get("toksmith", {}), e.get("tiktoken", {}), e.get("fastokens", {})
             if not (_encode_ok(t) and _encode_ok(k)):
-                rows.append({"target": f"encode {p}, 1 thread: >= 7x tiktoken", "measured": "error", "ratio": "", "met": None})
+                rows.append(
+                    {
+                        "target": f"encode {p}, 1 thread: >= 7x tiktoken",
+                        "measured": "error",
+                        "ratio": "",
+                        "met": None,
+                    }
+                )
                 continue
             qt, qd = speedup(t, k, "text_bytes", "text_s"), speedup(t, k, "docs_bytes", "docs_s")
-            rows.append({"target": f"encode {p}, 1 thread: >= 7x tiktoken, identical ids",
-                         "measured": f"large string {fmt(t['text_mbps'])} vs {fmt(k['text_mbps'])} MB/s; "
-                                     f"documents {fmt(t['docs_mbps'])} vs {fmt(k['docs_mbps'])} MB/s; ids "
-                                     + ("identical" if t.get("ids_equal") else "DIFFER"),
-                         "ratio": f"{fx(qt)} / {fx(qd)}",
-                         "met": qt >= 7 and qd >= 7 and bool(t.get("ids_equal"))})
+            rows.append(
+                {
+                    "target": f"encode {p}, 1 thread: >= 7x tiktoken, identical ids",
+                    "measured": f"large string {fmt(t['text_mbps'])} vs {fmt(k['text_mbps'])} MB/s; "
+                    f"documents {fmt(t['docs_mbps'])} vs {fmt(k['docs_mbps'])} MB/s; ids "
+                    + ("identical" if t.get("ids_equal") else "DIFFER"),
+                    "ratio": f"{fx(qt)} / {fx(qd)}",
+                    "met": qt >= 7 and qd >= 7 and bool(t.get("ids_equal")),
+                }
+            )
             if _encode_ok(f) and f.get("ids_equal"):
-                ft, fd = speedup(t, f, "text_bytes", "text_s"), speedup(t, f, "docs_bytes", "docs_s")
-                each = [paired_ratios(f.get("runs", []), t.get("runs", []), size, time)
-                        for size, time in (("text_bytes", "text_s"), ("docs_bytes", "docs_s"))]
-                rows.append({"target": f"encode {p}, 1 thread: ahead of fastokens",
-                             "measured": f"large string {fmt(f['text_mbps'])} MB/s, documents {fmt(f['docs_mbps'])} MB/s"
-                                         + (f"; each run: large string {_each(each[0])}, documents {_each(each[1])}"
-                                            if all(each) else ""),
-                             "ratio": f"{fx(ft)} / {fx(fd)}", "met": ft > 1 and fd > 1})
+                ft, fd = (
+                    speedup(t, f, "text_bytes", "text_s"),
+                    speedup(t, f, "docs_bytes", "docs_s"),
+                )
+                each = [
+                    paired_ratios(f.get("runs", []), t.get("runs", []), size, time)
+                    for size, time in (("text_bytes", "text_s"), ("docs_bytes", "docs_s"))
+                ]
+                rows.append(
+                    {
+                        "target": f"encode {p}, 1 thread: ahead of fastokens",
+                        "measured": f"large string {fmt(f['text_mbps'])} MB/s, documents {fmt(f['docs_mbps'])} MB/s"
+                        + (
+                            f"; each run: large string {_each(each[0])}, documents {_each(each[1])}"
+                            if all(each)
+                            else ""
+                        ),
+                        "ratio": f"{fx(ft)} / {fx(fd)}",
+                        "met": ft > 1 and fd > 1,
+                    }
+                )
     bt = res.get("batch")
     if bt:
         for p in ENCODE_PATTERNS:
@@ -112,29 +159,51 @@ def targets(res: dict) -> List[dict]:
             q = speedup(two, one, "docs_bytes", "batch_s")
             each = paired_ratios(one.get("runs", []), two.get("runs", []))
             ctl = res.get("machine", {}).get("control_start")
-            rows.append({"target": f"batch {p}: 2 threads >= 1.8x toksmith's single thread",
-                         "measured": f"{fmt(two.get('mbps'))} vs {fmt(one.get('mbps'))} MB/s (encode_ordinary_batch, threads=2 vs 1)"
-                                     + (f"; each run: {_each(each)}" if each else "")
-                                     + (f"; control workload: {ctl['speedup']:.2f}x" if ctl else ""),
-                         "ratio": fx(q), "met": None if q is None else q >= 1.8})
+            rows.append(
+                {
+                    "target": f"batch {p}: 2 threads >= 1.8x toksmith's single thread",
+                    "measured": f"{fmt(two.get('mbps'))} vs {fmt(one.get('mbps'))} MB/s (encode_ordinary_batch, threads=2 vs 1)"
+                    + (f"; each run: {_each(each)}" if each else "")
+                    + (f"; control workload: {ctl['speedup']:.2f}x" if ctl else ""),
+                    "ratio": fx(q),
+                    "met": None if q is None else q >= 1.8,
+                }
+            )
     if enc and any("decode_mbps" in enc.get(p, {}).get("toksmith", {}) for p in ENCODE_PATTERNS):
         for p in ENCODE_PATTERNS:
             t, k = enc.get(p, {}).get("toksmith", {}), enc.get(p, {}).get("tiktoken", {})
             q = speedup(t, k, "text_bytes", "decode_s") if "decode_mbps" in k else None
-            rows.append({"target": f"decode {p}: >= 3x tiktoken",
-                         "measured": f"{fmt(t.get('decode_mbps'))} vs {fmt(k.get('decode_mbps'))} MB/s",
-                         "ratio": fx(q), "met": None if q is None else q >= 3})
+            rows.append(
+                {
+                    "target": f"decode {p}: >= 3x tiktoken",
+                    "measured": f"{fmt(t.get('decode_mbps'))} vs {fmt(k.get('decode_mbps'))} MB/s",
+                    "ratio": fx(q),
+                    "met": None if q is None else q >= 3,
+                }
+            )
     w = res.get("worst")
     if w:
         lin, per = worst_ratios(res)
         if lin:
             (q, where) = max(lin)
-            rows.append({"target": "worst cases: 10 MB costs <= 11x 1 MB (largest ratio over inputs and patterns)",
-                         "measured": where, "ratio": fx(q, 1), "met": q <= 11})
+            rows.append(
+                {
+                    "target": "worst cases: 10 MB costs <= 11x 1 MB (largest ratio over inputs and patterns)",
+                    "measured": where,
+                    "ratio": fx(q, 1),
+                    "met": q <= 11,
+                }
+            )
         if per:
             (q, where) = max(per)
-            rows.append({"target": "worst cases: per-byte time <= 10x normal text's (largest over inputs, sizes, patterns)",
-                         "measured": where, "ratio": fx(q, 1), "met": q <= 10})
+            rows.append(
+                {
+                    "target": "worst cases: per-byte time <= 10x normal text's (largest over inputs, sizes, patterns)",
+                    "measured": where,
+                    "ratio": fx(q, 1),
+                    "met": q <= 10,
+                }
+            )
     return rows
 
 
@@ -154,14 +223,21 @@ def worst_ratios(res: dict):
                 where = f"{p}, {KIND_NAMES[kind]}: {mb(b['bytes'])} {b['s']:.3f} s / {mb(a['bytes'])} {a['s']:.4f} s"
                 ra, rb = a.get("runs_s", []), b.get("runs_s", [])
                 if len(ra) == len(rb) > 1:  # both sizes were timed in the same process in each run
-                    where += " (each run: " + ", ".join(f"{y / x:.1f}x" for x, y in zip(ra, rb)) + ")"
+                    where += (
+                        " (each run: " + ", ".join(f"{y / x:.1f}x" for x, y in zip(ra, rb)) + ")"
+                    )
                 lin.append((b["s"] / a["s"], where))
             for size in (small, large):
                 c, n = cases.get(f"{kind}_{size}", {}), cases.get(f"normal_{size}", {})
                 if kind != "normal" and "s" in c and "s" in n:
                     q = (c["s"] / c["bytes"]) / (n["s"] / n["bytes"])
-                    per.append((q, f"{p}, {KIND_NAMES[kind]}, {mb(c['bytes'])}: {c['s'] / c['bytes'] * 1e9:.1f} vs "
-                                   f"{n['s'] / n['bytes'] * 1e9:.1f} ns/byte"))
+                    per.append(
+                        (
+                            q,
+                            f"{p}, {KIND_NAMES[kind]}, {mb(c['bytes'])}: {c['s'] / c['bytes'] * 1e9:.1f} vs "
+                            f"{n['s'] / n['bytes'] * 1e9:.1f} ns/byte",
+                        )
+                    )
     return lin, per
 
 
@@ -198,29 +274,40 @@ def _control(m: dict) -> str:
             parts.append(f"{c['speedup']:.2f}x")
     if not parts:
         return "—"
-    return (" / ".join(parts) + " speed-up of a perfectly parallel workload (sha256 in Python threads) from 1 to "
-            f"{m['control_start']['threads']} threads: what this machine really gave to parallel code during the run")
+    return (
+        " / ".join(parts)
+        + " speed-up of a perfectly parallel workload (sha256 in Python threads) from 1 to "
+        f"{m['control_start']['threads']} threads: what this machine really gave to parallel code during the run"
+    )
 
 
 def render(res: dict, chart: Optional[str], publish: bool) -> str:
     m = res["machine"]
     L: List[str] = []
     L.append("# Benchmarks\n")
-    L.append(f"Generated by `python -m benches.run{'' if res['mode'] == 'full' else ' --' + res['mode']}` on "
-             f"{res['started']} (mode **{res['mode']}**, median of {res['runs']} run(s) per number{_runs_note(res)}, "
-             f"{res['duration_s'] / 60:.1f} min, {res.get('worker_processes', '?')} worker processes). "
-             "Every ratio below comes from this one run on this one machine.\n")
+    L.append(
+        f"Generated by `python -m benches.run{'' if res['mode'] == 'full' else ' --' + res['mode']}` on "
+        f"{res['started']} (mode **{res['mode']}**, median of {res['runs']} run(s) per number{_runs_note(res)}, "
+        f"{res['duration_s'] / 60:.1f} min, {res.get('worker_processes', '?')} worker processes). "
+        "Every ratio below comes from this one run on this one machine.\n"
+    )
     if res["mode"] != "full":
-        L.append("> **Not a full run**: inputs are smaller than the issue's (see *Inputs*), so the targets table "
-                 "only indicates trends.\n")
+        L.append(
+            "> **Not a full run**: inputs are smaller than the issue's (see *Inputs*), so the targets table "
+            "only indicates trends.\n"
+        )
     L.append("## How to run\n")
     L.append(HOW_TO_RUN + "\n")
     # targets
     L.append("## Targets (issue 4)\n")
     tg = res.get("targets") or []
     if tg:
-        L.append(_table(["target", "measured", "ratio", "status"],
-                        [[t["target"], t["measured"], t["ratio"], status(t["met"])] for t in tg]))
+        L.append(
+            _table(
+                ["target", "measured", "ratio", "status"],
+                [[t["target"], t["measured"], t["ratio"], status(t["met"])] for t in tg],
+            )
+        )
         met = sum(1 for t in tg if t["met"])
         L.append(f"\n{met} of {len(tg)} targets met in this run.\n")
     else:
@@ -230,34 +317,62 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
     # machine
     L.append("## Machine\n")
     v = m.get("versions", {})
-    L.append(_table(["", ""], [
-        ["CPU", f"{m.get('cpu_model', '?')}, {m['cores']} usable cores (os.cpu_count()={m.get('cpu_count')})"],
-        ["memory", f"{m.get('mem_gb', '?')} GB"],
-        ["OS / Python", f"{m['platform']} / Python {m['python']}"],
-        ["load average (start / end)", f"{' '.join(f'{x:.2f}' for x in m['loadavg_start'])} / "
-                                       f"{' '.join(f'{x:.2f}' for x in m.get('loadavg_end', []))}"],
-        ["parallel control (start / end)", _control(m)],
-        ["toksmith", f"{v.get('toksmith')} (git {m.get('git')})"],
-        ["native extension", _builds(m)],
-        ["peers", ", ".join(f"{k} {v.get(k)}" for k in ("tiktoken", "tokenizers", "rustbpe", "fastokens"))],
-        ["tools", ", ".join(f"{k} {v.get(k)}" for k in ("numpy", "psutil", "matplotlib", "regex"))
-                  + f"; {m.get('rustc', 'rustc ?')}"],
-    ]))
+    L.append(
+        _table(
+            ["", ""],
+            [
+                [
+                    "CPU",
+                    f"{m.get('cpu_model', '?')}, {m['cores']} usable cores (os.cpu_count()={m.get('cpu_count')})",
+                ],
+                ["memory", f"{m.get('mem_gb', '?')} GB"],
+                ["OS / Python", f"{m['platform']} / Python {m['python']}"],
+                [
+                    "load average (start / end)",
+                    f"{' '.join(f'{x:.2f}' for x in m['loadavg_start'])} / "
+                    f"{' '.join(f'{x:.2f}' for x in m.get('loadavg_end', []))}",
+                ],
+                ["parallel control (start / end)", _control(m)],
+                ["toksmith", f"{v.get('toksmith')} (git {m.get('git')})"],
+                ["native extension", _builds(m)],
+                [
+                    "peers",
+                    ", ".join(
+                        f"{k} {v.get(k)}"
+                        for k in ("tiktoken", "tokenizers", "rustbpe", "fastokens")
+                    ),
+                ],
+                [
+                    "tools",
+                    ", ".join(f"{k} {v.get(k)}" for k in ("numpy", "psutil", "matplotlib", "regex"))
+                    + f"; {m.get('rustc', 'rustc ?')}",
+                ],
+            ],
+        )
+    )
     L.append("")
     # inputs
     sz = res.get("data", {}).get("sizes", {})
     L.append("## Inputs\n")
-    L.append(f"- corpora: {', '.join(res.get('data', {}).get('corpora', []))}, cut into documents of 1-10 KB at line "
-             "ends and shuffled (seed 1234).")
+    L.append(
+        f"- corpora: {', '.join(res.get('data', {}).get('corpora', []))}, cut into documents of 1-10 KB at line "
+        "ends and shuffled (seed 1234)."
+    )
     if "train" in sz:
-        L.append(f"- training corpus: the first {mb(sz['train'])} of documents ({sz.get('train_docs')} documents), "
-                 "streamed from disk by a Python generator to both trainers (`train_from_iterator`).")
+        L.append(
+            f"- training corpus: the first {mb(sz['train'])} of documents ({sz.get('train_docs')} documents), "
+            "streamed from disk by a Python generator to both trainers (`train_from_iterator`)."
+        )
     if "text" in sz:
-        L.append(f"- encode: one large string of {mb(sz['text'])}; {sz.get('docs_count')} documents "
-                 f"({mb(sz['docs'])}) encoded one by one and as one batch; {mb(sz['warm'])} of other documents "
-                 "to warm up first. The three sets are disjoint.")
+        L.append(
+            f"- encode: one large string of {mb(sz['text'])}; {sz.get('docs_count')} documents "
+            f"({mb(sz['docs'])}) encoded one by one and as one batch; {mb(sz['warm'])} of other documents "
+            "to warm up first. The three sets are disjoint."
+        )
     for name, s in (res.get("vocabs") or {}).items():
-        L.append(f"- vocab `{name}`: {s['source']}; pattern `{s['pattern']}`; HF tokenizer.json: {s.get('hf_source')}.")
+        L.append(
+            f"- vocab `{name}`: {s['source']}; pattern `{s['pattern']}`; HF tokenizer.json: {s.get('hf_source')}."
+        )
     L.append("")
     if "train" in res:
         L.append(render_train(res["train"]))
@@ -276,8 +391,15 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
     # checks
     L.append("## Equality checks\n")
     if res["checks"]:
-        L.append(_table(["check", "result", "detail"],
-                        [[c["name"], "passed" if c["ok"] else "**FAILED**", c["detail"]] for c in res["checks"]]))
+        L.append(
+            _table(
+                ["check", "result", "detail"],
+                [
+                    [c["name"], "passed" if c["ok"] else "**FAILED**", c["detail"]]
+                    for c in res["checks"]
+                ],
+            )
+        )
     else:
         L.append("None in this run.")
     L.append("")
@@ -317,66 +439,163 @@ METHOD = """## Method
 
 
 def render_train(tr: dict) -> str:
-    L = ["## Training\n",
-         f"{mb(tr['corpus_bytes'])} corpus, `train_from_iterator` on all cores for both; peak RSS is the whole "
-         "process's (Python and the streamed corpus included; *baseline* = RSS before training).\n"]
+    L = [
+        "## Training\n",
+        f"{mb(tr['corpus_bytes'])} corpus, `train_from_iterator` on all cores for both; peak RSS is the whole "
+        "process's (Python and the streamed corpus included; *baseline* = RSS before training).\n",
+    ]
     rows = []
     for row in tr["rows"]:
         for lib in TRAIN_LIBS:
             s = row["libs"][lib]
             if s.get("error"):
-                rows.append([row["pattern"], str(row["vocab"]), lib, f"error: {s['error']}", "", "", "", "", ""])
+                rows.append(
+                    [
+                        row["pattern"],
+                        str(row["vocab"]),
+                        lib,
+                        f"error: {s['error']}",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                    ]
+                )
                 continue
             rb = row["libs"]["rustbpe"]
-            rows.append([row["pattern"], str(row["vocab"]), lib, fmt(s["wall_s"], 2), fmt(s["cpu_s"], 2),
-                         fmt(ratio(s["cpu_s"], s["wall_s"]), 2), f"{fmt(s['rss_mb'], 0)} ({fmt(s['base_rss_mb'], 0)})",
-                         fx(ratio(rb["wall_s"], s["wall_s"])) if lib == "toksmith" else "",
-                         ("yes" if row["merges_equal"] else "**no**" if row["merges_equal"] is False else "—")
-                         if lib == "toksmith" else ""])
-    L.append(_table(["pattern", "vocab", "library", "wall s", "CPU s", "cores", "peak RSS MB (baseline)",
-                     "speed-up vs rustbpe", "merges == rustbpe"], rows))
+            rows.append(
+                [
+                    row["pattern"],
+                    str(row["vocab"]),
+                    lib,
+                    fmt(s["wall_s"], 2),
+                    fmt(s["cpu_s"], 2),
+                    fmt(ratio(s["cpu_s"], s["wall_s"]), 2),
+                    f"{fmt(s['rss_mb'], 0)} ({fmt(s['base_rss_mb'], 0)})",
+                    fx(ratio(rb["wall_s"], s["wall_s"])) if lib == "toksmith" else "",
+                    (
+                        "yes"
+                        if row["merges_equal"]
+                        else "**no**"
+                        if row["merges_equal"] is False
+                        else "—"
+                    )
+                    if lib == "toksmith"
+                    else "",
+                ]
+            )
+    L.append(
+        _table(
+            [
+                "pattern",
+                "vocab",
+                "library",
+                "wall s",
+                "CPU s",
+                "cores",
+                "peak RSS MB (baseline)",
+                "speed-up vs rustbpe",
+                "merges == rustbpe",
+            ],
+            rows,
+        )
+    )
     ph = tr.get("phases") or {}
     if ph:
-        L.append(f"\ntoksmith's two phases at vocab {tr.get('vocab_phases')} (internal API, one run):\n")
+        L.append(
+            f"\ntoksmith's two phases at vocab {tr.get('vocab_phases')} (internal API, one run):\n"
+        )
         prow = []
         for p, r in ph.items():
             if r.get("error"):
                 prow.append([p, f"error: {r['error']}", "", "", ""])
                 continue
-            prow.append([p, f"{r['count_wall_s']:.2f} s ({r['count_cpu_s'] / max(r['count_wall_s'], 1e-9):.2f} cores)",
-                         f"{r['merge_wall_s']:.2f} s ({r['merge_cpu_s'] / max(r['merge_wall_s'], 1e-9):.2f} cores)",
-                         f"{r.get('unique_chunks'):,}" if r.get("unique_chunks") else "—",
-                         f"{r.get('pieces'):,}" if r.get("pieces") else "—"])
-        L.append(_table(["pattern", "counting (pre-tokenize + count)", "merging", "unique chunks", "pieces"], prow))
+            prow.append(
+                [
+                    p,
+                    f"{r['count_wall_s']:.2f} s ({r['count_cpu_s'] / max(r['count_wall_s'], 1e-9):.2f} cores)",
+                    f"{r['merge_wall_s']:.2f} s ({r['merge_cpu_s'] / max(r['merge_wall_s'], 1e-9):.2f} cores)",
+                    f"{r.get('unique_chunks'):,}" if r.get("unique_chunks") else "—",
+                    f"{r.get('pieces'):,}" if r.get("pieces") else "—",
+                ]
+            )
+        L.append(
+            _table(
+                [
+                    "pattern",
+                    "counting (pre-tokenize + count)",
+                    "merging",
+                    "unique chunks",
+                    "pieces",
+                ],
+                prow,
+            )
+        )
     return "\n".join(L) + "\n"
 
 
 def render_encode(enc: dict) -> str:
-    L = ["## Encoding, one thread\n",
-         "MB/s of UTF-8 input (medians of the runs). *vs tiktoken*: speed ratio on the large string / on the "
-         "documents, the median of each run's ratio (the libraries of one pattern are timed one after the other "
-         "in every run).\n"]
+    L = [
+        "## Encoding, one thread\n",
+        "MB/s of UTF-8 input (medians of the runs). *vs tiktoken*: speed ratio on the large string / on the "
+        "documents, the median of each run's ratio (the libraries of one pattern are timed one after the other "
+        "in every run).\n",
+    ]
     rows = []
     for p in ENCODE_PATTERNS:
         k = enc.get(p, {}).get("tiktoken", {})
         for lib in ENCODE_LIBS:
             s = enc.get(p, {}).get(lib, {})
             if not s or s.get("error"):
-                rows.append([p, LIB_NAMES[lib], f"error: {(s or {}).get('error', 'not run')}"[:160], "", "", "", ""])
+                rows.append(
+                    [
+                        p,
+                        LIB_NAMES[lib],
+                        f"error: {(s or {}).get('error', 'not run')}"[:160],
+                        "",
+                        "",
+                        "",
+                        "",
+                    ]
+                )
                 continue
             if s.get("ids_equal") is False:
                 rows.append([p, LIB_NAMES[lib], "ids differ", "ids differ", "", "", "**no**"])
                 continue
-            rows.append([p, LIB_NAMES[lib], fmt(s["text_mbps"]), fmt(s["docs_mbps"]),
-                         f"{fx(speedup(s, k, 'text_bytes', 'text_s'))} / {fx(speedup(s, k, 'docs_bytes', 'docs_s'))}"
-                         if lib != "tiktoken" else "1.00x",
-                         f"{s['text_cores']:.2f} / {s['docs_cores']:.2f}", _ids_cell(s)])
-    L.append(_table(["pattern", "library", "large string MB/s", "documents MB/s", "vs tiktoken", "cores",
-                     "ids == tiktoken"], rows))
+            rows.append(
+                [
+                    p,
+                    LIB_NAMES[lib],
+                    fmt(s["text_mbps"]),
+                    fmt(s["docs_mbps"]),
+                    f"{fx(speedup(s, k, 'text_bytes', 'text_s'))} / {fx(speedup(s, k, 'docs_bytes', 'docs_s'))}"
+                    if lib != "tiktoken"
+                    else "1.00x",
+                    f"{s['text_cores']:.2f} / {s['docs_cores']:.2f}",
+                    _ids_cell(s),
+                ]
+            )
+    L.append(
+        _table(
+            [
+                "pattern",
+                "library",
+                "large string MB/s",
+                "documents MB/s",
+                "vs tiktoken",
+                "cores",
+                "ids == tiktoken",
+            ],
+            rows,
+        )
+    )
     return "\n".join(L) + "\n"
 
 
-def paired_ratios(one: list, two: list, size: str = "docs_bytes", time: str = "batch_s") -> List[float]:
+def paired_ratios(
+    one: list, two: list, size: str = "docs_bytes", time: str = "batch_s"
+) -> List[float]:
     """Each run's speed ratio of `two` over `one` (``size / time`` of each), when every run has both
     timings (the batch section: 2 threads over 1; the encode section: toksmith over a peer)."""
     if len(one) != len(two) or len(one) < 2 or not all(time in x for x in one + two):
@@ -406,7 +625,10 @@ def _batch_runs(bt: dict) -> int:
 
 def _runs_note(res: dict) -> str:
     """How many runs the encode and batch sections took, where it differs from the others."""
-    enc = max((len(v.get("runs", [])) for e in (res.get("encode") or {}).values() for v in e.values()), default=0)
+    enc = max(
+        (len(v.get("runs", [])) for e in (res.get("encode") or {}).values() for v in e.values()),
+        default=0,
+    )
     bat = _batch_runs(res.get("batch") or {})
     parts = [(n, name) for n, name in ((enc, "encode"), (bat, "batch")) if n and n != res["runs"]]
     if not parts:
@@ -417,11 +639,15 @@ def _runs_note(res: dict) -> str:
 
 
 def render_batch(bt: dict, enc: dict) -> str:
-    L = ["## Batch encoding\n",
-         "The documents as one batch (`encode_ordinary_batch` / `encode_batch`). *vs 1 thread*: against "
-         "toksmith's batch on 1 thread (the median of each run's ratio); *vs one by one*: against the same library encoding the documents one by "
-         "one on one thread (encode section; those workers encode the 10 MB large string first, so their caches are warmer "
-         "than the batch workers', which only saw the warm-up documents). Medians of " + str(_batch_runs(bt)) + " runs.\n"]
+    L = [
+        "## Batch encoding\n",
+        "The documents as one batch (`encode_ordinary_batch` / `encode_batch`). *vs 1 thread*: against "
+        "toksmith's batch on 1 thread (the median of each run's ratio); *vs one by one*: against the same library encoding the documents one by "
+        "one on one thread (encode section; those workers encode the 10 MB large string first, so their caches are warmer "
+        "than the batch workers', which only saw the warm-up documents). Medians of "
+        + str(_batch_runs(bt))
+        + " runs.\n",
+    ]
     rows = []
     for p in ENCODE_PATTERNS:
         b = bt.get(p, {})
@@ -435,19 +661,43 @@ def render_batch(bt: dict, enc: dict) -> str:
                 rows.append([p, label, "ids differ", "", "", "", "", "**no**"])
                 continue
             single = enc.get(p, {}).get(v["lib"], {}).get("docs_mbps")
-            rows.append([p, label, fmt(v["mbps"]), f"{v['cores']:.2f}",
-                         fx(speedup(v, one, "docs_bytes", "batch_s")) if v["lib"] == "toksmith" else "",
-                         fx(ratio(v["mbps"], tk)), fx(ratio(v["mbps"], single)), _ids_cell(v)])
-    L.append(_table(["pattern", "library / threads", "MB/s", "cores", "vs toksmith 1 thread", "vs tiktoken",
-                     "vs one by one", "ids == tiktoken"], rows))
+            rows.append(
+                [
+                    p,
+                    label,
+                    fmt(v["mbps"]),
+                    f"{v['cores']:.2f}",
+                    fx(speedup(v, one, "docs_bytes", "batch_s")) if v["lib"] == "toksmith" else "",
+                    fx(ratio(v["mbps"], tk)),
+                    fx(ratio(v["mbps"], single)),
+                    _ids_cell(v),
+                ]
+            )
+    L.append(
+        _table(
+            [
+                "pattern",
+                "library / threads",
+                "MB/s",
+                "cores",
+                "vs toksmith 1 thread",
+                "vs tiktoken",
+                "vs one by one",
+                "ids == tiktoken",
+            ],
+            rows,
+        )
+    )
     return "\n".join(L) + "\n"
 
 
 def render_decode(enc: dict) -> str:
-    L = ["## Decoding\n",
-         "`decode(ids)` of the large string's ids, MB/s of UTF-8 output: the median of 3 in-process repetitions "
-         "after a first call, which is shown on its own (*first call*: it includes one-time costs such as growing "
-         "buffers and the heap); streaming: ids pushed one at a time, tokens/s.\n"]
+    L = [
+        "## Decoding\n",
+        "`decode(ids)` of the large string's ids, MB/s of UTF-8 output: the median of 3 in-process repetitions "
+        "after a first call, which is shown on its own (*first call*: it includes one-time costs such as growing "
+        "buffers and the heap); streaming: ids pushed one at a time, tokens/s.\n",
+    ]
     rows = []
     for p in ENCODE_PATTERNS:
         k = enc.get(p, {}).get("tiktoken", {})
@@ -460,31 +710,64 @@ def render_decode(enc: dict) -> str:
                 rows.append([p, LIB_NAMES[lib], "ids differ", "", "", "", ""])
                 continue
             rt = "yes" if s.get("decode_roundtrip") else "**no**"
-            stream = fmt(s.get("stream_tps"), 0) if "stream_tps" in s else ("no streaming decoder" if "stream_error" not in s else "error")
-            rows.append([p, LIB_NAMES[lib], fmt(s.get("decode_mbps")),
-                         fx(speedup(s, k, "text_bytes", "decode_s")) if "decode_mbps" in k else "",
-                         fmt(s.get("decode_first_mbps")) if "decode_first_mbps" in s else "",
-                         stream, rt])
-    L.append(_table(["pattern", "library", "decode MB/s", "vs tiktoken", "first call MB/s", "streaming tokens/s",
-                     "round trip"], rows))
+            stream = (
+                fmt(s.get("stream_tps"), 0)
+                if "stream_tps" in s
+                else ("no streaming decoder" if "stream_error" not in s else "error")
+            )
+            rows.append(
+                [
+                    p,
+                    LIB_NAMES[lib],
+                    fmt(s.get("decode_mbps")),
+                    fx(speedup(s, k, "text_bytes", "decode_s")) if "decode_mbps" in k else "",
+                    fmt(s.get("decode_first_mbps")) if "decode_first_mbps" in s else "",
+                    stream,
+                    rt,
+                ]
+            )
+    L.append(
+        _table(
+            [
+                "pattern",
+                "library",
+                "decode MB/s",
+                "vs tiktoken",
+                "first call MB/s",
+                "streaming tokens/s",
+                "round trip",
+            ],
+            rows,
+        )
+    )
     return "\n".join(L) + "\n"
 
 
-LOAD_FILES = {"tiktoken": "`.tiktoken` rank file", "tokenizer.json": "HF `tokenizer.json`",
-              "toksmith": "toksmith JSON"}
-LOAD_CALLS = {("toksmith", "tiktoken"): "`toksmith.from_tiktoken`", ("toksmith", "tokenizer.json"): "`toksmith.from_huggingface`",
-              ("toksmith", "toksmith"): "`toksmith.load`", ("tiktoken", "tiktoken"): "`load_tiktoken_bpe` + `Encoding`",
-              ("fastokens", "tiktoken"): "`Tokenizer.from_tiktoken`", ("fastokens", "tokenizer.json"): "`Tokenizer.from_file`",
-              ("hf", "tokenizer.json"): "`Tokenizer.from_file`"}
+LOAD_FILES = {
+    "tiktoken": "`.tiktoken` rank file",
+    "tokenizer.json": "HF `tokenizer.json`",
+    "toksmith": "toksmith JSON",
+}
+LOAD_CALLS = {
+    ("toksmith", "tiktoken"): "`toksmith.from_tiktoken`",
+    ("toksmith", "tokenizer.json"): "`toksmith.from_huggingface`",
+    ("toksmith", "toksmith"): "`toksmith.load`",
+    ("tiktoken", "tiktoken"): "`load_tiktoken_bpe` + `Encoding`",
+    ("fastokens", "tiktoken"): "`Tokenizer.from_tiktoken`",
+    ("fastokens", "tokenizer.json"): "`Tokenizer.from_file`",
+    ("hf", "tokenizer.json"): "`Tokenizer.from_file`",
+}
 
 
 def render_load(ld: dict) -> str:
-    L = ["## Loading a tokenizer\n",
-         "Time to read one tokenizer file into a ready encoder, in a fresh process per measurement (the library "
-         "imported first, untimed; tiktoken reads the local file, no download cache). Every library reads the same "
-         "file; each loaded tokenizer encodes a sample of the large string, and its ids are compared with "
-         "tiktoken's. toksmith checks every entry of the file while reading it (ids, spelling, merge order, "
-         "and for merge lists that BPE by rank gives the file's merges).\n"]
+    L = [
+        "## Loading a tokenizer\n",
+        "Time to read one tokenizer file into a ready encoder, in a fresh process per measurement (the library "
+        "imported first, untimed; tiktoken reads the local file, no download cache). Every library reads the same "
+        "file; each loaded tokenizer encodes a sample of the large string, and its ids are compared with "
+        "tiktoken's. toksmith checks every entry of the file while reading it (ids, spelling, merge order, "
+        "and for merge lists that BPE by rank gives the file's merges).\n",
+    ]
     rows = []
     for p in ENCODE_PATTERNS:
         ref = ld.get(p, {}).get("tiktoken", {}).get("tiktoken", {}).get("digest")
@@ -498,19 +781,57 @@ def render_load(ld: dict) -> str:
                 if not s:
                     continue
                 if s.get("error"):
-                    rows.append([p, LOAD_FILES[fmt_name], LIB_NAMES[lib], LOAD_CALLS[(lib, fmt_name)], "error", "", ""])
+                    rows.append(
+                        [
+                            p,
+                            LOAD_FILES[fmt_name],
+                            LIB_NAMES[lib],
+                            LOAD_CALLS[(lib, fmt_name)],
+                            "error",
+                            "",
+                            "",
+                        ]
+                    )
                     continue
-                same = "yes" if ref and s.get("digest") == ref and s.get("same_ids") else ("reference" if (lib, fmt_name) == ("tiktoken", "tiktoken") else "**no**")
-                rows.append([p, LOAD_FILES[fmt_name], LIB_NAMES[lib], LOAD_CALLS[(lib, fmt_name)], fmt(s["s"] * 1e3, 0),
-                             "" if lib == "toksmith" or not ts else fx(s["s"] / ts), same])
-    L.append(_table(["pattern", "file", "library", "call", "ms", "peer time / toksmith time", "ids = tiktoken's"], rows))
+                same = (
+                    "yes"
+                    if ref and s.get("digest") == ref and s.get("same_ids")
+                    else ("reference" if (lib, fmt_name) == ("tiktoken", "tiktoken") else "**no**")
+                )
+                rows.append(
+                    [
+                        p,
+                        LOAD_FILES[fmt_name],
+                        LIB_NAMES[lib],
+                        LOAD_CALLS[(lib, fmt_name)],
+                        fmt(s["s"] * 1e3, 0),
+                        "" if lib == "toksmith" or not ts else fx(s["s"] / ts),
+                        same,
+                    ]
+                )
+    L.append(
+        _table(
+            [
+                "pattern",
+                "file",
+                "library",
+                "call",
+                "ms",
+                "peer time / toksmith time",
+                "ids = tiktoken's",
+            ],
+            rows,
+        )
+    )
     return "\n".join(L) + "\n"
 
 
 def render_worst(w: dict, res: dict) -> str:
-    L = ["## Worst cases\n",
-         "One thread. *x normal*: time per byte against normal text of the same size, same library; "
-         "*large/small*: time of the large input over the small one (10x the bytes).\n"]
+    L = [
+        "## Worst cases\n",
+        "One thread. *x normal*: time per byte against normal text of the same size, same library; "
+        "*large/small*: time of the large input over the small one (10x the bytes).\n",
+    ]
     for p in ENCODE_PATTERNS:
         libs = w.get(p, {})
         head = ["input", "size"]
@@ -559,15 +880,36 @@ def render_memory(mem: dict) -> str:
     if mem.get("error"):
         L.append(mem["error"] + "\n")
         return "\n".join(L)
-    L.append(f"`{mem['cmd']}` with the {mem['tokenizer']} tokenizer, peak RSS of the process (`os.wait4`).\n")
+    L.append(
+        f"`{mem['cmd']}` with the {mem['tokenizer']} tokenizer, peak RSS of the process (`os.wait4`).\n"
+    )
     rows = []
     for key in ("small", "big"):
         r = mem.get(key)
         if not r:
             continue
-        status_ = "ok" if r["rc"] == 0 else ("timed out" if r.get("timed_out") else f"exit status {r['rc']}")
-        rows.append([mb(r["bytes"]), f"{r['wall_s']:.1f}", fmt(r["bytes"] / r["wall_s"] / 1e6), fmt(r["rss_mb"], 0), status_])
-    L.append(_table(["file", "wall s", "MB/s (incl. start-up and writing ids)", "peak RSS MB", "status"], rows))
+        status_ = (
+            "ok"
+            if r["rc"] == 0
+            else ("timed out" if r.get("timed_out") else f"exit status {r['rc']}")
+        )
+        rows.append(
+            [
+                mb(r["bytes"]),
+                f"{r['wall_s']:.1f}",
+                fmt(r["bytes"] / r["wall_s"] / 1e6),
+                fmt(r["rss_mb"], 0),
+                status_,
+            ]
+        )
+    L.append(
+        _table(
+            ["file", "wall s", "MB/s (incl. start-up and writing ids)", "peak RSS MB", "status"],
+            rows,
+        )
+    )
     if "python_import_rss_mb" in mem:
-        L.append(f"\nFor scale: `python -c 'import toksmith'` peaks at {mem['python_import_rss_mb']:.0f} MB.")
+        L.append(
+            f"\nFor scale: `python -c 'import toksmith'` peaks at {mem['python_import_rss_mb']:.0f} MB."
+        )
     return "\n".join(L) + "\n"

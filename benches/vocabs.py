@@ -28,7 +28,6 @@ CL100K_SPECIALS = {
 }
 
 
-
 # toksmith's own checked reader/writer of .tiktoken files (tiktoken and fastokens read the same files).
 read_tiktoken = load_tiktoken_ranks
 write_tiktoken = dump_tiktoken_ranks
@@ -59,7 +58,9 @@ def _hf_ids_match(json_text: str, ranks, regex: str, sample: str) -> bool:
         return False
 
 
-def build_hf(ranks, pattern: str, regex: str, specials, dest: Path, sample: str) -> Tuple[Optional[str], str]:
+def build_hf(
+    ranks, pattern: str, regex: str, specials, dest: Path, sample: str
+) -> Tuple[Optional[str], str]:
     """Write a tokenizer.json for Hugging Face tokenizers; return (path, how it was made)."""
     if dest.exists():
         meta = dest.with_suffix(".source")
@@ -76,7 +77,9 @@ def build_hf(ranks, pattern: str, regex: str, specials, dest: Path, sample: str)
 # ---------------------------------------------------------------------------- specs
 
 
-def prepare_vocabs(mode, cache: Path, data: dict, want_hf: bool = True, log=print) -> Dict[str, dict]:
+def prepare_vocabs(
+    mode, cache: Path, data: dict, want_hf: bool = True, log=print
+) -> Dict[str, dict]:
     """Vocab specs for gpt2, cl100k (real rank files unless smoke) and o200k (trained by
     toksmith with the o200k pattern on the training corpus)."""
     from toksmith.pretokenize import PATTERNS
@@ -89,7 +92,10 @@ def prepare_vocabs(mode, cache: Path, data: dict, want_hf: bool = True, log=prin
     sample_docs = read_docs(data["files"]["warm"])[:20]
     sample = "".join(sample_docs)[:200_000]
     specs: Dict[str, dict] = {}
-    real = {"gpt2": ("gpt2.tiktoken", GPT2_SPECIALS), "cl100k": ("cl100k_base.tiktoken", CL100K_SPECIALS)}
+    real = {
+        "gpt2": ("gpt2.tiktoken", GPT2_SPECIALS),
+        "cl100k": ("cl100k_base.tiktoken", CL100K_SPECIALS),
+    }
     for name in ENCODE_PATTERNS:
         regex = PATTERNS[name]
         if mode.real_vocabs and name in real:
@@ -109,19 +115,29 @@ def prepare_vocabs(mode, cache: Path, data: dict, want_hf: bool = True, log=prin
 
                 log(f"[vocab] training a {mode.trained_vocab} vocab with the {name} pattern")
                 t0 = time.perf_counter()
-                tok = toksmith.train_from_iterator(iter_docs(data["files"]["train"]), vocab_size=mode.trained_vocab,
-                                                   pattern=name)
+                tok = toksmith.train_from_iterator(
+                    iter_docs(data["files"]["train"]), vocab_size=mode.trained_vocab, pattern=name
+                )
                 write_tiktoken(tok.mergeable_ranks(), path)
                 log(f"[vocab]   done in {time.perf_counter() - t0:.1f} s")
-        spec = {"name": name, "pattern": name, "regex": regex, "ranks": str(path), "specials": specials,
-                "source": source, "hf": None, "hf_source": None}
+        spec = {
+            "name": name,
+            "pattern": name,
+            "regex": regex,
+            "ranks": str(path),
+            "specials": specials,
+            "source": source,
+            "hf": None,
+            "hf_source": None,
+        }
         if want_hf:
             ranks = read_tiktoken(path)
             try:
                 tag = "real" if (mode.real_vocabs and name in real) else f"t{mode.trained_vocab}"
                 # no added tokens: every measured call encodes ordinary text
-                spec["hf"], spec["hf_source"] = build_hf(ranks, name, regex, {},
-                                                         vdir / f"{name}_{tag}.hf.json", sample)
+                spec["hf"], spec["hf_source"] = build_hf(
+                    ranks, name, regex, {}, vdir / f"{name}_{tag}.hf.json", sample
+                )
             except Exception as e:  # noqa: BLE001
                 spec["hf_source"] = f"could not build: {e}"
         specs[name] = spec

@@ -74,8 +74,13 @@ def task_train(t: Dict) -> Dict:
     from .vocabs import write_tiktoken
 
     write_tiktoken(ranks, t["ranks_out"])
-    return {"wall_s": wall, "cpu_s": cpu, "baseline_rss_kb": base, "self_maxrss_kb": maxrss_kb(),
-            "n_ranks": len(ranks)}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "baseline_rss_kb": base,
+        "self_maxrss_kb": maxrss_kb(),
+        "n_ranks": len(ranks),
+    }
 
 
 def task_train_phases(t: Dict) -> Dict:
@@ -93,9 +98,16 @@ def task_train_phases(t: Dict) -> Dict:
     _, count_wall, count_cpu = timed(count)
     stats = counter.stats()
     pairs, merge_wall, merge_cpu = timed(lambda: counter.train(t["vocab_size"] - 256, None, 0))
-    return {"count_wall_s": count_wall, "count_cpu_s": count_cpu, "merge_wall_s": merge_wall,
-            "merge_cpu_s": merge_cpu, "unique_chunks": stats.get("unique"), "pieces": stats.get("pieces"),
-            "merges": len(pairs), "toksmith": toksmith.__version__}
+    return {
+        "count_wall_s": count_wall,
+        "count_cpu_s": count_cpu,
+        "merge_wall_s": merge_wall,
+        "merge_cpu_s": merge_cpu,
+        "unique_chunks": stats.get("unique"),
+        "pieces": stats.get("pieces"),
+        "merges": len(pairs),
+        "toksmith": toksmith.__version__,
+    }
 
 
 # ---------------------------------------------------------------------------- encoding
@@ -154,8 +166,15 @@ def task_batch(t: Dict) -> Dict:
     a.encode_batch(warm, threads)
     docs = D.read_docs(t["docs"])
     out, wall, cpu = timed(lambda: a.encode_batch(docs, threads))
-    return {"docs_bytes": sum(map(D.nbytes, docs)), "docs": len(docs), "batch_s": wall, "batch_cpu_s": cpu,
-            "threads": threads, "docs_digest": digest(out), "tokens": sum(map(len, out))}
+    return {
+        "docs_bytes": sum(map(D.nbytes, docs)),
+        "docs": len(docs),
+        "batch_s": wall,
+        "batch_cpu_s": cpu,
+        "threads": threads,
+        "docs_digest": digest(out),
+        "tokens": sum(map(len, out)),
+    }
 
 
 # ---------------------------------------------------------------------------- worst cases
@@ -213,7 +232,11 @@ def task_worst(t: Dict) -> Dict:
         key = f"{case['kind']}_{case['size']}"
         try:
             # normal text is linear for every library: no probe (it would also warm caches)
-            run, pred, probes = (True, 0.0, []) if case["kind"] == "normal" else _probe(a.encode, text, size, t["cap_s"])
+            run, pred, probes = (
+                (True, 0.0, [])
+                if case["kind"] == "normal"
+                else _probe(a.encode, text, size, t["cap_s"])
+            )
             if not run:
                 out[key] = {"skipped": True, "predicted_s": pred, "bytes": size}
                 continue
@@ -223,7 +246,13 @@ def task_worst(t: Dict) -> Dict:
         except BaseException as e:  # noqa: BLE001  (pyo3 panics are BaseException)
             out[key] = {"error": f"{type(e).__name__}: {e}"[:200], "bytes": size}
             continue
-        out[key] = {"s": wall, "cpu_s": cpu, "bytes": size, "tokens": len(ids), "digest": digest([ids])}
+        out[key] = {
+            "s": wall,
+            "cpu_s": cpu,
+            "bytes": size,
+            "tokens": len(ids),
+            "digest": digest([ids]),
+        }
         del ids
     return {"cases": out}
 
@@ -242,8 +271,14 @@ def task_load(t: Dict) -> Dict:
     return {"s": wall, "cpu_s": cpu, "digest": digest([encode(tok, sample)])}
 
 
-TASKS = {"train": task_train, "train_phases": task_train_phases, "encode": task_encode, "batch": task_batch,
-         "worst": task_worst, "load": task_load}
+TASKS = {
+    "train": task_train,
+    "train_phases": task_train_phases,
+    "encode": task_encode,
+    "batch": task_batch,
+    "worst": task_worst,
+    "load": task_load,
+}
 
 
 def pin_one_cpu() -> None:

@@ -42,8 +42,10 @@ def read_tiktoken_file(path):
 
 @pytest.fixture(scope="session")
 def corpus_slices():
-    return {p.stem.replace("_slice", ""): p.read_text(encoding="utf-8")
-            for p in sorted((DATA / "corpora").glob("*_slice.txt"))}
+    return {
+        p.stem.replace("_slice", ""): p.read_text(encoding="utf-8")
+        for p in sorted((DATA / "corpora").glob("*_slice.txt"))
+    }
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +58,6 @@ def cl100k_ranks():
     return read_tiktoken_file(DATA / "vocabs" / "cl100k_base.tiktoken")
 
 
-
 def _pair(name, ranks, specials):
     """A toksmith Tokenizer and a tiktoken Encoding of the same ranks, pattern and specials."""
     import tiktoken
@@ -64,7 +65,9 @@ def _pair(name, ranks, specials):
     from toksmith import Tokenizer
 
     tok = Tokenizer.from_ranks(ranks, name, specials)
-    enc = tiktoken.Encoding(f"test_{name}", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=specials)
+    enc = tiktoken.Encoding(
+        f"test_{name}", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=specials
+    )
     return tok, enc
 
 

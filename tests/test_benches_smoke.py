@@ -37,11 +37,17 @@ def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     env = dict(os.environ)
     env["TOKSMITH_BENCH_DATA"] = str(out / "no-shared-data-here")  # smoke mode must not need it
-    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(REPO) + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     t0 = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "benches.run", "--smoke", "--no-publish", "--out", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=180,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     return out, proc, time.monotonic() - t0
 
@@ -155,10 +161,16 @@ def test_speedup_over_a_peer_pairs_each_runs_timings():
     assert abs(speedup(ours, peer, "docs_bytes", "docs_s") - 1.1) < 1e-9  # runs: 1.1, 0.9, 1.1
     peer["runs"][1] = {"error": "boom"}
     # the ratio of the median speeds: 10 MB/s over the mean of the peer's two runs
-    assert abs(speedup(ours, peer, "docs_bytes", "docs_s") - 1e7 / ((1e6 / 0.11 + 1e6 / 0.33) / 2)) < 1e-9
+    assert (
+        abs(speedup(ours, peer, "docs_bytes", "docs_s") - 1e7 / ((1e6 / 0.11 + 1e6 / 0.33) / 2))
+        < 1e-9
+    )
     assert speedup(ours, {"runs": []}, "docs_bytes", "docs_s") is None
-    res = {"runs": 3, "encode": {"o200k": {"toksmith": lib(1, 1, 1, 1, 1)}},
-           "batch": {"o200k": {"toksmith 1 thread": lib(1, 1, 1, 1, 1)}}}
+    res = {
+        "runs": 3,
+        "encode": {"o200k": {"toksmith": lib(1, 1, 1, 1, 1)}},
+        "batch": {"o200k": {"toksmith 1 thread": lib(1, 1, 1, 1, 1)}},
+    }
     assert _runs_note(res) == " (5 in the encode and batch sections)"
     res["batch"] = {}
     assert _runs_note(res) == " (5 in the encode section)"

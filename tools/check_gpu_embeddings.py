@@ -12,7 +12,9 @@ import pathlib
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("embeddings", HERE / "python/toksmith/presets/embeddings.py")
+spec = importlib.util.spec_from_file_location(
+    "embeddings", HERE / "python/toksmith/presets/embeddings.py"
+)
 E = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(E)
 

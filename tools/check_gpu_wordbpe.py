@@ -4,9 +4,15 @@ the native CPU backend bit for bit, and `run()` writes the same embeddings CSV o
 
     python tools/check_gpu_wordbpe.py
 """
-import json, os, pathlib, sys, time
+
+import json
+import pathlib
+import time
+
 import numpy as np
+
 from toksmith.presets import wordbpe
+
 corpus = "tests/data/corpora/english_slice.txt"
 out = {}
 tok = wordbpe.train(corpus, 2000)

@@ -6,6 +6,7 @@
 'lowest'
 """
 
+from typing import TYPE_CHECKING
 
 from .errors import (
     CorpusDecodeError,
@@ -20,24 +21,36 @@ from .errors import (
     UnknownTokenError,
     VocabError,
 )
-from typing import TYPE_CHECKING
-
 from .pretokenize import PATTERNS, split
 from .serialization import load
 from .tokenizer import Tokenizer
 from .train import train, train_from_counts, train_from_iterator
 
 if TYPE_CHECKING:
-    from . import formats
-    from .formats import (ConversionError, encoding_for_model, from_gpt2_files, from_huggingface, from_tiktoken,
-                          get_encoding, load_any)
+    from . import formats as formats
+    from .formats import (
+        ConversionError,
+        encoding_for_model,
+        from_gpt2_files,
+        from_huggingface,
+        from_tiktoken,
+        get_encoding,
+        load_any,
+    )
 
 __version__ = "0.1.0"
 
 # The file-format readers (and their imports: json, hashlib, dataclasses...) are two thirds of
 # `import toksmith`; they load on first use of any of these names.
-_FROM_FORMATS = ("ConversionError", "from_gpt2_files", "from_huggingface", "from_tiktoken", "get_encoding",
-                 "encoding_for_model", "load_any")
+_FROM_FORMATS = (
+    "ConversionError",
+    "from_gpt2_files",
+    "from_huggingface",
+    "from_tiktoken",
+    "get_encoding",
+    "encoding_for_model",
+    "load_any",
+)
 
 
 #: subpackages loaded on first use (toksmith.formats, toksmith.presets.nanochat, toksmith.calm)
@@ -56,6 +69,7 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | {*_FROM_FORMATS, *_SUBPACKAGES})
+
 
 __all__ = [
     "Tokenizer",

@@ -41,7 +41,9 @@ class JsonTables:
     """A file's natively decoded tables (``native``: ``_core.JsonTables``); :meth:`document`
     parses the whole file for the reference path, which needs the Python objects."""
 
-    def __init__(self, native: Any, raw: bytes, object_pairs_hook: Optional[Callable[[Any], Any]] = None):
+    def __init__(
+        self, native: Any, raw: bytes, object_pairs_hook: Optional[Callable[[Any], Any]] = None
+    ):
         self.native, self.raw, self.object_pairs_hook = native, raw, object_pairs_hook
 
     def document(self) -> Any:
@@ -50,8 +52,9 @@ class JsonTables:
         return json.loads(self.raw.decode("utf-8"), object_pairs_hook=self.object_pairs_hook)
 
 
-def split_json_tables(raw: bytes, layout: str,
-                      object_pairs_hook: Optional[Callable[[Any], Any]] = None) -> Optional[Tuple[Any, JsonTables]]:
+def split_json_tables(
+    raw: bytes, layout: str, object_pairs_hook: Optional[Callable[[Any], Any]] = None
+) -> Optional[Tuple[Any, JsonTables]]:
     """``(the document without its tables, the tables)`` for the raw bytes of a JSON tokenizer
     file of ``layout`` (``"huggingface"`` or ``"toksmith"``); None if the split declines.
     ``object_pairs_hook`` is passed to :func:`json.loads` for the rest of the document."""

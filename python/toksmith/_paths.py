@@ -21,9 +21,10 @@ def check_encodable(path: str) -> str:
     except UnicodeEncodeError as e:
         raise ValueError(
             f"the path {path!r} cannot be encoded for the file system ({sys.getfilesystemencoding()}): "
-            f"{path[e.start:e.end]!r} at index {e.start} is not a character a file name can hold (a lone "
+            f"{path[e.start : e.end]!r} at index {e.start} is not a character a file name can hold (a lone "
             f"surrogate?); pass a str of valid characters (os.fsdecode(name_bytes) turns a "
-            f"file name read as bytes into one)") from None
+            f"file name read as bytes into one)"
+        ) from None
     return path
 
 

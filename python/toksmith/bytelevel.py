@@ -41,19 +41,35 @@ _FROM_ALPHABET.update({b: "\uffff" for b in range(256) if chr(b) not in CHAR_TO_
 
 def token_to_str(token: bytes) -> str:
     """Spell token bytes with the byte-level alphabet."""
-    if not isinstance(token, (bytes, bytearray)):  # was an AttributeError ('str' object has no attribute 'decode')
+    if not isinstance(
+        token, (bytes, bytearray)
+    ):  # was an AttributeError ('str' object has no attribute 'decode')
         if not isinstance(token, memoryview):
-            raise TypeError(f"token_to_str needs bytes, not {type(token).__name__}"
-                            + ("; str_to_token goes from the alphabet to bytes" if isinstance(token, str) else ""))
+            raise TypeError(
+                f"token_to_str needs bytes, not {type(token).__name__}"
+                + (
+                    "; str_to_token goes from the alphabet to bytes"
+                    if isinstance(token, str)
+                    else ""
+                )
+            )
         token = bytes(token)
     return token.decode("latin-1").translate(BYTE_TO_CHAR)
 
 
 def str_to_token(s: str) -> bytes:
     """Inverse of :func:`token_to_str`; raises ValueError on a character outside the alphabet."""
-    if not isinstance(s, str):  # was an AttributeError, or for bytes "a bytes-like object is required"
-        hint = "; token_to_str goes from bytes to the alphabet" if isinstance(s, (bytes, bytearray)) else ""
-        raise TypeError(f"str_to_token needs a str spelled in the byte-level alphabet, not {type(s).__name__}{hint}")
+    if not isinstance(
+        s, str
+    ):  # was an AttributeError, or for bytes "a bytes-like object is required"
+        hint = (
+            "; token_to_str goes from bytes to the alphabet"
+            if isinstance(s, (bytes, bytearray))
+            else ""
+        )
+        raise TypeError(
+            f"str_to_token needs a str spelled in the byte-level alphabet, not {type(s).__name__}{hint}"
+        )
     try:
         return s.translate(_FROM_ALPHABET).encode("latin-1")
     except UnicodeEncodeError as e:

@@ -42,7 +42,11 @@ def _walk_once(top: str, onerror=None, revisit: bool = False) -> Iterator[tuple]
             dirs[:] = []
             continue
         key = (st.st_dev, st.st_ino)
-        above = chains.get(os.path.normpath(os.path.dirname(root)), frozenset()) if root != top else frozenset()
+        above = (
+            chains.get(os.path.normpath(os.path.dirname(root)), frozenset())
+            if root != top
+            else frozenset()
+        )
         if key in above or (key in seen and not revisit):
             dirs[:] = []
             continue
@@ -61,8 +65,11 @@ def _walk(folder: Path) -> List[Path]:
     seen = set()
 
     def unreadable(e: OSError) -> None:  # os.walk skips a folder it cannot list, unless told
-        raise type(e)(e.errno, f"cannot read the folder {e.filename!r} in {str(folder)!r} ({e.strerror}); "
-                               f"fix its permissions or pass the files to read") from None
+        raise type(e)(
+            e.errno,
+            f"cannot read the folder {e.filename!r} in {str(folder)!r} ({e.strerror}); "
+            f"fix its permissions or pass the files to read",
+        ) from None
 
     for root, dirs, files in _walk_once(str(folder), onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -73,13 +80,17 @@ def _walk(folder: Path) -> List[Path]:
             try:
                 st = f.stat()
             except FileNotFoundError:
-                raise FileNotFoundError(f"{str(f)!r} in the folder {str(folder)!r} is a broken symbolic link; "
-                                        f"remove it or pass the files to read") from None
+                raise FileNotFoundError(
+                    f"{str(f)!r} in the folder {str(folder)!r} is a broken symbolic link; "
+                    f"remove it or pass the files to read"
+                ) from None
             except OSError as e:
                 if e.errno != errno.ELOOP:
                     raise
-                raise FileNotFoundError(f"{str(f)!r} in the folder {str(folder)!r} is a symbolic link loop; "
-                                        f"remove it or pass the files to read") from None
+                raise FileNotFoundError(
+                    f"{str(f)!r} in the folder {str(folder)!r} is a symbolic link loop; "
+                    f"remove it or pass the files to read"
+                ) from None
             if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
                 seen.add((st.st_dev, st.st_ino))
                 found.append(f)
@@ -104,8 +115,11 @@ def _glob_files(pattern: str) -> List[Path]:
             rel = os.path.relpath(root, top or os.curdir)
             here = [] if rel == os.curdir else rel.split(os.sep)
             dirs[:] = [d for d in dirs if _glob_match(here + [d], parts[n:], prefix=True)]
-            matches.extend(os.path.join(root, f) if top else os.path.join(*here, f)
-                           for f in files if _glob_match(here + [f], parts[n:]))
+            matches.extend(
+                os.path.join(root, f) if top else os.path.join(*here, f)
+                for f in files
+                if _glob_match(here + [f], parts[n:])
+            )
         matches.sort()
     found: List[Path] = []
     seen = set()
@@ -149,11 +163,15 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     stream (``toksmith train <(xzcat corpus.xz)``). A path that matches nothing raises
     FileNotFoundError."""
     if isinstance(paths, (bytes, bytearray, memoryview)):
-        raise TypeError(f"paths must be str or os.PathLike (or a list of them), not {type(paths).__name__}")
+        raise TypeError(
+            f"paths must be str or os.PathLike (or a list of them), not {type(paths).__name__}"
+        )
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     elif not isinstance(paths, Iterable):
-        raise TypeError(f"paths must be str or os.PathLike (or a list of them), not {type(paths).__name__}")
+        raise TypeError(
+            f"paths must be str or os.PathLike (or a list of them), not {type(paths).__name__}"
+        )
     out: List[Path] = []
     for p in paths:
         if not isinstance(p, (str, os.PathLike)):
@@ -162,7 +180,9 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
         if isinstance(s, bytes):
             raise TypeError("paths must be str or os.PathLike of str, not bytes")
         if not s:  # Path("") is the current folder: reading all of it is never what was meant
-            raise ValueError("a path is empty (''); pass a file, folder or glob ('.' for the current folder)")
+            raise ValueError(
+                "a path is empty (''); pass a file, folder or glob ('.' for the current folder)"
+            )
         path = Path(s)
         if path.is_file() or _is_stream(path):
             out.append(path)
@@ -176,8 +196,10 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
         elif path.is_symlink():
             raise FileNotFoundError(f"{s!r} is a broken symbolic link")
         elif path.exists():
-            raise FileNotFoundError(f"{s!r} is not a file, folder or pipe (a socket or block device?); "
-                                    f"pass a text file or a folder of them")
+            raise FileNotFoundError(
+                f"{s!r} is not a file, folder or pipe (a socket or block device?); "
+                f"pass a text file or a folder of them"
+            )
         else:
             raise FileNotFoundError(f"no such file or folder: {s!r}")
     return out
@@ -240,8 +262,10 @@ def decompression_errors(path: PathLike) -> Iterator[None]:
         yield
     except Exception as e:
         data_error = suffix is not None and (
-            type(e).__name__ == "LZMAError" or isinstance(e, (EOFError, zlib.error))
-            or (isinstance(e, OSError) and e.errno is None))
+            type(e).__name__ == "LZMAError"
+            or isinstance(e, (EOFError, zlib.error))
+            or (isinstance(e, OSError) and e.errno is None)
+        )
         if not data_error:
             raise
         raise CorpusDecodeError(f"{os.fspath(path)} is not a valid {suffix} file: {e}") from None
@@ -253,8 +277,10 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
     from ._core import CorpusDecodeError
 
     if not isinstance(text_field, str):
-        raise TypeError(f"text_field must be a str (the name of the JSON field that holds the text), "
-                        f"not {type(text_field).__name__}")
+        raise TypeError(
+            f"text_field must be a str (the name of the JSON field that holds the text), "
+            f"not {type(text_field).__name__}"
+        )
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
     with decompression_errors(path), open_binary(path) as f:
@@ -264,7 +290,7 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
             except UnicodeDecodeError as e:
                 raise CorpusDecodeError(
                     f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start} of the line); "
-                    f"pass errors=\"replace\" to replace bad bytes with U+FFFD"
+                    f'pass errors="replace" to replace bad bytes with U+FFFD'
                 ) from None
             if lineno == 1:
                 line = line.lstrip("\ufeff")  # a byte order mark, as Windows tools write it
@@ -281,7 +307,9 @@ def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[
                 )
             value = obj[text_field]
             if not isinstance(value, str):
-                raise ValueError(f"{path}:{lineno}: field {text_field!r} is {type(value).__name__}, not a string")
+                raise ValueError(
+                    f"{path}:{lineno}: field {text_field!r} is {type(value).__name__}, not a string"
+                )
             if "\\u" in line:  # only a \uD800-style escape can give a lone surrogate
                 value = surrogates_checked(value, errors, f"{path}:{lineno}: field {text_field!r}")
             yield value
@@ -305,7 +333,8 @@ def surrogates_checked(value: str, errors: str, where: str) -> str:
 
         raise CorpusDecodeError(
             f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}) that UTF-8 "
-            f"cannot encode; pass errors=\"replace\" to read it as U+FFFD (as encode() does)") from None
+            f'cannot encode; pass errors="replace" to read it as U+FFFD (as encode() does)'
+        ) from None
 
 
 def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -> Iterator[str]:
@@ -319,8 +348,11 @@ def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -
     from ._core import CorpusDecodeError
 
     try:
-        with decompression_errors(path), open_binary(path) as raw, \
-                io.TextIOWrapper(raw, encoding="utf-8", errors=errors, newline="") as f:
+        with (
+            decompression_errors(path),
+            open_binary(path) as raw,
+            io.TextIOWrapper(raw, encoding="utf-8", errors=errors, newline="") as f,
+        ):
             while True:
                 lines = f.readlines(block)
                 if not lines:
@@ -329,7 +361,7 @@ def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -
     except UnicodeDecodeError as e:
         raise CorpusDecodeError(
             f"{path} is not valid UTF-8 ({e.reason} at byte {e.start} of a block); "
-            f"pass errors=\"replace\" to replace bad bytes with U+FFFD"
+            f'pass errors="replace" to replace bad bytes with U+FFFD'
         ) from None
 
 
@@ -344,8 +376,10 @@ def read_text(path: PathLike, errors: str = "strict") -> str:
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as e:
-        raise CorpusDecodeError(f"{os.fspath(path)} is not valid UTF-8 ({e.reason} at byte {e.start}); pass "
-                                "errors=\"replace\" to replace bad bytes with U+FFFD") from None
+        raise CorpusDecodeError(
+            f"{os.fspath(path)} is not valid UTF-8 ({e.reason} at byte {e.start}); pass "
+            'errors="replace" to replace bad bytes with U+FFFD'
+        ) from None
 
 
 def _positive_int(value: Any, what: str) -> int:
@@ -376,11 +410,15 @@ def default_corpus(max_bytes: int = 8 << 20) -> List[Path]:
         if total >= max_bytes:
             break
     if not files:  # pragma: no cover - a Python without sources
-        raise FileNotFoundError(f"no Python sources found under {stdlib} for the default corpus; pass PATH")
+        raise FileNotFoundError(
+            f"no Python sources found under {stdlib} for the default corpus; pass PATH"
+        )
     return files
 
 
-def batched(texts: Iterable[str], max_items: int = 16384, max_bytes: int = 16 << 20) -> Iterator[List[str]]:
+def batched(
+    texts: Iterable[str], max_items: int = 16384, max_bytes: int = 16 << 20
+) -> Iterator[List[str]]:
     """Group an iterable of str into lists bounded in count and size."""
     if isinstance(texts, (str, bytes, bytearray)):
         raise TypeError("texts must be an iterable of str, not a single str; wrap it in a list")
@@ -400,5 +438,13 @@ def batched(texts: Iterable[str], max_items: int = 16384, max_bytes: int = 16 <<
         yield batch
 
 
-__all__ = ["expand_paths", "iter_jsonl", "default_corpus", "batched", "compression", "open_binary",
-           "COMPRESSED_SUFFIXES", "surrogates_checked"]
+__all__ = [
+    "expand_paths",
+    "iter_jsonl",
+    "default_corpus",
+    "batched",
+    "compression",
+    "open_binary",
+    "COMPRESSED_SUFFIXES",
+    "surrogates_checked",
+]

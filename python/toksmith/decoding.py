@@ -22,15 +22,20 @@ def _check_errors(errors: Any) -> None:
     if errors == "replace" or errors == "strict":
         return
     if not isinstance(errors, str):
-        raise TypeError(f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}")
+        raise TypeError(
+            f"errors must be a str such as 'replace' or 'strict', not {type(errors).__name__}"
+        )
     if "\0" in errors:
-        raise ValueError("errors must not contain NUL characters: pass an error handler name such as 'replace'")
+        raise ValueError(
+            "errors must not contain NUL characters: pass an error handler name such as 'replace'"
+        )
     try:
         codecs.lookup_error(errors)
     except (LookupError, UnicodeError):  # a lone surrogate in the name: no handler has one
         raise UnknownErrorHandlerError(
             f"unknown error handler {errors!r}: pass 'replace', 'strict', 'ignore', 'backslashreplace' or "
-            f"another name registered with codecs.register_error") from None
+            f"another name registered with codecs.register_error"
+        ) from None
 
 
 def _is_index(v: Any) -> bool:
@@ -49,17 +54,23 @@ class StreamDecoder:
     special token then adds nothing).
     """
 
-    def __init__(self, tokenizer: "Tokenizer", errors: str = "replace", *, skip_special_tokens: bool = False) -> None:
+    def __init__(
+        self, tokenizer: "Tokenizer", errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> None:
         from .tokenizer import Tokenizer
 
         if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"StreamDecoder needs a toksmith.Tokenizer (or use tok.stream_decoder()), "
-                            f"not {type(tokenizer).__name__}")
+            raise TypeError(
+                f"StreamDecoder needs a toksmith.Tokenizer (or use tok.stream_decoder()), "
+                f"not {type(tokenizer).__name__}"
+            )
         _check_errors(errors)
         # The native state decodes with CPython's stateful UTF-8 decoder (the one behind
         # codecs.getincrementaldecoder("utf-8")), so output and errors= behave exactly as there.
-        self._bind(_core.StreamState(tokenizer._core, errors, tokenizer._bad_id),
-                   tokenizer._special_ids if skip_special_tokens else frozenset())
+        self._bind(
+            _core.StreamState(tokenizer._core, errors, tokenizer._bad_id),
+            tokenizer._special_ids if skip_special_tokens else frozenset(),
+        )
         self._fresh = self._state.copy()  # never pushed to: what reset() starts again from
 
     def _bind(self, state, skipped) -> None:
@@ -73,7 +84,9 @@ class StreamDecoder:
 
             def push(token: int) -> str:
                 try:
-                    if token in skipped and _is_index(token):  # not 100257.0: the native push reports it
+                    if token in skipped and _is_index(
+                        token
+                    ):  # not 100257.0: the native push reports it
                         return ""
                 except TypeError:  # unhashable: the native push reports the bad id
                     pass
@@ -93,8 +106,10 @@ class StreamDecoder:
         return self.__copy__()
 
     def __reduce__(self):
-        raise TypeError("a StreamDecoder cannot be pickled (it holds a live decoding state); "
-                        "pickle the Tokenizer and the ids pushed so far instead")
+        raise TypeError(
+            "a StreamDecoder cannot be pickled (it holds a live decoding state); "
+            "pickle the Tokenizer and the ids pushed so far instead"
+        )
 
     @property
     def pending(self) -> bytes:
@@ -109,8 +124,10 @@ class StreamDecoder:
         """The text completed by ``tokens``, pushed one after the other. A bad id pushes none
         of them: the decoder is left as it was (the text of the ids before it is not lost)."""
         if isinstance(tokens, (str, bytes, bytearray)):  # bytes were taken as a list of ids
-            raise TypeError(f"push_many needs a sequence of ids (a list of int, a numpy array), not "
-                            f"{type(tokens).__name__}")
+            raise TypeError(
+                f"push_many needs a sequence of ids (a list of int, a numpy array), not "
+                f"{type(tokens).__name__}"
+            )
         push, state = self.push, self._state.copy()
         try:
             return "".join([push(t) for t in tokens])

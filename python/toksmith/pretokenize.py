@@ -60,21 +60,26 @@ def _check_pattern_arg(pattern: str) -> None:
         except UnicodeEncodeError as e:
             from .errors import PatternError
 
-            raise PatternError(f"the split pattern holds a lone surrogate (U+{ord(pattern[e.start]):04X} at index "
-                               f"{e.start}), which UTF-8 cannot encode and no text can match; pass a valid str "
-                               f"(to match a character, write it itself or as an escape such as \\x{{...}})"
-                               ) from None
+            raise PatternError(
+                f"the split pattern holds a lone surrogate (U+{ord(pattern[e.start]):04X} at index "
+                f"{e.start}), which UTF-8 cannot encode and no text can match; pass a valid str "
+                f"(to match a character, write it itself or as an escape such as \\x{{...}})"
+            ) from None
     if pattern == "":
         from .errors import PatternError
 
-        raise PatternError("the split pattern is empty: it matches no text, so every text would encode to "
-                           "[]; pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex")
+        raise PatternError(
+            "the split pattern is empty: it matches no text, so every text would encode to "
+            "[]; pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex"
+        )
     if _BARE_WORD.fullmatch(pattern) and _core.named_pattern(pattern) is None:
         from .errors import PatternError
 
-        raise PatternError(f"{pattern!r} is no pattern name: pass gpt2, cl100k, o200k or nanochat (or an OpenAI "
-                           f"encoding name such as cl100k_base), or a regex (as a regex, a bare word would match "
-                           f"only itself and drop all other text)")
+        raise PatternError(
+            f"{pattern!r} is no pattern name: pass gpt2, cl100k, o200k or nanochat (or an OpenAI "
+            f"encoding name such as cl100k_base), or a regex (as a regex, a bare word would match "
+            f"only itself and drop all other text)"
+        )
 
 
 @lru_cache(maxsize=256)
@@ -111,29 +116,33 @@ def _check_matches_text(pattern: str, what: str = "the split pattern") -> None:
         from .errors import PatternError
 
         shown = pattern if len(pattern) <= 200 else pattern[:200] + "..."
-        raise PatternError(f"{what} {shown!r} can match only the empty string (it holds nothing but anchors, "
-                           f"\\b, \\B and look-arounds), so it finds no piece in any text and all text would be "
-                           f"dropped; pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex that "
-                           f"matches the text")
+        raise PatternError(
+            f"{what} {shown!r} can match only the empty string (it holds nothing but anchors, "
+            f"\\b, \\B and look-arounds), so it finds no piece in any text and all text would be "
+            f"dropped; pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex that "
+            f"matches the text"
+        )
 
 
 # Escapes that mean something else (or nothing) to Python's ``regex`` module, with what to write.
 _ESCAPE_HINTS = {
     "\\Z": "Python's regex matches \\Z only at the end of the text, toksmith's engine also before a final "
-           "newline; write \\z (end of the text) or (?=\\n?\\z)",
+    "newline; write \\z (end of the text) or (?=\\n?\\z)",
     "\\h": "\\h is a hex digit to toksmith's engine and horizontal space to Python's regex; write "
-           "[0-9A-Fa-f] or [^\\S\\n\\v\\f\\r\\x85\\u2028\\u2029]",
+    "[0-9A-Fa-f] or [^\\S\\n\\v\\f\\r\\x85\\u2028\\u2029]",
     "\\H": "\\H is a non-hex-digit to toksmith's engine and non-horizontal-space to Python's regex; write "
-           "[^0-9A-Fa-f] or the class you mean",
+    "[^0-9A-Fa-f] or the class you mean",
     "\\k": "\\k<name> is no back-reference in Python's regex; write (?P=name)",
     "\\e": "\\e is no escape in Python's regex; write \\x1b",
 }
 _NOT_IN_CLASS_HINTS = {"\\k", "\\e"}  # (\h, \H and \Z are refused inside [...] as well)
 #: properties that (?i) folds differently in the two engines: the case-related ones, and letters,
 #: marks and Greek (which take U+0345 or U+00B5 under (?i) in toksmith's engine only)
-_CASED_PROPERTY = re.compile(r"^\^?(?:(?:gc|generalcategory|sc|script|scx|scriptextensions)[=:])?(?:is)?"
-                             r"(?:l|letter|l&|lc|lu|ll|lt|m|mark|mn|nonspacingmark|combiningmark|grek|greek|cased"
-                             r"|.*(?:lower|upper|title|case).*)$")
+_CASED_PROPERTY = re.compile(
+    r"^\^?(?:(?:gc|generalcategory|sc|script|scx|scriptextensions)[=:])?(?:is)?"
+    r"(?:l|letter|l&|lc|lu|ll|lt|m|mark|mn|nonspacingmark|combiningmark|grek|greek|cased"
+    r"|.*(?:lower|upper|title|case).*)$"
+)
 #: fuzzy-matching constraints of Python's regex (``(?:abc){e<=1}``), literal text to toksmith's engine
 _FUZZY = re.compile(r"\{[^}]*[eisd]\s*(?:<=?|[,:}+])")
 
@@ -141,9 +150,11 @@ _FUZZY = re.compile(r"\{[^}]*[eisd]\s*(?:<=?|[,:}+])")
 def _refuse(pattern: str, what: str) -> None:
     from .errors import PatternError
 
-    raise PatternError(f"custom split pattern {pattern!r}: {what}. (toksmith runs custom patterns on "
-                       f"fancy-regex; a pattern it would split differently from Python's regex module is "
-                       f"refused rather than run.)")
+    raise PatternError(
+        f"custom split pattern {pattern!r}: {what}. (toksmith runs custom patterns on "
+        f"fancy-regex; a pattern it would split differently from Python's regex module is "
+        f"refused rather than run.)"
+    )
 
 
 @lru_cache(maxsize=256)
@@ -167,18 +178,27 @@ def _check_custom_pattern(pattern: str) -> None:
             on, _, off = flags.group(1).partition("-")
             bad = sorted(set(on + off) - set("imsu"))
             if bad:
-                _refuse(pattern, f"the inline flag {bad[0]!r} in {text!r} " + (
-                    "(verbose mode) is not supported: write the pattern without (?x), spaces and comments"
-                    if bad[0] == "x" else
-                    "means 'swap greedy and lazy' to toksmith's engine and nothing to Python's regex; "
-                    "write lazy quantifiers (+?, *?) instead" if bad[0] == "U" else
-                    "is not supported; use only the flags i, m, s"))
+                _refuse(
+                    pattern,
+                    f"the inline flag {bad[0]!r} in {text!r} "
+                    + (
+                        "(verbose mode) is not supported: write the pattern without (?x), spaces and comments"
+                        if bad[0] == "x"
+                        else "means 'swap greedy and lazy' to toksmith's engine and nothing to Python's regex; "
+                        "write lazy quantifiers (+?, *?) instead"
+                        if bad[0] == "U"
+                        else "is not supported; use only the flags i, m, s"
+                    ),
+                )
             now = "".join(f for f in "im" if (f in on) or (f in state[-1] and f not in off))
             if kind == "flags":
                 if opens[-1] not in ("", "(?:") and not _FLAGS.fullmatch(opens[-1]):
-                    _refuse(pattern, f"the inline flags {text!r} inside the group {opens[-1]!r}...: toksmith's "
-                                     f"engine keeps them on after that group ends, Python's regex does not; "
-                                     f"scope them with (?{flags.group(1)}:...) instead")
+                    _refuse(
+                        pattern,
+                        f"the inline flags {text!r} inside the group {opens[-1]!r}...: toksmith's "
+                        f"engine keeps them on after that group ends, Python's regex does not; "
+                        f"scope them with (?{flags.group(1)}:...) instead",
+                    )
                 state[-1] = now
             else:
                 state.append(now)
@@ -190,66 +210,104 @@ def _check_custom_pattern(pattern: str) -> None:
             state.pop()
             opens.pop()
         elif kind == "quant" and prev is not None and prev.kind == "quant":
-            _refuse(pattern, f"the quantifier {text!r} follows the quantifier {prev.text!r}: Python's regex "
-                             f"refuses that ('multiple repeat'); put the first in a group, (?:x{prev.text}){text}")
+            _refuse(
+                pattern,
+                f"the quantifier {text!r} follows the quantifier {prev.text!r}: Python's regex "
+                f"refuses that ('multiple repeat'); put the first in a group, (?:x{prev.text}){text}",
+            )
         elif kind == "anchor" and text == "$" and "m" not in state[-1]:
-            before = "".join(i.text for i in items[max(0, k - 2):k])
+            before = "".join(i.text for i in items[max(0, k - 2) : k])
             if before not in ("\\s+", "\\s*", "\\s++", "\\s*+"):
-                _refuse(pattern, "'$' is the end of the text to toksmith's engine, but Python's regex also "
-                                 "matches it before a newline that ends the text; write \\z (end of the "
-                                 "text), (?=\\n?\\z) (Python's '$'), or use it only as \\s++$")
+                _refuse(
+                    pattern,
+                    "'$' is the end of the text to toksmith's engine, but Python's regex also "
+                    "matches it before a newline that ends the text; write \\z (end of the "
+                    "text), (?=\\n?\\z) (Python's '$'), or use it only as \\s++$",
+                )
         if kind == "atom" and "i" in state[-1]:
-            if any(_CASED_PROPERTY.search(re.sub(r"[\s_-]", "", name).lower())
-                   for name in re.findall(r"\\[pP](?:\{([^}]*)\}|(\w))", text) for name in name if name):
-                _refuse(pattern, f"{text!r} under (?i): Python's regex and toksmith's engine case-fold the letter, "
-                                 f"mark and case properties differently ((?i)\\p{{Lu}} is every cased letter to Python's "
-                                 f"regex, the upper-case letters and their case pairs to toksmith's engine; U+0345 is a "
-                                 f"letter under (?i) to toksmith's engine only); keep such \\p{{..}} out of (?i) and "
-                                 f"(?i:...)")
+            if any(
+                _CASED_PROPERTY.search(re.sub(r"[\s_-]", "", name).lower())
+                for name in re.findall(r"\\[pP](?:\{([^}]*)\}|(\w))", text)
+                for name in name
+                if name
+            ):
+                _refuse(
+                    pattern,
+                    f"{text!r} under (?i): Python's regex and toksmith's engine case-fold the letter, "
+                    f"mark and case properties differently ((?i)\\p{{Lu}} is every cased letter to Python's "
+                    f"regex, the upper-case letters and their case pairs to toksmith's engine; U+0345 is a "
+                    f"letter under (?i) to toksmith's engine only); keep such \\p{{..}} out of (?i) and "
+                    f"(?i:...)",
+                )
             if text.startswith("[") or len(text) == 1 or text[:2] in ("\\x", "\\u", "\\U"):
                 turkic = _core.split("iI\u0130\u0131", text)
                 if 0 < len(turkic) < 4:
-                    _refuse(pattern, f"{text!r} under (?i): Python's regex also matches 'i' to '\u0130' (U+0130) and "
-                                     f"'I' to '\u0131' (U+0131) case-insensitively, toksmith's engine does not; spell "
-                                     f"the letters out without (?i) (e.g. [iI]), or add \u0130 and \u0131 to the class")
+                    _refuse(
+                        pattern,
+                        f"{text!r} under (?i): Python's regex also matches 'i' to '\u0130' (U+0130) and "
+                        f"'I' to '\u0131' (U+0131) case-insensitively, toksmith's engine does not; spell "
+                        f"the letters out without (?i) (e.g. [iI]), or add \u0130 and \u0131 to the class",
+                    )
         if kind == "atom":
             if text.startswith("["):
                 body = re.sub(r"\\.", "", text[1:])
                 if "[" in body.lstrip("^").lstrip("]"):
-                    _refuse(pattern, f"the class {text!r} holds a '[': toksmith's engine reads a nested "
-                                     f"class, Python's regex a literal '['; write \\[ for the character, or "
-                                     f"join the classes into one")
+                    _refuse(
+                        pattern,
+                        f"the class {text!r} holds a '[': toksmith's engine reads a nested "
+                        f"class, Python's regex a literal '['; write \\[ for the character, or "
+                        f"join the classes into one",
+                    )
                 for op in ("&&", "--", "~~"):
                     if op in body:
-                        _refuse(pattern, f"the class {text!r} holds {op!r}: a set operation to toksmith's "
-                                         f"engine, two literal characters to Python's regex; write the "
-                                         f"characters you mean (escape them: \\{op[0]}\\{op[0]})")
+                        _refuse(
+                            pattern,
+                            f"the class {text!r} holds {op!r}: a set operation to toksmith's "
+                            f"engine, two literal characters to Python's regex; write the "
+                            f"characters you mean (escape them: \\{op[0]}\\{op[0]})",
+                        )
                 for esc in re.findall(r"\\.", text):
                     if esc in _ESCAPE_HINTS and esc not in _NOT_IN_CLASS_HINTS:
                         _refuse(pattern, _ESCAPE_HINTS[esc])
             elif text[:2] in _ESCAPE_HINTS:
                 _refuse(pattern, _ESCAPE_HINTS[text[:2]])
-            elif text == "\\{" and _FUZZY.match("{" + "".join(i.text for i in items[k + 1:k + 12])):
-                _refuse(pattern, "'{' starts a fuzzy-matching constraint ({e<=1}) in Python's regex, which "
-                                 "toksmith's engine does not have (it reads the braces literally); write \\{ "
-                                 "for a literal brace")
+            elif text == "\\{" and _FUZZY.match(
+                "{" + "".join(i.text for i in items[k + 1 : k + 12])
+            ):
+                _refuse(
+                    pattern,
+                    "'{' starts a fuzzy-matching constraint ({e<=1}) in Python's regex, which "
+                    "toksmith's engine does not have (it reads the braces literally); write \\{ "
+                    "for a literal brace",
+                )
         prev = it
-    backtracks = any((it.kind == "open" and it.text in ("(?=", "(?!", "(?<=", "(?<!", "(?>"))
-                     or (it.kind == "quant" and it.text.endswith("+") and len(it.text) > 1)
-                     or (it.kind == "atom" and re.fullmatch(r"\\[1-9]\d*|\(\?P=\w+\)", it.text))
-                     for it in items)
-    if (not backtracks and any(it.kind == "alt" for it in items)
-            and any(it.kind == "quant" and it.text.endswith("?") and len(it.text) > 1 for it in items)):
+    backtracks = any(
+        (it.kind == "open" and it.text in ("(?=", "(?!", "(?<=", "(?<!", "(?>"))
+        or (it.kind == "quant" and it.text.endswith("+") and len(it.text) > 1)
+        or (it.kind == "atom" and re.fullmatch(r"\\[1-9]\d*|\(\?P=\w+\)", it.text))
+        for it in items
+    )
+    if (
+        not backtracks
+        and any(it.kind == "alt" for it in items)
+        and any(it.kind == "quant" and it.text.endswith("?") and len(it.text) > 1 for it in items)
+    ):
         # fancy-regex hands such a pattern to the regex crate, whose lazy quantifiers do not
         # keep the first alternative that matches ('.+?A|.+?,' on 'xx,A': 'xx,' for 'xx,A')
-        _refuse(pattern, "a lazy quantifier (+?, *?, ??, {m,n}?) in a pattern with alternatives can pick a "
-                         "later alternative over an earlier one that also matches; write greedy or "
-                         "possessive quantifiers, or put the lazy part in a look-ahead")
+        _refuse(
+            pattern,
+            "a lazy quantifier (+?, *?, ??, {m,n}?) in a pattern with alternatives can pick a "
+            "later alternative over an earlier one that also matches; write greedy or "
+            "possessive quantifiers, or put the lazy part in a look-ahead",
+        )
     if can_match_empty(pattern) and not _empty_matches_agree(items):
-        _refuse(pattern, "it can match the empty string, and Python's regex goes on after an empty match "
-                         "differently from toksmith's engine (regex.findall('|a', 'a') finds 'a', toksmith "
-                         "nothing); make every alternative match at least one character (x+ for x*, drop "
-                         "empty alternatives, no alternative made only of anchors or look-arounds)")
+        _refuse(
+            pattern,
+            "it can match the empty string, and Python's regex goes on after an empty match "
+            "differently from toksmith's engine (regex.findall('|a', 'a') finds 'a', toksmith "
+            "nothing); make every alternative match at least one character (x+ for x*, drop "
+            "empty alternatives, no alternative made only of anchors or look-arounds)",
+        )
 
 
 def _empty_matches_agree(items) -> bool:
@@ -279,19 +337,39 @@ def _empty_matches_agree(items) -> bool:
             if shadowing:
                 return False
             continue
-        if alt and alt[-1].kind == "anchor" and alt[-1].text == "$" and "(?m" not in "".join(
-                i.text for i in items) or alt and alt[-1].text == "\\z":
+        if (
+            alt
+            and alt[-1].kind == "anchor"
+            and alt[-1].text == "$"
+            and "(?m" not in "".join(i.text for i in items)
+            or alt
+            and alt[-1].text == "\\z"
+        ):
             continue
         greedy, depth = 0, 0
         for i, it in enumerate(alt):
-            zero = depth > 0 or it.kind in ("anchor", "flags") or it.text in _ZERO_WIDTH_ESCAPES or (
-                it.kind == "open" and it.text in ("(?=", "(?!", "(?<=", "(?<!"))
+            zero = (
+                depth > 0
+                or it.kind in ("anchor", "flags")
+                or it.text in _ZERO_WIDTH_ESCAPES
+                or (it.kind == "open" and it.text in ("(?=", "(?!", "(?<=", "(?<!"))
+            )
             if it.kind == "open" and (depth or zero):
                 depth += 1
             elif it.kind == "close" and depth:
                 depth -= 1
-            elif not zero and it.kind == "atom" and i + 1 < len(alt) and alt[i + 1].text in ("*", "?", "{0,1}") or (
-                    not zero and it.kind == "atom" and i + 1 < len(alt) and re.fullmatch(r"\{0?,\d*\}", alt[i + 1].text)):
+            elif (
+                not zero
+                and it.kind == "atom"
+                and i + 1 < len(alt)
+                and alt[i + 1].text in ("*", "?", "{0,1}")
+                or (
+                    not zero
+                    and it.kind == "atom"
+                    and i + 1 < len(alt)
+                    and re.fullmatch(r"\{0?,\d*\}", alt[i + 1].text)
+                )
+            ):
                 greedy += 1
             elif not zero and not (it.kind == "quant" and greedy and alt[i - 1].kind == "atom"):
                 return False
@@ -326,7 +404,9 @@ def _check_regex(pattern: str) -> Tuple[str, bool]:
     file). Returns the core's ``(regex text, hand-written scanner?)``."""
     regex_text, fast = _compiled(pattern)
     if not fast:
-        _check_matches_text(regex_text)  # (after compiling: an invalid pattern gets the engine's message)
+        _check_matches_text(
+            regex_text
+        )  # (after compiling: an invalid pattern gets the engine's message)
     if not fast and pattern not in _FILE_PATTERNS and regex_text not in _FILE_PATTERNS:
         _check_custom_pattern(regex_text)
     return regex_text, fast

@@ -41,7 +41,9 @@ VERSION = 1
 def to_dict(tok) -> Dict[str, Any]:
     ranks = tok.mergeable_ranks()
     try:
-        merges: Optional[List[str]] = [f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok.merges()]
+        merges: Optional[List[str]] = [
+            f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok.merges()
+        ]
     except MergesError:
         merges = None
     return {
@@ -72,8 +74,10 @@ def _check_json_keys(value: Any, where: str) -> None:
                         as_json = f"it would load back as the str {next(iter(json.loads(json.dumps({k: 0}))))!r}"
                     except (TypeError, ValueError):
                         as_json = "JSON has no such keys"
-                    raise TypeError(f"cannot save the tokenizer as JSON: the key {k!r} in {at} is a "
-                                    f"{type(k).__name__}, not a str ({as_json}); use str keys in the metadata")
+                    raise TypeError(
+                        f"cannot save the tokenizer as JSON: the key {k!r} in {at} is a "
+                        f"{type(k).__name__}, not a str ({as_json}); use str keys in the metadata"
+                    )
                 stack.append((x, f"{at}[{k!r}]"))
         elif isinstance(v, (list, tuple)):
             stack.extend((x, f"{at}[{n}]") for n, x in enumerate(v))
@@ -84,25 +88,33 @@ def save(tok, path: Union[str, os.PathLike]) -> None:
 
     # what load() accepts, checked before writing: a file that cannot be loaded back is refused
     if tok.name is not None and not isinstance(tok.name, str):
-        raise TypeError(f"cannot save the tokenizer: its name must be a str (or None), not {type(tok.name).__name__}")
+        raise TypeError(
+            f"cannot save the tokenizer: its name must be a str (or None), not {type(tok.name).__name__}"
+        )
     if tok.metadata is not None and not isinstance(tok.metadata, dict):
-        raise TypeError(f"cannot save the tokenizer: its metadata must be a dict (or None), "
-                        f"not {type(tok.metadata).__name__}")
+        raise TypeError(
+            f"cannot save the tokenizer: its metadata must be a dict (or None), "
+            f"not {type(tok.metadata).__name__}"
+        )
     _check_json_keys(tok.metadata, "metadata")
     data = to_dict(tok)
     try:  # strict JSON (no NaN/Infinity, which other readers refuse), checked before writing
         text = json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise type(e)(f"cannot save the tokenizer as JSON: {e} (in its metadata? keep str, int, finite "
-                      f"float, bool, None, list and dict values there)") from None
+        raise type(e)(
+            f"cannot save the tokenizer as JSON: {e} (in its metadata? keep str, int, finite "
+            f"float, bool, None, list and dict values there)"
+        ) from None
     try:  # a lone surrogate (from a str made of surrogateescape'd bytes) is no UTF-8: say where it is
         raw = text.encode("utf-8")
     except UnicodeEncodeError as e:
         bad = text[e.start]
         line = text.count("\n", 0, e.start) + 1
-        raise ValueError(f"cannot save the tokenizer as JSON: it holds the lone surrogate {bad!r} (line {line} of "
-                         f"the file, in: {text[text.rfind(chr(10), 0, e.start) + 1:e.start + 1].strip()!r}), which is "
-                         f"not UTF-8 text; give its name, metadata and tokens real characters") from None
+        raise ValueError(
+            f"cannot save the tokenizer as JSON: it holds the lone surrogate {bad!r} (line {line} of "
+            f"the file, in: {text[text.rfind(chr(10), 0, e.start) + 1 : e.start + 1].strip()!r}), which is "
+            f"not UTF-8 text; give its name, metadata and tokens real characters"
+        ) from None
     with atomic_write(path, "wb") as f:
         f.write(raw)
         f.write(b"\n")
@@ -112,8 +124,13 @@ def _fail(path: str, msg: str) -> TokenizerFileError:
     return TokenizerFileError(f"{path}: {msg}")
 
 
-def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] = None,
-              _duplicate: Optional[str] = None):
+def from_dict(
+    data: Any,
+    path: str = "<dict>",
+    *,
+    tables: Optional[JsonTables] = None,
+    _duplicate: Optional[str] = None,
+):
     """A tokenizer from a parsed toksmith file. With ``tables``, ``data`` has no ``vocab`` and
     ``merges``: they were decoded natively, and the whole file is parsed only if the native
     checks decline. ``_duplicate``: a key the file has twice in one object (an error, reported
@@ -123,17 +140,30 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
     if not isinstance(data, dict):
         raise _fail(path, f"expected a JSON object at the top level, found {type(data).__name__}")
     if data.get("format") != FORMAT:
-        raise _fail(path, f"not a toksmith tokenizer file (format={data.get('format')!r}, expected {FORMAT!r}); "
-                          "for tiktoken, Hugging Face or GPT-2 files use toksmith.load_any()")
+        raise _fail(
+            path,
+            f"not a toksmith tokenizer file (format={data.get('format')!r}, expected {FORMAT!r}); "
+            "for tiktoken, Hugging Face or GPT-2 files use toksmith.load_any()",
+        )
     version = data.get("version")
     if type(version) is not int or version != VERSION:  # not true or 1.0
-        raise _fail(path, f"unsupported file version {version!r}: this toksmith reads version {VERSION}")
-    for key, typ in (("pattern", str), ("vocab", dict), ("special_tokens", dict), ("pinned_tokens", dict)):
+        raise _fail(
+            path, f"unsupported file version {version!r}: this toksmith reads version {VERSION}"
+        )
+    for key, typ in (
+        ("pattern", str),
+        ("vocab", dict),
+        ("special_tokens", dict),
+        ("pinned_tokens", dict),
+    ):
         if not isinstance(data.get(key), typ) and not (key == "vocab" and tables is not None):
             raise _fail(path, f"field {key!r} is missing or not a {typ.__name__}")
     for key, typ in (("name", str), ("metadata", dict)):
         if data.get(key) is not None and not isinstance(data[key], typ):
-            raise _fail(path, f"field {key!r} must be a {typ.__name__} or null, not {type(data[key]).__name__}")
+            raise _fail(
+                path,
+                f"field {key!r} must be a {typ.__name__} or null, not {type(data[key]).__name__}",
+            )
     if _duplicate is not None:
         raise _duplicate_error(path, _duplicate)
     if tables is not None:
@@ -155,7 +185,9 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
             pattern=_from_file(data["pattern"]),
             special_tokens=data["special_tokens"],
             pinned_tokens=data["pinned_tokens"],
-            merges=None if merges is None else _CheckedMerges(merges),  # checked against the ranks above
+            merges=None
+            if merges is None
+            else _CheckedMerges(merges),  # checked against the ranks above
             metadata=data.get("metadata") or {},
             name=data.get("name"),
         )
@@ -168,7 +200,9 @@ def from_dict(data: Any, path: str = "<dict>", *, tables: Optional[JsonTables] =
     return tok
 
 
-def _tables_reference(data: Dict[str, Any], path: str) -> Tuple[Dict[bytes, int], Optional[List[Tuple[int, int]]]]:
+def _tables_reference(
+    data: Dict[str, Any], path: str
+) -> Tuple[Dict[bytes, int], Optional[List[Tuple[int, int]]]]:
     """The vocab and merges of a toksmith file, checked entry by entry (the readable reference
     of ``_core.toksmith_tables``, and the path that reports what is wrong)."""
     ranks: Dict[bytes, int] = {}
@@ -200,10 +234,16 @@ def _tables_reference(data: Dict[str, Any], path: str) -> Tuple[Dict[bytes, int]
                 raise _fail(path, f"merges[{n}]: {e}") from None
             for part in (a, b):
                 if part not in ranks:
-                    raise _fail(path, f"merges[{n}] = {m!r} names {token_to_str(part)!r}, which is not in the vocab")
+                    raise _fail(
+                        path,
+                        f"merges[{n}] = {m!r} names {token_to_str(part)!r}, which is not in the vocab",
+                    )
             merged = a + b
             if merged not in ranks:
-                raise _fail(path, f"merges[{n}] = {m!r}: the merged token {token_to_str(merged)!r} is not in the vocab")
+                raise _fail(
+                    path,
+                    f"merges[{n}] = {m!r}: the merged token {token_to_str(merged)!r} is not in the vocab",
+                )
             mid = ranks[merged]
             if mid <= last or mid <= ranks[a] or mid <= ranks[b]:
                 raise _fail(path, f"merges[{n}] = {m!r}: merged id {mid} is out of order")
@@ -211,7 +251,10 @@ def _tables_reference(data: Dict[str, Any], path: str) -> Tuple[Dict[bytes, int]
             merges.append((ranks[a], ranks[b]))
         n_multi = sum(1 for b in ranks if len(b) > 1)
         if len(merges) != n_multi:
-            raise _fail(path, f"{len(merges)} merges for {n_multi} multi-byte tokens: the file is inconsistent")
+            raise _fail(
+                path,
+                f"{len(merges)} merges for {n_multi} multi-byte tokens: the file is inconsistent",
+            )
     return ranks, merges
 
 
@@ -222,8 +265,12 @@ def load(path: Union[str, os.PathLike]):
         with open(p, "rb") as f:
             raw = f.read()
     except IsADirectoryError as e:
-        raise IsADirectoryError(e.errno, "is a folder: toksmith.load reads a file written by tok.save(); for a "
-                                "folder of Hugging Face or GPT-2 files use toksmith.load_any(path)", e.filename) from None
+        raise IsADirectoryError(
+            e.errno,
+            "is a folder: toksmith.load reads a file written by tok.save(); for a "
+            "folder of Hugging Face or GPT-2 files use toksmith.load_any(path)",
+            e.filename,
+        ) from None
     return load_bytes(raw, os.fsdecode(p))
 
 
@@ -236,7 +283,9 @@ def _duplicates_hook() -> Tuple[Callable[[List[Tuple[str, Any]]], Dict[str, Any]
 
 
 def _duplicate_error(p: str, key: str) -> TokenizerFileError:
-    return _fail(p, f"the key {key!r} appears twice in one JSON object (which of its values is meant?)")
+    return _fail(
+        p, f"the key {key!r} appears twice in one JSON object (which of its values is meant?)"
+    )
 
 
 def _parse(raw: bytes, p: str) -> Tuple[Any, Optional[str]]:
@@ -248,10 +297,19 @@ def _parse(raw: bytes, p: str) -> Tuple[Any, Optional[str]]:
     except UnicodeDecodeError as e:
         raise _fail(p, f"not UTF-8 text (byte offset {e.start})") from None
     except json.JSONDecodeError as e:
-        hint = ("; not a toksmith file at all? for .tiktoken, tokenizer.json, GPT-2 or other formats use "
-                "toksmith.load_any(path)") if e.pos == 0 else ""
-        raise _fail(p, f"not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
-                       f"{hint}") from None
+        hint = (
+            (
+                "; not a toksmith file at all? for .tiktoken, tokenizer.json, GPT-2 or other formats use "
+                "toksmith.load_any(path)"
+            )
+            if e.pos == 0
+            else ""
+        )
+        raise _fail(
+            p,
+            f"not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
+            f"{hint}",
+        ) from None
     except RecursionError:
         raise _fail(p, "the JSON nests arrays or objects too deeply to be read") from None
 

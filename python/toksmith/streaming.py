@@ -17,7 +17,9 @@ import os
 import re
 from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence
 
-from .decoding import _check_errors  # an unknown handler is refused up front, not hours into a corpus
+from .decoding import (
+    _check_errors,
+)  # an unknown handler is refused up front, not hours into a corpus
 from .errors import CorpusDecodeError
 
 
@@ -89,9 +91,13 @@ def _last_place(rx: "re.Pattern[str]", text: str, lo: int, ok) -> int:
 
 def _check_avoid(avoid: Sequence[str]) -> None:
     """``avoid`` must be a collection of str: a str was taken as its characters."""
-    if isinstance(avoid, (str, bytes, bytearray)) or not isinstance(avoid, (list, tuple, set, frozenset)):
-        raise TypeError(f"avoid must be a list of str (the tokens to keep whole), not {type(avoid).__name__}"
-                        + ("; wrap one token in a list" if isinstance(avoid, str) else ""))
+    if isinstance(avoid, (str, bytes, bytearray)) or not isinstance(
+        avoid, (list, tuple, set, frozenset)
+    ):
+        raise TypeError(
+            f"avoid must be a list of str (the tokens to keep whole), not {type(avoid).__name__}"
+            + ("; wrap one token in a list" if isinstance(avoid, str) else "")
+        )
     for t in avoid:
         if not isinstance(t, str) or not t:
             raise TypeError(f"avoid must hold non-empty str, not {t!r}")
@@ -109,7 +115,9 @@ def _decoder(errors: str, name: str):
     offset = [0]
 
     def decode(block: bytes, final: bool = False) -> str:
-        held = len(dec.getstate()[0])  # the end of a character cut by the last block, decoded with this one:
+        held = len(
+            dec.getstate()[0]
+        )  # the end of a character cut by the last block, decoded with this one:
         try:  # e.start counts from its first byte
             text = dec.decode(block, final)
         except UnicodeDecodeError as e:
@@ -127,13 +135,17 @@ def _binary_reader(f):
     """``f.read``, checked to give bytes: a text file (or a list of str) failed deep inside with
     "can't concat str to bytes" or an AttributeError."""
     if not callable(getattr(f, "read", None)):
-        raise TypeError(f"f must be a binary file object (open(path, 'rb'), io.BytesIO), not {type(f).__name__}")
+        raise TypeError(
+            f"f must be a binary file object (open(path, 'rb'), io.BytesIO), not {type(f).__name__}"
+        )
 
     def read(n: int) -> bytes:
         block = f.read(n)
         if not isinstance(block, (bytes, bytearray, memoryview)):
-            raise TypeError(f"f must be opened in binary mode (open(path, 'rb'), io.BytesIO): its read() gave "
-                            f"{type(block).__name__}, not bytes")
+            raise TypeError(
+                f"f must be opened in binary mode (open(path, 'rb'), io.BytesIO): its read() gave "
+                f"{type(block).__name__}, not bytes"
+            )
         return bytes(block) if isinstance(block, memoryview) else block
 
     return read
@@ -143,11 +155,15 @@ def _binary_reader(f):
 MAX_READ_SIZE = 1 << 32
 
 
-def _check_size(value, what: str, unit: str = "bytes to read at a time", most: int = MAX_READ_SIZE) -> int:
+def _check_size(
+    value, what: str, unit: str = "bytes to read at a time", most: int = MAX_READ_SIZE
+) -> int:
     """``value`` as a read size (an int >= 1): 0 read nothing and gave no ids at all (the whole
     input silently lost), a negative one read the whole input at once."""
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{what} must be an int (a number of {unit.split()[0]}), not {type(value).__name__}")
+        raise TypeError(
+            f"{what} must be an int (a number of {unit.split()[0]}), not {type(value).__name__}"
+        )
     value = operator.index(value)  # a numpy integer
     if not 1 <= value <= most:
         raise ValueError(f"{what} must be between 1 and {most} (a number of {unit}), not {value}")
@@ -157,9 +173,13 @@ def _check_size(value, what: str, unit: str = "bytes to read at a time", most: i
 def _check_tokenizer(tok, allow_special: bool) -> None:
     """A clear TypeError for something that is no tokenizer (None was an AttributeError)."""
     method = "encode" if allow_special else "encode_ordinary"
-    if isinstance(tok, (str, bytes)) or not callable(getattr(tok, method, None)):  # str.encode is no tokenizer
-        raise TypeError(f"tok must be a tokenizer with an {method} method (a toksmith.Tokenizer), "
-                        f"not {type(tok).__name__}")
+    if isinstance(tok, (str, bytes)) or not callable(
+        getattr(tok, method, None)
+    ):  # str.encode is no tokenizer
+        raise TypeError(
+            f"tok must be a tokenizer with an {method} method (a toksmith.Tokenizer), "
+            f"not {type(tok).__name__}"
+        )
 
 
 def _may_span_a_cut(token: str) -> bool:
@@ -172,19 +192,25 @@ def spanning_tokens(tok, allow_special: bool = False) -> List[str]:
     """The pinned tokens (and, with ``allow_special``, special tokens) of ``tok`` that could
     span a safe cut: cuts are kept clear of them."""
     _check_tokenizer(tok, False)
-    added = list(getattr(tok, "pinned_tokens", {})) + (list(tok.special_tokens) if allow_special else [])
+    added = list(getattr(tok, "pinned_tokens", {})) + (
+        list(tok.special_tokens) if allow_special else []
+    )
     return [t for t in added if _may_span_a_cut(t)]
 
 
 def can_stream(tok, allow_special: bool = False) -> bool:
     """Whether ``tok`` can encode a stream in blocks (see the module docstring)."""
-    core = getattr(tok, "_core", None)  # other tokenizer kinds (e.g. calm.ByteTokenizer): read whole
+    core = getattr(
+        tok, "_core", None
+    )  # other tokenizer kinds (e.g. calm.ByteTokenizer): read whole
     return bool(getattr(core, "fast_pretokenizer", False))
 
 
 def _encoder(tok, allow_special: bool):
     """Encode one text with ``tok``, special-token text as special tokens if ``allow_special``."""
-    return (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
+    return (
+        (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
+    )
 
 
 def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
@@ -194,15 +220,25 @@ def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
     _threads(threads)
     method = "encode_batch" if allow_special else "encode_ordinary_batch"
     if isinstance(tok, (str, bytes)) or not callable(getattr(tok, method, None)):
-        raise TypeError(f"tok must be a tokenizer with an {method} method (a toksmith.Tokenizer), "
-                        f"not {type(tok).__name__}")
+        raise TypeError(
+            f"tok must be a tokenizer with an {method} method (a toksmith.Tokenizer), "
+            f"not {type(tok).__name__}"
+        )
     if allow_special:
         return lambda texts: tok.encode_batch(texts, allowed_special="all", threads=threads)
     return lambda texts: tok.encode_ordinary_batch(texts, threads=threads)
 
 
-def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: str = "strict",
-                    name: str = "<stdin>", block_size: int = 4 << 20, group: int = 1) -> Iterator[List[str]]:
+def iter_text_parts(
+    tok,
+    f: BinaryIO,
+    *,
+    allow_special: bool = False,
+    errors: str = "strict",
+    name: str = "<stdin>",
+    block_size: int = 4 << 20,
+    group: int = 1,
+) -> Iterator[List[str]]:
     """The stream's text in lists of up to ``group`` parts, each part a block of about
     ``block_size`` bytes cut at a safe place: encoding the parts one by one and concatenating
     the ids gives the ids of the whole text. For a tokenizer that cannot stream (see
@@ -225,7 +261,9 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
         if final:
             break
         if streaming:
-            cut = last_safe_cut(pending, max(0, searched - back), avoid)  # looked at (linear overall)
+            cut = last_safe_cut(
+                pending, max(0, searched - back), avoid
+            )  # looked at (linear overall)
             if cut:
                 parts.append(pending[:cut])
                 pending = pending[cut:]
@@ -238,9 +276,16 @@ def iter_text_parts(tok, f: BinaryIO, *, allow_special: bool = False, errors: st
         yield parts
 
 
-def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str = "strict",
-                  name: str = "<stdin>", block_size: int = 4 << 20,
-                  threads: Optional[int] = 1) -> Iterator[List[int]]:
+def encode_stream(
+    tok,
+    f: BinaryIO,
+    *,
+    allow_special: bool = False,
+    errors: str = "strict",
+    name: str = "<stdin>",
+    block_size: int = 4 << 20,
+    threads: Optional[int] = 1,
+) -> Iterator[List[int]]:
     """Yield lists of ids whose concatenation is the encoding of the whole stream.
 
     With ``threads`` other than 1 (``None``: every core), 4 blocks per thread are read and cut
@@ -252,11 +297,20 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
     _threads(threads)  # 0, a negative count or a bool was taken as one thread
     _check_tokenizer(tok, allow_special)
     encode = _encoder(tok, allow_special)
-    parallel = threads != 1 and hasattr(tok, "encode_batch" if allow_special else "encode_ordinary_batch")
+    parallel = threads != 1 and hasattr(
+        tok, "encode_batch" if allow_special else "encode_ordinary_batch"
+    )
     group = 4 * (threads or os.cpu_count() or 1) if parallel else 1
     batch = batch_encoder(tok, allow_special, threads) if parallel else None
-    for parts in iter_text_parts(tok, f, allow_special=allow_special, errors=errors, name=name,
-                                 block_size=block_size, group=group):
+    for parts in iter_text_parts(
+        tok,
+        f,
+        allow_special=allow_special,
+        errors=errors,
+        name=name,
+        block_size=block_size,
+        group=group,
+    ):
         if parallel and len(parts) > 1:
             yield from batch(parts)
         else:
@@ -264,8 +318,14 @@ def encode_stream(tok, f: BinaryIO, *, allow_special: bool = False, errors: str 
                 yield encode(part)
 
 
-def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, threads: Optional[int] = 1,
-                 batch_bytes: int = 1 << 20) -> Iterator[List[int]]:
+def encode_lines(
+    tok,
+    lines: Iterable[str],
+    *,
+    allow_special: bool = False,
+    threads: Optional[int] = 1,
+    batch_bytes: int = 1 << 20,
+) -> Iterator[List[int]]:
     """The ids of each line, in order: lines are gathered into batches of about ``batch_bytes``
     of text and encoded with ``encode_batch`` on ``threads`` threads (``None``: every core)."""
     from .tokenizer import _threads
@@ -274,8 +334,10 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
     _check_tokenizer(tok, allow_special)
     batch_bytes = _check_size(batch_bytes, "batch_bytes", "bytes of text per batch")
     if isinstance(lines, (str, bytes, bytearray)):  # was encoded one character (or byte) a line
-        raise TypeError(f"lines must be an iterable of str (a list, a file's lines), not a single "
-                        f"{type(lines).__name__}; wrap one text in a list")
+        raise TypeError(
+            f"lines must be an iterable of str (a list, a file's lines), not a single "
+            f"{type(lines).__name__}; wrap one text in a list"
+        )
     if not hasattr(tok, "encode_ordinary_batch"):  # other tokenizer kinds: one line at a time
         encode = _encoder(tok, allow_special)
         for line in lines:
@@ -285,8 +347,12 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
     group: List[str] = []
     size = 0
     for n, line in enumerate(lines):
-        if not isinstance(line, str):  # an int was "object of type 'int' has no len()", naming no line
-            raise TypeError(f"lines must hold str; line {n} is {type(line).__name__} ({line!r:.60})")
+        if not isinstance(
+            line, str
+        ):  # an int was "object of type 'int' has no len()", naming no line
+            raise TypeError(
+                f"lines must hold str; line {n} is {type(line).__name__} ({line!r:.60})"
+            )
         group.append(line)
         size += len(line) + 16
         if size >= batch_bytes:
@@ -296,8 +362,9 @@ def encode_lines(tok, lines: Iterable[str], *, allow_special: bool = False, thre
         yield from batch(group)
 
 
-def iter_line_batches(f: BinaryIO, *, errors: str = "strict", name: str = "<stdin>",
-                      batch_bytes: int = 1 << 20) -> Iterator[List[str]]:
+def iter_line_batches(
+    f: BinaryIO, *, errors: str = "strict", name: str = "<stdin>", batch_bytes: int = 1 << 20
+) -> Iterator[List[str]]:
     """Lines of a byte stream without their trailing ``\\n``, in lists of about ``batch_bytes``
     of text: each block is decoded and split in one call (no Python work per line)."""
     batch_bytes = _check_size(batch_bytes, "batch_bytes")
@@ -315,7 +382,7 @@ def iter_line_batches(f: BinaryIO, *, errors: str = "strict", name: str = "<stdi
             rest.append(block)
             continue
         data = b"".join(rest + [block[:cut]]) if rest else block[:cut]
-        rest = [block[cut + 1:]]
+        rest = [block[cut + 1 :]]
         yield _decode_lines(data, lineno, errors, name)
         lineno += data.count(b"\n") + 1
     tail = b"".join(rest)
@@ -330,5 +397,7 @@ def _decode_lines(data: bytes, lineno: int, errors: str, name: str) -> List[str]
     except UnicodeDecodeError as e:
         line_start = data.rfind(b"\n", 0, e.start) + 1
         bad_line = lineno + 1 + data.count(b"\n", 0, line_start)
-        raise CorpusDecodeError(f"{name}: line {bad_line} is not valid UTF-8 (byte {e.start - line_start} of the "
-                                "line); pass --errors replace") from None
+        raise CorpusDecodeError(
+            f"{name}: line {bad_line} is not valid UTF-8 (byte {e.start - line_start} of the "
+            "line); pass --errors replace"
+        ) from None

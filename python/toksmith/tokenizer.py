@@ -115,13 +115,17 @@ def _check_merges(merges: Any, core: Any) -> Optional[List[Tuple[int, int]]]:
             raise TypeError(f"{what}; merges[{k}] is {m!r}")
         ids = tuple(_as_id(x) for x in m)
         if None in ids:
-            raise ValueError(f"merges[{k}] = {m!r} is not a pair of token ids (ints, 0 <= id < {core.n_vocab})")
+            raise ValueError(
+                f"merges[{k}] = {m!r} is not a pair of token ids (ints, 0 <= id < {core.n_vocab})"
+            )
         for i in ids:
             try:
                 core.token_bytes(i)
             except (ValueError, OverflowError):
-                raise ValueError(f"merges[{k}] = {m!r} names the id {i}, which is not a token of this vocabulary "
-                                 f"(it has {core.n_vocab} ids)") from None
+                raise ValueError(
+                    f"merges[{k}] = {m!r} names the id {i}, which is not a token of this vocabulary "
+                    f"(it has {core.n_vocab} ids)"
+                ) from None
         fixed.append(ids)
     return fixed  # type: ignore[return-value]
 
@@ -155,8 +159,10 @@ def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
         return _thread_count(num_threads, "num_threads")
     n, m = _thread_count(threads, "threads"), _thread_count(num_threads, "num_threads")
     if n != m:
-        raise ValueError(f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
-                         "pass only one of them")
+        raise ValueError(
+            f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
+            "pass only one of them"
+        )
     return n
 
 
@@ -164,12 +170,18 @@ def _thread_count(threads: Optional[int], name: str) -> int:
     """One thread-count argument (``name`` for the messages) checked: 0 for None, else 1..MAX_THREADS."""
     if threads is None:
         return 0
-    if not isinstance(threads, bool) and not isinstance(threads, int) and hasattr(threads, "__index__"):
+    if (
+        not isinstance(threads, bool)
+        and not isinstance(threads, int)
+        and hasattr(threads, "__index__")
+    ):
         threads = operator.index(threads)  # a numpy integer
     if not isinstance(threads, int) or isinstance(threads, bool):
         raise TypeError(f"{name} must be an int or None, not {type(threads).__name__}")
     if not 1 <= threads <= MAX_THREADS:
-        raise ValueError(f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {threads}")
+        raise ValueError(
+            f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {threads}"
+        )
     return threads
 
 
@@ -207,7 +219,9 @@ class Tokenizer:
         regex_text, pattern_name = resolve_pattern(pattern)
         specials = self._check_added(special_tokens, "special_tokens")
         pinned = self._check_added(pinned_tokens, "pinned_tokens")
-        added = [(t, i, False) for t, i in specials.items()] + [(t, i, True) for t, i in pinned.items()]
+        added = [(t, i, False) for t, i in specials.items()] + [
+            (t, i, True) for t, i in pinned.items()
+        ]
         # a plain dict of bytes -> int goes to the core in one call; anything else is checked
         # (and converted) entry by entry here, which also names a bad entry
         core = _core.Bpe.from_ranks(mergeable_ranks, added, regex_text)
@@ -215,10 +229,14 @@ class Tokenizer:
             items: List[Tuple[bytes, int]] = []
             for k, v in mergeable_ranks.items():
                 if not isinstance(k, (bytes, bytearray)):
-                    raise TypeError(f"mergeable_ranks keys must be bytes, not {type(k).__name__} ({k!r})")
+                    raise TypeError(
+                        f"mergeable_ranks keys must be bytes, not {type(k).__name__} ({k!r})"
+                    )
                 i = _as_id(v)
                 if i is None:
-                    raise ValueError(f"mergeable_ranks[{bytes(k)!r}] = {v!r} is not a valid id (0 <= id < 2**32)")
+                    raise ValueError(
+                        f"mergeable_ranks[{bytes(k)!r}] = {v!r} is not a valid id (0 <= id < 2**32)"
+                    )
                 items.append((bytes(k), i))
             core = _core.Bpe(items, added, regex_text)
         self._core = core
@@ -253,8 +271,10 @@ class Tokenizer:
                 try:
                     t.encode("utf-8")
                 except UnicodeEncodeError as e:
-                    raise ValueError(f"{what}: {t!r} holds a lone surrogate (U+{ord(t[e.start]):04X} at index "
-                                     f"{e.start}) that UTF-8 cannot encode; pass a valid str") from None
+                    raise ValueError(
+                        f"{what}: {t!r} holds a lone surrogate (U+{ord(t[e.start]):04X} at index "
+                        f"{e.start}) that UTF-8 cannot encode; pass a valid str"
+                    ) from None
             j = _as_id(i)
             if j is None:
                 raise ValueError(f"{what}[{t!r}] = {i!r} is not a valid id (0 <= id < 2**32)")
@@ -275,8 +295,13 @@ class Tokenizer:
     ) -> "Tokenizer":
         """Build from a tiktoken-style rank table (``bytes -> id``; the id is the merge rank),
         a split pattern (name or regex) and special tokens (``str -> id``)."""
-        return cls(mergeable_ranks, pattern=pattern, special_tokens=special_tokens,
-                   pinned_tokens=pinned_tokens, name=name)
+        return cls(
+            mergeable_ranks,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            pinned_tokens=pinned_tokens,
+            name=name,
+        )
 
     # ------------------------------------------------------------------ properties
 
@@ -359,16 +384,22 @@ class Tokenizer:
             return None, True
         if isinstance(allowed_special, str) or allowed_special is None:
             hint = f"; for one token pass {{{allowed_special!r}}}" if allowed_special else ""
-            raise TypeError(f"allowed_special must be 'all' or a set of special token strings (frozenset() for "
-                            f"none), not {allowed_special!r}{hint}")
+            raise TypeError(
+                f"allowed_special must be 'all' or a set of special token strings (frozenset() for "
+                f"none), not {allowed_special!r}{hint}"
+            )
         try:
             one_shot = iter(allowed_special) is allowed_special
             key = frozenset(allowed_special)
         except TypeError as e:
-            raise TypeError(f"allowed_special must be 'all' or a set of special token strings ({e})") from None
+            raise TypeError(
+                f"allowed_special must be 'all' or a set of special token strings ({e})"
+            ) from None
         if one_shot:  # read up here, it was empty when the disallowed tokens were worked out
-            raise TypeError("allowed_special must be 'all' or a set of special token strings, not a one-shot "
-                            f"{type(allowed_special).__name__}; pass set(...) of it")
+            raise TypeError(
+                "allowed_special must be 'all' or a set of special token strings, not a one-shot "
+                f"{type(allowed_special).__name__}; pass set(...) of it"
+            )
         hit = self._allowed_cache.get(key)
         if hit is not None:
             return hit
@@ -387,8 +418,9 @@ class Tokenizer:
             self._allowed_cache[key] = res
         return res
 
-    def _disallowed_plan(self, allowed_special: SpecialSet,
-                         disallowed_special: DisallowedSet) -> Optional[Tuple[Optional[List[int]], List[str]]]:
+    def _disallowed_plan(
+        self, allowed_special: SpecialSet, disallowed_special: DisallowedSet
+    ) -> Optional[Tuple[Optional[List[int]], List[str]]]:
         """What :meth:`_find_disallowed` looks for: the ids of the disallowed special tokens
         (None: all of them) and the disallowed strings that are not special tokens; None when
         nothing is disallowed. Call after :meth:`_allowed`, which checks ``allowed_special``.
@@ -401,12 +433,15 @@ class Tokenizer:
             return None
         else:
             if isinstance(disallowed_special, str):
-                raise TypeError("disallowed_special must be 'all' or a collection of special token strings")
+                raise TypeError(
+                    "disallowed_special must be 'all' or a collection of special token strings"
+                )
             try:
                 key = ("given", frozenset(disallowed_special))
             except TypeError as e:
-                raise TypeError(f"disallowed_special must be 'all' or a collection of special token strings ({e})"
-                                ) from None
+                raise TypeError(
+                    f"disallowed_special must be 'all' or a collection of special token strings ({e})"
+                ) from None
         if key in self._disallowed_cache:
             return self._disallowed_cache[key]
         specials = self._special_tokens
@@ -422,8 +457,10 @@ class Tokenizer:
                 if not isinstance(t, str):
                     raise TypeError(f"disallowed_special must hold str, not {type(t).__name__}")
                 if not t:
-                    raise ValueError("disallowed_special holds the empty string, which every text contains (so "
-                                     "every text would be refused); leave it out")
+                    raise ValueError(
+                        "disallowed_special holds the empty string, which every text contains (so "
+                        "every text would be refused); leave it out"
+                    )
         plan: Optional[Tuple[Optional[List[int]], List[str]]] = None
         if names or others:
             plan = (None if len(names) == len(specials) else [specials[t] for t in names], others)
@@ -431,7 +468,9 @@ class Tokenizer:
             self._disallowed_cache[key] = plan
         return plan
 
-    def _check_disallowed(self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet) -> None:
+    def _check_disallowed(
+        self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet
+    ) -> None:
         """Raise :class:`DisallowedSpecialError` if ``text`` contains a disallowed string (call
         after :meth:`_allowed`, which checks ``allowed_special``)."""
         plan = self._disallowed_plan(allowed_special, disallowed_special)
@@ -454,7 +493,9 @@ class Tokenizer:
         for t in others:
             at = text.find(t)
             if at >= 0:
-                offset = len(_fix_surrogates(text[:at]).encode("utf-8"))  # as the special tokens' offsets
+                offset = len(
+                    _fix_surrogates(text[:at]).encode("utf-8")
+                )  # as the special tokens' offsets
                 if hit is None or offset < hit[1] or (offset == hit[1] and len(t) > len(hit[0])):
                     hit = (t, offset)
         if hit is not None:
@@ -487,8 +528,9 @@ class Tokenizer:
         """
         return self._encode_checked(text, allowed_special, disallowed_special)[0]
 
-    def _encode_checked(self, text: str, allowed_special: SpecialSet,
-                        disallowed_special: DisallowedSet) -> Tuple[List[int], bool]:
+    def _encode_checked(
+        self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet
+    ) -> Tuple[List[int], bool]:
         """The ids of :meth:`encode`, and whether lone surrogates had to be replaced first."""
         text = _clean_text(text)
         allowed, allow_all = self._allowed(allowed_special)
@@ -498,8 +540,13 @@ class Tokenizer:
         except UnicodeEncodeError:
             return self._core.encode(_fix_surrogates(text), allowed, allow_all), True
 
-    def encode_with_unstable(self, text: str, *, allowed_special: SpecialSet = frozenset(),
-                             disallowed_special: DisallowedSet = "all") -> Tuple[List[int], List[List[int]]]:
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: DisallowedSet = "all",
+    ) -> Tuple[List[int], List[List[int]]]:
         """tiktoken's ``encode_with_unstable``: the tokens of ``text`` that appending text
         cannot change, and every token sequence the rest can continue as (sorted). Each
         completion decodes to bytes that start with the text's remaining bytes. Special tokens
@@ -580,10 +627,16 @@ class Tokenizer:
             try:
                 return self._core.encode_batch(texts, allowed, allow_all, n)
             except UnicodeEncodeError:
-                return self._core.encode_batch([_fix_surrogates(t) for t in texts], allowed, allow_all, n)
+                return self._core.encode_batch(
+                    [_fix_surrogates(t) for t in texts], allowed, allow_all, n
+                )
 
     def encode_ordinary_batch(
-        self, texts: Sequence[str], *, threads: Optional[int] = None, num_threads: Optional[int] = None
+        self,
+        texts: Sequence[str],
+        *,
+        threads: Optional[int] = None,
+        num_threads: Optional[int] = None,
     ) -> List[List[int]]:
         """Encode many texts in parallel, special tokens as plain text."""
         texts = self._check_texts(texts)
@@ -597,7 +650,9 @@ class Tokenizer:
     @staticmethod
     def _check_texts(texts: Any) -> List[str]:
         if isinstance(texts, (str, bytes)):
-            raise TypeError("texts must be a list of str, not a single str; use encode() for one text")
+            raise TypeError(
+                "texts must be a list of str, not a single str; use encode() for one text"
+            )
         texts = list(texts)
         if set(map(type, texts)) - {str}:  # one C loop; the Python one only to name the culprit
             for i, t in enumerate(texts):
@@ -633,14 +688,18 @@ class Tokenizer:
         elif name in ("uint16", "uint32"):
             narrow = name == "uint16"
             if narrow and self.n_vocab > 65536:
-                raise ValueError(f"dtype uint16 cannot hold ids up to {self.n_vocab - 1}; use uint32")
+                raise ValueError(
+                    f"dtype uint16 cannot hold ids up to {self.n_vocab - 1}; use uint32"
+                )
         else:
             raise ValueError(f"dtype must be 'uint16' or 'uint32', not {dtype!r}")
         try:
             buf = self._core.encode_to_buffer(text, allowed, allow_all, narrow)
         except UnicodeEncodeError:
             buf = self._core.encode_to_buffer(_fix_surrogates(text), allowed, allow_all, narrow)
-        return np.frombuffer(buf, dtype="<u2" if narrow else "<u4").astype(np.uint16 if narrow else np.uint32, copy=False)
+        return np.frombuffer(buf, dtype="<u2" if narrow else "<u4").astype(
+            np.uint16 if narrow else np.uint32, copy=False
+        )
 
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
         """The id of a text or bytes that is exactly one token (special and pinned included)."""
@@ -655,8 +714,10 @@ class Tokenizer:
         try:
             return self._core.encode_single_token(b)
         except UnknownTokenError:  # the core names the bytes as a list of ints
-            raise UnknownTokenError(f"{text_or_bytes!r} is not a single token of this vocabulary "
-                                    f"(encode() gives the ids of any text)") from None
+            raise UnknownTokenError(
+                f"{text_or_bytes!r} is not a single token of this vocabulary "
+                f"(encode() gives the ids of any text)"
+            ) from None
 
     def token_to_id(self, token: Union[str, bytes]) -> int:
         """Same as :meth:`encode_single_token`."""
@@ -668,8 +729,14 @@ class Tokenizer:
         if hasattr(ids, "tolist") and not isinstance(ids, list):
             ids = ids.tolist()
         if isinstance(ids, (str, bytes, bytearray)):
-            raise TypeError(f"ids must be a sequence of int (a list, a numpy array), not {type(ids).__name__}"
-                            + ("; to take each byte as an id, pass list(data)" if not isinstance(ids, str) else ""))
+            raise TypeError(
+                f"ids must be a sequence of int (a list, a numpy array), not {type(ids).__name__}"
+                + (
+                    "; to take each byte as an id, pass list(data)"
+                    if not isinstance(ids, str)
+                    else ""
+                )
+            )
         return ids
 
     @staticmethod
@@ -696,7 +763,9 @@ class Tokenizer:
                 except TypeError:
                     return TypeError(f"ids must be ints, got {type(i).__name__} ({i!r})")
             if i < 0 or i >= self.n_vocab:
-                return UnknownTokenError(f"token id {i} is out of range: valid ids are 0..{self.n_vocab - 1}")
+                return UnknownTokenError(
+                    f"token id {i} is out of range: valid ids are 0..{self.n_vocab - 1}"
+                )
             try:
                 self._core.token_bytes(i)
             except UnknownTokenError:
@@ -729,7 +798,9 @@ class Tokenizer:
                 raise self._bad_id(ids) from None
         return self.decode_bytes(plain)
 
-    def decode(self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+    def decode(
+        self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> str:
         """Decode ids to text; invalid UTF-8 is handled by ``errors`` (as in ``bytes.decode``).
         ``skip_special_tokens=True`` leaves the special tokens out (as Hugging Face's
         ``decode(..., skip_special_tokens=True)``; the bytes around them are joined first, so a
@@ -754,13 +825,20 @@ class Tokenizer:
                 raise self._bad_id(ids, e) from None
         return self.decode(plain, errors)
 
-    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
-                     threads: Optional[int] = None, num_threads: Optional[int] = None,
-                     skip_special_tokens: bool = False) -> List[str]:
+    def decode_batch(
+        self,
+        batch: Sequence[Sequence[int]],
+        *,
+        errors: str = "replace",
+        threads: Optional[int] = None,
+        num_threads: Optional[int] = None,
+        skip_special_tokens: bool = False,
+    ) -> List[str]:
         """Decode many id sequences (in parallel); ``skip_special_tokens`` as :meth:`decode`."""
         _check_errors(errors)
-        outs = self.decode_bytes_batch(batch, threads=threads, num_threads=num_threads,
-                                       skip_special_tokens=skip_special_tokens)
+        outs = self.decode_bytes_batch(
+            batch, threads=threads, num_threads=num_threads, skip_special_tokens=skip_special_tokens
+        )
         return [b.decode("utf-8", errors) for b in outs]
 
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -778,19 +856,29 @@ class Tokenizer:
         """The bytes of each id."""
         return [self.decode_single_token_bytes(i) for i in self._ids(ids)]
 
-    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, threads: Optional[int] = None,
-                           num_threads: Optional[int] = None, skip_special_tokens: bool = False) -> List[bytes]:
+    def decode_bytes_batch(
+        self,
+        batch: Sequence[Sequence[int]],
+        *,
+        threads: Optional[int] = None,
+        num_threads: Optional[int] = None,
+        skip_special_tokens: bool = False,
+    ) -> List[bytes]:
         """The bytes of many id sequences (decoded in parallel, like tiktoken's);
         ``skip_special_tokens`` as :meth:`decode`."""
-        if isinstance(batch, (str, bytes, bytearray, memoryview)) or not isinstance(batch, Iterable):
+        if isinstance(batch, (str, bytes, bytearray, memoryview)) or not isinstance(
+            batch, Iterable
+        ):
             # (None or an int was "'NoneType' object is not iterable", naming no argument)
             raise TypeError(f"batch must be a list of id sequences, not {type(batch).__name__}")
         batch = [self._ids(b) for b in batch]
         for k, ids in enumerate(batch):
             if isinstance(ids, Mapping) or not isinstance(ids, Iterable):
                 # (an int in the batch was "'int' object is not iterable", naming no item)
-                raise TypeError(f"batch[{k}] must be a sequence of ids (a list of int, a numpy array), "
-                                f"not {type(ids).__name__}")
+                raise TypeError(
+                    f"batch[{k}] must be a sequence of ids (a list of int, a numpy array), "
+                    f"not {type(ids).__name__}"
+                )
         if skip_special_tokens:
             batch = [self._drop_specials(b) for b in batch]
         n = _threads(threads, num_threads)
@@ -843,7 +931,9 @@ class Tokenizer:
             spans = [(starts[a], starts[b]) for a, b in spans]
         return ids, spans
 
-    def stream_decoder(self, errors: str = "replace", *, skip_special_tokens: bool = False) -> StreamDecoder:
+    def stream_decoder(
+        self, errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> StreamDecoder:
         """A decoder fed one id at a time that never emits a broken UTF-8 sequence
         (``skip_special_tokens``: special tokens add nothing, as in :meth:`decode`).
 
@@ -908,8 +998,10 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         pat = self._pattern_name or "custom"
-        return (f"<toksmith.Tokenizer {self.name!r} n_vocab={self.n_vocab} pattern={pat} "
-                f"specials={len(self._special_tokens)} pinned={len(self._pinned_tokens)}>")
+        return (
+            f"<toksmith.Tokenizer {self.name!r} n_vocab={self.n_vocab} pattern={pat} "
+            f"specials={len(self._special_tokens)} pinned={len(self._pinned_tokens)}>"
+        )
 
     def __reduce__(self):
         """Pickle support, for handing a tokenizer to worker processes (``multiprocessing``,
@@ -931,8 +1023,15 @@ class Tokenizer:
         """
         tables = self._pickled_tables
         if tables is None:
-            tables = marshal.dumps((self.mergeable_ranks(), self._pattern_name or self._pattern,
-                                    dict(self._special_tokens), dict(self._pinned_tokens), self._merges))
+            tables = marshal.dumps(
+                (
+                    self.mergeable_ranks(),
+                    self._pattern_name or self._pattern,
+                    dict(self._special_tokens),
+                    dict(self._pinned_tokens),
+                    self._merges,
+                )
+            )
             self._pickled_tables = tables
         state = {"tables": tables, "metadata": self.metadata, "name": self.name}
         # attributes of a subclass (or set on the instance) go along, as with any pickled object
@@ -943,10 +1042,23 @@ class Tokenizer:
 
 
 #: the attributes a Tokenizer sets itself (the pickle rebuilds them from the tables)
-_OWN_ATTRIBUTES = frozenset([
-    "_core", "_pattern", "_pattern_name", "_special_tokens", "_pinned_tokens", "_merges", "metadata", "name",
-    "_allowed_cache", "_disallowed_cache", "_special_ids", "_pickled_tables", "_unstable_tables",
-])
+_OWN_ATTRIBUTES = frozenset(
+    [
+        "_core",
+        "_pattern",
+        "_pattern_name",
+        "_special_tokens",
+        "_pinned_tokens",
+        "_merges",
+        "metadata",
+        "name",
+        "_allowed_cache",
+        "_disallowed_cache",
+        "_special_ids",
+        "_pickled_tables",
+        "_unstable_tables",
+    ]
+)
 
 
 #: tables digest -> a tokenizer built from them, for repeated unpickling in one process
@@ -958,8 +1070,11 @@ _UNPICKLED_LOCK = threading.Lock()
 def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
     """Rebuild a pickled :class:`Tokenizer` (or subclass): through the constructor's checks the
     first time its tables are seen in this process, then sharing the core built that time."""
-    if (not (isinstance(cls, type) and issubclass(cls, Tokenizer)) or not isinstance(state, dict)
-            or not isinstance(state.get("tables"), bytes)):
+    if (
+        not (isinstance(cls, type) and issubclass(cls, Tokenizer))
+        or not isinstance(state, dict)
+        or not isinstance(state.get("tables"), bytes)
+    ):
         raise TypeError("not a pickled toksmith.Tokenizer")
     tables = state["tables"]
     key = hashlib.blake2b(tables, digest_size=20).digest()
@@ -971,9 +1086,16 @@ def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
         try:
             ranks, pattern, specials, pinned, merges = marshal.loads(tables)
         except (EOFError, ValueError, TypeError) as e:
-            raise ValueError(f"not a pickled toksmith.Tokenizer: its tables do not read back ({e})") from None
-        proto = Tokenizer(ranks, pattern=_from_file(pattern), special_tokens=specials, pinned_tokens=pinned,
-                          merges=merges)
+            raise ValueError(
+                f"not a pickled toksmith.Tokenizer: its tables do not read back ({e})"
+            ) from None
+        proto = Tokenizer(
+            ranks,
+            pattern=_from_file(pattern),
+            special_tokens=specials,
+            pinned_tokens=pinned,
+            merges=merges,
+        )
         proto._pickled_tables = tables
         with _UNPICKLED_LOCK:
             _UNPICKLED[key] = proto

@@ -27,8 +27,17 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
 from ._paths import fspath
-from .corpus import (PathLike, batched, compression, decompression_errors, expand_paths, inner_name, iter_jsonl,
-                     open_binary, surrogates_checked)
+from .corpus import (
+    PathLike,
+    batched,
+    compression,
+    decompression_errors,
+    expand_paths,
+    inner_name,
+    iter_jsonl,
+    open_binary,
+    surrogates_checked,
+)
 from .errors import VocabError
 from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer, _CheckedMerges, _threads
@@ -53,8 +62,10 @@ def _check_token(t: Any, what: str) -> None:
     try:
         t.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise ValueError(f"{what}: {t!r} holds a lone surrogate (U+{ord(t[e.start]):04X} at index {e.start}) "
-                         f"that UTF-8 cannot encode; pass a valid str") from None
+        raise ValueError(
+            f"{what}: {t!r} holds a lone surrogate (U+{ord(t[e.start]):04X} at index {e.start}) "
+            f"that UTF-8 cannot encode; pass a valid str"
+        ) from None
 
 
 def _normalize_added(tokens: Optional[TokenSpec], what: str) -> Tuple[List[str], Dict[str, int]]:
@@ -75,7 +86,9 @@ def _normalize_added(tokens: Optional[TokenSpec], what: str) -> Tuple[List[str],
             fixed[t] = i
         return [], fixed
     if not isinstance(tokens, Iterable):
-        raise TypeError(f"{what} must be a list of str or a dict str -> id, not {type(tokens).__name__}")
+        raise TypeError(
+            f"{what} must be a list of str or a dict str -> id, not {type(tokens).__name__}"
+        )
     free = []
     seen = set()
     for t in tokens:
@@ -85,6 +98,7 @@ def _normalize_added(tokens: Optional[TokenSpec], what: str) -> Tuple[List[str],
         seen.add(t)
         free.append(t)
     return free, {}
+
 
 #: token ids are 32-bit in the core
 MAX_VOCAB_SIZE = 2**32
@@ -103,10 +117,17 @@ class _Layout:
             raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
         self.special_free, self.special_fixed = _normalize_added(specials, "special_tokens")
         self.pinned_free, self.pinned_fixed = _normalize_added(pinned, "pinned_tokens")
-        names = self.special_free + list(self.special_fixed) + self.pinned_free + list(self.pinned_fixed)
+        names = (
+            self.special_free
+            + list(self.special_fixed)
+            + self.pinned_free
+            + list(self.pinned_fixed)
+        )
         dup = {n for n, k in collections.Counter(names).items() if k > 1}
         if dup:
-            raise ValueError(f"token(s) {sorted(dup)} given twice (as special and pinned, or repeated)")
+            raise ValueError(
+                f"token(s) {sorted(dup)} given twice (as special and pinned, or repeated)"
+            )
         fixed_ids = list(self.special_fixed.values()) + list(self.pinned_fixed.values())
         if len(set(fixed_ids)) != len(fixed_ids):
             raise ValueError(f"two special/pinned tokens share a fixed id: {sorted(fixed_ids)}")
@@ -119,8 +140,10 @@ class _Layout:
                 f"(256 byte tokens + {self.n_added} special/pinned tokens)"
             )
         if vocab_size > MAX_VOCAB_SIZE:
-            raise VocabError(f"vocab_size={vocab_size} is too large: token ids are 32-bit, so it can be at most "
-                             f"{MAX_VOCAB_SIZE}")
+            raise VocabError(
+                f"vocab_size={vocab_size} is too large: token ids are 32-bit, so it can be at most "
+                f"{MAX_VOCAB_SIZE}"
+            )
         if self.fixed and max(self.fixed) >= vocab_size:
             raise VocabError(f"fixed id {max(self.fixed)} does not fit in vocab_size={vocab_size}")
         self.vocab_size = vocab_size
@@ -175,33 +198,55 @@ def _limits(min_frequency: Any, max_token_length: Any) -> Tuple[int, Optional[in
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool):
         raise TypeError(f"min_frequency must be an int, not {type(min_frequency).__name__}")
     if not 0 <= min_frequency <= MAX_COUNT:
-        raise ValueError(f"min_frequency must be between 0 (no minimum) and {MAX_COUNT}, not {min_frequency}")
+        raise ValueError(
+            f"min_frequency must be between 0 (no minimum) and {MAX_COUNT}, not {min_frequency}"
+        )
     if max_token_length is not None:
         if not isinstance(max_token_length, int) or isinstance(max_token_length, bool):
-            raise TypeError(f"max_token_length must be an int or None, not {type(max_token_length).__name__}")
+            raise TypeError(
+                f"max_token_length must be an int or None, not {type(max_token_length).__name__}"
+            )
         if not 1 <= max_token_length <= 2**32:
-            raise ValueError(f"max_token_length must be between 1 and 2**32 bytes (or None for no limit), "
-                             f"not {max_token_length}")
+            raise ValueError(
+                f"max_token_length must be between 1 and 2**32 bytes (or None for no limit), "
+                f"not {max_token_length}"
+            )
     return min_frequency, max_token_length
 
 
 class _Trainer:
-    def __init__(self, vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
-                 min_frequency=0, max_token_length=None):
+    def __init__(
+        self,
+        vocab_size,
+        pattern,
+        special_tokens,
+        pinned_tokens,
+        threads,
+        progress,
+        min_frequency=0,
+        max_token_length=None,
+    ):
         self.regex, self.pattern_name = resolve_pattern(pattern)
         self.layout = _Layout(vocab_size, special_tokens, pinned_tokens)
         self.min_frequency, self.max_token_length = _limits(min_frequency, max_token_length)
         self.threads = _threads(threads)
         if not isinstance(progress, bool):
-            if type(progress).__name__ not in ("bool_", "bool"):  # numpy.bool_ is fine; "no" was taken as True
-                raise TypeError(f"progress must be True or False, not {type(progress).__name__} ({progress!r})")
+            if type(progress).__name__ not in (
+                "bool_",
+                "bool",
+            ):  # numpy.bool_ is fine; "no" was taken as True
+                raise TypeError(
+                    f"progress must be True or False, not {type(progress).__name__} ({progress!r})"
+                )
             progress = bool(progress)
         self.progress = progress
         pinned_all = self.layout.pinned_free + list(self.layout.pinned_fixed)
         self.counter = _core.ChunkCounter(self.regex, pinned_all)
         self.sources: List[str] = []
         self.texts_seen = 0  # texts given to add_texts so far (for error messages)
-        self.bar = _progress_bar(progress, desc="counting", unit="B", unit_scale=True, unit_divisor=1024)
+        self.bar = _progress_bar(
+            progress, desc="counting", unit="B", unit_scale=True, unit_divisor=1024
+        )
 
     def _tick(self, n: int) -> None:
         if self.bar is not None:
@@ -212,8 +257,13 @@ class _Trainer:
         try:
             self.counter.add_texts(texts, self.threads)
         except UnicodeEncodeError:  # a lone surrogate: named, or read as U+FFFD if errors="replace"
-            self.counter.add_texts([surrogates_checked(t, errors, f"text {self.texts_seen + i} of the iterable")
-                                    for i, t in enumerate(texts)], self.threads)
+            self.counter.add_texts(
+                [
+                    surrogates_checked(t, errors, f"text {self.texts_seen + i} of the iterable")
+                    for i, t in enumerate(texts)
+                ],
+                self.threads,
+            )
         self.texts_seen += len(texts)
         self._tick(sum(len(t) for t in texts))
 
@@ -244,32 +294,47 @@ class _Trainer:
             from .errors import EmptyCorpusError
 
             pinned = self.layout.pinned_free + list(self.layout.pinned_fixed)
-            if stats["bytes"] and pinned and self.pattern_name is not None:  # a named pattern covers all text
+            if (
+                stats["bytes"] and pinned and self.pattern_name is not None
+            ):  # a named pattern covers all text
                 raise EmptyCorpusError(
                     f"the {stats['bytes']} bytes of the corpus are all pinned tokens, so there is nothing "
-                    f"left to train on; pass text besides the pinned tokens")
+                    f"left to train on; pass text besides the pinned tokens"
+                )
             if stats["bytes"]:
                 raise EmptyCorpusError(
                     f"the split pattern {self.regex!r} found no non-empty piece in the {stats['bytes']} "
                     f"bytes of the corpus, so there is nothing to train on; pass a pattern whose "
-                    f"matches cover the text (e.g. pattern=\"cl100k\")")
-            raise EmptyCorpusError("the training corpus is empty: pass at least one non-empty text or file")
+                    f'matches cover the text (e.g. pattern="cl100k")'
+                )
+            raise EmptyCorpusError(
+                "the training corpus is empty: pass at least one non-empty text or file"
+            )
         num_merges = self.layout.num_merges
         bar = _progress_bar(self.progress, desc="merging", total=num_merges, unit="merge")
         if bar is None:
-            pairs = self.counter.train(num_merges, None, self.threads, self.min_frequency, self.max_token_length)
+            pairs = self.counter.train(
+                num_merges, None, self.threads, self.min_frequency, self.max_token_length
+            )
         else:
             with _MergeProgress(bar) as on_progress:
-                pairs = self.counter.train(num_merges, on_progress, self.threads,
-                                           self.min_frequency, self.max_token_length)
+                pairs = self.counter.train(
+                    num_merges, on_progress, self.threads, self.min_frequency, self.max_token_length
+                )
                 on_progress.finish(len(pairs))
         if len(pairs) < num_merges:
             limits = []
             if self.min_frequency:
                 limits.append(f"occurs at least min_frequency={self.min_frequency} times")
             if self.max_token_length is not None:
-                limits.append(f"makes a token of at most max_token_length={self.max_token_length} bytes")
-            why = ("no pair left that " + " and ".join(limits)) if limits else "the corpus ran out of pairs"
+                limits.append(
+                    f"makes a token of at most max_token_length={self.max_token_length} bytes"
+                )
+            why = (
+                ("no pair left that " + " and ".join(limits))
+                if limits
+                else "the corpus ran out of pairs"
+            )
             warnings.warn(
                 f"{why} after {len(pairs)} merges ({num_merges} requested): "
                 f"the vocabulary has {self.layout.vocab_size - num_merges + len(pairs)} tokens, not "
@@ -288,7 +353,9 @@ class _Trainer:
             merges_final.append((final_of[a], final_of[b]))
         meta: Dict[str, Any] = {
             "trained_by": "toksmith",
-            "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "trained_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds"
+            ),
             "corpus": {
                 "bytes": stats["bytes"],
                 "texts": stats["texts"],
@@ -352,19 +419,36 @@ def train(
     which gives rustbpe's merges.
     """
     if not isinstance(text_field, str):  # was checked only when a .jsonl file came up
-        raise TypeError(f"text_field must be a str (the JSON field that holds the text), not {type(text_field).__name__}")
+        raise TypeError(
+            f"text_field must be a str (the JSON field that holds the text), not {type(text_field).__name__}"
+        )
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
-    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
-                       min_frequency, max_token_length)
+    trainer = _Trainer(
+        vocab_size,
+        pattern,
+        special_tokens,
+        pinned_tokens,
+        threads,
+        progress,
+        min_frequency,
+        max_token_length,
+    )
     try:
         files = expand_paths(paths)
     except FileNotFoundError as e:
-        items = [paths] if isinstance(paths, str) else paths if isinstance(paths, (list, tuple)) else []
-        if any(isinstance(p, str) and any(c.isspace() for c in p) and not os.path.lexists(p) for p in items):
+        items = (
+            [paths] if isinstance(paths, str) else paths if isinstance(paths, (list, tuple)) else []
+        )
+        if any(
+            isinstance(p, str) and any(c.isspace() for c in p) and not os.path.lexists(p)
+            for p in items
+        ):
             # texts given for paths (the README's next example takes texts)
-            raise FileNotFoundError(f"{e}; train() reads files, folders and globs: to train on texts in memory, "
-                                    "use toksmith.train_from_iterator(texts, ...)") from None
+            raise FileNotFoundError(
+                f"{e}; train() reads files, folders and globs: to train on texts in memory, "
+                "use toksmith.train_from_iterator(texts, ...)"
+            ) from None
         raise
     for f in files:
         trainer.add_file(f, text_field, errors)
@@ -401,8 +485,16 @@ def train_from_iterator(
         raise TypeError(f"texts must be an iterable of str, not {type(texts).__name__}")
     if errors not in ("strict", "replace"):
         raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
-    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
-                       min_frequency, max_token_length)
+    trainer = _Trainer(
+        vocab_size,
+        pattern,
+        special_tokens,
+        pinned_tokens,
+        threads,
+        progress,
+        min_frequency,
+        max_token_length,
+    )
     for batch in batched(texts):
         trainer.add_texts(batch, errors)
     return trainer.finish(name)
@@ -426,28 +518,49 @@ def train_from_counts(
     ``pattern`` is the split pattern the resulting tokenizer encodes with. Chunks are cut around
     pinned tokens, as texts are."""
     if isinstance(counts, (str, bytes, bytearray)) or not isinstance(counts, Iterable):
-        raise TypeError(f"counts must be a dict {{chunk: count}} or an iterable of (chunk, count) pairs, "
-                        f"not {type(counts).__name__}")
-    trainer = _Trainer(vocab_size, pattern, special_tokens, pinned_tokens, threads, progress,
-                       min_frequency, max_token_length)
+        raise TypeError(
+            f"counts must be a dict {{chunk: count}} or an iterable of (chunk, count) pairs, "
+            f"not {type(counts).__name__}"
+        )
+    trainer = _Trainer(
+        vocab_size,
+        pattern,
+        special_tokens,
+        pinned_tokens,
+        threads,
+        progress,
+        min_frequency,
+        max_token_length,
+    )
     # chunks are cut around pinned tokens (leftmost, then longest), as texts are when counted
-    pinned = sorted((t.encode() for t in trainer.layout.pinned_free + list(trainer.layout.pinned_fixed)),
-                    key=len, reverse=True)
+    pinned = sorted(
+        (t.encode() for t in trainer.layout.pinned_free + list(trainer.layout.pinned_fixed)),
+        key=len,
+        reverse=True,
+    )
     cut = re.compile(b"|".join(re.escape(t) for t in pinned)) if pinned else None
     items = counts.items() if isinstance(counts, Mapping) else counts
     batch: List[Tuple[bytes, int]] = []
     pairs = 0  # how many pairs the counts stand for: a bound on every pair's count
     for item in items:
-        if isinstance(item, (str, bytes, bytearray)) or not isinstance(item, Sequence) or len(item) != 2:
-            raise TypeError(f"counts must be a dict {{chunk: count}} or an iterable of (chunk, count) pairs; "
-                            f"an item is {item!r}")
+        if (
+            isinstance(item, (str, bytes, bytearray))
+            or not isinstance(item, Sequence)
+            or len(item) != 2
+        ):
+            raise TypeError(
+                f"counts must be a dict {{chunk: count}} or an iterable of (chunk, count) pairs; "
+                f"an item is {item!r}"
+            )
         chunk, n = item
         if isinstance(chunk, str):
             try:
                 chunk = chunk.encode("utf-8")
             except UnicodeEncodeError as e:
-                raise ValueError(f"the chunk {chunk!r} holds a lone surrogate (U+{ord(chunk[e.start]):04X} at "
-                                 f"index {e.start}) that UTF-8 cannot encode; pass bytes or a valid str") from None
+                raise ValueError(
+                    f"the chunk {chunk!r} holds a lone surrogate (U+{ord(chunk[e.start]):04X} at "
+                    f"index {e.start}) that UTF-8 cannot encode; pass bytes or a valid str"
+                ) from None
         if not isinstance(chunk, (bytes, bytearray)):
             raise TypeError(f"chunks must be str or bytes, not {type(chunk).__name__}")
         n = _as_int(n)
@@ -460,8 +573,10 @@ def train_from_counts(
                 batch.append((bytes(part), n))
                 pairs += n * max(len(part) - 1, 1)
     if pairs > MAX_COUNT:
-        raise ValueError(f"the counts are too large: their pairs add up to {pairs}, more than {MAX_COUNT} "
-                         f"(2**63-1, the merge loop's 64-bit counts); pass smaller counts (scale them down)")
+        raise ValueError(
+            f"the counts are too large: their pairs add up to {pairs}, more than {MAX_COUNT} "
+            f"(2**63-1, the merge loop's 64-bit counts); pass smaller counts (scale them down)"
+        )
     trainer.counter.add_counts(batch)
     return trainer.finish(name)
 

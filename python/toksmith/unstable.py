@@ -29,8 +29,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tokenizer import Tokenizer
 
 # Unicode White_Space (what Rust's char::is_whitespace tests; str.isspace differs on U+001C-001F)
-_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-                         "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 _SPACE_BYTES = frozenset(b" \n\t")
 
 
@@ -62,19 +64,21 @@ def byte_pair_encode(piece: bytes, ranks: Dict[bytes, int]) -> List[int]:
     n = len(piece)
     if n == 1:
         return [ranks[piece]]
-    nxt = list(range(1, n + 1))  # part starting at i ends at nxt[i]; parts are linked by their starts
+    nxt = list(
+        range(1, n + 1)
+    )  # part starting at i ends at nxt[i]; parts are linked by their starts
     prv = list(range(-1, n - 1))
     alive = [True] * n
     heap: List[Tuple[int, int]] = []
     for i in range(n - 1):
-        r = ranks.get(piece[i:i + 2])
+        r = ranks.get(piece[i : i + 2])
         if r is not None:
             heap.append((r, i))
     heapq.heapify(heap)
 
     def pair_rank(i: int) -> Optional[int]:
         j = nxt[i]
-        return ranks.get(piece[i:nxt[j]]) if j < n else None
+        return ranks.get(piece[i : nxt[j]]) if j < n else None
 
     while heap:
         r, i = heapq.heappop(heap)
@@ -93,7 +97,7 @@ def byte_pair_encode(piece: bytes, ranks: Dict[bytes, int]) -> List[int]:
     out = []
     i = 0
     while i < n:
-        out.append(ranks[piece[i:nxt[i]]])
+        out.append(ranks[piece[i : nxt[i]]])
         i = nxt[i]
     return out
 
@@ -135,7 +139,9 @@ def _last_segment(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[s
     return text[end:]
 
 
-def _split_unstable(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[str]) -> Tuple[List[int], bytes]:
+def _split_unstable(
+    tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[str]
+) -> Tuple[List[int], bytes]:
     """``tokens`` (the encoding of ``text``) cut before its unstable end: the last piece's tokens,
     with the whitespace-only tokens before them when that piece is whitespace (cl100k's
     ``\\s*[\\r\\n]+`` can turn ``"\\n"`` + ``" "`` into ``"\\n \\n"``); and the bytes cut off."""
@@ -192,8 +198,10 @@ def encode_single_piece(tok: "Tokenizer", piece: bytes) -> List[int]:
         try:
             piece = piece.encode("utf-8")
         except UnicodeEncodeError as e:
-            raise ValueError(f"the piece {piece!r} holds a lone surrogate (U+{ord(piece[e.start]):04X} at index "
-                             f"{e.start}) that UTF-8 cannot encode; pass bytes or a valid str") from None
+            raise ValueError(
+                f"the piece {piece!r} holds a lone surrogate (U+{ord(piece[e.start]):04X} at index "
+                f"{e.start}) that UTF-8 cannot encode; pass bytes or a valid str"
+            ) from None
     if not isinstance(piece, (bytes, bytearray)):
         raise TypeError(f"the piece must be str or bytes, not {type(piece).__name__}")
     piece = bytes(piece)
@@ -204,10 +212,13 @@ def encode_single_piece(tok: "Tokenizer", piece: bytes) -> List[int]:
     return [whole] if whole is not None else byte_pair_encode(piece, ranks)
 
 
-def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowed_special
-                         ) -> Tuple[List[int], List[List[int]]]:
+def encode_with_unstable(
+    tok: "Tokenizer", text: str, allowed_special, disallowed_special
+) -> Tuple[List[int], List[List[int]]]:
     """See :meth:`toksmith.Tokenizer.encode_with_unstable`."""
-    tokens = tok.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+    tokens = tok.encode(
+        text, allowed_special=allowed_special, disallowed_special=disallowed_special
+    )
     allowed = set(tok._special_tokens) if allowed_special == "all" else set(allowed_special)
     tokens, unstable = _split_unstable(tok, text, tokens, allowed)
     if not unstable:
@@ -240,8 +251,12 @@ def encode_with_unstable(tok: "Tokenizer", text: str, allowed_special, disallowe
     if len(unstable) > 1:
         ch, size = _last_char(unstable)
         if len(unstable) - size > 0 and ch is not None and ch in _WHITE_SPACE:
-            reencoded = byte_pair_encode(unstable[:-size], ranks) + byte_pair_encode(unstable[-size:], ranks)
+            reencoded = byte_pair_encode(unstable[:-size], ranks) + byte_pair_encode(
+                unstable[-size:], ranks
+            )
             completions.add(tuple(reencoded))
     # sorted by their ids as big-endian 4-byte strings (the same order as the tuples, compared
     # with memcmp: the tuples of a long unstable end share long prefixes, slow to compare)
-    return tokens, [list(c) for c in sorted(completions, key=lambda c: struct.pack(f">{len(c)}I", *c))]
+    return tokens, [
+        list(c) for c in sorted(completions, key=lambda c: struct.pack(f">{len(c)}I", *c))
+    ]

@@ -76,7 +76,11 @@ def _reference_scan(patterns, stream):
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.binary(min_size=1, max_size=5).map(lambda b: bytes(97 + x % 3 for x in b)), min_size=1, max_size=6),
+    st.lists(
+        st.binary(min_size=1, max_size=5).map(lambda b: bytes(97 + x % 3 for x in b)),
+        min_size=1,
+        max_size=6,
+    ),
     st.lists(st.sampled_from([97, 98, 99, 300, 97, 98]), max_size=40),
 )
 def test_stop_automaton_matches_a_brute_force_reference(patterns, stream):
@@ -103,11 +107,14 @@ def test_stop_state_restarts_after_a_stop():
 # --------------------------------------------------------------------------- ByteTokenizer
 
 
-@pytest.mark.parametrize("method, args", [
-    ("encode_batch", (["a"],)),
-    ("encode_ordinary_batch", (["a"],)),
-    ("decode_batch", ([[97]],)),
-])
+@pytest.mark.parametrize(
+    "method, args",
+    [
+        ("encode_batch", (["a"],)),
+        ("encode_ordinary_batch", (["a"],)),
+        ("decode_batch", ([[97]],)),
+    ],
+)
 def test_byte_tokenizer_checks_threads_like_tokenizer(method, args):
     call = getattr(tok, method)
     assert call(*args, threads=2) == call(*args)
@@ -158,9 +165,11 @@ def test_byte_tokenizer_load_hostile_json(tmp_path):
     with pytest.raises(ValueError, match=str(path).replace("\\", "\\\\")):
         calm.ByteTokenizer.load(path)
     doc = tok.to_dict()
-    for bad in ({**doc, "vocab_size": 320.0},
-                {**doc, "version": 1.0},
-                {**doc, "special_tokens": {k: float(v) for k, v in doc["special_tokens"].items()}}):
+    for bad in (
+        {**doc, "vocab_size": 320.0},
+        {**doc, "version": 1.0},
+        {**doc, "special_tokens": {k: float(v) for k, v in doc["special_tokens"].items()}},
+    ):
         with pytest.raises(ValueError):
             calm.ByteTokenizer.from_dict(bad)
     assert calm.ByteTokenizer.from_dict(doc) == tok
@@ -180,7 +189,9 @@ def test_is_special_and_is_reserved_check_types():
 
 
 def test_empty_memoryview_sub_token_is_absent_like_empty_bytes():
-    assert calm.tokenize_frame("HIST", "ls", exit=memoryview(b"")) == calm.tokenize_frame("HIST", "ls")
+    assert calm.tokenize_frame("HIST", "ls", exit=memoryview(b"")) == calm.tokenize_frame(
+        "HIST", "ls"
+    )
     assert calm.tokenize_frame("WORD", "a", pos=memoryview(b"")) == [calm.WORD, 97, calm.END]
 
 
@@ -188,7 +199,9 @@ def test_empty_memoryview_sub_token_is_absent_like_empty_bytes():
 
 
 def test_template_items_are_checked_and_normalized():
-    t = calm.Template([(np.int64(calm.BOS), None), (calm.ATN, None), (np.uint16(calm.CMD), "input")])
+    t = calm.Template(
+        [(np.int64(calm.BOS), None), (calm.ATN, None), (np.uint16(calm.CMD), "input")]
+    )
     assert t == calm.parse_template("BOS;ATN;CMD:input")
     assert all(type(item.token) is int for item in t.items)
     seq = calm.build_sequence(t, {"input": "ls"})
@@ -242,14 +255,33 @@ def test_empty_frames_survive_build_parse_build():
 
 _text = st.one_of(st.text(max_size=3), st.binary(max_size=3))
 _simple = st.one_of(st.none(), _text, st.lists(_text, max_size=3))
-_history = st.one_of(st.none(), _text, st.lists(st.one_of(_text, st.fixed_dictionaries(
-    {"cmd": _text}, optional={"exit": st.one_of(st.none(), st.integers(-3, 300), st.text(max_size=3))})), max_size=4))
+_history = st.one_of(
+    st.none(),
+    _text,
+    st.lists(
+        st.one_of(
+            _text,
+            st.fixed_dictionaries(
+                {"cmd": _text},
+                optional={"exit": st.one_of(st.none(), st.integers(-3, 300), st.text(max_size=3))},
+            ),
+        ),
+        max_size=4,
+    ),
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(_simple, _simple, _history, _simple, _simple, _text, st.booleans(), st.integers(4, 60))
 def test_build_parse_build_is_stable(cwd, git, history, completions, env, inp, training, l_max):
-    ctx = {"cwd": cwd, "git": git, "history": history, "completions": completions, "env": env, "input": inp}
+    ctx = {
+        "cwd": cwd,
+        "git": git,
+        "history": history,
+        "completions": completions,
+        "env": env,
+        "input": inp,
+    }
     try:
         seq = calm.build_sequence("shell", ctx, training=training, l_max=l_max)
     except ValueError as exc:
@@ -323,11 +355,16 @@ def test_huge_meta_size_is_refused_before_reading(tmp_path):
         fh.write(header)
         fh.truncate(48 + 2**32 - 1)
     start = time.perf_counter()
-    with pytest.raises(calm.CWGTError, match="'meta_size' at byte offset 34: .* larger than the 16777216-byte limit"):
+    with pytest.raises(
+        calm.CWGTError,
+        match="'meta_size' at byte offset 34: .* larger than the 16777216-byte limit",
+    ):
         calm.read_cwgt(path)
     assert time.perf_counter() - start < 0.5
     with pytest.raises(ValueError, match="larger than the 16777216-byte limit"):
-        calm.write_cwgt(tmp_path / "big.cwgt", _header(), ("a" * cwgt.MAX_META_SIZE, "", ""), np.zeros(1))
+        calm.write_cwgt(
+            tmp_path / "big.cwgt", _header(), ("a" * cwgt.MAX_META_SIZE, "", ""), np.zeros(1)
+        )
     assert not (tmp_path / "big.cwgt").exists()
 
 
@@ -343,7 +380,9 @@ def test_write_cwgt_tied_must_be_a_bool_and_false_clears_the_flag(tmp_path):
     path = tmp_path / "t.cwgt"
     fields = {"d_model": 8, "n_layers": 1, "dt_rank": 1, "flags": calm.FLAG_TIED}
     assert calm.write_cwgt(path, {**fields, "tied": False}, None, np.zeros(1)).tied is False
-    assert calm.write_cwgt(path, {**fields, "flags": 0, "tied": True}, None, np.zeros(1)).tied is True
+    assert (
+        calm.write_cwgt(path, {**fields, "flags": 0, "tied": True}, None, np.zeros(1)).tied is True
+    )
     with pytest.raises(TypeError, match="'tied' must be a bool"):
         calm.write_cwgt(path, {**fields, "tied": "no"}, None, np.zeros(1))
 
@@ -384,6 +423,7 @@ def test_cli_hostile_context_files(tmp_path, capsys, monkeypatch):
     bad.write_bytes(b'{"input": "\xff"}')
     code, _, err = _run(["encode", "--context-file", str(bad)], capsys)
     assert code == 1 and "is not UTF-8: invalid byte at offset 11" in err
-    code, out, _ = _run(["encode", "--context-file", "-"], capsys, io.StringIO('{"input": "ls"}'), monkeypatch)
+    code, out, _ = _run(
+        ["encode", "--context-file", "-"], capsys, io.StringIO('{"input": "ls"}'), monkeypatch
+    )
     assert code == 0 and out.split() == ["257", "259", "264", "108", "115"]
-

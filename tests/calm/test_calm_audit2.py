@@ -11,7 +11,6 @@ import pytest
 from toksmith import calm
 from toksmith.cli import main
 
-
 # --------------------------------------------------------------------------- stop patterns
 
 
@@ -97,14 +96,18 @@ def test_write_cwgt_refuses_weights_that_overflow_float32(tmp_path, weights):
     with pytest.raises(ValueError, match="does not fit float32"):
         calm.write_cwgt(path, {"d_model": 16, "n_layers": 1}, None, weights)
     assert not path.exists()
-    calm.write_cwgt(path, {"d_model": 16, "n_layers": 1}, None, [np.inf, 3e38])  # inf itself is kept
+    calm.write_cwgt(
+        path, {"d_model": 16, "n_layers": 1}, None, [np.inf, 3e38]
+    )  # inf itself is kept
     assert calm.read_cwgt(path).weights[0] == np.inf
 
 
 def test_write_cwgt_metadata_with_a_lone_surrogate_names_the_field(tmp_path):
     # was: bare UnicodeEncodeError "'utf-8' codec can't encode character '\udcff' ..."
     with pytest.raises(ValueError, match="metadata domain contains a lone surrogate"):
-        calm.write_cwgt(tmp_path / "w.cwgt", {"d_model": 16, "n_layers": 1}, ("\udcff", "", ""), [1.0])
+        calm.write_cwgt(
+            tmp_path / "w.cwgt", {"d_model": 16, "n_layers": 1}, ("\udcff", "", ""), [1.0]
+        )
 
 
 # --------------------------------------------------------------------------- CLI

@@ -39,7 +39,9 @@ def test_disallowed_special_raises_with_instructions():
         tok.encode("cmd <EOS>")
     assert isinstance(info.value, toksmith.DisallowedSpecialError)
     message = str(info.value)
-    assert "'<EOS>'" in message and "allowed_special" in message and "disallowed_special=()" in message
+    assert (
+        "'<EOS>'" in message and "allowed_special" in message and "disallowed_special=()" in message
+    )
     with pytest.raises(ValueError, match="'<END>'"):
         tok.encode("x<END>", allowed_special={"<EOS>"})
 
@@ -49,7 +51,10 @@ def test_allowed_special_encoded_as_ids():
     assert tok.encode("<BOS><CWD>/x<END>", allowed_special="all") == [257, 260, 47, 120, 269]
     assert tok.encode("<EOS>", disallowed_special=()) == list(b"<EOS>")
     # only the allowed ones become ids; the others are plain text when not disallowed
-    assert tok.encode("<EOS><PAD>", allowed_special={"<EOS>"}, disallowed_special=()) == [258, *b"<PAD>"]
+    assert tok.encode("<EOS><PAD>", allowed_special={"<EOS>"}, disallowed_special=()) == [
+        258,
+        *b"<PAD>",
+    ]
     # names that are not CALM specials are an error, as in toksmith's Tokenizer
     with pytest.raises(ValueError, match="'<|endoftext|>', which is not a CALM special token"):
         tok.encode("x", allowed_special={"<|endoftext|>"})

@@ -37,7 +37,9 @@ def test_inspect(tmp_path, capsys):
     path = tmp_path / "shell.cwgt"
     calm.write_cwgt(
         path,
-        calm.CWGTHeader(d_model=64, n_layers=2, dt_rank=4, def_temperature=700, flags=calm.FLAG_TIED),
+        calm.CWGTHeader(
+            d_model=64, n_layers=2, dt_rank=4, def_temperature=700, flags=calm.FLAG_TIED
+        ),
         calm.CWGTMetadata("shell", calm.TEMPLATES["shell"], "| ; && ||"),
         np.zeros(10, np.float32),
     )
@@ -66,12 +68,22 @@ def test_inspect_bad_file(tmp_path, capsys):
 
 
 def test_encode(capsys):
-    code, out, err = run_cli(["encode", "--template", "shell", "--context", '{"cwd": "/home/u", "input": "git com"}'], capsys)
+    code, out, err = run_cli(
+        ["encode", "--template", "shell", "--context", '{"cwd": "/home/u", "input": "git com"}'],
+        capsys,
+    )
     assert code == 0 and err == ""
-    assert out.split() == [str(t) for t in calm.build_sequence("shell", {"cwd": "/home/u", "input": "git com"})]
-    code, out, _ = run_cli(["encode", "--context", '{"input": "ls"}', "--training", "--names"], capsys)
+    assert out.split() == [
+        str(t) for t in calm.build_sequence("shell", {"cwd": "/home/u", "input": "git com"})
+    ]
+    code, out, _ = run_cli(
+        ["encode", "--context", '{"input": "ls"}', "--training", "--names"], capsys
+    )
     assert out.strip() == "<BOS> <ATN> <CMD> ls <EOS>"
-    code, out, _ = run_cli(["encode", "-t", "BOS;QUERY:q;ATN;CMD:input", "-c", '{"q": "hi", "input": "x"}', "--json"], capsys)
+    code, out, _ = run_cli(
+        ["encode", "-t", "BOS;QUERY:q;ATN;CMD:input", "-c", '{"q": "hi", "input": "x"}', "--json"],
+        capsys,
+    )
     assert json.loads(out)["ids"] == [257, 267, 104, 105, 269, 259, 264, 120]
 
 
@@ -91,8 +103,15 @@ def test_encode_reports_dropped_and_reads_files(tmp_path, capsys, monkeypatch):
 
 def test_encode_with_model(tmp_path, capsys):
     path = tmp_path / "m.cwgt"
-    calm.write_cwgt(path, {"d_model": 16, "n_layers": 1, "l_max": 8}, {"template": "BOS;ATN;CMD:input"}, np.zeros(1))
-    code, out, _ = run_cli(["encode", "--model", str(path), "--context", '{"input": "abcde"}'], capsys)
+    calm.write_cwgt(
+        path,
+        {"d_model": 16, "n_layers": 1, "l_max": 8},
+        {"template": "BOS;ATN;CMD:input"},
+        np.zeros(1),
+    )
+    code, out, _ = run_cli(
+        ["encode", "--model", str(path), "--context", '{"input": "abcde"}'], capsys
+    )
     assert out.split() == ["257", "259", "264", "97", "98", "99", "100", "101"]
     with pytest.raises(ValueError, match="only 8 fit"):
         run_cli(["encode", "--model", str(path), "--context", '{"input": "abcdef"}'], capsys)

@@ -110,14 +110,23 @@ def test_ewc_roundtrip(tmp_path, weights):
     start = 48 + model.header.meta_size
     assert data[start : start + 4000] == fisher.tobytes()
     # also as a dict
-    calm.write_cwgt(path, make_header(), META, weights, ewc={"fisher_diagonal": fisher, "anchor_weights": anchor})
+    calm.write_cwgt(
+        path,
+        make_header(),
+        META,
+        weights,
+        ewc={"fisher_diagonal": fisher, "anchor_weights": anchor},
+    )
     assert np.array_equal(calm.read_cwgt(path).ewc.fisher_diagonal, fisher)
 
 
 def test_write_derives_counts_and_accepts_dicts(tmp_path):
     path = tmp_path / "m.cwgt"
     header = calm.write_cwgt(
-        str(path), {"d_model": 40, "n_layers": 1, "tied": True}, {"domain": "d"}, np.arange(6).reshape(2, 3)
+        str(path),
+        {"d_model": 40, "n_layers": 1, "tied": True},
+        {"domain": "d"},
+        np.arange(6).reshape(2, 3),
     )
     assert header.param_count == 6 and header.tied
     assert header.dt_rank == 3  # ceil(40 / 16)
@@ -136,7 +145,12 @@ def test_write_sets_counts_and_ewc_flag_from_the_data(tmp_path, weights):
     assert old.header.has_ewc
     dst = tmp_path / "dst.cwgt"
     written = calm.write_cwgt(dst, old.header, calm.CWGTMetadata("shell2"), old.weights[:10])
-    assert (written.param_count, written.meta_size, written.has_ewc, written.tied) == (10, 9, False, True)
+    assert (written.param_count, written.meta_size, written.has_ewc, written.tied) == (
+        10,
+        9,
+        False,
+        True,
+    )
     assert calm.read_cwgt(dst).header == written
     stale = make_header(param_count=5, meta_size=5, flags=calm.FLAG_HAS_EWC)
     assert calm.write_cwgt(dst, stale, META, weights).param_count == 1000
@@ -162,8 +176,16 @@ def test_large_weights_memory_map(tmp_path):
 
 
 def test_unconstrained_fields_roundtrip_any_value(tmp_path, weights):
-    for name, value in [("ffn_expand", 0), ("ffn_expand", 255), ("def_temperature", 65535), ("def_top_k", 65535),
-                        ("def_max_tokens", 65535), ("def_candidates", 255), ("d_model", 65535), ("l_max", 1)]:
+    for name, value in [
+        ("ffn_expand", 0),
+        ("ffn_expand", 255),
+        ("def_temperature", 65535),
+        ("def_top_k", 65535),
+        ("def_max_tokens", 65535),
+        ("def_candidates", 255),
+        ("d_model", 65535),
+        ("l_max", 1),
+    ]:
         path = tmp_path / f"{name}.cwgt"
         calm.write_cwgt(path, make_header(**{name: value}), META, weights)
         assert getattr(calm.read_cwgt(path).header, name) == value
@@ -228,7 +250,13 @@ def test_every_truncation_rejected(good_file):
     data = good_file.read_bytes()
     cut = good_file.with_name("cut.cwgt")
     meta_end = 48 + len(META.to_bytes())
-    for size in list(range(0, 60)) + [meta_end - 1, meta_end, meta_end + 1, len(data) - 4, len(data) - 1]:
+    for size in list(range(0, 60)) + [
+        meta_end - 1,
+        meta_end,
+        meta_end + 1,
+        len(data) - 4,
+        len(data) - 1,
+    ]:
         cut.write_bytes(data[:size])
         with pytest.raises(calm.CWGTError) as info:
             calm.read_cwgt(cut)
@@ -271,7 +299,9 @@ def test_lenient_metadata_forms(tmp_path, weights):
         (b"shell\nBOS;ATN;CMD:input", ("shell", "BOS;ATN;CMD:input", "")),
         (b"a\r\nb\r\nc\r\n", ("a", "b", "c")),
     ]:
-        path.write_bytes(_raw_header(make_header(), weights.size, len(blob)) + blob + weights.tobytes())
+        path.write_bytes(
+            _raw_header(make_header(), weights.size, len(blob)) + blob + weights.tobytes()
+        )
         assert calm.read_cwgt(path).metadata == calm.CWGTMetadata(*expected)
 
 

@@ -58,7 +58,9 @@ def test_max_tokens():
         calm.tokenize_frame("CWD", "abc", max_tokens=4)
 
 
-@pytest.mark.parametrize("frame", ["BOS", "EOS", "PAD", "ATN", "END", "NEXT", "EXIT", "POS", "BY", calm.NOTE])
+@pytest.mark.parametrize(
+    "frame", ["BOS", "EOS", "PAD", "ATN", "END", "NEXT", "EXIT", "POS", "BY", calm.NOTE]
+)
 def test_non_frame_tokens_rejected(frame):
     with pytest.raises(ValueError, match="not a frame token"):
         calm.tokenize_frame(frame, "x")
@@ -96,7 +98,14 @@ def test_bad_content_types():
 
 @pytest.mark.parametrize(
     "frame, keyword",
-    [("CWD", "exit"), ("HIST", "pos"), ("WORD", "by"), ("QUOTE", "note"), ("REF", "ipa"), ("COMP", "exit")],
+    [
+        ("CWD", "exit"),
+        ("HIST", "pos"),
+        ("WORD", "by"),
+        ("QUOTE", "note"),
+        ("REF", "ipa"),
+        ("COMP", "exit"),
+    ],
 )
 def test_subtoken_on_wrong_frame_is_type_error(frame, keyword):
     with pytest.raises(TypeError, match=f"take no {keyword}="):
@@ -110,7 +119,9 @@ def test_parse_frame_examples():
         "pos": "n.",
     }
     assert calm.parse_frame([266, 97, 268, 98, 269]) == {"frame": "<COMP>", "content": ["a", "b"]}
-    assert calm.parse_frame([262, 120, 263, 48, 48, 269])["exit"] == "00"  # not canonical: kept as text
+    assert (
+        calm.parse_frame([262, 120, 263, 48, 48, 269])["exit"] == "00"
+    )  # not canonical: kept as text
     assert calm.parse_frame([260, 0xFF, 269])["content"] == b"\xff"
 
 

@@ -39,9 +39,30 @@ def test_special_token_table_exactly_as_the_seed():
 
 
 def test_lua_api_constants():
-    assert (calm.PAD, calm.BOS, calm.EOS, calm.ATN, calm.CWD, calm.GIT) == (256, 257, 258, 259, 260, 261)
-    assert (calm.HIST, calm.EXIT, calm.CMD, calm.ENV, calm.COMP, calm.QUERY) == (262, 263, 264, 265, 266, 267)
-    assert (calm.NEXT, calm.END_TOKEN, calm.WORD, calm.POS, calm.NOTE, calm.IPA) == (268, 269, 270, 271, 272, 273)
+    assert (calm.PAD, calm.BOS, calm.EOS, calm.ATN, calm.CWD, calm.GIT) == (
+        256,
+        257,
+        258,
+        259,
+        260,
+        261,
+    )
+    assert (calm.HIST, calm.EXIT, calm.CMD, calm.ENV, calm.COMP, calm.QUERY) == (
+        262,
+        263,
+        264,
+        265,
+        266,
+        267,
+    )
+    assert (calm.NEXT, calm.END_TOKEN, calm.WORD, calm.POS, calm.NOTE, calm.IPA) == (
+        268,
+        269,
+        270,
+        271,
+        272,
+        273,
+    )
     assert (calm.DEF, calm.QUOTE, calm.BY, calm.REF) == (274, 275, 276, 277)
 
 
@@ -62,7 +83,25 @@ def test_lua_tokenize_example():
     # calm.tokenize("git commit -m fix") -> {103, 105, 116, 32, 99, 111, ...}
     ids = calm.tokenize("git commit -m fix")
     assert ids.dtype == np.uint16
-    assert ids.tolist() == [103, 105, 116, 32, 99, 111, 109, 109, 105, 116, 32, 45, 109, 32, 102, 105, 120]
+    assert ids.tolist() == [
+        103,
+        105,
+        116,
+        32,
+        99,
+        111,
+        109,
+        109,
+        105,
+        116,
+        32,
+        45,
+        109,
+        32,
+        102,
+        105,
+        120,
+    ]
 
 
 def test_multibyte_codepoints_are_consecutive_byte_tokens():
@@ -83,7 +122,20 @@ def test_decode_skips_special_tokens():
 
 def test_cwd_frame_example():
     # calm_tokenize_frame(CWD, "/home/user") -> [CWD, '/', 'h', 'o', 'm', 'e', '/', 'u', 's', 'e', 'r', END]
-    assert calm.tokenize_frame(calm.CWD, "/home/user") == [260, 47, 104, 111, 109, 101, 47, 117, 115, 101, 114, 269]
+    assert calm.tokenize_frame(calm.CWD, "/home/user") == [
+        260,
+        47,
+        104,
+        111,
+        109,
+        101,
+        47,
+        117,
+        115,
+        101,
+        114,
+        269,
+    ]
     assert calm.tokenize_frame("CWD", "/home/user") == calm.tokenize_frame("<CWD>", b"/home/user")
 
 
@@ -108,7 +160,16 @@ def test_word_frame_with_pos_note_ipa():
 def test_word_frame_absent_subtokens_omitted():
     # <WORD> cat <POS> n. <END>
     assert calm.tokenize_frame("WORD", "cat", pos="n.") == [270, 99, 97, 116, 271, 110, 46, 269]
-    assert calm.tokenize_frame("WORD", "cat", pos="n.", note=None, ipa="") == [270, 99, 97, 116, 271, 110, 46, 269]
+    assert calm.tokenize_frame("WORD", "cat", pos="n.", note=None, ipa="") == [
+        270,
+        99,
+        97,
+        116,
+        271,
+        110,
+        46,
+        269,
+    ]
 
 
 def test_def_frame():
@@ -199,7 +260,10 @@ SHELL_WINDOW = [
 
 
 def test_shell_template_is_the_seed_window_order():
-    assert calm.TEMPLATES["shell"] == "BOS;CWD:cwd;GIT:git;HIST:history;COMP:completions;ENV:env;ATN;CMD:input"
+    assert (
+        calm.TEMPLATES["shell"]
+        == "BOS;CWD:cwd;GIT:git;HIST:history;COMP:completions;ENV:env;ATN;CMD:input"
+    )
 
 
 def test_shell_context_window():
@@ -222,7 +286,9 @@ def test_shell_context_window_training_ends_with_eos():
 
 
 def test_same_window_from_explicit_spec_string():
-    seq = calm.build_sequence("BOS;CWD:cwd;GIT:git;HIST:history;COMP:completions;ENV:env;ATN;CMD:input", SHELL_CONTEXT)
+    seq = calm.build_sequence(
+        "BOS;CWD:cwd;GIT:git;HIST:history;COMP:completions;ENV:env;ATN;CMD:input", SHELL_CONTEXT
+    )
     assert seq == SHELL_WINDOW
 
 

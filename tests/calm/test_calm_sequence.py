@@ -117,15 +117,24 @@ def test_template_type_errors():
 
 
 def test_absent_values_omit_frames_but_not_the_target():
-    seq = calm.build_sequence("shell", {"cwd": "", "git": None, "history": [], "completions": [], "env": {}})
+    seq = calm.build_sequence(
+        "shell", {"cwd": "", "git": None, "history": [], "completions": [], "env": {}}
+    )
     assert seq == [calm.BOS, calm.ATN, calm.CMD]
 
 
 def test_history_forms_and_order():
     seq = calm.build_sequence(
-        "shell", {"history": ["ls", {"cmd": b"pwd", "exit": None}, {"cmd": "make", "exit": "2"}], "input": ""}
+        "shell",
+        {
+            "history": ["ls", {"cmd": b"pwd", "exit": None}, {"cmd": "make", "exit": "2"}],
+            "input": "",
+        },
     )
-    assert seq.format() == "<BOS> <HIST> ls <END> <HIST> pwd <END> <HIST> make <EXIT> 2 <END> <ATN> <CMD>"
+    assert (
+        seq.format()
+        == "<BOS> <HIST> ls <END> <HIST> pwd <END> <HIST> make <EXIT> 2 <END> <ATN> <CMD>"
+    )
     # a single dict is one item
     assert calm.build_sequence("shell", {"history": {"cmd": "ls", "exit": 0}}).format() == (
         "<BOS> <HIST> ls <EXIT> 0 <END> <ATN> <CMD>"
@@ -136,7 +145,10 @@ def test_env_forms():
     assert calm.build_sequence("shell", {"env": {"venv": "p", "node": 18}}).format() == (
         "<BOS> <ENV> venv:p <END> <ENV> node:18 <END> <ATN> <CMD>"
     )
-    assert calm.build_sequence("shell", {"env": ["a", "b"]}).format() == "<BOS> <ENV> a <END> <ENV> b <END> <ATN> <CMD>"
+    assert (
+        calm.build_sequence("shell", {"env": ["a", "b"]}).format()
+        == "<BOS> <ENV> a <END> <ENV> b <END> <ATN> <CMD>"
+    )
 
 
 def test_unused_context_keys_are_refused():
@@ -148,13 +160,23 @@ def test_unused_context_keys_are_refused():
 def test_dictionary_quote_reference_templates():
     seq = calm.build_sequence(
         "dictionary",
-        {"word": {"text": "window", "pos": "n.", "note": "OE. windowe"}, "definition": "An opening"},
+        {
+            "word": {"text": "window", "pos": "n.", "note": "OE. windowe"},
+            "definition": "An opening",
+        },
         training=True,
     )
-    assert seq.format() == "<BOS> <WORD> window <POS> n. <NOTE> OE. windowe <END> <ATN> <DEF> An opening <EOS>"
-    seq = calm.build_sequence("quote", {"query": "sorrow", "quote": {"text": "Then to come", "by": "Milton"}})
+    assert (
+        seq.format()
+        == "<BOS> <WORD> window <POS> n. <NOTE> OE. windowe <END> <ATN> <DEF> An opening <EOS>"
+    )
+    seq = calm.build_sequence(
+        "quote", {"query": "sorrow", "quote": {"text": "Then to come", "by": "Milton"}}
+    )
     assert seq.format() == "<BOS> <QUERY> sorrow <END> <ATN> <QUOTE> Then to come <BY> Milton"
-    seq = calm.build_sequence("reference", {"query": "tls", "ref": {"text": "RFC 8446", "note": "TLS 1.3"}})
+    seq = calm.build_sequence(
+        "reference", {"query": "tls", "ref": {"text": "RFC 8446", "note": "TLS 1.3"}}
+    )
     assert seq.format() == "<BOS> <QUERY> tls <END> <ATN> <REF> RFC 8446 <NOTE> TLS 1.3"
 
 
@@ -207,7 +229,9 @@ def test_l_max_drops_oldest_history_then_completions():
 
 
 def test_input_alone_not_fitting_raises():
-    with pytest.raises(ValueError, match=r"the input alone needs 5 tokens .* only 4 fit \(l_max=4\)"):
+    with pytest.raises(
+        ValueError, match=r"the input alone needs 5 tokens .* only 4 fit \(l_max=4\)"
+    ):
         calm.build_sequence("shell", {"input": "ls"}, l_max=4)
     with pytest.raises(ValueError, match="needs 6 tokens .*<EOS>"):
         calm.build_sequence("shell", {"input": "ls"}, l_max=5, training=True)
@@ -227,7 +251,9 @@ def test_reserve_keeps_room():
 def test_model_header_l_max_is_the_default(tmp_path):
     path = tmp_path / "m.cwgt"
     metadata = {"domain": "shell", "template": SHELL, "stop_conditions": "|"}
-    calm.write_cwgt(path, {"d_model": 16, "n_layers": 1, "l_max": 20}, metadata, np.zeros(2, np.float32))
+    calm.write_cwgt(
+        path, {"d_model": 16, "n_layers": 1, "l_max": 20}, metadata, np.zeros(2, np.float32)
+    )
     model = calm.read_cwgt(path)
     ctx = {"history": [{"cmd": "abcdef", "exit": 0}] * 3, "input": "ls"}
     seq = calm.build_sequence(model, ctx)
@@ -260,7 +286,11 @@ def test_result_type():
         ({"history": [5]}, TypeError, r"context\['history'\]\[0\] must be a dict"),
         ({"history": [{"exit": 0}]}, ValueError, r"context\['history'\]\[0\] needs a 'cmd'"),
         ({"history": [{"cmd": "x", "code": 0}]}, ValueError, "unknown key"),
-        ({"history": [{"cmd": "x", "exit": 1.5}]}, TypeError, r"history'\]\[0\].*exit must be an int"),
+        (
+            {"history": [{"cmd": "x", "exit": 1.5}]},
+            TypeError,
+            r"history'\]\[0\].*exit must be an int",
+        ),
         ({"history": [None]}, TypeError, "is None"),
         ({"cwd": 5}, TypeError, r"context\['cwd'\] must be str or bytes"),
         ({"completions": 5}, TypeError, "list of completion candidates"),
@@ -360,9 +390,7 @@ def test_frames_parse_back_to_the_same_context(ctx, training):
     parsed = calm.parse_sequence(seq, "shell")
     assert parsed == expected_after_caps(ctx)
     assert parsed.training == training
-    assert calm.detokenize(seq) == b"".join(
-        t.to_bytes(1, "little") for t in seq if t < 256
-    )
+    assert calm.detokenize(seq) == b"".join(t.to_bytes(1, "little") for t in seq if t < 256)
 
 
 def hist_cost(item):
@@ -410,8 +438,18 @@ def test_cap_and_l_max_rules(ctx, l_max, training):
 
 @settings(max_examples=50, deadline=None)
 @given(
-    st.one_of(nonempty, st.builds(lambda t, p, n, i: {k: v for k, v in
-              (("text", t), ("pos", p), ("note", n), ("ipa", i)) if v}, text, text, text, text)),
+    st.one_of(
+        nonempty,
+        st.builds(
+            lambda t, p, n, i: {
+                k: v for k, v in (("text", t), ("pos", p), ("note", n), ("ipa", i)) if v
+            },
+            text,
+            text,
+            text,
+            text,
+        ),
+    ),
     text,
 )
 def test_dictionary_roundtrip(word, definition):

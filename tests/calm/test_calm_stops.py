@@ -87,7 +87,10 @@ def test_raw_mode_disables_patterns_but_not_eos():
     stops = calm.StopConditions(SHELL_STOPS, raw=True)
     out, result = run(stops, list(b"a && b | c; d") + [calm.EOS])
     assert bytes(out) == b"a && b | c; d" and result.reason == "eos"
-    assert calm.StopConditions(SHELL_STOPS, raw=True).scan(list(b"a|b")) == (list(b"a|b"), calm.StopResult(False))
+    assert calm.StopConditions(SHELL_STOPS, raw=True).scan(list(b"a|b")) == (
+        list(b"a|b"),
+        calm.StopResult(False),
+    )
 
 
 def test_special_tokens_break_multibyte_matches():
@@ -109,7 +112,14 @@ def test_parsing_metadata_strings():
     assert calm.parse_stop_patterns("") == ()
     assert calm.parse_stop_patterns("  |   ;  ") == (b"|", b";")
     assert calm.parse_stop_patterns("| |") == (b"|",)
-    assert calm.parse_stop_patterns(r"\n \s \t\r \\ \x00 \q") == (b"\n", b" ", b"\t\r", b"\\", b"\x00", b"\\q")
+    assert calm.parse_stop_patterns(r"\n \s \t\r \\ \x00 \q") == (
+        b"\n",
+        b" ",
+        b"\t\r",
+        b"\\",
+        b"\x00",
+        b"\\q",
+    )
     stops = calm.StopConditions(r"\n")
     out, result = run(stops, list(b"ls\nrm"))
     assert bytes(out) == b"ls"
@@ -165,7 +175,12 @@ def test_bad_input():
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.sampled_from([b"|", b";", b"&&", b"||", b"ab", b"xyz"]), min_size=1, max_size=3, unique=True),
+    st.lists(
+        st.sampled_from([b"|", b";", b"&&", b"||", b"ab", b"xyz"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
     st.binary(max_size=40),
 )
 def test_scan_matches_a_reference(patterns, stream):

@@ -14,8 +14,13 @@ import regex
 Pair = Tuple[int, int]
 
 
-def train(texts: Iterable[str], pattern: str, num_merges: int, min_frequency: int = 0,
-          max_token_length: Optional[int] = None) -> List[Pair]:
+def train(
+    texts: Iterable[str],
+    pattern: str,
+    num_merges: int,
+    min_frequency: int = 0,
+    max_token_length: Optional[int] = None,
+) -> List[Pair]:
     """Learn merges: split each text with `pattern`, count unique chunks, then repeatedly merge
     the most frequent adjacent pair (ties: the smallest (left, right) pair). Token ids: bytes are
     0..255, the k-th merge creates id 256 + k.
@@ -32,7 +37,10 @@ def train(texts: Iterable[str], pattern: str, num_merges: int, min_frequency: in
         pair_counts: Counter = Counter()
         for ids, n in words:
             for pair in zip(ids, ids[1:]):
-                if max_token_length is None or length[pair[0]] + length[pair[1]] <= max_token_length:
+                if (
+                    max_token_length is None
+                    or length[pair[0]] + length[pair[1]] <= max_token_length
+                ):
                     pair_counts[pair] += n
         if not pair_counts:
             break

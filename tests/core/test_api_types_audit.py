@@ -17,7 +17,16 @@ from toksmith import Tokenizer, calm, corpus, formats, streaming
 from toksmith.formats import gpt2 as fgpt2
 from toksmith.formats import huggingface as fhf
 from toksmith.formats import tiktoken as ftiktoken
-from toksmith.presets import PRESETS, chat_render, chat_shards, conversation, embeddings, get_preset, nanochat, wordbpe
+from toksmith.presets import (
+    PRESETS,
+    chat_render,
+    chat_shards,
+    conversation,
+    embeddings,
+    get_preset,
+    nanochat,
+    wordbpe,
+)
 
 np = pytest.importorskip("numpy")
 
@@ -59,18 +68,21 @@ def spare_fd(tmp_path):
 # ---------------------------------------------------------------- Tokenizer constructor
 
 
-@pytest.mark.parametrize("merges, exc, match", [
-    ("abc", TypeError, "merges must be a list of"),  # was stored as [('a',), ('b',), ('c',)]
-    (b"ab", TypeError, "merges must be a list of"),
-    ({"a": 1}, TypeError, "merges must be a list of"),
-    (5, TypeError, "not int"),
-    ([5], TypeError, "merges must be a list of"),
-    ([("a", "b")], TypeError, r"merges\[0\] is \('a', 'b'\)"),
-    ([(97, 98, 99)], TypeError, r"merges\[0\] is"),
-    ([(97, 300)], ValueError, "names the id 300, which is not a token"),
-    ([(-1, 98)], ValueError, r"merges\[0\] = \(-1, 98\) is not a pair of token ids"),
-    ([(1.0, 98)], ValueError, "is not a pair of token ids"),
-])
+@pytest.mark.parametrize(
+    "merges, exc, match",
+    [
+        ("abc", TypeError, "merges must be a list of"),  # was stored as [('a',), ('b',), ('c',)]
+        (b"ab", TypeError, "merges must be a list of"),
+        ({"a": 1}, TypeError, "merges must be a list of"),
+        (5, TypeError, "not int"),
+        ([5], TypeError, "merges must be a list of"),
+        ([("a", "b")], TypeError, r"merges\[0\] is \('a', 'b'\)"),
+        ([(97, 98, 99)], TypeError, r"merges\[0\] is"),
+        ([(97, 300)], ValueError, "names the id 300, which is not a token"),
+        ([(-1, 98)], ValueError, r"merges\[0\] = \(-1, 98\) is not a pair of token ids"),
+        ([(1.0, 98)], ValueError, "is not a pair of token ids"),
+    ],
+)
 def test_constructor_checks_merges(merges, exc, match):
     with pytest.raises(exc, match=match):
         Tokenizer({**BYTES, b"ab": 256}, pattern="gpt2", merges=merges)
@@ -80,16 +92,23 @@ def test_constructor_takes_good_merges():
     ranks = {**BYTES, b"ab": 256}
     assert Tokenizer(ranks, pattern="gpt2", merges=[(97, 98)]).merge_ids() == [(97, 98)]
     assert Tokenizer(ranks, pattern="gpt2", merges=np.array([[97, 98]])).merge_ids() == [(97, 98)]
-    assert Tokenizer(ranks, pattern="gpt2", merges=iter([[np.int64(97), 98]])).merge_ids() == [(97, 98)]
-    assert type(Tokenizer(ranks, pattern="gpt2", merges=[(np.int32(97), 98)]).merge_ids()[0][0]) is int
+    assert Tokenizer(ranks, pattern="gpt2", merges=iter([[np.int64(97), 98]])).merge_ids() == [
+        (97, 98)
+    ]
+    assert (
+        type(Tokenizer(ranks, pattern="gpt2", merges=[(np.int32(97), 98)]).merge_ids()[0][0]) is int
+    )
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(metadata=[b"ab"]), "metadata must be a dict"),  # was dict([b"ab"]) == {97: 98}
-    (dict(metadata="x"), "metadata must be a dict"),
-    (dict(name=1.5), "name must be a str"),
-    (dict(name=b"x"), "name must be a str"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(metadata=[b"ab"]), "metadata must be a dict"),  # was dict([b"ab"]) == {97: 98}
+        (dict(metadata="x"), "metadata must be a dict"),
+        (dict(name=1.5), "name must be a str"),
+        (dict(name=b"x"), "name must be a str"),
+    ],
+)
 def test_constructor_checks_metadata_and_name(kwargs, match):
     with pytest.raises(TypeError, match=match):
         Tokenizer(BYTES, pattern="gpt2", **kwargs)
@@ -114,12 +133,15 @@ def test_added_token_with_lone_surrogate_is_a_value_error():
 # ---------------------------------------------------------------- patterns and split
 
 
-@pytest.mark.parametrize("call", [
-    lambda p: toksmith.pretokenize.resolve_pattern(p),
-    lambda p: Tokenizer(BYTES, pattern=p),
-    lambda p: toksmith.split("ab", p),
-    lambda p: toksmith.train_from_iterator(["a b"], vocab_size=257, pattern=p),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: toksmith.pretokenize.resolve_pattern(p),
+        lambda p: Tokenizer(BYTES, pattern=p),
+        lambda p: toksmith.split("ab", p),
+        lambda p: toksmith.train_from_iterator(["a b"], vocab_size=257, pattern=p),
+    ],
+)
 def test_pattern_with_lone_surrogate_is_a_pattern_error(call):
     """was: a UnicodeEncodeError from compiling the pattern."""
     with pytest.raises(toksmith.PatternError, match=r"lone surrogate \(U\+D800 at index 1\)"):
@@ -128,16 +150,23 @@ def test_pattern_with_lone_surrogate_is_a_pattern_error(call):
 
 def test_split_reads_lone_surrogates_as_encode_does():
     """was: a UnicodeEncodeError; now split as U+FFFD, as encode() reads the text."""
-    assert toksmith.split("a\ud800b c", "gpt2") == toksmith.split("a\ufffdb c", "gpt2") == ["a", "\ufffd", "b", " c"]
+    assert (
+        toksmith.split("a\ud800b c", "gpt2")
+        == toksmith.split("a\ufffdb c", "gpt2")
+        == ["a", "\ufffd", "b", " c"]
+    )
     assert toksmith.split("a\ud800b c") == ["a", "\ufffdb", " c"]
     assert toksmith.split("\ud83d\ude00 x", "gpt2") == ["\U0001f600", " x"]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(pattern=None), "pattern must be a name or a regex string, not NoneType"),
-    (dict(pattern=5), "pattern must be a name or a regex string, not int"),
-    (dict(engine=None), "engine must be 'auto' or 'regex', not NoneType"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(pattern=None), "pattern must be a name or a regex string, not NoneType"),
+        (dict(pattern=5), "pattern must be a name or a regex string, not int"),
+        (dict(engine=None), "engine must be 'auto' or 'regex', not NoneType"),
+    ],
+)
 def test_split_argument_types(kwargs, match):
     """was: pyo3's "argument 'pattern': 'NoneType' object cannot be cast as 'str'"."""
     with pytest.raises(TypeError, match=match):
@@ -164,17 +193,20 @@ def test_decode_batch_refuses_a_string(tok, batch):
         tok.decode_bytes_batch(batch)
 
 
-@pytest.mark.parametrize("call", [
-    lambda t, e: t.decode([104, 105], errors=e),  # valid UTF-8: the handler was never looked up
-    lambda t, e: t.decode([0xFF], errors=e),  # was a bare LookupError
-    lambda t, e: t.decode_batch([[104]], errors=e),
-    lambda t, e: t.stream_decoder(errors=e),
-    lambda t, e: calm.ByteTokenizer().decode([104], errors=e),
-    lambda t, e: calm.ByteTokenizer().decode_batch([[104]], errors=e),
-    lambda t, e: calm.StreamDecoder(errors=e),
-    lambda t, e: list(streaming.iter_line_batches(io.BytesIO(b"a\n"), errors=e)),
-    lambda t, e: list(streaming.encode_stream(t, io.BytesIO(b"a"), errors=e)),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t, e: t.decode([104, 105], errors=e),  # valid UTF-8: the handler was never looked up
+        lambda t, e: t.decode([0xFF], errors=e),  # was a bare LookupError
+        lambda t, e: t.decode_batch([[104]], errors=e),
+        lambda t, e: t.stream_decoder(errors=e),
+        lambda t, e: calm.ByteTokenizer().decode([104], errors=e),
+        lambda t, e: calm.ByteTokenizer().decode_batch([[104]], errors=e),
+        lambda t, e: calm.StreamDecoder(errors=e),
+        lambda t, e: list(streaming.iter_line_batches(io.BytesIO(b"a\n"), errors=e)),
+        lambda t, e: list(streaming.encode_stream(t, io.BytesIO(b"a"), errors=e)),
+    ],
+)
 @pytest.mark.parametrize("errors", ["bogus", "", "a\ud800"])
 def test_unknown_error_handler_is_a_value_error(tok, call, errors):
     """An unknown ``errors=`` handler is a ValueError (and still a LookupError, as codecs
@@ -213,24 +245,31 @@ def test_encode_single_piece_lone_surrogate(tok):
 # ---------------------------------------------------------------- formats
 
 
-@pytest.mark.parametrize("call, where", [
-    (lambda t, p: formats.to_tiktoken(t), "to_tiktoken"),
-    (lambda t, p: formats.save_tiktoken(t, p / "x.tiktoken"), "save_tiktoken"),
-    (lambda t, p: formats.to_huggingface(t), "Hugging Face export"),
-    (lambda t, p: formats.save_huggingface(t, p / "hf"), "save_huggingface"),
-    (lambda t, p: fhf.huggingface_json(t), "Hugging Face export"),
-    (lambda t, p: formats.save_gpt2_files(t, p / "g2"), "save_gpt2_files"),
-    (lambda t, p: fgpt2.gpt2_vocab(t), "gpt2_vocab"),
-])
+@pytest.mark.parametrize(
+    "call, where",
+    [
+        (lambda t, p: formats.to_tiktoken(t), "to_tiktoken"),
+        (lambda t, p: formats.save_tiktoken(t, p / "x.tiktoken"), "save_tiktoken"),
+        (lambda t, p: formats.to_huggingface(t), "Hugging Face export"),
+        (lambda t, p: formats.save_huggingface(t, p / "hf"), "save_huggingface"),
+        (lambda t, p: fhf.huggingface_json(t), "Hugging Face export"),
+        (lambda t, p: formats.save_gpt2_files(t, p / "g2"), "save_gpt2_files"),
+        (lambda t, p: fgpt2.gpt2_vocab(t), "gpt2_vocab"),
+    ],
+)
 @pytest.mark.parametrize("bad", [None, 1.5, "tok.json"])
 def test_format_writers_need_a_tokenizer(tmp_path, call, where, bad):
     """was: AttributeError ("'NoneType' object has no attribute 'merges'")."""
-    with pytest.raises(TypeError, match=f"{where} needs a toksmith.Tokenizer, not {type(bad).__name__}"):
+    with pytest.raises(
+        TypeError, match=f"{where} needs a toksmith.Tokenizer, not {type(bad).__name__}"
+    ):
         call(bad, tmp_path)
 
 
 def test_format_writers_name_a_preset_wrapper(chat_tok, tmp_path):
-    with pytest.raises(TypeError, match="needs a toksmith.Tokenizer, not ChatTokenizer; pass its .tokenizer"):
+    with pytest.raises(
+        TypeError, match="needs a toksmith.Tokenizer, not ChatTokenizer; pass its .tokenizer"
+    ):
         formats.save_gpt2_files(chat_tok, tmp_path)
 
 
@@ -239,12 +278,15 @@ def test_to_tiktoken_name_must_be_str(tok):
         tok.to_tiktoken(name=1.5)
 
 
-@pytest.mark.parametrize("ranks, exc, match", [
-    (None, TypeError, "ranks must be a dict of bytes -> rank"),
-    ({"a": 1}, TypeError, "ranks keys must be bytes, not str"),  # was: a base64 TypeError
-    ({b"a": -1}, ValueError, "is not a rank"),
-    ({b"a": True}, ValueError, "is not a rank"),
-])
+@pytest.mark.parametrize(
+    "ranks, exc, match",
+    [
+        (None, TypeError, "ranks must be a dict of bytes -> rank"),
+        ({"a": 1}, TypeError, "ranks keys must be bytes, not str"),  # was: a base64 TypeError
+        ({b"a": -1}, ValueError, "is not a rank"),
+        ({b"a": True}, ValueError, "is not a rank"),
+    ],
+)
 def test_dump_tiktoken_ranks_checks_ranks(tmp_path, ranks, exc, match):
     with pytest.raises(exc, match=match):
         ftiktoken.dump_tiktoken_ranks(ranks, tmp_path / "r.tiktoken")
@@ -272,15 +314,18 @@ def test_openai_encoding_name_type_message():
 # ---------------------------------------------------------------- ints (file descriptors) as paths
 
 
-@pytest.mark.parametrize("call", [
-    lambda w, fd: w.save(fd),
-    lambda w, fd: wordbpe.load(fd),
-    lambda w, fd: wordbpe.write_counts_csv(fd, [("a", 1)], ("token", "count")),
-    lambda w, fd: wordbpe.write_embeddings_csv(fd, ["a"], np.zeros((1, 2)), 2),
-    lambda w, fd: calm.ByteTokenizer().save(fd),
-    lambda w, fd: calm.ByteTokenizer.load(fd),
-    lambda w, fd: ftiktoken.identify_openai_file(fd),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda w, fd: w.save(fd),
+        lambda w, fd: wordbpe.load(fd),
+        lambda w, fd: wordbpe.write_counts_csv(fd, [("a", 1)], ("token", "count")),
+        lambda w, fd: wordbpe.write_embeddings_csv(fd, ["a"], np.zeros((1, 2)), 2),
+        lambda w, fd: calm.ByteTokenizer().save(fd),
+        lambda w, fd: calm.ByteTokenizer.load(fd),
+        lambda w, fd: ftiktoken.identify_openai_file(fd),
+    ],
+)
 def test_an_int_is_no_path(word_tok, spare_fd, call):
     """was: open(fd) wrote to (or read) that file descriptor and closed it: save(1) printed the
     tokenizer and closed stdout, save(True) too."""
@@ -332,28 +377,39 @@ def test_word_decode_refuses_a_string(word_tok):
         word_tok.decode("")
 
 
-@pytest.mark.parametrize("rows, header, exc, match", [
-    ("abc", ("token", "count"), TypeError, "rows must be an iterable of"),  # was a row per character
-    ([("a", 1), "b"], ("token", "count"), TypeError, "row 1 is 'b'"),
-    ([("a", 1.5)], ("token", "count"), TypeError, "row 0 is"),
-    ([("a\ud800", 1)], ("token", "count"), ValueError, "row 0 holds a lone surrogate"),
-    ([("a", 1)], "tc", TypeError, "header must be a pair of str"),  # was the header t,c
-    ([("a", 1)], None, TypeError, "header must be a pair of str"),  # was _csv.Error
-    ([("a", 1)], ("a", "b", "c"), TypeError, "header must be a pair of str"),
-])
+@pytest.mark.parametrize(
+    "rows, header, exc, match",
+    [
+        (
+            "abc",
+            ("token", "count"),
+            TypeError,
+            "rows must be an iterable of",
+        ),  # was a row per character
+        ([("a", 1), "b"], ("token", "count"), TypeError, "row 1 is 'b'"),
+        ([("a", 1.5)], ("token", "count"), TypeError, "row 0 is"),
+        ([("a\ud800", 1)], ("token", "count"), ValueError, "row 0 holds a lone surrogate"),
+        ([("a", 1)], "tc", TypeError, "header must be a pair of str"),  # was the header t,c
+        ([("a", 1)], None, TypeError, "header must be a pair of str"),  # was _csv.Error
+        ([("a", 1)], ("a", "b", "c"), TypeError, "header must be a pair of str"),
+    ],
+)
 def test_write_counts_csv_checks_rows_and_header(tmp_path, rows, header, exc, match):
     with pytest.raises(exc, match=match):
         wordbpe.write_counts_csv(tmp_path / "c.csv", rows, header)
     assert not (tmp_path / "c.csv").exists()  # nothing half-written
 
 
-@pytest.mark.parametrize("tokens, dim, exc, match", [
-    ([None], 2, TypeError, r"tokens\[0\] is NoneType"),  # was written as an empty field
-    ("a", 2, TypeError, "tokens must be a list of str"),
-    (["a\ud800"], 2, ValueError, "lone surrogate"),
-    (["a"], 2.0, TypeError, "dim must be an int"),
-    (["a"], 0, ValueError, "dim must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "tokens, dim, exc, match",
+    [
+        ([None], 2, TypeError, r"tokens\[0\] is NoneType"),  # was written as an empty field
+        ("a", 2, TypeError, "tokens must be a list of str"),
+        (["a\ud800"], 2, ValueError, "lone surrogate"),
+        (["a"], 2.0, TypeError, "dim must be an int"),
+        (["a"], 0, ValueError, "dim must be at least 1"),
+    ],
+)
 def test_write_embeddings_csv_checks_tokens(tmp_path, tokens, dim, exc, match):
     with pytest.raises(exc, match=match):
         wordbpe.write_embeddings_csv(tmp_path / "e.csv", tokens, np.zeros((1, 2)), dim)
@@ -372,9 +428,15 @@ def test_wordbpe_run_checks_prefix_before_training(tmp_path):
 
 def test_chat_render_needs_a_tokenizer(tok, chat_tok):
     """was: AttributeError "'NoneType' object has no attribute 'special_tokens'"."""
-    for call in (lambda t: chat_render.token_pieces(t, [104]), lambda t: chat_render.to_ansi(t, [104]),
-                 lambda t: chat_render.html_section(t, "h", [104]), lambda t: chat_render.to_html(t, [("h", [104], None)])):
-        with pytest.raises(TypeError, match="tokenizer must be a toksmith Tokenizer .*, not NoneType"):
+    for call in (
+        lambda t: chat_render.token_pieces(t, [104]),
+        lambda t: chat_render.to_ansi(t, [104]),
+        lambda t: chat_render.html_section(t, "h", [104]),
+        lambda t: chat_render.to_html(t, [("h", [104], None)]),
+    ):
+        with pytest.raises(
+            TypeError, match="tokenizer must be a toksmith Tokenizer .*, not NoneType"
+        ):
             call(None)
         with pytest.raises(TypeError, match="not ChatTokenizer; pass its .tokenizer"):
             call(chat_tok)
@@ -388,7 +450,9 @@ def test_to_html_sections_must_be_a_list(tok, sections):
         chat_render.to_html(tok, sections)
 
 
-@pytest.mark.parametrize("messages", [np.array([1, 2]), "", "ab", [None], [{"role": "user"}], {"role": "user"}])
+@pytest.mark.parametrize(
+    "messages", [np.array([1, 2]), "", "ab", [None], [{"role": "user"}], {"role": "user"}]
+)
 def test_plan_messages_checks_its_messages(messages):
     """was: IndexError for a numpy array, [BOS] for ""."""
     with pytest.raises(TypeError, match="normalize"):
@@ -411,7 +475,9 @@ def test_shard_writer_checks_meta_line_and_extra(tmp_path):
     assert w.close(extra={"note": "x"})["conversations"] == 1
 
 
-@pytest.mark.parametrize("index, exc", [(-1, ValueError), (None, TypeError), (True, TypeError), (1.0, TypeError)])
+@pytest.mark.parametrize(
+    "index, exc", [(-1, ValueError), (None, TypeError), (True, TypeError), (1.0, TypeError)]
+)
 def test_shard_name_checks_index(index, exc):
     """was: 'shard_-0001.npz', and "unsupported format string passed to NoneType.__format__"."""
     with pytest.raises(exc, match="index must be"):
@@ -419,12 +485,15 @@ def test_shard_name_checks_index(index, exc):
     assert chat_shards.shard_name(np.int64(2)) == "shard_00002.npz"
 
 
-@pytest.mark.parametrize("extra, exc, match", [
-    ("<X>", TypeError, "wrap one token in a list"),  # was '<', 'X', '>' as three tokens
-    ([1], TypeError, r"extra must hold str, not int"),  # was the key 1 in a str -> id dict
-    (["<X>", "<X>"], ValueError, "names '<X>' twice"),  # was a gap in the ids
-    ([""], ValueError, "empty string"),
-])
+@pytest.mark.parametrize(
+    "extra, exc, match",
+    [
+        ("<X>", TypeError, "wrap one token in a list"),  # was '<', 'X', '>' as three tokens
+        ([1], TypeError, r"extra must hold str, not int"),  # was the key 1 in a str -> id dict
+        (["<X>", "<X>"], ValueError, "names '<X>' twice"),  # was a gap in the ids
+        ([""], ValueError, "empty string"),
+    ],
+)
 def test_special_token_spec_checks_extra(extra, exc, match):
     for name in ("cromwell", "nanochat"):
         with pytest.raises(exc, match=match):
@@ -437,7 +506,9 @@ def test_get_preset_name_type():
         get_preset(["nanochat"])
 
 
-@pytest.mark.parametrize("n, exc", [(1.5, TypeError), (True, TypeError), (0, ValueError), (object(), TypeError)])
+@pytest.mark.parametrize(
+    "n, exc", [(1.5, TypeError), (True, TypeError), (0, ValueError), (object(), TypeError)]
+)
 def test_chat_encode_checks_num_threads_for_one_text(chat_tok, n, exc):
     """was: any value taken (and ignored) when encoding one text."""
     with pytest.raises(exc, match="threads"):
@@ -447,10 +518,14 @@ def test_chat_encode_checks_num_threads_for_one_text(chat_tok, n, exc):
 
 def test_embeddings_argument_types():
     assert embeddings.splitmix64(np.int64(3)) == embeddings.splitmix64(3)  # was OverflowError
-    assert embeddings.token_seed("a", np.uint64(3)) == embeddings.token_seed("a", 3)  # was OverflowError
+    assert embeddings.token_seed("a", np.uint64(3)) == embeddings.token_seed(
+        "a", 3
+    )  # was OverflowError
     with pytest.raises(TypeError, match="x must be an int"):
         embeddings.splitmix64(1.5)
-    with pytest.raises(TypeError, match="a token must be a str, not NoneType"):  # was AttributeError
+    with pytest.raises(
+        TypeError, match="a token must be a str, not NoneType"
+    ):  # was AttributeError
         embeddings.token_seed(None)
     with pytest.raises(TypeError, match="wrap one token in a list"):  # was one vector per character
         embeddings.embed_reference("abc", 4)
@@ -469,7 +544,9 @@ def test_embeddings_argument_types():
 # ---------------------------------------------------------------- streaming and corpus
 
 
-@pytest.mark.parametrize("bad, exc", [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "bad, exc", [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError)]
+)
 def test_encode_lines_batch_bytes_and_group_checked(tok, bad, exc):
     """was: taken as given (a negative or float batch size, a group of 1.5 parts)."""
     with pytest.raises(exc, match="batch_bytes"):
@@ -522,7 +599,9 @@ def test_corpus_helpers_check_their_arguments(tmp_path):
         corpus.surrogates_checked(None, "strict", "the text")
     path = tmp_path / "a.txt"
     path.write_text("x")
-    with pytest.raises(TypeError, match="raw must be an open binary file"):  # was 1.5 returned as the file
+    with pytest.raises(
+        TypeError, match="raw must be an open binary file"
+    ):  # was 1.5 returned as the file
         corpus.open_binary(path, raw=1.5)
     jsonl = tmp_path / "a.jsonl"
     jsonl.write_text('{"text": "x"}\n')
@@ -540,24 +619,38 @@ def test_train_checks_progress_and_text_field(tmp_path):
         toksmith.train(path, vocab_size=257, pattern="gpt2", text_field=5)
     with pytest.raises(ValueError, match="errors must be 'strict' or 'replace'"):
         toksmith.train(path, vocab_size=257, pattern="gpt2", errors="ignore")
-    with pytest.raises(TypeError, match="progress must be True or False, not str"):  # was a progress bar
+    with pytest.raises(
+        TypeError, match="progress must be True or False, not str"
+    ):  # was a progress bar
         toksmith.train_from_iterator(["a b"], vocab_size=257, pattern="gpt2", progress="no")
-    assert toksmith.train_from_iterator(["a b"], vocab_size=257, pattern="gpt2", progress=np.bool_(False)).n_vocab == 257
+    assert (
+        toksmith.train_from_iterator(
+            ["a b"], vocab_size=257, pattern="gpt2", progress=np.bool_(False)
+        ).n_vocab
+        == 257
+    )
 
 
 # ---------------------------------------------------------------- calm
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(ids="abc"), TypeError, "ids must be an iterable of token ids, not str"),  # was ['a', 'b', 'c']
-    (dict(ids=[1, 400]), ValueError, r"ids\[1\] 400 is out of range"),
-    (dict(ids=[1, None]), TypeError, r"ids\[1\] must be an int"),
-    (dict(ids=[1], l_max="x"), TypeError, "l_max must be an int"),
-    (dict(ids=[1], l_max=0), ValueError, "l_max must be >= 1"),
-    (dict(ids=[1], training=1), TypeError, "training must be a bool"),
-    (dict(ids=[1], dropped=5), TypeError, "dropped must be a calm.Dropped"),
-    (dict(ids=[1], template="shell"), TypeError, "template must be a calm.Template"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (
+            dict(ids="abc"),
+            TypeError,
+            "ids must be an iterable of token ids, not str",
+        ),  # was ['a', 'b', 'c']
+        (dict(ids=[1, 400]), ValueError, r"ids\[1\] 400 is out of range"),
+        (dict(ids=[1, None]), TypeError, r"ids\[1\] must be an int"),
+        (dict(ids=[1], l_max="x"), TypeError, "l_max must be an int"),
+        (dict(ids=[1], l_max=0), ValueError, "l_max must be >= 1"),
+        (dict(ids=[1], training=1), TypeError, "training must be a bool"),
+        (dict(ids=[1], dropped=5), TypeError, "dropped must be a calm.Dropped"),
+        (dict(ids=[1], template="shell"), TypeError, "template must be a calm.Template"),
+    ],
+)
 def test_token_sequence_checks_its_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         calm.TokenSequence(**kwargs)
@@ -580,8 +673,12 @@ def test_calm_ids_refuse_a_str():
 def test_write_cwgt_over_a_folder(tmp_path):
     """was: an IsADirectoryError naming a temporary file, after the whole file was written."""
     with pytest.raises(IsADirectoryError, match="cannot write a CWGT file over a folder"):
-        calm.write_cwgt(tmp_path, calm.CWGTHeader(d_model=16, n_layers=1, dt_rank=4), None,
-                        np.zeros(4, dtype=np.float32))
+        calm.write_cwgt(
+            tmp_path,
+            calm.CWGTHeader(d_model=16, n_layers=1, dt_rank=4),
+            None,
+            np.zeros(4, dtype=np.float32),
+        )
     assert os.listdir(tmp_path) == []
 
 

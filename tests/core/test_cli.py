@@ -18,15 +18,35 @@ def tok_file(tmp_path_factory, corpus_slices):
     src = d / "corpus.txt"
     src.write_text("\n".join(corpus_slices.values()), encoding="utf-8")
     out = d / "tok.json"
-    assert main(["train", str(src), "--vocab-size", "600", "--pattern", "nanochat",
-                 "--special", "<|bos|>", "--no-progress", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(src),
+                "--vocab-size",
+                "600",
+                "--pattern",
+                "nanochat",
+                "--special",
+                "<|bos|>",
+                "--no-progress",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     return out
 
 
 def test_train_default_corpus_via_entry_point(tmp_path):
     out = tmp_path / "default.json"
-    r = subprocess.run([sys.executable, "-m", "toksmith", "train", "--vocab-size", "300", "-o", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "toksmith", "train", "--vocab-size", "300", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert "default corpus" in r.stderr
     assert toksmith.load(out).n_vocab == 300
@@ -36,7 +56,22 @@ def test_train_preset(tmp_path, corpus_slices):
     src = tmp_path / "c.txt"
     src.write_text(corpus_slices["english"], encoding="utf-8")
     out = tmp_path / "n.json"
-    assert main(["train", str(src), "--preset", "nanochat", "--vocab-size", "400", "--no-progress", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(src),
+                "--preset",
+                "nanochat",
+                "--vocab-size",
+                "400",
+                "--no-progress",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     tok = toksmith.load(out)
     assert tok.pattern_name == "nanochat" and len(tok.special_tokens) == 9
     assert tok.special_tokens["<|bos|>"] == 391
@@ -46,8 +81,24 @@ def test_train_limits(tmp_path, corpus_slices):
     src = tmp_path / "c.txt"
     src.write_text(corpus_slices["english"], encoding="utf-8")
     out = tmp_path / "limited.json"
-    assert main(["train", str(src), "--vocab-size", "1000", "--max-token-length", "5", "--min-frequency", "3",
-                 "--no-progress", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(src),
+                "--vocab-size",
+                "1000",
+                "--max-token-length",
+                "5",
+                "--min-frequency",
+                "3",
+                "--no-progress",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     tok = toksmith.load(out)
     assert max(map(len, tok.mergeable_ranks())) <= 5
     assert tok.metadata["min_frequency"] == 3 and tok.metadata["max_token_length"] == 5
@@ -81,7 +132,10 @@ def test_compressed_input_files(tok_file, tmp_path, corpus_slices, suffix, capsy
     src = tmp_path / f"in.txt{suffix}"
     src.write_bytes(compress(text.encode()))
     ids_file = tmp_path / "ids.txt"
-    assert main(["encode", "-t", str(tok_file), str(src), "-o", str(ids_file), "--block-size", "4096"]) == 0
+    assert (
+        main(["encode", "-t", str(tok_file), str(src), "-o", str(ids_file), "--block-size", "4096"])
+        == 0
+    )
     ids = [int(x) for x in ids_file.read_text().split()]
     assert ids == toksmith.load(tok_file).encode_ordinary(text)
     packed = tmp_path / f"ids.txt{suffix}"
@@ -91,11 +145,16 @@ def test_compressed_input_files(tok_file, tmp_path, corpus_slices, suffix, capsy
     assert back.read_bytes() == text.encode()
     assert main(["eval", "-t", str(tok_file), "--corpus", f"py={src}", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert [(r["corpus"], r["bytes"], r["tokens"]) for r in report] == [("py", len(text.encode()), len(ids))]
+    assert [(r["corpus"], r["bytes"], r["tokens"]) for r in report] == [
+        ("py", len(text.encode()), len(ids))
+    ]
     data = compress(text.encode() * 4)
     bad = tmp_path / f"cut.txt{suffix}"
     bad.write_bytes(data[: len(data) // 2])
-    for argv in (["encode", "-t", str(tok_file), str(bad)], ["eval", "-t", str(tok_file), "--corpus", f"x={bad}"]):
+    for argv in (
+        ["encode", "-t", str(tok_file), str(bad)],
+        ["eval", "-t", str(tok_file), "--corpus", f"x={bad}"],
+    ):
         assert main(argv) == 1
         err = capsys.readouterr().err
         assert f"cut.txt{suffix} is not a valid {suffix} file" in err, err
@@ -120,7 +179,10 @@ def test_encode_formats(tok_file, tmp_path, corpus_slices, fmt):
     assert back.read_text(encoding="utf-8") == text
 
 
-@given(ids=st.lists(st.integers(0, 2**32 - 1), max_size=50), sep=st.sampled_from([b" ", b",", b", ", b""]))
+@given(
+    ids=st.lists(st.integers(0, 2**32 - 1), max_size=50),
+    sep=st.sampled_from([b" ", b",", b", ", b""]),
+)
 def test_id_output_formatting(ids, sep):
     """`toksmith encode` writes ids through these: the bytes of str.join / json.dumps /
     struct.pack exactly."""
@@ -134,9 +196,15 @@ def test_id_output_formatting(ids, sep):
     assert _core.pack_ids(small, 2) == struct.pack(f"<{len(small)}H", *small)
 
 
-@given(words=st.lists(st.one_of(st.integers(0, 2**33).map(str), st.sampled_from(["-1", "+2", "1_0", "x", "007"])),
-                      max_size=20),
-       seps=st.lists(st.sampled_from([" ", "\n", "\t", "\r\n", "  ", "\x0b\x0c"]), min_size=21, max_size=21))
+@given(
+    words=st.lists(
+        st.one_of(st.integers(0, 2**33).map(str), st.sampled_from(["-1", "+2", "1_0", "x", "007"])),
+        max_size=20,
+    ),
+    seps=st.lists(
+        st.sampled_from([" ", "\n", "\t", "\r\n", "  ", "\x0b\x0c"]), min_size=21, max_size=21
+    ),
+)
 def test_id_text_parsing(words, seps):
     """`toksmith decode` parses plain decimal ids natively (as `int` would) and leaves
     anything else (signs, underscores, non-digits, ids over 32 bits) to `int`."""
@@ -169,8 +237,15 @@ def test_encode_lines(tok_file, tmp_path):
     assert main(["encode", "-t", str(tok_file), str(src), "--lines", "-o", str(out)]) == 0
     rows = out.read_text().split("\n")
     tok = toksmith.load(tok_file)
-    assert rows[:3] == [" ".join(map(str, tok.encode_ordinary(s))) for s in ["first line", "", "third <|bos|>"]]
-    assert main(["encode", "-t", str(tok_file), str(src), "--lines", "--allow-special", "-o", str(out)]) == 0
+    assert rows[:3] == [
+        " ".join(map(str, tok.encode_ordinary(s))) for s in ["first line", "", "third <|bos|>"]
+    ]
+    assert (
+        main(
+            ["encode", "-t", str(tok_file), str(src), "--lines", "--allow-special", "-o", str(out)]
+        )
+        == 0
+    )
     assert out.read_text().split("\n")[2].endswith(str(tok.special_tokens["<|bos|>"]))
     back = tmp_path / "back.txt"
     assert main(["decode", "-t", str(tok_file), str(out), "--lines", "-o", str(back)]) == 0
@@ -204,7 +279,9 @@ def test_streaming_encode_in_parallel_equals_whole(tok_file, corpus_slices, thre
     parts = list(encode_stream(tok, io.BytesIO(data), block_size=3000, threads=threads))
     assert len(parts) > 10
     assert [i for p in parts for i in p] == tok.encode_ordinary(text)
-    special = list(encode_stream(tok, io.BytesIO(data), block_size=3000, threads=threads, allow_special=True))
+    special = list(
+        encode_stream(tok, io.BytesIO(data), block_size=3000, threads=threads, allow_special=True)
+    )
     assert [i for p in special for i in p] == tok.encode(text, allowed_special="all")
     custom = toksmith.Tokenizer.from_ranks(tok.mergeable_ranks(), pattern=r"\w+|\s+|[^\w\s]+")
     whole = list(encode_stream(custom, io.BytesIO(data), block_size=3000, threads=threads))
@@ -216,8 +293,18 @@ def test_streaming_encode_in_parallel_equals_whole(tok_file, corpus_slices, thre
     assert got == [tok.encode(x, allowed_special="all") for x in lines]
 
 
-@pytest.mark.parametrize("mode", [[], ["--lines"], ["--format", "json"], ["--lines", "--format", "json"],
-                                  ["--format", "npy"], ["--allow-special"], ["--lines", "--allow-special"]])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        [],
+        ["--lines"],
+        ["--format", "json"],
+        ["--lines", "--format", "json"],
+        ["--format", "npy"],
+        ["--allow-special"],
+        ["--lines", "--allow-special"],
+    ],
+)
 def test_encode_threads_give_the_same_output(tok_file, tmp_path, corpus_slices, mode, monkeypatch):
     """Every thread count, and the native path (ids formatted in Rust) against the one through
     lists of ids (other tokenizer kinds), give the same bytes."""
@@ -230,9 +317,18 @@ def test_encode_threads_give_the_same_output(tok_file, tmp_path, corpus_slices, 
     for threads in ("1", "2", "4", "lists-1", "lists-2"):
         if threads.startswith("lists-"):
             monkeypatch.setattr(cli_encode, "_native", lambda tok, args: None)
-            threads = threads[len("lists-"):]
+            threads = threads[len("lists-") :]
         out = tmp_path / f"ids_{len(outs)}.{'npy' if 'npy' in mode else 'txt'}"
-        args = ["encode", "-t", str(tok_file), str(src), "--threads", threads, "--block-size", "3000"]
+        args = [
+            "encode",
+            "-t",
+            str(tok_file),
+            str(src),
+            "--threads",
+            threads,
+            "--block-size",
+            "3000",
+        ]
         assert main(args + ["-o", str(out)] + mode) == 0
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] == outs[2] == outs[3] == outs[4] and len(outs[0]) > 1000
@@ -255,9 +351,26 @@ def _reference_lines(data: bytes, errors: str):
     return out, None
 
 
-@given(parts=st.lists(st.sampled_from([b"a", b"\n", b"\r\n", b"\xc3\xa9", b"\xff", b"\xe2\x82", b"\xe2\x82\xac",
-                                       b" ", b"\xf0\x9f\x98\x80", b"xyz"]), max_size=60),
-       batch_bytes=st.integers(1, 20))
+@given(
+    parts=st.lists(
+        st.sampled_from(
+            [
+                b"a",
+                b"\n",
+                b"\r\n",
+                b"\xc3\xa9",
+                b"\xff",
+                b"\xe2\x82",
+                b"\xe2\x82\xac",
+                b" ",
+                b"\xf0\x9f\x98\x80",
+                b"xyz",
+            ]
+        ),
+        max_size=60,
+    ),
+    batch_bytes=st.integers(1, 20),
+)
 def test_line_batches_equal_reading_line_by_line(parts, batch_bytes):
     """Lines decoded a block at a time: the same lines as reading the file line by line (any
     block size, invalid UTF-8 replaced), and with strict decoding the same first bad line and
@@ -269,13 +382,21 @@ def test_line_batches_equal_reading_line_by_line(parts, batch_bytes):
 
     data = b"".join(parts)
     want, _ = _reference_lines(data, "replace")
-    got = [x for b in iter_line_batches(io.BytesIO(data), errors="replace", batch_bytes=batch_bytes) for x in b]
+    got = [
+        x
+        for b in iter_line_batches(io.BytesIO(data), errors="replace", batch_bytes=batch_bytes)
+        for x in b
+    ]
     assert got == want
     want, bad = _reference_lines(data, "strict")
     if bad is None:
-        assert [x for b in iter_line_batches(io.BytesIO(data), batch_bytes=batch_bytes) for x in b] == want
+        assert [
+            x for b in iter_line_batches(io.BytesIO(data), batch_bytes=batch_bytes) for x in b
+        ] == want
     else:
-        with pytest.raises(CorpusDecodeError, match=f"line {bad[0]} is not valid UTF-8 \\(byte {bad[1]} of"):
+        with pytest.raises(
+            CorpusDecodeError, match=f"line {bad[0]} is not valid UTF-8 \\(byte {bad[1]} of"
+        ):
             list(iter_line_batches(io.BytesIO(data), batch_bytes=batch_bytes))
 
 
@@ -291,7 +412,9 @@ def test_long_input_without_cuts_in_small_blocks(tok_file):
     text = "1234567890" * 400_000
     parts = list(encode_stream(tok, io.BytesIO(text.encode()), block_size=1024, threads=2))
     assert [i for p in parts for i in p] == tok.encode_ordinary(text)
-    assert [x for b in iter_line_batches(io.BytesIO(text.encode()), batch_bytes=1024) for x in b] == [text]
+    assert [
+        x for b in iter_line_batches(io.BytesIO(text.encode()), batch_bytes=1024) for x in b
+    ] == [text]
     assert last_safe_cut("ab cd\nef gh", 0) == 6 and last_safe_cut("ab cd\nef gh", 6) == 8
     assert last_safe_cut("ab cd", 3) == 0 and last_safe_cut("ab cd", 1) == 2
 
@@ -327,7 +450,9 @@ def test_streaming_encode_without_line_breaks(pattern, corpus_slices):
 
     from toksmith.streaming import encode_stream
 
-    tok = toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=400, pattern=pattern)
+    tok = toksmith.train_from_iterator(
+        list(corpus_slices.values()), vocab_size=400, pattern=pattern
+    )
     text = corpus_slices["english"].replace("\n", " ")[:60000] + " it's  DON'T a\u0301 b  "
     parts = list(encode_stream(tok, io.BytesIO(text.encode()), block_size=2000))
     assert len(parts) > 10
@@ -345,10 +470,19 @@ def test_cuts_after_whitespace_runs_keep_tiktoken_ids(pattern, corpus_slices):
 
     from toksmith.streaming import encode_stream
 
-    tok = toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=600, pattern=pattern)
-    enc = tiktoken.Encoding(f"t_{pattern}", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(),
-                            special_tokens={})
-    text = ("]\n\nBott x  \nabc\t\nDe\n\n\nF \u00e9t\u00e9 \r\n\r\nG.\n" + corpus_slices["python"][:3000]) * 30
+    tok = toksmith.train_from_iterator(
+        list(corpus_slices.values()), vocab_size=600, pattern=pattern
+    )
+    enc = tiktoken.Encoding(
+        f"t_{pattern}",
+        pat_str=tok.pattern,
+        mergeable_ranks=tok.mergeable_ranks(),
+        special_tokens={},
+    )
+    text = (
+        "]\n\nBott x  \nabc\t\nDe\n\n\nF \u00e9t\u00e9 \r\n\r\nG.\n"
+        + corpus_slices["python"][:3000]
+    ) * 30
     expected = enc.encode_ordinary(text)
     assert len(text) > 1 << 16 and not text.isascii()
     assert tok.encode_ordinary(text) == expected
@@ -359,11 +493,19 @@ def test_cuts_after_whitespace_runs_keep_tiktoken_ids(pattern, corpus_slices):
 
 def test_pipe_through_subprocess(tok_file):
     text = "héllo wörld\n😀 ok\n"
-    enc = subprocess.run([sys.executable, "-m", "toksmith", "encode", "-t", str(tok_file)],
-                         input=text.encode(), capture_output=True, timeout=120)
+    enc = subprocess.run(
+        [sys.executable, "-m", "toksmith", "encode", "-t", str(tok_file)],
+        input=text.encode(),
+        capture_output=True,
+        timeout=120,
+    )
     assert enc.returncode == 0, enc.stderr
-    dec = subprocess.run([sys.executable, "-m", "toksmith", "decode", "-t", str(tok_file)],
-                         input=enc.stdout, capture_output=True, timeout=120)
+    dec = subprocess.run(
+        [sys.executable, "-m", "toksmith", "decode", "-t", str(tok_file)],
+        input=enc.stdout,
+        capture_output=True,
+        timeout=120,
+    )
     assert dec.stdout == text.encode()
 
 
@@ -380,7 +522,21 @@ def test_cli_errors(tok_file, tmp_path, capsys):
     bad.write_bytes(b"ok\xffno")
     assert main(["encode", "-t", str(tok_file), str(bad)]) == 1
     assert "offset 2" in capsys.readouterr().err
-    assert main(["encode", "-t", str(tok_file), str(bad), "--errors", "replace", "-o", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "encode",
+                "-t",
+                str(tok_file),
+                str(bad),
+                "--errors",
+                "replace",
+                "-o",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     nums = tmp_path / "nums.txt"
     nums.write_text("1 2 x3")
     assert main(["decode", "-t", str(tok_file), str(nums)]) == 1
@@ -416,7 +572,20 @@ def test_warnings_are_one_plain_line(tmp_path, capsys):
     instead of Python's "file:line: UserWarning" followed by a source line."""
     src = tmp_path / "tiny.txt"
     src.write_text("hello world\n", encoding="utf-8")
-    assert main(["train", str(src), "--vocab-size", "300", "--no-progress", "-o", str(tmp_path / "t.json")]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(src),
+                "--vocab-size",
+                "300",
+                "--no-progress",
+                "-o",
+                str(tmp_path / "t.json"),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("toksmith train: warning: the corpus ran out of pairs"), err
     assert err[1].startswith("trained 265 tokens") and len(err) == 2, err

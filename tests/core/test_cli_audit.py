@@ -25,8 +25,14 @@ def tok_path(tmp_path_factory, corpus_slices):
     d = tmp_path_factory.mktemp("cli_audit")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=500, pattern="nanochat",
-                                           special_tokens=["<|bos|>"], pinned_tokens=["New York"], threads=1)
+        tok = toksmith.train_from_iterator(
+            list(corpus_slices.values()),
+            vocab_size=500,
+            pattern="nanochat",
+            special_tokens=["<|bos|>"],
+            pinned_tokens=["New York"],
+            threads=1,
+        )
     path = d / "tok.json"
     tok.save(path)
     return path
@@ -43,7 +49,7 @@ def _err(capsys):
 
 @pytest.mark.parametrize("content", [b"104 --1", b"--1\n", b"1" * 5000 + b"\n", b"104 +-3"])
 def test_decode_malformed_numbers_are_error_messages(tok_path, tmp_path, capsys, content):
-    """"--1" and a number of 5000 digits made ``int`` fail where the fallback looked for a word
+    """ "--1" and a number of 5000 digits made ``int`` fail where the fallback looked for a word
     that is no digit run: StopIteration, seen as "RuntimeError: generator raised StopIteration"."""
     ids = tmp_path / "ids.txt"
     ids.write_bytes(content)
@@ -133,7 +139,9 @@ def test_decode_npy_from_a_pipe(tok_path, tmp_path, capsys, monkeypatch):
     assert out.read_bytes() == text.encode()
 
 
-@pytest.mark.parametrize("suffix,compress", [(".npy.gz", gzip.compress), (".json.bz2", bz2.compress)])
+@pytest.mark.parametrize(
+    "suffix,compress", [(".npy.gz", gzip.compress), (".json.bz2", bz2.compress)]
+)
 def test_decode_auto_format_of_compressed_ids(tok_path, tmp_path, suffix, compress):
     """decode reads .gz/.bz2 files (README), but ``--format auto`` looked at the outer extension:
     ids.npy.gz was parsed as text ("b'\\x93NUMPY...' is not an integer token id")."""
@@ -151,12 +159,17 @@ def test_decode_auto_format_of_compressed_ids(tok_path, tmp_path, suffix, compre
     assert out.read_bytes() == text.encode()
 
 
-@pytest.mark.parametrize("line,message", [(b"null", "expected a JSON list of token ids, not null"),
-                                          (b'{"a": 1}', "expected a JSON list of token ids"),
-                                          (b"5", "expected a JSON list of token ids, not 5"),
-                                          (b"[true]", "true is not an integer token id"),
-                                          (b"[[104]]", "[104] is not an integer token id"),
-                                          (b"[104, \xff]", "not valid JSON")])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        (b"null", "expected a JSON list of token ids, not null"),
+        (b'{"a": 1}', "expected a JSON list of token ids"),
+        (b"5", "expected a JSON list of token ids, not 5"),
+        (b"[true]", "true is not an integer token id"),
+        (b"[[104]]", "[104] is not an integer token id"),
+        (b"[104, \xff]", "not valid JSON"),
+    ],
+)
 def test_decode_json_that_is_no_id_list(tok_path, tmp_path, capsys, line, message):
     """A JSON line that is no list was "'NoneType' object is not iterable" (no file, no line),
     an object "ids must be ints, got str" (its keys), and ``true`` decoded as id 1."""
@@ -217,12 +230,31 @@ def test_encode_huge_block_size(tok_path, tmp_path, capsys, size):
     src = tmp_path / "in.txt"
     src.write_text("hello\n", encoding="utf-8")
     for mode in ([], ["--lines"]):
-        assert main(["encode", "-t", str(tok_path), str(src), "--block-size", str(size), "-o", os.devnull] + mode) == 1
+        assert (
+            main(
+                [
+                    "encode",
+                    "-t",
+                    str(tok_path),
+                    str(src),
+                    "--block-size",
+                    str(size),
+                    "-o",
+                    os.devnull,
+                ]
+                + mode
+            )
+            == 1
+        )
         assert "--block-size must be at most" in _err(capsys)
 
 
-@given(prefix=st.text(max_size=30), bad=st.sampled_from([b"\xff", b"\xe2\x82", b"\xf0\x9f\x98", b"\xc3"]),
-       tail=st.sampled_from([b"", b"x", b"abc", b"\xe2\x82\xac"]), block=st.integers(1, 8))
+@given(
+    prefix=st.text(max_size=30),
+    bad=st.sampled_from([b"\xff", b"\xe2\x82", b"\xf0\x9f\x98", b"\xc3"]),
+    tail=st.sampled_from([b"", b"x", b"abc", b"\xe2\x82\xac"]),
+    block=st.integers(1, 8),
+)
 @settings(max_examples=60, deadline=None)
 def test_invalid_utf8_offset_does_not_depend_on_the_block_size(tok_path, prefix, bad, tail, block):
     """The offset named in the error was that of the start of the block holding the rest of a
@@ -250,7 +282,10 @@ def test_train_empty_pattern_or_preset_is_not_the_default(tmp_path, capsys, flag
     src = tmp_path / "c.txt"
     src.write_text("hello world\n" * 20, encoding="utf-8")
     out = tmp_path / "t.json"
-    assert main(["train", str(src), flag, "", "--vocab-size", "260", "--no-progress", "-o", str(out)]) == 1
+    assert (
+        main(["train", str(src), flag, "", "--vocab-size", "260", "--no-progress", "-o", str(out)])
+        == 1
+    )
     assert "error" in _err(capsys)
     assert not out.exists()
 
@@ -276,8 +311,20 @@ def test_train_refuses_to_overwrite_its_corpus(tmp_path, capsys):
     """``toksmith train corpus.txt -o corpus.txt`` replaced the corpus with the tokenizer."""
     src = tmp_path / "c.txt"
     src.write_text("hello world\n" * 20, encoding="utf-8")
-    assert main(["train", str(src), "--vocab-size", "260", "--no-progress", "-o",
-                 str(tmp_path / "." / "c.txt")]) == 1
+    assert (
+        main(
+            [
+                "train",
+                str(src),
+                "--vocab-size",
+                "260",
+                "--no-progress",
+                "-o",
+                str(tmp_path / "." / "c.txt"),
+            ]
+        )
+        == 1
+    )
     assert "is the corpus file" in _err(capsys)
     assert src.read_text(encoding="utf-8") == "hello world\n" * 20
 
@@ -290,14 +337,24 @@ def test_eval_chunked_counts_equal_whole_text_counts(corpus_slices):
     differed), as is a custom pattern's piece across a newline, and a pinned "a\\nb"."""
     from toksmith.cli.eval import count_tokens
 
-    cases = [("x.\n/abc " * 60, "o200k", ()), ("ab\ncd ef\ngh " * 60, r"[^ ]+| ", ()),
-             ("xa\nby " * 60, "cl100k", ("a\nb",))]
+    cases = [
+        ("x.\n/abc " * 60, "o200k", ()),
+        ("ab\ncd ef\ngh " * 60, r"[^ ]+| ", ()),
+        ("xa\nby " * 60, "cl100k", ("a\nb",)),
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for text, pattern, pinned in cases:
-            tok = toksmith.train_from_iterator([text] * 5 + [corpus_slices["english"][:5000]], vocab_size=300,
-                                               pattern=pattern, pinned_tokens=list(pinned), threads=1)
-            assert count_tokens(tok, text, threads=1, chunk_chars=3) == len(tok.encode_ordinary(text)), pattern
+            tok = toksmith.train_from_iterator(
+                [text] * 5 + [corpus_slices["english"][:5000]],
+                vocab_size=300,
+                pattern=pattern,
+                pinned_tokens=list(pinned),
+                threads=1,
+            )
+            assert count_tokens(tok, text, threads=1, chunk_chars=3) == len(
+                tok.encode_ordinary(text)
+            ), pattern
 
 
 def test_eval_counts_a_cppreason_file_with_cppreason(tmp_path, capsys):
@@ -305,7 +362,9 @@ def test_eval_counts_a_cppreason_file_with_cppreason(tmp_path, capsys):
     numbers than the CppReason tokenizer's (15928 tokens instead of 10791 on 20 KB)."""
     from toksmith.presets import cppreason
 
-    code = "int main() { return x->y + 42; }\nstd::vector<int> v;\n  if (a == b) { v.push_back(7); }\n"
+    code = (
+        "int main() { return x->y + 42; }\nstd::vector<int> v;\n  if (a == b) { v.push_back(7); }\n"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tiny corpus runs out of pairs
         tok = cppreason.train([code] * 5, vocab_size=1900)
@@ -318,8 +377,15 @@ def test_eval_counts_a_cppreason_file_with_cppreason(tmp_path, capsys):
     assert rows[0]["tokens"] == len(cppreason.load(path).encode(code * 40))
 
 
-@pytest.mark.parametrize("chart,message", [("chart", "ending in .png"), ("chart.xyz", "ending in .png"),
-                                           ("missing/c.png", "does not exist"), ("folder", "is a folder")])
+@pytest.mark.parametrize(
+    "chart,message",
+    [
+        ("chart", "ending in .png"),
+        ("chart.xyz", "ending in .png"),
+        ("missing/c.png", "does not exist"),
+        ("folder", "is a folder"),
+    ],
+)
 def test_eval_chart_path_is_checked_first(tok_path, tmp_path, capsys, monkeypatch, chart, message):
     """--chart without an extension wrote CHART.png but said "wrote CHART"; an unknown extension
     or a missing folder failed after all the counting."""
@@ -329,8 +395,15 @@ def test_eval_chart_path_is_checked_first(tok_path, tmp_path, capsys, monkeypatc
     (tmp_path / "folder").mkdir()
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello\n", encoding="utf-8")
-    monkeypatch.setattr(cli_eval, "evaluate", lambda *a, **k: pytest.fail("counted before checking --chart"))
-    assert main(["eval", "-t", str(tok_path), "--corpus", str(corpus), "--chart", str(tmp_path / chart)]) == 1
+    monkeypatch.setattr(
+        cli_eval, "evaluate", lambda *a, **k: pytest.fail("counted before checking --chart")
+    )
+    assert (
+        main(
+            ["eval", "-t", str(tok_path), "--corpus", str(corpus), "--chart", str(tmp_path / chart)]
+        )
+        == 1
+    )
     assert message in _err(capsys)
     assert not (tmp_path / "chart.png").exists()
 
@@ -351,7 +424,21 @@ def test_eval_max_bytes_cut_inside_a_character(tok_path, tmp_path, capsys):
     corpus = tmp_path / "c.txt"
     corpus.write_bytes("abcé€😀 more text".encode())
     for n, expected in [(4, "abc"), (5, "abcé"), (7, "abcé"), (8, "abcé€"), (11, "abcé€")]:
-        assert main(["eval", "-t", str(tok_path), "--corpus", str(corpus), "--max-bytes", str(n), "--json"]) == 0
+        assert (
+            main(
+                [
+                    "eval",
+                    "-t",
+                    str(tok_path),
+                    "--corpus",
+                    str(corpus),
+                    "--max-bytes",
+                    str(n),
+                    "--json",
+                ]
+            )
+            == 0
+        )
         captured = capsys.readouterr()
         assert "warning" not in captured.err
         assert json.loads(captured.out)[0]["bytes"] == len(expected.encode()), n
@@ -368,8 +455,13 @@ def test_convert_to_gpt2_says_the_pinned_tokens_are_not_stored(tok_path, tmp_pat
     err = _err(capsys)
     assert 'pinned_tokens={"New York": ' in err
     tok = toksmith.load(tok_path)
-    back = toksmith.from_gpt2_files(out / "vocab.json", out / "merges.txt", pattern="nanochat",
-                                    special_tokens=tok.special_tokens, pinned_tokens=tok.pinned_tokens)
+    back = toksmith.from_gpt2_files(
+        out / "vocab.json",
+        out / "merges.txt",
+        pattern="nanochat",
+        special_tokens=tok.special_tokens,
+        pinned_tokens=tok.pinned_tokens,
+    )
     assert back.encode_ordinary("in New York") == tok.encode_ordinary("in New York")
 
 
@@ -399,9 +491,14 @@ def _reference_cut(text, lo=0, avoid=()):
     return 0
 
 
-@given(text=st.lists(st.sampled_from(list("ab Z.\n\n  !é\t") + ["New York", "a\nb"]), max_size=40).map("".join),
-       lo=st.integers(0, 45), avoid=st.lists(st.sampled_from(["New York", "a\nb", "b\nZ"]), max_size=2),
-       pad=st.sampled_from([0, 5000, 9000]))
+@given(
+    text=st.lists(st.sampled_from(list("ab Z.\n\n  !é\t") + ["New York", "a\nb"]), max_size=40).map(
+        "".join
+    ),
+    lo=st.integers(0, 45),
+    avoid=st.lists(st.sampled_from(["New York", "a\nb", "b\nZ"]), max_size=2),
+    pad=st.sampled_from([0, 5000, 9000]),
+)
 @settings(max_examples=150, deadline=None)
 def test_cut_search_on_whitespace_runs_is_fast_and_unchanged(text, lo, avoid, pad):
     """A long run of spaces or newlines was searched for a cut one character at a time in
@@ -425,13 +522,20 @@ def test_cut_search_on_a_long_whitespace_run_is_quick():
 # ------------------------------------------------------------------ round trips
 
 
-_text = st.text(st.characters(codec="utf-8", exclude_characters="\r"), max_size=60) | \
-    st.lists(st.sampled_from(["New York", "\r\n", "\n", " ", "é", "😀", "<|bos|>", "a", ".\n/", "\x00", "\t"]),
-             max_size=30).map("".join)
+_text = st.text(st.characters(codec="utf-8", exclude_characters="\r"), max_size=60) | st.lists(
+    st.sampled_from(
+        ["New York", "\r\n", "\n", " ", "é", "😀", "<|bos|>", "a", ".\n/", "\x00", "\t"]
+    ),
+    max_size=30,
+).map("".join)
 
 
-@given(text=_text, fmt=st.sampled_from(["text", "json", "npy"]), block=st.integers(1, 64),
-       special=st.booleans())
+@given(
+    text=_text,
+    fmt=st.sampled_from(["text", "json", "npy"]),
+    block=st.integers(1, 64),
+    special=st.booleans(),
+)
 @settings(max_examples=40, deadline=None)
 def test_encode_decode_reproduces_the_bytes(tok_path, tmp_path_factory, text, fmt, block, special):
     """README: ``encode | decode`` gives the same bytes, in every output format, for any block
@@ -442,14 +546,34 @@ def test_encode_decode_reproduces_the_bytes(tok_path, tmp_path_factory, text, fm
     src, ids, back = d / "in.txt", d / f"ids.{fmt}", d / "back.txt"
     src.write_bytes(text.encode())
     extra = ["--allow-special"] if special else []
-    assert main(["encode", "-t", str(tok_path), str(src), "--format", fmt, "--block-size", str(block),
-                 "-o", str(ids)] + extra) == 0
+    assert (
+        main(
+            [
+                "encode",
+                "-t",
+                str(tok_path),
+                str(src),
+                "--format",
+                fmt,
+                "--block-size",
+                str(block),
+                "-o",
+                str(ids),
+            ]
+            + extra
+        )
+        == 0
+    )
     assert main(["decode", "-t", str(tok_path), str(ids), "-o", str(back)]) == 0
     assert back.read_bytes() == src.read_bytes()
 
 
-@given(lines=st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\n"), max_size=20), max_size=8),
-       fmt=st.sampled_from(["text", "json"]))
+@given(
+    lines=st.lists(
+        st.text(st.characters(codec="utf-8", exclude_characters="\n"), max_size=20), max_size=8
+    ),
+    fmt=st.sampled_from(["text", "json"]),
+)
 @settings(max_examples=30, deadline=None)
 def test_encode_lines_round_trip(tok_path, tmp_path_factory, lines, fmt):
     """--lines: one line of ids per input line (empty lines included), decoded back line by line."""
@@ -457,9 +581,15 @@ def test_encode_lines_round_trip(tok_path, tmp_path_factory, lines, fmt):
     src, ids, back = d / "in.txt", d / "ids.out", d / "back.txt"
     data = "".join(line + "\n" for line in lines).encode()
     src.write_bytes(data)
-    assert main(["encode", "-t", str(tok_path), str(src), "--lines", "--format", fmt, "-o", str(ids)]) == 0
+    assert (
+        main(["encode", "-t", str(tok_path), str(src), "--lines", "--format", fmt, "-o", str(ids)])
+        == 0
+    )
     assert ids.read_bytes().count(b"\n") == len(lines)
-    assert main(["decode", "-t", str(tok_path), str(ids), "--lines", "--format", fmt, "-o", str(back)]) == 0
+    assert (
+        main(["decode", "-t", str(tok_path), str(ids), "--lines", "--format", fmt, "-o", str(back)])
+        == 0
+    )
     assert back.read_bytes() == data
 
 
@@ -469,7 +599,9 @@ def test_encode_lines_round_trip(tok_path, tmp_path_factory, lines, fmt):
 def test_pattern_option_for_rank_files_that_store_none(tok_path, tmp_path, capsys, corpus_slices):
     """The warning for a .tiktoken file that is not OpenAI's says to pass --pattern: encode,
     decode and info take it (before, only convert and train had it)."""
-    tok = toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=400, pattern="nanochat", threads=1)
+    tok = toksmith.train_from_iterator(
+        list(corpus_slices.values()), vocab_size=400, pattern="nanochat", threads=1
+    )
     rank_file = tmp_path / "mine.tiktoken"
     tok.save_tiktoken(rank_file)
     text = tmp_path / "in.txt"
@@ -478,22 +610,45 @@ def test_pattern_option_for_rank_files_that_store_none(tok_path, tmp_path, capsy
     out = tmp_path / "ids.txt"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "pass pattern= (or --pattern)" warning once it is given
-        assert main(["encode", "-t", str(rank_file), "--pattern", "nanochat", str(text), "-o", str(out)]) == 0
+        assert (
+            main(
+                ["encode", "-t", str(rank_file), "--pattern", "nanochat", str(text), "-o", str(out)]
+            )
+            == 0
+        )
         ids = [int(x) for x in out.read_text().split()]
         plain = toksmith.Tokenizer.from_ranks(tok.mergeable_ranks(), "nanochat")
         assert ids == plain.encode_ordinary(sample)
-        assert main(["decode", "-t", str(rank_file), "--pattern", "nanochat", str(out), "-o",
-                     str(tmp_path / "back.txt")]) == 0
+        assert (
+            main(
+                [
+                    "decode",
+                    "-t",
+                    str(rank_file),
+                    "--pattern",
+                    "nanochat",
+                    str(out),
+                    "-o",
+                    str(tmp_path / "back.txt"),
+                ]
+            )
+            == 0
+        )
         assert (tmp_path / "back.txt").read_text(encoding="utf-8") == sample
         assert main(["info", "-t", str(rank_file), "--pattern", "nanochat", "--json"]) == 0
         info = json.loads(capsys.readouterr().out)
         assert info["pattern"] == plain.pattern
     # the pattern changes the ids: gpt2 splits "'s" and digits differently from nanochat
-    assert main(["encode", "-t", str(rank_file), "--pattern", "gpt2", str(text), "-o", str(out)]) == 0
+    assert (
+        main(["encode", "-t", str(rank_file), "--pattern", "gpt2", str(text), "-o", str(out)]) == 0
+    )
     assert [int(x) for x in out.read_text().split()] == toksmith.Tokenizer.from_ranks(
-        tok.mergeable_ranks(), "gpt2").encode_ordinary(sample)
+        tok.mergeable_ranks(), "gpt2"
+    ).encode_ordinary(sample)
     # a file that stores its own pattern refuses it, as does an empty one
-    assert main(["encode", "-t", str(tok_path), "--pattern", "gpt2", str(text), "-o", str(out)]) == 1
+    assert (
+        main(["encode", "-t", str(tok_path), "--pattern", "gpt2", str(text), "-o", str(out)]) == 1
+    )
     assert "stores its own split pattern" in _err(capsys)
     assert main(["info", "-t", str(rank_file), "--pattern", ""]) == 1
     assert "--pattern is empty" in _err(capsys)
@@ -506,8 +661,24 @@ def test_decode_of_piped_ids_finds_their_format(tok_path, tmp_path, monkeypatch,
     sample = "Hello world, New York!\n  it's 42\n"
     (tmp_path / "in.txt").write_text(sample, encoding="utf-8")
     ids = tmp_path / f"ids.{fmt}"
-    assert main(["encode", "-t", str(tok_path), "--format", fmt, str(tmp_path / "in.txt"), "-o", str(ids)]) == 0
-    piped = b"\n " + ids.read_bytes() if fmt == "json" else ids.read_bytes()  # leading whitespace is fine
+    assert (
+        main(
+            [
+                "encode",
+                "-t",
+                str(tok_path),
+                "--format",
+                fmt,
+                str(tmp_path / "in.txt"),
+                "-o",
+                str(ids),
+            ]
+        )
+        == 0
+    )
+    piped = (
+        b"\n " + ids.read_bytes() if fmt == "json" else ids.read_bytes()
+    )  # leading whitespace is fine
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(piped))))
     out = tmp_path / "back.txt"
     assert main(["decode", "-t", str(tok_path), "-o", str(out)]) == 0
@@ -524,12 +695,17 @@ def test_threads_option_is_checked_alike(tok_path, tmp_path, capsys, command):
     # was: `toksmith train --threads 0` said "threads must be ... (or None for all cores)", a Python word
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello world " * 20, encoding="utf-8")
-    argv = {"train": ["train", str(corpus), "-o", str(tmp_path / "t.json")],
-            "encode": ["encode", "-t", str(tok_path), str(corpus), "-o", str(tmp_path / "ids.txt")],
-            "eval": ["eval", "-t", str(tok_path), "--corpus", f"c={corpus}"]}[command]
+    argv = {
+        "train": ["train", str(corpus), "-o", str(tmp_path / "t.json")],
+        "encode": ["encode", "-t", str(tok_path), str(corpus), "-o", str(tmp_path / "ids.txt")],
+        "eval": ["eval", "-t", str(tok_path), "--corpus", f"c={corpus}"],
+    }[command]
     for bad in ("0", "-2", "100000"):
         assert main(argv + ["--threads", bad]) == 1
         err = _err(capsys)
-        assert "--threads must be between 1 and" in err and f"not {bad} (leave it out for all cores)" in err
+        assert (
+            "--threads must be between 1 and" in err
+            and f"not {bad} (leave it out for all cores)" in err
+        )
         assert "None" not in err
     assert main(argv + ["--threads", "1"]) == 0

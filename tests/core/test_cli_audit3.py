@@ -29,8 +29,13 @@ def tok_path(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli_audit3")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(TEXTS, vocab_size=300, pattern="gpt2", threads=1,
-                                           special_tokens=["<|bos|>", "<|a\nb|>", "<|t\tx|>", "<|\x1b|>"])
+        tok = toksmith.train_from_iterator(
+            TEXTS,
+            vocab_size=300,
+            pattern="gpt2",
+            threads=1,
+            special_tokens=["<|bos|>", "<|a\nb|>", "<|t\tx|>", "<|\x1b|>"],
+        )
     path = d / "tok.json"
     tok.save(path)
     return path
@@ -42,7 +47,9 @@ def _finishes(fn, *args):
     t = threading.Thread(target=lambda: result.append(fn(*args)), daemon=True)
     t.start()
     t.join(60)
-    assert result, f"{fn.__name__}{args} did not finish (a symbolic link loop followed without end?)"
+    assert result, (
+        f"{fn.__name__}{args} did not finish (a symbolic link loop followed without end?)"
+    )
     return result[0]
 
 
@@ -77,9 +84,19 @@ def test_folder_reads_each_real_file_once(linked_tree, tmp_path):
     files = _finishes(expand_paths, linked_tree)
     real = _real_files(files)
     assert len(real) == len(set(real)) == 3
-    assert real == sorted(os.path.realpath(p) for p in
-                          (linked_tree / "a.txt", linked_tree / "sub" / "b.txt", tmp_path / "other" / "c.txt"))
-    assert [p.name for p in files] == ["a.txt", "c.txt", "b.txt"]  # sorted walk: a.txt, outside/, sub/
+    assert real == sorted(
+        os.path.realpath(p)
+        for p in (
+            linked_tree / "a.txt",
+            linked_tree / "sub" / "b.txt",
+            tmp_path / "other" / "c.txt",
+        )
+    )
+    assert [p.name for p in files] == [
+        "a.txt",
+        "c.txt",
+        "b.txt",
+    ]  # sorted walk: a.txt, outside/, sub/
 
 
 @pytest.mark.parametrize("pattern", ["**", "**/*.txt", "*.txt", "*/*.txt"])
@@ -90,7 +107,9 @@ def test_glob_reads_each_real_file_once_and_stops_at_link_loops(linked_tree, mon
     files = _finishes(expand_paths, pattern)
     real = _real_files(files)
     assert len(real) == len(set(real)) and real
-    want = {"**": 3, "**/*.txt": 3, "*.txt": 1, "*/*.txt": 2}[pattern]  # */*.txt: sub/b.txt, outside/c.txt
+    want = {"**": 3, "**/*.txt": 3, "*.txt": 1, "*/*.txt": 2}[
+        pattern
+    ]  # */*.txt: sub/b.txt, outside/c.txt
     assert len(real) == want
 
 
@@ -103,8 +122,16 @@ def test_glob_keeps_glob_matching(tmp_path, monkeypatch):
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f).write_text("x", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    for pattern in ["d/**", "d/**/*.txt", "**/*.txt", "d/**/deep/*", "d/.hid/**", "d/**/.h*", "d/x/**/*.txt",
-                    str(tmp_path / "d" / "**" / "*.md")]:
+    for pattern in [
+        "d/**",
+        "d/**/*.txt",
+        "**/*.txt",
+        "d/**/deep/*",
+        "d/.hid/**",
+        "d/**/.h*",
+        "d/x/**/*.txt",
+        str(tmp_path / "d" / "**" / "*.md"),
+    ]:
         want = sorted(m for m in glob.glob(pattern, recursive=True) if os.path.isfile(m))
         assert [str(p) for p in expand_paths(pattern)] == want, pattern
 
@@ -116,12 +143,30 @@ def test_train_on_a_linked_folder_reads_each_file_once(linked_tree, tmp_path, ca
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = toksmith.train(real, vocab_size=280, pattern="gpt2", threads=1)
-        got = _finishes(lambda: toksmith.train(linked_tree, vocab_size=280, pattern="gpt2", threads=1))
+        got = _finishes(
+            lambda: toksmith.train(linked_tree, vocab_size=280, pattern="gpt2", threads=1)
+        )
     assert got.metadata["corpus"]["bytes"] == sum(p.stat().st_size for p in real)
     assert got.merge_ids() == want.merge_ids()
     out = tmp_path / "t.json"
-    assert main(["train", str(linked_tree), "--vocab-size", "280", "--pattern", "gpt2", "--threads", "1",
-                 "--no-progress", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(linked_tree),
+                "--vocab-size",
+                "280",
+                "--pattern",
+                "gpt2",
+                "--threads",
+                "1",
+                "--no-progress",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     _err(capsys)
     cli = toksmith.load(out)
     assert cli.metadata["corpus"]["bytes"] == want.metadata["corpus"]["bytes"]
@@ -150,9 +195,10 @@ def test_info_escapes_special_tokens(tok_path, capsys):
     tok = toksmith.load(tok_path)
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("special tokens:"))
-    shown = lines[start + 1:start + 1 + len(tok.special_tokens)]
-    assert [line.split(None, 1)[1] for line in shown] == \
-           [repr(t) for t, _ in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])]
+    shown = lines[start + 1 : start + 1 + len(tok.special_tokens)]
+    assert [line.split(None, 1)[1] for line in shown] == [
+        repr(t) for t, _ in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+    ]
     assert "'<|a\\nb|>'" in out and "'<|t\\tx|>'" in out and "'<|\\x1b|>'" in out
     # --json was already escaped: unchanged
     assert main(["info", "-t", str(tok_path), "--json"]) == 0
@@ -163,8 +209,9 @@ def test_info_escapes_name_and_pattern(tmp_path, capsys):
     # was: a name (--name) or custom pattern holding a newline or tab printed raw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(TEXTS, vocab_size=270, pattern="x\n|\\s+|\\w+|.", name="my\tname",
-                                           threads=1)
+        tok = toksmith.train_from_iterator(
+            TEXTS, vocab_size=270, pattern="x\n|\\s+|\\w+|.", name="my\tname", threads=1
+        )
     path = tmp_path / "t.json"
     tok.save(path)
     assert main(["info", "-t", str(path)]) == 0
@@ -189,12 +236,36 @@ def test_encode_lines_keeps_the_final_newline_status(tok_path, tmp_path, fmt, ca
     else:
         tok_file = tok_path
     tok = load_any(tok_file)
-    for data in ["hello world\nthe world", "hello world\nthe world\n", "x", "\n", "\n\n", "", "a\n\nb"]:
+    for data in [
+        "hello world\nthe world",
+        "hello world\nthe world\n",
+        "x",
+        "\n",
+        "\n\n",
+        "",
+        "a\n\nb",
+    ]:
         src, out = tmp_path / "in.txt", tmp_path / "ids.out"
         src.write_bytes(data.encode())
         # small blocks: the newline held back is written when the next batch comes
-        assert main(["encode", "-t", str(tok_file), str(src), "--lines", "--format", fmt, "--block-size", "4",
-                     "-o", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "encode",
+                    "-t",
+                    str(tok_file),
+                    str(src),
+                    "--lines",
+                    "--format",
+                    fmt,
+                    "--block-size",
+                    "4",
+                    "-o",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         lines = data.split("\n")
         if data.endswith("\n"):
             lines.pop()
@@ -294,20 +365,33 @@ def test_json_of_ids_without_merges_says_what_it_was_taken_for(tmp_path, capsys)
     assert "tokenizer.json" in err and "from_gpt2_files" in err
     (tmp_path / "one.bpe").write_text("#version: 0.2\n", encoding="utf-8")
     (tmp_path / "two-merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
-    with pytest.raises(TokenizerFileError, match=r"several files beside it could be its merges file \(one.bpe, "
-                                                  r"two-merges.txt\)"):
+    with pytest.raises(
+        TokenizerFileError,
+        match=r"several files beside it could be its merges file \(one.bpe, "
+        r"two-merges.txt\)",
+    ):
         load_any(p)
     p.unlink()
-    with pytest.raises(TokenizerFileError, match="merges.txt/vocab.bpe, but no vocab.json/encoder.json is beside"):
+    with pytest.raises(
+        TokenizerFileError, match="merges.txt/vocab.bpe, but no vocab.json/encoder.json is beside"
+    ):
         load_any(tmp_path / "two-merges.txt")
 
 
 # ------------------------------------------------------------------ other: encode -o checked first
 
 
-@pytest.mark.parametrize("out, message", [("", "output file name is empty"), (".", "is a folder"),
-                                          ("nowhere/ids.txt", "does not exist")])
-def test_encode_bad_output_is_a_clear_message(tok_path, tmp_path, capsys, monkeypatch, out, message):
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        ("", "output file name is empty"),
+        (".", "is a folder"),
+        ("nowhere/ids.txt", "does not exist"),
+    ],
+)
+def test_encode_bad_output_is_a_clear_message(
+    tok_path, tmp_path, capsys, monkeypatch, out, message
+):
     # was: the bare OSError ("[Errno 2] No such file or directory: ''", "[Errno 21] Is a
     # directory: '.'"), after the tokenizer was loaded
     monkeypatch.chdir(tmp_path)

@@ -53,7 +53,10 @@ def test_cppreason_trains_on_compressed_files(tmp_path):
 
 def test_cromwell_mixed_list_reads_compressed_files(tmp_path):
     py = (DATA / "python_slice.txt").read_bytes()[:120_000]
-    chats = [json.loads(line) for line in (DATA / "chat_slice.jsonl").read_text("utf-8").splitlines()[:50]]
+    chats = [
+        json.loads(line)
+        for line in (DATA / "chat_slice.jsonl").read_text("utf-8").splitlines()[:50]
+    ]
     jsonl = "".join(json.dumps({"text": json.dumps(c)}) + "\n" for c in chats).encode()
     texts = ["def f(x):\n    return x + 1\n"] * 20
     plain = [_write(tmp_path, "m.py", py), _write(tmp_path, "c.jsonl", jsonl)]
@@ -81,4 +84,6 @@ def test_corrupt_archives_name_the_file(tmp_path):
     invalid = _write(tmp_path, "latin1.txt.gz", "caf\xe9\n".encode("latin-1"))
     with pytest.raises(CorpusDecodeError, match="latin1.txt.gz.*not valid UTF-8"):
         wordbpe.count_words(invalid)
-    assert wordbpe.count_words(invalid, errors="replace") == wordbpe.count_words(["caf\ufffd"], errors="replace")
+    assert wordbpe.count_words(invalid, errors="replace") == wordbpe.count_words(
+        ["caf\ufffd"], errors="replace"
+    )

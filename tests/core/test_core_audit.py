@@ -15,8 +15,13 @@ from toksmith import Tokenizer
 
 from .strategies import tiktoken_mixed_text
 
-CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+CL100K_SPECIALS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 BYTES = {bytes([b]): b for b in range(256)}
 
 
@@ -33,37 +38,67 @@ def _outcome(f):
 
 _NAMES = sorted(CL100K_SPECIALS)
 _FRAGMENTS = st.one_of(
-    tiktoken_mixed_text, st.sampled_from(_NAMES),
-    st.sampled_from(["<|", "|>", "<|endoftext", "<|foo|>", "ab", "é", "<<|endoftext|>|>", "\ud800"]))
+    tiktoken_mixed_text,
+    st.sampled_from(_NAMES),
+    st.sampled_from(
+        ["<|", "|>", "<|endoftext", "<|foo|>", "ab", "é", "<<|endoftext|>|>", "\ud800"]
+    ),
+)
 _NOT_SPECIAL = ["<|foo|>", "ab", "<|", "é"]
 
 
 @settings(max_examples=300)
-@given(text=st.lists(_FRAGMENTS, max_size=6).map("".join),
-       allowed=st.one_of(st.just("all"), st.sets(st.sampled_from(_NAMES))),
-       disallowed=st.one_of(st.just("all"), st.just(()), st.just(None),
-                            st.sets(st.sampled_from(_NAMES + _NOT_SPECIAL)),
-                            st.lists(st.sampled_from(_NAMES + _NOT_SPECIAL), max_size=3)))
+@given(
+    text=st.lists(_FRAGMENTS, max_size=6).map("".join),
+    allowed=st.one_of(st.just("all"), st.sets(st.sampled_from(_NAMES))),
+    disallowed=st.one_of(
+        st.just("all"),
+        st.just(()),
+        st.just(None),
+        st.sets(st.sampled_from(_NAMES + _NOT_SPECIAL)),
+        st.lists(st.sampled_from(_NAMES + _NOT_SPECIAL), max_size=3),
+    ),
+)
 def test_special_arguments_equal_tiktoken(cl100k, text, allowed, disallowed):
     # disallowed_special may name strings that are not special tokens: like tiktoken, the text
     # must not contain them (they were ignored); None disallows nothing, as in tiktoken's encode
     tok, enc = cl100k
-    want = _outcome(lambda: enc.encode(text, allowed_special=allowed, disallowed_special=disallowed))
-    assert _outcome(lambda: tok.encode(text, allowed_special=allowed, disallowed_special=disallowed)) == want
-    got = _outcome(lambda: tok.encode_to_numpy(text, allowed_special=allowed, disallowed_special=disallowed))
+    want = _outcome(
+        lambda: enc.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+    )
+    assert (
+        _outcome(lambda: tok.encode(text, allowed_special=allowed, disallowed_special=disallowed))
+        == want
+    )
+    got = _outcome(
+        lambda: tok.encode_to_numpy(text, allowed_special=allowed, disallowed_special=disallowed)
+    )
     assert (got if isinstance(got, str) else got.tolist()) == want
     if disallowed is not None:  # tiktoken's encode_batch refuses None
-        want_batch = _outcome(lambda: enc.encode_batch([text, "x"], allowed_special=allowed,
-                                                       disallowed_special=disallowed))
-        assert _outcome(lambda: tok.encode_batch([text, "x"], allowed_special=allowed, threads=2,
-                                                 disallowed_special=disallowed)) == want_batch
+        want_batch = _outcome(
+            lambda: enc.encode_batch(
+                [text, "x"], allowed_special=allowed, disallowed_special=disallowed
+            )
+        )
+        assert (
+            _outcome(
+                lambda: tok.encode_batch(
+                    [text, "x"], allowed_special=allowed, threads=2, disallowed_special=disallowed
+                )
+            )
+            == want_batch
+        )
 
 
 def test_disallowed_non_special_string_names_it(cl100k):
     tok, _ = cl100k
-    with pytest.raises(toksmith.DisallowedSpecialError, match=r"'<\|im_start\|>' \(at byte offset 4\)"):
+    with pytest.raises(
+        toksmith.DisallowedSpecialError, match=r"'<\|im_start\|>' \(at byte offset 4\)"
+    ):
         tok.encode("hé <|im_start|>", disallowed_special={"<|im_start|>"})
-    assert tok.encode("hé <|im_start|>", disallowed_special={"<|im_end|>"}) == tok.encode_ordinary("hé <|im_start|>")
+    assert tok.encode("hé <|im_start|>", disallowed_special={"<|im_end|>"}) == tok.encode_ordinary(
+        "hé <|im_start|>"
+    )
     with pytest.raises(TypeError, match="disallowed_special must hold str"):
         tok.encode("x", disallowed_special={5})
 
@@ -93,7 +128,9 @@ def test_unstable_and_bytes_with_lookaround_patterns_equal_tiktoken(cl100k_ranks
     # the last piece's tokens were counted by encoding the piece alone, which such a pattern
     # splits otherwise: "x hello" raised IndexError, "x ab" lost its stable tokens
     tok = Tokenizer.from_ranks(cl100k_ranks, pattern)
-    enc = tiktoken.Encoding("audit_look", pat_str=pattern, mergeable_ranks=cl100k_ranks, special_tokens={})
+    enc = tiktoken.Encoding(
+        "audit_look", pat_str=pattern, mergeable_ranks=cl100k_ranks, special_tokens={}
+    )
     for text in ["x hello", "x ab", "abbb", "xabbb", "x abbb", "hello wor", "a b", "a  "]:
         stable, completions = enc.encode_with_unstable(text)
         assert tok.encode_with_unstable(text) == (stable, sorted(completions)), text
@@ -107,11 +144,15 @@ def test_unstable_end_does_not_take_in_a_whitespace_special_token(cl100k_ranks):
     # whitespace tokens: a special token whose text is whitespace ends it
     specials = {"<|endoftext|>": 100257, "\t\t": 100300, " \n": 100301}
     tok = Tokenizer.from_ranks(cl100k_ranks, "cl100k", specials)
-    enc = tiktoken.Encoding("audit_ws", pat_str=tok.pattern, mergeable_ranks=cl100k_ranks,
-                            special_tokens=specials)
+    enc = tiktoken.Encoding(
+        "audit_ws", pat_str=tok.pattern, mergeable_ranks=cl100k_ranks, special_tokens=specials
+    )
     for text in ["x \n\n", "x\t\t ", "x \n \n", "\t\t\t\t  "]:
         stable, completions = enc.encode_with_unstable(text, allowed_special="all")
-        assert tok.encode_with_unstable(text, allowed_special="all") == (stable, sorted(completions)), text
+        assert tok.encode_with_unstable(text, allowed_special="all") == (
+            stable,
+            sorted(completions),
+        ), text
 
 
 # ------------------------------------------------------------------ added-token matching
@@ -120,20 +161,31 @@ _ALPHA = st.sampled_from(list("abc<|>xé ") + ["😀"])
 
 
 @settings(max_examples=200)
-@given(texts=st.lists(st.text(alphabet=_ALPHA, min_size=1, max_size=5), max_size=6, unique=True),
-       n_pinned=st.integers(0, 6), text=st.text(alphabet=_ALPHA, max_size=40), data=st.data())
+@given(
+    texts=st.lists(st.text(alphabet=_ALPHA, min_size=1, max_size=5), max_size=6, unique=True),
+    n_pinned=st.integers(0, 6),
+    text=st.text(alphabet=_ALPHA, max_size=40),
+    data=st.data(),
+)
 def test_added_tokens_leftmost_then_longest(texts, n_pinned, text, data):
     # overlapping special and pinned tokens, one a prefix of another: at the leftmost place where
     # one that the call accepts starts, the longest of those
     specials = {t: 300 + i for i, t in enumerate(texts[n_pinned:])}
     pinned = {t: 400 + i for i, t in enumerate(texts[:n_pinned])}
-    tok = Tokenizer.from_ranks({**BYTES, b"ab": 256, b"<|": 257}, "gpt2", specials, pinned_tokens=pinned)
-    allowed = data.draw(st.one_of(st.just("all"), st.sets(st.sampled_from(sorted(specials))))
-                        if specials else st.just(set()))
+    tok = Tokenizer.from_ranks(
+        {**BYTES, b"ab": 256, b"<|": 257}, "gpt2", specials, pinned_tokens=pinned
+    )
+    allowed = data.draw(
+        st.one_of(st.just("all"), st.sets(st.sampled_from(sorted(specials))))
+        if specials
+        else st.just(set())
+    )
     accepted = {**pinned, **(specials if allowed == "all" else {t: specials[t] for t in allowed})}
     want = _reference_with_added(tok, text, accepted)
     assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == want
-    assert tok.encode_batch([text, text], allowed_special=allowed, disallowed_special=(), threads=2) == [want, want]
+    assert tok.encode_batch(
+        [text, text], allowed_special=allowed, disallowed_special=(), threads=2
+    ) == [want, want]
 
 
 def test_thousands_of_special_tokens_equal_tiktoken(cl100k_ranks):
@@ -142,10 +194,13 @@ def test_thousands_of_special_tokens_equal_tiktoken(cl100k_ranks):
     # trie per place (5,000 here keep tiktoken's own set-up short)
     specials = {f"<|reserved_special_token_{i}|>": 100300 + i for i in range(5000)}
     tok = Tokenizer.from_ranks(cl100k_ranks, "cl100k", specials)
-    enc = tiktoken.Encoding("audit_many", pat_str=tok.pattern, mergeable_ranks=cl100k_ranks,
-                            special_tokens=specials)
-    text = ("<div><p>hello <|reserved_special_token_17|> <|reserved_special_token_1|x "
-            "<|reserved_special_token_4999|></p></div>\n") * 5000
+    enc = tiktoken.Encoding(
+        "audit_many", pat_str=tok.pattern, mergeable_ranks=cl100k_ranks, special_tokens=specials
+    )
+    text = (
+        "<div><p>hello <|reserved_special_token_17|> <|reserved_special_token_1|x "
+        "<|reserved_special_token_4999|></p></div>\n"
+    ) * 5000
     assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
     assert tok.encode(text, disallowed_special=()) == enc.encode(text, disallowed_special=())
     assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
@@ -171,6 +226,7 @@ def test_thousands_of_special_tokens_equal_tiktoken(cl100k_ranks):
 
 # ------------------------------------------------------------------ construction
 
+
 @pytest.mark.parametrize("where", ["special", "pinned", "rank"])
 @pytest.mark.parametrize("big", [2**32 - 1, 10**9, 2**20 + 257])
 def test_sparse_ids_are_refused_before_any_allocation(where, big):
@@ -179,7 +235,9 @@ def test_sparse_ids_are_refused_before_any_allocation(where, big):
     special = {"<s>": big} if where == "special" else None
     pinned = {"xyz": big} if where == "pinned" else None
     ranks = {**BYTES, b"ab": big} if where == "rank" else BYTES
-    with pytest.raises(toksmith.VocabError, match=f"the largest token id is {big} but there are only 257 tokens"):
+    with pytest.raises(
+        toksmith.VocabError, match=f"the largest token id is {big} but there are only 257 tokens"
+    ):
         Tokenizer.from_ranks(ranks, "gpt2", special, pinned_tokens=pinned)
 
 
@@ -192,9 +250,15 @@ def test_ids_with_room_to_spare_still_load():
 
 def test_numpy_integer_ids_are_taken_as_tiktoken_takes_them():
     ranks = {k: np.int64(v) for k, v in BYTES.items()}
-    tok = Tokenizer.from_ranks(ranks, "gpt2", {"<s>": np.uint32(256)}, pinned_tokens={"hi": np.int16(257)})
-    enc = tiktoken.Encoding("audit_np", pat_str=tok.pattern, mergeable_ranks=ranks,
-                            special_tokens={"<s>": np.int64(256)})
+    tok = Tokenizer.from_ranks(
+        ranks, "gpt2", {"<s>": np.uint32(256)}, pinned_tokens={"hi": np.int16(257)}
+    )
+    enc = tiktoken.Encoding(
+        "audit_np",
+        pat_str=tok.pattern,
+        mergeable_ranks=ranks,
+        special_tokens={"<s>": np.int64(256)},
+    )
     assert tok.encode("hi<s>", allowed_special="all") == [257, 256]
     assert tok.encode("ho<s>", allowed_special="all") == enc.encode("ho<s>", allowed_special="all")
     assert tok.special_tokens == {"<s>": 256} and type(tok.special_tokens["<s>"]) is int
@@ -205,6 +269,7 @@ def test_numpy_integer_ids_are_taken_as_tiktoken_takes_them():
 
 
 # ------------------------------------------------------------------ threads and decoding
+
 
 def test_thread_counts_beyond_the_cores_give_the_same_ids(cl100k):
     # 4096 threads on a 2-core machine took 5 minutes for 100,000 short texts (0.1 s with 2);
@@ -227,6 +292,7 @@ def test_decode_with_offsets_takes_any_iterable_as_tiktoken(cl100k):
 
 
 # ------------------------------------------------------------------ encoding in parts
+
 
 def _reference_with_added(tok, text, added):
     """The ids of ``text`` with ``added`` (text -> id) cut out leftmost-longest, the rest
@@ -255,7 +321,9 @@ def test_long_text_in_parts_keeps_added_tokens_with_a_space(gpt2_ranks):
         text = unit * 20000
         assert tok.encode_ordinary(text) == _reference_with_added(tok, text, pinned)
     text = "café <|my token|> x" * 20000
-    assert tok.encode(text, allowed_special="all") == _reference_with_added(tok, text, {**pinned, **specials})
+    assert tok.encode(text, allowed_special="all") == _reference_with_added(
+        tok, text, {**pinned, **specials}
+    )
 
 
 def test_stream_keeps_added_tokens_with_a_space(gpt2_ranks):
@@ -286,21 +354,43 @@ def test_stream_cuts_clear_of_pinned_tokens_with_spaces_and_newlines(gpt2_ranks,
     pinned = {"New York": 50258, "York\nNew": 50259, "k N": 50260, "a\nb": 50261, " Yo": 50262}
     tok = Tokenizer.from_ranks(gpt2_ranks, "gpt2", specials, pinned_tokens=pinned)
     rng = random.Random(block_size)
-    units = ["New York", "New", " York", "\n", "a\nb", "x.\nb", "k Nx", " w Yz", ". ", "York\nNew York\n",
-             "<|a b|>", "<|a", " b|>", "café "]
+    units = [
+        "New York",
+        "New",
+        " York",
+        "\n",
+        "a\nb",
+        "x.\nb",
+        "k Nx",
+        " w Yz",
+        ". ",
+        "York\nNew York\n",
+        "<|a b|>",
+        "<|a",
+        " b|>",
+        "café ",
+    ]
     text = "".join(rng.choice(units) for _ in range(4000))
     assert spanning_tokens(tok) == sorted(spanning_tokens(tok), key=list(pinned).index)
     assert set(spanning_tokens(tok, True)) == {"New York", "York\nNew", "k N", "a\nb", "<|a b|>"}
     for allow in (False, True):
         whole = tok.encode(text, allowed_special="all") if allow else tok.encode_ordinary(text)
-        parts = list(iter_text_parts(tok, io.BytesIO(text.encode()), allow_special=allow, block_size=block_size))
+        parts = list(
+            iter_text_parts(
+                tok, io.BytesIO(text.encode()), allow_special=allow, block_size=block_size
+            )
+        )
         assert len(parts) >= 10  # it was cut, not read whole
         assert "".join(p for group in parts for p in group) == text
-        ids = encode_stream(tok, io.BytesIO(text.encode()), block_size=block_size, allow_special=allow)
+        ids = encode_stream(
+            tok, io.BytesIO(text.encode()), block_size=block_size, allow_special=allow
+        )
         assert [i for chunk in ids for i in chunk] == whole
     # a place is not taken until the text reaches far enough past it to tell
     assert last_safe_cut("so New Yo", avoid=["New York"]) == 0
-    assert last_safe_cut("so New York is big", avoid=["New York"]) == 0  # " is big": too near the end
+    assert (
+        last_safe_cut("so New York is big", avoid=["New York"]) == 0
+    )  # " is big": too near the end
     assert last_safe_cut("so New York is big and tall", avoid=["New York"]) == 14
 
 
@@ -333,6 +423,7 @@ def test_counting_keeps_pinned_tokens_with_a_space(tmp_path):
 
 # ------------------------------------------------------------------ copies and bad ids
 
+
 class _Tagged(Tokenizer):
     def __init__(self, *args, bos="<s>", **kwargs):
         super().__init__(*args, **kwargs)
@@ -357,7 +448,9 @@ def test_copies_keep_subclass_and_instance_attributes():
 def test_bad_numpy_ids_are_named_as_out_of_range(cl100k):
     # a numpy integer out of range was reported as "ids must be ints, got uint64"
     tok, _ = cl100k
-    with pytest.raises(toksmith.UnknownTokenError, match="token id 18446744073709551615 is out of range"):
+    with pytest.raises(
+        toksmith.UnknownTokenError, match="token id 18446744073709551615 is out of range"
+    ):
         tok.decode_single_token_bytes(np.uint64(2**64 - 1))
     with pytest.raises(toksmith.UnknownTokenError, match="token id 1099511627776 is out of range"):
         tok.decode(np.array([5, 2**40], dtype=np.uint64))
@@ -368,8 +461,12 @@ def test_bad_numpy_ids_are_named_as_out_of_range(cl100k):
 
 
 @settings(max_examples=200)
-@given(pinned=st.lists(st.text(alphabet=_ALPHA, min_size=1, max_size=5), min_size=1, max_size=8, unique=True),
-       text=st.text(alphabet=_ALPHA, max_size=60))
+@given(
+    pinned=st.lists(
+        st.text(alphabet=_ALPHA, min_size=1, max_size=5), min_size=1, max_size=8, unique=True
+    ),
+    text=st.text(alphabet=_ALPHA, max_size=60),
+)
 def test_counting_cuts_pinned_tokens_leftmost_longest(pinned, text):
     # the trainer cuts pinned tokens out with the encoder's trie (it tried every pinned token at
     # every byte: 1000 pinned words made 25 MB take 30 s); overlapping tokens, one a prefix of
@@ -440,7 +537,9 @@ def test_unknown_tokens_are_key_errors_as_in_tiktoken():
     ranks = {bytes([b]): b for b in range(256)}
     ranks[b"hi"] = 256
     tok = toksmith.Tokenizer.from_ranks(ranks, "gpt2", special_tokens={"<|end|>": 257})
-    enc = tiktoken.Encoding("t", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={"<|end|>": 257})
+    enc = tiktoken.Encoding(
+        "t", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={"<|end|>": 257}
+    )
     calls = {
         "encode_single_token": lambda e: e.encode_single_token("hello"),
         "decode_single_token_bytes": lambda e: e.decode_single_token_bytes(10**6),
@@ -454,7 +553,9 @@ def test_unknown_tokens_are_key_errors_as_in_tiktoken():
             call(tok)
         err = caught.value
         assert isinstance(err, toksmith.UnknownTokenError) and isinstance(err, ValueError), name
-        assert str(err) == err.args[0], str(err)  # the message as written, not KeyError's repr of it
+        assert str(err) == err.args[0], str(
+            err
+        )  # the message as written, not KeyError's repr of it
     assert "below 258" in str(pytest.raises(KeyError, tok._core.decode_bytes, [10**6]).value)
     assert toksmith.UnknownTokenError.__module__ == "toksmith"
 
@@ -463,17 +564,28 @@ def test_unknown_tokens_are_key_errors_as_in_tiktoken():
 def test_a_bare_word_that_is_no_pattern_name_is_refused(typo, tmp_path, capsys):
     # was: read as a regex matching only that word: "CL100K" trained on nothing, encoded "hello" to []
     ranks = {bytes([b]): b for b in range(256)}
-    for call in (lambda: toksmith.Tokenizer.from_ranks(ranks, typo),
-                 lambda: toksmith.train_from_iterator(["hello " + typo], vocab_size=260, pattern=typo),
-                 lambda: toksmith.pretokenize.split("hello", typo)):
-        with pytest.raises(toksmith.PatternError, match=f"'{typo}' is no pattern name: pass gpt2, cl100k"):
+    for call in (
+        lambda: toksmith.Tokenizer.from_ranks(ranks, typo),
+        lambda: toksmith.train_from_iterator(["hello " + typo], vocab_size=260, pattern=typo),
+        lambda: toksmith.pretokenize.split("hello", typo),
+    ):
+        with pytest.raises(
+            toksmith.PatternError, match=f"'{typo}' is no pattern name: pass gpt2, cl100k"
+        ):
             call()
     from toksmith.cli import main
 
     (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
-    assert main(["train", str(tmp_path / "c.txt"), "--pattern", typo, "-o", str(tmp_path / "t.json")]) != 0
+    assert (
+        main(["train", str(tmp_path / "c.txt"), "--pattern", typo, "-o", str(tmp_path / "t.json")])
+        != 0
+    )
     assert "is no pattern name" in capsys.readouterr().err
     # names and their OpenAI aliases, and real regexes (even ones of letters), still work
     for ok in ("cl100k", "cl100k_base", "r50k_base", "o200k_harmony", r"\w+|\s+", "[a-z]+|[^a-z]+"):
-        assert toksmith.Tokenizer.from_ranks(ranks, ok).decode(toksmith.Tokenizer.from_ranks(ranks, ok).encode(
-            "hello world")) == "hello world"
+        assert (
+            toksmith.Tokenizer.from_ranks(ranks, ok).decode(
+                toksmith.Tokenizer.from_ranks(ranks, ok).encode("hello world")
+            )
+            == "hello world"
+        )

@@ -27,10 +27,48 @@ def refused(pattern, match):
 # ------------------------------------------------------------------ differential fuzz
 
 # every atom here means the same to both engines outside (?i) (code points assigned in Unicode 14)
-ATOMS = [r"a", r"A", r"é", r"\.", r" ", r"\n", r"'", r"1", r"\p{L}", r"\p{N}", r"\p{Lu}", r"\p{Ll}", r"\P{L}",
-         r"\p{M}", r"[^\s\p{L}]", r"[^\s\p{L}\p{N}]", r"[^\r\n\p{L}\p{N}]", r"\s", r"\S", r"\d", r"\D", r"\w",
-         r"\W", r".", r"[a-z]", r"[A-Z]", r"[\r\n]", r"[^\S\n]", r"\p{Nd}", r"\p{P}", r"ß", r"s", r"K", "😀",
-         r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"\p{Han}", r"[à-ö]", r"\u00e9", r"\x85", r"[\d_]"]
+ATOMS = [
+    r"a",
+    r"A",
+    r"é",
+    r"\.",
+    r" ",
+    r"\n",
+    r"'",
+    r"1",
+    r"\p{L}",
+    r"\p{N}",
+    r"\p{Lu}",
+    r"\p{Ll}",
+    r"\P{L}",
+    r"\p{M}",
+    r"[^\s\p{L}]",
+    r"[^\s\p{L}\p{N}]",
+    r"[^\r\n\p{L}\p{N}]",
+    r"\s",
+    r"\S",
+    r"\d",
+    r"\D",
+    r"\w",
+    r"\W",
+    r".",
+    r"[a-z]",
+    r"[A-Z]",
+    r"[\r\n]",
+    r"[^\S\n]",
+    r"\p{Nd}",
+    r"\p{P}",
+    r"ß",
+    r"s",
+    r"K",
+    "😀",
+    r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",
+    r"\p{Han}",
+    r"[à-ö]",
+    r"\u00e9",
+    r"\x85",
+    r"[\d_]",
+]
 # no lazy quantifiers: see test_lazy_quantifier_with_alternatives_is_refused
 MUST = ["", "+", "++", "{1,3}", "{1,3}+", "{2}"]
 MAY = ["", "*", "?", "*+", "?+", "{0,2}"]
@@ -42,8 +80,9 @@ def consuming(depth):
     if depth == 0:
         return base
     inner = st.lists(consuming(depth - 1), min_size=1, max_size=3).map("|".join)
-    group = st.tuples(st.sampled_from(["(?:", "(?>", "(", "(?i:", "(?-i:", "(?s:", f"(?P<g{depth}>"]),
-                      inner).map(lambda t: t[0] + t[1] + ")")
+    group = st.tuples(
+        st.sampled_from(["(?:", "(?>", "(", "(?i:", "(?-i:", "(?s:", f"(?P<g{depth}>"]), inner
+    ).map(lambda t: t[0] + t[1] + ")")
     return st.one_of(base, base, group)
 
 
@@ -51,19 +90,40 @@ extra = st.one_of(
     st.tuples(consuming(1), st.sampled_from(MAY + MUST)).map("".join),
     st.sampled_from(ZERO),
     st.tuples(st.sampled_from(["(?=", "(?!"]), consuming(1)).map(lambda t: t[0] + t[1] + ")"),
-    st.tuples(st.sampled_from(["(?<=", "(?<!"]),
-              st.lists(st.sampled_from(ATOMS[:20]), min_size=1, max_size=2).map("".join)).map(lambda t: t[0] + t[1] + ")"),
+    st.tuples(
+        st.sampled_from(["(?<=", "(?<!"]),
+        st.lists(st.sampled_from(ATOMS[:20]), min_size=1, max_size=2).map("".join),
+    ).map(lambda t: t[0] + t[1] + ")"),
 )
-alternative = st.tuples(st.lists(extra, max_size=2).map("".join), consuming(2), st.sampled_from(MUST),
-                        st.lists(extra, max_size=2).map("".join)).map("".join)
-patterns = st.tuples(st.sampled_from(["", "", "", "(?i)", "(?m)", "(?s)", "(?im)"]),
-                     st.lists(alternative, min_size=1, max_size=4).map("|".join)).map("".join)
-texts = st.lists(st.text(alphabet=st.sampled_from(list("aAbéÉ\u0301sSſßKk\u212aiIİı1٣²  \t\n\r\x85\u2028.,'’😀中ǅ_\u200d")),
-                         max_size=25), min_size=1, max_size=4)
+alternative = st.tuples(
+    st.lists(extra, max_size=2).map("".join),
+    consuming(2),
+    st.sampled_from(MUST),
+    st.lists(extra, max_size=2).map("".join),
+).map("".join)
+patterns = st.tuples(
+    st.sampled_from(["", "", "", "(?i)", "(?m)", "(?s)", "(?im)"]),
+    st.lists(alternative, min_size=1, max_size=4).map("|".join),
+).map("".join)
+texts = st.lists(
+    st.text(
+        alphabet=st.sampled_from(
+            list("aAbéÉ\u0301sSſßKk\u212aiIİı1٣²  \t\n\r\x85\u2028.,'’😀中ǅ_\u200d")
+        ),
+        max_size=25,
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None,
-          derandomize=True)  # the same 300 patterns in every run: CI must not depend on chance
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    derandomize=True,
+)  # the same 300 patterns in every run: CI must not depend on chance
 @given(pattern=patterns, texts=texts)
 def test_custom_patterns_split_like_regex_findall_or_are_refused(pattern, texts):
     try:
@@ -80,8 +140,18 @@ def test_custom_patterns_split_like_regex_findall_or_are_refused(pattern, texts)
 
 # ------------------------------------------------------------------ regressions
 
-@pytest.mark.parametrize("pattern, text", [(r"|a", "a"), (r"\d*?", "a12b"), (r"\s*|\w+", "ab cd"),
-                                           (r"\b|\w+", "ab cd"), (r"(?=a)|a", "aa"), (r"a??", "aaa")])
+
+@pytest.mark.parametrize(
+    "pattern, text",
+    [
+        (r"|a", "a"),
+        (r"\d*?", "a12b"),
+        (r"\s*|\w+", "ab cd"),
+        (r"\b|\w+", "ab cd"),
+        (r"(?=a)|a", "aa"),
+        (r"a??", "aaa"),
+    ],
+)
 def test_empty_match_before_a_longer_one_is_refused(pattern, text):
     # was: regex.findall goes on at the same place after an empty match ('|a' on 'a' finds 'a');
     # fancy-regex skips the place, so toksmith silently lost text ([] / ['b', 'd'] for '\b|\w+')
@@ -89,57 +159,93 @@ def test_empty_match_before_a_longer_one_is_refused(pattern, text):
     refused(pattern, "can match the empty string")
 
 
-@pytest.mark.parametrize("pattern, text", [(r"x*", "axxb"), (r"a|(?=b)", "abba"), (r"\s*$|\w+", "ab \n"),
-                                           (r"x{0,3}|(?<=y)", "xxxxy"), (r"\w+|x*(?=y)", "a xy")])
+@pytest.mark.parametrize(
+    "pattern, text",
+    [
+        (r"x*", "axxb"),
+        (r"a|(?=b)", "abba"),
+        (r"\s*$|\w+", "ab \n"),
+        (r"x{0,3}|(?<=y)", "xxxxy"),
+        (r"\w+|x*(?=y)", "a xy"),
+    ],
+)
 def test_empty_matches_that_agree_are_still_accepted(pattern, text):
     assert split(text, pattern) == findall(pattern, text)
 
 
-@pytest.mark.parametrize("pattern, text, expected", [(r"\w+$", "ab\n", ["ab"]), (r".+$", "a b\n", ["a b"])])
+@pytest.mark.parametrize(
+    "pattern, text, expected", [(r"\w+$", "ab\n", ["ab"]), (r".+$", "a b\n", ["a b"])]
+)
 def test_dollar_before_a_final_newline_is_refused(pattern, text, expected):
     # was: [] (fancy-regex's $ is the end of the text; Python's also matches before a final \n)
     assert findall(pattern, text) == expected
     refused(pattern, r"'\$' is the end of the text.*\(\?=\\n\?\\z\)")
-    assert split(text, pattern.replace("$", r"(?=\n?\z)")) == expected  # what the error says to write
+    assert (
+        split(text, pattern.replace("$", r"(?=\n?\z)")) == expected
+    )  # what the error says to write
 
 
 def test_dollar_uses_that_agree_are_accepted():
-    for pattern, text in [(r"\s++$|\w+|\s", "ab \n"), (r"\s+$|\S+", "a \n"), (r"(?m)\w+$", "ab\ncd\n"),
-                          (r"(?m:\w+$)|\n", "ab\n")]:
+    for pattern, text in [
+        (r"\s++$|\w+|\s", "ab \n"),
+        (r"\s+$|\S+", "a \n"),
+        (r"(?m)\w+$", "ab\ncd\n"),
+        (r"(?m:\w+$)|\n", "ab\n"),
+    ]:
         assert split(text, pattern) == findall(pattern, text)
     refused(r"(?m)a|(?-m:b$)", r"'\$'")
 
 
-@pytest.mark.parametrize("pattern, text, match", [
-    (r"\w+\Z", "ab\n", r"\\Z"),  # was: ['ab'] (fancy-regex's \Z allows a final \n), regex: []
-    (r"\h+", "ab 12 \t", r"\\h is a hex digit"),  # was: ['ab', '12'], regex: [' ', ' \t']
-    (r"[[:alpha:]]+", "aé b", "POSIX classes"),  # was: ['a', 'b'], regex: ['aé', 'b']
-    (r"[[a]]+", "a]a]", "holds a '\\['"),  # was: ['a', 'a'], regex: ['a]', 'a]']
-    (r"[a~~b]+", "a~b", "holds '~~'"),  # was: ['a', 'b'], regex: ['a~b']
-    (r"[\w--\d]+", "a1b", "holds '--'"),  # was: ['a', 'b'], regex: ['a1b']
-    (r"[a&&b]", "&", "holds '&&'"),  # was: [], regex: ['&']
-    (r"x{e}", "x{e}", "fuzzy-matching"),  # was: ['x{e}'], regex: ['x', '{', 'e', '}']
-    (r"(?:ab){e<=1}", "ac", "fuzzy-matching"),  # was: [], regex: ['ac']
-])
+@pytest.mark.parametrize(
+    "pattern, text, match",
+    [
+        (r"\w+\Z", "ab\n", r"\\Z"),  # was: ['ab'] (fancy-regex's \Z allows a final \n), regex: []
+        (r"\h+", "ab 12 \t", r"\\h is a hex digit"),  # was: ['ab', '12'], regex: [' ', ' \t']
+        (r"[[:alpha:]]+", "aé b", "POSIX classes"),  # was: ['a', 'b'], regex: ['aé', 'b']
+        (r"[[a]]+", "a]a]", "holds a '\\['"),  # was: ['a', 'a'], regex: ['a]', 'a]']
+        (r"[a~~b]+", "a~b", "holds '~~'"),  # was: ['a', 'b'], regex: ['a~b']
+        (r"[\w--\d]+", "a1b", "holds '--'"),  # was: ['a', 'b'], regex: ['a1b']
+        (r"[a&&b]", "&", "holds '&&'"),  # was: [], regex: ['&']
+        (r"x{e}", "x{e}", "fuzzy-matching"),  # was: ['x{e}'], regex: ['x', '{', 'e', '}']
+        (r"(?:ab){e<=1}", "ac", "fuzzy-matching"),  # was: [], regex: ['ac']
+    ],
+)
 def test_constructs_that_mean_something_else_are_refused(pattern, text, match):
     refused(pattern, match)
 
 
-@pytest.mark.parametrize("pattern, match", [
-    (r"(?U)a+", "swap greedy and lazy"),  # was: accepted (Rust's swap-greed flag), regex refuses it
-    (r"a{2}{2}", "follows the quantifier"),  # was: accepted, splits 'aaaaa' into [], regex refuses
-    (r"a{1,2}{3}", "follows the quantifier"),
-    (r"(?<x>a)\k<x>", r"\(\?P=name\)"),  # was: accepted, regex refuses \k
-    (r"\e", r"\\x1b"),  # was: accepted, regex refuses \e
-    (r"(?x)a b", "verbose mode"),  # the audit cannot read verbose patterns: refused
-])
+@pytest.mark.parametrize(
+    "pattern, match",
+    [
+        (
+            r"(?U)a+",
+            "swap greedy and lazy",
+        ),  # was: accepted (Rust's swap-greed flag), regex refuses it
+        (
+            r"a{2}{2}",
+            "follows the quantifier",
+        ),  # was: accepted, splits 'aaaaa' into [], regex refuses
+        (r"a{1,2}{3}", "follows the quantifier"),
+        (r"(?<x>a)\k<x>", r"\(\?P=name\)"),  # was: accepted, regex refuses \k
+        (r"\e", r"\\x1b"),  # was: accepted, regex refuses \e
+        (r"(?x)a b", "verbose mode"),  # the audit cannot read verbose patterns: refused
+    ],
+)
 def test_syntax_python_regex_refuses_is_refused(pattern, match):
     refused(pattern, match)
 
 
-@pytest.mark.parametrize("pattern, text", [(r"(?i)\p{Lt}", "ÉaAǅ1"), (r"(?i)\P{Lt}", "ÉaAǅ1"),
-                                           (r"(?i)[\p{Lu}]+", "aB"), (r"(?i)\p{Ll}", "\u0130"),
-                                           (r"(?i)\p{L}+", "α\u0345"), (r"(?i)\p{Greek}", "µ")])
+@pytest.mark.parametrize(
+    "pattern, text",
+    [
+        (r"(?i)\p{Lt}", "ÉaAǅ1"),
+        (r"(?i)\P{Lt}", "ÉaAǅ1"),
+        (r"(?i)[\p{Lu}]+", "aB"),
+        (r"(?i)\p{Ll}", "\u0130"),
+        (r"(?i)\p{L}+", "α\u0345"),
+        (r"(?i)\p{Greek}", "µ"),
+    ],
+)
 def test_case_insensitive_letter_properties_are_refused(pattern, text):
     # was: (?i)\p{Lt} on 'ÉaAǅ1' gave ['ǅ'], regex ['É', 'a', 'A', 'ǅ'] (every cased letter);
     # (?i)\p{L}+ kept U+0345 with the letter; (?i)\p{Greek} matched the micro sign
@@ -147,8 +253,15 @@ def test_case_insensitive_letter_properties_are_refused(pattern, text):
         split(text, pattern)
 
 
-@pytest.mark.parametrize("pattern, text, expected", [(r"(?i)[a-z]+", "İi", ["İi"]), (r"(?i:i)", "İ", ["İ"]),
-                                                     (r"(?i)[^i]", "İ", []), (r"(?i)\x49", "ı", ["ı"])])
+@pytest.mark.parametrize(
+    "pattern, text, expected",
+    [
+        (r"(?i)[a-z]+", "İi", ["İi"]),
+        (r"(?i:i)", "İ", ["İ"]),
+        (r"(?i)[^i]", "İ", []),
+        (r"(?i)\x49", "ı", ["ı"]),
+    ],
+)
 def test_case_insensitive_i_is_refused(pattern, text, expected):
     # was: the opposite of `expected` ((?i)[a-z]+ on 'İi' gave ['i']): regex folds İ with i and ı
     # with I, fancy-regex does not
@@ -158,20 +271,33 @@ def test_case_insensitive_i_is_refused(pattern, text, expected):
 
 
 def test_case_insensitive_patterns_that_agree_are_accepted():
-    for pattern, text in [(r"(?i)[\w']+", "İi ı'S"), (r"'(?i:[sdmt]|ll|ve|re)|\p{L}+|\s+", "I'LL ſ K's"),
-                          (r"(?i)ſ|k+|\p{N}+", "SsſKkK 12"), (r"(?i)[a-hj-z]+", "ABC abc")]:
+    for pattern, text in [
+        (r"(?i)[\w']+", "İi ı'S"),
+        (r"'(?i:[sdmt]|ll|ve|re)|\p{L}+|\s+", "I'LL ſ K's"),
+        (r"(?i)ſ|k+|\p{N}+", "SsſKkK 12"),
+        (r"(?i)[a-hj-z]+", "ABC abc"),
+    ]:
         assert split(text, pattern) == findall(pattern, text)
 
 
 def test_named_groups_backrefs_comments_and_conditionals():
     # the audit reads them (before: its lexer refused named groups as "unsupported group syntax")
-    for pattern, text in [(r"(?P<a>x)(?P=a)|\w", "xxy"), (r"(?#comment)\w+|\s", "ab c"), (r"(a)\1|\w", "aab"),
-                          (r"(?<n>\w)\w*", "ab cd")]:
+    for pattern, text in [
+        (r"(?P<a>x)(?P=a)|\w", "xxy"),
+        (r"(?#comment)\w+|\s", "ab c"),
+        (r"(a)\1|\w", "aab"),
+        (r"(?<n>\w)\w*", "ab cd"),
+    ]:
         assert split(text, pattern) == findall(pattern, text)
     assert not can_match_empty(r"(?P<a>x)(?P=a)")
     assert can_match_empty(r"(?=(a*))\1")  # a back-reference to an empty group is empty
     assert can_match_empty(r"(a)?(?(1)b)")  # a conditional without its 'no' branch
-    for pattern in [r"(?P<a>x)", r"(?<a>x)", r"(?P<a>x)(?P=a)", r"(a)?(?(1)b|c)"]:  # still not exported
+    for pattern in [
+        r"(?P<a>x)",
+        r"(?<a>x)",
+        r"(?P<a>x)(?P=a)",
+        r"(a)?(?(1)b|c)",
+    ]:  # still not exported
         with pytest.raises(ConversionError, match="unsupported group syntax"):
             to_oniguruma(pattern)
 
@@ -190,8 +316,15 @@ def test_lazy_quantifier_with_alternatives_is_refused(pattern):
     refused(pattern, "lazy quantifier")
 
 
-@pytest.mark.parametrize("pattern, text", [(r"(?=.).+?A|.+?,", "xx,A"), (r"(?>.+?A)|.+?,", "xx,A"),
-                                           (r".+?A|.++,", "xx,A"), (r"a+?", "aaa")])
+@pytest.mark.parametrize(
+    "pattern, text",
+    [
+        (r"(?=.).+?A|.+?,", "xx,A"),
+        (r"(?>.+?A)|.+?,", "xx,A"),
+        (r".+?A|.++,", "xx,A"),
+        (r"a+?", "aaa"),
+    ],
+)
 def test_lazy_quantifiers_the_backtracker_runs_are_accepted(pattern, text):
     # with look-around, an atomic group or a possessive quantifier fancy-regex backtracks itself,
     # leftmost-first as Python's regex; without alternatives the crate agrees too
@@ -208,12 +341,21 @@ def test_patterns_read_from_tokenizer_files_load_as_before(tmp_path):
 
     bloom = r" ?[^(\s|[.,!?…。，、।۔،])]+"
     hf = tokenizers.Tokenizer(models.BPE())
-    hf.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(tokenizers.Regex(bloom), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(tokenizers.Regex(bloom), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     hf.decoder = decoders.ByteLevel()
-    hf.train_from_iterator(["hello world, this is it. ok!"] * 50, trainer=trainers.BpeTrainer(
-        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    hf.train_from_iterator(
+        ["hello world, this is it. ok!"] * 50,
+        trainer=trainers.BpeTrainer(
+            vocab_size=300,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
     path = tmp_path / "tokenizer.json"
     hf.save(str(path))
     text = "hello world, (this) is|it. ok! [x] a[b"
@@ -234,7 +376,9 @@ def test_inline_flags_inside_capturing_or_atomic_groups_are_refused(pattern):
     refused(pattern, r"inside the group .* scope them with \(\?i:\.\.\.\)")
 
 
-@pytest.mark.parametrize("pattern", [r"(?:(?i)b)a", r"(?i:b)a", r"(?i)(?i:(?-i)b)a", r"(?i)(?:(?-i)b)a", r"(?i)\w+"])
+@pytest.mark.parametrize(
+    "pattern", [r"(?:(?i)b)a", r"(?i:b)a", r"(?i)(?i:(?-i)b)a", r"(?i)(?:(?-i)b)a", r"(?i)\w+"]
+)
 def test_inline_flags_scoped_alike_are_accepted(pattern):
     text = "bA BA ba Ba"
     assert split(text, pattern) == findall(pattern, text)

@@ -48,8 +48,10 @@ def test_streaming_decoder_equals_decode(tok, ids):
 _BYTE_TOK = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", {"<|end|>": 256})
 
 
-@given(ids=st.lists(st.integers(0, 256), max_size=30),
-       errors=st.sampled_from(["replace", "strict", "ignore", "backslashreplace", "surrogateescape"]))
+@given(
+    ids=st.lists(st.integers(0, 256), max_size=30),
+    errors=st.sampled_from(["replace", "strict", "ignore", "backslashreplace", "surrogateescape"]),
+)
 def test_streaming_decoder_matches_codecs_incremental_decoder(ids, errors):
     """Every push and flush returns (or raises) exactly what codecs' incremental UTF-8 decoder
     does when fed the same token bytes, for every error handler; after an error the state is
@@ -159,8 +161,12 @@ def test_skip_special_tokens(tok, cl100k_specials):
         tok.decode([1, [2]], skip_special_tokens=True)
 
 
-@given(st.lists(st.one_of(st.integers(0, 2000), st.sampled_from([100257, 100258, 100259, 100260, 100276])),
-                max_size=40))
+@given(
+    st.lists(
+        st.one_of(st.integers(0, 2000), st.sampled_from([100257, 100258, 100259, 100260, 100276])),
+        max_size=40,
+    )
+)
 def test_skip_special_tokens_equals_huggingface(tok, ids):
     tokenizers = pytest.importorskip("tokenizers")
     hf = _hf(tok, tokenizers)
@@ -212,9 +218,14 @@ def test_errors_argument(tok):
 WIDTH_CLASSES = ["a", "\u00e9", "\u00ff", "\u0100", "\u2019", "\uffff", "\U0001f600", "\U0010ffff"]
 
 
-@given(parts=st.lists(st.tuples(st.sampled_from(WIDTH_CLASSES + ["plain ascii words "]), st.integers(1, 40)),
-                      min_size=1, max_size=12),
-       pad=st.integers(0, 300))
+@given(
+    parts=st.lists(
+        st.tuples(st.sampled_from(WIDTH_CLASSES + ["plain ascii words "]), st.integers(1, 40)),
+        min_size=1,
+        max_size=12,
+    ),
+    pad=st.integers(0, 300),
+)
 def test_long_decode_equals_python_decoding(tok, parts, pad):
     text = "x" * pad + "".join(c * k for c, k in parts)
     ids = tok.encode_ordinary(text)
@@ -223,8 +234,10 @@ def test_long_decode_equals_python_decoding(tok, parts, pad):
     assert tok.decode_bytes(ids) == text.encode("utf-8")
 
 
-@given(ids=st.lists(st.integers(0, 100255), min_size=60, max_size=400),
-       errors=st.sampled_from(["replace", "strict", "ignore", "backslashreplace"]))
+@given(
+    ids=st.lists(st.integers(0, 100255), min_size=60, max_size=400),
+    errors=st.sampled_from(["replace", "strict", "ignore", "backslashreplace"]),
+)
 def test_long_decode_of_any_ids_equals_bytes_decode(tok, ids, errors):
     raw = tok.decode_bytes(ids)
     try:

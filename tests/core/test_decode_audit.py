@@ -22,7 +22,9 @@ def pair():
     ranks."""
     ranks = {**BYTES, b"he": 257, b"hel": 258}
     tok = Tokenizer.from_ranks(ranks, "gpt2", SPECIALS)
-    enc = tiktoken.Encoding("audit_decode", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=SPECIALS)
+    enc = tiktoken.Encoding(
+        "audit_decode", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=SPECIALS
+    )
     return tok, enc
 
 
@@ -94,15 +96,19 @@ def test_stream_decoder_reset_after_a_strict_error(pair):
 def test_encode_single_token_names_the_text(pair):
     # was: "[104, 101, 108, 108, 111, 32] is not a single token" (the bytes as a list of ints)
     tok, _ = pair
-    with pytest.raises(toksmith.UnknownTokenError, match=r"^'hello ' is not a single token of this vocabulary"):
+    with pytest.raises(
+        toksmith.UnknownTokenError, match=r"^'hello ' is not a single token of this vocabulary"
+    ):
         tok.encode_single_token("hello ")
     with pytest.raises(toksmith.UnknownTokenError, match=r"^b'\\xff\\xfe' is not a single token"):
         tok.encode_single_token(b"\xff\xfe")
     assert tok.encode_single_token("hel") == 258 and tok.encode_single_token(b"<|end|>") == 256
 
 
-@pytest.mark.parametrize("attr, value, msg", [("name", 5, "its name must be a str"),
-                                              ("metadata", [1], "its metadata must be a dict")])
+@pytest.mark.parametrize(
+    "attr, value, msg",
+    [("name", 5, "its name must be a str"), ("metadata", [1], "its metadata must be a dict")],
+)
 def test_save_refuses_what_load_refuses(tmp_path, attr, value, msg):
     # was: the file was written, then load() refused it ("field 'name' must be a str or null")
     tok = Tokenizer.from_ranks(BYTES, "gpt2")

@@ -6,7 +6,13 @@ import warnings
 
 import pytest
 
-MODULES = ["toksmith", "toksmith.tokenizer", "toksmith.pretokenize", "toksmith.train", "toksmith.bytelevel"]
+MODULES = [
+    "toksmith",
+    "toksmith.tokenizer",
+    "toksmith.pretokenize",
+    "toksmith.train",
+    "toksmith.bytelevel",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,11 +12,16 @@ import toksmith
 from toksmith import Tokenizer
 
 from . import reference
-from .strategies import mixed_text, tiktoken_mixed_text, tiktoken_text
+from .strategies import tiktoken_mixed_text, tiktoken_text
 
 GPT2_SPECIALS = {"<|endoftext|>": 50256}
-CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+CL100K_SPECIALS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +30,15 @@ def small(corpus_slices):
     out = {}
     texts = list(corpus_slices.values())
     for name in ["gpt2", "cl100k", "o200k", "nanochat"]:
-        tok = toksmith.train_from_iterator(texts, vocab_size=1200, pattern=name,
-                                           special_tokens=["<|endoftext|>"])
-        enc = tiktoken.Encoding(f"small_{name}", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(),
-                                special_tokens=tok.special_tokens)
+        tok = toksmith.train_from_iterator(
+            texts, vocab_size=1200, pattern=name, special_tokens=["<|endoftext|>"]
+        )
+        enc = tiktoken.Encoding(
+            f"small_{name}",
+            pat_str=tok.pattern,
+            mergeable_ranks=tok.mergeable_ranks(),
+            special_tokens=tok.special_tokens,
+        )
         out[name] = (tok, enc)
     return out
 
@@ -113,18 +123,23 @@ def test_special_token_semantics(cl100k):
     with pytest.raises(toksmith.DisallowedSpecialError):
         tok.encode(text, allowed_special={"<|fim_prefix|>"})
     for allowed in ["all", {"<|endoftext|>"}, {"<|endoftext|>", "<|fim_prefix|>"}]:
-        assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == \
-            enc.encode(text, allowed_special=allowed, disallowed_special=())
+        assert tok.encode(text, allowed_special=allowed, disallowed_special=()) == enc.encode(
+            text, allowed_special=allowed, disallowed_special=()
+        )
     assert tok.encode(text, disallowed_special=()) == enc.encode_ordinary(text)
     assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
     # only the named special is disallowed
-    assert tok.encode("x<|fim_prefix|>", disallowed_special={"<|endoftext|>"}) == \
-        enc.encode("x<|fim_prefix|>", disallowed_special={"<|endoftext|>"})
+    assert tok.encode("x<|fim_prefix|>", disallowed_special={"<|endoftext|>"}) == enc.encode(
+        "x<|fim_prefix|>", disallowed_special={"<|endoftext|>"}
+    )
     with pytest.raises(ValueError, match="not a special token"):
         tok.encode("x", allowed_special={"<|nope|>"})
 
 
-@given(text=tiktoken_mixed_text, specials=st.lists(st.sampled_from(sorted(CL100K_SPECIALS)), max_size=3))
+@given(
+    text=tiktoken_mixed_text,
+    specials=st.lists(st.sampled_from(sorted(CL100K_SPECIALS)), max_size=3),
+)
 def test_special_tokens_interleaved(cl100k, text, specials):
     tok, enc = cl100k
     full = text + "".join(specials) + text
@@ -239,7 +254,9 @@ def test_batch_failure_names_the_first_failing_document(cl100k, corpus_slices, t
         assert e.value.object is broken[min(bad)] and e.value.start == 10
         del e  # its traceback holds this frame (and `probe`) in a cycle
     assert sys.getrefcount(probe) == before
-    assert tok._core.encode_batch(docs, None, False, threads) == tok.encode_ordinary_batch(docs, threads=1)
+    assert tok._core.encode_batch(docs, None, False, threads) == tok.encode_ordinary_batch(
+        docs, threads=1
+    )
 
 
 @pytest.mark.parametrize("threads", [1, 2, 0])
@@ -250,14 +267,20 @@ def test_encode_batch_bytes_formats_like_python(cl100k, small, corpus_slices, th
     import struct
 
     tok, _ = cl100k
-    docs = [d for t in corpus_slices.values() for d in t.split("\n\n")][:300] + ["", "a<|endoftext|>b", ""]
+    docs = [d for t in corpus_slices.values() for d in t.split("\n\n")][:300] + [
+        "",
+        "a<|endoftext|>b",
+        "",
+    ]
     ids = tok.encode_ordinary_batch(docs)
     core = tok._core
     data, n = core.encode_batch_bytes(docs, None, False, threads)
     assert data == " ".join(str(i) for x in ids for i in x).encode() and n == sum(map(len, ids))
     data, _ = core.encode_batch_bytes(docs, None, False, threads, sep=b",")
     assert data == ",".join(str(i) for x in ids for i in x).encode()
-    data, _ = core.encode_batch_bytes(docs, None, False, threads, sep=b", ", lines=True, open=b"[", close=b"]")
+    data, _ = core.encode_batch_bytes(
+        docs, None, False, threads, sep=b", ", lines=True, open=b"[", close=b"]"
+    )
     assert data == "".join(json.dumps(x) + "\n" for x in ids).encode()
     data, n = core.encode_batch_bytes(docs, None, False, threads, width=4)
     assert data == struct.pack(f"<{n}I", *(i for x in ids for i in x))
@@ -271,7 +294,9 @@ def test_encode_batch_bytes_formats_like_python(cl100k, small, corpus_slices, th
         core.encode_batch_bytes(docs, None, False, threads, width=3)
     small_tok = small["o200k"][0]
     data, n = small_tok._core.encode_batch_bytes(docs, None, False, threads, width=2)
-    assert data == struct.pack(f"<{n}H", *(i for x in small_tok.encode_ordinary_batch(docs) for i in x))
+    assert data == struct.pack(
+        f"<{n}H", *(i for x in small_tok.encode_ordinary_batch(docs) for i in x)
+    )
     bad = list(docs)
     bad[7] += "\udc80"
     bad[200] += "\ud800"
@@ -347,12 +372,15 @@ def test_lone_surrogates_are_replaced_not_crashing(cl100k):
     assert tok.decode(tok.encode(text)) == "ab\ufffdcd"
 
 
-@pytest.mark.parametrize("text", [
-    "plain ascii text, long enough for the eight-character path",
-    "caf\xe9 cr\xe8me br\xfbl\xe9e \xff\x80 " * 3,             # one byte per character
-    "\u65e5\u672c\u8a9e text \u03a9mega \u2014 dashes " * 3,    # two bytes per character
-    "emoji \U0001f600 and \U00010348 gothic, then ascii" * 3,     # four bytes per character
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain ascii text, long enough for the eight-character path",
+        "caf\xe9 cr\xe8me br\xfbl\xe9e \xff\x80 " * 3,  # one byte per character
+        "\u65e5\u672c\u8a9e text \u03a9mega \u2014 dashes " * 3,  # two bytes per character
+        "emoji \U0001f600 and \U00010348 gothic, then ascii" * 3,  # four bytes per character
+    ],
+)
 def test_every_python_string_storage_encodes_alike(cl100k, text):
     """CPython stores str as 1, 2 or 4 bytes per character; the native layer reads each form
     (and a UTF-8 copy the string may cache) itself: ids equal tiktoken's in every case."""
@@ -360,9 +388,13 @@ def test_every_python_string_storage_encodes_alike(cl100k, text):
     expected = enc.encode_ordinary(text)
     assert tok.encode_ordinary(text) == expected
     assert tok.encode(text) == expected
-    assert tok.encode_ordinary_batch([text, text[1:]], threads=2) == [expected, enc.encode_ordinary(text[1:])]
+    assert tok.encode_ordinary_batch([text, text[1:]], threads=2) == [
+        expected,
+        enc.encode_ordinary(text[1:]),
+    ]
     text.encode("utf-8")  # no effect on the str itself; now ask CPython to cache its UTF-8:
     import ctypes
+
     ctypes.pythonapi.PyUnicode_AsUTF8.restype = ctypes.c_char_p
     ctypes.pythonapi.PyUnicode_AsUTF8.argtypes = [ctypes.py_object]
     assert ctypes.pythonapi.PyUnicode_AsUTF8(text) == text.encode("utf-8")
@@ -406,7 +438,9 @@ def test_long_texts_are_written_straight_into_the_list(cl100k, corpus_slices, ex
     import sys
 
     tok, enc = cl100k
-    text = (corpus_slices["english"][:40000] + extra + "<|endoftext|>" + corpus_slices["python"][:40000]) * 2
+    text = (
+        corpus_slices["english"][:40000] + extra + "<|endoftext|>" + corpus_slices["python"][:40000]
+    ) * 2
     assert len(text.encode("utf-8")) >= 1 << 16
     expected = enc.encode_ordinary(text)
     probe = tok.encode_ordinary(text[:100])[1]  # our shared int object for this id
@@ -468,7 +502,10 @@ def test_bad_argument_types(cl100k):
     class Text(str):
         pass
 
-    assert tok.encode_ordinary_batch(["a", Text("b")]) == [tok.encode_ordinary("a"), tok.encode_ordinary("b")]
+    assert tok.encode_ordinary_batch(["a", Text("b")]) == [
+        tok.encode_ordinary("a"),
+        tok.encode_ordinary("b"),
+    ]
 
 
 def test_from_ranks_validation():
@@ -491,8 +528,12 @@ def test_megabyte_results_take_references_through_counts(gpt2_ranks, corpus_slic
 
     tiktoken = pytest.importorskip("tiktoken")
     tok = Tokenizer.from_ranks(gpt2_ranks, "gpt2")
-    enc = tiktoken.Encoding("gpt2-test", pat_str=toksmith.PATTERNS["gpt2"], mergeable_ranks=gpt2_ranks,
-                            special_tokens={})
+    enc = tiktoken.Encoding(
+        "gpt2-test",
+        pat_str=toksmith.PATTERNS["gpt2"],
+        mergeable_ranks=gpt2_ranks,
+        special_tokens={},
+    )
     # a 300 KB run of spaces is one piece whose bytes are its tokens (GPT-2 has no pair of
     # spaces), a 200 KB run of digits one piece that merges
     text = corpus_slices["english"] * 2 + " " * 300000 + "7" * 200000 + corpus_slices["python"] * 2

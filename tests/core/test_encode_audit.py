@@ -14,7 +14,9 @@ from toksmith.streaming import encode_stream, iter_line_batches
 def tok():
     ranks = {bytes([b]): b for b in range(256)}
     ranks[b"ab"] = 256
-    return toksmith.Tokenizer.from_ranks(ranks, "cl100k", special_tokens={"<s>": 257, "<|endoftext|>": 258})
+    return toksmith.Tokenizer.from_ranks(
+        ranks, "cl100k", special_tokens={"<s>": 257, "<|endoftext|>": 258}
+    )
 
 
 @pytest.mark.parametrize("make", [lambda: iter(["<s>"]), lambda: (t for t in ["<s>"])])
@@ -25,7 +27,10 @@ def test_allowed_special_as_a_one_shot_iterator_is_a_type_error(tok, make):
         tok.encode("ab<s>", allowed_special=make())
     with pytest.raises(TypeError, match="one-shot"):
         tok.encode_batch(["ab<s>"], allowed_special=make())
-    assert tok.encode("ab<s>", allowed_special=["<s>"]) == [256, 257]  # re-iterable collections still work
+    assert tok.encode("ab<s>", allowed_special=["<s>"]) == [
+        256,
+        257,
+    ]  # re-iterable collections still work
 
 
 def test_disallowed_offset_after_a_surrogate_pair_counts_utf8_bytes(tok):
@@ -67,14 +72,23 @@ def test_stream_of_memoryview_blocks(tok):
     text = "ab\nab é\n" * 50
     ids = [i for part in encode_stream(tok, Raw(text.encode()), block_size=7) for i in part]
     assert ids == tok.encode_ordinary(text)
-    assert [ln for b in iter_line_batches(Raw(b"ab\ncd"), batch_bytes=2) for ln in b] == ["ab", "cd"]
+    assert [ln for b in iter_line_batches(Raw(b"ab\ncd"), batch_bytes=2) for ln in b] == [
+        "ab",
+        "cd",
+    ]
 
 
 def test_eval_counts_a_tiktoken_encoding(tok):
     # was: TypeError "encode_ordinary_batch() got an unexpected keyword argument 'threads'"
-    enc = tiktoken.Encoding("x", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(), special_tokens={})
+    enc = tiktoken.Encoding(
+        "x", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(), special_tokens={}
+    )
     text = "hello ab world\n" * 100
-    assert count_tokens(enc, text, threads=2) == len(enc.encode_ordinary(text)) == count_tokens(tok, text)
+    assert (
+        count_tokens(enc, text, threads=2)
+        == len(enc.encode_ordinary(text))
+        == count_tokens(tok, text)
+    )
     rows = evaluate({"tiktoken": enc, "toksmith": tok}, {"c": text})
     assert rows[0]["tokens"] == rows[1]["tokens"] and rows[1]["ratio"] == 1.0
 
@@ -102,4 +116,7 @@ def test_stream_thread_count_is_checked(tok, threads, error):
     # was: threads=-1 or True silently encoded on one thread (and 0 failed only once two blocks were read)
     with pytest.raises(error, match="threads"):
         list(encode_stream(tok, io.BytesIO(b"ab"), threads=threads))
-    assert list(encode_stream(tok, io.BytesIO(b"ab\ncd"), threads=2, block_size=3)) == [[256, 10], [99, 100]]
+    assert list(encode_stream(tok, io.BytesIO(b"ab\ncd"), threads=2, block_size=3)) == [
+        [256, 10],
+        [99, 100],
+    ]

@@ -27,8 +27,14 @@ def small_file(tmp_path_factory):
     """A saved tokenizer with merges, a special and a pinned token, and its JSON text."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(["hello world, hello there\n" * 30], vocab_size=275, pattern="cl100k",
-                                           special_tokens=["<|bos|>"], pinned_tokens=["<tab>"], threads=1)
+        tok = toksmith.train_from_iterator(
+            ["hello world, hello there\n" * 30],
+            vocab_size=275,
+            pattern="cl100k",
+            special_tokens=["<|bos|>"],
+            pinned_tokens=["<tab>"],
+            threads=1,
+        )
     path = tmp_path_factory.mktemp("audit") / "tok.json"
     tok.save(path)
     return tok, path.read_text(encoding="utf-8")
@@ -49,7 +55,9 @@ def _duplicated(text, where):
     if where == "top":  # a second special_tokens object replaced the first
         return text.rstrip().rstrip("}") + ', "special_tokens": {}}', "'special_tokens'"
     if where == "special":
-        return text.replace('"special_tokens": {', '"special_tokens": {"<|x|>": 5000, "<|x|>": 5001, ', 1), "'<|x|>'"
+        return text.replace(
+            '"special_tokens": {', '"special_tokens": {"<|x|>": 5000, "<|x|>": 5001, ', 1
+        ), "'<|x|>'"
     return text.replace('"metadata": {', '"metadata": {"k": 1, "k": 2, ', 1), "'k'"
 
 
@@ -67,7 +75,9 @@ def test_a_key_twice_in_a_file_is_refused(small_file, tmp_path, monkeypatch, whe
         toksmith.load(_write(tmp_path, text))
 
 
-def test_a_key_twice_is_reported_after_the_field_checks_on_both_paths(small_file, tmp_path, monkeypatch):
+def test_a_key_twice_is_reported_after_the_field_checks_on_both_paths(
+    small_file, tmp_path, monkeypatch
+):
     """The native split and the Python parse report the same first problem."""
     from toksmith import serialization
 
@@ -132,13 +142,29 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 
 
 @settings(max_examples=30, deadline=None)
-@given(merges=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), max_size=12),
-       specials=st.lists(_TEXT, max_size=3, unique=True), pinned=st.lists(_TEXT, max_size=2, unique=True),
-       name=st.one_of(st.none(), st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)),
-       meta=st.dictionaries(_TEXT, st.one_of(st.integers(), st.text(max_size=5), st.booleans(), st.none(),
-                                                    st.lists(st.integers(), max_size=3)), max_size=3),
-       pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "nanochat", r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+"]))
-def test_save_load_round_trips_every_attribute(tmp_path_factory, merges, specials, pinned, name, meta, pattern):
+@given(
+    merges=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), max_size=12),
+    specials=st.lists(_TEXT, max_size=3, unique=True),
+    pinned=st.lists(_TEXT, max_size=2, unique=True),
+    name=st.one_of(st.none(), st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)),
+    meta=st.dictionaries(
+        _TEXT,
+        st.one_of(
+            st.integers(),
+            st.text(max_size=5),
+            st.booleans(),
+            st.none(),
+            st.lists(st.integers(), max_size=3),
+        ),
+        max_size=3,
+    ),
+    pattern=st.sampled_from(
+        ["gpt2", "cl100k", "o200k", "nanochat", r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+"]
+    ),
+)
+def test_save_load_round_trips_every_attribute(
+    tmp_path_factory, merges, specials, pinned, name, meta, pattern
+):
     """Random merges, specials, pinned tokens, names and metadata: save -> load gives the same
     tokenizer (ids, merges, specials, pinned, pattern, name, metadata) and the same encoding."""
     ranks = dict(BYTES)
@@ -155,8 +181,15 @@ def test_save_load_round_trips_every_attribute(tmp_path_factory, merges, special
     added = {t: len(ranks) + k for k, t in enumerate(specials)}
     pins = {t: len(ranks) + len(added) + k for k, t in enumerate(pinned)}
     try:
-        tok = Tokenizer(ranks, pattern=pattern, special_tokens=added, pinned_tokens=pins, merges=merge_ids,
-                        metadata=meta, name=name)
+        tok = Tokenizer(
+            ranks,
+            pattern=pattern,
+            special_tokens=added,
+            pinned_tokens=pins,
+            merges=merge_ids,
+            metadata=meta,
+            name=name,
+        )
     except ValueError:  # pinned tokens that overlap one another, and the like
         return
     path = tmp_path_factory.mktemp("rt") / "t.json"
@@ -164,9 +197,17 @@ def test_save_load_round_trips_every_attribute(tmp_path_factory, merges, special
     back = toksmith.load(path)
     assert back.mergeable_ranks() == tok.mergeable_ranks() and back.merge_ids() == tok.merge_ids()
     assert (back.special_tokens, back.pinned_tokens) == (tok.special_tokens, tok.pinned_tokens)
-    assert (back.pattern, back.pattern_name, back.name, back.metadata) == (tok.pattern, tok.pattern_name, tok.name,
-                                                                          json.loads(json.dumps(tok.metadata)))
-    text = "".join(specials + pinned) + " hello 123 wörld\n" + "".join(t.decode("latin-1") for t in toks[256:])
+    assert (back.pattern, back.pattern_name, back.name, back.metadata) == (
+        tok.pattern,
+        tok.pattern_name,
+        tok.name,
+        json.loads(json.dumps(tok.metadata)),
+    )
+    text = (
+        "".join(specials + pinned)
+        + " hello 123 wörld\n"
+        + "".join(t.decode("latin-1") for t in toks[256:])
+    )
     assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
 
 
@@ -193,19 +234,27 @@ def test_a_tokenizer_that_drops_text_is_warned_about(tmp_path, capsys):
     """A custom split pattern that matches no piece somewhere leaves that text out of the
     tokens (as tiktoken does): its bytes/token counted bytes it never encoded, without a word."""
     letters = Tokenizer.from_ranks(BYTES, r"\p{L}+")
-    whole = Tokenizer.from_ranks(BYTES, r"\p{L}+|[^\p{L}]")  # a custom pattern that covers everything
-    with pytest.warns(UserWarning, match=r"tokenizer 'letters' leaves out 4 of the 10 bytes of corpus 'x'"):
+    whole = Tokenizer.from_ranks(
+        BYTES, r"\p{L}+|[^\p{L}]"
+    )  # a custom pattern that covers everything
+    with pytest.warns(
+        UserWarning, match=r"tokenizer 'letters' leaves out 4 of the 10 bytes of corpus 'x'"
+    ):
         rows = tok_eval.evaluate({"whole": whole, "letters": letters}, {"x": "ab cd, ef\n"})
     assert [r["tokens"] for r in rows] == [10, 6]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        tok_eval.evaluate({"whole": whole}, {"x": "ab cd, ef\n"})  # no warning when nothing is dropped
+        tok_eval.evaluate(
+            {"whole": whole}, {"x": "ab cd, ef\n"}
+        )  # no warning when nothing is dropped
     with pytest.warns(UserWarning, match="no token at all"):
         tok_eval.evaluate({"digits": Tokenizer.from_ranks(BYTES, r"\d+")}, {"x": "hello"})
     letters.save(tmp_path / "letters.json")
     corpus = tmp_path / "x.txt"
     corpus.write_text("ab cd, ef\n", encoding="utf-8")
-    assert main(["eval", "-t", str(tmp_path / "letters.json"), "--corpus", str(corpus), "--json"]) == 0
+    assert (
+        main(["eval", "-t", str(tmp_path / "letters.json"), "--corpus", str(corpus), "--json"]) == 0
+    )
     captured = capsys.readouterr()
     assert "warning: tokenizer 'letters' leaves out 4 of the 10 bytes" in captured.err
     assert json.loads(captured.out)[0]["tokens"] == 6
@@ -245,8 +294,20 @@ def test_two_corpora_with_the_same_stem_suggest_naming_them(tmp_path, capsys):
     tok.save(tmp_path / "t.json")
     for lang in ("en", "de"):
         (tmp_path / f"wiki.{lang}.txt").write_text("hello\n", encoding="utf-8")
-    assert main(["eval", "-t", str(tmp_path / "t.json"), "--corpus", str(tmp_path / "wiki.en.txt"),
-                 "--corpus", str(tmp_path / "wiki.de.txt")]) == 1
+    assert (
+        main(
+            [
+                "eval",
+                "-t",
+                str(tmp_path / "t.json"),
+                "--corpus",
+                str(tmp_path / "wiki.en.txt"),
+                "--corpus",
+                str(tmp_path / "wiki.de.txt"),
+            ]
+        )
+        == 1
+    )
     assert "--corpus NAME=PATH" in capsys.readouterr().err
 
 
@@ -293,13 +354,26 @@ def test_properties_under_icase(onig):
     for pat in [r"(?i:\P{Lu})", r"(?i:[\P{L}])", r"(?i:[^\P{Ll}x])"]:
         with pytest.raises(ConversionError, match=r"\\P"):
             to_oniguruma(pat)
-        if pat.startswith("(?i:["):  # (outside a class, Oniguruma's \P{..} is not folded: (?-i:\P{..}))
+        if pat.startswith(
+            "(?i:["
+        ):  # (outside a class, Oniguruma's \P{..} is not folded: (?-i:\P{..}))
             with pytest.raises(ConversionError, match=r"\\P"):
                 from_oniguruma(pat)
 
 
-@pytest.mark.parametrize("pat", [r"(?i)ss", r"(?i:sS)", r"(?i)s(?:s)", r"(?i:ß)", r"(?i)[a\x{DF}]", r"(?i:fi)",
-                                 r"(?i: [\s\S]b)", r"(?i: [\p{Ll}]b)"])
+@pytest.mark.parametrize(
+    "pat",
+    [
+        r"(?i)ss",
+        r"(?i:sS)",
+        r"(?i)s(?:s)",
+        r"(?i:ß)",
+        r"(?i)[a\x{DF}]",
+        r"(?i:fi)",
+        r"(?i: [\s\S]b)",
+        r"(?i: [\p{Ll}]b)",
+    ],
+)
 def test_multi_character_case_folds_under_icase_are_refused(pat, onig):
     """Oniguruma matches 'ß' to 'ss' and 'ﬁ' to 'fi' under (?i), also through a class that holds
     such a character (' [\\p{Ll}]b' matches ' ssb'); fancy-regex never does."""
@@ -307,7 +381,9 @@ def test_multi_character_case_folds_under_icase_are_refused(pat, onig):
     assert _fancy(pat, text) != onig(pat, text)
     with pytest.raises(ConversionError, match="multi-character case fold"):
         from_oniguruma(pat)
-    if pat == r"(?i: [\s\S]b)":  # the same with and without (?i) in fancy-regex: (?-i:[\s\S]) for Oniguruma
+    if (
+        pat == r"(?i: [\s\S]b)"
+    ):  # the same with and without (?i) in fancy-regex: (?-i:[\s\S]) for Oniguruma
         assert onig(to_oniguruma(pat), text) == _fancy(pat, text)
     else:
         with pytest.raises(ConversionError, match="multi-character case fold"):
@@ -316,7 +392,13 @@ def test_multi_character_case_folds_under_icase_are_refused(pat, onig):
 
 def test_case_closed_classes_under_icase_keep_their_meaning(onig):
     text = "ß ss ﬁ fi SS ab_1 \u200c²"
-    for pat in [r"(?i:\w)", r"(?i:[\w'])", r"(?i:[a-z]+)", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)", r"(?i:[sdmt]|ll|ve|re)"]:
+    for pat in [
+        r"(?i:\w)",
+        r"(?i:[\w'])",
+        r"(?i:[a-z]+)",
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+        r"(?i:[sdmt]|ll|ve|re)",
+    ]:
         assert onig(to_oniguruma(pat), text) == _fancy(pat, text), pat
     assert to_oniguruma(r"(?i:\w)").startswith("(?i:(?-i:[")
 
@@ -366,7 +448,9 @@ def test_negated_property_inside_a_class(onig):
     assert _fancy(from_oniguruma(r"[\p{^L}]+"), "ab 12,c") == onig(r"[\p{^L}]+", "ab 12,c")
 
 
-@pytest.mark.parametrize("pat", [r"(?:a|(?=b))+", r"(?:a|\z)*", r"x(?:a|(?:(?<=b)))+", r"(?:a|$){2}"])
+@pytest.mark.parametrize(
+    "pat", [r"(?:a|(?=b))+", r"(?:a|\z)*", r"x(?:a|(?:(?<=b)))+", r"(?:a|$){2}"]
+)
 def test_a_repeat_oniguruma_refuses_is_a_conversion_error(pat, onig):
     """Oniguruma refuses a quantifier on a non-capturing group with a branch that is only an
     anchor or a look-around ("target of repeat operator is invalid"): the export wrote a
@@ -391,8 +475,31 @@ def test_oniguruma_regexes_fancy_regex_cannot_run_are_conversion_errors(pat):
         from_oniguruma(pat)
 
 
-_ATOMS = ["a", "b", "s", " ", "\\n", "\\s", "\\S", "\\d", "\\w", "\\W", "\\p{L}", "\\p{N}", "\\p{Lu}", "\\pL",
-          "[ab]", "[^\\s]", "[\\w]", "[^\\w]", ".", "'", "[\\r\\n]", "ß", "\\x{41}"]
+_ATOMS = [
+    "a",
+    "b",
+    "s",
+    " ",
+    "\\n",
+    "\\s",
+    "\\S",
+    "\\d",
+    "\\w",
+    "\\W",
+    "\\p{L}",
+    "\\p{N}",
+    "\\p{Lu}",
+    "\\pL",
+    "[ab]",
+    "[^\\s]",
+    "[\\w]",
+    "[^\\w]",
+    ".",
+    "'",
+    "[\\r\\n]",
+    "ß",
+    "\\x{41}",
+]
 _QUANTS = ["", "", "", "+", "*", "?", "{1,3}", "{2}", "{1,3}+", "++", "*+", "?+", "+?", "{2,}"]
 _CHARS = list("aAbsSßẞﬁ  \n\n\t.'é12_,-\u200c²½İ\r")
 
@@ -430,8 +537,12 @@ def test_translations_split_like_the_other_engine(onig):
         except ConversionError:
             continue
         texts = ["".join(rng.choice(_CHARS) for _ in range(rng.randint(0, 12))) for _ in range(8)]
-        for k, (convert, src, dst) in enumerate([(to_oniguruma, _fancy, lambda p, t: onig(p, t)),
-                                                 (from_oniguruma, lambda p, t: onig(p, t), _fancy)]):
+        for k, (convert, src, dst) in enumerate(
+            [
+                (to_oniguruma, _fancy, lambda p, t: onig(p, t)),
+                (from_oniguruma, lambda p, t: onig(p, t), _fancy),
+            ]
+        ):
             try:
                 src(pat, "")
                 out = convert(pat)

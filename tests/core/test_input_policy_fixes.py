@@ -30,8 +30,9 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 
 @pytest.fixture(scope="module")
 def tok():
-    return toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2",
-                                         special_tokens={"<|end|>": 257})
+    return toksmith.Tokenizer.from_ranks(
+        {bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2", special_tokens={"<|end|>": 257}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,26 +49,43 @@ def _thread_calls(tok, cpp):
     byte = calm.ByteTokenizer()
     return {
         "Tokenizer.encode_batch": lambda **kw: tok.encode_batch(["ab c", "x"], **kw),
-        "Tokenizer.encode_ordinary_batch": lambda **kw: tok.encode_ordinary_batch(["ab c", "x"], **kw),
+        "Tokenizer.encode_ordinary_batch": lambda **kw: tok.encode_ordinary_batch(
+            ["ab c", "x"], **kw
+        ),
         "Tokenizer.decode_batch": lambda **kw: tok.decode_batch([[256, 99], [120]], **kw),
-        "Tokenizer.decode_bytes_batch": lambda **kw: tok.decode_bytes_batch([[256, 99], [120]], **kw),
+        "Tokenizer.decode_bytes_batch": lambda **kw: tok.decode_bytes_batch(
+            [[256, 99], [120]], **kw
+        ),
         "ByteTokenizer.encode_batch": lambda **kw: byte.encode_batch(["ab", "c"], **kw),
-        "ByteTokenizer.encode_ordinary_batch": lambda **kw: byte.encode_ordinary_batch(["ab", "c"], **kw),
+        "ByteTokenizer.encode_ordinary_batch": lambda **kw: byte.encode_ordinary_batch(
+            ["ab", "c"], **kw
+        ),
         "ByteTokenizer.decode_batch": lambda **kw: byte.decode_batch([[97], [98]], **kw),
-        "CppTokenizer.encode_ordinary_batch": lambda **kw: cpp.encode_ordinary_batch(["int x;"], **kw),
+        "CppTokenizer.encode_ordinary_batch": lambda **kw: cpp.encode_ordinary_batch(
+            ["int x;"], **kw
+        ),
     }
 
 
-THREAD_METHODS = ["Tokenizer.encode_batch", "Tokenizer.encode_ordinary_batch", "Tokenizer.decode_batch",
-                  "Tokenizer.decode_bytes_batch", "ByteTokenizer.encode_batch", "ByteTokenizer.encode_ordinary_batch",
-                  "ByteTokenizer.decode_batch", "CppTokenizer.encode_ordinary_batch"]
+THREAD_METHODS = [
+    "Tokenizer.encode_batch",
+    "Tokenizer.encode_ordinary_batch",
+    "Tokenizer.decode_batch",
+    "Tokenizer.decode_bytes_batch",
+    "ByteTokenizer.encode_batch",
+    "ByteTokenizer.encode_ordinary_batch",
+    "ByteTokenizer.decode_batch",
+    "CppTokenizer.encode_ordinary_batch",
+]
 
 
 @pytest.mark.parametrize("method", THREAD_METHODS)
 def test_threads_and_num_threads_that_disagree_are_refused(tok, cpp, method):
     call = _thread_calls(tok, cpp)[method]
     # was: threads won silently
-    with pytest.raises(ValueError, match=r"threads=2 and num_threads=3 disagree.*pass only one of them"):
+    with pytest.raises(
+        ValueError, match=r"threads=2 and num_threads=3 disagree.*pass only one of them"
+    ):
         call(threads=2, num_threads=3)
 
 
@@ -79,14 +97,18 @@ def test_threads_and_num_threads_alone_or_equal_are_accepted(tok, cpp, method):
     assert call(num_threads=2) == expected
     assert call(threads=2, num_threads=2) == expected
     if not method.startswith("Cpp"):  # (CppTokenizer takes no numpy integers for thread counts)
-        assert call(threads=np.int64(2), num_threads=2) == expected  # the same count, another int type
+        assert (
+            call(threads=np.int64(2), num_threads=2) == expected
+        )  # the same count, another int type
 
 
 def test_cpp_positional_num_threads_that_disagrees_is_refused(cpp):
     # CppTokenizer.encode_ordinary_batch takes num_threads positionally (tiktoken's order)
     with pytest.raises(ValueError, match="pass only one of them"):
         cpp.encode_ordinary_batch(["int x;"], 3, threads=2)
-    assert cpp.encode_ordinary_batch(["int x;"], 2, threads=2) == cpp.encode_ordinary_batch(["int x;"])
+    assert cpp.encode_ordinary_batch(["int x;"], 2, threads=2) == cpp.encode_ordinary_batch(
+        ["int x;"]
+    )
 
 
 def test_each_thread_argument_is_still_checked_under_its_own_name(tok):
@@ -158,7 +180,9 @@ def test_shard_writer_as_context_manager(tmp_path):
 def test_build_sequence_refuses_an_unknown_context_key():
     # was: ignored silently, so a misspelt key lost its value
     with pytest.raises(ValueError) as e:
-        calm.build_sequence("shell", {"cwd": "/tmp", "histroy": [{"cmd": "ls", "exit": 0}], "input": "ls"})
+        calm.build_sequence(
+            "shell", {"cwd": "/tmp", "histroy": [{"cmd": "ls", "exit": 0}], "input": "ls"}
+        )
     msg = str(e.value)
     assert "unknown key(s) 'histroy'" in msg
     for key in ("cwd", "git", "history", "completions", "env", "input"):
@@ -169,17 +193,29 @@ def test_build_sequence_unknown_keys_follow_the_template():
     # the valid keys are the template's: "cwd" is unknown to the dictionary template
     with pytest.raises(ValueError, match=r"unknown key\(s\) 'cwd'.*'word', 'definition'"):
         calm.build_sequence("dictionary", {"word": "cat", "cwd": "/tmp"})
-    assert calm.build_sequence("BOS;CWD:where;ATN;CMD:input", {"where": "/t", "input": "l"}).format() == \
-        "<BOS> <CWD> /t <END> <ATN> <CMD> l"
-    assert calm.build_sequence("shell", {"input": "ls"}) == [257, 259, 264, 108, 115]  # absent keys are fine
+    assert (
+        calm.build_sequence("BOS;CWD:where;ATN;CMD:input", {"where": "/t", "input": "l"}).format()
+        == "<BOS> <CWD> /t <END> <ATN> <CMD> l"
+    )
+    assert calm.build_sequence("shell", {"input": "ls"}) == [
+        257,
+        259,
+        264,
+        108,
+        115,
+    ]  # absent keys are fine
     with pytest.raises(ValueError, match=r"unknown key\(s\) 5"):
         calm.build_sequence("shell", {5: "x"})
 
 
 def test_build_sequence_unknown_key_with_a_model_template(tmp_path):
     path = tmp_path / "m.cwgt"
-    calm.write_cwgt(path, calm.CWGTHeader(d_model=16, n_layers=1),
-                    calm.CWGTMetadata("shell", "BOS;CWD:cwd;ATN;CMD:input", "|"), np.zeros(4, dtype=np.float32))
+    calm.write_cwgt(
+        path,
+        calm.CWGTHeader(d_model=16, n_layers=1),
+        calm.CWGTMetadata("shell", "BOS;CWD:cwd;ATN;CMD:input", "|"),
+        np.zeros(4, dtype=np.float32),
+    )
     model = calm.read_cwgt(path)
     with pytest.raises(ValueError, match=r"unknown key\(s\) 'git'.*uses only 'cwd', 'input'"):
         calm.build_sequence(model, {"git": "main", "input": "ls"})
@@ -261,7 +297,9 @@ def test_atomic_write_failure_removes_its_temporary_file(tok, tmp_path):
             raise RuntimeError("stop")
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["keep.json"]
-    with pytest.raises(LookupError):  # a bad encoding: the temporary file's descriptor is closed, the file removed
+    with pytest.raises(
+        LookupError
+    ):  # a bad encoding: the temporary file's descriptor is closed, the file removed
         with atomic_write(target, "w", encoding="no-such-codec"):
             pass  # pragma: no cover
     assert os.listdir(tmp_path) == ["keep.json"] and target.read_text() == "old"
@@ -287,25 +325,38 @@ def _path_calls(tok, tmp_path):
         "save_gpt2_files": lambda: toksmith.formats.save_gpt2_files(tok, bad_dir),
         "from_tiktoken": lambda: toksmith.from_tiktoken(bad, pattern="gpt2"),
         "from_huggingface": lambda: toksmith.from_huggingface(bad),
-        "from_gpt2_files": lambda: toksmith.from_gpt2_files(bad, str(DATA / "vocabs" / "gpt2_vocab.bpe")),
+        "from_gpt2_files": lambda: toksmith.from_gpt2_files(
+            bad, str(DATA / "vocabs" / "gpt2_vocab.bpe")
+        ),
         "get_encoding(cache_dir)": lambda: toksmith.get_encoding("gpt2", cache_dir=bad_dir),
         "train": lambda: toksmith.train(bad, vocab_size=300),
-        "train([paths])": lambda: toksmith.train([str(DATA / "corpora" / "shell_slice.txt"), bad], vocab_size=300),
+        "train([paths])": lambda: toksmith.train(
+            [str(DATA / "corpora" / "shell_slice.txt"), bad], vocab_size=300
+        ),
         "corpus.read_text": lambda: toksmith.corpus.read_text(bad),
         "corpus.expand_paths": lambda: toksmith.corpus.expand_paths([bad]),
         "nanochat.train": lambda: nanochat.train(bad, vocab_size=300),
         "nanochat.load": lambda: nanochat.load(bad),
-        "ChatTokenizer.save": lambda: nanochat.ChatTokenizer(tok_with_chat_specials()).save(bad_dir),
+        "ChatTokenizer.save": lambda: nanochat.ChatTokenizer(tok_with_chat_specials()).save(
+            bad_dir
+        ),
         "cppreason.load": lambda: cppreason.load(bad),
         "wordbpe.load": lambda: wordbpe.load(bad),
         "WordTokenizer.save": lambda: wordbpe.train(["a b a b"], 2).save(bad),
-        "wordbpe.write_counts_csv": lambda: wordbpe.write_counts_csv(bad, [("a", 1)], ("token", "count")),
+        "wordbpe.write_counts_csv": lambda: wordbpe.write_counts_csv(
+            bad, [("a", 1)], ("token", "count")
+        ),
         "wordbpe.run(out_dir)": lambda: wordbpe.run(["a b"], bad_dir),
-        "cromwell.collect_code_corpus": lambda: toksmith.presets.cromwell.collect_code_corpus(bad_dir),
+        "cromwell.collect_code_corpus": lambda: toksmith.presets.cromwell.collect_code_corpus(
+            bad_dir
+        ),
         "calm.read_cwgt": lambda: calm.read_cwgt(bad),
-        "calm.write_cwgt": lambda: calm.write_cwgt(bad, calm.CWGTHeader(d_model=16, n_layers=1),
-                                                   calm.CWGTMetadata("shell", "BOS;ATN;CMD:input", "|"),
-                                                   np.zeros(4, dtype=np.float32)),
+        "calm.write_cwgt": lambda: calm.write_cwgt(
+            bad,
+            calm.CWGTHeader(d_model=16, n_layers=1),
+            calm.CWGTMetadata("shell", "BOS;ATN;CMD:input", "|"),
+            np.zeros(4, dtype=np.float32),
+        ),
         "ByteTokenizer.save": lambda: calm.ByteTokenizer().save(bad),
         "ByteTokenizer.load": lambda: calm.ByteTokenizer.load(bad),
         "ShardWriter": lambda: ShardWriter(bad_dir, n_vocab=300),
@@ -315,17 +366,45 @@ def _path_calls(tok, tmp_path):
 
 def tok_with_chat_specials():
     specials = {s: 256 + k for k, s in enumerate(nanochat.SPECIAL_TOKENS)}
-    return toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", special_tokens=specials)
+    return toksmith.Tokenizer.from_ranks(
+        {bytes([b]): b for b in range(256)}, "gpt2", special_tokens=specials
+    )
 
 
-PATH_ENTRY_POINTS = ["toksmith.load", "Tokenizer.load", "toksmith.load(Path)", "load_any", "detect_format",
-                     "Tokenizer.save", "Tokenizer.save_tiktoken", "Tokenizer.save_huggingface", "save_gpt2_files",
-                     "from_tiktoken", "from_huggingface", "from_gpt2_files", "get_encoding(cache_dir)", "train",
-                     "train([paths])", "corpus.read_text", "corpus.expand_paths", "nanochat.train", "nanochat.load",
-                     "ChatTokenizer.save", "cppreason.load", "wordbpe.load", "WordTokenizer.save",
-                     "wordbpe.write_counts_csv", "wordbpe.run(out_dir)", "cromwell.collect_code_corpus",
-                     "calm.read_cwgt", "calm.write_cwgt", "ByteTokenizer.save", "ByteTokenizer.load", "ShardWriter",
-                     "read_manifest"]
+PATH_ENTRY_POINTS = [
+    "toksmith.load",
+    "Tokenizer.load",
+    "toksmith.load(Path)",
+    "load_any",
+    "detect_format",
+    "Tokenizer.save",
+    "Tokenizer.save_tiktoken",
+    "Tokenizer.save_huggingface",
+    "save_gpt2_files",
+    "from_tiktoken",
+    "from_huggingface",
+    "from_gpt2_files",
+    "get_encoding(cache_dir)",
+    "train",
+    "train([paths])",
+    "corpus.read_text",
+    "corpus.expand_paths",
+    "nanochat.train",
+    "nanochat.load",
+    "ChatTokenizer.save",
+    "cppreason.load",
+    "wordbpe.load",
+    "WordTokenizer.save",
+    "wordbpe.write_counts_csv",
+    "wordbpe.run(out_dir)",
+    "cromwell.collect_code_corpus",
+    "calm.read_cwgt",
+    "calm.write_cwgt",
+    "ByteTokenizer.save",
+    "ByteTokenizer.load",
+    "ShardWriter",
+    "read_manifest",
+]
 
 
 @pytest.mark.parametrize("entry", PATH_ENTRY_POINTS)
@@ -338,7 +417,9 @@ def test_unencodable_path_is_a_clear_value_error(tok, tmp_path, entry):
     msg = str(e.value)
     assert "cannot be encoded for the file system" in msg
     assert "pass a str of valid characters (os.fsdecode(name_bytes)" in msg
-    assert ("\\ud800" in msg and repr(BAD)[1:-1] in msg) or "d\\udfffir" in msg  # the path, as repr shows it
+    assert (
+        "\\ud800" in msg and repr(BAD)[1:-1] in msg
+    ) or "d\\udfffir" in msg  # the path, as repr shows it
     assert os.listdir(tmp_path) == []  # nothing half-written
 
 
@@ -375,9 +456,16 @@ def _late_format_file(tok, tmp_path, extra_items=()):
     doc = json.loads((tmp_path / "src.json").read_text(encoding="utf-8"))
     doc["metadata"] = {"pad": "x" * 70_000}
     items = [(k, json.dumps(v)) for k, v in doc.items() if k not in ("format", "metadata")]
-    items = [("metadata", json.dumps(doc["metadata"]))] + items + [("format", '"toksmith"')] + list(extra_items)
+    items = (
+        [("metadata", json.dumps(doc["metadata"]))]
+        + items
+        + [("format", '"toksmith"')]
+        + list(extra_items)
+    )
     path = tmp_path / "late.json"
-    path.write_text("{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in items) + "}", encoding="utf-8")
+    path.write_text(
+        "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in items) + "}", encoding="utf-8"
+    )
     assert b'"format"' not in path.read_bytes()[: 1 << 16]
     return path
 
@@ -400,8 +488,9 @@ def test_late_format_file_with_a_top_level_duplicate_is_refused(tok, tmp_path):
 
 def test_late_format_file_with_a_nested_duplicate_is_refused(tok, tmp_path):
     path = _late_format_file(tok, tmp_path)
-    raw = path.read_text(encoding="utf-8").replace('"special_tokens":{"<|end|>": 257}',
-                                                   '"special_tokens":{"<|end|>": 257, "<|end|>": 257}')
+    raw = path.read_text(encoding="utf-8").replace(
+        '"special_tokens":{"<|end|>": 257}', '"special_tokens":{"<|end|>": 257, "<|end|>": 257}'
+    )
     assert raw.count('"<|end|>": 257') == 2
     path.write_text(raw, encoding="utf-8")
     with pytest.raises(toksmith.TokenizerFileError, match=r"'<\|end\|>'.* twice"):
@@ -421,7 +510,9 @@ def test_early_format_file_with_a_duplicate_is_refused(tok, tmp_path):
 
 
 def _hf_files(tmp_path):
-    tok = toksmith.train_from_iterator(["hello world hello there"] * 5, vocab_size=270, pattern="gpt2")
+    tok = toksmith.train_from_iterator(
+        ["hello world hello there"] * 5, vocab_size=270, pattern="gpt2"
+    )
     tok.save_huggingface(tmp_path / "hf")
     tok.save_gpt2_files(tmp_path / "gpt2")
     return tok, tmp_path / "hf" / "tokenizer.json", tmp_path / "gpt2"
@@ -432,14 +523,19 @@ def _with_duplicate_first_key(text: str, member: str, new_value: str) -> str:
     ``new_value``."""
     i = text.index(f'"{member}"') if member else 0
     j = text.index("{", i)
-    key = text[j + 1:text.index(":", j)].strip()
-    return text[:j + 1] + f"{key}: {new_value}," + text[j + 1:]
+    key = text[j + 1 : text.index(":", j)].strip()
+    return text[: j + 1] + f"{key}: {new_value}," + text[j + 1 :]
 
 
 def test_a_vocab_key_twice_in_a_tokenizer_json_is_refused(tmp_path):
     tok, path, _ = _hf_files(tmp_path)
-    assert toksmith.from_huggingface(path).mergeable_ranks() == tok.mergeable_ranks()  # as written: fine
-    path.write_text(_with_duplicate_first_key(path.read_text(encoding="utf-8"), "vocab", "269"), encoding="utf-8")
+    assert (
+        toksmith.from_huggingface(path).mergeable_ranks() == tok.mergeable_ranks()
+    )  # as written: fine
+    path.write_text(
+        _with_duplicate_first_key(path.read_text(encoding="utf-8"), "vocab", "269"),
+        encoding="utf-8",
+    )
     for load in (toksmith.from_huggingface, toksmith.load_any):
         with pytest.raises(toksmith.TokenizerFileError, match="twice in one JSON object"):
             load(path)
@@ -457,9 +553,14 @@ def test_a_top_level_key_twice_in_a_tokenizer_json_is_refused(tmp_path):
 
 def test_a_key_twice_in_an_encoder_json_is_refused(tmp_path):
     tok, _, folder = _hf_files(tmp_path)
-    enc, bpe = folder / "vocab.json", folder / "merges.txt"  # (the names Hugging Face's GPT-2 folders use)
+    enc, bpe = (
+        folder / "vocab.json",
+        folder / "merges.txt",
+    )  # (the names Hugging Face's GPT-2 folders use)
     assert toksmith.from_gpt2_files(enc, bpe).mergeable_ranks() == tok.mergeable_ranks()
-    enc.write_text(_with_duplicate_first_key(enc.read_text(encoding="utf-8"), "", "269"), encoding="utf-8")
+    enc.write_text(
+        _with_duplicate_first_key(enc.read_text(encoding="utf-8"), "", "269"), encoding="utf-8"
+    )
     for load in (lambda: toksmith.from_gpt2_files(enc, bpe), lambda: toksmith.load_any(folder)):
         with pytest.raises(toksmith.TokenizerFileError, match="has the key .* twice"):
             load()

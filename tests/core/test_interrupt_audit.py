@@ -41,8 +41,10 @@ import toksmith
 from toksmith import _core
 from toksmith.presets import wordbpe
 
-pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer") or os.name != "posix",
-                                reason="POSIX signals (setitimer, SIGUSR1, kill) needed")
+pytestmark = pytest.mark.skipif(
+    not hasattr(signal, "setitimer") or os.name != "posix",
+    reason="POSIX signals (setitimer, SIGUSR1, kill) needed",
+)
 
 BIG_MERGES = 200_000  # the big corpus gives them all: ~1.5 s of merging on a 2-core machine
 SMALL_MERGES = 100_000  # ~0.3 s on the small corpus (which has ~188,000 to give)
@@ -131,6 +133,7 @@ def _in_thread(f, *args, **kwargs):
 
 # ---- corpora and reference runs (each computed once) --------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def big_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("corpus") / "big.txt"
@@ -178,7 +181,10 @@ def words_ref(words):
 
 # ---- 1. training on a thread that is not the main thread ---------------------------------------
 
-def test_training_on_another_thread_gives_the_main_threads_merges(small_text, small_ref, words, words_ref):
+
+def test_training_on_another_thread_gives_the_main_threads_merges(
+    small_text, small_ref, words, words_ref
+):
     ref, _ = small_ref
     # the merge loop alone, without and with a progress callback (which takes the GIL from the
     # pool thread while the waiting thread is not the main one)
@@ -186,12 +192,17 @@ def test_training_on_another_thread_gives_the_main_threads_merges(small_text, sm
     assert err is None and not main
     assert got == ref
     reports = []
-    got, err, _ = _in_thread(lambda: _counter(small_text).train(SMALL_MERGES, lambda d, t: reports.append(d)))
+    got, err, _ = _in_thread(
+        lambda: _counter(small_text).train(SMALL_MERGES, lambda d, t: reports.append(d))
+    )
     assert err is None and got == ref
-    assert reports[-1] == SMALL_MERGES and len(reports) == 201  # (the first once the pairs are counted)
+    assert (
+        reports[-1] == SMALL_MERGES and len(reports) == 201
+    )  # (the first once the pairs are counted)
     # the public API and the word trainer
-    tok, err, _ = _in_thread(toksmith.train_from_iterator, [small_text], vocab_size=256 + SMALL_MERGES,
-                             pattern="gpt2")
+    tok, err, _ = _in_thread(
+        toksmith.train_from_iterator, [small_text], vocab_size=256 + SMALL_MERGES, pattern="gpt2"
+    )
     assert err is None and _merge_ids(tok) == ref
     got, err, _ = _in_thread(_core.train_words, words, WORD_MERGES, 0, None, 0)
     assert err is None and got == words_ref[0]
@@ -212,13 +223,16 @@ def test_ctrl_c_on_the_main_thread_leaves_a_training_on_another_thread_alone(sma
     ref, _ = small_ref
     reports = []
     with _Presser() as presser:
+
         def progress(done, total):
             reports.append(done)
             presser.go()  # Ctrl-C while the other thread is merging
 
         box = {}
-        t = threading.Thread(target=lambda: box.setdefault("r", _counter(small_text).train(SMALL_MERGES, progress)),
-                             daemon=True)
+        t = threading.Thread(
+            target=lambda: box.setdefault("r", _counter(small_text).train(SMALL_MERGES, progress)),
+            daemon=True,
+        )
         t.start()
         try:
             with pytest.raises(KeyboardInterrupt):  # the main thread gets it, wherever it is
@@ -232,6 +246,7 @@ def test_ctrl_c_on_the_main_thread_leaves_a_training_on_another_thread_alone(sma
 
 
 # ---- 2. two trainings at once -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("threads", [(1, 1), (0, 0), (1, 2)])
 def test_two_trainings_at_once_give_the_merges_of_a_lone_run(small_text, small_ref, threads):
@@ -257,8 +272,10 @@ def test_one_of_two_trainings_on_one_pool_stopped_leaves_the_other_whole(small_t
     # both on the 1-thread pool: the stop flag and the raised exception are the stopped call's own
     ref, _ = small_ref
     box = {}
-    t = threading.Thread(target=lambda: box.setdefault("r", _counter(small_text).train(SMALL_MERGES, None, 1)),
-                         daemon=True)
+    t = threading.Thread(
+        target=lambda: box.setdefault("r", _counter(small_text).train(SMALL_MERGES, None, 1)),
+        daemon=True,
+    )
     t.start()
     calls = []
 
@@ -278,12 +295,16 @@ def test_one_of_two_trainings_on_one_pool_stopped_leaves_the_other_whole(small_t
     box.clear()
     reports = []
     with _Presser() as presser:
-        t = threading.Thread(target=lambda: box.setdefault("r", _counter(small_text).train(SMALL_MERGES, None, 1)),
-                             daemon=True)
+        t = threading.Thread(
+            target=lambda: box.setdefault("r", _counter(small_text).train(SMALL_MERGES, None, 1)),
+            daemon=True,
+        )
         t.start()
         try:
             with pytest.raises(KeyboardInterrupt):
-                _counter(small_text).train(SMALL_MERGES, lambda d, tot: (reports.append(d), presser.go()), 1)
+                _counter(small_text).train(
+                    SMALL_MERGES, lambda d, tot: (reports.append(d), presser.go()), 1
+                )
         finally:
             t.join(60)
     assert box["r"] == ref
@@ -292,14 +313,20 @@ def test_one_of_two_trainings_on_one_pool_stopped_leaves_the_other_whole(small_t
 
 # ---- 3. a SIGINT handler that does not raise -------------------------------------------------------
 
+
 @pytest.mark.parametrize("how", ["interrupt_main", "kill"])
 def test_a_sigint_handler_that_does_not_raise_lets_training_finish(small_text, small_ref, how):
     ref, _ = small_ref
     reports, seen = [], []
-    press = _thread.interrupt_main if how == "interrupt_main" else (lambda: os.kill(os.getpid(), signal.SIGINT))
+    press = (
+        _thread.interrupt_main
+        if how == "interrupt_main"
+        else (lambda: os.kill(os.getpid(), signal.SIGINT))
+    )
     old = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(len(reports)))
     try:
         with _Presser(press) as presser:
+
             def progress(done, total):
                 reports.append(done)
                 if len(reports) == 2:
@@ -329,11 +356,14 @@ def test_a_sigint_handler_that_raises_on_the_second_ctrl_c_stops_training(small_
     old = signal.signal(signal.SIGINT, handler)
     try:
         with _Presser() as first, _Presser() as second:
+
             def progress(done, total):
                 reports.append(done)
                 if len(reports) == 2:
                     first.go()
-                if seen:  # the second press once the first was handled (two pending presses are one)
+                if (
+                    seen
+                ):  # the second press once the first was handled (two pending presses are one)
                     second.go()
 
             with pytest.raises(KeyboardInterrupt, match="second Ctrl-C"):
@@ -348,9 +378,11 @@ def test_a_sigint_handler_that_raises_on_the_second_ctrl_c_stops_training(small_
 
 # ---- 4. a handler of another signal that raises another exception ----------------------------------
 
+
 @pytest.mark.parametrize("which", ["SIGALRM-TimeoutError", "SIGUSR1-SystemExit"])
-def test_a_handler_raising_another_exception_stops_training_with_it(big_text, big_ref, small_text, small_ref,
-                                                                    which):
+def test_a_handler_raising_another_exception_stops_training_with_it(
+    big_text, big_ref, small_text, small_ref, which
+):
     ref_big, whole_s = big_ref
     signum = signal.SIGALRM if which.startswith("SIGALRM") else signal.SIGUSR1
     raised = TimeoutError("training took too long") if signum == signal.SIGALRM else SystemExit(3)
@@ -383,6 +415,7 @@ def test_a_handler_raising_another_exception_stops_training_with_it(big_text, bi
 
 # ---- 5. Ctrl-C during the public entry points --------------------------------------------------------
 
+
 def _press_when_merging_starts(monkeypatch, presser, target, name):
     """Wrap ``target.name`` (the call that starts the merge loop) to start ``presser``."""
     original = getattr(target, name)
@@ -395,7 +428,9 @@ def _press_when_merging_starts(monkeypatch, presser, target, name):
     monkeypatch.setattr(target, name, wrapped)
 
 
-def test_ctrl_c_during_toksmith_train_on_a_file(big_file, big_ref, small_text, small_ref, monkeypatch, tmp_path):
+def test_ctrl_c_during_toksmith_train_on_a_file(
+    big_file, big_ref, small_text, small_ref, monkeypatch, tmp_path
+):
     train_module = importlib.import_module("toksmith.train")
 
     _, whole_s = big_ref
@@ -460,15 +495,18 @@ def wordbpe_small_ref(words):
 
 
 @pytest.mark.parametrize("progress", [False, True])
-def test_ctrl_c_during_the_wordbpe_preset(big_file, wordbpe_ref, wordbpe_small_ref, monkeypatch, tmp_path,
-                                          progress):
+def test_ctrl_c_during_the_wordbpe_preset(
+    big_file, wordbpe_ref, wordbpe_small_ref, monkeypatch, tmp_path, progress
+):
     _, merging_s = wordbpe_ref
     out_dir = tmp_path / "out"
     with _Presser(delay=0.1) as presser:
         _press_when_merging_starts(monkeypatch, presser, _core, "train_words")
         result = "not called"
         with pytest.raises(KeyboardInterrupt):
-            result = wordbpe.run([big_file], out_dir, num_merges=WORD_MERGES, dim=8, progress=progress)
+            result = wordbpe.run(
+                [big_file], out_dir, num_merges=WORD_MERGES, dim=8, progress=progress
+            )
         stopped_s = time.perf_counter() - presser.merging_at
     monkeypatch.undo()
     assert result == "not called"
@@ -482,18 +520,44 @@ def test_ctrl_c_during_the_wordbpe_preset(big_file, wordbpe_ref, wordbpe_small_r
 
 # ---- 6. the CLI --------------------------------------------------------------------------------------
 
-def test_cli_ctrl_c_exits_130_with_one_line_and_leaves_the_output_alone(big_file, big_ref, tmp_path):
+
+def test_cli_ctrl_c_exits_130_with_one_line_and_leaves_the_output_alone(
+    big_file, big_ref, tmp_path
+):
     _, whole_s = big_ref
-    helped = subprocess.run([sys.executable, "-m", "toksmith", "train", "--help"], capture_output=True,
-                            text=True, timeout=60)
+    helped = subprocess.run(
+        [sys.executable, "-m", "toksmith", "train", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert helped.returncode == 0
-    assert "--vocab-size" in helped.stdout and "--output" in helped.stdout and "--progress" in helped.stdout
+    assert (
+        "--vocab-size" in helped.stdout
+        and "--output" in helped.stdout
+        and "--progress" in helped.stdout
+    )
     out = tmp_path / "tok.json"
     out.write_text("an earlier tokenizer\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toksmith", "train", str(big_file), "--vocab-size", str(256 + BIG_MERGES),
-         "--pattern", "gpt2", "--progress", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+        [
+            sys.executable,
+            "-m",
+            "toksmith",
+            "train",
+            str(big_file),
+            "--vocab-size",
+            str(256 + BIG_MERGES),
+            "--pattern",
+            "gpt2",
+            "--progress",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
     err = bytearray()
     merging = threading.Event()
 
@@ -550,11 +614,21 @@ def test_cli_main_turns_ctrl_c_into_status_130(monkeypatch, capsys, tmp_path):
 
 # ---- 7. what a progress callback raises ---------------------------------------------------------------
 
-@pytest.mark.parametrize("exc", [ValueError("bad value"), SystemExit(7), KeyboardInterrupt("pressed"),
-                                 GeneratorExit("closing")], ids=lambda e: type(e).__name__)
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ValueError("bad value"),
+        SystemExit(7),
+        KeyboardInterrupt("pressed"),
+        GeneratorExit("closing"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 @pytest.mark.parametrize("loop", ["ChunkCounter.train", "train_words"])
-def test_what_a_progress_callback_raises_propagates_unchanged_and_at_once(small_text, small_ref, words,
-                                                                          words_ref, exc, loop):
+def test_what_a_progress_callback_raises_propagates_unchanged_and_at_once(
+    small_text, small_ref, words, words_ref, exc, loop
+):
     calls = []
 
     def progress(done, total):
@@ -565,7 +639,10 @@ def test_what_a_progress_callback_raises_propagates_unchanged_and_at_once(small_
         k = _counter(small_text)
         call, whole_s = (lambda: k.train(SMALL_MERGES, progress)), small_ref[1]
     else:
-        call, whole_s = (lambda: _core.train_words(words, WORD_MERGES, 0, progress, 0)), words_ref[1]
+        call, whole_s = (
+            (lambda: _core.train_words(words, WORD_MERGES, 0, progress, 0)),
+            words_ref[1],
+        )
     t0 = time.perf_counter()
     with pytest.raises(type(exc)) as info:
         call()
@@ -619,7 +696,9 @@ os._exit(0)
 
 
 def test_finding_training_from_a_progress_callback_on_a_one_thread_pool_does_not_hang():
-    got = subprocess.run([sys.executable, "-c", _NESTED], capture_output=True, text=True, timeout=60)
+    got = subprocess.run(
+        [sys.executable, "-c", _NESTED], capture_output=True, text=True, timeout=60
+    )
     assert got.stdout.strip() == "done 2000 10", (got.stdout, got.stderr[-2000:])
 
 

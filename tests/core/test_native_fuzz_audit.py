@@ -33,10 +33,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toksmith
-from toksmith import _core, streaming
-from toksmith import Tokenizer
-from toksmith.errors import (CorpusDecodeError, DisallowedSpecialError, EmptyCorpusError, PatternError,
-                             TokenizerFileError, ToksmithError, UnknownTokenError, VocabError)
+from toksmith import Tokenizer, _core, streaming
+from toksmith.errors import (
+    CorpusDecodeError,
+    DisallowedSpecialError,
+    EmptyCorpusError,
+    PatternError,
+    TokenizerFileError,
+    UnknownTokenError,
+    VocabError,
+)
 from toksmith.formats.tiktoken import from_tiktoken
 from toksmith.presets import wordbpe
 
@@ -45,8 +51,10 @@ np = pytest.importorskip("numpy")
 BYTES = {bytes([b]): b for b in range(256)}
 BYTES_LIST = list(BYTES.items())
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-CORPUS = ("The quick brown fox jumps over the lazy dog in New York. " * 20
-          + "naïve café, 東京, emoji 😀 and numbers 12345 67890.\n" * 10)
+CORPUS = (
+    "The quick brown fox jumps over the lazy dog in New York. " * 20
+    + "naïve café, 東京, emoji 😀 and numbers 12345 67890.\n" * 10
+)
 
 
 # ------------------------------------------------------------------ helpers
@@ -63,7 +71,9 @@ def call(f, *args, **kwargs):
         return f(*args, **kwargs)
     except BaseException as e:
         if _is_panic(e):
-            pytest.fail(f"native panic / BaseException escaped: {type(e).__module__}.{type(e).__qualname__}: {e}")
+            pytest.fail(
+                f"native panic / BaseException escaped: {type(e).__module__}.{type(e).__qualname__}: {e}"
+            )
         raise
 
 
@@ -74,7 +84,9 @@ def expect(exc, f, *args, match=None, **kwargs):
         got = f(*args, **kwargs)
     except BaseException as e:
         if _is_panic(e):
-            pytest.fail(f"native panic / BaseException escaped: {type(e).__module__}.{type(e).__qualname__}: {e}")
+            pytest.fail(
+                f"native panic / BaseException escaped: {type(e).__module__}.{type(e).__qualname__}: {e}"
+            )
         if not isinstance(e, exc):
             pytest.fail(f"expected {exc}, got {type(e).__module__}.{type(e).__qualname__}: {e}")
         if match is not None and not re.search(match, str(e)):
@@ -88,19 +100,26 @@ def run_isolated(code: str, timeout: float = 20, memory_gb: int = 8) -> subproce
     limit, for calls that abort the process or allocate without bound. The child prints
     ``RESULT <class name> <message>`` for what the last line raised, or ``RESULT OK <repr>``."""
     body = textwrap.dedent(code).strip().splitlines()
-    script = "\n".join([
-        "import sys, resource",
-        f"resource.setrlimit(resource.RLIMIT_AS, ({memory_gb} << 30, {memory_gb} << 30))",
-        "import toksmith, toksmith._core as c",
-        *body[:-1],
-        "try:",
-        f"    r = {body[-1]}",
-        "    print('RESULT OK', repr(r)[:200])",
-        "except BaseException as e:",
-        "    print('RESULT', type(e).__name__, str(e)[:300])",
-    ])
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "RUST_BACKTRACE": "0"})
+    script = "\n".join(
+        [
+            "import sys, resource",
+            f"resource.setrlimit(resource.RLIMIT_AS, ({memory_gb} << 30, {memory_gb} << 30))",
+            "import toksmith, toksmith._core as c",
+            *body[:-1],
+            "try:",
+            f"    r = {body[-1]}",
+            "    print('RESULT OK', repr(r)[:200])",
+            "except BaseException as e:",
+            "    print('RESULT', type(e).__name__, str(e)[:300])",
+        ]
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "RUST_BACKTRACE": "0"},
+    )
 
 
 def isolated_result(code: str, timeout: float = 20) -> str:
@@ -113,7 +132,7 @@ def isolated_result(code: str, timeout: float = 20) -> str:
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if p.returncode != 0 or not lines:
         return f"DIED rc={p.returncode}: {p.stderr.strip().splitlines()[:1]}"
-    return lines[-1][len("RESULT "):]
+    return lines[-1][len("RESULT ") :]
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +140,13 @@ def tok():
     """A trained tokenizer: merges, two special tokens, a pinned token with a space."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return toksmith.train_from_iterator([CORPUS], vocab_size=420, pattern="gpt2",
-                                            special_tokens=["<|endoftext|>", "<|fim|>"],
-                                            pinned_tokens=["New York"])
+        return toksmith.train_from_iterator(
+            [CORPUS],
+            vocab_size=420,
+            pattern="gpt2",
+            special_tokens=["<|endoftext|>", "<|fim|>"],
+            pinned_tokens=["New York"],
+        )
 
 
 @pytest.fixture(scope="module")
@@ -144,11 +167,17 @@ BAD_IDS = [-1, -(2**31), 258, 10**6, 2**31, 2**32 - 1, 2**32, 2**63, 2**64, 10**
 @pytest.mark.parametrize("bad", BAD_IDS)
 def test_public_decoders_name_an_out_of_range_id(tiny, bad):
     msg = rf"token id {bad} is out of range: valid ids are 0\.\.257"
-    for f in (lambda: tiny.decode([97, bad]), lambda: tiny.decode_bytes([bad]),
-              lambda: tiny.decode_batch([[97], [98, bad]], threads=2), lambda: tiny.decode_tokens_bytes([bad]),
-              lambda: tiny.decode_single_token_bytes(bad), lambda: tiny.decode_with_offsets([97, bad]),
-              lambda: tiny.decode([97, bad], skip_special_tokens=True),
-              lambda: tiny.stream_decoder().push(bad), lambda: tiny.stream_decoder().push_many([97, bad])):
+    for f in (
+        lambda: tiny.decode([97, bad]),
+        lambda: tiny.decode_bytes([bad]),
+        lambda: tiny.decode_batch([[97], [98, bad]], threads=2),
+        lambda: tiny.decode_tokens_bytes([bad]),
+        lambda: tiny.decode_single_token_bytes(bad),
+        lambda: tiny.decode_with_offsets([97, bad]),
+        lambda: tiny.decode([97, bad], skip_special_tokens=True),
+        lambda: tiny.stream_decoder().push(bad),
+        lambda: tiny.stream_decoder().push_many([97, bad]),
+    ):
         e = expect(UnknownTokenError, f, match=msg)
         assert isinstance(e, ValueError) and isinstance(e, KeyError)
 
@@ -158,9 +187,14 @@ def test_native_bpe_refuses_out_of_range_ids_without_panicking(core, bad):
     # the native objects a user can reach (tok._core): each refuses the id with an exception
     # (OverflowError for ints no u32 holds, UnknownTokenError for an unused u32)
     classes = (OverflowError, UnknownTokenError)
-    for f in (lambda: core.decode_bytes([97, bad]), lambda: core.decode_str([bad], "replace"),
-              lambda: core.char_spans([bad]), lambda: core.char_spans([bad], True), lambda: core.token_bytes(bad),
-              lambda: core.decode_bytes_batch([[97], [bad]], 2)):
+    for f in (
+        lambda: core.decode_bytes([97, bad]),
+        lambda: core.decode_str([bad], "replace"),
+        lambda: core.char_spans([bad]),
+        lambda: core.char_spans([bad], True),
+        lambda: core.token_bytes(bad),
+        lambda: core.decode_bytes_batch([[97], [bad]], 2),
+    ):
         e = expect(classes, f)
         if isinstance(e, UnknownTokenError):
             assert str(bad) in str(e)
@@ -168,7 +202,9 @@ def test_native_bpe_refuses_out_of_range_ids_without_panicking(core, bad):
         expect(OverflowError, core.encode, "ab<|end|>", [bad])
         expect(OverflowError, core.find_special, "ab<|end|>", [bad])
         expect(OverflowError, _core.pack_ids, [bad], 4)
-        expect(OverflowError, _core.format_ids, [bad], b" ")  # (no vocabulary: any u32 is formatted)
+        expect(
+            OverflowError, _core.format_ids, [bad], b" "
+        )  # (no vocabulary: any u32 is formatted)
 
 
 @FUZZ
@@ -179,7 +215,10 @@ def test_any_int_ids_decode_or_name_the_first_bad_one(tiny, ids):
         data = call(tiny.decode_bytes, ids)
         assert data == b"".join(tiny.decode_single_token_bytes(i) for i in ids)
         assert call(tiny.decode, ids) == data.decode("utf-8", "replace")
-        assert call(tiny.decode_batch, [ids, ids[::-1]], threads=2) == [tiny.decode(ids), tiny.decode(ids[::-1])]
+        assert call(tiny.decode_batch, [ids, ids[::-1]], threads=2) == [
+            tiny.decode(ids),
+            tiny.decode(ids[::-1]),
+        ]
         return
     e = expect(UnknownTokenError, tiny.decode, ids)
     assert f"token id {bad[0]} is out of range" in str(e)
@@ -190,28 +229,49 @@ def test_any_int_ids_decode_or_name_the_first_bad_one(tiny, ids):
 
 def test_unused_id_inside_the_range_is_named(tok):
     sparse = Tokenizer.from_ranks(BYTES, "gpt2", {"<|s|>": 300})  # ids 256..299 unused
-    for f in (lambda: sparse.decode([97, 280]), lambda: sparse.decode_single_token_bytes(299),
-              lambda: sparse.stream_decoder().push(256)):
+    for f in (
+        lambda: sparse.decode([97, 280]),
+        lambda: sparse.decode_single_token_bytes(299),
+        lambda: sparse.stream_decoder().push(256),
+    ):
         expect(UnknownTokenError, f, match=r"token id 2\d\d is not used by this vocabulary")
     assert sparse.decode([97, 300]) == "a<|s|>"
 
 
 def test_native_message_for_a_negative_id_names_it(core):
-    for f in (lambda: core.decode_bytes([-1]), lambda: core.char_spans([-1]),
-              lambda: _core.format_ids([-1], b" "), lambda: _core.pack_ids([-1], 4)):
+    for f in (
+        lambda: core.decode_bytes([-1]),
+        lambda: core.char_spans([-1]),
+        lambda: _core.format_ids([-1], b" "),
+        lambda: _core.pack_ids([-1], 4),
+    ):
         e = expect(OverflowError, f)
         assert "too large" not in str(e) and "-1" in str(e), str(e)
 
 
-_PATTERNS = [toksmith.PATTERNS["gpt2"], toksmith.PATTERNS["cl100k"], toksmith.PATTERNS["o200k"], r"\S+|\s+", "."]
-_NATIVE_REFUSALS = (ValueError, OverflowError, TypeError)  # VocabError, PatternError... are ValueErrors
+_PATTERNS = [
+    toksmith.PATTERNS["gpt2"],
+    toksmith.PATTERNS["cl100k"],
+    toksmith.PATTERNS["o200k"],
+    r"\S+|\s+",
+    ".",
+]
+_NATIVE_REFUSALS = (
+    ValueError,
+    OverflowError,
+    TypeError,
+)  # VocabError, PatternError... are ValueErrors
 
 
 @FUZZ
-@given(extra=st.lists(st.tuples(st.binary(max_size=5), st.integers(0, 600)), max_size=10),
-       added=st.lists(st.tuples(st.text(max_size=4), st.integers(0, 700), st.booleans()), max_size=4),
-       pattern=st.sampled_from(_PATTERNS), drop=st.sets(st.integers(0, 255), max_size=1),
-       text=st.text(max_size=40), ids=st.lists(st.integers(0, 800), max_size=8))
+@given(
+    extra=st.lists(st.tuples(st.binary(max_size=5), st.integers(0, 600)), max_size=10),
+    added=st.lists(st.tuples(st.text(max_size=4), st.integers(0, 700), st.booleans()), max_size=4),
+    pattern=st.sampled_from(_PATTERNS),
+    drop=st.sets(st.integers(0, 255), max_size=1),
+    text=st.text(max_size=40),
+    ids=st.lists(st.integers(0, 800), max_size=8),
+)
 def test_native_bpe_from_random_tables(extra, added, pattern, drop, text, ids):
     # random rank tables (duplicate ids and bytes, gaps, empty tokens, a missing byte) and added
     # tokens (empty, overlapping, on a rank's id): the constructor builds a core or refuses with
@@ -226,35 +286,49 @@ def test_native_bpe_from_random_tables(extra, added, pattern, drop, text, ids):
     every = call(bpe.encode, _fixed(text), None, True)
     assert bpe.decode_bytes(every) == data
     assert call(bpe.encode_batch, [_fixed(text)] * 2, None, True, 2) == [every, every]
-    for f in (lambda: bpe.decode_bytes(ids), lambda: bpe.char_spans(ids), bpe.recover_merges,
-              *(lambda i=i: bpe.token_bytes(i) for i in ids)):
+    for f in (
+        lambda: bpe.decode_bytes(ids),
+        lambda: bpe.char_spans(ids),
+        bpe.recover_merges,
+        *(lambda i=i: bpe.token_bytes(i) for i in ids),
+    ):
         try:
             call(f)
         except _NATIVE_REFUSALS:
             pass
 
 
-@pytest.mark.parametrize("args, exc, match", [
-    (([(b"a",)], [], "a"), ValueError, "expected tuple of length 2"),
-    ((BYTES_LIST, [("x", 300)], "a"), ValueError,
-     "expected tuple of length 3"),
-    (("abc", [], "a"), TypeError, "Can't extract `str`"),
-    (([("a", 0)], [], "a"), TypeError, None),
-    (([(b"a", -1)], [], "a"), OverflowError, None),
-    (([(b"a", 1.0)], [], "a"), TypeError, "float"),
-    ((BYTES_LIST, [("x", 2**32, False)], "a"), OverflowError, None),
-    ((BYTES_LIST, [("x", 1, "yes")], "a"), TypeError, "bool"),
-    ((BYTES_LIST, [(b"x", 300, False)], "a"), TypeError, "bytes"),
-    ((BYTES_LIST, [("a\ud800", 300, False)], "a"), UnicodeEncodeError, "surrogates not allowed"),
-    ((BYTES_LIST, [], "("), PatternError, "Opening parenthesis"),
-    ((BYTES_LIST, [], "x\ud800"), UnicodeEncodeError, "surrogates not allowed"),
-])
+@pytest.mark.parametrize(
+    "args, exc, match",
+    [
+        (([(b"a",)], [], "a"), ValueError, "expected tuple of length 2"),
+        ((BYTES_LIST, [("x", 300)], "a"), ValueError, "expected tuple of length 3"),
+        (("abc", [], "a"), TypeError, "Can't extract `str`"),
+        (([("a", 0)], [], "a"), TypeError, None),
+        (([(b"a", -1)], [], "a"), OverflowError, None),
+        (([(b"a", 1.0)], [], "a"), TypeError, "float"),
+        ((BYTES_LIST, [("x", 2**32, False)], "a"), OverflowError, None),
+        ((BYTES_LIST, [("x", 1, "yes")], "a"), TypeError, "bool"),
+        ((BYTES_LIST, [(b"x", 300, False)], "a"), TypeError, "bytes"),
+        (
+            (BYTES_LIST, [("a\ud800", 300, False)], "a"),
+            UnicodeEncodeError,
+            "surrogates not allowed",
+        ),
+        ((BYTES_LIST, [], "("), PatternError, "Opening parenthesis"),
+        ((BYTES_LIST, [], "x\ud800"), UnicodeEncodeError, "surrogates not allowed"),
+    ],
+)
 def test_native_bpe_constructor_with_wrong_shapes(args, exc, match):
     expect(exc, _core.Bpe, *args, match=match)
 
 
 def test_empty_inputs(tok):
-    assert tok.encode("") == tok.encode_ordinary("") == [] and tok.decode([]) == "" and tok.decode_bytes([]) == b""
+    assert (
+        tok.encode("") == tok.encode_ordinary("") == []
+        and tok.decode([]) == ""
+        and tok.decode_bytes([]) == b""
+    )
     assert tok.encode_batch([]) == tok.decode_batch([]) == [] and tok.encode_batch([""]) == [[]]
     assert tok.encode_to_numpy("").tolist() == [] and tok.encode_with_offsets("") == ([], [])
     assert tok.decode_with_offsets([]) == ("", []) and tok.encode_bytes(b"") == []
@@ -262,20 +336,39 @@ def test_empty_inputs(tok):
     assert tok.stream_decoder().push_many([]) == "" and toksmith.split("", "cl100k") == []
     expect(UnknownTokenError, tok.encode_single_token, "", match="is not a single token")
     expect(UnknownTokenError, tok.encode_single_token, b"", match="is not a single token")
-    assert tok._core.token_id(b"") is None and _core.parse_ids(b"") == [] and _core.format_ids([], b",") == b""
-    assert list(streaming.encode_stream(tok, io.BytesIO(b""))) == [] and list(streaming.encode_lines(tok, [])) == []
+    assert (
+        tok._core.token_id(b"") is None
+        and _core.parse_ids(b"") == []
+        and _core.format_ids([], b",") == b""
+    )
+    assert (
+        list(streaming.encode_stream(tok, io.BytesIO(b""))) == []
+        and list(streaming.encode_lines(tok, [])) == []
+    )
 
 
 # ------------------------------------------------------------------ wrong types, numpy dtypes
 
 
-@pytest.mark.parametrize("ids, what", [
-    ([97, 1.0], "float"), ([97, "a"], "str"), ([97, None], "NoneType"), ([[97]], "list"),
-    ([97, 2 + 0j], "complex"), ([97, b"a"], "bytes"),
-])
+@pytest.mark.parametrize(
+    "ids, what",
+    [
+        ([97, 1.0], "float"),
+        ([97, "a"], "str"),
+        ([97, None], "NoneType"),
+        ([[97]], "list"),
+        ([97, 2 + 0j], "complex"),
+        ([97, b"a"], "bytes"),
+    ],
+)
 def test_decoders_refuse_ids_of_the_wrong_type(tiny, ids, what):
-    for f in (tiny.decode, tiny.decode_bytes, tiny.decode_with_offsets,
-              lambda x: tiny.decode_batch([x]), lambda x: tiny.stream_decoder().push_many(x)):
+    for f in (
+        tiny.decode,
+        tiny.decode_bytes,
+        tiny.decode_with_offsets,
+        lambda x: tiny.decode_batch([x]),
+        lambda x: tiny.stream_decoder().push_many(x),
+    ):
         expect(TypeError, f, ids, match=f"ids must be ints, got {what}")
 
 
@@ -288,16 +381,28 @@ def test_text_or_bytes_is_not_a_sequence_of_ids(tiny, ids):
 def test_decode_batch_names_an_item_that_is_no_sequence(tiny):
     # was: TypeError "'int' object is not iterable" / "'NoneType' object is not iterable",
     # naming neither the argument nor the item
-    expect(TypeError, tiny.decode_batch, [[97], 5], match=r"batch\[1\] must be a sequence of ids.*not int")
+    expect(
+        TypeError,
+        tiny.decode_batch,
+        [[97], 5],
+        match=r"batch\[1\] must be a sequence of ids.*not int",
+    )
     expect(TypeError, tiny.decode_bytes_batch, [[97], None], match=r"batch\[1\] .* not NoneType")
     expect(TypeError, tiny.decode_batch, [{97: 1}], match=r"batch\[0\] .* not dict")
-    expect(TypeError, tiny.decode_batch, None, match="batch must be a list of id sequences, not NoneType")
+    expect(
+        TypeError,
+        tiny.decode_batch,
+        None,
+        match="batch must be a list of id sequences, not NoneType",
+    )
     expect(TypeError, tiny.decode_batch, 7, match="batch must be a list of id sequences, not int")
     assert tiny.decode_batch([(97, 98), range(97, 99), np.array([99])]) == ["ab", "ab", "c"]
     assert tiny.decode_batch([]) == []
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"])
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+)
 def test_numpy_integer_arrays_decode_like_lists(tok, dtype):
     ids = tok.encode("New York café 😀 <|fim|>", allowed_special="all")
     small = [i for i in ids if i < 128] if dtype in ("int8", "uint8") else ids
@@ -308,15 +413,26 @@ def test_numpy_integer_arrays_decode_like_lists(tok, dtype):
     assert tok.stream_decoder().push_many(arr) + "" == tok.decode(small)
 
 
-@pytest.mark.parametrize("arr, exc, match", [
-    (np.array([97.0, 98.0]), TypeError, "ids must be ints, got float"),
-    (np.array([97 + 0j]), TypeError, "ids must be ints, got complex"),
-    (np.array(["a"]), TypeError, "ids must be ints, got str"),
-    (np.array([[97, 98]], dtype=np.int64), TypeError, "ids must be ints, got list"),
-    (np.array([97, -1], dtype=np.int64), UnknownTokenError, "token id -1 is out of range"),
-    (np.array([97, 2**63], dtype=np.uint64), UnknownTokenError, "token id 9223372036854775808 is out of range"),
-    (np.array([97, 2**40], dtype=np.int64), UnknownTokenError, "token id 1099511627776 is out of range"),
-])
+@pytest.mark.parametrize(
+    "arr, exc, match",
+    [
+        (np.array([97.0, 98.0]), TypeError, "ids must be ints, got float"),
+        (np.array([97 + 0j]), TypeError, "ids must be ints, got complex"),
+        (np.array(["a"]), TypeError, "ids must be ints, got str"),
+        (np.array([[97, 98]], dtype=np.int64), TypeError, "ids must be ints, got list"),
+        (np.array([97, -1], dtype=np.int64), UnknownTokenError, "token id -1 is out of range"),
+        (
+            np.array([97, 2**63], dtype=np.uint64),
+            UnknownTokenError,
+            "token id 9223372036854775808 is out of range",
+        ),
+        (
+            np.array([97, 2**40], dtype=np.int64),
+            UnknownTokenError,
+            "token id 1099511627776 is out of range",
+        ),
+    ],
+)
 def test_numpy_arrays_of_the_wrong_dtype_or_values(tiny, arr, exc, match):
     for f in (tiny.decode, tiny.decode_bytes, tiny.decode_with_offsets):
         expect(exc, f, arr, match=match)
@@ -329,26 +445,66 @@ def test_encode_to_numpy_dtypes(tok):
         got = tok.encode_to_numpy(text, allowed_special="all", dtype=dtype)
         assert got.tolist() == want
     for bad in ("int8", "uint64", "float32", 5, {"a": 1}, "a\ud800"):
-        expect(ValueError, tok.encode_to_numpy, text, allowed_special="all", dtype=bad,
-               match="dtype must be 'uint16' or 'uint32'")
+        expect(
+            ValueError,
+            tok.encode_to_numpy,
+            text,
+            allowed_special="all",
+            dtype=bad,
+            match="dtype must be 'uint16' or 'uint32'",
+        )
     big = Tokenizer.from_ranks(BYTES, "gpt2", {"<|big|>": 70000})
-    expect(ValueError, big.encode_to_numpy, "x", dtype="uint16", match="dtype uint16 cannot hold ids up to 70000")
+    expect(
+        ValueError,
+        big.encode_to_numpy,
+        "x",
+        dtype="uint16",
+        match="dtype uint16 cannot hold ids up to 70000",
+    )
 
 
 def test_wrong_types_for_text(tiny):
     for bad in (None, 5, b"ab", ["ab"]):
-        for f in (tiny.encode, tiny.encode_ordinary, tiny.encode_to_numpy, tiny.encode_with_offsets):
+        for f in (
+            tiny.encode,
+            tiny.encode_ordinary,
+            tiny.encode_to_numpy,
+            tiny.encode_with_offsets,
+        ):
             expect(TypeError, f, bad, match="text must be str")
     expect(TypeError, tiny.encode_batch, "ab", match="not a single str")
-    expect(TypeError, tiny.encode_batch, ["ab", None], match=r"texts\[1\] must be str, not NoneType")
-    expect(TypeError, tiny.encode_ordinary_batch, ["ab", b"x"], match=r"texts\[1\] must be str, not bytes")
+    expect(
+        TypeError, tiny.encode_batch, ["ab", None], match=r"texts\[1\] must be str, not NoneType"
+    )
+    expect(
+        TypeError,
+        tiny.encode_ordinary_batch,
+        ["ab", b"x"],
+        match=r"texts\[1\] must be str, not bytes",
+    )
     assert tiny.encode_batch(np.array(["ab", "cd"])) == [[256], [99, 100]]
 
 
 # ------------------------------------------------------------------ text: surrogates, NUL, round trips
 
-_CHARS = st.one_of(st.characters(), st.sampled_from(["\x00", "\ud800", "\udfff", "\ud83d", "\ude00", "😀",
-                                                     "<|fim|>", "<|endoftext|>", "New York", "\r\n", " "]))
+_CHARS = st.one_of(
+    st.characters(),
+    st.sampled_from(
+        [
+            "\x00",
+            "\ud800",
+            "\udfff",
+            "\ud83d",
+            "\ude00",
+            "😀",
+            "<|fim|>",
+            "<|endoftext|>",
+            "New York",
+            "\r\n",
+            " ",
+        ]
+    ),
+)
 
 
 def _fixed(text: str) -> str:
@@ -361,7 +517,11 @@ def test_any_text_encodes_and_round_trips(tok, text):
     ids = call(tok.encode, text, allowed_special="all")
     assert call(tok.decode, ids) == _fixed(text)
     assert call(tok.encode_ordinary, text) == tok.encode(text, disallowed_special=())
-    assert call(tok.encode_batch, [text, text, ""], allowed_special="all", threads=2) == [ids, ids, []]
+    assert call(tok.encode_batch, [text, text, ""], allowed_special="all", threads=2) == [
+        ids,
+        ids,
+        [],
+    ]
     assert call(tok.encode_to_numpy, text, allowed_special="all").tolist() == ids
     got, spans = call(tok.encode_with_offsets, text, allowed_special="all")
     assert got == ids and len(spans) == len(ids)
@@ -390,10 +550,16 @@ def test_nul_characters_are_text(tok):
 
 
 @FUZZ
-@given(names=st.lists(st.text(st.sampled_from(list("ab<|>é \n\x00") + ["😀"]), min_size=1, max_size=4),
-                      min_size=1, max_size=5, unique=True),
-       parts=st.lists(st.text(st.sampled_from(list("ab<|>é \n\x00")), max_size=6), max_size=6),
-       picks=st.lists(st.integers(min_value=0, max_value=4), min_size=6, max_size=6))
+@given(
+    names=st.lists(
+        st.text(st.sampled_from(list("ab<|>é \n\x00") + ["😀"]), min_size=1, max_size=4),
+        min_size=1,
+        max_size=5,
+        unique=True,
+    ),
+    parts=st.lists(st.text(st.sampled_from(list("ab<|>é \n\x00")), max_size=6), max_size=6),
+    picks=st.lists(st.integers(min_value=0, max_value=4), min_size=6, max_size=6),
+)
 def test_overlapping_special_tokens_match_leftmost_longest(names, parts, picks):
     # special tokens that are prefixes / suffixes / parts of each other, of mergeable text,
     # whitespace and NUL: every text round-trips, and the match is leftmost, then longest
@@ -414,52 +580,61 @@ def test_overlapping_special_tokens_match_leftmost_longest(names, parts, picks):
     assert ids == want + t.encode_ordinary(text[gap:])
 
 
-@pytest.mark.parametrize("specials, pinned, exc, match", [
-    ({"": 256}, None, VocabError, "empty text"),
-    ({"x": 97}, None, VocabError, "id 97 is used by two tokens"),
-    ({"x": 256, "y": 256}, None, VocabError, "id 256 is used by two tokens"),
-    ({"<a>": 256}, {"<a>": 257}, VocabError, "given twice"),
-    ({"x": -1}, None, ValueError, r"is not a valid id \(0 <= id < 2\*\*32\)"),
-    ({"x": 2**32}, None, ValueError, r"is not a valid id"),
-    ({"x": 2**32 - 1}, None, VocabError, "ids must be dense"),
-    ({"x": 256.0}, None, ValueError, "is not a valid id"),
-    ({"x": "256"}, None, ValueError, "is not a valid id"),
-    ({"\ud800": 256}, None, ValueError, "lone surrogate"),
-    ({5: 256}, None, TypeError, "keys must be str"),
-    ([("x", 256)], None, TypeError, "must be a dict"),
-])
+@pytest.mark.parametrize(
+    "specials, pinned, exc, match",
+    [
+        ({"": 256}, None, VocabError, "empty text"),
+        ({"x": 97}, None, VocabError, "id 97 is used by two tokens"),
+        ({"x": 256, "y": 256}, None, VocabError, "id 256 is used by two tokens"),
+        ({"<a>": 256}, {"<a>": 257}, VocabError, "given twice"),
+        ({"x": -1}, None, ValueError, r"is not a valid id \(0 <= id < 2\*\*32\)"),
+        ({"x": 2**32}, None, ValueError, r"is not a valid id"),
+        ({"x": 2**32 - 1}, None, VocabError, "ids must be dense"),
+        ({"x": 256.0}, None, ValueError, "is not a valid id"),
+        ({"x": "256"}, None, ValueError, "is not a valid id"),
+        ({"\ud800": 256}, None, ValueError, "lone surrogate"),
+        ({5: 256}, None, TypeError, "keys must be str"),
+        ([("x", 256)], None, TypeError, "must be a dict"),
+    ],
+)
 def test_bad_special_and_pinned_tokens(specials, pinned, exc, match):
     expect(exc, Tokenizer.from_ranks, BYTES, "gpt2", specials, pinned_tokens=pinned, match=match)
 
 
-@pytest.mark.parametrize("ranks, exc, match", [
-    ({}, VocabError, "single byte 0x00 is not a token"),
-    ({**BYTES, b"": 256}, VocabError, "empty bytes"),
-    ({**BYTES, b"ab": 255}, VocabError, "id 255 is used by two tokens"),
-    ({**BYTES, b"ab": -1}, ValueError, "is not a valid id"),
-    ({**BYTES, b"ab": 2**32}, ValueError, "is not a valid id"),
-    ({**BYTES, b"ab": 2**64}, ValueError, "is not a valid id"),
-    ({**BYTES, b"ab": 2**31}, VocabError, "ids must be dense"),
-    ({**BYTES, b"ab": 256.0}, ValueError, "is not a valid id"),
-    ({**BYTES, b"ab": True}, ValueError, "is not a valid id"),
-    ({**BYTES, "ab": 256}, TypeError, "keys must be bytes"),
-    ([(b"a", 0)], TypeError, "must be a dict"),
-])
+@pytest.mark.parametrize(
+    "ranks, exc, match",
+    [
+        ({}, VocabError, "single byte 0x00 is not a token"),
+        ({**BYTES, b"": 256}, VocabError, "empty bytes"),
+        ({**BYTES, b"ab": 255}, VocabError, "id 255 is used by two tokens"),
+        ({**BYTES, b"ab": -1}, ValueError, "is not a valid id"),
+        ({**BYTES, b"ab": 2**32}, ValueError, "is not a valid id"),
+        ({**BYTES, b"ab": 2**64}, ValueError, "is not a valid id"),
+        ({**BYTES, b"ab": 2**31}, VocabError, "ids must be dense"),
+        ({**BYTES, b"ab": 256.0}, ValueError, "is not a valid id"),
+        ({**BYTES, b"ab": True}, ValueError, "is not a valid id"),
+        ({**BYTES, "ab": 256}, TypeError, "keys must be bytes"),
+        ([(b"a", 0)], TypeError, "must be a dict"),
+    ],
+)
 def test_bad_rank_tables(ranks, exc, match):
     expect(exc, Tokenizer.from_ranks, ranks, "gpt2", match=match)
 
 
-@pytest.mark.parametrize("merges, exc, match", [
-    ([(0, 300)], ValueError, "names the id 300"),
-    ([(0, -1)], ValueError, "is not a pair of token ids"),
-    ([(0, 2**64)], ValueError, "is not a pair of token ids"),
-    ([(0, 1, 2)], TypeError, r"merges\[0\] is \(0, 1, 2\)"),
-    ([(0,)], TypeError, r"merges\[0\]"),
-    ([[0.0, 1]], ValueError, "is not a pair of token ids"),
-    ([["a", "b"]], TypeError, r"merges\[0\]"),
-    ("ab", TypeError, "not str"),
-    ([5], TypeError, r"merges\[0\] is 5"),
-])
+@pytest.mark.parametrize(
+    "merges, exc, match",
+    [
+        ([(0, 300)], ValueError, "names the id 300"),
+        ([(0, -1)], ValueError, "is not a pair of token ids"),
+        ([(0, 2**64)], ValueError, "is not a pair of token ids"),
+        ([(0, 1, 2)], TypeError, r"merges\[0\] is \(0, 1, 2\)"),
+        ([(0,)], TypeError, r"merges\[0\]"),
+        ([[0.0, 1]], ValueError, "is not a pair of token ids"),
+        ([["a", "b"]], TypeError, r"merges\[0\]"),
+        ("ab", TypeError, "not str"),
+        ([5], TypeError, r"merges\[0\] is 5"),
+    ],
+)
 def test_bad_merge_lists(merges, exc, match):
     expect(exc, Tokenizer, BYTES, pattern="gpt2", merges=merges, match=match)
 
@@ -486,8 +661,11 @@ def test_unstable_end_of_a_megabyte_piece_is_fast(tiny):
     assert stable == [] and len(completions) == 2
     assert all(tiny.decode_bytes(c).startswith(b"a" * (1 << 20)) for c in completions)
     stable, completions = call(tiny.encode_with_unstable, "x " + "ab" * (1 << 19))
-    assert stable == [120] and completions and all(tiny.decode_bytes(c).startswith(b" " + b"ab" * (1 << 19))
-                                                   for c in completions)
+    assert (
+        stable == [120]
+        and completions
+        and all(tiny.decode_bytes(c).startswith(b" " + b"ab" * (1 << 19)) for c in completions)
+    )
     assert time.perf_counter() - t0 < 10
 
 
@@ -496,9 +674,9 @@ def test_unstable_completions_unchanged_for_short_ends(tok):
     longest = max(map(len, tok.mergeable_ranks()))
     for text in ["the qui", "New Yo", " ", "naïv", "12", "x  ", "ab" * longest]:
         stable, completions = tok.encode_with_unstable(text)
-        unstable = text.encode()[len(tok.decode_bytes(stable)):]
+        unstable = text.encode()[len(tok.decode_bytes(stable)) :]
         assert all(tok.decode_bytes(c).startswith(unstable) for c in completions), text
-        assert tok.encode(text)[:len(stable)] == stable
+        assert tok.encode(text)[: len(stable)] == stable
 
 
 def test_training_on_one_long_piece(tiny):
@@ -511,23 +689,30 @@ def test_training_on_one_long_piece(tiny):
 # ------------------------------------------------------------------ huge counts and sizes
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(vocab_size=2**40), VocabError, "too large"),
-    (dict(vocab_size=2**64), VocabError, "too large"),
-    (dict(vocab_size=-5), VocabError, "too small"),
-    (dict(vocab_size=257.0), TypeError, "vocab_size must be an int"),
-    (dict(vocab_size=True), TypeError, "vocab_size must be an int"),
-    (dict(vocab_size=300, threads=2**31), ValueError, "threads must be between 1 and 4096"),
-    (dict(vocab_size=300, threads=2**64), ValueError, "threads must be between 1 and 4096"),
-    (dict(vocab_size=300, threads=0), ValueError, "threads must be between 1 and 4096"),
-    (dict(vocab_size=300, min_frequency=2**63), ValueError, "min_frequency must be between"),
-    (dict(vocab_size=300, max_token_length=2**64), ValueError, "max_token_length must be between"),
-    (dict(vocab_size=300, max_token_length=0), ValueError, "max_token_length must be between"),
-    (dict(vocab_size=300, special_tokens={"x": 2**40}), VocabError, "does not fit"),
-    (dict(vocab_size=300, special_tokens=[""]), ValueError, "is not a non-empty str"),
-    (dict(vocab_size=300, special_tokens=["x", "x"]), ValueError, "given twice"),
-    (dict(vocab_size=300, pinned_tokens=["\ud800"]), ValueError, "lone surrogate"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(vocab_size=2**40), VocabError, "too large"),
+        (dict(vocab_size=2**64), VocabError, "too large"),
+        (dict(vocab_size=-5), VocabError, "too small"),
+        (dict(vocab_size=257.0), TypeError, "vocab_size must be an int"),
+        (dict(vocab_size=True), TypeError, "vocab_size must be an int"),
+        (dict(vocab_size=300, threads=2**31), ValueError, "threads must be between 1 and 4096"),
+        (dict(vocab_size=300, threads=2**64), ValueError, "threads must be between 1 and 4096"),
+        (dict(vocab_size=300, threads=0), ValueError, "threads must be between 1 and 4096"),
+        (dict(vocab_size=300, min_frequency=2**63), ValueError, "min_frequency must be between"),
+        (
+            dict(vocab_size=300, max_token_length=2**64),
+            ValueError,
+            "max_token_length must be between",
+        ),
+        (dict(vocab_size=300, max_token_length=0), ValueError, "max_token_length must be between"),
+        (dict(vocab_size=300, special_tokens={"x": 2**40}), VocabError, "does not fit"),
+        (dict(vocab_size=300, special_tokens=[""]), ValueError, "is not a non-empty str"),
+        (dict(vocab_size=300, special_tokens=["x", "x"]), ValueError, "given twice"),
+        (dict(vocab_size=300, pinned_tokens=["\ud800"]), ValueError, "lone surrogate"),
+    ],
+)
 def test_training_refuses_huge_or_bad_sizes(kwargs, exc, match):
     expect(exc, toksmith.train_from_iterator, ["ab ab ab"], match=match, **kwargs)
 
@@ -535,16 +720,38 @@ def test_training_refuses_huge_or_bad_sizes(kwargs, exc, match):
 def test_training_inputs(tiny):
     expect(EmptyCorpusError, toksmith.train_from_iterator, [], vocab_size=300, match="empty")
     expect(EmptyCorpusError, toksmith.train_from_iterator, ["", ""], vocab_size=300, match="empty")
-    expect(CorpusDecodeError, toksmith.train_from_iterator, ["ok", "a\ud800"], vocab_size=300,
-           match="text 1 of the iterable holds a lone surrogate")
+    expect(
+        CorpusDecodeError,
+        toksmith.train_from_iterator,
+        ["ok", "a\ud800"],
+        vocab_size=300,
+        match="text 1 of the iterable holds a lone surrogate",
+    )
     expect(TypeError, toksmith.train_from_iterator, ["ab", 5], vocab_size=300, match="item 1")
     expect(TypeError, toksmith.train_from_iterator, "ab", vocab_size=300, match="single str")
-    expect(ValueError, toksmith.train_from_counts, {"ab": 2**63}, vocab_size=300, match="between 0 and")
-    expect(ValueError, toksmith.train_from_counts, {"ab": 2**62, "abc": 2**62}, vocab_size=300,
-           match="the counts are too large")
-    expect(ValueError, toksmith.train_from_counts, {"ab": -1}, vocab_size=300, match="between 0 and")
-    expect(TypeError, toksmith.train_from_counts, [("ab", 3, 4)], vocab_size=300, match="an item is")
-    expect(TypeError, toksmith.train_from_counts, {5: 1}, vocab_size=300, match="chunks must be str or bytes")
+    expect(
+        ValueError, toksmith.train_from_counts, {"ab": 2**63}, vocab_size=300, match="between 0 and"
+    )
+    expect(
+        ValueError,
+        toksmith.train_from_counts,
+        {"ab": 2**62, "abc": 2**62},
+        vocab_size=300,
+        match="the counts are too large",
+    )
+    expect(
+        ValueError, toksmith.train_from_counts, {"ab": -1}, vocab_size=300, match="between 0 and"
+    )
+    expect(
+        TypeError, toksmith.train_from_counts, [("ab", 3, 4)], vocab_size=300, match="an item is"
+    )
+    expect(
+        TypeError,
+        toksmith.train_from_counts,
+        {5: 1},
+        vocab_size=300,
+        match="chunks must be str or bytes",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = toksmith.train_from_counts({b"\xff\xfe": 3, "ab": 2**40}, vocab_size=258)
@@ -574,10 +781,13 @@ def test_native_counter_does_not_wrap_counts():
 
 def test_native_word_counts_do_not_wrap():
     outcomes = []
-    for f in (lambda: _core.fold_word_counts([(b"A", 2**64 - 1), (b"a", 5)], True),
-              lambda: _core.train_words([("ab", 2**64 - 1), ("ab", 5)], 10),
-              lambda: _core.WordEncoder(_core.WORDS_PATTERN, True, [(b"a\xff", 1)], 0)
-              .token_counts([("a", 2**64 - 1), ("a", 2)], 2)):
+    for f in (
+        lambda: _core.fold_word_counts([(b"A", 2**64 - 1), (b"a", 5)], True),
+        lambda: _core.train_words([("ab", 2**64 - 1), ("ab", 5)], 10),
+        lambda: _core.WordEncoder(_core.WORDS_PATTERN, True, [(b"a\xff", 1)], 0).token_counts(
+            [("a", 2**64 - 1), ("a", 2)], 2
+        ),
+    ):
         try:
             outcomes.append(call(f))
         except (OverflowError, ValueError):
@@ -615,9 +825,14 @@ def test_ctrl_c_in_the_merge_progress_bar_is_not_swallowed(monkeypatch):
     monkeypatch.setattr(sys.modules["toksmith.train"], "_progress_bar", fake_bar)
     monkeypatch.setattr(wordbpe, "_progress_bar", fake_bar)
     text = " ".join(str(i) for i in range(5000))  # enough merges for the loop to report during them
-    for train in (lambda: toksmith.train_from_iterator([text], vocab_size=256 + 300, pattern="gpt2", progress=True),
-                  lambda: wordbpe.train_from_counts({f"w{i}x{7 * i}": 3 for i in range(3000)}, num_merges=300,
-                                                    progress=True)):
+    for train in (
+        lambda: toksmith.train_from_iterator(
+            [text], vocab_size=256 + 300, pattern="gpt2", progress=True
+        ),
+        lambda: wordbpe.train_from_counts(
+            {f"w{i}x{7 * i}": 3 for i in range(3000)}, num_merges=300, progress=True
+        ),
+    ):
         bars.clear()
         with pytest.raises(KeyboardInterrupt, match="Ctrl-C during merging"):
             train()
@@ -641,41 +856,71 @@ def test_native_merge_loop_stops_when_the_progress_callback_raises(capfd):
         return
     finally:
         capfd.readouterr()  # (the printed tracebacks)
-    pytest.fail(f"the merge loop ran on after the callback raised KeyboardInterrupt ({len(calls)} calls)")
+    pytest.fail(
+        f"the merge loop ran on after the callback raised KeyboardInterrupt ({len(calls)} calls)"
+    )
 
 
 def test_block_and_batch_sizes_are_checked_in_python():
     f = io.BytesIO(b"ab ab")
     tiny = Tokenizer.from_ranks(BYTES, "gpt2")
     for size in (0, -1, 2**33, 2**64):
-        expect(ValueError, lambda: list(streaming.encode_stream(tiny, f, block_size=size)), match="block_size")
-        expect(ValueError, lambda: list(streaming.iter_line_batches(f, batch_bytes=size)), match="batch_bytes")
-    expect(TypeError, lambda: list(streaming.encode_stream(tiny, f, block_size=2.0)), match="block_size")
+        expect(
+            ValueError,
+            lambda: list(streaming.encode_stream(tiny, f, block_size=size)),
+            match="block_size",
+        )
+        expect(
+            ValueError,
+            lambda: list(streaming.iter_line_batches(f, batch_bytes=size)),
+            match="batch_bytes",
+        )
+    expect(
+        TypeError,
+        lambda: list(streaming.encode_stream(tiny, f, block_size=2.0)),
+        match="block_size",
+    )
     k = _core.ChunkCounter(toksmith.PATTERNS["gpt2"])
-    expect(ValueError, k.add_stream, io.BytesIO(b"ab"), "x", False, 0, 0, match="block_size must be between 1 byte and")
+    expect(
+        ValueError,
+        k.add_stream,
+        io.BytesIO(b"ab"),
+        "x",
+        False,
+        0,
+        0,
+        match="block_size must be between 1 byte and",
+    )
     expect(OverflowError, k.add_stream, io.BytesIO(b"ab"), "x", False, 0, 2**64)
 
 
 def test_native_huge_block_size_does_not_abort(tmp_path):
     path = tmp_path / "corpus.txt"
     path.write_text("ab ab ab\n")
-    for code in (f"k = c.ChunkCounter(toksmith.PATTERNS['gpt2'])\nk.add_file({str(path)!r}, False, 0, 2**40)",
-                 "import io\nk = c.ChunkCounter(toksmith.PATTERNS['gpt2'])\n"
-                 "k.add_stream(io.BytesIO(b'ab'), 'x', False, 0, 2**40)"):
+    for code in (
+        f"k = c.ChunkCounter(toksmith.PATTERNS['gpt2'])\nk.add_file({str(path)!r}, False, 0, 2**40)",
+        "import io\nk = c.ChunkCounter(toksmith.PATTERNS['gpt2'])\n"
+        "k.add_stream(io.BytesIO(b'ab'), 'x', False, 0, 2**40)",
+    ):
         got = isolated_result(code)
         assert got.startswith(("OK", "ValueError", "MemoryError", "OverflowError")), got
 
 
 def test_native_huge_sizes_do_not_panic():
-    for code in ("c.word_embeddings([b'a'], 2**62)", "c.word_embeddings([b'a'] * 10, 2**40)",
-                 "c.WordEncoder(c.WORDS_PATTERN, True, [(b'a\\xff', 1)], 0).token_counts([('a', 5)], 2**62)"):
+    for code in (
+        "c.word_embeddings([b'a'], 2**62)",
+        "c.word_embeddings([b'a'] * 10, 2**40)",
+        "c.WordEncoder(c.WORDS_PATTERN, True, [(b'a\\xff', 1)], 0).token_counts([('a', 5)], 2**62)",
+    ):
         got = isolated_result(code)
         assert got.startswith(("ValueError", "MemoryError", "OverflowError")), f"{code}: {got}"
 
 
 def test_native_word_encoder_refuses_sparse_ids():
-    for code in ("c.WordEncoder(c.WORDS_PATTERN, True, [(b'a\\xff', 2**32 - 1)], 0)",
-                 "c.WordEncoder(c.WORDS_PATTERN, True, [(b'a\\xff', 1)], 2**31)"):
+    for code in (
+        "c.WordEncoder(c.WORDS_PATTERN, True, [(b'a\\xff', 2**32 - 1)], 0)",
+        "c.WordEncoder(c.WORDS_PATTERN, True, [(b'a\\xff', 1)], 2**31)",
+    ):
         got = isolated_result(code, timeout=15)
         assert got.startswith(("VocabError", "ValueError")), f"{code}: {got}"
 
@@ -683,58 +928,110 @@ def test_native_word_encoder_refuses_sparse_ids():
 # ------------------------------------------------------------------ split patterns
 
 
-@pytest.mark.parametrize("pattern, match", [
-    ("(", "Opening parenthesis without closing"),
-    ("*", "Target of repeat operator"),
-    ("\\", "Backslash without following character"),
-    ("(a)\\2", "Invalid back reference"),
-    ("(?<=a+)b", "Look-behind assertion without constant size"),
-    ("a{4294967296}", "invalid regex pattern"),
-    ("\\p{Bogus}", "invalid regex pattern"),
-    ("", "the split pattern is empty"),
-    ("CL100K", "is no pattern name"),
-    ("x\ud800", "lone surrogate"),
-    ("|a", "can match the empty string"),
-    ("(?:)", "can match (only )?the empty string"),
-])
+@pytest.mark.parametrize(
+    "pattern, match",
+    [
+        ("(", "Opening parenthesis without closing"),
+        ("*", "Target of repeat operator"),
+        ("\\", "Backslash without following character"),
+        ("(a)\\2", "Invalid back reference"),
+        ("(?<=a+)b", "Look-behind assertion without constant size"),
+        ("a{4294967296}", "invalid regex pattern"),
+        ("\\p{Bogus}", "invalid regex pattern"),
+        ("", "the split pattern is empty"),
+        ("CL100K", "is no pattern name"),
+        ("x\ud800", "lone surrogate"),
+        ("|a", "can match the empty string"),
+        ("(?:)", "can match (only )?the empty string"),
+    ],
+)
 def test_invalid_custom_patterns(pattern, match):
     expect(PatternError, Tokenizer.from_ranks, BYTES, pattern, match=match)
     expect(PatternError, toksmith.split, "ab", pattern, match=match)
 
 
-@pytest.mark.parametrize("pattern", [r"\b", "(?=a)", "(?!x)", "^", r"\A", r"\z", r"\b|\B", r"(?i)\b",
-                                     "(?=a)(?!b)", "(?<=a)", "(?#comment)"])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\b",
+        "(?=a)",
+        "(?!x)",
+        "^",
+        r"\A",
+        r"\z",
+        r"\b|\B",
+        r"(?i)\b",
+        "(?=a)(?!b)",
+        "(?<=a)",
+        "(?#comment)",
+    ],
+)
 def test_a_pattern_that_matches_only_empty_strings_is_refused(tiny, pattern):
     # was: accepted, and every text encoded to [] (all of it silently dropped), as the empty
     # pattern (refused) would
     match = "can match only the empty string"
     expect(PatternError, Tokenizer.from_ranks, BYTES, pattern, match=match)
     expect(PatternError, toksmith.split, "ab cd", pattern, match=match)
-    expect(PatternError, toksmith.train_from_iterator, ["ab cd"], vocab_size=300, pattern=pattern, match=match)
+    expect(
+        PatternError,
+        toksmith.train_from_iterator,
+        ["ab cd"],
+        vocab_size=300,
+        pattern=pattern,
+        match=match,
+    )
     words = wordbpe.train_from_counts({"low": 5, "lower": 2}, num_merges=3)
-    expect(PatternError, wordbpe.WordTokenizer, words.tokens, merges=words.merges, pattern=pattern, match=match)
+    expect(
+        PatternError,
+        wordbpe.WordTokenizer,
+        words.tokens,
+        merges=words.merges,
+        pattern=pattern,
+        match=match,
+    )
     expect(PatternError, wordbpe.count_words, ["low lower"], pattern=pattern, match=match)
 
 
 def test_word_pattern_checks():
     words = wordbpe.train_from_counts({"low": 5, "lower": 2}, num_merges=3)
     # was: the empty word pattern encoded every text to []
-    expect(PatternError, wordbpe.WordTokenizer, words.tokens, merges=words.merges, pattern="",
-           match="the word pattern is empty")
-    expect(PatternError, wordbpe.WordTokenizer, words.tokens, merges=words.merges, pattern="(",
-           match="Opening parenthesis")
-    expect(PatternError, wordbpe.train_from_counts, {"low": 5}, num_merges=3, pattern="",
-           match="the word pattern is empty")
+    expect(
+        PatternError,
+        wordbpe.WordTokenizer,
+        words.tokens,
+        merges=words.merges,
+        pattern="",
+        match="the word pattern is empty",
+    )
+    expect(
+        PatternError,
+        wordbpe.WordTokenizer,
+        words.tokens,
+        merges=words.merges,
+        pattern="(",
+        match="Opening parenthesis",
+    )
+    expect(
+        PatternError,
+        wordbpe.train_from_counts,
+        {"low": 5},
+        num_merges=3,
+        pattern="",
+        match="the word pattern is empty",
+    )
     kept = wordbpe.WordTokenizer(words.tokens, merges=words.merges, pattern=r"\w+(?=\s|$)|\w+")
     assert kept.decode(kept.encode("low lower")) == "low lower"
 
 
-@pytest.mark.parametrize("pattern, text, want", [
-    ("a?", "ab a", ["a", "a"]),
-    (r"\w+(?=x)", "abx cd", ["ab"]),
-    ("(?=a)a", "aba", ["a", "a"]),
-    (r"[^\n]+", "a\x00b\nc", ["a\x00b", "c"]),
-])
+@pytest.mark.parametrize(
+    "pattern, text, want",
+    [
+        ("a?", "ab a", ["a", "a"]),
+        (r"\w+(?=x)", "abx cd", ["ab"]),
+        ("(?=a)a", "aba", ["a", "a"]),
+        (r"[^\n]+", "a\x00b\nc", ["a\x00b", "c"]),
+    ],
+)
 def test_patterns_with_empty_or_zero_width_parts_still_work(pattern, text, want):
     assert call(toksmith.split, text, pattern) == want
     t = Tokenizer.from_ranks(BYTES, pattern)
@@ -752,7 +1049,14 @@ def test_catastrophic_backtracking_is_a_pattern_error_not_a_hang(pattern):
     expect(PatternError, t.encode, text, match=match)
     expect(PatternError, t.encode_batch, ["b", text], threads=2, match=match)
     expect(PatternError, toksmith.split, text, pattern, match=match)
-    expect(PatternError, toksmith.train_from_iterator, [text], vocab_size=300, pattern=pattern, match=match)
+    expect(
+        PatternError,
+        toksmith.train_from_iterator,
+        [text],
+        vocab_size=300,
+        pattern=pattern,
+        match=match,
+    )
     assert time.perf_counter() - t0 < 20
 
 
@@ -766,29 +1070,32 @@ def _rank_line(b: bytes, r) -> bytes:
 _BASE = [_rank_line(bytes([b]), b) for b in range(256)]
 
 
-@pytest.mark.parametrize("lines, match", [
-    (b"\n".join(_BASE)[:-3], "expected 'base64-token rank'"),
-    (_BASE + [b"!!!! 256"], "is not valid base64"),
-    (_BASE + [b"YWI 256"], "is not valid base64"),
-    (_BASE + [_rank_line(b"ab", 255)], "duplicate rank 255"),
-    (_BASE + [_rank_line(b"a", 256)], "appears twice"),
-    (_BASE + [_rank_line(b"ab", 100000)], "the ranks have gaps"),
-    (_BASE + [_rank_line(b"ab", 2**31)], "the ranks have gaps"),
-    (_BASE + [_rank_line(b"ab", 2**32)], "rank 4294967296 is too large"),
-    (_BASE + [_rank_line(b"ab", 2**64)], "is too large"),
-    (_BASE + [_rank_line(b"ab", -1)], "is not a non-negative integer"),
-    (_BASE + [base64.b64encode(b"ab") + b" 256.0"], "is not a non-negative integer"),
-    (_BASE + [base64.b64encode(b"ab") + b" 0x100"], "is not a non-negative integer"),
-    (_BASE + [base64.b64encode(b"ab") + " ٢٥٦".encode()], "is not a non-negative integer"),
-    (_BASE + [base64.b64encode(b"ab")], "expected 'base64-token rank'"),
-    (_BASE + [base64.b64encode(b"ab") + b" 256 7"], "expected 'base64-token rank'"),
-    (_BASE + [b" 256"], "expected 'base64-token rank'"),
-    (_BASE + [b"\x00"], "expected 'base64-token rank'"),
-    (_BASE + [b"\xff\xfe 256"], "is not valid base64"),
-    (_BASE[1:], "the ranks have gaps"),
-    (b"", "no tokens"),
-    (b"\n\n\n", "no tokens"),
-])
+@pytest.mark.parametrize(
+    "lines, match",
+    [
+        (b"\n".join(_BASE)[:-3], "expected 'base64-token rank'"),
+        (_BASE + [b"!!!! 256"], "is not valid base64"),
+        (_BASE + [b"YWI 256"], "is not valid base64"),
+        (_BASE + [_rank_line(b"ab", 255)], "duplicate rank 255"),
+        (_BASE + [_rank_line(b"a", 256)], "appears twice"),
+        (_BASE + [_rank_line(b"ab", 100000)], "the ranks have gaps"),
+        (_BASE + [_rank_line(b"ab", 2**31)], "the ranks have gaps"),
+        (_BASE + [_rank_line(b"ab", 2**32)], "rank 4294967296 is too large"),
+        (_BASE + [_rank_line(b"ab", 2**64)], "is too large"),
+        (_BASE + [_rank_line(b"ab", -1)], "is not a non-negative integer"),
+        (_BASE + [base64.b64encode(b"ab") + b" 256.0"], "is not a non-negative integer"),
+        (_BASE + [base64.b64encode(b"ab") + b" 0x100"], "is not a non-negative integer"),
+        (_BASE + [base64.b64encode(b"ab") + " ٢٥٦".encode()], "is not a non-negative integer"),
+        (_BASE + [base64.b64encode(b"ab")], "expected 'base64-token rank'"),
+        (_BASE + [base64.b64encode(b"ab") + b" 256 7"], "expected 'base64-token rank'"),
+        (_BASE + [b" 256"], "expected 'base64-token rank'"),
+        (_BASE + [b"\x00"], "expected 'base64-token rank'"),
+        (_BASE + [b"\xff\xfe 256"], "is not valid base64"),
+        (_BASE[1:], "the ranks have gaps"),
+        (b"", "no tokens"),
+        (b"\n\n\n", "no tokens"),
+    ],
+)
 def test_malformed_tiktoken_files(tmp_path, lines, match):
     path = tmp_path / "bad.tiktoken"
     path.write_bytes(b"\n".join(lines) + b"\n" if isinstance(lines, list) else lines)
@@ -801,7 +1108,9 @@ def test_malformed_tiktoken_files(tmp_path, lines, match):
 
 
 def test_good_tiktoken_file_round_trips(tmp_path, tok):
-    plain = Tokenizer.from_ranks(tok.mergeable_ranks(), "gpt2", tok.special_tokens)  # (no pinned tokens)
+    plain = Tokenizer.from_ranks(
+        tok.mergeable_ranks(), "gpt2", tok.special_tokens
+    )  # (no pinned tokens)
     path = tmp_path / "good.tiktoken"
     plain.save_tiktoken(path)
     back = from_tiktoken(path, pattern="gpt2", special_tokens=plain.special_tokens)
@@ -824,36 +1133,90 @@ def _mutated(raw: bytes, f) -> bytes:
     return json.dumps(d).encode()
 
 
-@pytest.mark.parametrize("change, match", [
-    (lambda raw: raw[: len(raw) // 2], "not valid JSON"),
-    (lambda raw: raw[:-3], "not valid JSON"),
-    (lambda raw: b"\xef\xbb\xbf" + raw, "not valid JSON"),
-    (lambda raw: raw.replace(b'"<|end|>"', b'"<|end|>\xff"', 1), "not UTF-8"),
-    (lambda raw: raw.replace(b'"vocab"', b'"vocab": {}, "vocab"', 1), "appears twice"),
-    (lambda raw: raw.replace(b'"<|end|>"', b'"<|end|>\\ud800"', 1), "lone surrogate"),
-    (lambda raw: b"[" * 100000 + b"]" * 100000, "expected a JSON object|too deeply"),
-    (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", -1)), "is not a valid id"),
-    (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 2**64)), "is not a valid id"),
-    (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 256.0)), "is not a valid id"),
-    (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", None)), "is not a valid id"),
-    (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 5000000)), "ids must be dense"),
-    (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("a b", 258)), "byte-level alphabet"),
-    (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("", 258)), "empty bytes"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["a"])), "is not of the form 'left right'"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", [])), "0 merges for 1 multi-byte tokens"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["a b", "a b"])), "out of order"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["x y"])), "not in the vocab"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", 5)), "must be a list"),
-    (lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("<|x|>", 257)), "used by two tokens"),
-    (lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("", 258)), "empty text"),
-    (lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("<|x|>", -3)), "is not a valid id"),
-    (lambda raw: _mutated(raw, lambda d: d["pinned_tokens"].__setitem__("<|end|>", 258)), "given twice"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", "(")), "Opening parenthesis"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", "")), "the split pattern is empty"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", r"\b")), "can match only the empty string"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", 5)), "'pattern' is missing or not a str"),
-    (lambda raw: _mutated(raw, lambda d: d.__setitem__("version", 2)), "unsupported file version 2"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda raw: raw[: len(raw) // 2], "not valid JSON"),
+        (lambda raw: raw[:-3], "not valid JSON"),
+        (lambda raw: b"\xef\xbb\xbf" + raw, "not valid JSON"),
+        (lambda raw: raw.replace(b'"<|end|>"', b'"<|end|>\xff"', 1), "not UTF-8"),
+        (lambda raw: raw.replace(b'"vocab"', b'"vocab": {}, "vocab"', 1), "appears twice"),
+        (lambda raw: raw.replace(b'"<|end|>"', b'"<|end|>\\ud800"', 1), "lone surrogate"),
+        (lambda raw: b"[" * 100000 + b"]" * 100000, "expected a JSON object|too deeply"),
+        (
+            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", -1)),
+            "is not a valid id",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 2**64)),
+            "is not a valid id",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 256.0)),
+            "is not a valid id",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", None)),
+            "is not a valid id",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 5000000)),
+            "ids must be dense",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("a b", 258)),
+            "byte-level alphabet",
+        ),
+        (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("", 258)), "empty bytes"),
+        (
+            lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["a"])),
+            "is not of the form 'left right'",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", [])),
+            "0 merges for 1 multi-byte tokens",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["a b", "a b"])),
+            "out of order",
+        ),
+        (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["x y"])), "not in the vocab"),
+        (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", 5)), "must be a list"),
+        (
+            lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("<|x|>", 257)),
+            "used by two tokens",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("", 258)),
+            "empty text",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("<|x|>", -3)),
+            "is not a valid id",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d["pinned_tokens"].__setitem__("<|end|>", 258)),
+            "given twice",
+        ),
+        (lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", "(")), "Opening parenthesis"),
+        (
+            lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", "")),
+            "the split pattern is empty",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", r"\b")),
+            "can match only the empty string",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", 5)),
+            "'pattern' is missing or not a str",
+        ),
+        (
+            lambda raw: _mutated(raw, lambda d: d.__setitem__("version", 2)),
+            "unsupported file version 2",
+        ),
+    ],
+)
 def test_malformed_toksmith_files(tmp_path, saved, change, match):
     path = tmp_path / "bad.json"
     raw = change(saved)
@@ -861,15 +1224,23 @@ def test_malformed_toksmith_files(tmp_path, saved, change, match):
     expect(TokenizerFileError, toksmith.load, path, match=match)
     split = call(_core.split_json_tables, raw, "toksmith")  # declines or splits, never panics
     if split is not None:
-        assert call(split[1].toksmith_tables) is None or isinstance(split[1].toksmith_tables(), tuple)
+        assert call(split[1].toksmith_tables) is None or isinstance(
+            split[1].toksmith_tables(), tuple
+        )
 
 
 def test_toksmith_file_with_nul_characters_round_trips(tmp_path):
-    t = Tokenizer.from_ranks({**BYTES, b"a\x00": 256}, "gpt2", {"<\x00>": 257}, pinned_tokens={"x\x00y": 258})
+    t = Tokenizer.from_ranks(
+        {**BYTES, b"a\x00": 256}, "gpt2", {"<\x00>": 257}, pinned_tokens={"x\x00y": 258}
+    )
     t.save(tmp_path / "nul.json")
     back = toksmith.load(tmp_path / "nul.json")
     text = "a\x00<\x00>x\x00y"
-    assert back.encode(text, allowed_special="all") == t.encode(text, allowed_special="all") == [97, 0, 257, 258]
+    assert (
+        back.encode(text, allowed_special="all")
+        == t.encode(text, allowed_special="all")
+        == [97, 0, 257, 258]
+    )
     assert back.decode(back.encode(text, allowed_special="all")) == text
     assert back.mergeable_ranks() == t.mergeable_ranks()
 
@@ -898,9 +1269,13 @@ def test_native_merges_text_reader():
 
 
 @FUZZ
-@given(ids=st.lists(st.sampled_from([97, 195, 169, 226, 130, 172, 240, 159, 152, 128, 255, 256, 257, 0]),
-                    max_size=20),
-       errors=st.sampled_from(["replace", "ignore", "backslashreplace", "surrogateescape"]))
+@given(
+    ids=st.lists(
+        st.sampled_from([97, 195, 169, 226, 130, 172, 240, 159, 152, 128, 255, 256, 257, 0]),
+        max_size=20,
+    ),
+    errors=st.sampled_from(["replace", "ignore", "backslashreplace", "surrogateescape"]),
+)
 def test_stream_decoder_equals_decode(tiny, ids, errors):
     d = tiny.stream_decoder(errors)
     out = "".join(call(d.push, i) for i in ids) + call(d.flush)
@@ -910,14 +1285,25 @@ def test_stream_decoder_equals_decode(tiny, ids, errors):
 
 
 @FUZZ
-@given(garbage=st.one_of(st.integers(min_value=-(2**80), max_value=2**80).filter(lambda i: not 0 <= i < 258),
-                         st.floats(allow_nan=True), st.text(max_size=3), st.none(), st.binary(max_size=3),
-                         st.lists(st.integers(0, 300), max_size=2)))
+@given(
+    garbage=st.one_of(
+        st.integers(min_value=-(2**80), max_value=2**80).filter(lambda i: not 0 <= i < 258),
+        st.floats(allow_nan=True),
+        st.text(max_size=3),
+        st.none(),
+        st.binary(max_size=3),
+        st.lists(st.integers(0, 300), max_size=2),
+    )
+)
 def test_stream_decoder_fed_garbage_keeps_its_state(tiny, garbage):
     d = tiny.stream_decoder()
     assert d.push(195) == ""
     e = expect((UnknownTokenError, TypeError), d.push, garbage)
-    assert ("out of range" in str(e)) if isinstance(e, UnknownTokenError) else ("ids must be ints" in str(e))
+    assert (
+        ("out of range" in str(e))
+        if isinstance(e, UnknownTokenError)
+        else ("ids must be ints" in str(e))
+    )
     assert d.pending == b"\xc3"  # the split character survives the bad id
     assert d.push(169) == "é"
     if not isinstance(garbage, (str, bytes)):
@@ -940,14 +1326,27 @@ def test_stream_decoder_bad_arguments(tiny):
 
 def test_native_stream_state_with_a_bad_error_callback(core):
     expect(TypeError, _core.StreamState(core, "replace", None).push, 999)
-    expect(TypeError, _core.StreamState(core, "replace", lambda ids: 5).push, 999,
-           match="exceptions must derive from BaseException")
+    expect(
+        TypeError,
+        _core.StreamState(core, "replace", lambda ids: 5).push,
+        999,
+        match="exceptions must derive from BaseException",
+    )
     expect(ZeroDivisionError, _core.StreamState(core, "replace", lambda ids: 1 / 0).push, 999)
-    expect(ValueError, _core.StreamState(core, "strict", lambda ids: ValueError(ids)).push, 2**70,
-           match="1180591620717411303424")
+    expect(
+        ValueError,
+        _core.StreamState(core, "strict", lambda ids: ValueError(ids)).push,
+        2**70,
+        match="1180591620717411303424",
+    )
     expect(LookupError, _core.StreamState(core, "bogus", lambda ids: ValueError()).push, 255)
     s = _core.StreamState(core, "replace", lambda ids: ValueError(ids))
-    assert s.push(195) == "" and s.copy().pending == b"\xc3" and s.flush() == "\ufffd" and s.pending == b""
+    assert (
+        s.push(195) == ""
+        and s.copy().pending == b"\xc3"
+        and s.flush() == "\ufffd"
+        and s.pending == b""
+    )
 
 
 # ------------------------------------------------------------------ other native entry points
@@ -965,16 +1364,42 @@ def test_native_ids_formatting_and_parsing():
         expect(ValueError, _core.pack_ids, [1], width, match="width must be 2 or 4")
     expect(OverflowError, _core.pack_ids, [1], -2)
     assert _core.parse_ids(b"1 2\n3") == [1, 2, 3] and _core.parse_ids(b"") == []
-    for bad in (b"-1", b"4294967296", b"9" * 40, b"1,,2", b"[1]", b"1\x002", b"\xff", b"1.5", b"+1", b"1e3"):
+    for bad in (
+        b"-1",
+        b"4294967296",
+        b"9" * 40,
+        b"1,,2",
+        b"[1]",
+        b"1\x002",
+        b"\xff",
+        b"1.5",
+        b"+1",
+        b"1e3",
+    ):
         assert call(_core.parse_ids, bad) is None, bad
     assert len(_core.parse_ids(b"7 " * 200000)) == 200000
 
 
 def test_native_batch_bytes_options(core):
-    assert core.encode_batch_bytes(["ab", "c"], None, False, 0, 0, b" ", False, b"", b"") == (b"256 99", 2)
-    assert core.encode_batch_bytes(["ab", "c"], None, False, 2, 0, b"", True, b"[", b"]") == (b"[256]\n[99]\n", 2)
+    assert core.encode_batch_bytes(["ab", "c"], None, False, 0, 0, b" ", False, b"", b"") == (
+        b"256 99",
+        2,
+    )
+    assert core.encode_batch_bytes(["ab", "c"], None, False, 2, 0, b"", True, b"[", b"]") == (
+        b"[256]\n[99]\n",
+        2,
+    )
     for width in (1, 3, 8, 2**40):
-        expect(ValueError, core.encode_batch_bytes, ["ab"], None, False, 0, width, match="width must be 0")
+        expect(
+            ValueError,
+            core.encode_batch_bytes,
+            ["ab"],
+            None,
+            False,
+            0,
+            width,
+            match="width must be 0",
+        )
     expect(OverflowError, core.encode_batch_bytes, ["ab"], None, False, 0, -1)
     expect(TypeError, core.encode_batch_bytes, ["ab"], None, False, 0, 0, "x", match="sep")
     assert core.encode_batch(["a"], None, False, 2**31) == [[97]]  # capped, not refused
@@ -982,13 +1407,16 @@ def test_native_batch_bytes_options(core):
     expect(UnicodeEncodeError, core.encode_batch, ["a", "\ud800"], None, False, 2)
 
 
-@pytest.mark.parametrize("vocab, exc, match", [
-    ([(b"", 1)], VocabError, "is not whole UTF-8 characters"),
-    ([(b"\xfe\xfe", 1)], VocabError, "is not whole UTF-8 characters"),
-    ([(b"a\xff", 1), (b"a\xff", 2)], VocabError, "twice"),
-    ([(b"a\xff", 2**32)], OverflowError, None),
-    ([(b"a\xff", -1)], OverflowError, None),
-])
+@pytest.mark.parametrize(
+    "vocab, exc, match",
+    [
+        ([(b"", 1)], VocabError, "is not whole UTF-8 characters"),
+        ([(b"\xfe\xfe", 1)], VocabError, "is not whole UTF-8 characters"),
+        ([(b"a\xff", 1), (b"a\xff", 2)], VocabError, "twice"),
+        ([(b"a\xff", 2**32)], OverflowError, None),
+        ([(b"a\xff", -1)], OverflowError, None),
+    ],
+)
 def test_native_word_encoder_vocabularies(vocab, exc, match):
     expect(exc, _core.WordEncoder, _core.WORDS_PATTERN, True, vocab, 0, match=match)
 
@@ -999,8 +1427,12 @@ def test_native_word_encoder_inputs():
     expect(UnicodeEncodeError, enc.encode, "a\ud800")
     expect(UnicodeEncodeError, enc.encode_word, "\ud800")
     expect(PatternError, _core.WordEncoder, "(", True, [], 0, match="Opening parenthesis")
-    expect(PatternError, _core.WordEncoder(r"((?:a|a)+)\1x|.", True, [], 0).encode, "a" * 40,
-           match="backtracking")
+    expect(
+        PatternError,
+        _core.WordEncoder(r"((?:a|a)+)\1x|.", True, [], 0).encode,
+        "a" * 40,
+        match="backtracking",
+    )
     assert enc.token_counts([("a", 5)], 2) == [0, 5]
     expect(EmptyCorpusError, _core.train_words, [], 10)
     expect(OverflowError, _core.train_words, [("ab", 5)], 2**64)
@@ -1012,8 +1444,13 @@ def test_native_word_encoder_inputs():
 def test_native_fixed_word_tables(core):
     enc = _core.FixedWordEncoder(r"\S+", [("int", [5])], [], (10, 11), "\u2581")
     assert enc.encode(core, "int x") == [5, 226, 150, 129, 120]
-    expect(ValueError, _core.FixedWordEncoder(r"\S+", [("int", [5000])], [], (10, 11), "\u2581").encode,
-           core, "int x", match="fixed id 5000 is not an id of this tokenizer")
+    expect(
+        ValueError,
+        _core.FixedWordEncoder(r"\S+", [("int", [5000])], [], (10, 11), "\u2581").encode,
+        core,
+        "int x",
+        match="fixed id 5000 is not an id of this tokenizer",
+    )
     expect(UnicodeEncodeError, enc.encode, core, "\ud800")
     expect(PatternError, enc.count_learned, ["int x"], "(", 0)
     dec = _core.FixedWordDecoder(["x", None], "\u2581", [], [])
@@ -1034,22 +1471,45 @@ def test_public_wrappers_of_presets_check_ids():
 def test_encode_lines_names_a_line_that_is_no_str(tiny):
     # was: TypeError "object of type 'int' has no len()", naming no line
     expect(TypeError, lambda: list(streaming.encode_lines(tiny, ["ab", 5])), match="line 1 is int")
-    expect(TypeError, lambda: list(streaming.encode_lines(tiny, ["ab", b"cd"])), match="line 1 is bytes")
-    assert list(streaming.encode_lines(tiny, ["ab", "", "c\ud800"])) == [[256], [], [99, 239, 191, 189]]
+    expect(
+        TypeError,
+        lambda: list(streaming.encode_lines(tiny, ["ab", b"cd"])),
+        match="line 1 is bytes",
+    )
+    assert list(streaming.encode_lines(tiny, ["ab", "", "c\ud800"])) == [
+        [256],
+        [],
+        [99, 239, 191, 189],
+    ]
 
 
 def test_stream_encoding_equals_whole_text(tok):
     data = ("word\nAnd more é text New York\nB😀 " * 40).encode()
     for block, threads in ((1, 1), (7, 3), (1 << 20, None)):
-        ids = sum(streaming.encode_stream(tok, io.BytesIO(data), block_size=block, threads=threads), [])
+        ids = sum(
+            streaming.encode_stream(tok, io.BytesIO(data), block_size=block, threads=threads), []
+        )
         assert ids == tok.encode_ordinary(data.decode())
-    expect(CorpusDecodeError, lambda: list(streaming.encode_stream(tok, io.BytesIO(b"ab\nXY \xff"))),
-           match="byte offset 6")
-    expect(TypeError, lambda: list(streaming.encode_stream(tok, io.StringIO("ab"))), match="binary mode")
+    expect(
+        CorpusDecodeError,
+        lambda: list(streaming.encode_stream(tok, io.BytesIO(b"ab\nXY \xff"))),
+        match="byte offset 6",
+    )
+    expect(
+        TypeError,
+        lambda: list(streaming.encode_stream(tok, io.StringIO("ab"))),
+        match="binary mode",
+    )
 
 
 def test_file_problems_are_os_errors(tmp_path):
-    expect(FileNotFoundError, toksmith.train, [tmp_path / "missing.txt"], vocab_size=300, match="missing.txt")
+    expect(
+        FileNotFoundError,
+        toksmith.train,
+        [tmp_path / "missing.txt"],
+        vocab_size=300,
+        match="missing.txt",
+    )
     k = _core.ChunkCounter(toksmith.PATTERNS["gpt2"])
     expect(OSError, k.add_file, str(tmp_path / "missing.txt"), match="No such file")
     expect(OSError, k.add_file, str(tmp_path), match="Is a directory")

@@ -35,7 +35,8 @@ def test_reference_has_the_tables_unicode_version():
     tests above at random code points."""
     assert not regex.match(r"\p{L}", "\U0003d000"), (
         f"regex {regex.__version__} has a newer Unicode than the core's tables: install the test "
-        f"extra's regex (pip install 'regex==2026.5.9')")
+        f"extra's regex (pip install 'regex==2026.5.9')"
+    )
 
 
 def test_newer_unicode_letters_split_as_tiktoken_splits_them():
@@ -48,9 +49,17 @@ def test_newer_unicode_letters_split_as_tiktoken_splits_them():
 
     path = Path(__file__).resolve().parent.parent / "data" / "vocabs" / "cl100k_base.tiktoken"
     ranks = load_tiktoken_bpe(str(path))
-    enc = tiktoken.Encoding("cl100k_test", pat_str=PATTERNS["cl100k"], mergeable_ranks=ranks, special_tokens={})
+    enc = tiktoken.Encoding(
+        "cl100k_test", pat_str=PATTERNS["cl100k"], mergeable_ranks=ranks, special_tokens={}
+    )
     tok = toksmith.Tokenizer.from_ranks(ranks, pattern="cl100k")
-    for text in ("\U0003d000:", "a\U0003d000b", ":\U0003d000 x", "\ua7dd1", " \U00012550\U00012551 7"):
+    for text in (
+        "\U0003d000:",
+        "a\U0003d000b",
+        ":\U0003d000 x",
+        "\ua7dd1",
+        " \U00012550\U00012551 7",
+    ):
         assert tok.encode(text) == enc.encode(text), text
 
 
@@ -69,8 +78,25 @@ def test_named_patterns_equal_regex_module_on_corpora(name, corpus_slices):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_edge_cases(name):
-    for text in ["", " ", "\n", "a", "  \n\n  ", "x  ", "\r\n", "'", "''s", "ſ's", "A\u0301b",
-                 "\u0301\u0301", " \u0301x", "1 2  3", "a\u3000b", "\x85\n", "😀😀 😀"]:
+    for text in [
+        "",
+        " ",
+        "\n",
+        "a",
+        "  \n\n  ",
+        "x  ",
+        "\r\n",
+        "'",
+        "''s",
+        "ſ's",
+        "A\u0301b",
+        "\u0301\u0301",
+        " \u0301x",
+        "1 2  3",
+        "a\u3000b",
+        "\x85\n",
+        "😀😀 😀",
+    ]:
         check(name, text)
 
 
@@ -118,12 +144,17 @@ def test_regex_engine_limit_is_a_clear_error():
     # the named patterns' scanners have no such limit (tiktoken panics here)
     text = "a" + " " * 1_100_000 + "x"
     custom = r"\s+(?!\S)|\s+|\S+"
-    with pytest.raises(toksmith.PatternError, match=r"backtracking stack .* at byte 1 .*use a named pattern"):
+    with pytest.raises(
+        toksmith.PatternError, match=r"backtracking stack .* at byte 1 .*use a named pattern"
+    ):
         toksmith.split(text, custom)
     tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, custom)
     with pytest.raises(toksmith.PatternError, match="backtracking stack"):
         tok.encode_ordinary(text)
     assert toksmith.split(text, "cl100k") == ["a", " " * 1_099_999, " x"]
     shorter = text[:200_000] + "x"
-    assert toksmith.split(shorter, custom) == regex.findall(custom, shorter) == ["a", " " * 199_998, " ", "x"]
-
+    assert (
+        toksmith.split(shorter, custom)
+        == regex.findall(custom, shorter)
+        == ["a", " " * 199_998, " ", "x"]
+    )

@@ -22,16 +22,19 @@ from .test_cli_audit import _err  # stderr with no traceback in it
 TEXTS = ["hello world, hello there\nthe world is wide\n", "lorem ipsum dolor sit amet\n"] * 5
 DOCS = ["hello world", "the world is wide", "lorem ipsum", "", "dolor sit amet " * 50]
 
-fork_only = pytest.mark.skipif(not hasattr(os, "fork") or "fork" not in multiprocessing.get_all_start_methods(),
-                               reason="needs fork()")
+fork_only = pytest.mark.skipif(
+    not hasattr(os, "fork") or "fork" not in multiprocessing.get_all_start_methods(),
+    reason="needs fork()",
+)
 
 
 @pytest.fixture(scope="module")
 def tok():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the small corpus runs out of pairs
-        return toksmith.train_from_iterator(TEXTS, vocab_size=300, pattern="gpt2", threads=1,
-                                            special_tokens=["<|end|>"])
+        return toksmith.train_from_iterator(
+            TEXTS, vocab_size=300, pattern="gpt2", threads=1, special_tokens=["<|end|>"]
+        )
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +79,9 @@ def _in_forked_child(fn):
     with os.fdopen(r, "rb") as f:
         out = f.read().decode()
     _, status = os.waitpid(pid, 0)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"the child ended with status {status}"
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (
+        f"the child ended with status {status}"
+    )
     return out
 
 
@@ -95,12 +100,18 @@ def test_forked_child_builds_trains_and_runs_batches(tok, tok_path):
         out = {}
         built = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
         out["build"] = built.encode("hi") == [104, 105]
-        out["train"] = toksmith.train_from_iterator(TEXTS, vocab_size=270, threads=2).mergeable_ranks() == want
-        out["train_default"] = toksmith.train_from_iterator(TEXTS, vocab_size=270).mergeable_ranks() == want
+        out["train"] = (
+            toksmith.train_from_iterator(TEXTS, vocab_size=270, threads=2).mergeable_ranks() == want
+        )
+        out["train_default"] = (
+            toksmith.train_from_iterator(TEXTS, vocab_size=270).mergeable_ranks() == want
+        )
         out["load"] = toksmith.load(tok_path).encode(DOCS[1]) == tok.encode(DOCS[1])
         ids = tok.encode_ordinary_batch(DOCS) + tok.encode_batch(DOCS, threads=2)
         out["batch"] = ids == [tok.encode(d) for d in DOCS] * 2
-        out["decode"] = tok.decode_batch(ids) == DOCS * 2 and tok.decode_batch(ids, threads=2) == DOCS * 2
+        out["decode"] = (
+            tok.decode_batch(ids) == DOCS * 2 and tok.decode_batch(ids, threads=2) == DOCS * 2
+        )
         return json.dumps(out)
 
     out = json.loads(_in_forked_child(child))
@@ -127,8 +138,38 @@ def test_decode_lines_inverts_encode_lines(tok_path, tmp_path, fmt):
     for data in ["hello world\nthe world", "hello world\n", "x", "\n", "a\n\nb", ""]:
         src, ids, back = tmp_path / "in.txt", tmp_path / "ids.out", tmp_path / "back.txt"
         src.write_bytes(data.encode())
-        assert main(["encode", "-t", str(tok_path), str(src), "--lines", "--format", fmt, "-o", str(ids)]) == 0
-        assert main(["decode", "-t", str(tok_path), str(ids), "--lines", "--format", fmt, "-o", str(back)]) == 0
+        assert (
+            main(
+                [
+                    "encode",
+                    "-t",
+                    str(tok_path),
+                    str(src),
+                    "--lines",
+                    "--format",
+                    fmt,
+                    "-o",
+                    str(ids),
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    "decode",
+                    "-t",
+                    str(tok_path),
+                    str(ids),
+                    "--lines",
+                    "--format",
+                    fmt,
+                    "-o",
+                    str(back),
+                ]
+            )
+            == 0
+        )
         assert back.read_bytes() == data.encode(), data
 
 
@@ -148,13 +189,18 @@ def test_train_messages_name_the_cli_options(tmp_path, capsys):
     assert main(["train", str(bad), "-o", str(out)]) == 1
     err = _err(capsys)
     assert "--errors replace" in err and "errors=" not in err
-    assert main(["train", str(bad), "--errors", "replace", "-o", str(out), "--vocab-size", "260"]) == 0
+    assert (
+        main(["train", str(bad), "--errors", "replace", "-o", str(out), "--vocab-size", "260"]) == 0
+    )
 
 
 def test_train_preset_of_a_command_of_its_own(tmp_path, capsys):
     corpus = tmp_path / "a.cpp"
     corpus.write_text("int main() { return 0; }\n", encoding="utf-8")
-    for preset, command in [("cppreason", "toksmith cppreason train"), ("wordbpe", "toksmith wordbpe run")]:
+    for preset, command in [
+        ("cppreason", "toksmith cppreason train"),
+        ("wordbpe", "toksmith wordbpe run"),
+    ]:
         assert main(["train", str(corpus), "--preset", preset, "-o", str(tmp_path / "t.json")]) == 1
         assert command in _err(capsys)
     assert not (tmp_path / "t.json").exists()
@@ -187,12 +233,14 @@ def test_train_given_texts_for_paths_points_to_train_from_iterator(tmp_path, mon
 def test_presets_and_calm_are_attributes_of_toksmith():
     # was: AttributeError: module 'toksmith' has no attribute 'presets' (and 'calm'), though
     # the README names toksmith.presets.nanochat and toksmith.calm
-    code = ("import toksmith\n"
-            "assert callable(toksmith.presets.nanochat.train) and callable(toksmith.presets.cromwell.train)\n"
-            "assert callable(toksmith.presets.cppreason.train) and callable(toksmith.presets.wordbpe.train)\n"
-            "assert toksmith.calm.tokenize_frame('CWD', '/') == [260, 47, 269]\n"
-            "assert 'presets' in dir(toksmith)\n"
-            "try:\n    toksmith.presets.nope\nexcept AttributeError as e:\n    print(e)\n")
+    code = (
+        "import toksmith\n"
+        "assert callable(toksmith.presets.nanochat.train) and callable(toksmith.presets.cromwell.train)\n"
+        "assert callable(toksmith.presets.cppreason.train) and callable(toksmith.presets.wordbpe.train)\n"
+        "assert toksmith.calm.tokenize_frame('CWD', '/') == [260, 47, 269]\n"
+        "assert 'presets' in dir(toksmith)\n"
+        "try:\n    toksmith.presets.nope\nexcept AttributeError as e:\n    print(e)\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "nope" in r.stdout

@@ -12,8 +12,13 @@ from toksmith import Tokenizer
 
 @pytest.fixture(scope="module")
 def trained(corpus_slices):
-    return toksmith.train_from_iterator(list(corpus_slices.values()), vocab_size=700, pattern="o200k",
-                                        special_tokens=["<|bos|>", "<|eos|>"], pinned_tokens=["<tab>"])
+    return toksmith.train_from_iterator(
+        list(corpus_slices.values()),
+        vocab_size=700,
+        pattern="o200k",
+        special_tokens=["<|bos|>", "<|eos|>"],
+        pinned_tokens=["<tab>"],
+    )
 
 
 def test_round_trip(trained, tmp_path, corpus_slices):
@@ -25,7 +30,10 @@ def test_round_trip(trained, tmp_path, corpus_slices):
     back = toksmith.load(p)
     assert back.mergeable_ranks() == trained.mergeable_ranks()
     assert back.merges() == trained.merges()
-    assert back.special_tokens == trained.special_tokens and back.pinned_tokens == trained.pinned_tokens
+    assert (
+        back.special_tokens == trained.special_tokens
+        and back.pinned_tokens == trained.pinned_tokens
+    )
     text = corpus_slices["javascript"][:5000] + "<tab><|bos|>"
     assert back.encode(text, allowed_special="all") == trained.encode(text, allowed_special="all")
     assert Tokenizer.load(p).n_vocab == trained.n_vocab
@@ -35,7 +43,9 @@ def test_ranks_only_tokenizer_recovers_merges(cl100k_ranks, tmp_path):
     tok = Tokenizer.from_ranks(cl100k_ranks, "cl100k")
     merges = tok.merges()
     assert len(merges) == len(cl100k_ranks) - 256
-    assert merges[0] == (b" ", b" ") and all(cl100k_ranks[a + b] == 256 + k for k, (a, b) in enumerate(merges[:1000]))
+    assert merges[0] == (b" ", b" ") and all(
+        cl100k_ranks[a + b] == 256 + k for k, (a, b) in enumerate(merges[:1000])
+    )
     p = tmp_path / "cl.json"
     tok.save(p)
     assert toksmith.load(p).encode("hello world") == [15339, 1917]
@@ -65,7 +75,10 @@ def test_bad_files(trained, tmp_path):
 
     def write(obj_or_text):
         q = tmp_path / "bad.json"
-        q.write_text(obj_or_text if isinstance(obj_or_text, str) else json.dumps(obj_or_text), encoding="utf-8")
+        q.write_text(
+            obj_or_text if isinstance(obj_or_text, str) else json.dumps(obj_or_text),
+            encoding="utf-8",
+        )
         return q
 
     cases = [
@@ -94,9 +107,16 @@ def test_bad_files(trained, tmp_path):
 
 def _same_tokenizer(a, b, text):
     assert type(a) is type(b)
-    assert a.mergeable_ranks() == b.mergeable_ranks() and list(a.mergeable_ranks()) == list(b.mergeable_ranks())
+    assert a.mergeable_ranks() == b.mergeable_ranks() and list(a.mergeable_ranks()) == list(
+        b.mergeable_ranks()
+    )
     assert a.merges() == b.merges()
-    assert (a.pattern, a.pattern_name, a.name, a.metadata) == (b.pattern, b.pattern_name, b.name, b.metadata)
+    assert (a.pattern, a.pattern_name, a.name, a.metadata) == (
+        b.pattern,
+        b.pattern_name,
+        b.name,
+        b.metadata,
+    )
     assert a.special_tokens == b.special_tokens and a.pinned_tokens == b.pinned_tokens
     assert a.encode(text, allowed_special="all") == b.encode(text, allowed_special="all")
 
@@ -117,7 +137,9 @@ def test_pickle_round_trip(trained, corpus_slices):
 def test_pickle_keeps_a_custom_pattern_and_a_ranks_only_table(cl100k_ranks):
     import pickle
 
-    tok = Tokenizer.from_ranks(cl100k_ranks, r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+", {"<|end|>": 100300})
+    tok = Tokenizer.from_ranks(
+        cl100k_ranks, r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+", {"<|end|>": 100300}
+    )
     back = pickle.loads(pickle.dumps(tok))
     assert back.pattern_name is None
     text = "Grüße 2024, ünïcödé!<|end|>"
@@ -130,8 +152,12 @@ def test_pickled_tokenizer_encodes_in_spawned_worker_processes(trained, corpus_s
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    docs = [corpus_slices[k][i * 700:(i + 1) * 700] for k in sorted(corpus_slices) for i in range(2)]
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+    docs = [
+        corpus_slices[k][i * 700 : (i + 1) * 700] for k in sorted(corpus_slices) for i in range(2)
+    ]
+    with ProcessPoolExecutor(
+        max_workers=2, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         got = list(pool.map(trained.encode_ordinary, docs))
     assert got == [trained.encode_ordinary(d) for d in docs]
 
@@ -171,7 +197,9 @@ def test_repeated_unpickling_shares_the_core_not_the_mutable_parts(trained):
     a.special_tokens["<|bos|>"] = -1  # a copy: changes nothing
     assert "note" not in b.metadata and b.name == trained.name
     assert b.special_tokens == trained.special_tokens
-    assert b.encode("<|bos|>x", allowed_special="all") == trained.encode("<|bos|>x", allowed_special="all")
+    assert b.encode("<|bos|>x", allowed_special="all") == trained.encode(
+        "<|bos|>x", allowed_special="all"
+    )
     assert pickle.loads(pickle.dumps(a)).name == "renamed"
 
 
@@ -206,7 +234,10 @@ def test_unpickled_tables_cache_is_bounded():
     from toksmith import tokenizer as tkmod
 
     base = {bytes([b]): b for b in range(256)}
-    toks = [Tokenizer.from_ranks({**base, b"ab" + bytes([65 + k]): 256}, "gpt2") for k in range(tkmod._UNPICKLED_MAX + 2)]
+    toks = [
+        Tokenizer.from_ranks({**base, b"ab" + bytes([65 + k]): 256}, "gpt2")
+        for k in range(tkmod._UNPICKLED_MAX + 2)
+    ]
     backs = [pickle.loads(pickle.dumps(t)) for t in toks]
     assert len(tkmod._UNPICKLED) <= tkmod._UNPICKLED_MAX
     for t, b in zip(toks, backs):
@@ -222,7 +253,12 @@ def test_metadata_that_is_not_strict_json_is_refused_before_writing(tmp_path):
 
     tok = toksmith.train_from_iterator(["hello world"] * 5, vocab_size=262, pattern="gpt2")
     out = tmp_path / "t.json"
-    for bad, exc in [(math.nan, ValueError), (-math.inf, ValueError), (pathlib.Path("x"), TypeError), ({1}, TypeError)]:
+    for bad, exc in [
+        (math.nan, ValueError),
+        (-math.inf, ValueError),
+        (pathlib.Path("x"), TypeError),
+        ({1}, TypeError),
+    ]:
         tok.metadata["score"] = bad
         with pytest.raises(exc, match="cannot save the tokenizer as JSON.*metadata"):
             tok.save(out)

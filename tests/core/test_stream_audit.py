@@ -23,8 +23,10 @@ def _ids(parts):
     return [i for ids in parts for i in ids]
 
 
-@pytest.mark.parametrize("bad, exc", [(0, ValueError), (-1, ValueError), (None, TypeError), (1.5, TypeError),
-                                      (True, TypeError)])
+@pytest.mark.parametrize(
+    "bad, exc",
+    [(0, ValueError), (-1, ValueError), (None, TypeError), (1.5, TypeError), (True, TypeError)],
+)
 def test_stream_block_size_is_checked(byte_tok, bad, exc):
     """was: block_size=0 read nothing and gave no ids at all (the whole input silently lost),
     -1 and None read the whole input at once, True read a byte at a time."""
@@ -35,8 +37,12 @@ def test_stream_block_size_is_checked(byte_tok, bad, exc):
     with pytest.raises(exc, match="batch_bytes"):
         list(iter_line_batches(io.BytesIO(b"ab\ncd"), batch_bytes=bad))
     np = pytest.importorskip("numpy")  # a numpy integer is an int
-    assert _ids(encode_stream(byte_tok, io.BytesIO(b"ab cd"), block_size=np.int64(2))) == byte_tok.encode("ab cd")
-    assert [x for b in iter_line_batches(io.BytesIO(b"ab\ncd"), batch_bytes=np.int32(1)) for x in b] == ["ab", "cd"]
+    assert _ids(
+        encode_stream(byte_tok, io.BytesIO(b"ab cd"), block_size=np.int64(2))
+    ) == byte_tok.encode("ab cd")
+    assert [
+        x for b in iter_line_batches(io.BytesIO(b"ab\ncd"), batch_bytes=np.int32(1)) for x in b
+    ] == ["ab", "cd"]
 
 
 def test_stream_unknown_error_handler_fails_before_reading(byte_tok):
@@ -46,7 +52,9 @@ def test_stream_unknown_error_handler_fails_before_reading(byte_tok):
         list(encode_stream(byte_tok, io.BytesIO(b"ab cd"), errors="bogus"))
     with pytest.raises(LookupError, match="bogus"):
         list(iter_line_batches(io.BytesIO(b"ab\ncd"), errors="bogus"))
-    assert _ids(encode_stream(byte_tok, io.BytesIO(b"ab\xff"), errors="replace")) == byte_tok.encode("ab\ufffd")
+    assert _ids(
+        encode_stream(byte_tok, io.BytesIO(b"ab\xff"), errors="replace")
+    ) == byte_tok.encode("ab\ufffd")
 
 
 def test_stream_of_something_else_than_a_tokenizer_is_a_type_error(byte_tok):

@@ -27,13 +27,20 @@ def test_native_equals_reference(name, corpus_slices):
     assert tok.mergeable_ranks() == reference.ranks_from_merges(merges)
 
 
-@pytest.mark.parametrize("min_frequency,max_token_length", [(0, 3), (0, 6), (40, None), (25, 4), (10**9, None)])
+@pytest.mark.parametrize(
+    "min_frequency,max_token_length", [(0, 3), (0, 6), (40, None), (25, 4), (10**9, None)]
+)
 def test_limits_equal_reference(min_frequency, max_token_length, corpus_slices):
     texts = docs_of(corpus_slices, 12000)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        tok = toksmith.train_from_iterator(texts, vocab_size=256 + 300, pattern="cl100k",
-                                           min_frequency=min_frequency, max_token_length=max_token_length)
+        tok = toksmith.train_from_iterator(
+            texts,
+            vocab_size=256 + 300,
+            pattern="cl100k",
+            min_frequency=min_frequency,
+            max_token_length=max_token_length,
+        )
     merges = reference.train(texts, PATTERNS["cl100k"], 300, min_frequency, max_token_length)
     assert tok.merge_ids() == merges
     assert tok.n_vocab == 256 + len(merges)
@@ -53,15 +60,23 @@ def test_limits_equal_reference(min_frequency, max_token_length, corpus_slices):
 def test_limits_default_is_unlimited(corpus_slices):
     texts = docs_of(corpus_slices, 12000)
     plain = toksmith.train_from_iterator(texts, vocab_size=400, pattern="gpt2")
-    same = toksmith.train_from_iterator(texts, vocab_size=400, pattern="gpt2", min_frequency=1,
-                                        max_token_length=1000)
+    same = toksmith.train_from_iterator(
+        texts, vocab_size=400, pattern="gpt2", min_frequency=1, max_token_length=1000
+    )
     assert plain.merge_ids() == same.merge_ids()
     assert "min_frequency" not in plain.metadata and "max_token_length" not in plain.metadata
 
 
-@pytest.mark.parametrize("kw,err", [({"min_frequency": -1}, ValueError), ({"min_frequency": 1.5}, TypeError),
-                                    ({"min_frequency": True}, TypeError), ({"max_token_length": 0}, ValueError),
-                                    ({"max_token_length": "8"}, TypeError)])
+@pytest.mark.parametrize(
+    "kw,err",
+    [
+        ({"min_frequency": -1}, ValueError),
+        ({"min_frequency": 1.5}, TypeError),
+        ({"min_frequency": True}, TypeError),
+        ({"max_token_length": 0}, ValueError),
+        ({"max_token_length": "8"}, TypeError),
+    ],
+)
 def test_limits_bad_values(kw, err):
     with pytest.raises(err, match=next(iter(kw))):
         toksmith.train_from_iterator(["hello world"], vocab_size=300, **kw)
@@ -70,19 +85,23 @@ def test_limits_bad_values(kw, err):
 def test_limits_from_counts():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        tok = toksmith.train_from_counts({"aaaa": 5, "abab": 2}, vocab_size=300, pattern="gpt2",
-                                         min_frequency=5)
+        tok = toksmith.train_from_counts(
+            {"aaaa": 5, "abab": 2}, vocab_size=300, pattern="gpt2", min_frequency=5
+        )
     # "aa" (count 15), then "aaaa" (5); "ab" (4) is not frequent enough
     assert tok.merges() == [(b"a", b"a"), (b"aa", b"aa")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        tok = toksmith.train_from_counts({"aaaa": 5, "abab": 2}, vocab_size=300, pattern="gpt2",
-                                         max_token_length=2)
+        tok = toksmith.train_from_counts(
+            {"aaaa": 5, "abab": 2}, vocab_size=300, pattern="gpt2", max_token_length=2
+        )
     # "aa" (15), then "aaaa" (5) would be 4 bytes: passed over for "ab" (4); "abab" likewise
     assert tok.merges() == [(b"a", b"a"), (b"a", b"b")]
 
 
-@pytest.mark.parametrize("pattern", [RUSTBPE_GPT4_PATTERN, PATTERNS["nanochat"], PATTERNS["cl100k"], PATTERNS["gpt2"]])
+@pytest.mark.parametrize(
+    "pattern", [RUSTBPE_GPT4_PATTERN, PATTERNS["nanochat"], PATTERNS["cl100k"], PATTERNS["gpt2"]]
+)
 @pytest.mark.parametrize("vocab_size", [300, 2000, 5000])
 def test_merges_equal_rustbpe(pattern, vocab_size, corpus_slices):
     texts = docs_of(corpus_slices)
@@ -110,7 +129,9 @@ def test_files_folders_globs_and_jsonl(tmp_path, corpus_slices):
         for line in corpus_slices["shell"].split("\n\n"):
             f.write(json.dumps({"body": line}) + "\n")
     texts = [corpus_slices["english"], corpus_slices["python"]]
-    from_files = toksmith.train([tmp_path / "a.txt", tmp_path / "sub"], vocab_size=800, pattern="gpt2")
+    from_files = toksmith.train(
+        [tmp_path / "a.txt", tmp_path / "sub"], vocab_size=800, pattern="gpt2"
+    )
     from_iter = toksmith.train_from_iterator(texts, vocab_size=800, pattern="gpt2")
     assert from_files.merge_ids() == from_iter.merge_ids()
     from_glob = toksmith.train(str(tmp_path / "**" / "*.txt"), vocab_size=800, pattern="gpt2")
@@ -133,8 +154,12 @@ def test_big_file_read_in_blocks_equals_whole(tmp_path, corpus_slices):
 
 
 def test_layout_specials_after_merges():
-    tok = toksmith.train_from_iterator(["hello world, the quick brown fox " * 50], vocab_size=270, pattern="gpt2",
-                                       special_tokens=["<|a|>", "<|b|>"])
+    tok = toksmith.train_from_iterator(
+        ["hello world, the quick brown fox " * 50],
+        vocab_size=270,
+        pattern="gpt2",
+        special_tokens=["<|a|>", "<|b|>"],
+    )
     assert tok.special_tokens == {"<|a|>": 268, "<|b|>": 269}
     assert len(tok.mergeable_ranks()) == 268
     assert tok.n_vocab == 270
@@ -142,8 +167,9 @@ def test_layout_specials_after_merges():
 
 def test_pinned_tokens_fixed_ids_and_never_crossed():
     texts = ["int x = 42; int y == 3; if (x == y) return x;"] * 40
-    tok = toksmith.train_from_iterator(texts, vocab_size=265, pattern="gpt2",
-                                       pinned_tokens={"int": 0, "==": 1, "return": 2})
+    tok = toksmith.train_from_iterator(
+        texts, vocab_size=265, pattern="gpt2", pinned_tokens={"int": 0, "==": 1, "return": 2}
+    )
     assert tok.pinned_tokens == {"int": 0, "==": 1, "return": 2}
     ranks = tok.mergeable_ranks()
     assert min(ranks.values()) == 3 and ranks[b"\x00"] == 3  # bytes fill the free ids
@@ -157,8 +183,13 @@ def test_pinned_tokens_fixed_ids_and_never_crossed():
 
 
 def test_pinned_tokens_default_ids_after_specials():
-    tok = toksmith.train_from_iterator(["abc hello world"] * 10, vocab_size=262, pattern="gpt2",
-                                       special_tokens=["<s>"], pinned_tokens=["abc"])
+    tok = toksmith.train_from_iterator(
+        ["abc hello world"] * 10,
+        vocab_size=262,
+        pattern="gpt2",
+        special_tokens=["<s>"],
+        pinned_tokens=["abc"],
+    )
     assert tok.special_tokens == {"<s>": 260} and tok.pinned_tokens == {"abc": 261}
 
 
@@ -182,7 +213,9 @@ def test_corpus_smaller_than_vocab_warns():
 
 
 def test_progress_bars_run(capsys):
-    tok = toksmith.train_from_iterator(["some text here"] * 100, vocab_size=265, pattern="gpt2", progress=True)
+    tok = toksmith.train_from_iterator(
+        ["some text here"] * 100, vocab_size=265, pattern="gpt2", progress=True
+    )
     assert tok.n_vocab > 256
     assert "merging" in capsys.readouterr().err
 
@@ -206,7 +239,9 @@ def test_errors(tmp_path):
         toksmith.train(tmp_path / "missing.txt", vocab_size=300)
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"hello world\n" * 10 + b"\xff\xfe oops")
-    with pytest.raises(toksmith.CorpusDecodeError, match=r"bad\.txt.*offset 120.*errors=\"replace\""):
+    with pytest.raises(
+        toksmith.CorpusDecodeError, match=r"bad\.txt.*offset 120.*errors=\"replace\""
+    ):
         toksmith.train(bad, vocab_size=300)
     tok = toksmith.train(bad, vocab_size=266, errors="replace")
     assert tok.n_vocab > 256
@@ -219,11 +254,15 @@ def test_jsonl_decode_errors_name_the_line_and_upper_case_suffix(tmp_path):
     UnicodeDecodeError); ``errors="replace"`` reads it with U+FFFD; ``.JSONL`` is JSON lines too."""
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"text": "hello world"}\n' * 3 + b'{"text": "caf\xe9 au lait"}\n')
-    with pytest.raises(toksmith.CorpusDecodeError, match=r"bad\.jsonl:4: not valid UTF-8.*errors=\"replace\""):
+    with pytest.raises(
+        toksmith.CorpusDecodeError, match=r"bad\.jsonl:4: not valid UTF-8.*errors=\"replace\""
+    ):
         toksmith.train(bad, vocab_size=300)
     tok = toksmith.train(bad, vocab_size=258, errors="replace", pattern="gpt2")
     assert tok.metadata["corpus"]["texts"] == 4
-    assert tok.metadata["corpus"]["bytes"] == 3 * len("hello world") + len("caf\ufffd au lait".encode())
+    assert tok.metadata["corpus"]["bytes"] == 3 * len("hello world") + len(
+        "caf\ufffd au lait".encode()
+    )
     upper = tmp_path / "c.JSONL"
     upper.write_text('{"text": "hello world"}\n' * 3, encoding="utf-8")
     a = toksmith.train(upper, vocab_size=262, pattern="gpt2")
@@ -274,8 +313,12 @@ def test_compressed_corpora_give_the_plain_files_merges(tmp_path, corpus_slices,
     import gzip
     import lzma
 
-    opener = {".xz": lzma.open, ".gz": gzip.open, ".bz2": bz2.open,
-              ".LZMA": lambda p, m, **kw: lzma.open(p, m, format=lzma.FORMAT_ALONE, **kw)}[suffix]
+    opener = {
+        ".xz": lzma.open,
+        ".gz": gzip.open,
+        ".bz2": bz2.open,
+        ".LZMA": lambda p, m, **kw: lzma.open(p, m, format=lzma.FORMAT_ALONE, **kw),
+    }[suffix]
     text = corpus_slices["english"] + corpus_slices["python"]
     paras = [p for p in text.split("\n\n") if p]
     with opener(tmp_path / f"c.txt{suffix}", "wt", encoding="utf-8") as f:
@@ -285,7 +328,9 @@ def test_compressed_corpora_give_the_plain_files_merges(tmp_path, corpus_slices,
     custom = r"\w+|\s+|[^\w\s]+"
     for pattern in ("cl100k", custom):
         plain = toksmith.train_from_iterator([text], vocab_size=700, pattern=pattern)
-        packed = toksmith.train(tmp_path / f"c.txt{suffix}", vocab_size=700, pattern=pattern, threads=2)
+        packed = toksmith.train(
+            tmp_path / f"c.txt{suffix}", vocab_size=700, pattern=pattern, threads=2
+        )
         assert packed.merge_ids() == plain.merge_ids()
         assert packed.metadata["corpus"]["bytes"] == len(text.encode())
     jl = toksmith.train(tmp_path / f"c.jsonl{suffix}", vocab_size=700)
@@ -317,13 +362,21 @@ def test_corrupt_compressed_corpora_are_named(tmp_path):
     (tmp_path / "cut.txt.xz").write_bytes(data[: len(data) // 2])
     (tmp_path / "not.txt.gz").write_bytes(b"this is not gzip")
     (tmp_path / "bad.txt.bz2").write_bytes(b"BZh9 and then garbage")
-    (tmp_path / "latin1.txt.gz").write_bytes(gzip.compress("hello w\u00f6rld\n".encode("latin-1") * 10))
-    for name, what in [("cut.txt.xz", "not a valid .xz file"), ("not.txt.gz", "not a valid .gz file"),
-                       ("bad.txt.bz2", "not a valid .bz2 file"), ("latin1.txt.gz", "not valid UTF-8")]:
+    (tmp_path / "latin1.txt.gz").write_bytes(
+        gzip.compress("hello w\u00f6rld\n".encode("latin-1") * 10)
+    )
+    for name, what in [
+        ("cut.txt.xz", "not a valid .xz file"),
+        ("not.txt.gz", "not a valid .gz file"),
+        ("bad.txt.bz2", "not a valid .bz2 file"),
+        ("latin1.txt.gz", "not valid UTF-8"),
+    ]:
         with pytest.raises(toksmith.CorpusDecodeError, match=what) as info:
             toksmith.train(tmp_path / name, vocab_size=300)
         assert name in str(info.value)
-    tok = toksmith.train(tmp_path / "latin1.txt.gz", vocab_size=262, errors="replace", pattern="gpt2")
+    tok = toksmith.train(
+        tmp_path / "latin1.txt.gz", vocab_size=262, errors="replace", pattern="gpt2"
+    )
     assert tok.metadata["corpus"]["bytes"] == len("hello w\ufffdrld\n".encode()) * 10
 
 
@@ -331,7 +384,9 @@ def test_pattern_that_finds_no_piece_is_named():
     """A custom pattern whose matches are all empty leaves nothing to count: the error says so
     (it said the corpus was empty)."""
     for pat in ["x*", "x?"]:  # (the empty pattern is refused earlier: a PatternError)
-        with pytest.raises(toksmith.EmptyCorpusError, match=r"found no non-empty piece in the 11 bytes"):
+        with pytest.raises(
+            toksmith.EmptyCorpusError, match=r"found no non-empty piece in the 11 bytes"
+        ):
             toksmith.train_from_iterator(["hello world"], vocab_size=300, pattern=pat)
     # a pattern that can match only the empty string is refused earlier too, as the empty one is
     with pytest.raises(toksmith.PatternError, match="can match only the empty string"):
@@ -349,13 +404,17 @@ def test_custom_regex_training(corpus_slices):
 def test_out_of_range_numbers_are_value_errors():
     """Numbers too big for the core are refused up front (they raised OverflowError from the
     glue, or, as counts, silently wrapped around in the merge loop's 64-bit pair counts)."""
-    for kwargs, match in (({"threads": 2**70}, "threads must be between 1 and 4096"),
-                          ({"min_frequency": 2**70}, "min_frequency must be between 0"),
-                          ({"max_token_length": 2**70}, "max_token_length must be between 1 and 2\\*\\*32")):
+    for kwargs, match in (
+        ({"threads": 2**70}, "threads must be between 1 and 4096"),
+        ({"min_frequency": 2**70}, "min_frequency must be between 0"),
+        ({"max_token_length": 2**70}, "max_token_length must be between 1 and 2\\*\\*32"),
+    ):
         with pytest.raises(ValueError, match=match):
             toksmith.train_from_iterator(["ab ab"] * 3, vocab_size=300, **kwargs)
     with pytest.raises(ValueError, match="between 1 and 4096"):
-        toksmith.train_from_iterator(["ab"] * 2, vocab_size=257).encode_ordinary_batch(["a"], threads=2**70)
+        toksmith.train_from_iterator(["ab"] * 2, vocab_size=257).encode_ordinary_batch(
+            ["a"], threads=2**70
+        )
     with pytest.raises(ValueError, match="must be between 0 and"):
         toksmith.train_from_counts({"ab": 2**64}, vocab_size=300)
     with pytest.raises(TypeError, match="must be an int"):
@@ -372,7 +431,10 @@ def test_out_of_range_numbers_are_value_errors():
 
 def test_lone_surrogates_in_texts_name_the_text_or_train_as_replacement(tmp_path):
     texts = ["plain text here"] * 3 + ["bad \ud800 text here", "more text"]
-    with pytest.raises(toksmith.CorpusDecodeError, match=r"text 3 of the iterable .*U\+D800 at index 4.*errors=\"replace\""):
+    with pytest.raises(
+        toksmith.CorpusDecodeError,
+        match=r"text 3 of the iterable .*U\+D800 at index 4.*errors=\"replace\"",
+    ):
         toksmith.train_from_iterator(texts, vocab_size=270, pattern="gpt2")
     with pytest.raises(ValueError, match="errors must be 'strict' or 'replace'"):
         toksmith.train_from_iterator(texts, vocab_size=270, pattern="gpt2", errors="ignore")
@@ -387,16 +449,19 @@ def test_lone_surrogates_in_texts_name_the_text_or_train_as_replacement(tmp_path
     lines = [{"text": t} for t in texts]
     p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     assert "\\ud800" in p.read_text(encoding="utf-8")
-    with pytest.raises(toksmith.CorpusDecodeError, match=r"c\.jsonl:4: field 'text' holds a lone surrogate \(U\+D800"):
+    with pytest.raises(
+        toksmith.CorpusDecodeError,
+        match=r"c\.jsonl:4: field 'text' holds a lone surrogate \(U\+D800",
+    ):
         toksmith.train([p], vocab_size=270, pattern="gpt2")
     from_file = toksmith.train([p], vocab_size=270, pattern="gpt2", errors="replace")
     assert from_file.merge_ids() == want.merge_ids()
     # a surrogate pair escape is one character, not an error
     q = tmp_path / "pair.jsonl"
-    q.write_text(json.dumps({"text": "emoji \U0001F600 " * 5}) + "\n", encoding="utf-8")
+    q.write_text(json.dumps({"text": "emoji \U0001f600 " * 5}) + "\n", encoding="utf-8")
     assert "\\ud83d\\ude00" in q.read_text(encoding="utf-8")
     tok = toksmith.train([q], vocab_size=258, pattern="gpt2")
-    assert tok.decode(tok.encode("emoji \U0001F600")) == "emoji \U0001F600"
+    assert tok.decode(tok.encode("emoji \U0001f600")) == "emoji \U0001f600"
 
 
 def test_an_empty_path_is_refused_not_the_current_folder(tmp_path, monkeypatch, capsys):

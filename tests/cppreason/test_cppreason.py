@@ -12,15 +12,23 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 import toksmith
 from toksmith.presets import cppreason
-from toksmith.presets.cppreason import (CPP_KEYWORDS, DIFF_ADD, DIFF_DEL, FIXED_IDS, FIXED_NAMES, FIRST_LEARNED,
-                                        PATTERN, WORD_MARK, CppTokenizer)
+from toksmith.presets.cppreason import (
+    CPP_KEYWORDS,
+    DIFF_ADD,
+    DIFF_DEL,
+    FIRST_LEARNED,
+    FIXED_IDS,
+    FIXED_NAMES,
+    PATTERN,
+    WORD_MARK,
+    CppTokenizer,
+)
 
 CPP = Path(__file__).resolve().parent.parent / "data" / "corpora" / "cpp_slice.txt"
 VOCAB = 3400
@@ -35,6 +43,7 @@ def cpp() -> CppTokenizer:
 
 # ---- words ----------------------------------------------------------------------------------
 
+
 def test_pattern_is_the_cores_and_uses_the_scanner():
     from toksmith import _core
 
@@ -42,10 +51,52 @@ def test_pattern_is_the_cores_and_uses_the_scanner():
     assert _core.compile_pattern(PATTERN) == (PATTERN, True)
 
 
-CPP_ATOMS = st.lists(st.sampled_from(["+", "-", "---", "+++", " a/", " b/", "@@", "#", "# ", "include", "x", "_",
-                                      "\u00e9", "0", "0x", "0X1f", "9", "\u0663", '"', "'", "\\", '\\"', " ", "\t",
-                                      "\n", "\r", "\r\n", "\xa0", "\x1c", "<", ">", "=", "->", ".", ":", "*", "/",
-                                      "\u0301", "\U0001f600"]), max_size=20).map("".join)
+CPP_ATOMS = st.lists(
+    st.sampled_from(
+        [
+            "+",
+            "-",
+            "---",
+            "+++",
+            " a/",
+            " b/",
+            "@@",
+            "#",
+            "# ",
+            "include",
+            "x",
+            "_",
+            "\u00e9",
+            "0",
+            "0x",
+            "0X1f",
+            "9",
+            "\u0663",
+            '"',
+            "'",
+            "\\",
+            '\\"',
+            " ",
+            "\t",
+            "\n",
+            "\r",
+            "\r\n",
+            "\xa0",
+            "\x1c",
+            "<",
+            ">",
+            "=",
+            "->",
+            ".",
+            ":",
+            "*",
+            "/",
+            "\u0301",
+            "\U0001f600",
+        ]
+    ),
+    max_size=20,
+).map("".join)
 
 
 @given(CPP_ATOMS)
@@ -60,17 +111,25 @@ def test_scanner_equals_the_regex_module_on_any_text(text):
 
 # ---- layout ----------------------------------------------------------------------------------
 
+
 def test_layout():
     assert len(FIXED_NAMES) == FIRST_LEARNED == 1600
-    assert FIXED_NAMES[:4] == ["<PAD>", "<UNK>", "<BOS>", "<EOS>"] and FIXED_NAMES[19] == "<RESERVED_19>"
+    assert (
+        FIXED_NAMES[:4] == ["<PAD>", "<UNK>", "<BOS>", "<EOS>"]
+        and FIXED_NAMES[19] == "<RESERVED_19>"
+    )
     assert FIXED_NAMES[20] == "auto" and FIXED_IDS["int"] == 20 + CPP_KEYWORDS.index("int")
     assert FIXED_IDS["::"] == 120 and FIXED_IDS["->"] == 121
     assert FIXED_IDS["#include"] == 180 and FIXED_IDS["{"] == 220 and FIXED_IDS["std"] == 320
     assert all(FIXED_IDS[str(n)] == 520 + n for n in range(1000))
     assert FIXED_NAMES[1520:1529] == ["+", "-", "@@", "diff", "---", "+++", "index", "a/", "b/"]
-    assert FIXED_IDS["+"] == 220 + list("{}()[]<>;:,.+-").index("+")  # punctuation, not the diff marker
+    assert FIXED_IDS["+"] == 220 + list("{}()[]<>;:,.+-").index(
+        "+"
+    )  # punctuation, not the diff marker
     assert FIXED_IDS["\n"] == 1536 and FIXED_IDS["\n\n"] == 1537
-    assert FIXED_IDS[WORD_MARK] == 1552 and all(FIXED_NAMES[i] == f"<RESERVED_{i}>" for i in range(1553, 1600))
+    assert FIXED_IDS[WORD_MARK] == 1552 and all(
+        FIXED_NAMES[i] == f"<RESERVED_{i}>" for i in range(1553, 1600)
+    )
     # a token listed twice ("typedef", "bind") keeps its first id; the free ids are reserved
     assert CPP_KEYWORDS.count("typedef") == 1 and FIXED_NAMES.count("bind") == 1
     assert sum(1 for t in FIXED_NAMES if t.startswith("<RESERVED_")) > 48
@@ -88,22 +147,27 @@ def test_trained_layout(cpp):
 
 # ---- the seed's validation checklist -------------------------------------------------------------
 
+
 def test_validation_checklist(cpp):
     t = cpp.tokenize
-    assert t("std::vector<int>") == ["std", "::", "vector", "<", "int", ">"]               # 1
-    assert cpp.encode("a::b")[1] == 120 and cpp.encode("x::y::z").count(120) == 2          # 2
-    assert cpp.encode("p->q")[1] == 121                                                    # 3
-    assert cpp.encode("nullptr") == [FIXED_IDS["nullptr"]]                                 # 4
-    assert cpp.encode("42") == [562]                                                       # 5
-    ids = cpp.encode("1024")                                                               # 6
+    assert t("std::vector<int>") == ["std", "::", "vector", "<", "int", ">"]  # 1
+    assert cpp.encode("a::b")[1] == 120 and cpp.encode("x::y::z").count(120) == 2  # 2
+    assert cpp.encode("p->q")[1] == 121  # 3
+    assert cpp.encode("nullptr") == [FIXED_IDS["nullptr"]]  # 4
+    assert cpp.encode("42") == [562]  # 5
+    ids = cpp.encode("1024")  # 6
     assert all(i >= FIRST_LEARNED for i in ids) and cpp.decode(ids) == "1024"
-    ids = cpp.encode("0x7ffee1234abc")                                                     # 7
+    ids = cpp.encode("0x7ffee1234abc")  # 7
     assert all(i >= FIRST_LEARNED for i in ids) and cpp.decode(ids) == "0x7ffee1234abc"
-    assert cpp.encode("\n") == [1536] and cpp.encode("a  \t b") == cpp.encode("a b")       # 8
-    assert not any(cpp.tokenizer.decode_bytes([i]) in (b" ", b"\t") for i in cpp.encode("int  x ;\tq"))
-    assert t("// Check null pointer")[0] == "//" and cpp.decode(cpp.encode("// Check null pointer")) == \
-        "//Check null pointer"                                                             # 9
-    line = 'printf("hello %d\\n", x);'                                                       # 10
+    assert cpp.encode("\n") == [1536] and cpp.encode("a  \t b") == cpp.encode("a b")  # 8
+    assert not any(
+        cpp.tokenizer.decode_bytes([i]) in (b" ", b"\t") for i in cpp.encode("int  x ;\tq")
+    )
+    assert (
+        t("// Check null pointer")[0] == "//"
+        and cpp.decode(cpp.encode("// Check null pointer")) == "//Check null pointer"
+    )  # 9
+    line = 'printf("hello %d\\n", x);'  # 10
     assert cpp.words(line) == ["printf", "(", '"hello', '%d\\n"', ",", "x", ")", ";"]
     ids = cpp.encode(line)
     assert ids[:2] == [FIXED_IDS["printf"], FIXED_IDS["("]]
@@ -111,8 +175,21 @@ def test_validation_checklist(cpp):
     assert not any(b" " in cpp.tokenizer.decode_bytes([i]) for i in ids if i >= FIRST_LEARNED)
     # the spacing rule, but the literal's two halves would read as one word without their space
     assert cpp.decode(ids) == 'printf("hello %d\\n",x);'
-    assert t("+if (!buf) return;") == ["<DIFF_ADD>", "if", "(", "!", *t("buf"), ")", "return", ";"]  # 11
-    assert cpp.encode("cout << endl") == [FIXED_IDS["cout"], FIXED_IDS["<<"], FIXED_IDS["endl"]]  # 12
+    assert t("+if (!buf) return;") == [
+        "<DIFF_ADD>",
+        "if",
+        "(",
+        "!",
+        *t("buf"),
+        ")",
+        "return",
+        ";",
+    ]  # 11
+    assert cpp.encode("cout << endl") == [
+        FIXED_IDS["cout"],
+        FIXED_IDS["<<"],
+        FIXED_IDS["endl"],
+    ]  # 12
 
 
 def test_fixed_tokens_only_as_whole_words(cpp):
@@ -124,10 +201,15 @@ def test_fixed_tokens_only_as_whole_words(cpp):
 
 def test_diff_markers_only_at_line_start(cpp):
     assert cpp.encode("+x\n-y")[0] == 1520 and 1521 in cpp.encode("+x\n-y")
-    assert cpp.encode("a + b - c").count(FIXED_IDS["+"]) == 1 and 1520 not in cpp.encode("a + b - c")
+    assert cpp.encode("a + b - c").count(FIXED_IDS["+"]) == 1 and 1520 not in cpp.encode(
+        "a + b - c"
+    )
     assert 1521 not in cpp.encode("x\n  -y")  # indented: the minus sign
     assert cpp.encode("--- a/f.c\n+++ b/f.c")[:2] == [1524, 1527]
-    assert cpp.decode(cpp.encode("--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,3 @@")) == "--- a/f.c\n+++ b/f.c\n@@ -1,2+1,3 @@"
+    assert (
+        cpp.decode(cpp.encode("--- a/f.c\n+++ b/f.c\n@@ -1,2 +1,3 @@"))
+        == "--- a/f.c\n+++ b/f.c\n@@ -1,2+1,3 @@"
+    )
 
 
 def test_newlines_and_preprocessor(cpp):
@@ -139,7 +221,12 @@ def test_newlines_and_preprocessor(cpp):
 # ---- against a pure-Python pipeline ----------------------------------------------------------------
 
 WHITESPACE = regex.compile(r"[\p{White_Space}]+")
-HEADERS = {"--- a/": [1524, 1527], "+++ b/": [1525, 1528], "--- b/": [1524, 1528], "+++ a/": [1525, 1527]}
+HEADERS = {
+    "--- a/": [1524, 1527],
+    "+++ b/": [1525, 1528],
+    "--- b/": [1524, 1528],
+    "+++ a/": [1525, 1527],
+}
 
 
 def reference_words(text: str) -> list:
@@ -201,13 +288,33 @@ def reference_encode(tok: CppTokenizer, text: str, line_start: bool = True) -> l
 def test_encode_equals_the_reference_on_real_code(cpp):
     text = CPP.read_text(encoding="utf-8")
     assert cpp.encode(text) == reference_encode(cpp, text)
-    docs = [text[i:i + 4000] for i in range(0, 40000, 4000)]
+    docs = [text[i : i + 4000] for i in range(0, 40000, 4000)]
     assert cpp.encode_ordinary_batch(docs) == [reference_encode(cpp, d) for d in docs]
 
 
-CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}()\u3000\x85\x1c\u2581") +
-                                ["int", "std", "::", "->", "42", "1024", "nullptr", "#include", "\n+", "\n-",
-                                 "--- a/", "+++ b/", "@@", "0x1F", "print"]), max_size=30).map("".join)
+CODE = st.lists(
+    st.sampled_from(
+        list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}()\u3000\x85\x1c\u2581")
+        + [
+            "int",
+            "std",
+            "::",
+            "->",
+            "42",
+            "1024",
+            "nullptr",
+            "#include",
+            "\n+",
+            "\n-",
+            "--- a/",
+            "+++ b/",
+            "@@",
+            "0x1F",
+            "print",
+        ]
+    ),
+    max_size=30,
+).map("".join)
 
 
 @example(" +", True)
@@ -216,7 +323,9 @@ CODE = st.lists(st.sampled_from(list("ab_xZ09\u00e9 \t\n+-*/<>=!&|:;.,#\"'\\@{}(
 def test_encode_equals_the_reference_on_random_code(text, line_start):
     tok = _small()
     assert tok.encode(text, line_start=line_start) == reference_encode(tok, text, line_start)
-    assert tok.words(text) == [p for w, _ in reference_words(text) for p in regex.split(f"({WORD_MARK})", w) if p]
+    assert tok.words(text) == [
+        p for w, _ in reference_words(text) for p in regex.split(f"({WORD_MARK})", w) if p
+    ]
 
 
 _SMALL = []
@@ -226,7 +335,9 @@ def _small() -> CppTokenizer:
     if not _SMALL:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _SMALL.append(cppreason.train([CPP.read_text(encoding="utf-8")[:20000]], vocab_size=2200))
+            _SMALL.append(
+                cppreason.train([CPP.read_text(encoding="utf-8")[:20000]], vocab_size=2200)
+            )
     return _SMALL[0]
 
 
@@ -254,8 +365,7 @@ def render(text: str) -> str:
             pieces.append((w, w in ("+", "-") and not line_start))
         line_start = False
     # the mark character cuts the word it is in, and only the word rule spaces it
-    pieces = [(q, mid) for w, mid in pieces
-              for q in regex.split(f"({WORD_MARK})", w) if q]
+    pieces = [(q, mid) for w, mid in pieces for q in regex.split(f"({WORD_MARK})", w) if q]
     out, prev, run = "", "", []  # run: the last (up to three) unspaced words on this line
     literal = quote = False
     for p, mid_line in pieces:
@@ -265,13 +375,19 @@ def render(text: str) -> str:
         if prev and (prev[-1] == "\n" or p[0] == "\n"):
             run, literal = [], False
         elif prev and (
-                (regex.match(r"[\p{L}\p{N}_]", prev[-1]) and regex.match(r"[\p{L}\p{N}_]", p[0]))
-                or prev in ("---", "+++", "@@") or p == "@@"
-                or (not glued and (literal or (quote and p == "'") or fuses(out, run, p)))):
+            (regex.match(r"[\p{L}\p{N}_]", prev[-1]) and regex.match(r"[\p{L}\p{N}_]", p[0]))
+            or prev in ("---", "+++", "@@")
+            or p == "@@"
+            or (not glued and (literal or (quote and p == "'") or fuses(out, run, p)))
+        ):
             out += " "
             run = []
         if p != WORD_MARK:
-            literal = not closes(p) if literal else p.startswith('"') and not (len(p) >= 2 and closes(p[1:]))
+            literal = (
+                not closes(p)
+                if literal
+                else p.startswith('"') and not (len(p) >= 2 and closes(p[1:]))
+            )
             quote = p == "'"
         run = [] if p == WORD_MARK else run[-2:] + [p]  # no window across the mark
         out += p
@@ -311,10 +427,13 @@ def test_decode_of_real_code(cpp):
 
 # ---- framing, files, errors ----------------------------------------------------------------------
 
+
 def test_fim_and_diff_framing(cpp):
     pre, suf, mid = "int f() {", "}", "return 1;"
     assert cpp.encode_fim(pre, suf) == [4] + cpp.encode(pre) + [6] + cpp.encode(suf) + [5]
-    assert cpp.encode_fim(pre, suf, mid) == [4] + cpp.encode(pre) + [6] + cpp.encode(suf) + [5] + cpp.encode(mid) + [3]
+    assert cpp.encode_fim(pre, suf, mid) == [4] + cpp.encode(pre) + [6] + cpp.encode(suf) + [
+        5
+    ] + cpp.encode(mid) + [3]
     d = cpp.encode_diff("+x;\n", message="Fix")
     assert d[0] == 15 and d[-1] == 16 and d[1:-1] == cpp.encode("// COMMIT: Fix\n+x;\n")
     assert cpp.encode("x", bos=True, eos=True) == [2] + cpp.encode("x") + [3]
@@ -329,7 +448,9 @@ def test_save_load_and_errors(tmp_path, cpp):
     assert back.encode(text) == cpp.encode(text)
     with pytest.raises(ValueError, match="fixed ids"):
         CppTokenizer(toksmith.train_from_iterator(["int x;"] * 5, vocab_size=259))
-    assert CppTokenizer(p).encode(text) == cpp.encode(text) == CppTokenizer(str(p)).encode(text)  # the seed's constructor
+    assert (
+        CppTokenizer(p).encode(text) == cpp.encode(text) == CppTokenizer(str(p)).encode(text)
+    )  # the seed's constructor
     with pytest.raises(TypeError, match="path of a saved one"):
         CppTokenizer(5)
     with pytest.raises(FileNotFoundError):
@@ -355,11 +476,23 @@ def test_fim_parts_keep_their_place_on_the_line(cpp):
     ids = cpp.encode_fim("x = a ", "+ b;", "- c ")
     assert DIFF_ADD not in ids and DIFF_DEL not in ids
     plus, minus = FIXED_IDS["+"], FIXED_IDS["-"]
-    assert ids == [4, *cpp.encode("x = a "), 6, plus, *cpp.encode("b;"), 5, minus, *cpp.encode("c "), 3]
+    assert ids == [
+        4,
+        *cpp.encode("x = a "),
+        6,
+        plus,
+        *cpp.encode("b;"),
+        5,
+        minus,
+        *cpp.encode("c "),
+        3,
+    ]
     # after a line break they do start a line
     assert cpp.encode_fim("x;\n", "+y;\n", "-z;\n").count(DIFF_ADD) == 1
-    assert cpp.encode_fim("x;\n", "-y;", "").count(DIFF_DEL) == 1      # empty middle: the suffix starts the line
-    assert cpp.encode_fim("", "+y;")[1:3] == [6, DIFF_ADD]               # empty prefix, no middle
+    assert (
+        cpp.encode_fim("x;\n", "-y;", "").count(DIFF_DEL) == 1
+    )  # empty middle: the suffix starts the line
+    assert cpp.encode_fim("", "+y;")[1:3] == [6, DIFF_ADD]  # empty prefix, no middle
     assert cpp.encode("+x", line_start=False)[0] == plus and cpp.encode("+x")[0] == DIFF_ADD
 
 
@@ -457,14 +590,19 @@ def test_pickles_for_multiprocessing(cpp):
 
     back = pickle.loads(pickle.dumps(cpp))
     text = CPP.read_text(encoding="utf-8")[:3000]
-    assert back.encode(text) == cpp.encode(text) and back.decode(cpp.encode(text)) == cpp.decode(cpp.encode(text))
+    assert back.encode(text) == cpp.encode(text) and back.decode(cpp.encode(text)) == cpp.decode(
+        cpp.encode(text)
+    )
 
 
 def test_command_line(tmp_path, capsys):
     from toksmith.cli import main
 
     out = str(tmp_path / "cpp.json")
-    assert main(["cppreason", "train", str(CPP), "-o", out, "--vocab-size", "2500", "--no-progress"]) == 0
+    assert (
+        main(["cppreason", "train", str(CPP), "-o", out, "--vocab-size", "2500", "--no-progress"])
+        == 0
+    )
     tok = cppreason.load(out)
     assert tok.vocab_size == 2500
     capsys.readouterr()
@@ -481,11 +619,32 @@ def test_command_line(tmp_path, capsys):
         assert "toksmith cppreason" in capsys.readouterr().err
     assert main(["cppreason", "decode", "-t", out, "x"]) == 1
     assert "must be integers" in capsys.readouterr().err
-    assert main(["cppreason", "train", str(CPP), "-o", out, "--threads", "-1", "--no-progress"]) == 1
+    assert (
+        main(["cppreason", "train", str(CPP), "-o", out, "--threads", "-1", "--no-progress"]) == 1
+    )
     assert "threads must be between 1 and 4096" in capsys.readouterr().err
     # the CLI prints warnings as one "toksmith COMMAND: warning:" line
-    assert main(["cppreason", "train", str(CPP), "-o", out, "--vocab-size", "2500", "--min-frequency", "1000",
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "cppreason",
+                "train",
+                str(CPP),
+                "-o",
+                out,
+                "--vocab-size",
+                "2500",
+                "--min-frequency",
+                "1000",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
-    assert "toksmith cppreason: warning:" in err and "min_frequency=1000" in err and "Warning" not in err
+    assert (
+        "toksmith cppreason: warning:" in err
+        and "min_frequency=1000" in err
+        and "Warning" not in err
+    )
     assert cppreason.load(out).vocab_size < 2500

@@ -41,9 +41,15 @@ def tok() -> CppTokenizer:
 
 
 # (joined from a list: st.text drops surrogates from its alphabet)
-SURROGATE_TEXT = st.lists(st.one_of(
-    st.characters(), st.sampled_from(["\ud800", "\udfff", "\udc80", "\ud83d", "\ude00", "\u2581", "\n", "+", "-"])),
-    max_size=30).map("".join)
+SURROGATE_TEXT = st.lists(
+    st.one_of(
+        st.characters(),
+        st.sampled_from(
+            ["\ud800", "\udfff", "\udc80", "\ud83d", "\ude00", "\u2581", "\n", "+", "-"]
+        ),
+    ),
+    max_size=30,
+).map("".join)
 
 
 def _fixed(text: str) -> str:
@@ -51,6 +57,7 @@ def _fixed(text: str) -> str:
 
 
 # ---- lone surrogates: U+FFFD, as toksmith.Tokenizer.encode and the README promise -------------
+
 
 def test_lone_surrogates_are_replaced_not_a_unicode_error(tok):
     # was: UnicodeEncodeError: 'utf-8' codec can't encode character '\ud800' ... from encode,
@@ -62,7 +69,9 @@ def test_lone_surrogates_are_replaced_not_a_unicode_error(tok):
     assert tok.words(text) == tok.words(same)
     assert tok.tokenize(text) == tok.tokenize(same)
     assert tok.encode_fim(text, "\ud800", "a\udc80") == tok.encode_fim(same, "\ufffd", "a\ufffd")
-    assert tok.encode_diff("+\ud800\n", message="m\udfff") == tok.encode_diff("+\ufffd\n", message="m\ufffd")
+    assert tok.encode_diff("+\ud800\n", message="m\udfff") == tok.encode_diff(
+        "+\ufffd\n", message="m\ufffd"
+    )
     assert tok.decode(tok.encode(text)) == tok.decode(tok.encode(same))
 
 
@@ -86,17 +95,24 @@ def _share(tok):
 
 def test_train_on_texts_with_lone_surrogates():
     # was: UnicodeEncodeError from the native word counter
-    with pytest.raises(toksmith.CorpusDecodeError, match=r'lone surrogate \(U\+D800 at index 5\).*errors="replace"'):
+    with pytest.raises(
+        toksmith.CorpusDecodeError, match=r'lone surrogate \(U\+D800 at index 5\).*errors="replace"'
+    ):
         cppreason.train(["int x\ud800;"] * 3, vocab_size=1900)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        replaced = cppreason.train(["foo\ud800bar foo\ud800bar"] * 3, vocab_size=1900, errors="replace")
+        replaced = cppreason.train(
+            ["foo\ud800bar foo\ud800bar"] * 3, vocab_size=1900, errors="replace"
+        )
         same = cppreason.train(["foo\ufffdbar foo\ufffdbar"] * 3, vocab_size=1900)
     assert replaced.tokenizer.mergeable_ranks() == same.tokenizer.mergeable_ranks()
-    assert replaced.vocab_size > 1856 and replaced.encode("foo\ud800bar") == same.encode("foo\ufffdbar")
+    assert replaced.vocab_size > 1856 and replaced.encode("foo\ud800bar") == same.encode(
+        "foo\ufffdbar"
+    )
 
 
 # ---- FIM: each part where it stands on the line, diff headers included ------------------------
+
 
 def test_fim_suffix_in_mid_line_is_no_diff_header(tok):
     # was: [4, <x = a>, 6, 1524, ...]: the suffix's `---` the diff header, though it goes on the
@@ -107,11 +123,36 @@ def test_fim_suffix_in_mid_line_is_no_diff_header(tok):
     ids = tok.encode_fim("x = a", "y;", "+++z")
     assert 1525 not in ids and ids[-5:] == [*tok.encode(";+++z")[1:], 3]
     # at the start of a line they are the headers
-    assert tok.encode_fim("x;\n", "--- a/f")[tok.encode_fim("x;\n", "--- a/f").index(6) + 1:][:2] == [1524, 1527]
+    assert tok.encode_fim("x;\n", "--- a/f")[tok.encode_fim("x;\n", "--- a/f").index(6) + 1 :][
+        :2
+    ] == [1524, 1527]
 
 
-FIM_PARTS = st.lists(st.sampled_from(["---", "+++", " a/", " b/", "+", "-", "@@", "x", "1", " ", "\t", "\n", ";",
-                                      "#", "include", "\u2581", "::", "int"]), max_size=8).map("".join)
+FIM_PARTS = st.lists(
+    st.sampled_from(
+        [
+            "---",
+            "+++",
+            " a/",
+            " b/",
+            "+",
+            "-",
+            "@@",
+            "x",
+            "1",
+            " ",
+            "\t",
+            "\n",
+            ";",
+            "#",
+            "include",
+            "\u2581",
+            "::",
+            "int",
+        ]
+    ),
+    max_size=8,
+).map("".join)
 
 
 @settings(max_examples=150, deadline=None)
@@ -150,6 +191,7 @@ def test_encode_not_at_line_start_is_encoded_as_in_mid_line(text):
 
 # ---- argument types -----------------------------------------------------------------------------
 
+
 def test_encode_diff_checks_the_diff_type(tok):
     # was: TypeError: can only concatenate str (not "NoneType") to str
     with pytest.raises(TypeError, match="diff must be str, not NoneType"):
@@ -178,14 +220,19 @@ def test_batch_rejects_bytes(tok):
 
 # ---- train() on a list of globs -----------------------------------------------------------------
 
+
 def test_train_on_a_list_with_a_glob(tmp_path):
     # was: the glob's own text trained on (a list of str is texts unless every item exists)
     (tmp_path / "a.cpp").write_text("int widgetcount = widgetcount;\n" * 4, encoding="utf-8")
     (tmp_path / "b.cpp").write_text("int widgetcount;\n" * 4, encoding="utf-8")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from_glob = cppreason.train([str(tmp_path / "a*.cpp"), str(tmp_path / "b.cpp")], vocab_size=1900)
-        from_files = cppreason.train([str(tmp_path / "a.cpp"), str(tmp_path / "b.cpp")], vocab_size=1900)
+        from_glob = cppreason.train(
+            [str(tmp_path / "a*.cpp"), str(tmp_path / "b.cpp")], vocab_size=1900
+        )
+        from_files = cppreason.train(
+            [str(tmp_path / "a.cpp"), str(tmp_path / "b.cpp")], vocab_size=1900
+        )
         # C++ texts with `[`, `*` or `?` that match no file stay texts
         texts = cppreason.train(["a[i] = b[j];", "x *p = q ? r : s;"] * 3, vocab_size=1900)
     assert from_glob.tokenizer.mergeable_ranks() == from_files.tokenizer.mergeable_ranks()
@@ -194,6 +241,7 @@ def test_train_on_a_list_with_a_glob(tmp_path):
 
 
 # ---- the command line ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def saved(tok, tmp_path_factory):
@@ -209,13 +257,45 @@ def test_cli_train_with_a_missing_file_among_several(tmp_path, capsys):
     good = tmp_path / "a.cpp"
     good.write_text("int widgetcount = widgetcount;\n" * 4, encoding="utf-8")
     out = str(tmp_path / "out.json")
-    assert main(["cppreason", "train", str(good), str(tmp_path / "missing.cpp"), "-o", out,
-                 "--vocab-size", "1900", "--no-progress"]) == 1
+    assert (
+        main(
+            [
+                "cppreason",
+                "train",
+                str(good),
+                str(tmp_path / "missing.cpp"),
+                "-o",
+                out,
+                "--vocab-size",
+                "1900",
+                "--no-progress",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
-    assert err.startswith("toksmith cppreason: error: ") and "missing.cpp" in err and "Traceback" not in err
+    assert (
+        err.startswith("toksmith cppreason: error: ")
+        and "missing.cpp" in err
+        and "Traceback" not in err
+    )
     # a quoted glob among the files is expanded
-    assert main(["cppreason", "train", str(good), str(tmp_path / "a*.cpp"), "-o", out, "--vocab-size", "1900",
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "cppreason",
+                "train",
+                str(good),
+                str(tmp_path / "a*.cpp"),
+                "-o",
+                out,
+                "--vocab-size",
+                "1900",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert len(cppreason.load(out).encode("widgetcount")) == 1
 
 
@@ -235,6 +315,10 @@ def test_cli_text_that_is_not_utf8(saved, capsys, monkeypatch):
     assert main(["cppreason", "decode", "-t", saved]) == 1
     assert "stdin is not valid UTF-8" in capsys.readouterr().err
     # valid UTF-8 on stdin still works
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("int é;".encode()), encoding="utf-8"))
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO("int é;".encode()), encoding="utf-8")
+    )
     assert main(["cppreason", "encode", "-t", saved]) == 0
-    assert capsys.readouterr().out.split() == [str(i) for i in cppreason.load(saved).encode("int é;")]
+    assert capsys.readouterr().out.split() == [
+        str(i) for i in cppreason.load(saved).encode("int é;")
+    ]

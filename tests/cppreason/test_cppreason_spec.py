@@ -11,17 +11,41 @@ from pathlib import Path
 import pytest
 
 from toksmith.presets import cppreason
-from toksmith.presets.cppreason import (CATEGORY, DIFF_ADD, DIFF_DEL, FIRST_LEARNED, FIXED_IDS, FIXED_NAMES,
-                                        CppTokenizer)
+from toksmith.presets.cppreason import (
+    CATEGORY,
+    DIFF_ADD,
+    DIFF_DEL,
+    FIRST_LEARNED,
+    FIXED_IDS,
+    FIXED_NAMES,
+    CppTokenizer,
+)
 
 from . import train_tiny
 
 # ---- the spec's lists, verbatim (duplicates included: "typedef" and "bind" are listed twice) --------
 
 SPEC_SPECIAL = [
-    "<PAD>", "<UNK>", "<BOS>", "<EOS>", "<FIM_PREFIX>", "<FIM_MIDDLE>", "<FIM_SUFFIX>", "<CODE_START>",
-    "<CODE_END>", "<THOUGHT_START>", "<THOUGHT_END>", "<QUERY_TOOL>", "<INDEX>", "<DEBUG_CONTEXT>",
-    "<FILE_SEP>", "<DIFF_START>", "<DIFF_END>", "<COMMENT_START>", "<COMMENT_END>", "<RESERVED_19>",
+    "<PAD>",
+    "<UNK>",
+    "<BOS>",
+    "<EOS>",
+    "<FIM_PREFIX>",
+    "<FIM_MIDDLE>",
+    "<FIM_SUFFIX>",
+    "<CODE_START>",
+    "<CODE_END>",
+    "<THOUGHT_START>",
+    "<THOUGHT_END>",
+    "<QUERY_TOOL>",
+    "<INDEX>",
+    "<DEBUG_CONTEXT>",
+    "<FILE_SEP>",
+    "<DIFF_START>",
+    "<DIFF_END>",
+    "<COMMENT_START>",
+    "<COMMENT_END>",
+    "<RESERVED_19>",
 ]
 SPEC_KEYWORDS = """auto const constexpr consteval constinit extern inline mutable register static thread_local
     volatile virtual explicit void bool char short int long float double signed unsigned wchar_t char8_t
@@ -48,7 +72,9 @@ SPEC_STL = """std boost absl fmt cout cerr cin endl printf fprintf sprintf scanf
     __host__ __shared__ blockIdx threadIdx blockDim gridDim""".split()
 SPEC_DIFF = ["+", "-", "@@", "diff", "---", "+++", "index", "a/", "b/"]
 #: the directives of the spec's pre-tokenizer regex (`\#\s*(?:include|define|...)`)
-SPEC_DIRECTIVES = "include define ifdef ifndef endif pragma if else elif undef error warning".split()
+SPEC_DIRECTIVES = (
+    "include define ifdef ifndef endif pragma if else elif undef error warning".split()
+)
 
 CORPUS = """#include <vector>
 // Check null pointer before the buffer is processed.
@@ -79,29 +105,47 @@ def _ids(first: int, tokens: list) -> dict:
 
 # ---- Vocabulary Layout ------------------------------------------------------------------------------
 
+
 def test_fixed_ids_are_the_spec_lists_in_order():
     # spec "Vocabulary Layout" and "Fixed Vocabulary: Detailed Lists": each list from its range's start
-    for first, size, spec in ((0, 20, SPEC_SPECIAL), (20, 100, SPEC_KEYWORDS), (120, 60, SPEC_OPERATORS),
-                              (220, 100, SPEC_PUNCT), (320, 200, SPEC_STL)):
+    for first, size, spec in (
+        (0, 20, SPEC_SPECIAL),
+        (20, 100, SPEC_KEYWORDS),
+        (120, 60, SPEC_OPERATORS),
+        (220, 100, SPEC_PUNCT),
+        (320, 200, SPEC_STL),
+    ):
         expected = _ids(first, spec)
         assert len(expected) <= size
         assert {t: FIXED_IDS[t] for t in expected} == expected
-        assert FIXED_NAMES[first:first + len(expected)] == list(expected)
-        assert all(FIXED_NAMES[i] == f"<RESERVED_{i}>" for i in range(first + len(expected), first + size))
-    assert (FIXED_IDS["::"], FIXED_IDS["->"], FIXED_IDS["nullptr"]) == (120, 121, 20 + SPEC_KEYWORDS.index("nullptr"))
+        assert FIXED_NAMES[first : first + len(expected)] == list(expected)
+        assert all(
+            FIXED_NAMES[i] == f"<RESERVED_{i}>" for i in range(first + len(expected), first + size)
+        )
+    assert (FIXED_IDS["::"], FIXED_IDS["->"], FIXED_IDS["nullptr"]) == (
+        120,
+        121,
+        20 + SPEC_KEYWORDS.index("nullptr"),
+    )
     assert FIXED_IDS["restrict"] == 20 + SPEC_KEYWORDS.index("restrict") - 1  # one "typedef" kept
     assert FIXED_NAMES[520:1520] == [str(n) for n in range(1000)] and FIXED_IDS["42"] == 562
     assert FIXED_NAMES[1520:1529] == SPEC_DIFF and (DIFF_ADD, DIFF_DEL) == (1520, 1521)
     assert FIXED_NAMES[1536:1538] == ["\n", "\n\n"]
-    assert all(CATEGORY[i] == "reserved" for i in list(range(1529, 1536)) + list(range(1538, 1552)) +
-               list(range(1553, 1600)))
+    assert all(
+        CATEGORY[i] == "reserved"
+        for i in list(range(1529, 1536)) + list(range(1538, 1552)) + list(range(1553, 1600))
+    )
     assert cppreason.VOCAB_SIZE == 32768 and FIRST_LEARNED == 1600
 
 
 def test_preprocessor_directives_are_fixed_from_180():
     # spec "Preprocessor directives 180-219" and the directives of its pre-tokenizer regex
     ids = [FIXED_IDS["#" + d] for d in SPEC_DIRECTIVES]
-    assert FIXED_IDS["#include"] == 180 and all(180 <= i < 220 for i in ids) and len(set(ids)) == len(ids)
+    assert (
+        FIXED_IDS["#include"] == 180
+        and all(180 <= i < 220 for i in ids)
+        and len(set(ids)) == len(ids)
+    )
 
 
 def test_every_fixed_token_is_one_id_alone_and_in_context(tok):
@@ -124,10 +168,15 @@ def test_control_token_text_is_not_a_control_token(tok):
 
 # ---- the learned part (BPE Training) ----------------------------------------------------------------
 
+
 def test_learned_part_starts_at_1600_and_holds_no_whitespace(tok):
     # spec "What BPE Learns (IDs 1600-32767)" and principle 1 (spaces are never tokens)
     inner = tok.tokenizer
-    assert [inner.decode_bytes([FIRST_LEARNED + b]) for b in (0, 65, 255)] == [b"\x00", b"A", b"\xff"]
+    assert [inner.decode_bytes([FIRST_LEARNED + b]) for b in (0, 65, 255)] == [
+        b"\x00",
+        b"A",
+        b"\xff",
+    ]
     assert FIRST_LEARNED + 256 < tok.vocab_size <= 1950
     for i in range(FIRST_LEARNED + 256, tok.vocab_size):
         piece = inner.decode_bytes([i])
@@ -140,7 +189,9 @@ def test_learned_part_starts_at_1600_and_holds_no_whitespace(tok):
 
 def test_train_fills_the_vocab_size_asked_for():
     # spec "Training Procedure": the learned ids fill the vocabulary up to vocab_size
-    text = (Path(__file__).resolve().parent.parent / "data" / "corpora" / "cpp_slice.txt").read_text(encoding="utf-8")
+    text = (
+        Path(__file__).resolve().parent.parent / "data" / "corpora" / "cpp_slice.txt"
+    ).read_text(encoding="utf-8")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every merge asked for is learned
         assert cppreason.train([text[:20000]], vocab_size=2200).vocab_size == 2200
@@ -159,20 +210,43 @@ def test_train_default_vocab_size_is_the_specs():
 
 # ---- Pre-Tokenization ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, words", [
-    ("a::b->c", ["a", "::", "b", "->", "c"]),
-    ("x<<=1;y>>=2", ["x", "<<=", "1", ";", "y", ">>=", "2"]),
-    ("p->*q a.*b a<=>b f(...) a##b", ["p", "->*", "q", "a", ".*", "b", "a", "<=>", "b", "f", "(", "...", ")",
-                                     "a", "##", "b"]),
-    ("#include <vector>", ["#include", "<", "vector", ">"]),
-    ('s = "a\\"b";', ["s", "=", '"a\\"b"', ";"]),               # a string literal with an escape is one word
-    ("c = '\\n'; d = 'x';", ["c", "=", "'\\n'", ";", "d", "=", "'x'", ";"]),
-    ("0x7ffee1234abc 0XFF", ["0x7ffee1234abc", "0XFF"]),          # the hex literal rule
-    ("3.14", ["3", ".", "14"]),                                   # spec: `3.14` -> "3" + "." + "14"
-    ("1024 42 007", ["1024", "42", "007"]),
-    ("/* c */ x; // note", ["/*", "c", "*/", "x", ";", "//", "note"]),
-    ("a \t\u3000 b", ["a", "b"]),                                # whitespace is a delimiter only
-])
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("a::b->c", ["a", "::", "b", "->", "c"]),
+        ("x<<=1;y>>=2", ["x", "<<=", "1", ";", "y", ">>=", "2"]),
+        (
+            "p->*q a.*b a<=>b f(...) a##b",
+            [
+                "p",
+                "->*",
+                "q",
+                "a",
+                ".*",
+                "b",
+                "a",
+                "<=>",
+                "b",
+                "f",
+                "(",
+                "...",
+                ")",
+                "a",
+                "##",
+                "b",
+            ],
+        ),
+        ("#include <vector>", ["#include", "<", "vector", ">"]),
+        ('s = "a\\"b";', ["s", "=", '"a\\"b"', ";"]),  # a string literal with an escape is one word
+        ("c = '\\n'; d = 'x';", ["c", "=", "'\\n'", ";", "d", "=", "'x'", ";"]),
+        ("0x7ffee1234abc 0XFF", ["0x7ffee1234abc", "0XFF"]),  # the hex literal rule
+        ("3.14", ["3", ".", "14"]),  # spec: `3.14` -> "3" + "." + "14"
+        ("1024 42 007", ["1024", "42", "007"]),
+        ("/* c */ x; // note", ["/*", "c", "*/", "x", ";", "//", "note"]),
+        ("a \t\u3000 b", ["a", "b"]),  # whitespace is a delimiter only
+    ],
+)
 def test_words(tok, text, words):
     # spec "Pre-Tokenization: BERT-Style Whitespace + C++ Awareness", step 1 and step 2
     assert tok.words(text) == words
@@ -181,11 +255,34 @@ def test_words(tok, text, words):
 def test_the_specs_example_line(tok):
     # spec "How It Works — Example": 11 words, all fixed but `ptr`
     text = "std::vector<int> *ptr = nullptr;"
-    assert tok.words(text) == ["std", "::", "vector", "<", "int", ">", "*", "ptr", "=", "nullptr", ";"]
+    assert tok.words(text) == [
+        "std",
+        "::",
+        "vector",
+        "<",
+        "int",
+        ">",
+        "*",
+        "ptr",
+        "=",
+        "nullptr",
+        ";",
+    ]
     ids = tok.encode(text)
     ptr = tok.encode("ptr")
-    assert ids == [320, 120, 335, 226, 38, 227, FIXED_IDS["*"], *ptr, FIXED_IDS["="], FIXED_IDS["nullptr"],
-                   FIXED_IDS[";"]]
+    assert ids == [
+        320,
+        120,
+        335,
+        226,
+        38,
+        227,
+        FIXED_IDS["*"],
+        *ptr,
+        FIXED_IDS["="],
+        FIXED_IDS["nullptr"],
+        FIXED_IDS[";"],
+    ]
 
 
 def test_numbers_0_to_999_are_fixed_whole_words_only(tok):
@@ -202,19 +299,36 @@ def test_the_specs_diff_example(tok):
     p = FIXED_IDS
     assert ids[:11] == [1522, p["-"], 562, p[","], 526, p["+"], 562, p[","], 528, 1522, 1536]
     add = ids.index(DIFF_ADD)
-    assert ids[add - 1] == 1536 and ids[add + 1:add + 4] == [p["if"], p["("], p["!"]]
-    assert tok.tokenize("+if (!buf) return;") == ["<DIFF_ADD>", "if", "(", "!", *tok.tokenize("buf"), ")", "return",
-                                                 ";"]
+    assert ids[add - 1] == 1536 and ids[add + 1 : add + 4] == [p["if"], p["("], p["!"]]
+    assert tok.tokenize("+if (!buf) return;") == [
+        "<DIFF_ADD>",
+        "if",
+        "(",
+        "!",
+        *tok.tokenize("buf"),
+        ")",
+        "return",
+        ";",
+    ]
     assert tok.encode("--- a/x.cc\n+++ b/x.cc\n")[:2] == [1524, 1527]
     assert tok.encode("diff index") == [1523, 1526]
 
 
 # ---- Decoding (Reconstruction) -------------------------------------------------------------------------
 
+
 def test_decode_restores_newlines_and_spaces_between_words_only(tok):
     # spec "Decoding": newlines as they are; a space between two word tokens, none around punctuation
-    assert tok.decode(tok.encode("int  main ( )\n{\n\n\treturn   0 ;\n}")) == "int main()\n{\n\nreturn 0;\n}"
-    assert tok.decode(tok.encode("x\n\n\ny")) == "x\n\n\ny" and tok.encode("1\n\n\n2") == [521, 1537, 1536, 522]
+    assert (
+        tok.decode(tok.encode("int  main ( )\n{\n\n\treturn   0 ;\n}"))
+        == "int main()\n{\n\nreturn 0;\n}"
+    )
+    assert tok.decode(tok.encode("x\n\n\ny")) == "x\n\n\ny" and tok.encode("1\n\n\n2") == [
+        521,
+        1537,
+        1536,
+        522,
+    ]
     assert tok.decode(tok.encode("std::cout << x << std::endl;")) == "std::cout<<x<<std::endl;"
     assert tok.decode(tok.encode("a\r\nb")) == "a\nb"
     assert tok.decode([]) == ""
@@ -222,47 +336,75 @@ def test_decode_restores_newlines_and_spaces_between_words_only(tok):
 
 # ---- Control tokens: FIM and diff framing --------------------------------------------------------------
 
+
 def test_fim_uses_the_specs_ids(tok):
     # spec "Control / Special Tokens": <FIM_PREFIX> 4, <FIM_MIDDLE> 5, <FIM_SUFFIX> 6, <EOS> 3
     ids = tok.encode_fim("int f() {\n", "}\n", "return 1;\n")
-    assert ids == [4, *tok.encode("int f() {\n"), 6, *tok.encode("}\n"), 5, *tok.encode("return 1;\n"), 3]
+    assert ids == [
+        4,
+        *tok.encode("int f() {\n"),
+        6,
+        *tok.encode("}\n"),
+        5,
+        *tok.encode("return 1;\n"),
+        3,
+    ]
     assert tok.decode(ids) == "int f(){\n}\nreturn 1;\n"  # control tokens are left out
 
 
 def test_diff_framing_is_the_specs_commit_format(tok):
     # spec "Commit Message Format for Training": <DIFF_START> // COMMIT: msg \n diff <DIFF_END>
     ids = tok.encode_diff("+if (!buf) return;\n", message="Fix null pointer dereference")
-    assert ids == [15, *tok.encode("// COMMIT: Fix null pointer dereference\n+if (!buf) return;\n"), 16]
+    assert ids == [
+        15,
+        *tok.encode("// COMMIT: Fix null pointer dereference\n+if (!buf) return;\n"),
+        16,
+    ]
 
 
 def test_diff_framing_with_a_multi_line_message(tok):
     # was: the message's later lines were diff lines ("- item" the removed-line marker 1521)
     ids = tok.encode_diff("+x;\n", message="Fix crash\n\n- was: null deref\n+ now: checked\n")
     assert ids.count(DIFF_ADD) == 1 and DIFF_DEL not in ids
-    assert ids == [15, *tok.encode("// COMMIT: Fix crash\n// \n// - was: null deref\n// + now: checked\n+x;\n"), 16]
+    assert ids == [
+        15,
+        *tok.encode("// COMMIT: Fix crash\n// \n// - was: null deref\n// + now: checked\n+x;\n"),
+        16,
+    ]
 
 
 # ---- Validation Checklist ------------------------------------------------------------------------------
 
+
 def test_validation_checklist_exact_ids(tok):
     # spec "Validation Checklist", items 1-12
     f = FIXED_IDS
-    assert tok.encode("std::vector<int>") == [320, 120, 335, 226, 38, 227]                      # 1
-    assert tok.encode("a::b") == [*tok.encode("a"), 120, *tok.encode("b")]                      # 2
-    assert tok.encode("a->b") == [*tok.encode("a"), 121, *tok.encode("b")]                      # 3
-    assert tok.encode("nullptr") == [f["nullptr"]] and f["nullptr"] < FIRST_LEARNED              # 4
-    assert tok.encode("42") == [562]                                                             # 5
-    assert min(tok.encode("1024")) >= FIRST_LEARNED                                              # 6
-    assert tok.decode(tok.encode("0x7ffee1234abc")) == "0x7ffee1234abc"                          # 7
-    assert tok.encode("\n") == [1536] and tok.encode(" a \t") == tok.encode("a")                 # 8
-    assert tok.words("// Check null pointer") == ["//", "Check", "null", "pointer"]              # 9
+    assert tok.encode("std::vector<int>") == [320, 120, 335, 226, 38, 227]  # 1
+    assert tok.encode("a::b") == [*tok.encode("a"), 120, *tok.encode("b")]  # 2
+    assert tok.encode("a->b") == [*tok.encode("a"), 121, *tok.encode("b")]  # 3
+    assert tok.encode("nullptr") == [f["nullptr"]] and f["nullptr"] < FIRST_LEARNED  # 4
+    assert tok.encode("42") == [562]  # 5
+    assert min(tok.encode("1024")) >= FIRST_LEARNED  # 6
+    assert tok.decode(tok.encode("0x7ffee1234abc")) == "0x7ffee1234abc"  # 7
+    assert tok.encode("\n") == [1536] and tok.encode(" a \t") == tok.encode("a")  # 8
+    assert tok.words("// Check null pointer") == ["//", "Check", "null", "pointer"]  # 9
     assert tok.encode("// Check null pointer")[0] == 147
-    assert tok.words('printf("hello %d\\n", x);') == ["printf", "(", '"hello', '%d\\n"', ",", "x", ")", ";"]  # 10
-    assert tok.encode("+if (!buf) return;")[:4] == [DIFF_ADD, f["if"], f["("], f["!"]]           # 11
-    assert tok.encode("cout << endl") == [f["cout"], f["<<"], f["endl"]]                         # 12
+    assert tok.words('printf("hello %d\\n", x);') == [
+        "printf",
+        "(",
+        '"hello',
+        '%d\\n"',
+        ",",
+        "x",
+        ")",
+        ";",
+    ]  # 10
+    assert tok.encode("+if (!buf) return;")[:4] == [DIFF_ADD, f["if"], f["("], f["!"]]  # 11
+    assert tok.encode("cout << endl") == [f["cout"], f["<<"], f["endl"]]  # 12
 
 
 # ---- the command line ---------------------------------------------------------------------------------
+
 
 def test_cli_train_encode_decode(tmp_path, capsys):
     from toksmith.cli import main
@@ -270,27 +412,50 @@ def test_cli_train_encode_decode(tmp_path, capsys):
     src = tmp_path / "a.cpp"
     src.write_text(CORPUS * 4, encoding="utf-8")
     out = str(tmp_path / "t.json")
-    assert main(["cppreason", "train", str(src), "-o", out, "--vocab-size", "1950", "--no-progress"]) == 0
+    assert (
+        main(["cppreason", "train", str(src), "-o", out, "--vocab-size", "1950", "--no-progress"])
+        == 0
+    )
     assert "tokens -> " in capsys.readouterr().err
     assert main(["cppreason", "encode", "-t", out, "std::vector<int>"]) == 0
     assert capsys.readouterr().out.split() == ["320", "120", "335", "226", "38", "227"]
     assert main(["cppreason", "encode", "-t", out, "--tokens", "+if (x)\n"]) == 0
-    assert capsys.readouterr().out.split() == ["<DIFF_ADD>", "if", "(", *cppreason.load(out).tokenize("x"), ")",
-                                              "\\n"]
+    assert capsys.readouterr().out.split() == [
+        "<DIFF_ADD>",
+        "if",
+        "(",
+        *cppreason.load(out).tokenize("x"),
+        ")",
+        "\\n",
+    ]
     assert main(["cppreason", "decode", "-t", out, "320", "120", "335", "1536", "562"]) == 0
     assert capsys.readouterr().out == "std::vector\n42\n"
-    for bad, message in ((["1950"], "token id 1950 is out of range"), (["-1"], "token id -1 is out of range"),
-                         (["x1"], "ids must be integers")):
+    for bad, message in (
+        (["1950"], "token id 1950 is out of range"),
+        (["-1"], "token id -1 is out of range"),
+        (["x1"], "ids must be integers"),
+    ):
         assert main(["cppreason", "decode", "-t", out, "--", *bad]) == 1
         err = capsys.readouterr().err
-        assert err.startswith("toksmith cppreason: error: ") and message in err and "Traceback" not in err
-    assert main(["cppreason", "train", str(src), "-o", out, "--vocab-size", "1000", "--no-progress"]) == 1
+        assert (
+            err.startswith("toksmith cppreason: error: ")
+            and message in err
+            and "Traceback" not in err
+        )
+    assert (
+        main(["cppreason", "train", str(src), "-o", out, "--vocab-size", "1000", "--no-progress"])
+        == 1
+    )
     assert "vocab_size must be at least 1856" in capsys.readouterr().err
 
 
 def test_diff_framing_keeps_every_character_of_the_message(tok):
     # the message's lines are cut at "\n" only (a "\x1c" in it is text, not a line break)
-    assert tok.encode_diff("", message="a\x1cb\r\nc") == [15, *tok.encode("// COMMIT: a\x1cb\r\n// c\n"), 16]
+    assert tok.encode_diff("", message="a\x1cb\r\nc") == [
+        15,
+        *tok.encode("// COMMIT: a\x1cb\r\n// c\n"),
+        16,
+    ]
     assert tok.encode_diff("x", message="") == [15, *tok.encode("x"), 16]
 
 
@@ -300,6 +465,8 @@ def test_cli_tokens_show_partial_utf8_as_bytes(tok, tmp_path, capsys):
     # was: each byte of "é" printed as U+FFFD ("\ufffd \ufffd"), the token's bytes lost
     out = str(tmp_path / "t.json")
     tok.save(out)
-    assert min(tok.encode("\u00e9")) >= FIRST_LEARNED and len(tok.encode("\u00e9")) == 3  # mark, 0xc3, 0xa9
+    assert (
+        min(tok.encode("\u00e9")) >= FIRST_LEARNED and len(tok.encode("\u00e9")) == 3
+    )  # mark, 0xc3, 0xa9
     assert main(["cppreason", "encode", "-t", out, "--tokens", "\u00e9 \\ \n"]) == 0
     assert capsys.readouterr().out.split() == ["\u2581", "\\xc3", "\\xa9", "\\\\", "\\n"]

@@ -19,21 +19,26 @@ CPP = Path(__file__).resolve().parent.parent / "data" / "corpora" / "cpp_slice.t
 
 @pytest.fixture(scope="module")
 def tok() -> CppTokenizer:
-    return train_tiny("int main() { unsigned long x = 42u + 1.5e-3f * 10ULL; return x / *p - -y; }\n", 1900)
+    return train_tiny(
+        "int main() { unsigned long x = 42u + 1.5e-3f * 10ULL; return x / *p - -y; }\n", 1900
+    )
 
 
-@pytest.mark.parametrize("text, words", [
-    ("42u", ["42u"]),
-    ("10ULL", ["10ULL"]),
-    ("1e5", ["1e5"]),
-    ("1.5f", ["1", ".", "5f"]),
-    ("1.5e-3", ["1", ".", "5e", "-", "3"]),
-    ("3.14", ["3", ".", "14"]),          # the seed's example: three words
-    ("2x faster", ["2x", "faster"]),
-    ("x2", ["x2"]),
-    ("0xFFu", ["0xFF", "u"]),            # the hex literal rule comes first, as in the seed
-    ("a[42]", ["a", "[", "42", "]"]),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("42u", ["42u"]),
+        ("10ULL", ["10ULL"]),
+        ("1e5", ["1e5"]),
+        ("1.5f", ["1", ".", "5f"]),
+        ("1.5e-3", ["1", ".", "5e", "-", "3"]),
+        ("3.14", ["3", ".", "14"]),  # the seed's example: three words
+        ("2x faster", ["2x", "faster"]),
+        ("x2", ["x2"]),
+        ("0xFFu", ["0xFF", "u"]),  # the hex literal rule comes first, as in the seed
+        ("a[42]", ["a", "[", "42", "]"]),
+    ],
+)
 def test_a_number_keeps_its_suffix(tok, text, words):
     assert tok.words(text) == words
 
@@ -46,39 +51,74 @@ def test_only_a_whole_number_below_1000_is_fixed(tok):
     assert tok.decode(tok.encode("10ULL")) == "10ULL"
 
 
-@pytest.mark.parametrize("text, decoded", [
-    # was "a/*p": a comment opener
-    ("a / *p;", "a/ *p;"),
-    # was "a--b": a decrement
-    ("a - -b;", "a- -b;"),
-    ("a + ++b;", "a+ ++b;"),
-    ("a & &b", "a& &b"),
-    ("x < <y", "x< <y"),
-    ("x = *p;", "x=*p;"),                # =* reads as = then *: no space, as the seed's rule
-    ("std::vector<int> *ptr = nullptr;", "std::vector<int>*ptr=nullptr;"),
-    (". . . .", ".. .."),
-    # the parts of a literal cut at its spaces come back with one space between them
-    ('printf("hello %d\\n", x);', 'printf("hello %d\\n",x);'),
-    ('s = " a";', 's=" a";'),
-    ('s = "a + b = c";', 's="a + b = c";'),
-    ('s = "say \\"hi there\\" now";', 's="say \\"hi there\\" now";'),
-    ("c = ' ';", "c=' ';"),
-    ("c = 'x'; // don't", "c='x';//don't"),
-    # a + or - after indentation is no diff marker, and keeps one space to say so
-    ("x\n  - y;\n+z", "x\n -y;\n+z"),
-    # a quote that opens no literal (none closes it on its line): the spaces do no harm
-    ('"unclosed ( x', '" unclosed ( x'),
-])
+@pytest.mark.parametrize(
+    "text, decoded",
+    [
+        # was "a/*p": a comment opener
+        ("a / *p;", "a/ *p;"),
+        # was "a--b": a decrement
+        ("a - -b;", "a- -b;"),
+        ("a + ++b;", "a+ ++b;"),
+        ("a & &b", "a& &b"),
+        ("x < <y", "x< <y"),
+        ("x = *p;", "x=*p;"),  # =* reads as = then *: no space, as the seed's rule
+        ("std::vector<int> *ptr = nullptr;", "std::vector<int>*ptr=nullptr;"),
+        (". . . .", ".. .."),
+        # the parts of a literal cut at its spaces come back with one space between them
+        ('printf("hello %d\\n", x);', 'printf("hello %d\\n",x);'),
+        ('s = " a";', 's=" a";'),
+        ('s = "a + b = c";', 's="a + b = c";'),
+        ('s = "say \\"hi there\\" now";', 's="say \\"hi there\\" now";'),
+        ("c = ' ';", "c=' ';"),
+        ("c = 'x'; // don't", "c='x';//don't"),
+        # a + or - after indentation is no diff marker, and keeps one space to say so
+        ("x\n  - y;\n+z", "x\n -y;\n+z"),
+        # a quote that opens no literal (none closes it on its line): the spaces do no harm
+        ('"unclosed ( x', '" unclosed ( x'),
+    ],
+)
 def test_decode_never_fuses_two_words(tok, text, decoded):
     ids = tok.encode(text)
     assert tok.decode(ids) == decoded
     assert tok.encode(decoded) == ids
 
 
-OPERATOR_SOUP = st.lists(st.sampled_from(["a", "x1", "42", "7u", "+", "-", "*", "/", "<", ">", "=", "!", "&", "|",
-                                          ":", ".", "%", "^", "#", "(", ")", ";", "'", '"', "\\", "->",
-                                          "::", "\n", "\n  "]),
-                         max_size=25)
+OPERATOR_SOUP = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "x1",
+            "42",
+            "7u",
+            "+",
+            "-",
+            "*",
+            "/",
+            "<",
+            ">",
+            "=",
+            "!",
+            "&",
+            "|",
+            ":",
+            ".",
+            "%",
+            "^",
+            "#",
+            "(",
+            ")",
+            ";",
+            "'",
+            '"',
+            "\\",
+            "->",
+            "::",
+            "\n",
+            "\n  ",
+        ]
+    ),
+    max_size=25,
+)
 
 
 @given(OPERATOR_SOUP)

@@ -10,15 +10,18 @@ from pathlib import Path
 
 import pytest
 import regex
+from core import reference
 from hypothesis import given
 from hypothesis import strategies as st
 
 import toksmith
-from toksmith.presets import CROMWELL_SPECIAL_TOKENS, PRESETS, get_preset
-from toksmith.presets import cromwell
-from toksmith.presets.cromwell import CodeTokenizer, collect_code_corpus, parse_edit_output, tokenize_file_with_edit
-
-from core import reference
+from toksmith.presets import CROMWELL_SPECIAL_TOKENS, PRESETS, cromwell, get_preset
+from toksmith.presets.cromwell import (
+    CodeTokenizer,
+    collect_code_corpus,
+    parse_edit_output,
+    tokenize_file_with_edit,
+)
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 CODE_FILES = [CORPORA / f"{n}_slice.txt" for n in ("python", "cpp", "javascript", "english")]
@@ -37,9 +40,19 @@ def test_layout_specials_first_then_bytes_then_merges(code):
     assert tok.n_vocab == VOCAB
     # the seed's ids (section 2.2): PAD 0, EOS 1, BOS 2, FILE 3, /FILE 4, EDIT_START 5, EDIT_END 6, DELETE 7
     assert tok.special_tokens == {s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}
-    assert (code.pad_id, code.eos_id, code.bos_id, code.file_id, code.file_end_id, code.edit_start_id,
-            code.edit_end_id, code.delete_id) == tuple(range(8))
-    assert [tok.decode_single_token_bytes(8 + b) for b in range(256)] == [bytes([b]) for b in range(256)]
+    assert (
+        code.pad_id,
+        code.eos_id,
+        code.bos_id,
+        code.file_id,
+        code.file_end_id,
+        code.edit_start_id,
+        code.edit_end_id,
+        code.delete_id,
+    ) == tuple(range(8))
+    assert [tok.decode_single_token_bytes(8 + b) for b in range(256)] == [
+        bytes([b]) for b in range(256)
+    ]
     ranks = tok.mergeable_ranks()
     assert sorted(ranks.values()) == list(range(8, VOCAB))
     assert tok.pattern_name == "o200k" and tok.metadata["preset"] == "cromwell"
@@ -49,8 +62,12 @@ def test_merges_are_the_core_trainers_and_encoding_the_references(code):
     # the preset is the core trainer with the preset's options: same merges as a plain
     # train_from_iterator on the same texts
     texts = [p.read_text(encoding="utf-8") for p in CODE_FILES]
-    plain = toksmith.train_from_iterator(texts, vocab_size=VOCAB, pattern="o200k",
-                                         special_tokens={s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)})
+    plain = toksmith.train_from_iterator(
+        texts,
+        vocab_size=VOCAB,
+        pattern="o200k",
+        special_tokens={s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)},
+    )
     assert plain.mergeable_ranks() == code.tokenizer.mergeable_ranks()
     # and it encodes as the pure-Python reference does with its ranks (ids are ranks here)
     ranks = code.tokenizer.mergeable_ranks()
@@ -70,23 +87,46 @@ def test_small_training_equals_the_reference_trainer():
 
 def test_seed_tests_round_trip(code):
     # seed 000, section 8
-    for text in ["def hello_world():\n    print('Hello, World!')", "Привет мир 🌍",
-                 "class MyClass:\n    pass", "if (a === b && c !== d) {{ return x->y; }}\r\n\t\tfoo();"]:
+    for text in [
+        "def hello_world():\n    print('Hello, World!')",
+        "Привет мир 🌍",
+        "class MyClass:\n    pass",
+        "if (a === b && c !== d) {{ return x->y; }}\r\n\t\tfoo();",
+    ]:
         ids = code.encode(text)
         assert code.decode(ids) == text
-    tokens = tokenize_file_with_edit("test.py", "class MyClass:\n    pass", "Add a method called 'process'", code)
+    tokens = tokenize_file_with_edit(
+        "test.py", "class MyClass:\n    pass", "Add a method called 'process'", code
+    )
     assert tokens[0] == code.file_id and tokens[-1] == code.edit_end_id
 
 
 def test_code_structure_becomes_tokens(code):
     # trained on code, indentation runs, operator and bracket runs and keyword pieces are tokens
     tok = code.tokenizer
-    for piece in [b"   ", b"       ", b" return", b" ==", b"((", b"))", b"();", b" if", b" const", b"def", b" self"]:
+    for piece in [
+        b"   ",
+        b"       ",
+        b" return",
+        b" ==",
+        b"((",
+        b"))",
+        b"();",
+        b" if",
+        b" const",
+        b"def",
+        b" self",
+    ]:
         assert tok.encode_single_token(piece) >= 264, piece
     ids = code.encode("\n    return self.x")
     assert [tok.decode([i]) for i in ids][:3] == ["\n", "   ", " return"]
     # camelCase names split into parts before BPE (o200k's split)
-    assert toksmith.split("parseJSONValue MyClass", "o200k") == ["parse", "JSONValue", " My", "Class"]
+    assert toksmith.split("parseJSONValue MyClass", "o200k") == [
+        "parse",
+        "JSONValue",
+        " My",
+        "Class",
+    ]
 
 
 @given(st.text(max_size=300))
@@ -118,30 +158,51 @@ def test_frame_layout(code):
 
 def test_parse_types(code):
     out = code.parse_edit_output(code.tokenize_file_with_edit("a.py", "x = 1\n", "x = 2\n"))
-    assert out == {"file_path": "a.py", "old_content": "x = 1\n", "new_content": "x = 2\n",
-                   "edit_type": "replace", "complete": True}
+    assert out == {
+        "file_path": "a.py",
+        "old_content": "x = 1\n",
+        "new_content": "x = 2\n",
+        "edit_type": "replace",
+        "complete": True,
+    }
     out = code.parse_edit_output(code.tokenize_file_with_edit("new.py", "  \n", "print(1)\n"))
     assert out["edit_type"] == "insert" and out["new_content"] == "print(1)\n"
     out = code.parse_edit_output(code.encode_delete("old.py", "gone\n"))
-    assert out == {"file_path": "old.py", "old_content": "gone\n", "new_content": "", "edit_type": "delete",
-                   "complete": True}
+    assert out == {
+        "file_path": "old.py",
+        "old_content": "gone\n",
+        "new_content": "",
+        "edit_type": "delete",
+        "complete": True,
+    }
     # the seed's free function, with a plain Tokenizer
-    assert parse_edit_output(code.encode_delete("o.py", "z"), code.tokenizer)["edit_type"] == "delete"
+    assert (
+        parse_edit_output(code.encode_delete("o.py", "z"), code.tokenizer)["edit_type"] == "delete"
+    )
 
 
 def test_parse_model_output_shapes(code):
     frame = code.tokenize_file_with_edit("a.py", "old\n", "new\n")
     # BOS and padding dropped, everything after EOS ignored
     out = code.parse_edit_output([code.bos_id, *frame, code.eos_id, 99, 100, code.pad_id])
-    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == ("a.py", "old\n", "new\n", True)
+    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == (
+        "a.py",
+        "old\n",
+        "new\n",
+        True,
+    )
     padded = code.parse_edit_output(frame + [code.pad_id] * 5)
     assert padded == code.parse_edit_output(frame)
     # truncated before <EDIT_END>: what there is, marked incomplete
     out = code.parse_edit_output(frame[:-2])
     assert out["complete"] is False and "new\n".startswith(out["new_content"])
     # no header: no path, the content starts at the first id
-    out = code.parse_edit_output([*code.encode("old\n"), code.edit_start_id, *code.encode("new"), code.edit_end_id])
-    assert out["file_path"] is None and out["old_content"] == "old\n" and out["new_content"] == "new"
+    out = code.parse_edit_output(
+        [*code.encode("old\n"), code.edit_start_id, *code.encode("new"), code.edit_end_id]
+    )
+    assert (
+        out["file_path"] is None and out["old_content"] == "old\n" and out["new_content"] == "new"
+    )
     # numpy arrays are accepted
     np = pytest.importorskip("numpy")
     assert code.parse_edit_output(np.array(frame, dtype=np.uint32)) == code.parse_edit_output(frame)
@@ -151,7 +212,9 @@ def test_parse_errors(code):
     with pytest.raises(ValueError, match="no <EDIT_START>"):
         code.parse_edit_output(code.encode_file("a.py", "x"))
     with pytest.raises(ValueError, match="not closed by </FILE>"):
-        code.parse_edit_output([code.file_id, *code.encode("a.py"), code.edit_start_id, code.edit_end_id])
+        code.parse_edit_output(
+            [code.file_id, *code.encode("a.py"), code.edit_start_id, code.edit_end_id]
+        )
     with pytest.raises(TypeError, match="sequence of int"):
         code.parse_edit_output("<EDIT_START>")
     with pytest.raises(TypeError, match="int token ids"):
@@ -168,7 +231,12 @@ def test_parse_errors(code):
 def test_parse_inverts_the_frame(code, path, old, new):
     # markers written as text inside the path or contents stay text: parsing works on ids
     out = code.parse_edit_output(code.tokenize_file_with_edit(path, old, new))
-    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == (path, old, new, True)
+    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == (
+        path,
+        old,
+        new,
+        True,
+    )
     assert out["edit_type"] == ("insert" if not old.strip() else "replace")
 
 
@@ -176,19 +244,28 @@ def test_marker_text_inside_contents(code):
     old = "s = '<EDIT_START>'  # </FILE> <EDIT_END> <DELETE>\n"
     out = code.parse_edit_output(code.tokenize_file_with_edit("<FILE>.py", old, "<EDIT_END>"))
     assert (out["file_path"], out["old_content"], out["new_content"], out["edit_type"]) == (
-        "<FILE>.py", old, "<EDIT_END>", "replace")
+        "<FILE>.py",
+        old,
+        "<EDIT_END>",
+        "replace",
+    )
 
 
 def test_code_tokenizer_needs_the_specials():
-    plain = toksmith.train_from_iterator(["hello world"] * 5, vocab_size=260, pattern="o200k",
-                                         special_tokens=["<PAD>", "<EOS>"])
+    plain = toksmith.train_from_iterator(
+        ["hello world"] * 5, vocab_size=260, pattern="o200k", special_tokens=["<PAD>", "<EOS>"]
+    )
     with pytest.raises(ValueError, match=r"lacks the Cromwell special token\(s\) \['<BOS>'"):
         CodeTokenizer(plain)
     with pytest.raises(TypeError, match="needs a toksmith.Tokenizer"):
         CodeTokenizer("tokenizer.json")
     # the specials may sit at other ids (a tokenizer trained with them after the merges)
-    other = toksmith.train_from_iterator(["hello world"] * 5, vocab_size=273, pattern="o200k",
-                                         special_tokens=list(CROMWELL_SPECIAL_TOKENS))
+    other = toksmith.train_from_iterator(
+        ["hello world"] * 5,
+        vocab_size=273,
+        pattern="o200k",
+        special_tokens=list(CROMWELL_SPECIAL_TOKENS),
+    )
     wrapped = CodeTokenizer(other)
     assert wrapped.file_id == other.special_tokens["<FILE>"] >= 256
     assert wrapped.parse_edit_output(wrapped.encode_delete("a", "b"))["edit_type"] == "delete"
@@ -200,7 +277,9 @@ def test_save_load_pickle_and_exports(code, tmp_path):
     text = "def f(x):\n    return x ** 2  # <EOS>\n"
     assert again.encode(text) == code.encode(text) and again.special_ids == code.special_ids
     copy = pickle.loads(pickle.dumps(code))
-    assert copy.tokenize_file_with_edit("a", text, "b") == code.tokenize_file_with_edit("a", text, "b")
+    assert copy.tokenize_file_with_edit("a", text, "b") == code.tokenize_file_with_edit(
+        "a", text, "b"
+    )
     tiktoken = pytest.importorskip("tiktoken")
     enc = code.tokenizer.to_tiktoken(name="cromwell")
     assert isinstance(enc, tiktoken.Encoding)
@@ -212,13 +291,24 @@ def test_save_load_pickle_and_exports(code, tmp_path):
 def test_collect_code_corpus(tmp_path):
     (tmp_path / "pkg" / "sub").mkdir(parents=True)
     (tmp_path / ".git").mkdir()
-    files = {"pkg/a.py": "def a():\n    return 1\n", "pkg/sub/b.cpp": "int b() { return 2; }\n",
-             "pkg/notes.txt": "not code", ".git/c.py": "hidden", "pkg/sub/d.h": "#pragma once\n"}
+    files = {
+        "pkg/a.py": "def a():\n    return 1\n",
+        "pkg/sub/b.cpp": "int b() { return 2; }\n",
+        "pkg/notes.txt": "not code",
+        ".git/c.py": "hidden",
+        "pkg/sub/d.h": "#pragma once\n",
+    }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     found = collect_code_corpus(tmp_path)
-    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["pkg/a.py", "pkg/sub/b.cpp", "pkg/sub/d.h"]
-    assert collect_code_corpus([tmp_path / "pkg"], extensions=[".txt"]) == [tmp_path / "pkg" / "notes.txt"]
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        "pkg/a.py",
+        "pkg/sub/b.cpp",
+        "pkg/sub/d.h",
+    ]
+    assert collect_code_corpus([tmp_path / "pkg"], extensions=[".txt"]) == [
+        tmp_path / "pkg" / "notes.txt"
+    ]
     with pytest.raises(FileNotFoundError, match="is not a directory"):
         collect_code_corpus(tmp_path / "missing")
     with pytest.raises(ValueError, match="no file ending with"):
@@ -244,7 +334,9 @@ def test_collect_code_corpus(tmp_path):
 
 def test_preset_registry():
     preset = get_preset("cromwell")
-    assert preset is PRESETS["cromwell"] and preset.vocab_size == 50000 and preset.pattern == "o200k"
+    assert (
+        preset is PRESETS["cromwell"] and preset.vocab_size == 50000 and preset.pattern == "o200k"
+    )
     assert preset.special_token_spec() == {s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}
     assert preset.special_token_spec(["<X>", "<PAD>"]) == {**preset.special_token_spec(), "<X>": 8}
     assert get_preset("nanochat").special_token_spec(["<X>"])[-1] == "<X>"
@@ -254,8 +346,22 @@ def test_preset_registry():
 
 def test_cli_train_preset(tmp_path):
     out = tmp_path / "code.json"
-    cmd = [sys.executable, "-m", "toksmith", "train", str(CORPORA / "python_slice.txt"), "--preset", "cromwell",
-           "--vocab-size", "600", "--special", "<X>", "--no-progress", "-o", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "toksmith",
+        "train",
+        str(CORPORA / "python_slice.txt"),
+        "--preset",
+        "cromwell",
+        "--vocab-size",
+        "600",
+        "--special",
+        "<X>",
+        "--no-progress",
+        "-o",
+        str(out),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     tok = toksmith.load(out)

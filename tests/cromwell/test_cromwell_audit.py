@@ -19,8 +19,27 @@ from toksmith.presets.cromwell import CodeTokenizer, TokenCache
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 PY = CORPORA / "python_slice.txt"
-MARKERS = ["<FILE>", "</FILE>", "<EDIT_START>", "<EDIT_END>", "<DELETE>", "<PAD>", "<EOS>", "<BOS>", "<FILE=",
-           ">", "\r\n", "\r", "\n", "\t", " ", "\x00", "é", "🌍", "\ufeff"]
+MARKERS = [
+    "<FILE>",
+    "</FILE>",
+    "<EDIT_START>",
+    "<EDIT_END>",
+    "<DELETE>",
+    "<PAD>",
+    "<EOS>",
+    "<BOS>",
+    "<FILE=",
+    ">",
+    "\r\n",
+    "\r",
+    "\n",
+    "\t",
+    " ",
+    "\x00",
+    "é",
+    "🌍",
+    "\ufeff",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +54,7 @@ def _quiet_train(*args, **kw):
 
 
 # ------------------------------------------------------------------ train() arguments
+
 
 def test_train_option_types_and_values():
     texts = ["def f(x):\n    return x\n"] * 5
@@ -89,7 +109,12 @@ def test_a_typo_in_a_list_of_paths_is_not_trained_on_as_text(tmp_path):
         with pytest.raises(FileNotFoundError, match="typo.py' does not exist"):
             _quiet_train(source, vocab_size=270)  # trained on the two path strings before
     # texts that merely look like words, globs, and the explicit iterator still work
-    assert _quiet_train(["hello world", "docs", "."], vocab_size=270).tokenizer.metadata["corpus"]["texts"] == 3
+    assert (
+        _quiet_train(["hello world", "docs", "."], vocab_size=270).tokenizer.metadata["corpus"][
+            "texts"
+        ]
+        == 3
+    )
     globbed = _quiet_train([str(good), str(tmp_path / "*.py")], vocab_size=270)
     assert globbed.tokenizer.metadata["corpus"]["n_sources"] == 2
     texts = _quiet_train(iter([str(good), str(tmp_path / "typo.py")]), vocab_size=270)
@@ -99,7 +124,9 @@ def test_a_typo_in_a_list_of_paths_is_not_trained_on_as_text(tmp_path):
 def test_paths_mixed_with_texts_train_like_the_seed(tmp_path):
     # seed 000, 6.1: train(code_corpus + text_corpus); the files are read whole, as train(files) does
     (tmp_path / "m.cpp").write_text("int main() {\r\n    return 0;\r\n}\r\n", newline="")
-    (tmp_path / "d.jsonl").write_text('{"text": "const x = 1;"}\n{"body": "no", "text": "let y = 2;"}\n')
+    (tmp_path / "d.jsonl").write_text(
+        '{"text": "const x = 1;"}\n{"body": "no", "text": "let y = 2;"}\n'
+    )
     files = cromwell.collect_code_corpus(tmp_path, [".cpp", ".jsonl"])
     english = ["the quick brown fox jumps over the lazy dog"] * 3
     mixed = _quiet_train(files + english, vocab_size=300)
@@ -107,14 +134,20 @@ def test_paths_mixed_with_texts_train_like_the_seed(tmp_path):
     same = _quiet_train(contents + english, vocab_size=300)
     assert mixed.tokenizer.mergeable_ranks() == same.tokenizer.mergeable_ranks()
     with pytest.raises(ValueError, match="m.cpp' names a file: pass it as pathlib.Path"):
-        _quiet_train([files[0], str(files[1])], vocab_size=270)  # not trained on as the text 'm.cpp'
+        _quiet_train(
+            [files[0], str(files[1])], vocab_size=270
+        )  # not trained on as the text 'm.cpp'
     (tmp_path / "bad.cpp").write_bytes(b"int \xff;\n")
     with pytest.raises(toksmith.CorpusDecodeError, match="bad.cpp is not valid UTF-8"):
         _quiet_train([tmp_path / "bad.cpp", "text"], vocab_size=270)
-    assert _quiet_train([tmp_path / "bad.cpp", "text"], vocab_size=270, errors="replace").n_vocab <= 270
+    assert (
+        _quiet_train([tmp_path / "bad.cpp", "text"], vocab_size=270, errors="replace").n_vocab
+        <= 270
+    )
 
 
 # ------------------------------------------------------------------ ids and flags
+
 
 def test_numpy_integer_ids_are_accepted(code):
     frame = code.tokenize_file_with_edit("a.py", "x = 1\n", "x = 2\n")
@@ -122,7 +155,10 @@ def test_numpy_integer_ids_are_accepted(code):
     assert code.parse_edit_output([np.int64(i) for i in frame]) == expected
     assert code.parse_edit_output(np.array(frame, dtype=np.uint16)) == expected
     assert code.decode([np.int32(i) for i in frame]) == code.decode(frame)
-    assert code.decode_batch([[np.uint32(i) for i in frame], np.array(frame)]) == [code.decode(frame)] * 2
+    assert (
+        code.decode_batch([[np.uint32(i) for i in frame], np.array(frame)])
+        == [code.decode(frame)] * 2
+    )
     assert code.encode_batch(["a b"], threads=np.int64(2)) == [code.encode("a b")]
 
 
@@ -150,7 +186,9 @@ def test_flags_must_be_bools(code):
     with pytest.raises(TypeError, match="eos must be True or False"):
         code.encode("x", eos="yes")
     with pytest.raises(TypeError, match="skip_special_tokens must be True or False"):
-        code.decode([code.eos_id], skip_special_tokens="no")  # "no" is truthy: specials were dropped
+        code.decode(
+            [code.eos_id], skip_special_tokens="no"
+        )  # "no" is truthy: specials were dropped
     with pytest.raises(TypeError, match="skip_special_tokens must be True or False"):
         code.decode_batch([[code.eos_id]], skip_special_tokens=0)
     assert code.encode("x", bos=np.bool_(True))[0] == code.bos_id
@@ -158,47 +196,76 @@ def test_flags_must_be_bools(code):
 
 # ------------------------------------------------------------------ framing
 
+
 def test_a_lone_surrogate_in_a_frame_is_a_value_error(code):
     # surrogateescape'd file contents would come back as U+FFFD: refused, not silently changed
-    for args, what in ((("a\udcff.py", "x", "y"), "file_path"), (("a.py", "x\udcff", "y"), "file_content"),
-                       (("a.py", "x", "\ud800y"), "edit_instruction")):
+    for args, what in (
+        (("a\udcff.py", "x", "y"), "file_path"),
+        (("a.py", "x\udcff", "y"), "file_content"),
+        (("a.py", "x", "\ud800y"), "edit_instruction"),
+    ):
         with pytest.raises(ValueError, match=f"{what} holds a lone surrogate"):
             code.tokenize_file_with_edit(*args)
     with pytest.raises(ValueError, match="U\\+DCFF at index 1"):
         code.encode_delete("a.py", "x\udcff")
-    ok = "x \U0001f30d \ud83c\udf0d".encode("utf-16", "surrogatepass").decode("utf-16")  # pairs are fine
+    ok = "x \U0001f30d \ud83c\udf0d".encode("utf-16", "surrogatepass").decode(
+        "utf-16"
+    )  # pairs are fine
     assert code.parse_edit_output(code.tokenize_file_with_edit("a.py", ok, ok))["old_content"] == ok
 
 
 def test_parse_is_linear_on_marker_floods(code):
     n = 200_000
-    floods = [[code.edit_start_id] * n, [code.file_id] + [code.file_end_id] * n + [code.edit_start_id]
-              + [code.delete_id] * n + [code.edit_end_id] * n, [code.bos_id, code.pad_id] * n + [code.edit_start_id],
-              code.tokenize_file_with_edit("p", "x = 1\n" * n, "y" * n)]
+    floods = [
+        [code.edit_start_id] * n,
+        [code.file_id]
+        + [code.file_end_id] * n
+        + [code.edit_start_id]
+        + [code.delete_id] * n
+        + [code.edit_end_id] * n,
+        [code.bos_id, code.pad_id] * n + [code.edit_start_id],
+        code.tokenize_file_with_edit("p", "x = 1\n" * n, "y" * n),
+    ]
     t0 = time.perf_counter()
     for ids in floods:
         code.parse_edit_output(ids)
     assert time.perf_counter() - t0 < 1.5
 
 
-text_with_markers = st.lists(st.one_of(st.sampled_from(MARKERS), st.text(max_size=6)), max_size=10).map("".join)
+text_with_markers = st.lists(
+    st.one_of(st.sampled_from(MARKERS), st.text(max_size=6)), max_size=10
+).map("".join)
 
 
 @settings(max_examples=150, deadline=None)
-@given(path=text_with_markers.filter(bool), old=text_with_markers, new=text_with_markers,
-       pads=st.integers(0, 3))
+@given(
+    path=text_with_markers.filter(bool),
+    old=text_with_markers,
+    new=text_with_markers,
+    pads=st.integers(0, 3),
+)
 def test_frames_round_trip_with_marker_texts(code, path, old, new, pads):
     frame = code.tokenize_file_with_edit(path, old, new)
     out = code.parse_edit_output(frame)
-    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == (path, old, new, True)
+    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == (
+        path,
+        old,
+        new,
+        True,
+    )
     wrapped = [code.bos_id, *frame, code.eos_id, *[code.pad_id] * pads, *frame]
     assert code.parse_edit_output(np.array(wrapped)) == out
     gone = code.parse_edit_output(code.encode_delete(path, old))
     assert (gone["file_path"], gone["old_content"], gone["new_content"], gone["edit_type"]) == (
-        path, old, "", "delete")
+        path,
+        old,
+        "",
+        "delete",
+    )
 
 
 # ------------------------------------------------------------------ TokenCache (seed 7.1)
+
 
 def test_token_cache_is_an_lru_of_encodings(code):
     cache = TokenCache(code, cache_size=2)
@@ -215,7 +282,9 @@ def test_token_cache_is_an_lru_of_encodings(code):
 
 
 def test_token_cache_sizes_and_types(code):
-    assert TokenCache(code, cache_size=2**62).encode_cached("def") == code.encode("def")  # nothing reserved
+    assert TokenCache(code, cache_size=2**62).encode_cached("def") == code.encode(
+        "def"
+    )  # nothing reserved
     assert TokenCache(code, cache_size=np.int64(3)).cache_size == 3
     with pytest.raises(ValueError, match="cache_size must be >= 0"):
         TokenCache(code, cache_size=-1)

@@ -22,4 +22,3 @@ def test_decode_batch_of_a_non_iterable_names_the_type(code, batch):
     # was: TypeError "'NoneType' object is not iterable"
     with pytest.raises(TypeError, match="batch must be a list of id sequences"):
         code.decode_batch(batch)
-

@@ -4,18 +4,29 @@ import pytest
 
 import toksmith
 
-from .helpers import CL100K_TIKTOKEN, DATA, GPT2_TIKTOKEN, PATTERN_NAMES, TRAIN_PINNED, TRAIN_SPECIALS
+from .helpers import (
+    CL100K_TIKTOKEN,
+    DATA,
+    GPT2_TIKTOKEN,
+    PATTERN_NAMES,
+    TRAIN_PINNED,
+    TRAIN_SPECIALS,
+)
 
 
 def _chunks(text, lines_per_chunk=25):
     lines = text.split("\n")
-    return ["\n".join(lines[i:i + lines_per_chunk]) for i in range(0, len(lines), lines_per_chunk)]
+    return [
+        "\n".join(lines[i : i + lines_per_chunk]) for i in range(0, len(lines), lines_per_chunk)
+    ]
 
 
 @pytest.fixture(scope="session")
 def corpus_texts():
-    return {p.stem.replace("_slice", ""): p.read_text(encoding="utf-8")
-            for p in sorted((DATA / "corpora").glob("*_slice.txt"))}
+    return {
+        p.stem.replace("_slice", ""): p.read_text(encoding="utf-8")
+        for p in sorted((DATA / "corpora").glob("*_slice.txt"))
+    }
 
 
 @pytest.fixture(scope="session")
@@ -50,9 +61,14 @@ def trained(corpus_texts):
     """A small tokenizer per named pattern, with special and pinned tokens."""
     texts = list(corpus_texts.values())
     return {
-        pat: toksmith.train_from_iterator(texts, vocab_size=1500, pattern=pat,
-                                          special_tokens=TRAIN_SPECIALS, pinned_tokens=TRAIN_PINNED,
-                                          name=f"test-{pat}")
+        pat: toksmith.train_from_iterator(
+            texts,
+            vocab_size=1500,
+            pattern=pat,
+            special_tokens=TRAIN_SPECIALS,
+            pinned_tokens=TRAIN_PINNED,
+            name=f"test-{pat}",
+        )
         for pat in PATTERN_NAMES
     }
 
@@ -62,12 +78,20 @@ def trained_no_pinned(corpus_texts):
     """Like ``trained`` without pinned tokens (tiktoken has none); the nanochat one has its
     special tokens at fixed ids before the bytes, so its ranks start at 3."""
     texts = list(corpus_texts.values())
-    out = {pat: toksmith.train_from_iterator(texts, vocab_size=1200, pattern=pat,
-                                             special_tokens=TRAIN_SPECIALS, name=f"tt-{pat}")
-           for pat in PATTERN_NAMES if pat != "nanochat"}
+    out = {
+        pat: toksmith.train_from_iterator(
+            texts, vocab_size=1200, pattern=pat, special_tokens=TRAIN_SPECIALS, name=f"tt-{pat}"
+        )
+        for pat in PATTERN_NAMES
+        if pat != "nanochat"
+    }
     out["nanochat"] = toksmith.train_from_iterator(
-        texts, vocab_size=1200, pattern="nanochat",
-        special_tokens={t: i for i, t in enumerate(TRAIN_SPECIALS)}, name="tt-nanochat")
+        texts,
+        vocab_size=1200,
+        pattern="nanochat",
+        special_tokens={t: i for i, t in enumerate(TRAIN_SPECIALS)},
+        name="tt-nanochat",
+    )
     return out
 
 
@@ -82,10 +106,17 @@ def reference_encodings(real_toks):
     gpt2 = OPENAI_ENCODINGS["r50k_base"]
     cl = OPENAI_ENCODINGS["cl100k_base"]
     return {
-        "gpt2": tiktoken.Encoding("r50k_base", pat_str=toksmith.PATTERNS["gpt2"],
-                                  mergeable_ranks=load_tiktoken_bpe(str(GPT2_TIKTOKEN)),
-                                  special_tokens=gpt2.special_tokens, explicit_n_vocab=gpt2.n_vocab),
-        "cl100k": tiktoken.Encoding("cl100k_base", pat_str=toksmith.PATTERNS["cl100k"],
-                                    mergeable_ranks=load_tiktoken_bpe(str(CL100K_TIKTOKEN)),
-                                    special_tokens=cl.special_tokens),
+        "gpt2": tiktoken.Encoding(
+            "r50k_base",
+            pat_str=toksmith.PATTERNS["gpt2"],
+            mergeable_ranks=load_tiktoken_bpe(str(GPT2_TIKTOKEN)),
+            special_tokens=gpt2.special_tokens,
+            explicit_n_vocab=gpt2.n_vocab,
+        ),
+        "cl100k": tiktoken.Encoding(
+            "cl100k_base",
+            pat_str=toksmith.PATTERNS["cl100k"],
+            mergeable_ranks=load_tiktoken_bpe(str(CL100K_TIKTOKEN)),
+            special_tokens=cl.special_tokens,
+        ),
     }

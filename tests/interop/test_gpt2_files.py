@@ -36,16 +36,18 @@ def test_ids_on_corpora(gpt2_from_files, gpt2_tok, corpus_chunks):
 
 def test_save_reproduces_original_files(gpt2_from_files, tmp_path):
     gpt2_from_files.save_gpt2_files(tmp_path)
-    assert json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8")) == \
-        json.loads(GPT2_ENCODER.read_text(encoding="utf-8"))
-    assert (tmp_path / "merges.txt").read_text(encoding="utf-8").split("\n")[1:] == \
-        GPT2_VOCAB_BPE.read_text(encoding="utf-8").split("\n")[1:]
+    assert json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8")) == json.loads(
+        GPT2_ENCODER.read_text(encoding="utf-8")
+    )
+    assert (tmp_path / "merges.txt").read_text(encoding="utf-8").split("\n")[
+        1:
+    ] == GPT2_VOCAB_BPE.read_text(encoding="utf-8").split("\n")[1:]
 
 
 @pytest.mark.parametrize("pattern", PATTERN_NAMES)
 def test_round_trip_trained(pattern, trained, corpus_chunks, tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
-    from tokenizers import decoders, models, pre_tokenizers, Regex
+    from tokenizers import Regex, decoders, models, pre_tokenizers
 
     from toksmith.formats._regex import to_oniguruma
 
@@ -53,15 +55,25 @@ def test_round_trip_trained(pattern, trained, corpus_chunks, tmp_path):
     save_gpt2_files(tok, tmp_path)
     texts = corpus_chunks[::8] + ["<think>a</think> b<|endoftext|>"]
     expected = all_ids(tok, texts)
-    back = from_gpt2_files(tmp_path / "vocab.json", tmp_path / "merges.txt", pattern=pattern,
-                           special_tokens=tok.special_tokens, pinned_tokens=tok.pinned_tokens)
+    back = from_gpt2_files(
+        tmp_path / "vocab.json",
+        tmp_path / "merges.txt",
+        pattern=pattern,
+        special_tokens=tok.special_tokens,
+        pinned_tokens=tok.pinned_tokens,
+    )
     assert back.mergeable_ranks() == tok.mergeable_ranks()
     assert all_ids(back, texts) == expected and back.decode_batch(expected) == texts
     # Hugging Face builds the same tokenizer from the two files
-    hf = tokenizers.Tokenizer(models.BPE.from_file(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt")))
-    hf.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(to_oniguruma(tok.pattern)), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    hf = tokenizers.Tokenizer(
+        models.BPE.from_file(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt"))
+    )
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(to_oniguruma(tok.pattern)), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     hf.decoder = decoders.ByteLevel()
     hf.add_special_tokens(list(tok.special_tokens))
     hf.add_tokens(list(tok.pinned_tokens))
@@ -74,8 +86,12 @@ def test_extra_tokens_default_to_special(trained, tmp_path):
     save_gpt2_files(tok, tmp_path)
     back = from_gpt2_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
     assert back.special_tokens == {**tok.special_tokens, **tok.pinned_tokens}
-    with pytest.raises(ConversionError, match="the token '<think>' .* is neither a byte nor made by a merge"):
-        from_gpt2_files(tmp_path / "vocab.json", tmp_path / "merges.txt", special_tokens=tok.special_tokens)
+    with pytest.raises(
+        ConversionError, match="the token '<think>' .* is neither a byte nor made by a merge"
+    ):
+        from_gpt2_files(
+            tmp_path / "vocab.json", tmp_path / "merges.txt", special_tokens=tok.special_tokens
+        )
 
 
 def test_rank_table_without_merges_cannot_be_saved(tmp_path):

@@ -8,7 +8,12 @@ from hypothesis import given
 
 import toksmith
 from toksmith.formats import ConversionError
-from toksmith.formats.huggingface import from_huggingface, huggingface_json, save_huggingface, to_huggingface
+from toksmith.formats.huggingface import (
+    from_huggingface,
+    huggingface_json,
+    save_huggingface,
+    to_huggingface,
+)
 
 from .helpers import GPT2_ENCODER, GPT2_VOCAB_BPE, PATTERN_NAMES, all_ids, hf_ids
 from .strategies import hf_mixed_text, text_with_specials
@@ -83,7 +88,9 @@ def test_import_native_hf_gpt2(native_gpt2_hf, gpt2_tok):
 
 def test_export_import_real_cl100k(cl100k_tok, real_hf, tmp_path):
     data = huggingface_json(cl100k_tok)
-    assert data["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"].count("(?>\\p{N}{1,3})") == 1
+    assert (
+        data["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"].count("(?>\\p{N}{1,3})") == 1
+    )
     back = from_huggingface(real_hf["cl100k"])
     assert back.pattern_name == "cl100k"
     assert back.mergeable_ranks() == cl100k_tok.mergeable_ranks()
@@ -96,8 +103,11 @@ def test_export_import_real_cl100k(cl100k_tok, real_hf, tmp_path):
 def test_transformers_real_cl100k(cl100k_tok, corpus_chunks, tmp_path):
     transformers = pytest.importorskip("transformers")
     cl100k_tok.save_huggingface(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == \
-        ["special_tokens_map.json", "tokenizer.json", "tokenizer_config.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "special_tokens_map.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
     t = transformers.PreTrainedTokenizerFast.from_pretrained(tmp_path)
     texts = corpus_chunks[::5]
     expected = all_ids(cl100k_tok, texts)
@@ -112,7 +122,9 @@ def test_transformers_real_cl100k(cl100k_tok, corpus_chunks, tmp_path):
 def test_round_trip_trained(pattern, trained, trained_hf, corpus_chunks, tmp_path):
     transformers = pytest.importorskip("transformers")
     tok, hf = trained[pattern], trained_hf[pattern]
-    texts = corpus_chunks[::6] + ["<think>plan</think> answer<|endoftext|><|user_start|>hi<|user_end|>"]
+    texts = corpus_chunks[::6] + [
+        "<think>plan</think> answer<|endoftext|><|user_start|>hi<|user_end|>"
+    ]
     expected = all_ids(tok, texts)
     assert hf_ids(hf, texts) == expected
     assert hf.decode_batch(expected, skip_special_tokens=False) == texts
@@ -166,8 +178,12 @@ def hf_trained(corpus_texts):
     hf = tokenizers.Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=["<pad>", "<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=1500,
+        special_tokens=["<pad>", "<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     hf.train_from_iterator(list(corpus_texts.values()), trainer=trainer)
     return hf
 
@@ -198,8 +214,12 @@ def _cached_import(hf):
 
 
 def _tiny_json(pattern="gpt2", **changes):
-    tok = toksmith.train_from_iterator(["low lower lowest newest widest 1234567"] * 30, vocab_size=270,
-                                       pattern=pattern, special_tokens=["<|end|>"])
+    tok = toksmith.train_from_iterator(
+        ["low lower lowest newest widest 1234567"] * 30,
+        vocab_size=270,
+        pattern=pattern,
+        special_tokens=["<|end|>"],
+    )
     data = huggingface_json(tok)
     for k, v in changes.items():
         data[k] = v
@@ -240,8 +260,14 @@ def test_not_strict_through_load_any_and_convert(tmp_path, capsys):
 
 
 def test_bytelevel_pretokenizer_means_gpt2():
-    _, data = _tiny_json(pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
-                                        "use_regex": True})
+    _, data = _tiny_json(
+        pre_tokenizer={
+            "type": "ByteLevel",
+            "add_prefix_space": False,
+            "trim_offsets": True,
+            "use_regex": True,
+        }
+    )
     assert from_huggingface(data).pattern_name == "gpt2"
 
 
@@ -262,8 +288,12 @@ def test_oniguruma_semantics_are_kept():
 def test_split_string_pattern_and_gaps():
     """Split(String) keeps the text between matches as pieces."""
     _, data = _tiny_json()
-    data["pre_tokenizer"]["pretokenizers"][0] = {"type": "Split", "pattern": {"String": " "},
-                                                 "behavior": "Isolated", "invert": False}
+    data["pre_tokenizer"]["pretokenizers"][0] = {
+        "type": "Split",
+        "pattern": {"String": " "},
+        "behavior": "Isolated",
+        "invert": False,
+    }
     back = from_huggingface(data)
     hf = tokenizers.Tokenizer.from_str(json.dumps(data))
     for text in ["lowest newest  widest", " low", "x  "]:
@@ -281,11 +311,19 @@ def test_nfc_normalizer_strict_and_not():
     hf = tokenizers.Tokenizer.from_str(json.dumps(data))
     text = "e\u0301 lowe\u0301st"
     assert hf.encode(text).ids != tok.encode(text)  # the normalizer matters...
-    assert hf.encode(text).ids == tok.encode(unicodedata.normalize("NFC", text))  # ...and is all that differs
+    assert hf.encode(text).ids == tok.encode(
+        unicodedata.normalize("NFC", text)
+    )  # ...and is all that differs
 
 
-@pytest.mark.parametrize("norm", [{"type": "Lowercase"}, {"type": "NFKC"},
-                                  {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]}])
+@pytest.mark.parametrize(
+    "norm",
+    [
+        {"type": "Lowercase"},
+        {"type": "NFKC"},
+        {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]},
+    ],
+)
 def test_other_normalizers_raise(norm):
     _, data = _tiny_json(normalizer=norm)
     with pytest.raises(ConversionError, match="normalizer"):
@@ -297,23 +335,37 @@ def test_empty_normalizer_sequence_is_fine():
     from_huggingface(data)
 
 
-@pytest.mark.parametrize("model,name", [
-    ({"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
-      "vocab": {"[UNK]": 0, "a": 1}}, "model WordPiece"),
-    ({"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}, "model Unigram"),
-    ({"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}, "model WordLevel"),
-])
+@pytest.mark.parametrize(
+    "model,name",
+    [
+        (
+            {
+                "type": "WordPiece",
+                "unk_token": "[UNK]",
+                "continuing_subword_prefix": "##",
+                "max_input_chars_per_word": 100,
+                "vocab": {"[UNK]": 0, "a": 1},
+            },
+            "model WordPiece",
+        ),
+        ({"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}, "model Unigram"),
+        ({"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}, "model WordLevel"),
+    ],
+)
 def test_unsupported_models(model, name):
     _, data = _tiny_json(model=model)
     with pytest.raises(ConversionError, match=name):
         from_huggingface(data)
 
 
-@pytest.mark.parametrize("change,match", [
-    (("model", "dropout", 0.1), "dropout"),
-    (("model", "continuing_subword_prefix", "##"), "continuing_subword_prefix"),
-    (("model", "byte_fallback", True), "byte_fallback"),
-])
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        (("model", "dropout", 0.1), "dropout"),
+        (("model", "continuing_subword_prefix", "##"), "continuing_subword_prefix"),
+        (("model", "byte_fallback", True), "byte_fallback"),
+    ],
+)
 def test_unsupported_bpe_options(change, match):
     _, data = _tiny_json()
     data[change[0]][change[1]] = change[2]
@@ -321,21 +373,58 @@ def test_unsupported_bpe_options(change, match):
         from_huggingface(data)
 
 
-@pytest.mark.parametrize("pre,match", [
-    ({"type": "ByteLevel", "add_prefix_space": True, "use_regex": True}, "add_prefix_space"),
-    ({"type": "Whitespace"}, "pre_tokenizer Whitespace"),
-    ({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}, "pre_tokenizer Metaspace"),
-    ({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
-                                            {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}]},
-     r"Sequence\['Digits', 'ByteLevel'\]"),
-    ({"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated", "invert": False},
-        {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}]}, "two successive splits"),
-    ({"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Removed", "invert": False},
-        {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}, "behavior 'Removed'"),
-    (None, "no pre_tokenizer"),
-])
+@pytest.mark.parametrize(
+    "pre,match",
+    [
+        ({"type": "ByteLevel", "add_prefix_space": True, "use_regex": True}, "add_prefix_space"),
+        ({"type": "Whitespace"}, "pre_tokenizer Whitespace"),
+        (
+            {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True},
+            "pre_tokenizer Metaspace",
+        ),
+        (
+            {
+                "type": "Sequence",
+                "pretokenizers": [
+                    {"type": "Digits", "individual_digits": True},
+                    {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+                ],
+            },
+            r"Sequence\['Digits', 'ByteLevel'\]",
+        ),
+        (
+            {
+                "type": "Sequence",
+                "pretokenizers": [
+                    {
+                        "type": "Split",
+                        "pattern": {"Regex": "\\p{N}{1,3}"},
+                        "behavior": "Isolated",
+                        "invert": False,
+                    },
+                    {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+                ],
+            },
+            "two successive splits",
+        ),
+        (
+            {
+                "type": "Sequence",
+                "pretokenizers": [
+                    {
+                        "type": "Split",
+                        "pattern": {"Regex": "\\s+"},
+                        "behavior": "Removed",
+                        "invert": False,
+                    },
+                    {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False},
+                ],
+            },
+            "behavior 'Removed'",
+        ),
+        (None, "no pre_tokenizer"),
+    ],
+)
 def test_unsupported_pretokenizers(pre, match):
     _, data = _tiny_json(pre_tokenizer=pre)
     with pytest.raises(ConversionError, match=match):
@@ -343,15 +432,22 @@ def test_unsupported_pretokenizers(pre, match):
 
 
 def test_unsupported_decoder_and_postprocessor():
-    _, data = _tiny_json(decoder={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True})
+    _, data = _tiny_json(
+        decoder={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+    )
     with pytest.raises(ConversionError, match="decoder Metaspace"):
         from_huggingface(data)
     tok, data = _tiny_json()
     end = tok.special_tokens["<|end|>"]
-    tmpl = {"type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "<|end|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
-            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
-            "special_tokens": {"<|end|>": {"id": "<|end|>", "ids": [end], "tokens": ["<|end|>"]}}}
+    tmpl = {
+        "type": "TemplateProcessing",
+        "single": [
+            {"SpecialToken": {"id": "<|end|>", "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+        ],
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {"<|end|>": {"id": "<|end|>", "ids": [end], "tokens": ["<|end|>"]}},
+    }
     data["post_processor"] = tmpl
     with pytest.raises(ConversionError, match="post_processor TemplateProcessing adds tokens"):
         from_huggingface(data)
@@ -430,13 +526,17 @@ def test_export_flag_that_cannot_translate():
 
 def test_special_spelled_like_token_raises():
     ranks = {bytes([b]): b for b in range(256)}
-    tok = toksmith.Tokenizer.from_ranks(ranks, "gpt2", special_tokens={"Ġ": 256})  # byte-level spelling of b" "
+    tok = toksmith.Tokenizer.from_ranks(
+        ranks, "gpt2", special_tokens={"Ġ": 256}
+    )  # byte-level spelling of b" "
     with pytest.raises(ConversionError, match="spelled like the mergeable token"):
         huggingface_json(tok)
 
 
-LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+LLAMA3_REGEX = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 
 
 def test_import_llama3_style_file(gpt2_tok, corpus_chunks):
@@ -447,14 +547,46 @@ def test_import_llama3_style_file(gpt2_tok, corpus_chunks):
     data["model"]["ignore_merges"] = True
     data["model"]["merges"] = [m.split(" ") for m in data["model"]["merges"]]
     for i in range(50257, 50300):
-        data["added_tokens"].append({"id": i, "content": f"<|reserved_{i}|>", "single_word": False, "lstrip": False,
-                                     "rstrip": False, "normalized": False, "special": True})
-    data["post_processor"] = {"type": "Sequence", "processors": [
-        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
-        {"type": "TemplateProcessing",
-         "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
-         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
-         "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [50256], "tokens": ["<|endoftext|>"]}}}]}
+        data["added_tokens"].append(
+            {
+                "id": i,
+                "content": f"<|reserved_{i}|>",
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        )
+    data["post_processor"] = {
+        "type": "Sequence",
+        "processors": [
+            {
+                "type": "ByteLevel",
+                "add_prefix_space": True,
+                "trim_offsets": False,
+                "use_regex": True,
+            },
+            {
+                "type": "TemplateProcessing",
+                "single": [
+                    {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}},
+                    {"Sequence": {"id": "A", "type_id": 0}},
+                ],
+                "pair": [
+                    {"Sequence": {"id": "A", "type_id": 0}},
+                    {"Sequence": {"id": "B", "type_id": 1}},
+                ],
+                "special_tokens": {
+                    "<|endoftext|>": {
+                        "id": "<|endoftext|>",
+                        "ids": [50256],
+                        "tokens": ["<|endoftext|>"],
+                    }
+                },
+            },
+        ],
+    }
     with pytest.raises(ConversionError, match="post_processor Sequence adds tokens"):
         from_huggingface(data)
     with pytest.warns(UserWarning, match="post_processor"):

@@ -19,7 +19,9 @@ BYTES = {bytes([b]): b for b in range(256)}
 
 @pytest.fixture(scope="module")
 def small():
-    return toksmith.Tokenizer.from_ranks({**BYTES, b"ab": 256}, "gpt2", special_tokens={"<|end|>": 257})
+    return toksmith.Tokenizer.from_ranks(
+        {**BYTES, b"ab": 256}, "gpt2", special_tokens={"<|end|>": 257}
+    )
 
 
 def _write_hf(tmp_path, doc, name="tokenizer.json"):
@@ -62,7 +64,10 @@ def test_convert_to_a_folder_format_onto_a_file_says_so(small, tmp_path, capsys)
     # was: "toksmith convert: error: [Errno 17] File exists: 'out'"
     small.save(tmp_path / "t.json")
     (tmp_path / "out").write_text("x")
-    assert main(["convert", str(tmp_path / "t.json"), str(tmp_path / "out"), "--to", "huggingface"]) != 0
+    assert (
+        main(["convert", str(tmp_path / "t.json"), str(tmp_path / "out"), "--to", "huggingface"])
+        != 0
+    )
     assert "not a folder" in capsys.readouterr().err
 
 
@@ -78,7 +83,9 @@ def test_save_tiktoken_refusing_pinned_tokens_says_what_to_do(tmp_path):
 def test_special_token_spelled_like_a_mergeable_token_says_what_to_do(tmp_path, save):
     # was: "... the file could not tell them apart" with no way out named
     tok = toksmith.Tokenizer.from_ranks({**BYTES, b"ab": 256}, "gpt2", special_tokens={"ab": 257})
-    with pytest.raises(ConversionError, match=r"rename the special/pinned token \(e\.g\. <\|ab\|>\)"):
+    with pytest.raises(
+        ConversionError, match=r"rename the special/pinned token \(e\.g\. <\|ab\|>\)"
+    ):
         getattr(tok, save)(tmp_path / "d")
 
 
@@ -86,9 +93,13 @@ def test_to_tiktoken_refuses_a_special_token_that_starts_another():
     # was: an Encoding whose ids differ: tiktoken matched '<|e' inside '<|end|>' (its table order decides)
     pytest.importorskip("tiktoken")
     tok = toksmith.Tokenizer.from_ranks(BYTES, "gpt2", special_tokens={"<|e": 256, "<|end|>": 257})
-    with pytest.raises(ConversionError, match=r"'<\|e' is the start of the special token '<\|end\|>'"):
+    with pytest.raises(
+        ConversionError, match=r"'<\|e' is the start of the special token '<\|end\|>'"
+    ):
         to_tiktoken(tok)
-    fine = toksmith.Tokenizer.from_ranks(BYTES, "gpt2", special_tokens={"<|a|>": 256, "<|end|>": 257})
+    fine = toksmith.Tokenizer.from_ranks(
+        BYTES, "gpt2", special_tokens={"<|a|>": 256, "<|end|>": 257}
+    )
     assert to_tiktoken(fine).encode("<|a|>x<|end|>", allowed_special="all") == [256, 120, 257]
 
 
@@ -104,14 +115,28 @@ def test_merges_file_without_version_line_is_detected_by_its_name(tmp_path):
 
 def test_info_takes_the_special_tokens_of_a_rank_file(tmp_path, capsys):
     # was: info failed on a valid .tiktoken whose special tokens fill ids 0-2 ("pass special_tokens=", no such option)
-    tok = toksmith.Tokenizer.from_ranks({bytes([b]): b + 2 for b in range(256)}, "gpt2",
-                                        special_tokens={"<|bos|>": 0, "<|eos|>": 1})
+    tok = toksmith.Tokenizer.from_ranks(
+        {bytes([b]): b + 2 for b in range(256)}, "gpt2", special_tokens={"<|bos|>": 0, "<|eos|>": 1}
+    )
     tok.save_tiktoken(tmp_path / "t.tiktoken")
     path = str(tmp_path / "t.tiktoken")
     assert main(["info", "-t", path, "--pattern", "gpt2"]) != 0
     assert "--special-tokens" in capsys.readouterr().err
-    assert main(["info", "-t", path, "--pattern", "gpt2", "--json",
-                 "--special-tokens", '{"<|bos|>": 0, "<|eos|>": 1}']) == 0
+    assert (
+        main(
+            [
+                "info",
+                "-t",
+                path,
+                "--pattern",
+                "gpt2",
+                "--json",
+                "--special-tokens",
+                '{"<|bos|>": 0, "<|eos|>": 1}',
+            ]
+        )
+        == 0
+    )
     info = json.loads(capsys.readouterr().out)
     assert info["n_vocab"] == 258 and info["special_tokens"] == {"<|bos|>": 0, "<|eos|>": 1}
     assert main(["info", "-t", path, "--special-tokens", "[0]"]) != 0

@@ -47,7 +47,9 @@ def test_load_any_every_format(files, trained, corpus_chunks):
     for p in [files / "tok.json", files / "hf", files / "hf" / "tokenizer.json"]:
         assert load_any(p).encode_batch(texts, allowed_special="all") == expected, p
     for p in [files / "gpt2", files / "gpt2" / "merges.txt"]:
-        t = load_any(p, pattern="cl100k", special_tokens={**tok.special_tokens, **tok.pinned_tokens})
+        t = load_any(
+            p, pattern="cl100k", special_tokens={**tok.special_tokens, **tok.pinned_tokens}
+        )
         assert t.mergeable_ranks() == tok.mergeable_ranks()
         assert t.encode_ordinary_batch(texts) == tok.encode_ordinary_batch(texts)
         assert t.special_tokens == {**tok.special_tokens, **tok.pinned_tokens}
@@ -94,8 +96,22 @@ def test_cli_convert_chain(tmp_path, capsys, gpt2_tok):
 def test_cli_convert_pattern_override(tmp_path):
     tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
     tok.save_tiktoken(tmp_path / "r.tiktoken")
-    assert main(["convert", str(tmp_path / "r.tiktoken"), str(tmp_path / "t.json"), "--pattern", "o200k",
-                 "--special-tokens", '{"<|eot|>": 256}', "--name", "mine"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(tmp_path / "r.tiktoken"),
+                str(tmp_path / "t.json"),
+                "--pattern",
+                "o200k",
+                "--special-tokens",
+                '{"<|eot|>": 256}',
+                "--name",
+                "mine",
+            ]
+        )
+        == 0
+    )
     t = toksmith.load(tmp_path / "t.json")
     assert (t.pattern_name, t.special_tokens, t.name) == ("o200k", {"<|eot|>": 256}, "mine")
 
@@ -115,8 +131,12 @@ def test_cli_encode_decode_any_format(fmt, tmp_path, capsys, cl100k_tok, trained
     src = tmp_path / "in.txt"
     src.write_text(SAMPLE, encoding="utf-8")
     ref = cl100k_tok if fmt == "tiktoken" else trained_no_pinned["cl100k"]
-    path = {"toksmith": tmp_path / "t.json", "huggingface": tmp_path / "hf", "gpt2": tmp_path / "g",
-            "tiktoken": CL100K_TIKTOKEN}[fmt]
+    path = {
+        "toksmith": tmp_path / "t.json",
+        "huggingface": tmp_path / "hf",
+        "gpt2": tmp_path / "g",
+        "tiktoken": CL100K_TIKTOKEN,
+    }[fmt]
     if fmt == "toksmith":
         ref.save(path)
     elif fmt == "huggingface":
@@ -124,7 +144,9 @@ def test_cli_encode_decode_any_format(fmt, tmp_path, capsys, cl100k_tok, trained
     elif fmt == "gpt2":
         ref.save_gpt2_files(path)
         # GPT-2 files carry no pattern: the gpt2 pattern is assumed
-        ref = toksmith.Tokenizer(ref.mergeable_ranks(), pattern="gpt2", special_tokens=ref.special_tokens)
+        ref = toksmith.Tokenizer(
+            ref.mergeable_ranks(), pattern="gpt2", special_tokens=ref.special_tokens
+        )
     capsys.readouterr()
     assert main(["encode", "-t", str(path), str(src), "--allow-special", "--format", "json"]) == 0
     ids = json.loads(capsys.readouterr().out)
@@ -144,7 +166,10 @@ def test_cli_convert_reads_a_tokenizer_json_once(tmp_path, capsys, files, monkey
     assert main(["convert", str(files / "hf"), str(tmp_path / "t.json")]) == 0
     assert calls == ["huggingface"]
     assert "(huggingface) -> " in capsys.readouterr().err
-    assert toksmith.load(tmp_path / "t.json").mergeable_ranks() == load_any(files / "hf").mergeable_ranks()
+    assert (
+        toksmith.load(tmp_path / "t.json").mergeable_ranks()
+        == load_any(files / "hf").mergeable_ranks()
+    )
 
 
 def test_cli_tokenizer_by_openai_encoding_name(tmp_path, capsys, monkeypatch, cl100k_tok):
@@ -159,14 +184,18 @@ def test_cli_tokenizer_by_openai_encoding_name(tmp_path, capsys, monkeypatch, cl
     src = tmp_path / "in.txt"
     src.write_text(SAMPLE, encoding="utf-8")
     capsys.readouterr()
-    assert main(["encode", "-t", "cl100k_base", str(src), "--allow-special", "--format", "json"]) == 0
+    assert (
+        main(["encode", "-t", "cl100k_base", str(src), "--allow-special", "--format", "json"]) == 0
+    )
     assert json.loads(capsys.readouterr().out) == cl100k_tok.encode(SAMPLE, allowed_special="all")
     assert main(["encode", "-t", "o200k_base", str(src)]) == 1
     assert "never downloads" in capsys.readouterr().err
     # eval takes the names too (it read -t only as a file: "No such file or directory")
     assert main(["eval", "-t", "cl100k_base", "--corpus", str(src), "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
-    assert row["tokenizer"] == "cl100k_base" and row["tokens"] == len(cl100k_tok.encode_ordinary(SAMPLE))
+    assert row["tokenizer"] == "cl100k_base" and row["tokens"] == len(
+        cl100k_tok.encode_ordinary(SAMPLE)
+    )
     assert main(["eval", "-t", "cl100k_bas", "--corpus", str(src)]) == 1
     assert "OpenAI encoding" in capsys.readouterr().err
     assert main(["encode", "-t", str(tmp_path / "no-such-file.json"), str(src)]) == 1

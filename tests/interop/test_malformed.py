@@ -7,7 +7,13 @@ import pytest
 
 import toksmith
 from toksmith import TokenizerFileError
-from toksmith.formats import ConversionError, from_gpt2_files, from_huggingface, from_tiktoken, load_any
+from toksmith.formats import (
+    ConversionError,
+    from_gpt2_files,
+    from_huggingface,
+    from_tiktoken,
+    load_any,
+)
 from toksmith.formats.huggingface import huggingface_json
 from toksmith.formats.tiktoken import dump_tiktoken_ranks
 
@@ -29,8 +35,12 @@ def _b64(b):
 
 @pytest.fixture
 def tiny():
-    return toksmith.train_from_iterator(["low lower lowest newest widest"] * 30, vocab_size=268, pattern="gpt2",
-                                        special_tokens=["<|end|>"])
+    return toksmith.train_from_iterator(
+        ["low lower lowest newest widest"] * 30,
+        vocab_size=268,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+    )
 
 
 # ------------------------------------------------------------------ .tiktoken
@@ -38,7 +48,9 @@ def tiny():
 
 def test_tiktoken_duplicate_ranks(tmp_path):
     lines = [f"{_b64(bytes([b]))} {b}" for b in range(256)] + [f"{_b64(b'ab')} 255"]
-    with pytest.raises(TokenizerFileError, match=r"line 257: duplicate rank 255 \(also on line 256\)"):
+    with pytest.raises(
+        TokenizerFileError, match=r"line 257: duplicate rank 255 \(also on line 256\)"
+    ):
         from_tiktoken(_write_ranks(tmp_path / "d.tiktoken", lines), pattern="gpt2")
 
 
@@ -59,7 +71,10 @@ def test_tiktoken_gaps_in_ranks(tmp_path):
     ranks[b"ab"] = 300
     p = tmp_path / "g.tiktoken"
     dump_tiktoken_ranks(ranks, p)
-    with pytest.raises(TokenizerFileError, match=r"gaps: 44 id\(s\) below the largest rank 300 are missing \(256, 257"):
+    with pytest.raises(
+        TokenizerFileError,
+        match=r"gaps: 44 id\(s\) below the largest rank 300 are missing \(256, 257",
+    ):
         from_tiktoken(p, pattern="gpt2")
 
 
@@ -67,7 +82,9 @@ def test_tiktoken_truncated(tmp_path):
     raw = GPT2_TIKTOKEN.read_bytes()
     p = tmp_path / "t.tiktoken"
     p.write_bytes(raw[: len(raw) // 2 - 3])  # cut inside a line
-    with pytest.raises(TokenizerFileError, match=r"line \d+: (expected 'base64-token rank'|.* not valid base64)"):
+    with pytest.raises(
+        TokenizerFileError, match=r"line \d+: (expected 'base64-token rank'|.* not valid base64)"
+    ):
         from_tiktoken(p, pattern="gpt2")
     with pytest.raises(TokenizerFileError, match="sha256"):
         from_tiktoken(p, preset="gpt2")
@@ -110,7 +127,9 @@ def test_hf_truncated_json(tiny, tmp_path):
 def test_hf_merge_names_unknown_token(tiny):
     data = huggingface_json(tiny)
     data["model"]["merges"].append("l zzz")
-    with pytest.raises(TokenizerFileError, match=r"merge \d+ \('l' 'zzz'\) names 'zzz', which is not a token"):
+    with pytest.raises(
+        TokenizerFileError, match=r"merge \d+ \('l' 'zzz'\) names 'zzz', which is not a token"
+    ):
         from_huggingface(data)
 
 
@@ -145,7 +164,9 @@ def test_hf_not_a_tokenizer_json(tmp_path):
 def test_hf_added_token_id_conflict(tiny):
     data = huggingface_json(tiny)
     data["added_tokens"][0]["id"] = data["model"]["vocab"]["a"]
-    with pytest.raises(TokenizerFileError, match="is the added token '<\\|end\\|>' but the vocab gives it to 'a'"):
+    with pytest.raises(
+        TokenizerFileError, match="is the added token '<\\|end\\|>' but the vocab gives it to 'a'"
+    ):
         from_huggingface(data)
 
 
@@ -169,7 +190,9 @@ def test_gpt2_truncated_encoder_json(tmp_path):
 def test_gpt2_merges_naming_unknown_token(tmp_path):
     p = tmp_path / "vocab.bpe"
     p.write_text(GPT2_VOCAB_BPE.read_text(encoding="utf-8") + "Ġthe qqqqzz\n", encoding="utf-8")
-    with pytest.raises(TokenizerFileError, match="names 'qqqqzz', which is not a token of the vocab"):
+    with pytest.raises(
+        TokenizerFileError, match="names 'qqqqzz', which is not a token of the vocab"
+    ):
         from_gpt2_files(GPT2_ENCODER, p)
 
 

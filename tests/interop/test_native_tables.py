@@ -17,12 +17,11 @@ from hypothesis import strategies as st
 
 import toksmith
 from toksmith import MergesError, TokenizerFileError, _core
-from toksmith.bytelevel import token_to_str
-from toksmith.formats import ConversionError
 from toksmith._jsontables import split_json_tables
-from toksmith.formats import _common
+from toksmith.bytelevel import token_to_str
+from toksmith.formats import ConversionError, _common
 from toksmith.formats.gpt2 import _merges_text_reference, gpt2_vocab, read_merges_file
-from toksmith.formats.tiktoken import _parse_ranks, _parse_ranks_reference
+from toksmith.formats.tiktoken import _parse_ranks_reference
 from toksmith.serialization import _tables_reference, to_dict
 
 from .helpers import CL100K_TIKTOKEN, GPT2_ENCODER, GPT2_TIKTOKEN, GPT2_VOCAB_BPE
@@ -60,8 +59,12 @@ def assert_native_agrees(native, fn, *args):
 
 @pytest.fixture(scope="module")
 def tiny():
-    return toksmith.train_from_iterator(["low lower lowest newest widest  \n\tné ü"] * 30, vocab_size=275,
-                                        pattern="gpt2", special_tokens=["<|end|>"])
+    return toksmith.train_from_iterator(
+        ["low lower lowest newest widest  \n\tné ü"] * 30,
+        vocab_size=275,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+    )
 
 
 # ------------------------------------------------------------------ real files
@@ -86,7 +89,9 @@ def test_gpt2_files_vocab_and_merges():
     assert native is not None
     ranks, leftovers = native
     assert leftovers == {"<|endoftext|>": 50256} and len(ranks) == 50256
-    assert_native_agrees(native, _common._ranks_from_vocab_and_merges_reference, vocab, merges, {}, "f")
+    assert_native_agrees(
+        native, _common._ranks_from_vocab_and_merges_reference, vocab, merges, {}, "f"
+    )
     # the same merges as "left right" lines (Hugging Face's usual form) and as lists
     lines = [f"{a} {b}" for a, b in merges]
     assert _core.ranks_from_vocab_and_merges(vocab, lines, {}) == native
@@ -106,7 +111,7 @@ def test_gpt2_merges_listed_and_a_changed_merge():
     for n, (a, b) in enumerate(merges):
         left, right, whole = a + b[:1], b[1:], vocab[a + b]
         if len(b) >= 2 and vocab.get(left, whole) < whole and vocab.get(right, whole) < whole:
-            changed = merges[:n] + [(left, right)] + merges[n + 1:]
+            changed = merges[:n] + [(left, right)] + merges[n + 1 :]
             break
     assert changed is not None
     assert tok._core.merges_listed(changed) is False
@@ -141,14 +146,22 @@ def test_loads_give_the_same_tokenizer_as_the_references(tmp_path, tiny, monkeyp
     def loads():
         return [
             toksmith.load(tmp_path / "t.json"),
-            toksmith.from_tiktoken(tmp_path / "t.tiktoken", pattern="gpt2", special_tokens=tiny.special_tokens),
+            toksmith.from_tiktoken(
+                tmp_path / "t.tiktoken", pattern="gpt2", special_tokens=tiny.special_tokens
+            ),
             toksmith.from_huggingface(tmp_path / "hf"),
             toksmith.from_gpt2_files(tmp_path / "g" / "vocab.json", tmp_path / "g" / "merges.txt"),
         ]
 
     fast = loads()
-    for name in ("parse_tiktoken_ranks", "parse_merges_text", "toksmith_tables", "ranks_from_vocab_and_merges",
-                 "split_json_tables", "split_gpt2_files"):
+    for name in (
+        "parse_tiktoken_ranks",
+        "parse_merges_text",
+        "toksmith_tables",
+        "ranks_from_vocab_and_merges",
+        "split_json_tables",
+        "split_gpt2_files",
+    ):
         monkeypatch.setattr(_core, name, lambda *a: None)
     monkeypatch.setattr(toksmith.tokenizer._core, "Bpe", _DecliningBpe)
     slow = loads()
@@ -157,8 +170,11 @@ def test_loads_give_the_same_tokenizer_as_the_references(tmp_path, tiny, monkeyp
         assert f.mergeable_ranks() == s.mergeable_ranks() == tiny.mergeable_ranks()
         assert f.special_tokens == s.special_tokens == tiny.special_tokens
         assert f.merge_ids() == s.merge_ids() == tiny.merge_ids()
-        assert f.encode(text, allowed_special="all") == s.encode(text, allowed_special="all") \
+        assert (
+            f.encode(text, allowed_special="all")
+            == s.encode(text, allowed_special="all")
             == tiny.encode(text, allowed_special="all")
+        )
 
 
 class _DecliningBpe:
@@ -232,7 +248,7 @@ def _mutate_text(draw, text):
         if op == "insert":
             text = text[:at] + draw(st.sampled_from(_ALPHABET)) + text[at:]
         elif op == "delete" and text:
-            text = text[:at] + text[at + 1:]
+            text = text[:at] + text[at + 1 :]
         elif op == "dup_line":
             k = draw(st.integers(0, len(lines) - 1))
             lines.insert(draw(st.integers(0, len(lines))), lines[k])
@@ -244,7 +260,10 @@ def _mutate_text(draw, text):
     return text
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=200)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=200,
+)
 @given(data=st.data())
 def test_corrupted_tiktoken_files(tiny, data):
     ranks = sorted(tiny.mergeable_ranks().items(), key=lambda kv: kv[1])
@@ -253,7 +272,10 @@ def test_corrupted_tiktoken_files(tiny, data):
     assert_native_agrees(_core.parse_tiktoken_ranks(raw), _parse_ranks_reference, raw, "f")
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=200)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=200,
+)
 @given(data=st.data())
 def test_corrupted_merges_text(tiny, data):
     text = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in _common.merge_strings(tiny, "f"))
@@ -266,8 +288,24 @@ def _mutate_tables(draw, vocab, merges):
     vocab, merges = dict(vocab), list(merges)
     for _ in range(draw(st.integers(1, 2))):
         keys = list(vocab)
-        op = draw(st.sampled_from(["id", "dup_id", "key", "swap", "drop", "split", "list", "bool", "big",
-                                   "odd_item", "space", "add_key"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "id",
+                    "dup_id",
+                    "key",
+                    "swap",
+                    "drop",
+                    "split",
+                    "list",
+                    "bool",
+                    "big",
+                    "odd_item",
+                    "space",
+                    "add_key",
+                ]
+            )
+        )
         k = draw(st.sampled_from(keys))
         m = draw(st.integers(0, len(merges) - 1))
         if op == "id":
@@ -275,7 +313,9 @@ def _mutate_tables(draw, vocab, merges):
         elif op == "dup_id":
             vocab[k] = vocab[draw(st.sampled_from(keys))]
         elif op == "key":
-            new = k[:-1] + draw(st.sampled_from(["a", " ", "\u0100", "\u0144", "\U0001F600", "\x00"]))
+            new = k[:-1] + draw(
+                st.sampled_from(["a", " ", "\u0100", "\u0144", "\U0001f600", "\x00"])
+            )
             vocab = {(new if x == k else x): v for x, v in vocab.items()}
         elif op == "swap":
             j = draw(st.integers(0, len(merges) - 1))
@@ -292,15 +332,24 @@ def _mutate_tables(draw, vocab, merges):
         elif op == "big":
             vocab[k] = 2**32 + vocab[k]
         elif op == "odd_item":
-            merges[m] = draw(st.sampled_from([None, 5, ["a"], ("a", "b", "c"), "", "ab", "a  b", "a b c", ["a", ""]]))
+            merges[m] = draw(
+                st.sampled_from(
+                    [None, 5, ["a"], ("a", "b", "c"), "", "ab", "a  b", "a b c", ["a", ""]]
+                )
+            )
         elif op == "space" and isinstance(merges[m], str):
             merges[m] = merges[m] + " "
         elif op == "add_key":
-            vocab[draw(st.sampled_from(["<|x|>", "Ġzz", "zz"]))] = draw(st.integers(0, len(vocab) + 2))
+            vocab[draw(st.sampled_from(["<|x|>", "Ġzz", "zz"]))] = draw(
+                st.integers(0, len(vocab) + 2)
+            )
     return vocab, merges
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=300)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=300,
+)
 @given(data=st.data())
 def test_corrupted_toksmith_files(tiny, data):
     d = json.loads(json.dumps(to_dict(tiny), ensure_ascii=False))
@@ -311,13 +360,18 @@ def test_corrupted_toksmith_files(tiny, data):
     assert_native_agrees(native, _tables_reference, d, "f")
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=300)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=300,
+)
 @given(data=st.data())
 def test_corrupted_vocab_and_merges(tiny, data):
     vocab = gpt2_vocab(tiny)
     lines = [f"{a} {b}" for a, b in _common.merge_strings(tiny, "f")]
     vocab, merges = _mutate_tables(data.draw, vocab, lines)
-    added = data.draw(st.sampled_from([{}, dict(tiny.special_tokens), {"<|x|>": 3}, {"<|end|>": 0}]))
+    added = data.draw(
+        st.sampled_from([{}, dict(tiny.special_tokens), {"<|x|>": 3}, {"<|end|>": 0}])
+    )
     native = _core.ranks_from_vocab_and_merges(vocab, merges, added)
 
     def reference(vocab, merges, added, where):
@@ -343,7 +397,9 @@ def test_leftover_keys_are_spelled_like_the_reference(tiny):
     lines = [f"{a} {b}" for a, b in _common.merge_strings(tiny, "f")]
     extra = {token_to_str(b"zq"): len(vocab), "\u0144bad": len(vocab) + 1}
     vocab.update(extra)
-    native = _core.ranks_from_vocab_and_merges(vocab, lines, {"<|end|>": tiny.special_tokens["<|end|>"]})
+    native = _core.ranks_from_vocab_and_merges(
+        vocab, lines, {"<|end|>": tiny.special_tokens["<|end|>"]}
+    )
     assert native[1] == {"\u0144bad": len(vocab) - 1, "zq": len(vocab) - 2}
     assert list(native[1]) == ["\u0144bad", "zq"]
 
@@ -353,9 +409,11 @@ def test_declined_files_still_get_the_readers_messages(tmp_path, tiny):
     from toksmith.formats.huggingface import huggingface_json
 
     doc = huggingface_json(tiny)
-    for merges, msg in ((["a b c"], r"merge 0 \('a b c'\) is not a pair of tokens"),
-                        ("a b", "model.merges must be a list"),
-                        ([["a", ""]], "is not a pair of tokens")):
+    for merges, msg in (
+        (["a b c"], r"merge 0 \('a b c'\) is not a pair of tokens"),
+        ("a b", "model.merges must be a list"),
+        ([["a", ""]], "is not a pair of tokens"),
+    ):
         bad = json.loads(json.dumps(doc))
         bad["model"]["merges"] = merges
         with pytest.raises(TokenizerFileError, match=msg):
@@ -364,7 +422,10 @@ def test_declined_files_still_get_the_readers_messages(tmp_path, tiny):
     bad["model"]["merges"] = bad["model"]["merges"][::-1]
     with pytest.raises(ConversionError, match="out of order"):
         toksmith.from_huggingface(bad)
-    lines = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)] + ["YWI= 256", "YWI= 257"]
+    lines = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)] + [
+        "YWI= 256",
+        "YWI= 257",
+    ]
     (tmp_path / "dup.tiktoken").write_text("\n".join(lines) + "\n")
     with pytest.raises(TokenizerFileError, match="line 258: the token b'ab' appears twice"):
         toksmith.formats.tiktoken.load_tiktoken_ranks(tmp_path / "dup.tiktoken")
@@ -406,13 +467,27 @@ def test_load_any_parses_a_tokenizer_json_once(tmp_path, tiny, monkeypatch):
     calls = []
     real = json.loads
     monkeypatch.setattr(json, "loads", lambda *a, **k: calls.append(1) or real(*a, **k))
-    for path, want in ((tmp_path / "hf", expected[0]), (tmp_path / "hf" / "tokenizer.json", expected[0]),
-                       (tmp_path / "own.json", expected[1])):
+    for path, want in (
+        (tmp_path / "hf", expected[0]),
+        (tmp_path / "hf" / "tokenizer.json", expected[0]),
+        (tmp_path / "own.json", expected[1]),
+    ):
         calls.clear()
         got = toksmith.load_any(path)
         assert len(calls) == 1, path
-        assert (got.name, got.metadata, got.mergeable_ranks(), got.special_tokens, got.merge_ids()) == \
-            (want.name, want.metadata, want.mergeable_ranks(), want.special_tokens, want.merge_ids())
+        assert (
+            got.name,
+            got.metadata,
+            got.mergeable_ranks(),
+            got.special_tokens,
+            got.merge_ids(),
+        ) == (
+            want.name,
+            want.metadata,
+            want.mergeable_ranks(),
+            want.special_tokens,
+            want.merge_ids(),
+        )
 
 
 # ------------------------------------------------------------------ tokenizer.json split natively
@@ -424,8 +499,15 @@ def _tables_of(tok):
         merges = tok.merge_ids()
     except MergesError as e:
         merges = str(e)
-    return (tok.mergeable_ranks(), tok.special_tokens, tok.pinned_tokens, merges, tok.pattern, tok.name,
-            tok.metadata)
+    return (
+        tok.mergeable_ranks(),
+        tok.special_tokens,
+        tok.pinned_tokens,
+        merges,
+        tok.pattern,
+        tok.name,
+        tok.metadata,
+    )
 
 
 def _as_tokenizers_object(text):
@@ -476,7 +558,9 @@ def test_tokenizer_json_tables_split_natively(tiny):
     assert rest == want and list(rest["model"]) == list(model) and list(rest) == list(want)
     assert tables.native.has_merges
     native = tables.native.ranks_from_vocab_and_merges(dict(tiny.special_tokens))
-    ref = _core.ranks_from_vocab_and_merges(doc["model"]["vocab"], doc["model"]["merges"], dict(tiny.special_tokens))
+    ref = _core.ranks_from_vocab_and_merges(
+        doc["model"]["vocab"], doc["model"]["merges"], dict(tiny.special_tokens)
+    )
     assert native == ref and list(native[0].items()) == list(ref[0].items())
     assert _hf_outcome(text) == _hf_outcome_declined(text)
     # \u escapes, pairs instead of lines, whitespace: the same tables
@@ -490,18 +574,27 @@ def test_tokenizer_json_tables_split_natively(tiny):
 
 
 def test_tokenizer_json_of_a_real_vocabulary(tmp_path):
-    gpt2 = toksmith.from_tiktoken(GPT2_TIKTOKEN, pattern="gpt2", special_tokens={"<|endoftext|>": 50256})
+    gpt2 = toksmith.from_tiktoken(
+        GPT2_TIKTOKEN, pattern="gpt2", special_tokens={"<|endoftext|>": 50256}
+    )
     gpt2.save_huggingface(tmp_path)
     raw = (tmp_path / "tokenizer.json").read_bytes()
     assert split_json_tables(raw, "huggingface") is not None
     fast = toksmith.from_huggingface(tmp_path)
-    assert fast.mergeable_ranks() == gpt2.mergeable_ranks() and fast.special_tokens == gpt2.special_tokens
+    assert (
+        fast.mergeable_ranks() == gpt2.mergeable_ranks()
+        and fast.special_tokens == gpt2.special_tokens
+    )
     assert _hf_outcome(raw.decode("utf-8")) == _hf_outcome_declined(raw.decode("utf-8"))
 
 
 def _mutate_json_text(draw, text, vocab):
     """Damage only JSON text can carry: a key twice, a float or exponent id, a model key twice."""
-    op = draw(st.sampled_from(["none", "dup_key", "float_id", "exp_id", "dup_model_key", "dup_top_key", "nan"]))
+    op = draw(
+        st.sampled_from(
+            ["none", "dup_key", "float_id", "exp_id", "dup_model_key", "dup_top_key", "nan"]
+        )
+    )
     k = draw(st.sampled_from(list(vocab)))
     entry = f"{json.dumps(k, ensure_ascii=False)}: {vocab[k]}"
     if op == "dup_key" and entry in text:
@@ -520,7 +613,10 @@ def _mutate_json_text(draw, text, vocab):
     return text
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=200)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=200,
+)
 @given(data=st.data())
 def test_corrupted_tokenizer_json(tiny, data):
     """Whatever the damage, loading with the native split gives what the Python parse gives: the
@@ -532,11 +628,15 @@ def test_corrupted_tokenizer_json(tiny, data):
     if data.draw(st.booleans()):
         model["vocab"], model["merges"] = _mutate_tables(data.draw, model["vocab"], model["merges"])
     if data.draw(st.booleans()):
-        model["merges"] = [m.split(" ") if isinstance(m, str) and data.draw(st.booleans()) else m
-                           for m in model["merges"]]
+        model["merges"] = [
+            m.split(" ") if isinstance(m, str) and data.draw(st.booleans()) else m
+            for m in model["merges"]
+        ]
     if data.draw(st.booleans()):
         del model["merges"]
-    text = json.dumps(doc, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1])))
+    text = json.dumps(
+        doc, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1]))
+    )
     text = _mutate_json_text(data.draw, text, model["vocab"])
     assert _hf_outcome(text) == _hf_outcome_declined(text)
 
@@ -563,8 +663,9 @@ def test_toksmith_file_tables_split_natively(tmp_path, tiny):
     want = json.loads(raw)
     del want["vocab"], want["merges"]
     assert rest == want and list(rest) == list(want)
-    assert tables.native.toksmith_tables() == _core.toksmith_tables(*(lambda d: (d["vocab"], d["merges"]))(
-        json.loads(raw)))
+    assert tables.native.toksmith_tables() == _core.toksmith_tables(
+        *(lambda d: (d["vocab"], d["merges"]))(json.loads(raw))
+    )
     assert _load_outcome(tmp_path / "t.json") == _load_outcome_declined(tmp_path / "t.json")
     assert _load_outcome(tmp_path / "t.json")[1][0] == tiny.mergeable_ranks()
     # a rank table without merges
@@ -576,7 +677,10 @@ def test_toksmith_file_tables_split_natively(tmp_path, tiny):
     assert _load_outcome(tmp_path / "n.json") == _load_outcome_declined(tmp_path / "n.json")
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=150)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=150,
+)
 @given(data=st.data())
 def test_corrupted_toksmith_files_whole(tmp_path, tiny, data):
     """toksmith.load with the native split gives what the Python parse gives, whatever the damage."""
@@ -588,7 +692,9 @@ def test_corrupted_toksmith_files_whole(tmp_path, tiny, data):
     if data.draw(st.booleans()):
         del d[data.draw(st.sampled_from(["merges", "vocab", "pattern"]))]
     vocab = d.get("vocab") or {"a": 0}
-    text = json.dumps(d, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1])))
+    text = json.dumps(
+        d, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1]))
+    )
     text = _mutate_json_text(data.draw, text, vocab)
     path = tmp_path / "t.json"
     path.write_text(text, encoding="utf-8")
@@ -616,12 +722,17 @@ def test_gpt2_files_split_natively():
     ranks, extras = tables.ranks_from_vocab_and_merges({})
     assert extras == {"<|endoftext|>": 50256} and len(ranks) == 50256
     vocab = json.loads(raw)
-    assert (ranks, extras) == _core.ranks_from_vocab_and_merges(vocab, _core.parse_merges_text(text), {})
+    assert (ranks, extras) == _core.ranks_from_vocab_and_merges(
+        vocab, _core.parse_merges_text(text), {}
+    )
     fast = _gpt2_outcome(GPT2_ENCODER, GPT2_VOCAB_BPE)
     assert fast[0] == "ok" and fast == _gpt2_outcome_declined(GPT2_ENCODER, GPT2_VOCAB_BPE)
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], max_examples=150)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=150,
+)
 @given(data=st.data())
 def test_corrupted_gpt2_files_whole(tmp_path, tiny, data):
     """from_gpt2_files with the native split gives what the Python readers give, whatever the damage."""

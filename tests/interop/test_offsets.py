@@ -24,7 +24,7 @@ def _check_spans(tok, text, ids, spans):
         before = len(text[:s].encode("utf-8"))
         inside = text[s:e].encode("utf-8")
         assert before <= at and at + len(b) <= before + len(inside), (text, i, s, e)
-        assert data[at:at + len(b)] == b
+        assert data[at : at + len(b)] == b
         # the span's first and last characters both hold a byte of the token
         assert at < before + len(text[s].encode("utf-8"))
         assert at + len(b) > before + len(inside) - len(text[e - 1].encode("utf-8"))

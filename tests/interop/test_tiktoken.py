@@ -18,7 +18,6 @@ from toksmith.formats.tiktoken import (
     load_tiktoken_ranks,
     openai_encoding,
     save_tiktoken,
-    to_tiktoken,
 )
 
 from .helpers import CL100K_TIKTOKEN, GPT2_TIKTOKEN, PATTERN_NAMES
@@ -36,8 +35,12 @@ def test_presets_match_tiktoken_ext():
     src = inspect.getsource(op)
     for enc in OPENAI_ENCODINGS.values():
         assert enc.sha256 in src
-    for tk_name, ours in [("r50k_base", "r50k_base"), ("p50k_base", "p50k_base"), ("cl100k_base", "cl100k_base"),
-                          ("o200k_base", "o200k_base")]:
+    for tk_name, ours in [
+        ("r50k_base", "r50k_base"),
+        ("p50k_base", "p50k_base"),
+        ("cl100k_base", "cl100k_base"),
+        ("o200k_base", "o200k_base"),
+    ]:
         fn = getattr(op, tk_name)
         # build the constructor's dict without downloading: replace the loader
         orig = op.load_tiktoken_bpe
@@ -52,7 +55,9 @@ def test_presets_match_tiktoken_ext():
     orig = op.load_tiktoken_bpe
     op.load_tiktoken_bpe = lambda *a, **k: {}
     try:
-        assert op.o200k_harmony()["special_tokens"] == OPENAI_ENCODINGS["o200k_harmony"].special_tokens
+        assert (
+            op.o200k_harmony()["special_tokens"] == OPENAI_ENCODINGS["o200k_harmony"].special_tokens
+        )
         assert op.p50k_edit()["special_tokens"] == OPENAI_ENCODINGS["p50k_edit"].special_tokens
     finally:
         op.load_tiktoken_bpe = orig
@@ -66,8 +71,16 @@ def test_shared_gpt2_file_is_r50k():
     assert identify_openai_file(CL100K_TIKTOKEN) == "cl100k_base"
 
 
-@pytest.mark.parametrize("alias,expected", [("gpt2", "gpt2"), ("r50k", "r50k_base"), ("p50k", "p50k_base"),
-                                            ("cl100k", "cl100k_base"), ("O200K", "o200k_base")])
+@pytest.mark.parametrize(
+    "alias,expected",
+    [
+        ("gpt2", "gpt2"),
+        ("r50k", "r50k_base"),
+        ("p50k", "p50k_base"),
+        ("cl100k", "cl100k_base"),
+        ("O200K", "o200k_base"),
+    ],
+)
 def test_preset_aliases(alias, expected):
     assert openai_encoding(alias).name == expected
 
@@ -82,11 +95,15 @@ def test_load_openai_real_files(gpt2_tok, cl100k_tok):
     assert gpt2_tok.pattern_name == "gpt2" and gpt2_tok.name == "gpt2"
     assert cl100k_tok.n_vocab == 100277 and cl100k_tok.pattern_name == "cl100k"
     assert cl100k_tok.special_tokens["<|endofprompt|>"] == 100276
-    assert from_tiktoken(CL100K_TIKTOKEN, preset="cl100k").special_tokens == cl100k_tok.special_tokens
+    assert (
+        from_tiktoken(CL100K_TIKTOKEN, preset="cl100k").special_tokens == cl100k_tok.special_tokens
+    )
 
 
 def test_hash_mismatch_raises_and_can_be_skipped():
-    with pytest.raises(toksmith.TokenizerFileError, match="sha256 .* does not match OpenAI's cl100k_base"):
+    with pytest.raises(
+        toksmith.TokenizerFileError, match="sha256 .* does not match OpenAI's cl100k_base"
+    ):
         load_openai("cl100k", GPT2_TIKTOKEN)
     tok = load_openai("o200k", GPT2_TIKTOKEN, check_hash=False)  # the user insists
     assert tok.pattern_name == "o200k"
@@ -114,7 +131,9 @@ def test_unknown_file_defaults_to_cl100k_with_warning(tmp_path):
 @pytest.mark.parametrize("name", ["gpt2", "cl100k"])
 def test_real_vocab_ids_on_corpora(name, real_toks, reference_encodings, corpus_chunks):
     tok, enc = real_toks[name], reference_encodings[name]
-    assert tok.encode_batch(corpus_chunks, allowed_special="all") == enc.encode_batch(corpus_chunks, allowed_special="all")
+    assert tok.encode_batch(corpus_chunks, allowed_special="all") == enc.encode_batch(
+        corpus_chunks, allowed_special="all"
+    )
     assert tok.encode_ordinary_batch(corpus_chunks) == enc.encode_ordinary_batch(corpus_chunks)
 
 
@@ -129,16 +148,18 @@ def test_real_vocab_ids_hypothesis(text, real_toks, reference_encodings):
 @given(text=text_with_specials)
 def test_real_vocab_specials_hypothesis(text, real_toks, reference_encodings):
     for name in ("gpt2", "cl100k"):
-        assert real_toks[name].encode(text, allowed_special="all") == \
-            reference_encodings[name].encode(text, allowed_special="all")
+        assert real_toks[name].encode(text, allowed_special="all") == reference_encodings[
+            name
+        ].encode(text, allowed_special="all")
 
 
 def test_to_tiktoken_real(cl100k_tok, corpus_chunks):
     enc = cl100k_tok.to_tiktoken()
     assert isinstance(enc, tiktoken.Encoding) and enc.name == "cl100k_base"
     assert enc.n_vocab == cl100k_tok.n_vocab
-    assert enc.encode_batch(corpus_chunks[:40], allowed_special="all") == \
-        cl100k_tok.encode_batch(corpus_chunks[:40], allowed_special="all")
+    assert enc.encode_batch(corpus_chunks[:40], allowed_special="all") == cl100k_tok.encode_batch(
+        corpus_chunks[:40], allowed_special="all"
+    )
     assert cl100k_tok.to_tiktoken(name="renamed").name == "renamed"
 
 
@@ -147,8 +168,9 @@ def test_from_encoding_object(reference_encodings, corpus_chunks):
     tok = from_tiktoken(enc)
     assert tok.name == "cl100k_base" and tok.pattern_name == "cl100k"
     assert tok.special_tokens == enc._special_tokens
-    assert tok.encode_batch(corpus_chunks[:30], allowed_special="all") == \
-        enc.encode_batch(corpus_chunks[:30], allowed_special="all")
+    assert tok.encode_batch(corpus_chunks[:30], allowed_special="all") == enc.encode_batch(
+        corpus_chunks[:30], allowed_special="all"
+    )
     with pytest.raises(TypeError, match="preset"):
         from_tiktoken(enc, preset="cl100k")
 
@@ -171,8 +193,12 @@ def test_round_trip_trained(pattern, trained_no_pinned, corpus_chunks, tmp_path)
     assert back.decode_batch(expected) == texts
     from tiktoken.load import load_tiktoken_bpe
 
-    enc2 = tiktoken.Encoding("x", pat_str=tok.pattern, mergeable_ranks=load_tiktoken_bpe(str(path)),
-                             special_tokens=tok.special_tokens)
+    enc2 = tiktoken.Encoding(
+        "x",
+        pat_str=tok.pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(path)),
+        special_tokens=tok.special_tokens,
+    )
     assert enc2.encode_batch(texts, allowed_special="all") == expected
     # the file is tiktoken's own format
     assert load_tiktoken_bpe(str(path)) == load_tiktoken_ranks(path)
@@ -244,9 +270,14 @@ def test_get_encoding_reads_what_tiktoken_cached(tmp_path, monkeypatch):
     """toksmith.get_encoding finds a rank file where tiktoken's own get_encoding finds it (no
     network: tiktoken reads the same cache here), and the two encode alike."""
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    shutil.copy(CL100K_TIKTOKEN, tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken"))
+    shutil.copy(
+        CL100K_TIKTOKEN, tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken")
+    )
     tok = toksmith.get_encoding("cl100k_base")
-    assert tok.name == "cl100k_base" and tok.special_tokens == OPENAI_ENCODINGS["cl100k_base"].special_tokens
+    assert (
+        tok.name == "cl100k_base"
+        and tok.special_tokens == OPENAI_ENCODINGS["cl100k_base"].special_tokens
+    )
     assert toksmith.get_encoding("cl100k").mergeable_ranks() == tok.mergeable_ranks()  # alias
     ref = tiktoken.get_encoding("cl100k_base")
     text = "Grüße, world!<|endoftext|> 12345 naïve\n\n  code()"
@@ -257,8 +288,12 @@ def test_get_encoding_gpt2_from_the_original_pair_or_r50k(tmp_path, monkeypatch)
     from .helpers import GPT2_ENCODER, GPT2_VOCAB_BPE
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    shutil.copy(GPT2_ENCODER, tmp_path / _tiktoken_cache_name(_BLOB + "gpt-2/encodings/main/encoder.json"))
-    shutil.copy(GPT2_VOCAB_BPE, tmp_path / _tiktoken_cache_name(_BLOB + "gpt-2/encodings/main/vocab.bpe"))
+    shutil.copy(
+        GPT2_ENCODER, tmp_path / _tiktoken_cache_name(_BLOB + "gpt-2/encodings/main/encoder.json")
+    )
+    shutil.copy(
+        GPT2_VOCAB_BPE, tmp_path / _tiktoken_cache_name(_BLOB + "gpt-2/encodings/main/vocab.bpe")
+    )
     from_pair = toksmith.get_encoding("gpt2")
     ref = tiktoken.get_encoding("gpt2")
     text = "Hello  world's <|endoftext|> 2024!\n\tx"
@@ -269,12 +304,17 @@ def test_get_encoding_gpt2_from_the_original_pair_or_r50k(tmp_path, monkeypatch)
     shutil.copy(GPT2_TIKTOKEN, other / _tiktoken_cache_name(_BLOB + "encodings/r50k_base.tiktoken"))
     from_ranks = toksmith.get_encoding("gpt2", cache_dir=other)  # explicit folder, env ignored
     assert from_ranks.mergeable_ranks() == from_pair.mergeable_ranks()
-    assert toksmith.get_encoding("r50k_base", cache_dir=other).encode_ordinary(text) == from_pair.encode_ordinary(text)
+    assert toksmith.get_encoding("r50k_base", cache_dir=other).encode_ordinary(
+        text
+    ) == from_pair.encode_ordinary(text)
 
 
 def test_get_encoding_without_the_file_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    with pytest.raises(OSError, match=r"never downloads.*tiktoken.get_encoding\('o200k_base'\).*preset='o200k_base'"):
+    with pytest.raises(
+        OSError,
+        match=r"never downloads.*tiktoken.get_encoding\('o200k_base'\).*preset='o200k_base'",
+    ):
         toksmith.get_encoding("o200k")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
     with pytest.raises(FileNotFoundError, match="turned off"):
@@ -304,8 +344,19 @@ def test_encoding_name_for_model_is_tiktokens():
     from toksmith.formats.tiktoken import encoding_name_for_model
 
     names = list(tm.MODEL_TO_ENCODING)
-    names += [p + "2025-01-01" for p in tm.MODEL_PREFIX_TO_ENCODING] + [p + ":acme::x1" for p in tm.MODEL_PREFIX_TO_ENCODING]
-    names += ["llama-3", "ft:o1-mini:acme::x", "claude", "", "gpt-4o", "gpt-4-turbo", "gpt-4.1-nano", "gpt-oss-120b"]
+    names += [p + "2025-01-01" for p in tm.MODEL_PREFIX_TO_ENCODING] + [
+        p + ":acme::x1" for p in tm.MODEL_PREFIX_TO_ENCODING
+    ]
+    names += [
+        "llama-3",
+        "ft:o1-mini:acme::x",
+        "claude",
+        "",
+        "gpt-4o",
+        "gpt-4-turbo",
+        "gpt-4.1-nano",
+        "gpt-oss-120b",
+    ]
     for name in names:
         try:
             expected = tm.encoding_name_for_model(name)
@@ -322,7 +373,9 @@ def test_encoding_name_for_model_is_tiktokens():
 
 
 def test_encoding_for_model_loads_the_cached_file(tmp_path):
-    shutil.copy(CL100K_TIKTOKEN, tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken"))
+    shutil.copy(
+        CL100K_TIKTOKEN, tmp_path / _tiktoken_cache_name(_BLOB + "encodings/cl100k_base.tiktoken")
+    )
     tok = toksmith.encoding_for_model("gpt-3.5-turbo-0125", cache_dir=tmp_path)
     assert tok.name == "cl100k_base"
     with pytest.raises(FileNotFoundError, match="o200k_base"):

@@ -14,10 +14,33 @@ from .strategies import tiktoken_mixed_text
 
 tiktoken = pytest.importorskip("tiktoken")
 
-PROMPTS = ["hello fanta", "hello fan", "hello ", "hello \n", "hello\n\n  ", "def f(x):\n    return", "x = 1",
-           "The quick brown fox jumps over the lazy d", "naïve café", "中文字", "🌍", "  ", "", "a", "1234",
-           "don't", "I'l", "<|endoftext|>", "a<|endoftext|>", "a<|endoftext|>b", "https://example.co", "\r\n",
-           "x\u3000", "end.\u00a0", "ab\u2028"]
+PROMPTS = [
+    "hello fanta",
+    "hello fan",
+    "hello ",
+    "hello \n",
+    "hello\n\n  ",
+    "def f(x):\n    return",
+    "x = 1",
+    "The quick brown fox jumps over the lazy d",
+    "naïve café",
+    "中文字",
+    "🌍",
+    "  ",
+    "",
+    "a",
+    "1234",
+    "don't",
+    "I'l",
+    "<|endoftext|>",
+    "a<|endoftext|>",
+    "a<|endoftext|>b",
+    "https://example.co",
+    "\r\n",
+    "x\u3000",
+    "end.\u00a0",
+    "ab\u2028",
+]
 
 
 @pytest.fixture(scope="module")
@@ -58,17 +81,35 @@ def test_specials_follow_encode(pairs):
     with pytest.raises(toksmith.DisallowedSpecialError):
         tok.encode_with_unstable("a<|endoftext|>")
     assert tok.encode_with_unstable("a<|endoftext|>", disallowed_special=()) == _same(
-        tok, enc, "a<|endoftext|>", disallowed_special=())
+        tok, enc, "a<|endoftext|>", disallowed_special=()
+    )
     assert tok.encode_with_unstable("x<|endoftext|>", allowed_special={"<|endoftext|>"}) == (
-        tok.encode("x<|endoftext|>", allowed_special="all"), [])
+        tok.encode("x<|endoftext|>", allowed_special="all"),
+        [],
+    )
     with pytest.raises(TypeError):
         tok.encode_with_unstable(b"hello")
 
 
 _PIECES = st.one_of(
     st.binary(max_size=40),
-    st.lists(st.sampled_from([b"hello", b" world", b"\xe2\x82", b"\xac", b"\xff", b"\n\n", b"  ", b"123",
-                              "é中😀".encode(), b"<|endoftext|>"]), max_size=8).map(b"".join),
+    st.lists(
+        st.sampled_from(
+            [
+                b"hello",
+                b" world",
+                b"\xe2\x82",
+                b"\xac",
+                b"\xff",
+                b"\n\n",
+                b"  ",
+                b"123",
+                "é中😀".encode(),
+                b"<|endoftext|>",
+            ]
+        ),
+        max_size=8,
+    ).map(b"".join),
 )
 
 
@@ -95,7 +136,10 @@ def test_encode_bytes_long_invalid_tail(pairs):
         tok.encode_bytes("abc")
     with pytest.raises(TypeError):
         tok._encode_single_piece(123)
-    assert tok._encode_single_piece("hello") == tok.encode_ordinary("hello") and tok._encode_single_piece(b"") == []
+    assert (
+        tok._encode_single_piece("hello") == tok.encode_ordinary("hello")
+        and tok._encode_single_piece(b"") == []
+    )
 
 
 def test_byte_pair_encode_has_no_whole_token_lookup():
@@ -108,7 +152,8 @@ def test_byte_pair_encode_has_no_whole_token_lookup():
 
 
 def test_pinned_tokens_end_the_segment():
-    tok = toksmith.train_from_iterator(["int x = print(y) int"] * 20, vocab_size=262, pattern="cl100k",
-                                       pinned_tokens=["int"])
+    tok = toksmith.train_from_iterator(
+        ["int x = print(y) int"] * 20, vocab_size=262, pattern="cl100k", pinned_tokens=["int"]
+    )
     stable, completions = tok.encode_with_unstable("y = int")
     assert stable == tok.encode("y = int") and completions == []

@@ -32,9 +32,13 @@ def test_numpy_integers_accepted(byte_chat):
     assert byte_chat.decode([np.int64(104), np.uint16(105)]) == "hi"
     assert byte_chat.id_to_token(np.int32(104)) == "h"
     full, full_mask = byte_chat.render_conversation([U, A], max_tokens=None)
-    assert byte_chat.render_conversation([U, A], max_tokens=np.int64(3)) == (full[:3], full_mask[:3])
-    assert byte_chat.render_for_completion([U, A], max_tokens=np.int64(3))[-1] == byte_chat.encode_special(
-        "<|assistant_start|>")
+    assert byte_chat.render_conversation([U, A], max_tokens=np.int64(3)) == (
+        full[:3],
+        full_mask[:3],
+    )
+    assert byte_chat.render_for_completion([U, A], max_tokens=np.int64(3))[
+        -1
+    ] == byte_chat.encode_special("<|assistant_start|>")
     assert byte_chat.encode(["a", "b"], num_threads=np.int64(2)) == [[97], [98]]
     assert byte_chat.render_conversations([[U, A]], num_threads=np.int64(1)) == [(full, full_mask)]
 
@@ -68,7 +72,9 @@ def test_huge_numbers_are_value_errors(byte_chat):
         byte_chat.id_to_token(BIG)
     with pytest.raises(ValueError):
         byte_chat.encode(["a"], num_threads=BIG)
-    assert byte_chat.render_conversation([U, A], max_tokens=BIG) == byte_chat.render_conversation([U, A], None)
+    assert byte_chat.render_conversation([U, A], max_tokens=BIG) == byte_chat.render_conversation(
+        [U, A], None
+    )
 
 
 def test_train_argument_checks():
@@ -120,13 +126,26 @@ def test_render_for_completion_max_tokens(byte_chat):
     full = byte_chat.render_for_completion([U, A])
     for k in range(1, len(full) + 3):
         ids = byte_chat.render_for_completion([U, A], max_tokens=k)
-        assert len(ids) == min(k, len(full)) and ids[-1] == start and ids[:-1] == full[: len(ids) - 1]
+        assert (
+            len(ids) == min(k, len(full)) and ids[-1] == start and ids[:-1] == full[: len(ids) - 1]
+        )
 
 
 def test_cut_equals_prefix_with_empty_texts(byte_chat):
-    conv = [U, {"role": "assistant", "content": [{"type": "text", "text": ""}, {"type": "python", "text": ""},
-                                                 {"type": "python_output", "text": "42"}, {"type": "text", "text": "ok"}]},
-            {"role": "user", "content": ""}, {"role": "assistant", "content": ""}]
+    conv = [
+        U,
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": ""},
+                {"type": "python", "text": ""},
+                {"type": "python_output", "text": "42"},
+                {"type": "text", "text": "ok"},
+            ],
+        },
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": ""},
+    ]
     full_ids, full_mask = byte_chat.render_conversation(conv, max_tokens=None)
     for k in range(len(full_ids) + 2):
         ids, mask = byte_chat.render_conversation(conv, max_tokens=k)
@@ -158,7 +177,9 @@ def test_long_conversation_cut_encodes_only_its_start(byte_chat):
     ids, mask = chat.render_conversation(conv, max_tokens=32)
     assert len(ids) == len(mask) == 32 and counting.calls <= 32
     counting.calls = 0
-    assert chat.render_conversations([conv], max_tokens=32) == [(ids, mask)] and counting.calls <= 32
+    assert (
+        chat.render_conversations([conv], max_tokens=32) == [(ids, mask)] and counting.calls <= 32
+    )
 
 
 # ---------------------------------------------------------------- visualisation
@@ -219,8 +240,15 @@ def test_shard_writer_numpy_inputs_and_counts(tmp_path):
     assert read_manifest(tmp_path)["tokens"] == 302
 
 
-@pytest.mark.parametrize("kw, err", [({"n_vocab": True}, TypeError), ({"n_vocab": BIG}, ValueError),
-                                     ({"n_vocab": None}, TypeError), ({"n_vocab": 300, "shard_size": True}, TypeError)])
+@pytest.mark.parametrize(
+    "kw, err",
+    [
+        ({"n_vocab": True}, TypeError),
+        ({"n_vocab": BIG}, ValueError),
+        ({"n_vocab": None}, TypeError),
+        ({"n_vocab": 300, "shard_size": True}, TypeError),
+    ],
+)
 def test_shard_writer_argument_checks(tmp_path, kw, err):
     with pytest.raises(err):
         ShardWriter(tmp_path, **kw)
@@ -235,8 +263,22 @@ def test_chat_cli_deeply_nested_json_line(capsys, tmp_path, chat_path):
     assert main(["chat", "show", str(path), "-t", str(chat_path), "--color", "never"]) == 1
     assert "2: JSON nested too deeply" in capsys.readouterr().err
     out = tmp_path / "out"
-    assert main(["chat", "render", str(path), "-t", str(chat_path), "-o", str(out), "--skip-bad",
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "chat",
+                "render",
+                str(path),
+                "-t",
+                str(chat_path),
+                "-o",
+                str(out),
+                "--skip-bad",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert read_manifest(out)["conversations"] == 1 and read_manifest(out)["skipped_lines"] == 1
 
 
@@ -244,7 +286,21 @@ def test_eval_huge_max_bytes_and_bad_chunks(capsys, tmp_path, byte_chat, chat_pa
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello world\n" * 10)
     assert tok_eval.read_corpus(str(corpus), BIG) == "hello world\n" * 10
-    assert main(["eval", "-t", str(chat_path), "--corpus", f"c={corpus}", "--max-bytes", str(BIG), "--json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "-t",
+                str(chat_path),
+                "--corpus",
+                f"c={corpus}",
+                "--max-bytes",
+                str(BIG),
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)[0]["bytes"] == 120
     with pytest.raises(TypeError):
         tok_eval.read_corpus(str(corpus), True)

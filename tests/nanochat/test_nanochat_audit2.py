@@ -82,26 +82,47 @@ def test_lone_surrogate_escape_is_a_malformed_line(capsys, tmp_path, chat_path):
     bad = '{"messages": [{"role": "user", "content": "a\\ud800"}, {"role": "assistant", "content": "b"}]}'
     pair = '{"messages": [{"role": "user", "content": "\\ud83d\\ude00"}, {"role": "assistant", "content": "b"}]}'
     src.write_text(json.dumps(CONV) + "\n" + bad + "\n" + pair + "\n", encoding="utf-8")
-    code, _, err = run(capsys, "chat", "show", src, "-t", chat_path, "--color", "never", "--index", 1)
+    code, _, err = run(
+        capsys, "chat", "show", src, "-t", chat_path, "--color", "never", "--index", 1
+    )
     assert code == 1 and f"{src}:2: a string holds a lone surrogate (U+D800" in err
     out_dir = tmp_path / "out"
-    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--skip-bad", "--no-progress")
+    code, _, err = run(
+        capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--skip-bad", "--no-progress"
+    )
     assert code == 0, err
     manifest = read_manifest(out_dir)
     assert manifest["conversations"] == 2 and manifest["skipped_line_numbers"] == [2]
     pair_ids = list(iter_rendered(out_dir))[1][0].tolist()
-    assert "\U0001F600" in ChatTokenizer.load(chat_path).decode(pair_ids)  # a valid surrogate pair still renders
+    assert "\U0001f600" in ChatTokenizer.load(chat_path).decode(
+        pair_ids
+    )  # a valid surrogate pair still renders
 
 
 # ---------------------------------------------------------------- chat render --overwrite
 
 
-def test_overwrite_with_a_missing_input_keeps_the_earlier_render(capsys, tmp_path, conv_file, chat_path):
+def test_overwrite_with_a_missing_input_keeps_the_earlier_render(
+    capsys, tmp_path, conv_file, chat_path
+):
     # was: --overwrite deleted the earlier shards and manifest, then failed on the missing input
     out_dir = tmp_path / "out"
-    assert run(capsys, "chat", "render", conv_file, "-t", chat_path, "-o", out_dir, "--no-progress")[0] == 0
-    code, _, err = run(capsys, "chat", "render", tmp_path / "missing.jsonl", "-t", chat_path, "-o", out_dir,
-                       "--overwrite", "--no-progress")
+    assert (
+        run(capsys, "chat", "render", conv_file, "-t", chat_path, "-o", out_dir, "--no-progress")[0]
+        == 0
+    )
+    code, _, err = run(
+        capsys,
+        "chat",
+        "render",
+        tmp_path / "missing.jsonl",
+        "-t",
+        chat_path,
+        "-o",
+        out_dir,
+        "--overwrite",
+        "--no-progress",
+    )
     assert code == 1 and "missing.jsonl" in err
     assert sorted(os.listdir(out_dir)) == [MANIFEST, "shard_00000.npz"]
     assert read_manifest(out_dir)["conversations"] == 1
@@ -119,10 +140,17 @@ def rendered(tmp_path):
     return out
 
 
-@pytest.mark.parametrize("text", ["[1, 2]", "{bad", '{"format": "toksmith-chat-shards"}',
-                                  '{"format": "toksmith-chat-shards", "shards": "abc"}',
-                                  '{"format": "toksmith-chat-shards", "shards": [{"x": 1}]}',
-                                  '{"format": "toksmith-chat-shards", "shards": [{"file": "../../x.npz"}]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1, 2]",
+        "{bad",
+        '{"format": "toksmith-chat-shards"}',
+        '{"format": "toksmith-chat-shards", "shards": "abc"}',
+        '{"format": "toksmith-chat-shards", "shards": [{"x": 1}]}',
+        '{"format": "toksmith-chat-shards", "shards": [{"file": "../../x.npz"}]}',
+    ],
+)
 def test_corrupt_manifest_is_a_value_error(rendered, text):
     # was: AttributeError / KeyError / TypeError, or a JSONDecodeError not naming the file
     (rendered / MANIFEST).write_text(text, encoding="utf-8")
@@ -151,7 +179,9 @@ def test_corrupt_shard_is_a_value_error(rendered):
     with pytest.raises(ValueError, match="not a consistent rendered shard"):
         list(iter_rendered(rendered))
     shard.write_bytes(good)
-    assert [(i.tolist(), m.tolist()) for i, m in iter_rendered(rendered)] == [([1, 2, 3], [0, 1, 1])]
+    assert [(i.tolist(), m.tolist()) for i, m in iter_rendered(rendered)] == [
+        ([1, 2, 3], [0, 1, 1])
+    ]
 
 
 # ---------------------------------------------------------------- ids of the wrong type
@@ -180,7 +210,9 @@ def test_shard_writer_refuses_dict_and_set(tmp_path):
         w.add([1, 2], {0: 1, 1: 1})
     w.add(range(3), (0, 1, 1), line=1)
     w.close()
-    assert [(i.tolist(), m.tolist()) for i, m in iter_rendered(tmp_path)] == [([0, 1, 2], [0, 1, 1])]
+    assert [(i.tolist(), m.tolist()) for i, m in iter_rendered(tmp_path)] == [
+        ([0, 1, 2], [0, 1, 1])
+    ]
 
 
 # ---------------------------------------------------------------- training sources

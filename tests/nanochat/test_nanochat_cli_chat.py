@@ -41,8 +41,22 @@ def test_registered(capsys):
 
 def test_render_slice(capsys, tmp_path, chat, chat_path, chat_slice_path, chat_lines):
     out_dir = tmp_path / "out"
-    code, out, err = run(capsys, "chat", "render", chat_slice_path, "-t", chat_path, "-o", out_dir,
-                         "--shard-size", 64, "--max-tokens", 512, "--threads", 2)
+    code, out, err = run(
+        capsys,
+        "chat",
+        "render",
+        chat_slice_path,
+        "-t",
+        chat_path,
+        "-o",
+        out_dir,
+        "--shard-size",
+        64,
+        "--max-tokens",
+        512,
+        "--threads",
+        2,
+    )
     assert code == 0, err
     assert "rendered 200 conversation(s)" in err and "into 4 shard(s)" in err
     manifest = read_manifest(out_dir)
@@ -64,18 +78,35 @@ def test_render_slice(capsys, tmp_path, chat, chat_path, chat_slice_path, chat_l
     with np.load(out_dir / "shard_00003.npz") as shard:
         assert sorted(shard.files) == ["ids", "lines", "mask", "offsets"]
         assert shard["lines"].tolist() == list(range(193, 201))
-        assert shard["offsets"][0] == 0 and shard["offsets"][-1] == len(shard["ids"]) == len(shard["mask"])
+        assert shard["offsets"][0] == 0 and shard["offsets"][-1] == len(shard["ids"]) == len(
+            shard["mask"]
+        )
 
 
 def test_render_xz_and_no_limit(capsys, tmp_path, chat, chat_path, chat_lines):
     src = tmp_path / "chats.jsonl.xz"
     with lzma.open(src, "wt", encoding="utf-8") as f:
         f.write("\n".join(chat_lines[:30]) + "\n\n")  # a trailing blank line is ignored
-    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", tmp_path / "o",
-                       "--max-tokens", 0, "--compress", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "chat",
+        "render",
+        src,
+        "-t",
+        chat_path,
+        "-o",
+        tmp_path / "o",
+        "--max-tokens",
+        0,
+        "--compress",
+        "--no-progress",
+    )
     assert code == 0, err
     lengths = [len(ids) for ids, _ in iter_rendered(tmp_path / "o")]
-    assert lengths == [len(chat.render_conversation(json.loads(l), max_tokens=None)[0]) for l in chat_lines[:30]]
+    assert lengths == [
+        len(chat.render_conversation(json.loads(line), max_tokens=None)[0])
+        for line in chat_lines[:30]
+    ]
     assert max(lengths) > 2048  # the first chat is long: not cut
 
 
@@ -108,7 +139,9 @@ def test_malformed_line_stops(monkeypatch, capsys, tmp_path, chat_path, chat_lin
         written.extend(os.listdir(out_dir))
 
     monkeypatch.setattr(ShardWriter, "flush", flush)
-    code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--shard-size", 2)
+    code, _, err = run(
+        capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--shard-size", 2
+    )
     assert "shard_00001.npz" in written
     assert code == 1
     assert f"{src}:5: not valid JSON" in err and "--skip-bad" in err
@@ -131,7 +164,7 @@ def test_malformed_lines_skipped(capsys, tmp_path, chat, chat_path, chat_lines):
     with np.load(out_dir / "shard_00000.npz") as shard:
         lines = shard["lines"].tolist()
     assert lines == [n for n in range(1, 201) if n not in BAD]
-    good = [l for n, l in enumerate(chat_lines, 1) if n not in BAD]
+    good = [line for n, line in enumerate(chat_lines, 1) if n not in BAD]
     first_ids, _ = next(iter_rendered(out_dir))
     assert first_ids.tolist() == chat.render_conversation(json.loads(good[0]))[0]
 
@@ -140,7 +173,10 @@ def test_output_folder_reuse(capsys, tmp_path, chat_path, chat_lines):
     src = tmp_path / "c.jsonl"
     src.write_text("\n".join(chat_lines[:3]) + "\n", encoding="utf-8")
     out_dir = tmp_path / "out"
-    assert run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--shard-size", 1)[0] == 0
+    assert (
+        run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--shard-size", 1)[0]
+        == 0
+    )
     code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir)
     assert code == 1 and "--overwrite" in err
     code, _, err = run(capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--overwrite")
@@ -153,7 +189,16 @@ def test_render_needs_chat_specials(capsys, tmp_path, chat_slice_path):
 
     plain = toksmith.train_from_iterator(["abc abc"] * 5, vocab_size=258, pattern="nanochat")
     plain.save(tmp_path / "plain.json")
-    code, _, err = run(capsys, "chat", "render", chat_slice_path, "-t", tmp_path / "plain.json", "-o", tmp_path / "o")
+    code, _, err = run(
+        capsys,
+        "chat",
+        "render",
+        chat_slice_path,
+        "-t",
+        tmp_path / "plain.json",
+        "-o",
+        tmp_path / "o",
+    )
     assert code == 1 and "<|bos|>" in err
 
 
@@ -161,18 +206,35 @@ def test_numpy_missing(monkeypatch, capsys, tmp_path, chat_path, chat_slice_path
     monkeypatch.setitem(sys.modules, "numpy", None)
     with pytest.raises(ImportError, match=r"pip install toksmith\[numpy\]"):
         ShardWriter(str(tmp_path), n_vocab=100)
-    code, _, err = run(capsys, "chat", "render", chat_slice_path, "-t", chat_path, "-o", tmp_path / "o")
+    code, _, err = run(
+        capsys, "chat", "render", chat_slice_path, "-t", chat_path, "-o", tmp_path / "o"
+    )
     assert code == 1 and "pip install toksmith[numpy]" in err
 
 
 def test_show_terminal(capsys, chat, chat_path, chat_slice_path, chat_lines):
-    code, out, err = run(capsys, "chat", "show", chat_slice_path, "-t", chat_path, "--index", 2, "--ids",
-                         "--color", "never")
+    code, out, err = run(
+        capsys,
+        "chat",
+        "show",
+        chat_slice_path,
+        "-t",
+        chat_path,
+        "--index",
+        2,
+        "--ids",
+        "--color",
+        "never",
+    )
     assert code == 0, err
     ids, mask = chat.render_conversation(json.loads(chat_lines[2]))
     head = f"== conversation 2 (line 3): {len(ids)} tokens, {sum(mask)} trained\n"
-    assert out == head + chat.visualize_tokenization(ids, mask, with_token_id=True, color=False) + "\n"
-    code, out, _ = run(capsys, "chat", "show", chat_slice_path, "-t", chat_path, "--limit", 3, "--color", "always")
+    assert (
+        out == head + chat.visualize_tokenization(ids, mask, with_token_id=True, color=False) + "\n"
+    )
+    code, out, _ = run(
+        capsys, "chat", "show", chat_slice_path, "-t", chat_path, "--limit", 3, "--color", "always"
+    )
     assert code == 0 and out.count("== conversation") == 3 and "\033[" in out
     code, _, err = run(capsys, "chat", "show", chat_slice_path, "-t", chat_path, "--index", 999)
     assert code == 1 and "only 200 conversation(s)" in err
@@ -180,9 +242,18 @@ def test_show_terminal(capsys, chat, chat_path, chat_slice_path, chat_lines):
 
 def test_show_html(capsys, tmp_path, chat_path):
     src = tmp_path / "c.jsonl"
-    conv = {"messages": [{"role": "user", "content": "<b>bold</b> & more"},
-                         {"role": "assistant", "content": [{"type": "python", "text": "1 < 2"},
-                                                           {"type": "python_output", "text": "True"}]}]}
+    conv = {
+        "messages": [
+            {"role": "user", "content": "<b>bold</b> & more"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "python", "text": "1 < 2"},
+                    {"type": "python_output", "text": "True"},
+                ],
+            },
+        ]
+    }
     src.write_text(json.dumps(conv) + "\n\n" + json.dumps(conv) + "\n", encoding="utf-8")
     page = tmp_path / "page.html"
     code, _, err = run(capsys, "chat", "show", src, "-t", chat_path, "--html", page)
@@ -199,7 +270,9 @@ def test_show_html(capsys, tmp_path, chat_path):
 
 def test_show_bad_line(capsys, tmp_path, chat_path):
     src = tmp_path / "c.jsonl"
-    src.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n{"messages": []}\n', encoding="utf-8")
+    src.write_text(
+        '{"messages": [{"role": "user", "content": "hi"}]}\n{"messages": []}\n', encoding="utf-8"
+    )
     code, _, err = run(capsys, "chat", "show", src, "-t", chat_path, "--color", "never")
     assert code == 1 and f"{src}:2: conversation has no messages" in err
 
@@ -207,13 +280,28 @@ def test_show_bad_line(capsys, tmp_path, chat_path):
 def test_entry_point_subprocess(tmp_path, chat_path, chat_lines):
     src = with_bad_lines(tmp_path, chat_lines[:20], {3: "{oops"})
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    cmd = [sys.executable, "-m", "toksmith.cli", "chat", "render", str(src), "-t", str(chat_path),
-           "-o", str(tmp_path / "out")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "toksmith.cli",
+        "chat",
+        "render",
+        str(src),
+        "-t",
+        str(chat_path),
+        "-o",
+        str(tmp_path / "out"),
+    ]
     bad = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert bad.returncode == 1 and f"{src}:3: not valid JSON" in bad.stderr
     cmd[5] = "-"  # read the conversations from stdin
-    ok = subprocess.run(cmd + ["--skip-bad"], input=src.read_text(encoding="utf-8"), capture_output=True,
-                        text=True, env=env)
+    ok = subprocess.run(
+        cmd + ["--skip-bad"],
+        input=src.read_text(encoding="utf-8"),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert ok.returncode == 0, ok.stderr
     assert "-:3: not valid JSON" in ok.stderr
     assert "rendered 19 conversation(s)" in ok.stderr and "skipped 1 malformed line(s)" in ok.stderr

@@ -8,7 +8,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toksmith
 from toksmith.cli import eval as tok_eval
@@ -32,14 +33,38 @@ def two_tokenizers(tmp_path_factory, chat, chat_path):
 def test_eval_two_tokenizers_two_corpora(capsys, tmp_path, two_tokenizers):
     chart = tmp_path / "chart.png"
     (chat, chat_file), (code, code_file) = two_tokenizers["chat"], two_tokenizers["code"]
-    argv = ["eval", "-t", str(chat_file), "-t", f"py={code_file}", "--corpus", f"english={ENGLISH}",
-            "--corpus", f"python={PYTHON}", "--chart", str(chart)]
+    argv = [
+        "eval",
+        "-t",
+        str(chat_file),
+        "-t",
+        f"py={code_file}",
+        "--corpus",
+        f"english={ENGLISH}",
+        "--corpus",
+        f"python={PYTHON}",
+        "--chart",
+        str(chart),
+    ]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[0].split() == ["corpus", "bytes", "tokenizer", "tokens", "bytes/token", "vs", "chat"]
+    assert lines[0].split() == [
+        "corpus",
+        "bytes",
+        "tokenizer",
+        "tokens",
+        "bytes/token",
+        "vs",
+        "chat",
+    ]
     rows = [line.split() for line in lines[2:]]
-    assert [(r[0], r[2]) for r in rows] == [("english", "chat"), ("english", "py"), ("python", "chat"), ("python", "py")]
+    assert [(r[0], r[2]) for r in rows] == [
+        ("english", "chat"),
+        ("english", "py"),
+        ("python", "chat"),
+        ("python", "py"),
+    ]
     for r in rows:
         text = (ENGLISH if r[0] == "english" else PYTHON).read_text(encoding="utf-8")
         tok = chat if r[2] == "chat" else code
@@ -55,15 +80,37 @@ def test_eval_two_tokenizers_two_corpora(capsys, tmp_path, two_tokenizers):
 
 def test_eval_json_and_library(capsys, two_tokenizers):
     (chat, chat_file), (code, _) = two_tokenizers["chat"], two_tokenizers["code"]
-    assert main(["eval", "-t", str(chat_file), "--corpus", str(ENGLISH), "--json", "--max-bytes", "20000"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "-t",
+                str(chat_file),
+                "--corpus",
+                str(ENGLISH),
+                "--json",
+                "--max-bytes",
+                "20000",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
-    assert rows[0]["corpus"] == "english_slice" and rows[0]["tokenizer"] == "chat" and rows[0]["ratio"] == 1.0
+    assert (
+        rows[0]["corpus"] == "english_slice"
+        and rows[0]["tokenizer"] == "chat"
+        and rows[0]["ratio"] == 1.0
+    )
     assert 19000 < rows[0]["bytes"] <= 20000  # cut after a line end
     text = tok_eval.read_corpus(str(ENGLISH), 20000)
     assert rows[0]["tokens"] == len(chat.encode_ordinary(text))
     res = tok_eval.evaluate({"a": chat, "b": code}, {"x": text})
-    assert res[1]["ratio"] == pytest.approx(res[1]["bytes_per_token"] / res[0]["bytes_per_token"], rel=1e-5)
-    assert tok_eval.bytes_per_token(chat, text) == pytest.approx(res[0]["bytes_per_token"], rel=1e-6)
+    assert res[1]["ratio"] == pytest.approx(
+        res[1]["bytes_per_token"] / res[0]["bytes_per_token"], rel=1e-5
+    )
+    assert tok_eval.bytes_per_token(chat, text) == pytest.approx(
+        res[0]["bytes_per_token"], rel=1e-6
+    )
 
 
 def test_chunked_counts_equal_whole_text(two_tokenizers):
@@ -79,10 +126,15 @@ def test_eval_errors(capsys, monkeypatch, tmp_path, two_tokenizers):
     chat_file = two_tokenizers["chat"][1]
     assert main(["eval", "-t", str(chat_file), "--corpus", str(tmp_path / "missing.txt")]) == 1
     assert "missing.txt" in capsys.readouterr().err
-    assert main(["eval", "-t", str(chat_file), "--corpus", f"a={ENGLISH}", "--corpus", f"a={PYTHON}"]) == 1
+    assert (
+        main(["eval", "-t", str(chat_file), "--corpus", f"a={ENGLISH}", "--corpus", f"a={PYTHON}"])
+        == 1
+    )
     assert "given twice" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    code = main(["eval", "-t", str(chat_file), "--corpus", str(ENGLISH), "--chart", str(tmp_path / "c.png")])
+    code = main(
+        ["eval", "-t", str(chat_file), "--corpus", str(ENGLISH), "--chart", str(tmp_path / "c.png")]
+    )
     assert code == 1 and "pip install toksmith[plot]" in capsys.readouterr().err
     assert not (tmp_path / "c.png").exists()
     with pytest.raises(ImportError, match=r"toksmith\[plot\]"):
@@ -108,12 +160,20 @@ def pattern_tokenizers():
     text = ENGLISH.read_text(encoding="utf-8")[:40000]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return [toksmith.train_from_iterator([text], vocab_size=400, pattern=p, threads=1)
-                for p in ("gpt2", "cl100k", "nanochat")]
+        return [
+            toksmith.train_from_iterator([text], vocab_size=400, pattern=p, threads=1)
+            for p in ("gpt2", "cl100k", "nanochat")
+        ]
 
 
-@given(st.lists(st.sampled_from(list(" \n\t\r!'a1éb.") + ["'s", "the", "\n\n", "  "]), max_size=80).map("".join),
-       st.integers(1, 30))
+@given(
+    st.lists(
+        st.sampled_from(list(" \n\t\r!'a1éb.") + ["'s", "the", "\n\n", "  "]), max_size=80
+    ).map("".join),
+    st.integers(1, 30),
+)
 def test_chunking_never_changes_the_count(pattern_tokenizers, text, size):
     for tok in pattern_tokenizers:
-        assert tok_eval.count_tokens(tok, text, threads=1, chunk_chars=size) == len(tok.encode_ordinary(text))
+        assert tok_eval.count_tokens(tok, text, threads=1, chunk_chars=size) == len(
+            tok.encode_ordinary(text)
+        )

@@ -59,26 +59,50 @@ def test_hello_trained_tokenizer(chat):
     ids, mask = chat.render_conversation(HELLO)
     sp = {s: chat.encode_special(s) for s in NANOCHAT_SPECIAL_TOKENS}
     hello, hi = chat.encode("Hello!"), chat.encode("Hi there!")
-    assert ids == [sp["<|bos|>"], sp["<|user_start|>"], *hello, sp["<|user_end|>"],
-                   sp["<|assistant_start|>"], *hi, sp["<|assistant_end|>"]]
+    assert ids == [
+        sp["<|bos|>"],
+        sp["<|user_start|>"],
+        *hello,
+        sp["<|user_end|>"],
+        sp["<|assistant_start|>"],
+        *hi,
+        sp["<|assistant_end|>"],
+    ]
     assert mask == [0] * (4 + len(hello)) + [1] * (len(hi) + 1)
     assert segments(chat, ids, mask) == [
-        ("<|bos|>", [0]), ("<|user_start|>", [0]), ("Hello!", [0]), ("<|user_end|>", [0]),
-        ("<|assistant_start|>", [0]), ("Hi there!", [1]), ("<|assistant_end|>", [1]),
+        ("<|bos|>", [0]),
+        ("<|user_start|>", [0]),
+        ("Hello!", [0]),
+        ("<|user_end|>", [0]),
+        ("<|assistant_start|>", [0]),
+        ("Hi there!", [1]),
+        ("<|assistant_end|>", [1]),
     ]
     # the seed's mask picture: only the assistant's reply and its end token are trained on
     assert chat.decode([i for i, m in zip(ids, mask) if m]) == "Hi there!<|assistant_end|>"
-    assert chat.decode(ids) == "<|bos|><|user_start|>Hello!<|user_end|><|assistant_start|>Hi there!<|assistant_end|>"
+    assert (
+        chat.decode(ids)
+        == "<|bos|><|user_start|>Hello!<|user_end|><|assistant_start|>Hi there!<|assistant_end|>"
+    )
 
 
 def test_tool_use_exact_ids(byte_chat):
     ids, mask = byte_chat.render_conversation(TOOL_USE)
     expected = [
-        (BOS, 0), (US, 0), *[(b, 0) for b in b"Calculate 123 * 456"], (UE, 0),
-        (AS, 0), *[(b, 1) for b in b"Let me calculate that."],
-        (PS, 1), *[(b, 1) for b in b"123 * 456"], (PE, 1),
-        (OS, 0), *[(b, 0) for b in b"56088"], (OE, 0),
-        *[(b, 1) for b in b"The answer is 56088."], (AE, 1),
+        (BOS, 0),
+        (US, 0),
+        *[(b, 0) for b in b"Calculate 123 * 456"],
+        (UE, 0),
+        (AS, 0),
+        *[(b, 1) for b in b"Let me calculate that."],
+        (PS, 1),
+        *[(b, 1) for b in b"123 * 456"],
+        (PE, 1),
+        (OS, 0),
+        *[(b, 0) for b in b"56088"],
+        (OE, 0),
+        *[(b, 1) for b in b"The answer is 56088."],
+        (AE, 1),
     ]
     assert ids == [i for i, _ in expected]
     assert mask == [m for _, m in expected]
@@ -89,11 +113,17 @@ def test_tool_use_trained_tokenizer(chat):
     assert len(ids) == len(mask)
     assert segments(chat, ids, mask) == [
         ("<|bos|>", [0]),
-        ("<|user_start|>", [0]), ("Calculate 123 * 456", [0]), ("<|user_end|>", [0]),
+        ("<|user_start|>", [0]),
+        ("Calculate 123 * 456", [0]),
+        ("<|user_end|>", [0]),
         ("<|assistant_start|>", [0]),
         ("Let me calculate that.", [1]),
-        ("<|python_start|>", [1]), ("123 * 456", [1]), ("<|python_end|>", [1]),
-        ("<|output_start|>", [0]), ("56088", [0]), ("<|output_end|>", [0]),
+        ("<|python_start|>", [1]),
+        ("123 * 456", [1]),
+        ("<|python_end|>", [1]),
+        ("<|output_start|>", [0]),
+        ("56088", [0]),
+        ("<|output_end|>", [0]),
         ("The answer is 56088.", [1]),
         ("<|assistant_end|>", [1]),
     ]
@@ -105,7 +135,10 @@ def test_tool_use_trained_tokenizer(chat):
     n_out = len(chat.encode("56088"))
     n_answer = len(chat.encode("The answer is 56088."))
     positions = {
-        0: "<|bos|>", 1: "<|user_start|>", 2 + n_user: "<|user_end|>", 3 + n_user: "<|assistant_start|>",
+        0: "<|bos|>",
+        1: "<|user_start|>",
+        2 + n_user: "<|user_end|>",
+        3 + n_user: "<|assistant_start|>",
     }
     p = 4 + n_user + n_text
     positions[p] = "<|python_start|>"
@@ -148,10 +181,25 @@ def test_render_for_completion(byte_chat):
     assert ids == [BOS, US, *b"Hello!", UE, AS]
     # a conversation that ends with the user's turn is primed as it is
     assert byte_chat.render_for_completion({"messages": HELLO["messages"][:1]}) == ids
-    multi = {"messages": [*HELLO["messages"], {"role": "user", "content": "Bye"},
-                          {"role": "assistant", "content": "Ciao"}]}
+    multi = {
+        "messages": [
+            *HELLO["messages"],
+            {"role": "user", "content": "Bye"},
+            {"role": "assistant", "content": "Ciao"},
+        ]
+    }
     assert byte_chat.render_for_completion(multi) == [
-        BOS, US, *b"Hello!", UE, AS, *b"Hi there!", AE, US, *b"Bye", UE, AS,
+        BOS,
+        US,
+        *b"Hello!",
+        UE,
+        AS,
+        *b"Hi there!",
+        AE,
+        US,
+        *b"Bye",
+        UE,
+        AS,
     ]
     assert len(multi["messages"]) == 4  # not modified
     cut = byte_chat.render_for_completion(multi, max_tokens=5)

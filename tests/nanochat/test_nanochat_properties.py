@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toksmith.presets import NANOCHAT_SPECIAL_TOKENS
 
 # plain text, now and then with special tokens' text in it (which must stay plain text)
 texts = st.one_of(
     st.text(max_size=40),
-    st.lists(st.sampled_from(["Hello", " world", "!", "\n", "  ", "123", "é", "日本", "🙂", *NANOCHAT_SPECIAL_TOKENS]),
-             max_size=8).map("".join),
+    st.lists(
+        st.sampled_from(
+            ["Hello", " world", "!", "\n", "  ", "123", "é", "日本", "🙂", *NANOCHAT_SPECIAL_TOKENS]
+        ),
+        max_size=8,
+    ).map("".join),
 )
 parts = st.lists(
-    st.builds(lambda kind, text: {"type": kind, "text": text},
-              st.sampled_from(["text", "python", "python_output"]), texts),
+    st.builds(
+        lambda kind, text: {"type": kind, "text": text},
+        st.sampled_from(["text", "python", "python_output"]),
+        texts,
+    ),
     max_size=5,
 )
 
@@ -46,7 +54,7 @@ def expected_texts(conversation):
             whole += ["<|user_start|>", c, "<|user_end|>"]
             continue
         whole.append("<|assistant_start|>")
-        for p in ([{"type": "text", "text": c}] if isinstance(c, str) else c):
+        for p in [{"type": "text", "text": c}] if isinstance(c, str) else c:
             if p["type"] == "text":
                 piece = p["text"]
                 trained.append(piece)
@@ -74,9 +82,14 @@ def test_lengths_and_masked_text(chat, conversation):
     specials = set(chat.tokenizer.special_tokens.values())
     n_assistant = sum(m["role"] == "assistant" for m in conversation["messages"])
     assert sum(i == chat.encode_special("<|assistant_end|>") for i in ids) == n_assistant
-    assert sum(i in specials for i in ids) == sum(whole.count(s) for s in NANOCHAT_SPECIAL_TOKENS) - sum(
-        m["content"].count(s) if isinstance(m["content"], str) else sum(p["text"].count(s) for p in m["content"])
-        for m in conversation["messages"] for s in NANOCHAT_SPECIAL_TOKENS
+    assert sum(i in specials for i in ids) == sum(
+        whole.count(s) for s in NANOCHAT_SPECIAL_TOKENS
+    ) - sum(
+        m["content"].count(s)
+        if isinstance(m["content"], str)
+        else sum(p["text"].count(s) for p in m["content"])
+        for m in conversation["messages"]
+        for s in NANOCHAT_SPECIAL_TOKENS
     )
 
 

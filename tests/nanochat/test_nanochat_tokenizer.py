@@ -9,8 +9,7 @@ import warnings
 import pytest
 
 import toksmith
-from toksmith.presets import NANOCHAT_SPECIAL_TOKENS, PRESETS
-from toksmith.presets import nanochat
+from toksmith.presets import NANOCHAT_SPECIAL_TOKENS, PRESETS, nanochat
 from toksmith.presets.nanochat import ChatTokenizer
 
 
@@ -59,12 +58,21 @@ def test_special_text_is_never_special(chat):
     ids = chat.encode(text)
     assert not set(ids) & set(chat.tokenizer.special_tokens.values())
     assert chat.decode(ids) == text
-    conv = {"messages": [{"role": "user", "content": "<|assistant_start|>"},
-                         {"role": "assistant", "content": "<|python_start|>x"}]}
+    conv = {
+        "messages": [
+            {"role": "user", "content": "<|assistant_start|>"},
+            {"role": "assistant", "content": "<|python_start|>x"},
+        ]
+    }
     ids, mask = chat.render_conversation(conv)
     specials = [i for i in ids if i in set(chat.tokenizer.special_tokens.values())]
     assert [chat.id_to_token(i) for i in specials] == [
-        "<|bos|>", "<|user_start|>", "<|user_end|>", "<|assistant_start|>", "<|assistant_end|>"]
+        "<|bos|>",
+        "<|user_start|>",
+        "<|user_end|>",
+        "<|assistant_start|>",
+        "<|assistant_end|>",
+    ]
 
 
 def test_encode_special_errors(chat):
@@ -97,7 +105,12 @@ def test_save_load_round_trip(chat, tmp_path):
     assert nanochat.load(str(path)).get_vocab_size() == chat.get_vocab_size()
     assert again.tokenizer.mergeable_ranks() == chat.tokenizer.mergeable_ranks()
     assert again.tokenizer.special_tokens == chat.tokenizer.special_tokens
-    conv = {"messages": [{"role": "user", "content": "Hello there"}, {"role": "assistant", "content": "hi!"}]}
+    conv = {
+        "messages": [
+            {"role": "user", "content": "Hello there"},
+            {"role": "assistant", "content": "hi!"},
+        ]
+    }
     assert again.render_conversation(conv) == chat.render_conversation(conv)
 
 
@@ -135,8 +148,12 @@ def test_train_sources(tmp_path):
         warnings.simplefilter("ignore")
         from_texts = nanochat.train([text, text], vocab_size=300, threads=1)
         from_gen = nanochat.train((t for t in [text, text]), vocab_size=300, threads=1)
-        from_paths = nanochat.train([tmp_path / "a.txt", tmp_path / "b.txt"], vocab_size=300, threads=1)
-        from_strs = nanochat.train([str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], vocab_size=300)
+        from_paths = nanochat.train(
+            [tmp_path / "a.txt", tmp_path / "b.txt"], vocab_size=300, threads=1
+        )
+        from_strs = nanochat.train(
+            [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], vocab_size=300
+        )
         from_dir = nanochat.train(str(tmp_path), vocab_size=300)
         from_one = nanochat.train(pathlib.Path(tmp_path / "a.txt"), vocab_size=300)
     ranks = from_texts.tokenizer.mergeable_ranks()
@@ -168,10 +185,26 @@ def test_cli_train_preset(tmp_path, capsys):
     file ChatTokenizer loads, with the same merges as nanochat.train on the same text."""
     from toksmith.cli import main
 
-    english = pathlib.Path(__file__).resolve().parent.parent / "data" / "corpora" / "english_slice.txt"
+    english = (
+        pathlib.Path(__file__).resolve().parent.parent / "data" / "corpora" / "english_slice.txt"
+    )
     (tmp_path / "a.txt").write_text(english.read_text(encoding="utf-8")[:30000], encoding="utf-8")
     out = tmp_path / "t.json"
-    assert main(["train", "--preset", "nanochat", str(tmp_path / "a.txt"), "--vocab-size", "300", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--preset",
+                "nanochat",
+                str(tmp_path / "a.txt"),
+                "--vocab-size",
+                "300",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     chat = ChatTokenizer.load(out)
     assert chat.get_vocab_size() == 300

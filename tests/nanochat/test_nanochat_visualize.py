@@ -22,9 +22,13 @@ def test_terminal_colours_follow_the_mask(chat):
     assert len(spans) == len(ids)
     for k, ((bg, text), m) in enumerate(zip(spans, mask)):
         assert bg == (("22", "28") if m else ("52", "88"))[k % 2]
-        assert text == chat.tokenizer.decode_single_token_bytes(ids[k]).decode("utf-8", "backslashreplace")
+        assert text == chat.tokenizer.decode_single_token_bytes(ids[k]).decode(
+            "utf-8", "backslashreplace"
+        )
     # specials are bold
-    assert out.count("\033[1m") == sum(i in set(chat.tokenizer.special_tokens.values()) for i in ids)
+    assert out.count("\033[1m") == sum(
+        i in set(chat.tokenizer.special_tokens.values()) for i in ids
+    )
 
 
 def test_terminal_with_ids_and_plain(chat):
@@ -35,7 +39,9 @@ def test_terminal_with_ids_and_plain(chat):
     plain = chat.visualize_tokenization(ids, mask, color=False)
     assert "\033" not in plain
     assert plain.count("|") >= len(ids) - 1
-    assert chat.visualize_tokenization(ids, mask, color=False, sep="").replace("↵", "") == chat.decode(ids)
+    assert chat.visualize_tokenization(ids, mask, color=False, sep="").replace(
+        "↵", ""
+    ) == chat.decode(ids)
     assert chat.visualize_tokenization(ids, None, color=False) == plain
     with pytest.raises(ValueError, match="differ in length"):
         chat.visualize_tokenization(ids, mask[:-1])
@@ -43,12 +49,19 @@ def test_terminal_with_ids_and_plain(chat):
 
 def test_partial_utf8_is_escaped(byte_chat):
     ids = list("é".encode())
-    assert chat_render.token_pieces(byte_chat.tokenizer, ids) == [("\\xc3", False), ("\\xa9", False)]
+    assert chat_render.token_pieces(byte_chat.tokenizer, ids) == [
+        ("\\xc3", False),
+        ("\\xa9", False),
+    ]
 
 
 def test_html_escapes(chat):
-    conv = {"messages": [{"role": "user", "content": '<script>alert("x")</script> & co'},
-                         {"role": "assistant", "content": "a < b > c"}]}
+    conv = {
+        "messages": [
+            {"role": "user", "content": '<script>alert("x")</script> & co'},
+            {"role": "assistant", "content": "a < b > c"},
+        ]
+    }
     ids, mask = chat.render_conversation(conv)
     page = chat.visualize_html(ids, mask, with_token_id=True, title="<title>")
     assert "<script>" not in page

@@ -80,7 +80,7 @@ class GreedyMatcher:
             for units, t in self.by_length:
                 if rest[: len(units)] == units:
                     out.append(t)
-                    rest = rest[len(units):]
+                    rest = rest[len(units) :]
                     break
             else:
                 out.append(self.unk)

@@ -24,7 +24,6 @@ from toksmith import _core
 from toksmith.presets import embeddings as emb
 from toksmith.presets import wordbpe
 from toksmith.presets.wordbpe import END_OF_WORD, UNK, WORD_PATTERN, WordTokenizer
-
 from wordbpe import reference
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
@@ -45,6 +44,7 @@ def english(english_counts):
 
 # ---- words -------------------------------------------------------------------------------------
 
+
 def test_pattern_is_the_cores_and_uses_the_scanner():
     assert WORD_PATTERN == _core.WORDS_PATTERN
     assert _core.compile_pattern(WORD_PATTERN) == (WORD_PATTERN, True)
@@ -52,13 +52,29 @@ def test_pattern_is_the_cores_and_uses_the_scanner():
 
 def test_camel_case_acronyms_digits_and_symbols():
     assert toksmith.split("XMLHttpRequest, iPhone2024 snake_case", WORD_PATTERN) == [
-        "XML", "Http", "Request", ",", "i", "Phone", "2024", "snake", "_", "case"]
+        "XML",
+        "Http",
+        "Request",
+        ",",
+        "i",
+        "Phone",
+        "2024",
+        "snake",
+        "_",
+        "case",
+    ]
 
 
 # letters of every case class, marks, digits, whitespace (incl. \x1c and NBSP), symbols
-WORD_TEXT = st.text(alphabet=st.sampled_from(list(
-    "aZbYXé\u00c9\u01c5\u02b0\u4e2d\u0436\u0416\u0301\u0308019\u0663\u00b2 \t\n\r\x0b\x1c\x85\xa0\u3000"
-    ".,_-!'\"/\u20ac\U0001f600")), max_size=40)
+WORD_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list(
+            "aZbYXé\u00c9\u01c5\u02b0\u4e2d\u0436\u0416\u0301\u0308019\u0663\u00b2 \t\n\r\x0b\x1c\x85\xa0\u3000"
+            ".,_-!'\"/\u20ac\U0001f600"
+        )
+    ),
+    max_size=40,
+)
 
 
 @given(WORD_TEXT)
@@ -96,16 +112,30 @@ def test_folders_give_their_text_files(tmp_path):
     (tmp_path / "c.py").write_text("delta", encoding="utf-8")
     (tmp_path / ".hidden.txt").write_text("hidden", encoding="utf-8")
     assert wordbpe.count_words(tmp_path) == {"alpha": 1, "beta": 2, "gamma": 1}
-    assert wordbpe.count_words(tmp_path, extensions=None) == {"alpha": 1, "beta": 2, "gamma": 1, "delta": 1}
-    assert wordbpe.count_words([tmp_path / "c.py", str(tmp_path / "a.txt")]) == {"delta": 1, "alpha": 1, "beta": 1}
+    assert wordbpe.count_words(tmp_path, extensions=None) == {
+        "alpha": 1,
+        "beta": 2,
+        "gamma": 1,
+        "delta": 1,
+    }
+    assert wordbpe.count_words([tmp_path / "c.py", str(tmp_path / "a.txt")]) == {
+        "delta": 1,
+        "alpha": 1,
+        "beta": 1,
+    }
 
 
 def test_bad_utf8_names_the_file_or_is_replaced(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"good words \xff\xfe more")
-    with pytest.raises(toksmith.CorpusDecodeError, match="bad.txt.*errors=\"replace\""):
+    with pytest.raises(toksmith.CorpusDecodeError, match='bad.txt.*errors="replace"'):
         wordbpe.count_words(bad)
-    assert wordbpe.count_words(bad, errors="replace") == {"good": 1, "words": 1, "\ufffd": 2, "more": 1}
+    assert wordbpe.count_words(bad, errors="replace") == {
+        "good": 1,
+        "words": 1,
+        "\ufffd": 2,
+        "more": 1,
+    }
 
 
 def test_counting_errors(tmp_path):
@@ -121,6 +151,7 @@ def test_counting_errors(tmp_path):
 
 # ---- training ----------------------------------------------------------------------------------
 
+
 def test_merges_and_vocabulary_equal_the_reference(english_counts, english):
     tokens, merges = reference.train(english_counts, MERGES)
     assert english.merges == merges
@@ -130,8 +161,13 @@ def test_merges_and_vocabulary_equal_the_reference(english_counts, english):
 
 
 def test_merges_equal_the_reference_on_non_ascii_words():
-    counts = reference.count_words(["Привет мир, привет всем! Grüße, Größe, grüßen. 中文字 中文 ΟΔΟΣ όδος " * 3,
-                                    "naïve café CAFÉ résumé"], WORD_PATTERN)
+    counts = reference.count_words(
+        [
+            "Привет мир, привет всем! Grüße, Größe, grüßen. 中文字 中文 ΟΔΟΣ όδος " * 3,
+            "naïve café CAFÉ résumé",
+        ],
+        WORD_PATTERN,
+    )
     tok = wordbpe.train_from_counts(counts, 40)
     tokens, merges = reference.train(counts, 40)
     assert tok.merges == merges and tok.tokens == [UNK] + tokens
@@ -141,7 +177,7 @@ def test_atomic_words_are_tokens_of_their_own(english, english_counts):
     # one-character words (punctuation, "a", digits) are `x</w>` tokens right after the specials
     atomic = sorted(w + END_OF_WORD for w in english_counts if len(w) == 1)
     assert ".</w>" in atomic and "a</w>" in atomic
-    assert english.tokens[1:1 + len(atomic)] == atomic
+    assert english.tokens[1 : 1 + len(atomic)] == atomic
     assert english.tokenize("a . !") == ["a</w>", ".</w>", "!</w>"]
 
 
@@ -181,6 +217,7 @@ def test_training_errors():
 
 # ---- encoding ----------------------------------------------------------------------------------
 
+
 def test_encode_equals_the_seeds_split_word_on_real_text(english):
     text = CPP.read_text(encoding="utf-8")[:12000]  # unseen text: unknown characters included
     ids = english.encode(text)
@@ -202,19 +239,34 @@ _SMALL = []
 
 def _small() -> WordTokenizer:
     if not _SMALL:
-        counts = reference.count_words(["Zebra zebras ZZ yak x\u00e9\u00e9 \u0436\u0436\u0436 \u4e2d\u4e2d 1901 2019 "
-                                        "a\u0301a\u0301 " * 4 + "bay aye yay!"], WORD_PATTERN)
+        counts = reference.count_words(
+            [
+                "Zebra zebras ZZ yak x\u00e9\u00e9 \u0436\u0436\u0436 \u4e2d\u4e2d 1901 2019 "
+                "a\u0301a\u0301 " * 4 + "bay aye yay!"
+            ],
+            WORD_PATTERN,
+        )
         _SMALL.append(wordbpe.train_from_counts(counts, 25))
     return _SMALL[0]
 
 
-@given(st.lists(st.sampled_from(["zebra", "Zebras", "yak", "XÉé", "жж", "中", "1901", "!", "aye", "a\u0301"]),
-                max_size=12), st.sampled_from([" ", "\n", "  \t"]))
+@given(
+    st.lists(
+        st.sampled_from(
+            ["zebra", "Zebras", "yak", "XÉé", "жж", "中", "1901", "!", "aye", "a\u0301"]
+        ),
+        max_size=12,
+    ),
+    st.sampled_from([" ", "\n", "  \t"]),
+)
 def test_decode_of_encode_is_the_normalized_text(words, sep):
     tok = _small()
     text = sep.join(words)
-    assert tok.decode(tok.encode(text)) == tok.normalize(text) == " ".join(w.lower() for w in
-                                                                          regex.findall(WORD_PATTERN, text))
+    assert (
+        tok.decode(tok.encode(text))
+        == tok.normalize(text)
+        == " ".join(w.lower() for w in regex.findall(WORD_PATTERN, text))
+    )
 
 
 def test_unknown_characters_become_unk(english):
@@ -224,7 +276,7 @@ def test_unknown_characters_become_unk(english):
 
 
 def test_batch_and_word_apis(english):
-    texts = [ENGLISH.read_text(encoding="utf-8")[i:i + 3000] for i in range(0, 30000, 3000)]
+    texts = [ENGLISH.read_text(encoding="utf-8")[i : i + 3000] for i in range(0, 30000, 3000)]
     assert english.encode_batch(texts) == [english.encode(t) for t in texts]
     assert english.encode_batch(texts, threads=1) == [english.encode(t) for t in texts]
     assert english.encode_word("The") == english.encode("the")
@@ -265,6 +317,7 @@ def test_vocabulary_accessors(english):
 
 
 # ---- statistics, embeddings, files ---------------------------------------------------------------
+
 
 def test_token_stats_equal_encoding_every_word(english, english_counts):
     expected = Counter()
@@ -339,7 +392,11 @@ def test_run_writes_the_seeds_outputs(tmp_path):
     out = wordbpe.run(corpus, tmp_path / "out", num_merges=300, dim=16, seed=3, prefix="eng")
     files = out["files"]
     assert sorted(Path(p).name for p in files.values()) == [
-        "eng_final_embeddings.csv", "eng_final_token_stats.csv", "eng_tokenizer.json", "eng_unique_initial_tokens.csv"]
+        "eng_final_embeddings.csv",
+        "eng_final_token_stats.csv",
+        "eng_tokenizer.json",
+        "eng_unique_initial_tokens.csv",
+    ]
     tok = out["tokenizer"]
     with open(files["unique_initial_tokens"], newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
@@ -347,7 +404,9 @@ def test_run_writes_the_seeds_outputs(tmp_path):
     assert {w: int(n) for w, n in rows[1:]} == reference.count_words([text], WORD_PATTERN)
     with open(files["final_token_stats"], newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["token", "count"] and [(t, int(n)) for t, n in rows[1:]] == tok.token_stats(out["word_counts"])
+    assert rows[0] == ["token", "count"] and [(t, int(n)) for t, n in rows[1:]] == tok.token_stats(
+        out["word_counts"]
+    )
     with open(files["final_embeddings"], newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["token"] + [f"e{i}" for i in range(16)]
@@ -356,8 +415,13 @@ def test_run_writes_the_seeds_outputs(tmp_path):
     assert np.array_equal(got, tok.embeddings(16, seed=3))  # 9 digits read back the same float32
     assert wordbpe.load(files["tokenizer"]).tokens == tok.tokens
     # the numpy backend writes the same file
-    out2 = wordbpe.run(corpus, tmp_path / "out2", num_merges=300, dim=16, seed=3, prefix="eng", backend="numpy")
-    assert Path(out2["files"]["final_embeddings"]).read_bytes() == Path(files["final_embeddings"]).read_bytes()
+    out2 = wordbpe.run(
+        corpus, tmp_path / "out2", num_merges=300, dim=16, seed=3, prefix="eng", backend="numpy"
+    )
+    assert (
+        Path(out2["files"]["final_embeddings"]).read_bytes()
+        == Path(files["final_embeddings"]).read_bytes()
+    )
 
 
 def test_doctests():
@@ -375,11 +439,32 @@ def test_command_line_run_and_encode(tmp_path, capsys):
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "a.txt").write_text(ENGLISH.read_text(encoding="utf-8"), encoding="utf-8")
-    assert main(["wordbpe", "run", str(corpus), "--out", str(tmp_path / "o"), "--merges", "200", "--dim", "8",
-                 "--no-progress", "--prefix", "x"]) == 0
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(corpus),
+                "--out",
+                str(tmp_path / "o"),
+                "--merges",
+                "200",
+                "--dim",
+                "8",
+                "--no-progress",
+                "--prefix",
+                "x",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out.split()
     assert sorted(Path(p).name for p in printed) == [
-        "x_final_embeddings.csv", "x_final_token_stats.csv", "x_tokenizer.json", "x_unique_initial_tokens.csv"]
+        "x_final_embeddings.csv",
+        "x_final_token_stats.csv",
+        "x_tokenizer.json",
+        "x_unique_initial_tokens.csv",
+    ]
     tok_file = str(tmp_path / "o" / "x_tokenizer.json")
     tok = wordbpe.load(tok_file)
     assert main(["wordbpe", "encode", "--tokens", tok_file, "The", "quickBrown fox."]) == 0

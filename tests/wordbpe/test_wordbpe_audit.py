@@ -30,16 +30,24 @@ def tok():
 
 # ---- 1. lone surrogates are ValueErrors that say what is wrong, not bare UnicodeEncodeErrors -------
 
+
 def test_lone_surrogates_are_clear_value_errors(tok, tmp_path):
     bad = "lo\ud800w"
     calls = [
-        lambda: tok.encode(bad), lambda: tok.tokenize(bad), lambda: tok.words(bad), lambda: tok.normalize(bad),
-        lambda: tok.encode_word(bad), lambda: tok.encode_batch(["low", bad]), lambda: tok.token_stats({bad: 1}),
-        lambda: wordbpe.count_words([bad]), lambda: wordbpe.train([bad], 5),
+        lambda: tok.encode(bad),
+        lambda: tok.tokenize(bad),
+        lambda: tok.words(bad),
+        lambda: tok.normalize(bad),
+        lambda: tok.encode_word(bad),
+        lambda: tok.encode_batch(["low", bad]),
+        lambda: tok.token_stats({bad: 1}),
+        lambda: wordbpe.count_words([bad]),
+        lambda: wordbpe.train([bad], 5),
         lambda: wordbpe.run(["low"], tmp_path / "out", sample=bad),
         lambda: wordbpe.train_from_counts({bad: 2}, 5),
         lambda: wordbpe.train_from_counts({bad: 2}, 5, lowercase=False),
-        lambda: WordTokenizer([UNK, "\udcff"]), lambda: emb.token_seed("\udcff"),
+        lambda: WordTokenizer([UNK, "\udcff"]),
+        lambda: emb.token_seed("\udcff"),
     ]
     for call in calls:
         with pytest.raises(ValueError, match="lone surrogate") as info:
@@ -51,6 +59,7 @@ def test_lone_surrogates_are_clear_value_errors(tok, tmp_path):
 
 
 # ---- 2. corrupt tokenizer files --------------------------------------------------------------------
+
 
 def test_loading_a_corrupt_file_is_a_value_error_naming_it(tmp_path, tok):
     cases = {
@@ -92,6 +101,7 @@ def test_the_command_line_reports_a_corrupt_file_in_one_line(tmp_path, capsys):
 
 # ---- 3. numpy integer ids ----------------------------------------------------------------------
 
+
 def test_decode_takes_numpy_integer_ids(tok):
     ids = tok.encode("lowest newest, a")
     text = tok.decode(ids)
@@ -108,17 +118,26 @@ def test_decode_takes_numpy_integer_ids(tok):
 
 # ---- 4. the command line's stdin ------------------------------------------------------------------
 
+
 def test_encode_reports_stdin_that_is_not_utf8(tmp_path, tok, monkeypatch, capsys):
     from toksmith.cli import main
 
     p = tmp_path / "t.json"
     tok.save(p)
-    stdin = io.TextIOWrapper(io.BytesIO(b"low \xff newest"), encoding="utf-8", errors="surrogateescape")
+    stdin = io.TextIOWrapper(
+        io.BytesIO(b"low \xff newest"), encoding="utf-8", errors="surrogateescape"
+    )
     monkeypatch.setattr(sys, "stdin", stdin)
     assert main(["wordbpe", "encode", str(p)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("toksmith wordbpe: error: ") and "stdin is not valid UTF-8" in err and "0xff" in err
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("low newest\n".encode()), encoding="utf-8"))
+    assert (
+        err.startswith("toksmith wordbpe: error: ")
+        and "stdin is not valid UTF-8" in err
+        and "0xff" in err
+    )
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO("low newest\n".encode()), encoding="utf-8")
+    )
     assert main(["wordbpe", "encode", str(p)]) == 0
     assert capsys.readouterr().out.split() == [str(i) for i in tok.encode("low newest")]
     # arguments that were not UTF-8 (Python passes such bytes on as lone surrogates)
@@ -129,6 +148,7 @@ def test_encode_reports_stdin_that_is_not_utf8(tmp_path, tok, monkeypatch, capsy
 
 # ---- 5. the CPU backend's array is writable like the numpy backend's -------------------------------
 
+
 def test_cpu_embeddings_are_a_writable_array(tok):
     e = tok.embeddings(6, seed=3)
     assert e.flags.writeable and np.array_equal(e, tok.embeddings(6, seed=3, backend="numpy"))
@@ -137,6 +157,7 @@ def test_cpu_embeddings_are_a_writable_array(tok):
 
 
 # ---- 6. the merge progress bar ends at the merges learned ---------------------------------------
+
 
 def test_the_merge_bar_ends_at_the_merges_learned(monkeypatch):
     bars = []
@@ -152,13 +173,18 @@ def test_the_merge_bar_ends_at_the_merges_learned(monkeypatch):
         def close(self):
             self.closed = True
 
-    monkeypatch.setattr(wordbpe, "_progress_bar", lambda progress, **kw: Bar(**kw) if progress else None)
-    t = wordbpe.train_from_counts({"aaaaaaaa": 3, "hello": 2}, 50, progress=True)  # runs out of pairs early
+    monkeypatch.setattr(
+        wordbpe, "_progress_bar", lambda progress, **kw: Bar(**kw) if progress else None
+    )
+    t = wordbpe.train_from_counts(
+        {"aaaaaaaa": 3, "hello": 2}, 50, progress=True
+    )  # runs out of pairs early
     assert len(t.merges) < bars[0].total
     assert [(b.n, b.closed) for b in bars] == [(len(t.merges), True)]
 
 
 # ---- 7. special tokens that a learned token would shadow -----------------------------------------
+
 
 @pytest.mark.parametrize("special", ["a</w>", END_OF_WORD, "e", "low"])
 def test_a_special_token_equal_to_a_learned_token_is_refused(special):
@@ -171,6 +197,7 @@ def test_a_special_token_equal_to_a_learned_token_is_refused(special):
 
 # ---- 8. words holding the end-of-word marker ------------------------------------------------------
 
+
 def test_words_holding_the_end_of_word_marker_are_refused():
     with pytest.raises(ValueError, match="end-of-word marker"):
         wordbpe.train_from_counts({"x</w>y": 5, "ab": 2}, 10)
@@ -182,6 +209,7 @@ def test_words_holding_the_end_of_word_marker_are_refused():
 
 
 # ---- 9. to_dict is a copy -------------------------------------------------------------------------
+
 
 def test_to_dict_does_not_alias_the_tokenizer(tok):
     before = tok.encode("lowest newest")
@@ -196,6 +224,7 @@ def test_to_dict_does_not_alias_the_tokenizer(tok):
 
 # ---- 10. save never leaves a truncated file ----------------------------------------------------------
 
+
 def test_saving_metadata_json_cannot_hold_keeps_the_old_file(tmp_path, tok):
     p = tmp_path / "t.json"
     tok.save(p)
@@ -208,30 +237,40 @@ def test_saving_metadata_json_cannot_hold_keeps_the_old_file(tmp_path, tok):
 
 # ---- 11. GPU backends without a GPU -----------------------------------------------------------------
 
+
 def _fake_cupy(count):
     def get_device_count():
         if isinstance(count, Exception):
             raise count
         return count
 
-    return types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(
-        getDeviceCount=get_device_count)))
+    return types.SimpleNamespace(
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=get_device_count))
+    )
 
 
 def _fake_torch(available):
     class Device:
         def __init__(self, spec):
             if not isinstance(spec, str) or spec.split(":")[0] not in ("cpu", "cuda", "mps"):
-                raise RuntimeError(f"Expected one of cpu, cuda, mps device type at start of device string: {spec}")
+                raise RuntimeError(
+                    f"Expected one of cpu, cuda, mps device type at start of device string: {spec}"
+                )
             self.type = spec.split(":")[0]
             self.index = int(spec.split(":")[1]) if ":" in spec else None
 
-    return types.SimpleNamespace(device=Device, cuda=types.SimpleNamespace(
-        is_available=lambda: available, device_count=lambda: 1 if available else 0))
+    return types.SimpleNamespace(
+        device=Device,
+        cuda=types.SimpleNamespace(
+            is_available=lambda: available, device_count=lambda: 1 if available else 0
+        ),
+    )
 
 
 def test_gpu_backends_without_a_gpu_say_what_to_pass(tok, tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(RuntimeError("cudaErrorNoDevice: no CUDA-capable device")))
+    monkeypatch.setitem(
+        sys.modules, "cupy", _fake_cupy(RuntimeError("cudaErrorNoDevice: no CUDA-capable device"))
+    )
     with pytest.raises(ValueError, match="cupy finds no CUDA GPU.*backend='cpu'"):
         tok.embeddings(4, backend="cupy")
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(0))
@@ -250,8 +289,23 @@ def test_gpu_backends_without_a_gpu_say_what_to_pass(tok, tmp_path, monkeypatch,
 
     monkeypatch.setitem(sys.modules, "torch", _fake_torch(False))
     out = tmp_path / "out"
-    assert main(["wordbpe", "run", str(tmp_path / "missing"), "--out", str(out), "--backend", "torch",
-                 "--device", "cuda", "--no-progress"]) == 1
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(tmp_path / "missing"),
+                "--out",
+                str(out),
+                "--backend",
+                "torch",
+                "--device",
+                "cuda",
+                "--no-progress",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.startswith("toksmith wordbpe: error: ") and "no CUDA GPU" in err and not out.exists()
     # without the package: what to install
@@ -262,8 +316,10 @@ def test_gpu_backends_without_a_gpu_say_what_to_pass(tok, tmp_path, monkeypatch,
 
 # ---- properties -------------------------------------------------------------------------------------
 
-WORDS = st.lists(st.sampled_from(["low", "Lower", "NEWEST", "wid", "a", ",", "q", "zz", "é", "x\u0301"]),
-                 max_size=10)
+WORDS = st.lists(
+    st.sampled_from(["low", "Lower", "NEWEST", "wid", "a", ",", "q", "zz", "é", "x\u0301"]),
+    max_size=10,
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +14,6 @@ import toksmith
 from toksmith.presets import embeddings as emb
 from toksmith.presets import wordbpe
 from toksmith.presets.wordbpe import END_OF_WORD, UNK
-
 from wordbpe import reference
 
 
@@ -26,18 +24,22 @@ def _read_csv(path):
 
 # ---- words: pre-splitting and lower-casing -------------------------------------------------------
 
-@pytest.mark.parametrize("text, words", [
-    ("camelCase", ["camel", "case"]),  # the seed's own example
-    ("parseHTTPResponse", ["parse", "http", "response"]),
-    ("XMLHttpRequest", ["xml", "http", "request"]),
-    ("getID3Tag", ["get", "id", "3", "tag"]),
-    ("abc123def 2024", ["abc", "123", "def", "2024"]),
-    ("snake_case_name", ["snake", "_", "case", "_", "name"]),
-    ("ÉcoleNormale straße naïve", ["école", "normale", "straße", "naïve"]),
-    ("ΟΔΟΣ Привет", ["οδος", "привет"]),
-    ("don't stop!", ["don", "'", "t", "stop", "!"]),
-    ("a\u0301b\tX\r\nY", ["a\u0301b", "x", "y"]),
-])
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("camelCase", ["camel", "case"]),  # the seed's own example
+        ("parseHTTPResponse", ["parse", "http", "response"]),
+        ("XMLHttpRequest", ["xml", "http", "request"]),
+        ("getID3Tag", ["get", "id", "3", "tag"]),
+        ("abc123def 2024", ["abc", "123", "def", "2024"]),
+        ("snake_case_name", ["snake", "_", "case", "_", "name"]),
+        ("ÉcoleNormale straße naïve", ["école", "normale", "straße", "naïve"]),
+        ("ΟΔΟΣ Привет", ["οδος", "привет"]),
+        ("don't stop!", ["don", "'", "t", "stop", "!"]),
+        ("a\u0301b\tX\r\nY", ["a\u0301b", "x", "y"]),
+    ],
+)
 def test_words_are_pre_split_at_camel_case_steps_and_lower_cased(text, words):
     # seed, Features "Advanced Pre-processing" and Multi-threaded Corpus Processing step 2
     # ("splitting words (camelCase -> camel, Case), converting to lowercase")
@@ -45,10 +47,15 @@ def test_words_are_pre_split_at_camel_case_steps_and_lower_cased(text, words):
     assert tok.words(text) == words
     assert wordbpe.count_words([text]) == dict(__import__("collections").Counter(words))
     # lower-casing is the default and can be turned off
-    assert wordbpe.count_words(["parseHTTPResponse"], lowercase=False) == {"parse": 1, "HTTP": 1, "Response": 1}
+    assert wordbpe.count_words(["parseHTTPResponse"], lowercase=False) == {
+        "parse": 1,
+        "HTTP": 1,
+        "Response": 1,
+    }
 
 
 # ---- counting over a folder ----------------------------------------------------------------------
+
 
 def test_counting_reads_the_text_files_of_a_folder_in_parallel(tmp_path):
     # seed, buildCorpusWordCounts: "Scans the input directory for all text files", producers and
@@ -63,7 +70,8 @@ def test_counting_reads_the_text_files_of_a_folder_in_parallel(tmp_path):
     lines = [f"w{i % 97} Word{i % 13}" for i in range(5000)]
     (tmp_path / "big.txt").write_text("\n".join(lines), encoding="utf-8")
     assert wordbpe.count_words(tmp_path, threads=3) == reference.count_words(
-        ["Hello world\nhello", "world WORLD", "\n".join(lines)], wordbpe.WORD_PATTERN)
+        ["Hello world\nhello", "world WORLD", "\n".join(lines)], wordbpe.WORD_PATTERN
+    )
 
 
 def test_a_byte_order_mark_is_not_counted_as_a_word(tmp_path):
@@ -85,6 +93,7 @@ def test_files_must_be_utf8_or_read_with_replacement(tmp_path):
 
 # ---- BPE training ---------------------------------------------------------------------------------
 
+
 def test_training_follows_the_seeds_merge_loop():
     # seed, "How BPE Works" and groupCommonTokens stages 1-4: atomic one-character words, each
     # other word spelled as characters + </w>, the most frequent pair merged num_merges times
@@ -95,8 +104,22 @@ def test_training_follows_the_seeds_merge_loop():
     assert tok.merges == merges == [("e", "s"), ("s", END_OF_WORD), ("es", "s</w>")]
     assert tok.tokens == [UNK] + tokens
     # the vocabulary: specials, atomic tokens, characters, </w>, then the merged tokens
-    assert tok.tokens == [UNK, ",</w>", "a</w>", "a", "d", "e", "l", "r", "s", "t", END_OF_WORD, "es", "s</w>",
-                          "ess</w>"]
+    assert tok.tokens == [
+        UNK,
+        ",</w>",
+        "a</w>",
+        "a",
+        "d",
+        "e",
+        "l",
+        "r",
+        "s",
+        "t",
+        END_OF_WORD,
+        "es",
+        "s</w>",
+        "ess</w>",
+    ]
     # a merged pair is never chosen again; training stops when no pair is left
     full = wordbpe.train_from_counts(counts, 1000)
     assert len(set(full.merges)) == len(full.merges)
@@ -110,8 +133,11 @@ def test_equal_pair_counts_are_broken_by_symbol_order():
     tok = wordbpe.train_from_counts({"cd": 1, "ab": 1}, 1)
     assert tok.merges == [("a", "b")]
     # four pairs twice each: (a, b) < (a, </w>) < (b, a) < (b, </w>); then b comes before ab
-    assert wordbpe.train_from_counts({"ba": 2, "ab": 2}, 3).merges == [("a", "b"), ("a", END_OF_WORD),
-                                                                       ("b", "a</w>")]
+    assert wordbpe.train_from_counts({"ba": 2, "ab": 2}, 3).merges == [
+        ("a", "b"),
+        ("a", END_OF_WORD),
+        ("b", "a</w>"),
+    ]
 
 
 def test_a_corpus_of_one_character_words_has_the_end_of_word_token():
@@ -125,6 +151,7 @@ def test_a_corpus_of_one_character_words_has_the_end_of_word_token():
 
 
 # ---- greedy longest-match inference ----------------------------------------------------------------
+
 
 def test_greedy_longest_match_takes_the_longest_token_first():
     # seed, "Inference on New Text": the vocabulary sorted longest first, "test" matched before "t"
@@ -143,7 +170,7 @@ def test_single_character_words_and_unknown_pieces():
     # seed, Stage 1: single-character words are atomic tokens; a character of a word that no
     # token starts with becomes <unk> (module docstring), the word still ends with </w>
     tok = wordbpe.train_from_counts({"ab": 4, "b": 1}, 2)
-    assert tok.tokenize("b") == ["b</w>"]          # the atomic token
+    assert tok.tokenize("b") == ["b</w>"]  # the atomic token
     assert tok.tokenize("a") == ["a", END_OF_WORD]  # a character of a longer word
     assert tok.tokenize("q") == [UNK, END_OF_WORD]
     assert tok.tokenize("aqb") == ["a", UNK, "b</w>"]
@@ -152,18 +179,23 @@ def test_single_character_words_and_unknown_pieces():
 
 # ---- statistics and embeddings CSV -----------------------------------------------------------------
 
+
 def test_run_writes_the_three_csv_files_in_order(tmp_path):
     # seed, main.cpp steps 2, 4, 5: _unique_initial_tokens.csv, _final_token_stats.csv (sorted),
     # _final_embeddings.csv (one row of d numbers per token)
     (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "a.txt").write_text('He said "hi, there", then: hi hi.\nparseHTTP\n', encoding="utf-8")
+    (tmp_path / "c" / "a.txt").write_text(
+        'He said "hi, there", then: hi hi.\nparseHTTP\n', encoding="utf-8"
+    )
     out = wordbpe.run(tmp_path / "c", tmp_path / "o", num_merges=30, dim=5, seed=7, sample=None)
     files, tok = out["files"], out["tokenizer"]
     rows = _read_csv(files["unique_initial_tokens"])
     assert rows[0] == ["word", "count"]
     got = [(w, int(n)) for w, n in rows[1:]]
     assert got == sorted(out["word_counts"].items(), key=lambda p: (-p[1], p[0]))
-    assert got[0] == ("hi", 3) and ('"', 2) in got and (",", 2) in got  # quotes and commas read back
+    assert (
+        got[0] == ("hi", 3) and ('"', 2) in got and (",", 2) in got
+    )  # quotes and commas read back
     rows = _read_csv(files["final_token_stats"])
     assert rows[0] == ["token", "count"]
     stats = [(t, int(n)) for t, n in rows[1:]]
@@ -174,13 +206,17 @@ def test_run_writes_the_three_csv_files_in_order(tmp_path):
     assert [r[0] for r in rows[1:]] == tok.tokens  # id order
     assert all(len(r) == 6 for r in rows)
     got = np.array([[float(x) for x in r[1:]] for r in rows[1:]], dtype=np.float32)
-    assert np.array_equal(got, tok.embeddings(5, seed=7))  # 9 significant digits give the float32 back
+    assert np.array_equal(
+        got, tok.embeddings(5, seed=7)
+    )  # 9 significant digits give the float32 back
 
 
 def test_csv_files_give_back_tokens_with_commas_quotes_and_newlines(tmp_path):
     # CSV files are read back exactly by a CSV reader (tokens from a custom pattern can hold anything)
     tokens = ["a,b", '"q"', "x\ny", "\r", "\x00z", "\u2028", " s ", "=1+1"]
-    wordbpe.write_counts_csv(tmp_path / "c.csv", [(t, i) for i, t in enumerate(tokens)], ("token", "count"))
+    wordbpe.write_counts_csv(
+        tmp_path / "c.csv", [(t, i) for i, t in enumerate(tokens)], ("token", "count")
+    )
     assert _read_csv(tmp_path / "c.csv")[1:] == [[t, str(i)] for i, t in enumerate(tokens)]
     rows = np.full((len(tokens), 2), 0.1, dtype=np.float32)
     wordbpe.write_embeddings_csv(tmp_path / "e.csv", tokens, rows, 2)
@@ -191,7 +227,11 @@ def test_csv_files_give_back_tokens_with_commas_quotes_and_newlines(tmp_path):
 def test_embeddings_of_the_wrong_shape_are_refused(tmp_path):
     # was: rows of another width were written under a header of dim columns, missing rows gave an
     # IndexError after a truncated file, extra rows were dropped silently
-    for rows in (np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32), np.zeros((1, 2), np.float32)):
+    for rows in (
+        np.zeros((2, 3), np.float32),
+        np.zeros((3, 2), np.float32),
+        np.zeros((1, 2), np.float32),
+    ):
         with pytest.raises(ValueError, match=r"shape \(len\(tokens\), dim\) = \(2, 2\)"):
             wordbpe.write_embeddings_csv(tmp_path / "e.csv", ["a", "b"], rows, 2)
     assert not (tmp_path / "e.csv").exists()
@@ -203,7 +243,9 @@ def test_cpu_embeddings_are_the_documented_formula():
     tok = wordbpe.train_from_counts({"hello": 3, "world": 2, ",": 1}, 5)
     e = tok.embeddings(12, seed=5)
     assert e.shape == (tok.n_vocab, 12) and e.dtype == np.float32
-    assert np.allclose(e, np.array(emb.embed_reference(tok.tokens, 12, 5), dtype=np.float32), atol=1e-6)
+    assert np.allclose(
+        e, np.array(emb.embed_reference(tok.tokens, 12, 5), dtype=np.float32), atol=1e-6
+    )
     assert np.allclose(np.linalg.norm(e.astype(np.float64), axis=1), 1.0, atol=1e-6)
     assert np.array_equal(e, tok.embeddings(12, seed=5, threads=1))
     assert not np.array_equal(e, tok.embeddings(12, seed=6))
@@ -216,7 +258,9 @@ def test_gpu_backends_without_a_gpu_stop_before_any_file(tmp_path, monkeypatch):
     def no_device():
         raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
 
-    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=no_device)))
+    fake = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=no_device))
+    )
     monkeypatch.setitem(sys.modules, "cupy", fake)
     with pytest.raises(ValueError, match="no CUDA GPU.*backend='cpu' or 'numpy'"):
         wordbpe.run(["hello world"], tmp_path / "o", num_merges=3, dim=4, backend="cupy")
@@ -224,6 +268,7 @@ def test_gpu_backends_without_a_gpu_stop_before_any_file(tmp_path, monkeypatch):
 
 
 # ---- progress reporting ------------------------------------------------------------------------------
+
 
 def test_progress_reports_files_and_merges(tmp_path, capsys):
     # seed, Robust Progress Reporting: percentage completion and files processed
@@ -239,24 +284,74 @@ def test_progress_reports_files_and_merges(tmp_path, capsys):
 
 # ---- command line --------------------------------------------------------------------------------------
 
+
 def test_command_line_run_options(tmp_path, capsys):
     from toksmith.cli import main
 
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "a.txt").write_text("camelCase Camel\n", encoding="utf-8")
     (tmp_path / "c" / "b.md").write_text("markdown\n", encoding="utf-8")
-    assert main(["wordbpe", "run", str(tmp_path / "c"), "-o", str(tmp_path / "o"), "--merges", "5", "--dim", "3",
-                 "--no-progress", "--sample", ""]) == 0
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(tmp_path / "c"),
+                "-o",
+                str(tmp_path / "o"),
+                "--merges",
+                "5",
+                "--dim",
+                "3",
+                "--no-progress",
+                "--sample",
+                "",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert len(captured.out.split()) == 4 and "sample:" not in captured.err
     counts = dict(_read_csv(tmp_path / "o" / "corpus_unique_initial_tokens.csv")[1:])
     assert counts == {"camel": "2", "case": "1"}
-    assert main(["wordbpe", "run", str(tmp_path / "c"), "-o", str(tmp_path / "o2"), "--merges", "5", "--dim", "3",
-                 "--no-progress", "--all-files", "--keep-case", "--sample", "camelCase"]) == 0
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(tmp_path / "c"),
+                "-o",
+                str(tmp_path / "o2"),
+                "--merges",
+                "5",
+                "--dim",
+                "3",
+                "--no-progress",
+                "--all-files",
+                "--keep-case",
+                "--sample",
+                "camelCase",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     counts = dict(_read_csv(tmp_path / "o2" / "corpus_unique_initial_tokens.csv")[1:])
     assert counts == {"camel": "1", "Camel": "1", "Case": "1", "markdown": "1"}
     assert "sample: 'camelCase'" in captured.err
-    assert main(["wordbpe", "run", str(tmp_path / "c"), "-o", str(tmp_path / "o3"), "--dim", "0",
-                 "--no-progress"]) == 1
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(tmp_path / "c"),
+                "-o",
+                str(tmp_path / "o3"),
+                "--dim",
+                "0",
+                "--no-progress",
+            ]
+        )
+        == 1
+    )
     assert "dim must be >= 1" in capsys.readouterr().err and not (tmp_path / "o3").exists()

@@ -12,11 +12,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toksmith.presets import _sources
+from toksmith.presets import _sources, wordbpe
 from toksmith.presets import embeddings as emb
-from toksmith.presets import wordbpe
 from toksmith.presets.wordbpe import END_OF_WORD, UNK, WORD_PATTERN, WordTokenizer
-
 from wordbpe import reference
 
 COUNTS = {"hello": 3, "help": 2}
@@ -31,14 +29,17 @@ def tok():
 def corpus(tmp_path):
     folder = tmp_path / "corpus"
     folder.mkdir()
-    (folder / "a.txt").write_text("The newest lowest widest, the newest low.\nHello helper world\n", encoding="utf-8")
+    (folder / "a.txt").write_text(
+        "The newest lowest widest, the newest low.\nHello helper world\n", encoding="utf-8"
+    )
     (folder / "b.txt").write_text("lower newer wider the quick brown fox\n", encoding="utf-8")
     return folder
 
 
 # ---- 1. huge merge counts and embedding sizes ------------------------------------------------------
 
-@pytest.mark.parametrize("n", [2 ** 31, 2 ** 40, 2 ** 62, 2 ** 64])
+
+@pytest.mark.parametrize("n", [2**31, 2**40, 2**62, 2**64])
 def test_a_huge_num_merges_is_a_value_error_naming_the_limit(n):
     with pytest.raises(ValueError, match=r"num_merges must be in 0\.\.2147483647 \(2\*\*31-1"):
         wordbpe.train_from_counts(COUNTS, n)
@@ -55,7 +56,7 @@ def test_the_largest_num_merges_learns_every_merge_there_is():
     assert tok.metadata["merges_learned"] == len(merges)
 
 
-@pytest.mark.parametrize("dim", [2 ** 31, 2 ** 61, 2 ** 64 + 1])
+@pytest.mark.parametrize("dim", [2**31, 2**61, 2**64 + 1])
 @pytest.mark.parametrize("backend", ["cpu", "numpy"])
 def test_a_huge_embedding_dim_is_a_value_error_naming_the_limit(tok, dim, backend):
     with pytest.raises(ValueError, match=r"limit of 2147483648 \(2\*\*31\) float32.*pass dim <= "):
@@ -77,19 +78,44 @@ def test_the_command_line_reports_a_huge_merge_count_or_dim(tmp_path, corpus, ca
     from toksmith.cli import main
 
     out = tmp_path / "out"
-    assert main(["wordbpe", "run", str(corpus), "--out", str(out), "--merges", str(2 ** 40), "--no-progress"]) == 1
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(corpus),
+                "--out",
+                str(out),
+                "--merges",
+                str(2**40),
+                "--no-progress",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert "error: num_merges must be in 0..2147483647" in err and "Traceback" not in err
-    assert main(["wordbpe", "run", str(corpus), "--out", str(out), "--dim", str(2 ** 61), "--no-progress"]) == 1
+    assert (
+        main(
+            ["wordbpe", "run", str(corpus), "--out", str(out), "--dim", str(2**61), "--no-progress"]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert "error: dim=" in err and "2**31" in err
     # a dim that only the learned vocabulary makes too large: found before any file is written
-    assert main(["wordbpe", "run", str(corpus), "--out", str(out), "--dim", str(2 ** 30), "--no-progress"]) == 1
+    assert (
+        main(
+            ["wordbpe", "run", str(corpus), "--out", str(out), "--dim", str(2**30), "--no-progress"]
+        )
+        == 1
+    )
     assert "error: dim=" in capsys.readouterr().err
     assert not out.exists()
 
 
 # ---- 2. decode around <unk> -------------------------------------------------------------------
+
 
 def test_decode_keeps_an_unknown_character_inside_its_word():
     tok = wordbpe.train_from_counts({"the": 5, "at": 2}, 6)
@@ -119,7 +145,9 @@ def test_decode_of_encode_is_each_word_with_unknown_characters_as_unk(words):
     text = " ".join(words)
     matcher = reference.GreedyMatcher(tok.tokens[1:])
     expected = [
-        "".join(t[: -len(END_OF_WORD)] if t.endswith(END_OF_WORD) else t for t in matcher.split_word(w))
+        "".join(
+            t[: -len(END_OF_WORD)] if t.endswith(END_OF_WORD) else t for t in matcher.split_word(w)
+        )
         for w in regex.findall(WORD_PATTERN, text)
     ]
     decoded = tok.decode(tok.encode(text))
@@ -128,6 +156,7 @@ def test_decode_of_encode_is_each_word_with_unknown_characters_as_unk(words):
 
 
 # ---- 3. special_tokens given as a single str --------------------------------------------------
+
 
 def test_special_tokens_as_a_single_str_is_a_type_error():
     with pytest.raises(TypeError, match="pass a list of str"):
@@ -144,13 +173,18 @@ def test_special_tokens_as_a_single_str_is_a_type_error():
 
 # ---- 4. extensions given as a single str ------------------------------------------------------
 
+
 def test_a_single_extension_str_is_one_extension(tmp_path):
     (tmp_path / "a.txt").write_text("alpha", encoding="utf-8")
     (tmp_path / "b.md").write_text("beta", encoding="utf-8")
     (tmp_path / "c.TXT").write_text("gamma", encoding="utf-8")
     assert wordbpe.count_words(tmp_path, extensions=".txt") == {"alpha": 1, "gamma": 1}
     assert wordbpe.count_words(tmp_path, extensions=".md") == {"beta": 1}
-    assert wordbpe.count_words(tmp_path, extensions=[".md", ".txt"]) == {"alpha": 1, "beta": 1, "gamma": 1}
+    assert wordbpe.count_words(tmp_path, extensions=[".md", ".txt"]) == {
+        "alpha": 1,
+        "beta": 1,
+        "gamma": 1,
+    }
     assert [f.name for f in _sources.source_files(tmp_path, ".md")] == ["b.md"]
     assert _sources.check_extensions(".TXT") == (".txt",)
     assert _sources.check_extensions(None) is None
@@ -164,45 +198,60 @@ def test_a_single_extension_str_is_one_extension(tmp_path):
 
 # ---- 5. counts too large for 64-bit arithmetic -------------------------------------------------
 
+
 def test_counts_too_large_are_value_errors(tok):
     with pytest.raises(ValueError, match="counts are too large"):
-        wordbpe.train_from_counts({"ab": 2 ** 62, "abc": 2 ** 62, "abd": 2 ** 62}, 2)
+        wordbpe.train_from_counts({"ab": 2**62, "abc": 2**62, "abd": 2**62}, 2)
     with pytest.raises(ValueError, match="is too large"):
-        wordbpe.train_from_counts({"ab": 2 ** 64}, 2)
+        wordbpe.train_from_counts({"ab": 2**64}, 2)
     with pytest.raises(ValueError, match="is too large"):
-        wordbpe.train_from_counts({"ab": 2 ** 63}, 2)
+        wordbpe.train_from_counts({"ab": 2**63}, 2)
     # the sum fits, the character pairs it stands for do not
     with pytest.raises(ValueError, match="character pairs"):
-        wordbpe.train_from_counts({"abcdefgh": 2 ** 61}, 2)
+        wordbpe.train_from_counts({"abcdefgh": 2**61}, 2)
     with pytest.raises(ValueError, match="is too large"):
-        tok.token_stats({"hello": 2 ** 63, "HELLO": 2 ** 63})
+        tok.token_stats({"hello": 2**63, "HELLO": 2**63})
     with pytest.raises(ValueError, match="counts are too large"):
-        tok.token_stats({"hello": 2 ** 62, "HELLO": 2 ** 62})
+        tok.token_stats({"hello": 2**62, "HELLO": 2**62})
     with pytest.raises(ValueError, match="counts are too large"):
-        tok.token_stats({"hello": 2 ** 61})  # 6 tokens at most: 6 * 2**61 > 2**63-1
+        tok.token_stats({"hello": 2**61})  # 6 tokens at most: 6 * 2**61 > 2**63-1
 
 
 def test_large_counts_that_fit_give_exact_results(tok):
-    counts = {"ab": 2 ** 60, "abc": 2 ** 59, "abd": 2 ** 58 + 1}
+    counts = {"ab": 2**60, "abc": 2**59, "abd": 2**58 + 1}
     t = wordbpe.train_from_counts(counts, 3)
     tokens, merges = reference.train(counts, 3)
     assert t.merges == merges and t.tokens == [UNK] + tokens
-    words = {"hello": 2 ** 59, "help": 2 ** 58 + 3, "zzz": 0}
+    words = {"hello": 2**59, "help": 2**58 + 3, "zzz": 0}
     expected = {}
     for w, n in words.items():
         for i in tok.encode_word(w) if n else []:
             expected[tok.tokens[i]] = expected.get(tok.tokens[i], 0) + n
     assert dict(tok.token_stats(words)) == expected
     # a count of zero is still accepted and left out
-    assert wordbpe.train_from_counts({"ab": 3, "cd": 0}, 5).tokens == wordbpe.train_from_counts({"ab": 3}, 5).tokens
+    assert (
+        wordbpe.train_from_counts({"ab": 3, "cd": 0}, 5).tokens
+        == wordbpe.train_from_counts({"ab": 3}, 5).tokens
+    )
 
 
 # ---- 6. wrong types are TypeErrors ----------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs", [
-    {"num_merges": "2"}, {"num_merges": 2.0}, {"num_merges": True}, {"min_frequency": 1.0},
-    {"min_frequency": False}, {"threads": "2"}, {"threads": 2.0}, {"pattern": 5}, {"lowercase": "no"},
-])
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"num_merges": "2"},
+        {"num_merges": 2.0},
+        {"num_merges": True},
+        {"min_frequency": 1.0},
+        {"min_frequency": False},
+        {"threads": "2"},
+        {"threads": 2.0},
+        {"pattern": 5},
+        {"lowercase": "no"},
+    ],
+)
 def test_wrong_typed_training_options_are_type_errors(kwargs):
     args = {"num_merges": 2, **kwargs}
     with pytest.raises(TypeError, match=next(iter(kwargs))):
@@ -249,6 +298,7 @@ def test_wrong_typed_values_are_type_errors(tok, corpus, tmp_path):
 
 # ---- 7. decode's ids --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("bad", [True, False, 1.0, "1", None])
 def test_decode_rejects_non_int_ids_like_id_to_token(tok, bad):
     with pytest.raises(TypeError, match="token ids must be int"):
@@ -260,21 +310,35 @@ def test_decode_rejects_non_int_ids_like_id_to_token(tok, bad):
 
 
 def test_decode_rejects_out_of_range_ids(tok):
-    for bad in (-1, tok.n_vocab, 2 ** 70):
+    for bad in (-1, tok.n_vocab, 2**70):
         with pytest.raises(ValueError, match="out of range"):
             tok.decode([1, bad])
 
 
 # ---- 8. run() checks its arguments first; the loader checks "lowercase" -----------------------------
 
-@pytest.mark.parametrize("kwargs, error", [
-    ({"num_merges": -1}, ValueError), ({"num_merges": 2 ** 40}, ValueError), ({"num_merges": "5"}, TypeError),
-    ({"min_frequency": -1}, ValueError), ({"dim": 0}, ValueError), ({"dim": 2 ** 40}, ValueError),
-    ({"dim": 8.0}, TypeError), ({"seed": -1}, ValueError), ({"backend": "opencl"}, ValueError),
-    ({"prefix": None}, TypeError), ({"prefix": "a/b"}, ValueError), ({"threads": 0}, ValueError),
-    ({"errors": "ignore"}, ValueError), ({"extensions": [3]}, TypeError), ({"lowercase": None}, TypeError),
-    ({"sample": b"bytes"}, TypeError),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"num_merges": -1}, ValueError),
+        ({"num_merges": 2**40}, ValueError),
+        ({"num_merges": "5"}, TypeError),
+        ({"min_frequency": -1}, ValueError),
+        ({"dim": 0}, ValueError),
+        ({"dim": 2**40}, ValueError),
+        ({"dim": 8.0}, TypeError),
+        ({"seed": -1}, ValueError),
+        ({"backend": "opencl"}, ValueError),
+        ({"prefix": None}, TypeError),
+        ({"prefix": "a/b"}, ValueError),
+        ({"threads": 0}, ValueError),
+        ({"errors": "ignore"}, ValueError),
+        ({"extensions": [3]}, TypeError),
+        ({"lowercase": None}, TypeError),
+        ({"sample": b"bytes"}, TypeError),
+    ],
+)
 def test_run_checks_every_argument_before_reading_or_writing(tmp_path, kwargs, error):
     out = tmp_path / "out"
     # the corpus does not exist: reading it first would raise FileNotFoundError instead
@@ -299,8 +363,15 @@ def test_run_leaves_no_file_behind_on_a_bad_option(tmp_path, corpus):
 
 
 def test_loading_checks_that_lowercase_is_a_bool(tmp_path, tok):
-    for member, value in [("lowercase", "no"), ("lowercase", 0), ("merges", [["h"]]), ("merges", [[1, 2]]),
-                          ("metadata", [1]), ("special_tokens", UNK), ("pattern", 3)]:
+    for member, value in [
+        ("lowercase", "no"),
+        ("lowercase", 0),
+        ("merges", [["h"]]),
+        ("merges", [[1, 2]]),
+        ("metadata", [1]),
+        ("special_tokens", UNK),
+        ("pattern", 3),
+    ]:
         d = tok.to_dict()
         d[member] = value
         p = tmp_path / "bad.json"
@@ -316,11 +387,15 @@ def test_loading_checks_that_lowercase_is_a_bool(tmp_path, tok):
 
 # ---- 9. run() tokenizes a sample sentence ------------------------------------------------------
 
+
 def test_run_tokenizes_a_sample_sentence(tmp_path, corpus):
     out = wordbpe.run(corpus, tmp_path / "o", num_merges=20, dim=4)
     tok = out["tokenizer"]
-    assert out["sample"] == {"text": wordbpe.DEFAULT_SAMPLE, "tokens": tok.tokenize(wordbpe.DEFAULT_SAMPLE),
-                             "ids": tok.encode(wordbpe.DEFAULT_SAMPLE)}
+    assert out["sample"] == {
+        "text": wordbpe.DEFAULT_SAMPLE,
+        "tokens": tok.tokenize(wordbpe.DEFAULT_SAMPLE),
+        "ids": tok.encode(wordbpe.DEFAULT_SAMPLE),
+    }
     out = wordbpe.run(corpus, tmp_path / "o", num_merges=20, dim=4, sample="The newest fox")
     assert out["sample"]["tokens"] == out["tokenizer"].tokenize("The newest fox")
     assert out["tokenizer"].decode(out["sample"]["ids"]) == "the newest fox"
@@ -331,17 +406,69 @@ def test_the_command_line_shows_the_sample_on_stderr(tmp_path, corpus, capsys):
     from toksmith.cli import main
 
     out = tmp_path / "o"
-    assert main(["wordbpe", "run", str(corpus), "--out", str(out), "--merges", "20", "--dim", "4",
-                 "--no-progress", "--sample", "The newest fox"]) == 0
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(corpus),
+                "--out",
+                str(out),
+                "--merges",
+                "20",
+                "--dim",
+                "4",
+                "--no-progress",
+                "--sample",
+                "The newest fox",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     tok = wordbpe.load(out / "corpus_tokenizer.json")
     assert f"tokens: {' '.join(tok.tokenize('The newest fox'))}" in captured.err
     assert sorted(Path(p).name for p in captured.out.split()) == [
-        "corpus_final_embeddings.csv", "corpus_final_token_stats.csv", "corpus_tokenizer.json",
-        "corpus_unique_initial_tokens.csv"]
-    assert main(["wordbpe", "run", str(corpus), "--out", str(out), "--merges", "20", "--dim", "4",
-                 "--no-progress"]) == 0
+        "corpus_final_embeddings.csv",
+        "corpus_final_token_stats.csv",
+        "corpus_tokenizer.json",
+        "corpus_unique_initial_tokens.csv",
+    ]
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(corpus),
+                "--out",
+                str(out),
+                "--merges",
+                "20",
+                "--dim",
+                "4",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "tokens: " in capsys.readouterr().err
-    assert main(["wordbpe", "run", str(corpus), "--out", str(out), "--merges", "20", "--dim", "4",
-                 "--no-progress", "--sample", ""]) == 0
+    assert (
+        main(
+            [
+                "wordbpe",
+                "run",
+                str(corpus),
+                "--out",
+                str(out),
+                "--merges",
+                "20",
+                "--dim",
+                "4",
+                "--no-progress",
+                "--sample",
+                "",
+            ]
+        )
+        == 0
+    )
     assert "tokens: " not in capsys.readouterr().err

@@ -32,8 +32,6 @@ def check_int(value: object, name: str, *, minimum: Optional[int] = None) -> int
     return number
 
 
-
-
 def check_threads(threads: object, name: str = "threads") -> Optional[int]:
     """A thread count as toksmith's Tokenizer takes it: None or an int in 1..MAX_THREADS.
 
@@ -45,7 +43,9 @@ def check_threads(threads: object, name: str = "threads") -> Optional[int]:
         return None
     number = check_int(threads, name)
     if not 1 <= number <= MAX_THREADS:
-        raise ValueError(f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {number}")
+        raise ValueError(
+            f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {number}"
+        )
     return number
 
 
@@ -55,8 +55,10 @@ def check_thread_args(threads: object, num_threads: object) -> Optional[int]:
     n = check_threads(threads)
     m = check_threads(num_threads, "num_threads")
     if n is not None and m is not None and n != m:
-        raise ValueError(f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
-                         "pass only one of them")
+        raise ValueError(
+            f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
+            "pass only one of them"
+        )
     return n if n is not None else m
 
 

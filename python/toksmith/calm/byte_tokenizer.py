@@ -25,7 +25,19 @@ import json
 import os
 import re
 from typing import (
-    AbstractSet, Any, Collection, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+    AbstractSet,
+    Any,
+    Collection,
+    Dict,
+    FrozenSet,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
 )
 
 from .._paths import fspath
@@ -53,7 +65,9 @@ __all__ = [
 FORMAT_NAME = "toksmith.calm"
 FORMAT_VERSION = 1
 
-_SPECIAL_RE: Dict[FrozenSet[str], "re.Pattern[str]"] = {}  # cache: frozenset of names -> compiled regex
+_SPECIAL_RE: Dict[
+    FrozenSet[str], "re.Pattern[str]"
+] = {}  # cache: frozenset of names -> compiled regex
 _SPECIAL_RE_MAX = 64  # the names come from callers: keep the cache bounded
 
 
@@ -184,7 +198,9 @@ def _check_errors(errors: object) -> None:
 
 def _names(value: Any, argument: str) -> FrozenSet[str]:
     if isinstance(value, str):
-        message = f"{argument} must be 'all' or a set of special token strings, not the string {value!r}"
+        message = (
+            f"{argument} must be 'all' or a set of special token strings, not the string {value!r}"
+        )
         if argument == "disallowed_special":  # as toksmith's Tokenizer
             raise TypeError(message)
         raise ValueError(message)
@@ -364,7 +380,11 @@ class ByteTokenizer:
         ]
 
     def encode_ordinary_batch(
-        self, texts: Sequence[str], *, threads: Optional[int] = None, num_threads: Optional[int] = None
+        self,
+        texts: Sequence[str],
+        *,
+        threads: Optional[int] = None,
+        num_threads: Optional[int] = None,
     ) -> List[List[int]]:
         """:meth:`encode_ordinary` for each text (``threads`` as in :meth:`encode_batch`)."""
         check_thread_args(threads, num_threads)
@@ -385,12 +405,19 @@ class ByteTokenizer:
         else:
             try:
                 ok = str(np.dtype(dtype)) in ("uint16", "uint32")
-            except (TypeError, ValueError, UnicodeError):  # not a dtype at all: a dict, "a\ud800"...
+            except (
+                TypeError,
+                ValueError,
+                UnicodeError,
+            ):  # not a dtype at all: a dict, "a\ud800"...
                 ok = False
             if not ok:
                 raise ValueError(f"dtype must be 'uint16' or 'uint32', not {dtype!r}")
         return np.asarray(
-            self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special), dtype=dtype
+            self.encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            ),
+            dtype=dtype,
         )
 
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
@@ -401,7 +428,9 @@ class ByteTokenizer:
         """
         token = self._lookup(text_or_bytes)
         if token is None:
-            raise TokenNotFoundError(f"{text_or_bytes!r} is not a single CALM token (one byte or a special name)")
+            raise TokenNotFoundError(
+                f"{text_or_bytes!r} is not a single CALM token (one byte or a special name)"
+            )
         return token
 
     # ------------------------------------------------------------------ decoding
@@ -415,11 +444,15 @@ class ByteTokenizer:
             return bytes(t for t in checked if t < BYTE_TOKENS)
         return b"".join([_TOKEN_BYTES[t] for t in checked])
 
-    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+    def decode(
+        self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> str:
         """Text of the ids (``errors`` as in ``bytes.decode``), specials as their names
         (left out with ``skip_special_tokens=True``, as toksmith's Tokenizer)."""
         _check_errors(errors)
-        return self.decode_bytes(ids, skip_special_tokens=skip_special_tokens).decode("utf-8", errors)
+        return self.decode_bytes(ids, skip_special_tokens=skip_special_tokens).decode(
+            "utf-8", errors
+        )
 
     def decode_batch(
         self,
@@ -444,7 +477,9 @@ class ByteTokenizer:
         """Bytes of each id."""
         return [_TOKEN_BYTES[t] for t in _check_ids(ids)]
 
-    def stream_decoder(self, errors: str = "replace", *, skip_special_tokens: bool = False) -> StreamDecoder:
+    def stream_decoder(
+        self, errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> StreamDecoder:
         """A :class:`StreamDecoder` (``.push(id) -> str``, ``.flush() -> str``)."""
         return StreamDecoder(errors, skip_special_tokens)
 
@@ -466,7 +501,9 @@ class ByteTokenizer:
     def from_dict(cls, doc: Any) -> "ByteTokenizer":
         """Check a document made by :meth:`to_dict` and return the tokenizer."""
         if not isinstance(doc, dict):
-            raise ValueError(f"not a {FORMAT_NAME} document: expected a JSON object, got {type(doc).__name__}")
+            raise ValueError(
+                f"not a {FORMAT_NAME} document: expected a JSON object, got {type(doc).__name__}"
+            )
         if doc.get("format") != FORMAT_NAME:
             raise ValueError(f"not a {FORMAT_NAME} document: format is {doc.get('format')!r}")
         version = doc.get("version")
@@ -480,12 +517,16 @@ class ByteTokenizer:
             raise ValueError(f"{FORMAT_NAME}: unknown kind {doc.get('kind')!r}")
         vocab_size = doc.get("vocab_size")
         if type(vocab_size) is not int or vocab_size != VOCAB_SIZE:
-            raise ValueError(f"{FORMAT_NAME}: vocab_size must be {VOCAB_SIZE} (an integer), got {vocab_size!r}")
+            raise ValueError(
+                f"{FORMAT_NAME}: vocab_size must be {VOCAB_SIZE} (an integer), got {vocab_size!r}"
+            )
         specials = doc.get("special_tokens")
         if (
             not isinstance(specials, dict)
             or specials != SPECIAL_TOKENS
-            or any(type(v) is not int for v in specials.values())  # 256.0 == 256: ids must be integers
+            or any(
+                type(v) is not int for v in specials.values()
+            )  # 256.0 == 256: ids must be integers
         ):
             raise ValueError(
                 f"{FORMAT_NAME}: special_tokens differ from the CALM contract (ids 256-277 are fixed)"
@@ -494,7 +535,9 @@ class ByteTokenizer:
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Write a human-readable, versioned JSON file (``{"format": "toksmith.calm", "version": 1, ...}``)."""
-        with open(fspath(path), "w", encoding="utf-8") as fh:  # not an int: that is a file descriptor
+        with open(
+            fspath(path), "w", encoding="utf-8"
+        ) as fh:  # not an int: that is a file descriptor
             json.dump(self.to_dict(), fh, indent=2)
             fh.write("\n")
 
@@ -506,9 +549,13 @@ class ByteTokenizer:
         try:
             doc = json.loads(raw.decode("utf-8"))
         except RecursionError:
-            raise ValueError(f"{os.fspath(path)}: not a valid {FORMAT_NAME} JSON file: nested too deeply") from None
+            raise ValueError(
+                f"{os.fspath(path)}: not a valid {FORMAT_NAME} JSON file: nested too deeply"
+            ) from None
         except ValueError as exc:  # UnicodeDecodeError, JSONDecodeError, too many digits
-            raise ValueError(f"{os.fspath(path)}: not a valid {FORMAT_NAME} JSON file: {exc}") from None
+            raise ValueError(
+                f"{os.fspath(path)}: not a valid {FORMAT_NAME} JSON file: {exc}"
+            ) from None
         try:
             return cls.from_dict(doc)
         except ValueError as exc:

@@ -14,7 +14,9 @@ from .vocab import BYTE_TOKENS, VOCAB_SIZE, check_id
 __all__ = ["tokenize", "detokenize"]
 
 
-def tokenize(text: Union[str, bytes, bytearray, memoryview], max_tokens: Optional[int] = None) -> Any:
+def tokenize(
+    text: Union[str, bytes, bytearray, memoryview], max_tokens: Optional[int] = None
+) -> Any:
     """Encode text (as UTF-8) or bytes into byte tokens: a numpy ``uint16`` array.
 
     Special tokens are never produced: ``"<EOS>"`` in the text is five byte
@@ -70,7 +72,9 @@ def detokenize(ids: Iterable[int]) -> bytes:
             " (use tokenize() to encode text)"
         )
     if isinstance(ids, (AbstractSet, Mapping)):
-        raise TypeError(f"detokenize expects a sequence of token ids, not {type(ids).__name__} (it has no order)")
+        raise TypeError(
+            f"detokenize expects a sequence of token ids, not {type(ids).__name__} (it has no order)"
+        )
     if hasattr(ids, "dtype") and hasattr(ids, "ndim"):  # numpy array fast path
         np = require_numpy("calm.detokenize on arrays")
         arr = np.asarray(ids)

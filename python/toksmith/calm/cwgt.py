@@ -135,9 +135,13 @@ class CWGTError(ValueError):
         self.problem = problem
         self.path = path
         where = f"{path}: " if path else ""
-        super().__init__(f"{where}invalid CWGT file: field '{field}' at byte offset {offset}: {problem}")
+        super().__init__(
+            f"{where}invalid CWGT file: field '{field}' at byte offset {offset}: {problem}"
+        )
 
-    def __reduce__(self) -> Any:  # picklable (e.g. across multiprocessing) despite the 4-argument __init__
+    def __reduce__(
+        self,
+    ) -> Any:  # picklable (e.g. across multiprocessing) despite the 4-argument __init__
         return (type(self), (self.field, self.offset, self.problem, self.path))
 
 
@@ -242,14 +246,22 @@ class CWGTHeader:
             if code.endswith("s"):
                 if not isinstance(value, (bytes, bytearray)):
                     raise CWGTFieldTypeError(
-                        name, HEADER_FIELDS[name][0], f"must be {HEADER_FIELDS[name][1]} bytes, got {value!r}", path
+                        name,
+                        HEADER_FIELDS[name][0],
+                        f"must be {HEADER_FIELDS[name][1]} bytes, got {value!r}",
+                        path,
                     )
                 if len(value) != HEADER_FIELDS[name][1]:
-                    raise _field_error(name, f"must be {HEADER_FIELDS[name][1]} bytes, got {value!r}", path)
+                    raise _field_error(
+                        name, f"must be {HEADER_FIELDS[name][1]} bytes, got {value!r}", path
+                    )
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
                 raise CWGTFieldTypeError(
-                    name, HEADER_FIELDS[name][0], f"must be an int, got {type(value).__name__}", path
+                    name,
+                    HEADER_FIELDS[name][0],
+                    f"must be an int, got {type(value).__name__}",
+                    path,
                 )
             bits = 8 * HEADER_FIELDS[name][1]
             if not 0 <= value < (1 << bits):
@@ -258,10 +270,14 @@ class CWGTHeader:
             raise _field_error("magic", f"expected {MAGIC!r}, got {bytes(self.magic)!r}", path)
         if self.arch_version < MIN_ARCH_VERSION:
             raise _field_error(
-                "arch_version", f"version {self.arch_version} is not supported (need >= {MIN_ARCH_VERSION})", path
+                "arch_version",
+                f"version {self.arch_version} is not supported (need >= {MIN_ARCH_VERSION})",
+                path,
             )
         if self.flags & ~_KNOWN_FLAGS:
-            raise _field_error("flags", f"unknown flag bits 0x{self.flags & ~_KNOWN_FLAGS:04x} set", path)
+            raise _field_error(
+                "flags", f"unknown flag bits 0x{self.flags & ~_KNOWN_FLAGS:04x} set", path
+            )
         if self.vocab_size != VOCAB_SIZE:
             raise _field_error("vocab_size", f"must be {VOCAB_SIZE}, got {self.vocab_size}", path)
         for name in ("d_model", "n_layers", "expand", "d_state", "l_max", "d_conv", "dt_rank"):
@@ -269,9 +285,13 @@ class CWGTHeader:
                 raise _field_error(name, "must be > 0", path)
         for name in ("def_top_p", "def_min_p"):
             if getattr(self, name) > 1000:
-                raise _field_error(name, f"{getattr(self, name)} is above 1000 (x1000 of 1.0)", path)
+                raise _field_error(
+                    name, f"{getattr(self, name)} is above 1000 (x1000 of 1.0)", path
+                )
         if self.arch_version == ARCH_VERSION and any(self.reserved):
-            raise _field_error("reserved", f"must be zero-filled, got {bytes(self.reserved).hex()}", path)
+            raise _field_error(
+                "reserved", f"must be zero-filled, got {bytes(self.reserved).hex()}", path
+            )
 
     def to_bytes(self) -> bytes:
         """The packed 48 bytes (validated first)."""
@@ -341,8 +361,10 @@ class CWGTMetadata:
             raise TypeError(f"metadata blob must be bytes, not {type(blob).__name__}")
         if len(blob) > MAX_META_SIZE:
             raise CWGTError(
-                "meta_size", HEADER_FIELDS["meta_size"][0],
-                f"metadata of {len(blob)} bytes is larger than the {MAX_META_SIZE}-byte limit", path,
+                "meta_size",
+                HEADER_FIELDS["meta_size"][0],
+                f"metadata of {len(blob)} bytes is larger than the {MAX_META_SIZE}-byte limit",
+                path,
             )
         try:
             text = bytes(blob).decode("utf-8")
@@ -355,7 +377,10 @@ class CWGTMetadata:
         lines = text.split("\n") if text else []
         if len(lines) > 3:
             raise CWGTError(
-                "metadata", _METADATA_OFFSET, f"expected 3 lines (domain, template, stop conditions), got {len(lines)}", path
+                "metadata",
+                _METADATA_OFFSET,
+                f"expected 3 lines (domain, template, stop conditions), got {len(lines)}",
+                path,
             )
         lines += [""] * (3 - len(lines))
         return cls(*(line.rstrip("\r") for line in lines))
@@ -383,7 +408,14 @@ class CWGTModel:
     :func:`build_sequence` to use its template and ``l_max``.
     """
 
-    def __init__(self, path: str, header: CWGTHeader, metadata: CWGTMetadata, weights: Any, ewc: Optional[EWCData]):
+    def __init__(
+        self,
+        path: str,
+        header: CWGTHeader,
+        metadata: CWGTMetadata,
+        weights: Any,
+        ewc: Optional[EWCData],
+    ):
         self.path = path
         self.header = header
         self.metadata = metadata
@@ -413,7 +445,9 @@ class CWGTModel:
 def _fspath(path: Any) -> str:
     if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    return check_encodable(os.fsdecode(path))  # bytes paths need not be UTF-8 (they decode to encodable str)
+    return check_encodable(
+        os.fsdecode(path)
+    )  # bytes paths need not be UTF-8 (they decode to encodable str)
 
 
 def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:
@@ -451,11 +485,15 @@ def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:
             )
         if header.meta_size > MAX_META_SIZE:
             raise _field_error(
-                "meta_size", f"metadata of {header.meta_size} bytes is larger than the {MAX_META_SIZE}-byte limit", path
+                "meta_size",
+                f"metadata of {header.meta_size} bytes is larger than the {MAX_META_SIZE}-byte limit",
+                path,
             )
         blob = fh.read(header.meta_size)
         if len(blob) != header.meta_size:  # the file shrank while being read
-            raise _field_error("meta_size", f"file truncated inside the {header.meta_size}-byte metadata", path)
+            raise _field_error(
+                "meta_size", f"file truncated inside the {header.meta_size}-byte metadata", path
+            )
     metadata = CWGTMetadata.from_bytes(blob, path)
     n_arrays = 3 if header.has_ewc else 1
     need = header.param_count * 4 * n_arrays
@@ -510,7 +548,9 @@ def _as_metadata(metadata: Any) -> CWGTMetadata:
     if isinstance(metadata, CWGTMetadata):
         return metadata
     if isinstance(metadata, Mapping):
-        unknown = sorted(str(k) for k in metadata if k not in ("domain", "template", "stop_conditions"))
+        unknown = sorted(
+            str(k) for k in metadata if k not in ("domain", "template", "stop_conditions")
+        )
         if unknown:
             raise ValueError(f"unknown metadata field(s): {', '.join(unknown)}")
         return CWGTMetadata(**metadata)
@@ -578,7 +618,9 @@ def write_cwgt(
         parse_stop_patterns(meta.stop_conditions)
     blob = meta.to_bytes()
     if len(blob) > MAX_META_SIZE:
-        raise ValueError(f"metadata of {len(blob)} bytes is larger than the {MAX_META_SIZE}-byte limit")
+        raise ValueError(
+            f"metadata of {len(blob)} bytes is larger than the {MAX_META_SIZE}-byte limit"
+        )
     flat = _as_float32(np, weights, "weights")
     arrays = []
     if ewc is not None:
@@ -593,14 +635,20 @@ def write_cwgt(
                 raise ValueError(f"ewc is missing {name}")
             arr = _as_float32(np, values, f"ewc {name}")
             if arr.size != flat.size:
-                raise ValueError(f"ewc {name} has {arr.size} values but there are {flat.size} weights")
+                raise ValueError(
+                    f"ewc {name} has {arr.size} values but there are {flat.size} weights"
+                )
             arrays.append(arr)
     flags = (head.flags & ~FLAG_HAS_EWC) | (FLAG_HAS_EWC if arrays else 0)
-    final = dataclasses.replace(head, param_count=flat.size, meta_size=len(blob), flags=flags)._with_dt_rank()
+    final = dataclasses.replace(
+        head, param_count=flat.size, meta_size=len(blob), flags=flags
+    )._with_dt_rank()
     packed = final.to_bytes()
     arrays.append(flat)
     if os.path.isdir(path):  # was found only after the whole file was written next to it
-        raise IsADirectoryError(errno.EISDIR, "cannot write a CWGT file over a folder (give a file name)", path)
+        raise IsADirectoryError(
+            errno.EISDIR, "cannot write a CWGT file over a folder (give a file name)", path
+        )
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".cwgt-", suffix=".tmp", dir=directory)
     try:

@@ -51,7 +51,9 @@ _KEYWORD_SUBTOKENS = {name: tok for tok, name in SUBTOKEN_KEYWORDS.items()}
 def resolve_frame(frame: Union[int, str]) -> int:
     """A frame token id from an id or a name; rejects non-frame specials."""
     if isinstance(frame, bool) or not isinstance(frame, str) and not hasattr(frame, "__index__"):
-        raise TypeError(f"frame must be a token id or a name like 'CWD', not {type(frame).__name__}")
+        raise TypeError(
+            f"frame must be a token id or a name like 'CWD', not {type(frame).__name__}"
+        )
     tok = resolve_token(frame)
     if tok in FRAME_TOKENS or RESERVED_BASE <= tok < VOCAB_SIZE:
         return tok
@@ -69,11 +71,15 @@ def exit_text(value: object) -> bytes:
     try:
         return str(number).encode("ascii")
     except ValueError:  # more digits than int -> str converts (sys.get_int_max_str_digits)
-        raise ValueError(f"exit code has too many digits ({number.bit_length()} bits); pass a shell exit status") from None
+        raise ValueError(
+            f"exit code has too many digits ({number.bit_length()} bits); pass a shell exit status"
+        ) from None
 
 
 def _present(value: object) -> bool:
-    return value is not None and not (isinstance(value, (str, bytes, bytearray, memoryview)) and len(value) == 0)
+    return value is not None and not (
+        isinstance(value, (str, bytes, bytearray, memoryview)) and len(value) == 0
+    )
 
 
 def frame_body(frame: int, content: object, subs: Dict[int, object]) -> List[int]:
@@ -165,7 +171,9 @@ def bytes_value(data: bytes) -> Union[str, bytes]:
         return data
 
 
-def split_body(frame: int, body: Sequence[int], offset: int = 0) -> Tuple[object, Dict[str, object]]:
+def split_body(
+    frame: int, body: Sequence[int], offset: int = 0
+) -> Tuple[object, Dict[str, object]]:
     """Split a frame body into its content and its sub-token values.
 
     Returns ``(content, subs)`` where content is str/bytes (a list of them for

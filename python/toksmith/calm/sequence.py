@@ -140,7 +140,9 @@ class Template:
 
     def __init__(self, items: Iterable[TemplateItem]) -> None:
         if isinstance(items, (str, bytes, bytearray)):
-            raise TypeError("Template() takes (token, key) items; use Template.parse() or parse_template() for a spec string")
+            raise TypeError(
+                "Template() takes (token, key) items; use Template.parse() or parse_template() for a spec string"
+            )
         items = tuple(_template_item(item) for item in items)
         _validate_items(items)
         object.__setattr__(self, "items", items)
@@ -164,10 +166,16 @@ class Template:
             try:
                 token = resolve_token(name)
             except ValueError:
-                hint = f"; named templates: {', '.join(TEMPLATES)}" if index == 0 and not sep else ""
-                raise ValueError(f"template {spec!r}: unknown token {name!r} in element {index}{hint}") from None
+                hint = (
+                    f"; named templates: {', '.join(TEMPLATES)}" if index == 0 and not sep else ""
+                )
+                raise ValueError(
+                    f"template {spec!r}: unknown token {name!r} in element {index}{hint}"
+                ) from None
             if sep and not key:
-                raise ValueError(f"template {spec!r}: element {index} ({element!r}) has an empty key")
+                raise ValueError(
+                    f"template {spec!r}: element {index} ({element!r}) has an empty key"
+                )
             items.append(TemplateItem(token, key if sep else None))
         try:
             return cls(items)
@@ -229,13 +237,19 @@ def _validate_items(items: Tuple[TemplateItem, ...]) -> None:
         name = token_name(token)
         if token in FRAME_TOKENS:
             if key is None:
-                raise ValueError(f"frame {name} (element {index}) needs a context key, e.g. {name.strip('<>')}:key")
+                raise ValueError(
+                    f"frame {name} (element {index}) needs a context key, e.g. {name.strip('<>')}:key"
+                )
             if not isinstance(key, str) or not _KEY_RE.match(key):
                 raise ValueError(f"element {index}: context key {key!r} is not an identifier")
             if token in seen_frames:
-                raise ValueError(f"frame {name} appears twice (elements {seen_frames[token]} and {index})")
+                raise ValueError(
+                    f"frame {name} appears twice (elements {seen_frames[token]} and {index})"
+                )
             if key in seen_keys:
-                raise ValueError(f"context key {key!r} is used twice (elements {seen_keys[key]} and {index})")
+                raise ValueError(
+                    f"context key {key!r} is used twice (elements {seen_keys[key]} and {index})"
+                )
             seen_frames[token] = index
             seen_keys[key] = index
         elif token in _BARE_ALLOWED:
@@ -244,14 +258,18 @@ def _validate_items(items: Tuple[TemplateItem, ...]) -> None:
             if token == BOS and index != 0:
                 raise ValueError(f"<BOS> may only be the first element (found at element {index})")
         elif token == EOS:
-            raise ValueError("<EOS> is not part of a template: build_sequence(..., training=True) appends it")
+            raise ValueError(
+                "<EOS> is not part of a template: build_sequence(..., training=True) appends it"
+            )
         elif token in (PAD,):
             raise ValueError("<PAD> is not part of a template")
         else:
             what = "a sub-token" if token in _SUBTOKEN_IDS else "a reserved id"
             raise ValueError(f"{name} (element {index}) is {what}, not a frame or BOS/ATN")
     if items[-1].token not in FRAME_TOKENS or len(items) - 1 == atn[0]:
-        raise ValueError("the last element must be a frame after <ATN> (the prediction target, e.g. CMD:input)")
+        raise ValueError(
+            "the last element must be a frame after <ATN> (the prediction target, e.g. CMD:input)"
+        )
 
 
 def parse_template(spec: Union[str, Template]) -> Template:
@@ -339,7 +357,9 @@ class TokenSequence(list):
         if dropped is not None and not isinstance(dropped, Dropped):
             raise TypeError(f"dropped must be a calm.Dropped or None, not {type(dropped).__name__}")
         if template is not None and not isinstance(template, Template):
-            raise TypeError(f"template must be a calm.Template or None, not {type(template).__name__}")
+            raise TypeError(
+                f"template must be a calm.Template or None, not {type(template).__name__}"
+            )
         self.dropped = dropped if dropped is not None else Dropped()
         self.template = template
         self.l_max = check_int(l_max, "l_max", minimum=1)
@@ -391,7 +411,9 @@ def _unit_body(frame: int, value: object, where: str) -> List[int]:
             allowed = {"cmd", "exit"}
             main = "cmd"
         else:
-            allowed = {"text"} | {SUBTOKEN_KEYWORDS[s] for s in SUBTOKENS.get(frame, ()) if s in SUBTOKEN_KEYWORDS}
+            allowed = {"text"} | {
+                SUBTOKEN_KEYWORDS[s] for s in SUBTOKENS.get(frame, ()) if s in SUBTOKEN_KEYWORDS
+            }
             main = "text"
         unknown = sorted(str(k) for k in value if k not in allowed)
         if unknown:
@@ -439,7 +461,12 @@ class _Part:
             if not self.units and self.close:
                 return 0
             # COMP + bodies + NEXT separators + END
-            return 1 + sum(len(u) for u in self.units) + max(len(self.units) - 1, 0) + (1 if self.close else 0)
+            return (
+                1
+                + sum(len(u) for u in self.units)
+                + max(len(self.units) - 1, 0)
+                + (1 if self.close else 0)
+            )
         return sum(len(u) + 1 + (1 if self.close else 0) for u in self.units)
 
     def emit(self, out: List[int]) -> None:
@@ -464,7 +491,9 @@ class _Part:
                 out.append(END_TOKEN)
 
 
-def _make_part(item: TemplateItem, value: object, *, target: bool, context_frame: bool, dropped: Dropped) -> _Part:
+def _make_part(
+    item: TemplateItem, value: object, *, target: bool, context_frame: bool, dropped: Dropped
+) -> _Part:
     frame, key = item.token, item.key
     assert key is not None
     part = _Part(key, frame, droppable=context_frame, close=not target)
@@ -480,7 +509,9 @@ def _make_part(item: TemplateItem, value: object, *, target: bool, context_frame
         elif isinstance(value, (list, tuple)):
             values = list(value)
         else:
-            raise TypeError(f"{where} must be a list of completion candidates, not {type(value).__name__}")
+            raise TypeError(
+                f"{where} must be a list of completion candidates, not {type(value).__name__}"
+            )
         if len(values) > MAX_FRAME_ITEMS:
             dropped.capped[key] = values[MAX_FRAME_ITEMS:]
             values = values[:MAX_FRAME_ITEMS]
@@ -490,7 +521,9 @@ def _make_part(item: TemplateItem, value: object, *, target: bool, context_frame
         return part
     if isinstance(value, (list, tuple)):
         if target:
-            raise ValueError(f"{where} is the target frame {token_name(frame)} and takes one value, not a list")
+            raise ValueError(
+                f"{where} is the target frame {token_name(frame)} and takes one value, not a list"
+            )
         values = list(value)
         indexed = True
     elif frame == ENV and isinstance(value, Mapping):
@@ -531,7 +564,9 @@ def _resolve_model_or_template(model_or_template: Any) -> Tuple[Template, Option
     if metadata is not None and hasattr(metadata, "template"):
         spec = metadata.template
         if not spec:
-            raise ValueError("the model has no template in its metadata; pass a template spec instead")
+            raise ValueError(
+                "the model has no template in its metadata; pass a template spec instead"
+            )
         l_max = getattr(header, "l_max", None)
         if l_max is not None:
             l_max = check_int(l_max, "the model's header l_max", minimum=0) or None
@@ -684,7 +719,9 @@ def _value(content: object, subs: Dict[str, object], frame: int) -> object:
     return content
 
 
-def parse_sequence(ids: Iterable[int], template: Union[str, Template, None] = None) -> ParsedContext:
+def parse_sequence(
+    ids: Iterable[int], template: Union[str, Template, None] = None
+) -> ParsedContext:
     """Parse a sequence back into a context dict (the inverse of :func:`build_sequence`).
 
     Frames map to keys through ``template`` (a spec, a name in
@@ -735,14 +772,20 @@ def parse_sequence(ids: Iterable[int], template: Union[str, Template, None] = No
         if tok not in keys:
             raise ValueError(f"frame {token_name(tok)} at position {pos} is not in the template")
         end = pos + 1
-        while end < stop and toks[end] != END_TOKEN and (toks[end] < BYTE_TOKENS or toks[end] in SUBTOKENS.get(tok, ())):
+        while (
+            end < stop
+            and toks[end] != END_TOKEN
+            and (toks[end] < BYTE_TOKENS or toks[end] in SUBTOKENS.get(tok, ()))
+        ):
             end += 1
         if end < stop and toks[end] != END_TOKEN:
             raise ValueError(
                 f"unexpected {token_name(toks[end])} at position {end} inside a {token_name(tok)} frame"
             )
         if end >= stop and not seen_atn:
-            raise ValueError(f"{token_name(tok)} frame at position {pos} has no <END> and no <ATN> precedes it")
+            raise ValueError(
+                f"{token_name(tok)} frame at position {pos} has no <END> and no <ATN> precedes it"
+            )
         content, subs = split_body(tok, toks[pos + 1 : end], offset=pos + 1)
         collected.setdefault(keys[tok], []).append((tok, _value(content, subs, tok), seen_atn))
         pos = end + 1
@@ -765,4 +808,3 @@ def parse_sequence(ids: Iterable[int], template: Union[str, Template, None] = No
             result[key] = [v for _, v, _ in values]
     result.training = training
     return result
-

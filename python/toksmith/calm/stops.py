@@ -85,7 +85,9 @@ def format_stop_patterns(patterns: Iterable[bytes]) -> str:
     '&& \\\\n \\\\s'
     """
     if isinstance(patterns, (str, bytes, bytearray)):
-        raise TypeError(f"format_stop_patterns expects a list of byte patterns, not {type(patterns).__name__}")
+        raise TypeError(
+            f"format_stop_patterns expects a list of byte patterns, not {type(patterns).__name__}"
+        )
     words = []
     for i, pattern in enumerate(patterns):
         if not isinstance(pattern, (bytes, bytearray, memoryview)):
@@ -134,7 +136,9 @@ def _join_utf8(parts: List[Any]) -> str:
     return "".join(out)
 
 
-def _automaton(patterns: Tuple[bytes, ...]) -> Tuple[List[Dict[int, int]], List[int], List[Optional[bytes]]]:
+def _automaton(
+    patterns: Tuple[bytes, ...],
+) -> Tuple[List[Dict[int, int]], List[int], List[Optional[bytes]]]:
     """An Aho-Corasick automaton over the patterns: (goto, fail, match).
 
     State 0 is the start. ``match[s]`` is the longest pattern that ends the
@@ -179,7 +183,13 @@ class StopResult:
 
     __slots__ = ("stop", "rollback", "reason", "pattern")
 
-    def __init__(self, stop: bool, rollback: int = 0, reason: Optional[str] = None, pattern: Optional[bytes] = None):
+    def __init__(
+        self,
+        stop: bool,
+        rollback: int = 0,
+        reason: Optional[str] = None,
+        pattern: Optional[bytes] = None,
+    ):
         self.stop = stop
         self.rollback = rollback
         self.reason = reason
@@ -231,14 +241,18 @@ class StopConditions:
     [97, 124, 98]
     """
 
-    def __init__(self, patterns: Union[str, Iterable[Union[str, bytes]], None] = "", *, raw: bool = False) -> None:
+    def __init__(
+        self, patterns: Union[str, Iterable[Union[str, bytes]], None] = "", *, raw: bool = False
+    ) -> None:
         raw = check_bool(raw, "raw")
         if patterns is None:
             parsed: Tuple[bytes, ...] = ()
         elif isinstance(patterns, str):
             parsed = parse_stop_patterns(patterns)
         elif isinstance(patterns, (bytes, bytearray)):
-            raise TypeError("pass stop patterns as a str (space-separated) or a list of patterns, not bytes")
+            raise TypeError(
+                "pass stop patterns as a str (space-separated) or a list of patterns, not bytes"
+            )
         else:
             try:
                 items = list(patterns)
@@ -253,7 +267,9 @@ class StopConditions:
                 elif isinstance(item, (bytes, bytearray)):
                     data = bytes(item)
                 else:
-                    raise TypeError(f"stop pattern {i} must be str or bytes, not {type(item).__name__}")
+                    raise TypeError(
+                        f"stop pattern {i} must be str or bytes, not {type(item).__name__}"
+                    )
                 if not data:
                     raise ValueError(f"stop pattern {i} is empty")
                 found.setdefault(data, None)

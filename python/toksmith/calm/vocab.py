@@ -245,7 +245,9 @@ def format_tokens(ids: Iterable[int]) -> str:
     '<BOS> <CWD> /tmp <END> <ATN> <CMD> ls'
     """
     if isinstance(ids, str):  # "" gave "" (bytes are byte ids, as tokenize gives them)
-        raise TypeError("ids must be an iterable of token ids, not str; use calm.tokenize(text) for text")
+        raise TypeError(
+            "ids must be an iterable of token ids, not str; use calm.tokenize(text) for text"
+        )
     parts: List[str] = []
     run = bytearray()
     for token in ids:

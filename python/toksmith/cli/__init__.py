@@ -49,6 +49,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
         # a user-facing line, not Python's "file:line: UserWarning" with a source line
         print(f"toksmith {args.command}: warning: {message}", file=sys.stderr)

@@ -27,18 +27,31 @@ def add_command_group(subparsers: Any, name: str, help: str, description: str) -
 def add_reading_args(p: Any) -> None:
     """``--threads``, ``--errors`` and ``--no-progress``, for the commands that read a corpus."""
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
-    p.add_argument("--errors", default="strict", choices=["strict", "replace"],
-                   help="invalid UTF-8: raise (strict) or replace with U+FFFD")
+    p.add_argument(
+        "--errors",
+        default="strict",
+        choices=["strict", "replace"],
+        help="invalid UTF-8: raise (strict) or replace with U+FFFD",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def add_tokenizer_arg(p) -> None:
-    p.add_argument("-t", "--tokenizer", required=True, metavar="FILE",
-                   help="tokenizer file (toksmith JSON, .tiktoken, tokenizer.json, GPT-2 files), or the name of "
-                        "an OpenAI encoding (cl100k_base, o200k_base...) whose file tiktoken has cached")
-    p.add_argument("--pattern", default=None, metavar="NAME|REGEX",
-                   help="split pattern for a file that stores none (a .tiktoken rank file that is not "
-                        "OpenAI's, GPT-2 files): gpt2, cl100k, o200k, nanochat or a regex")
+    p.add_argument(
+        "-t",
+        "--tokenizer",
+        required=True,
+        metavar="FILE",
+        help="tokenizer file (toksmith JSON, .tiktoken, tokenizer.json, GPT-2 files), or the name of "
+        "an OpenAI encoding (cl100k_base, o200k_base...) whose file tiktoken has cached",
+    )
+    p.add_argument(
+        "--pattern",
+        default=None,
+        metavar="NAME|REGEX",
+        help="split pattern for a file that stores none (a .tiktoken rank file that is not "
+        "OpenAI's, GPT-2 files): gpt2, cl100k, o200k, nanochat or a regex",
+    )
 
 
 def check_threads_arg(threads: Optional[int]) -> None:
@@ -46,8 +59,10 @@ def check_threads_arg(threads: Optional[int]) -> None:
     from ..tokenizer import MAX_THREADS
 
     if threads is not None and not 1 <= threads <= MAX_THREADS:
-        raise ValueError(f"--threads must be between 1 and {MAX_THREADS}, not {threads} (leave it out for all "
-                         "cores)")
+        raise ValueError(
+            f"--threads must be between 1 and {MAX_THREADS}, not {threads} (leave it out for all "
+            "cores)"
+        )
 
 
 def special_tokens_arg(value: Optional[str]) -> Optional[dict]:
@@ -75,7 +90,9 @@ def load_tokenizer(path: str, pattern: Optional[str] = None):
     from ..formats.tiktoken import openai_encoding
 
     if pattern == "":
-        raise ValueError("--pattern is empty: pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex")
+        raise ValueError(
+            "--pattern is empty: pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex"
+        )
     if not os.path.exists(path):
         try:
             openai_encoding(path)
@@ -85,20 +102,27 @@ def load_tokenizer(path: str, pattern: Optional[str] = None):
                 from ..formats.tiktoken import OPENAI_ENCODINGS
 
                 raise FileNotFoundError(
-                    errno.ENOENT, f"no tokenizer file of that name, nor an OpenAI encoding of that name "
+                    errno.ENOENT,
+                    f"no tokenizer file of that name, nor an OpenAI encoding of that name "
                     f"(OpenAI encodings: {', '.join(sorted(OPENAI_ENCODINGS))}); pass a tokenizer file or one of "
-                    "those names", path) from None
+                    "those names",
+                    path,
+                ) from None
         else:
             if pattern is not None:
-                raise ValueError(f"{path} is OpenAI's encoding, which has its own split pattern: --pattern "
-                                 "only applies to .tiktoken and GPT-2 files that store none")
+                raise ValueError(
+                    f"{path} is OpenAI's encoding, which has its own split pattern: --pattern "
+                    "only applies to .tiktoken and GPT-2 files that store none"
+                )
             return get_encoding(path)
     try:
         return load_any(path, pattern=pattern)
     except ValueError as e:
         if pattern is not None and "pattern=/special_tokens=" in str(e):
-            raise ValueError(f"{path} stores its own split pattern: --pattern only applies to .tiktoken "
-                             "and GPT-2 files that store none") from None
+            raise ValueError(
+                f"{path} stores its own split pattern: --pattern only applies to .tiktoken "
+                "and GPT-2 files that store none"
+            ) from None
         raise
 
 
@@ -106,8 +130,10 @@ def refuse_preset_file(tok: Any, command: str) -> None:
     """Stop ``toksmith encode``/``decode`` on a CppReason file: its fixed whole-word ids are not
     in the byte-level table the file holds, so the plain tokenizer would give other ids."""
     if getattr(tok, "metadata", {}).get("preset") == "cppreason":
-        raise ValueError(f"this is a CppReason tokenizer (fixed whole-word ids in front of BPE): use "
-                         f"`toksmith cppreason {command}`, or toksmith.presets.cppreason.load(...)")
+        raise ValueError(
+            f"this is a CppReason tokenizer (fixed whole-word ids in front of BPE): use "
+            f"`toksmith cppreason {command}`, or toksmith.presets.cppreason.load(...)"
+        )
 
 
 def open_input(path: Optional[str]) -> BinaryIO:
@@ -144,8 +170,10 @@ def refuse_same_file(input_path: Optional[str], output_path: Optional[str]) -> N
     out = _regular_file_id(output_path, sys.stdout)
     if out is not None and out == _regular_file_id(input_path, sys.stdin):
         shown = "stdout" if output_path in (None, "-") else repr(output_path)
-        raise ValueError(f"the output ({shown}) is the input file: writing it would destroy the input; "
-                         "pass another output file with -o")
+        raise ValueError(
+            f"the output ({shown}) is the input file: writing it would destroy the input; "
+            "pass another output file with -o"
+        )
 
 
 def check_output_path(path: Optional[str], flag: str = "-o") -> None:
@@ -162,11 +190,15 @@ def check_output_path(path: Optional[str], flag: str = "-o") -> None:
         raise IsADirectoryError(f"{flag} {path!r} is a folder: give a file name")
     parent = os.path.dirname(path) or "."
     if not os.path.isdir(parent):
-        raise FileNotFoundError(f"{flag} {path!r}: the folder {parent!r} does not exist (create it first)")
+        raise FileNotFoundError(
+            f"{flag} {path!r}: the folder {parent!r} does not exist (create it first)"
+        )
 
 
 @contextlib.contextmanager
-def open_io(input_path: Optional[str], output_path: Optional[str]) -> Iterator[Tuple[BinaryIO, BinaryIO]]:
+def open_io(
+    input_path: Optional[str], output_path: Optional[str]
+) -> Iterator[Tuple[BinaryIO, BinaryIO]]:
     """(input, output) binary streams for FILE or ``-``; files opened here are closed on exit. A
     corrupt compressed input is a CorpusDecodeError naming it; an output that is the input file
     is refused (ValueError) before anything is truncated."""
@@ -207,5 +239,7 @@ def read_stdin_utf8() -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"stdin is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}: {e.reason}); "
-                         f"pass UTF-8 text") from None
+        raise ValueError(
+            f"stdin is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}: {e.reason}); "
+            f"pass UTF-8 text"
+        ) from None

@@ -35,25 +35,43 @@ def register(subparsers: Any) -> None:
         "encode",
         help="build a sequence from a JSON context",
         description="Build a CALM sequence from a JSON context, e.g. "
-        "--context '{\"cwd\": \"/home/u\", \"input\": \"git com\"}'. Prints ids space-separated; "
+        '--context \'{"cwd": "/home/u", "input": "git com"}\'. Prints ids space-separated; '
         "what had to be dropped to fit l_max is reported on stderr.",
     )
     source = encode.add_mutually_exclusive_group()
-    source.add_argument("--template", "-t", help="template name (calm.TEMPLATES) or spec; default: shell")
-    source.add_argument("--model", "-m", metavar="MODEL.cwgt", help="use the template and l_max of a CWGT file")
+    source.add_argument(
+        "--template", "-t", help="template name (calm.TEMPLATES) or spec; default: shell"
+    )
+    source.add_argument(
+        "--model", "-m", metavar="MODEL.cwgt", help="use the template and l_max of a CWGT file"
+    )
     context = encode.add_mutually_exclusive_group(required=True)
     context.add_argument("--context", "-c", metavar="JSON", help="the context as a JSON object")
-    context.add_argument("--context-file", "-f", metavar="FILE", help="a JSON file with the context ('-' for stdin)")
+    context.add_argument(
+        "--context-file", "-f", metavar="FILE", help="a JSON file with the context ('-' for stdin)"
+    )
     encode.add_argument("--training", action="store_true", help="append <EOS> (training sequence)")
-    encode.add_argument("--l-max", type=int, default=None, help="maximum sequence length (default: model's or 768)")
-    encode.add_argument("--reserve", type=int, default=0, help="positions to keep free for generation")
-    encode.add_argument("--names", action="store_true", help="print tokens readably (<BOS> <CWD> /home <END> ...)")
+    encode.add_argument(
+        "--l-max", type=int, default=None, help="maximum sequence length (default: model's or 768)"
+    )
+    encode.add_argument(
+        "--reserve", type=int, default=0, help="positions to keep free for generation"
+    )
+    encode.add_argument(
+        "--names", action="store_true", help="print tokens readably (<BOS> <CWD> /home <END> ...)"
+    )
     encode.add_argument("--json", action="store_true", help="print {ids, dropped} as JSON")
     encode.set_defaults(func=_encode)
 
-    decode = sub.add_parser("decode", help="decode ids (arguments or stdin) to bytes; specials are skipped")
-    decode.add_argument("ids", nargs="*", help="token ids (default: read whitespace-separated ids from stdin)")
-    decode.add_argument("--names", action="store_true", help="show special tokens by name instead of skipping them")
+    decode = sub.add_parser(
+        "decode", help="decode ids (arguments or stdin) to bytes; specials are skipped"
+    )
+    decode.add_argument(
+        "ids", nargs="*", help="token ids (default: read whitespace-separated ids from stdin)"
+    )
+    decode.add_argument(
+        "--names", action="store_true", help="show special tokens by name instead of skipping them"
+    )
     decode.set_defaults(func=_decode)
 
 
@@ -66,7 +84,10 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.json:
         doc = {
             "path": model.path,
-            "header": {k: (v.decode("latin-1") if k == "magic" else v.hex() if k == "reserved" else v) for k, v in fields.items()},
+            "header": {
+                k: (v.decode("latin-1") if k == "magic" else v.hex() if k == "reserved" else v)
+                for k, v in fields.items()
+            },
             "metadata": {
                 "domain": model.metadata.domain,
                 "template": model.metadata.template,
@@ -142,9 +163,13 @@ def _encode(args: argparse.Namespace) -> int:
     if args.model:
         source = read_cwgt(args.model)
     else:
-        source = "shell" if args.template is None else args.template  # "" is an error, not the default
+        source = (
+            "shell" if args.template is None else args.template
+        )  # "" is an error, not the default
     context = _read_context(args)
-    seq = build_sequence(source, context, training=args.training, l_max=args.l_max, reserve=args.reserve)
+    seq = build_sequence(
+        source, context, training=args.training, l_max=args.l_max, reserve=args.reserve
+    )
     dropped = seq.dropped
     if args.json:
         print(json.dumps({"ids": seq.ids, "dropped": _jsonable(dropped.as_dict())}))
@@ -157,7 +182,10 @@ def _encode(args: argparse.Namespace) -> int:
             parts.append(f"{len(dropped.completions)} completion(s)")
         if dropped.frames:
             parts.append(f"frame(s) {', '.join(dropped.frames)}")
-        print(f"toksmith calm encode: dropped {', '.join(parts)} to fit l_max={seq.l_max}", file=sys.stderr)
+        print(
+            f"toksmith calm encode: dropped {', '.join(parts)} to fit l_max={seq.l_max}",
+            file=sys.stderr,
+        )
     print(format_tokens(seq) if args.names else " ".join(map(str, seq)))
     return 0
 
@@ -187,7 +215,9 @@ def _decode(args: argparse.Namespace) -> int:
         try:
             ids.append(int(word))
         except ValueError:  # more digits than int() converts
-            raise ValueError(f"token id {word[:20]}... is out of range: CALM ids are 0..319") from None
+            raise ValueError(
+                f"token id {word[:20]}... is out of range: CALM ids are 0..319"
+            ) from None
     data = ByteTokenizer().decode_bytes(ids) if args.names else detokenize(ids)
     sys.stdout.buffer.write(data)
     sys.stdout.flush()

@@ -42,16 +42,39 @@ def register(subparsers: Any) -> None:
         "(mask 1), red ones are not (mask 0); shades alternate at token boundaries.",
     )
     show.add_argument("input", metavar="CONV.jsonl", help="JSONL conversations ('-' for stdin)")
-    show.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help="tokenizer file (any format)")
-    show.add_argument("--index", type=int, default=None, metavar="N",
-                      help="show only the N-th conversation (0-based, blank lines not counted)")
-    show.add_argument("--limit", type=int, default=None, metavar="N", help="show at most N conversations")
+    show.add_argument(
+        "-t", "--tokenizer", required=True, metavar="TOK", help="tokenizer file (any format)"
+    )
+    show.add_argument(
+        "--index",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show only the N-th conversation (0-based, blank lines not counted)",
+    )
+    show.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="show at most N conversations"
+    )
     show.add_argument("--ids", action="store_true", help="show each token's id")
-    show.add_argument("--html", metavar="OUT.html", default=None, help="write an HTML page instead of terminal output")
-    show.add_argument("--max-tokens", type=int, default=2048, metavar="N",
-                      help="cut each conversation to N tokens (default 2048; 0 = no limit)")
-    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                      help="terminal colours (default: auto, when stdout is a terminal)")
+    show.add_argument(
+        "--html",
+        metavar="OUT.html",
+        default=None,
+        help="write an HTML page instead of terminal output",
+    )
+    show.add_argument(
+        "--max-tokens",
+        type=int,
+        default=2048,
+        metavar="N",
+        help="cut each conversation to N tokens (default 2048; 0 = no limit)",
+    )
+    show.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="terminal colours (default: auto, when stdout is a terminal)",
+    )
     show.set_defaults(func=_reading(_show))
 
     render = sub.add_parser(
@@ -63,18 +86,42 @@ def register(subparsers: Any) -> None:
         "A malformed line stops the command (exit 1) unless --skip-bad is given.",
     )
     render.add_argument("input", metavar="CONV.jsonl", help="JSONL conversations ('-' for stdin)")
-    render.add_argument("-t", "--tokenizer", required=True, metavar="TOK", help="tokenizer file (any format)")
+    render.add_argument(
+        "-t", "--tokenizer", required=True, metavar="TOK", help="tokenizer file (any format)"
+    )
     render.add_argument("-o", "--output", required=True, metavar="OUT", help="output folder")
-    render.add_argument("--max-tokens", type=int, default=2048, metavar="N",
-                        help="cut each conversation to N tokens (default 2048; 0 = no limit)")
-    render.add_argument("--shard-size", type=int, default=10000, metavar="N",
-                        help="conversations per shard (default 10000)")
-    render.add_argument("--skip-bad", action="store_true",
-                        help="skip malformed lines (reported with their line number) instead of stopping")
-    render.add_argument("--threads", type=int, default=None, metavar="N", help="encoding threads (default: all cores)")
+    render.add_argument(
+        "--max-tokens",
+        type=int,
+        default=2048,
+        metavar="N",
+        help="cut each conversation to N tokens (default 2048; 0 = no limit)",
+    )
+    render.add_argument(
+        "--shard-size",
+        type=int,
+        default=10000,
+        metavar="N",
+        help="conversations per shard (default 10000)",
+    )
+    render.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="skip malformed lines (reported with their line number) instead of stopping",
+    )
+    render.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="encoding threads (default: all cores)",
+    )
     render.add_argument("--compress", action="store_true", help="write compressed .npz files")
-    render.add_argument("--overwrite", action="store_true",
-                        help="replace the shards and manifest of an earlier render in OUT")
+    render.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the shards and manifest of an earlier render in OUT",
+    )
     render.add_argument("--no-progress", action="store_true", help="no progress bar")
     render.set_defaults(func=_reading(_render))
 
@@ -147,8 +194,10 @@ def _parse_line(raw: bytes) -> Any:
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise ValueError(f"a string holds a lone surrogate (U+{ord(exc.object[exc.start]):04X}, from a \\u escape) "
-                             "that UTF-8 cannot encode") from None
+            raise ValueError(
+                f"a string holds a lone surrogate (U+{ord(exc.object[exc.start]):04X}, from a \\u escape) "
+                "that UTF-8 cannot encode"
+            ) from None
     return value
 
 
@@ -176,11 +225,19 @@ def _check_html_output(args: argparse.Namespace) -> None:
     try:
         refuse_same_file(args.input, args.html)
     except ValueError:
-        raise ValueError(f"--html {args.html!r} is the input file: writing the page would destroy it; "
-                         "give another file name") from None
-    if os.path.isfile(args.tokenizer) and os.path.isfile(args.html) and os.path.samefile(args.tokenizer, args.html):
-        raise ValueError(f"--html {args.html!r} is the tokenizer file: writing the page would destroy it; "
-                         "give another file name")
+        raise ValueError(
+            f"--html {args.html!r} is the input file: writing the page would destroy it; "
+            "give another file name"
+        ) from None
+    if (
+        os.path.isfile(args.tokenizer)
+        and os.path.isfile(args.html)
+        and os.path.samefile(args.tokenizer, args.html)
+    ):
+        raise ValueError(
+            f"--html {args.html!r} is the tokenizer file: writing the page would destroy it; "
+            "give another file name"
+        )
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -214,7 +271,9 @@ def _show(args: argparse.Namespace) -> int:
                 if args.index is not None or (args.limit is not None and shown >= args.limit):
                     return
             if args.index is not None:
-                raise ValueError(f"--index {args.index}: {args.input} has only {index + 1} conversation(s)")
+                raise ValueError(
+                    f"--index {args.index}: {args.input} has only {index + 1} conversation(s)"
+                )
         finally:
             source.close()
 
@@ -229,11 +288,22 @@ def _show(args: argparse.Namespace) -> int:
         # written to a temporary file moved into place at the end: a malformed line leaves no
         # half page (and an earlier page stays as it was)
         with atomic_write(args.html, "w", encoding="utf-8") as out:
-            out.write(chat_render.html_header(f"{os.path.basename(args.input)} rendered with "
-                                              f"{os.path.basename(args.tokenizer)}"))
+            out.write(
+                chat_render.html_header(
+                    f"{os.path.basename(args.input)} rendered with "
+                    f"{os.path.basename(args.tokenizer)}"
+                )
+            )
             for index, lineno, ids, mask in selected():
-                out.write(chat_render.html_section(chat.tokenizer, heading(index, lineno, ids, mask), ids, mask,
-                                                   with_token_id=args.ids))
+                out.write(
+                    chat_render.html_section(
+                        chat.tokenizer,
+                        heading(index, lineno, ids, mask),
+                        ids,
+                        mask,
+                        with_token_id=args.ids,
+                    )
+                )
                 count += 1
             out.write(chat_render.html_footer())
         print(f"wrote {count} conversation(s) to {args.html}", file=sys.stderr)
@@ -246,7 +316,9 @@ def _show(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")
         first = False
         sys.stdout.write(f"== {heading(index, lineno, ids, mask)}\n")
-        sys.stdout.write(chat.visualize_tokenization(ids, mask, with_token_id=args.ids, color=color))
+        sys.stdout.write(
+            chat.visualize_tokenization(ids, mask, with_token_id=args.ids, color=color)
+        )
         sys.stdout.write("\n")
     sys.stdout.flush()
     return 0
@@ -262,12 +334,18 @@ def _check_output_dir(out: str, overwrite: bool) -> None:
         raise ValueError(f"-o {out}: exists and is not a folder")
     if not os.path.isdir(out):
         return
-    old = [n for n in os.listdir(out) if n == MANIFEST or (n.startswith("shard_") and n.endswith(".npz"))]
+    old = [
+        n
+        for n in os.listdir(out)
+        if n == MANIFEST or (n.startswith("shard_") and n.endswith(".npz"))
+    ]
     if not old:
         return
     if not overwrite:
-        raise ValueError(f"-o {out} already holds rendered shards ({sorted(old)[0]}, ...); pass --overwrite "
-                         "to replace them or choose another folder")
+        raise ValueError(
+            f"-o {out} already holds rendered shards ({sorted(old)[0]}, ...); pass --overwrite "
+            "to replace them or choose another folder"
+        )
     for n in old:
         os.remove(os.path.join(out, n))
 
@@ -292,7 +370,9 @@ def _render(args: argparse.Namespace) -> int:
                 "source": args.input,
                 "tokenizer": args.tokenizer,
                 "max_tokens": max_tokens,
-                "special_tokens": {s: chat.encode_special(s) for s in sorted(chat.get_special_tokens())},
+                "special_tokens": {
+                    s: chat.encode_special(s) for s in sorted(chat.get_special_tokens())
+                },
             },
         )
         _check_output_dir(args.output, args.overwrite)  # removes an earlier render: last
@@ -301,8 +381,15 @@ def _render(args: argparse.Namespace) -> int:
         raise
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=source.size, unit="B", unit_scale=True, unit_divisor=1024, desc="rendering",
-               disable=args.no_progress, file=sys.stderr)
+    bar = tqdm(
+        total=source.size,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc="rendering",
+        disable=args.no_progress,
+        file=sys.stderr,
+    )
     bad: List[int] = []
     pending: List[Tuple[int, Any]] = []  # (line number, plan)
     batch = min(256, args.shard_size)  # conversations encoded together
@@ -329,12 +416,17 @@ def _render(args: argparse.Namespace) -> int:
             except (ValueError, TypeError) as exc:
                 where = f"{args.input}:{lineno}"
                 if not args.skip_bad:
-                    raise ValueError(f"{where}: {exc} (pass --skip-bad to skip malformed lines)") from None
+                    raise ValueError(
+                        f"{where}: {exc} (pass --skip-bad to skip malformed lines)"
+                    ) from None
                 bad.append(lineno)
                 if len(bad) <= BAD_LINES_SHOWN:
                     bar.write(f"toksmith chat render: skipping {where}: {exc}", file=sys.stderr)
                 elif len(bad) == BAD_LINES_SHOWN + 1:
-                    bar.write("toksmith chat render: (further malformed lines are only counted)", file=sys.stderr)
+                    bar.write(
+                        "toksmith chat render: (further malformed lines are only counted)",
+                        file=sys.stderr,
+                    )
                 continue
             pending.append((lineno, plan))
             if len(pending) >= batch:

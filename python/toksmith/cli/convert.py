@@ -32,19 +32,38 @@ def register(sub) -> None:
         "converted.",
     )
     p.add_argument("input", metavar="IN", help="tokenizer file or folder")
-    p.add_argument("output", metavar="OUT", help="file (tiktoken, toksmith) or folder (huggingface, gpt2)")
-    p.add_argument("--to", choices=TARGETS, default=None,
-                   help="output format (default: from OUT's extension: .tiktoken or .json)")
-    p.add_argument("--pattern", default=None,
-                   help="split pattern (name or regex) for inputs that store none: .tiktoken rank files "
-                        "(default: the OpenAI encoding with the file's sha256, else cl100k) and GPT-2 files "
-                        "(default gpt2)")
-    p.add_argument("--special-tokens", default=None, metavar="JSON",
-                   help='special tokens for inputs that store none, as a JSON object {"<|eot|>": 100257}')
-    p.add_argument("--name", default=None, help="tokenizer name (tiktoken Encoding name, toksmith name)")
-    p.add_argument("--no-strict", dest="strict", action="store_false",
-                   help="Hugging Face input: drop a Unicode normalizer or accept decoder differences with a "
-                        "warning instead of failing (strict=False of from_huggingface)")
+    p.add_argument(
+        "output", metavar="OUT", help="file (tiktoken, toksmith) or folder (huggingface, gpt2)"
+    )
+    p.add_argument(
+        "--to",
+        choices=TARGETS,
+        default=None,
+        help="output format (default: from OUT's extension: .tiktoken or .json)",
+    )
+    p.add_argument(
+        "--pattern",
+        default=None,
+        help="split pattern (name or regex) for inputs that store none: .tiktoken rank files "
+        "(default: the OpenAI encoding with the file's sha256, else cl100k) and GPT-2 files "
+        "(default gpt2)",
+    )
+    p.add_argument(
+        "--special-tokens",
+        default=None,
+        metavar="JSON",
+        help='special tokens for inputs that store none, as a JSON object {"<|eot|>": 100257}',
+    )
+    p.add_argument(
+        "--name", default=None, help="tokenizer name (tiktoken Encoding name, toksmith name)"
+    )
+    p.add_argument(
+        "--no-strict",
+        dest="strict",
+        action="store_false",
+        help="Hugging Face input: drop a Unicode normalizer or accept decoder differences with a "
+        "warning instead of failing (strict=False of from_huggingface)",
+    )
     p.set_defaults(func=run)
 
 
@@ -56,7 +75,9 @@ def _target(args) -> str:
         return "tiktoken"
     if out.endswith(".json"):
         return "toksmith"
-    raise ValueError(f"cannot tell the output format from {args.output!r}: pass --to {'|'.join(TARGETS)}")
+    raise ValueError(
+        f"cannot tell the output format from {args.output!r}: pass --to {'|'.join(TARGETS)}"
+    )
 
 
 def run(args) -> int:
@@ -79,20 +100,31 @@ def run(args) -> int:
         tok.save_gpt2_files(args.output)
     else:
         tok.save(args.output)
-    print(f"{args.input} ({source}) -> {args.output} ({target}): n_vocab={tok.n_vocab}, "
-          f"pattern={tok.pattern_name or 'custom'}, {len(tok.special_tokens)} special, "
-          f"{len(tok.pinned_tokens)} pinned", file=sys.stderr)
+    print(
+        f"{args.input} ({source}) -> {args.output} ({target}): n_vocab={tok.n_vocab}, "
+        f"pattern={tok.pattern_name or 'custom'}, {len(tok.special_tokens)} special, "
+        f"{len(tok.pinned_tokens)} pinned",
+        file=sys.stderr,
+    )
     if target == "tiktoken":
-        print(f"note: a .tiktoken file stores neither the pattern ({tok.pattern_name or tok.pattern!r}) nor the "
-              f"special tokens {json.dumps(tok.special_tokens, ensure_ascii=False)}; give them when loading it",
-              file=sys.stderr)
+        print(
+            f"note: a .tiktoken file stores neither the pattern ({tok.pattern_name or tok.pattern!r}) nor the "
+            f"special tokens {json.dumps(tok.special_tokens, ensure_ascii=False)}; give them when loading it",
+            file=sys.stderr,
+        )
     elif target == "gpt2" and tok.pattern_name != "gpt2":
-        print(f"note: GPT-2 files do not store the pattern ({tok.pattern_name or tok.pattern!r}); give it when "
-              "loading them", file=sys.stderr)
+        print(
+            f"note: GPT-2 files do not store the pattern ({tok.pattern_name or tok.pattern!r}); give it when "
+            "loading them",
+            file=sys.stderr,
+        )
     if target == "gpt2" and tok.pinned_tokens:
         # vocab.json lists the pinned tokens among the others: loaded back, they are special tokens
-        print(f"note: GPT-2 files do not say which tokens are pinned: give special_tokens="
-              f"{json.dumps(tok.special_tokens, ensure_ascii=False)}, pinned_tokens="
-              f"{json.dumps(tok.pinned_tokens, ensure_ascii=False)} when loading them "
-              "(toksmith.from_gpt2_files), or they load as special tokens", file=sys.stderr)
+        print(
+            f"note: GPT-2 files do not say which tokens are pinned: give special_tokens="
+            f"{json.dumps(tok.special_tokens, ensure_ascii=False)}, pinned_tokens="
+            f"{json.dumps(tok.pinned_tokens, ensure_ascii=False)} when loading them "
+            "(toksmith.from_gpt2_files), or they load as special tokens",
+            file=sys.stderr,
+        )
     return 0

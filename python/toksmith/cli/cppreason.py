@@ -28,22 +28,34 @@ def register(subparsers: Any) -> None:
     )
     train = sub.add_parser("train", help="learn the BPE part from C++ files or folders")
     train.add_argument("files", nargs="+", help="files, folders (recursed) or globs")
-    train.add_argument("-o", "--output", required=True, help="tokenizer file to write (toksmith JSON)")
+    train.add_argument(
+        "-o", "--output", required=True, help="tokenizer file to write (toksmith JSON)"
+    )
     train.add_argument("--vocab-size", type=int, default=32768, help="total size (default 32768)")
-    train.add_argument("--min-frequency", type=int, default=2,
-                       help="merge only pairs seen at least this often (default 2, the seed's)")
+    train.add_argument(
+        "--min-frequency",
+        type=int,
+        default=2,
+        help="merge only pairs seen at least this often (default 2, the seed's)",
+    )
     add_reading_args(train)
     train.set_defaults(func=_train)
 
     enc = sub.add_parser("encode", help="encode text (arguments or stdin)")
-    enc.add_argument("-t", "--tokenizer", required=True, help="a file written by `toksmith cppreason train`")
+    enc.add_argument(
+        "-t", "--tokenizer", required=True, help="a file written by `toksmith cppreason train`"
+    )
     enc.add_argument("text", nargs="*", help="text to encode (default: stdin)")
     enc.add_argument("--tokens", action="store_true", help="print token texts instead of ids")
     enc.set_defaults(func=_encode)
 
     dec = sub.add_parser("decode", help="decode ids (arguments or stdin) to text")
-    dec.add_argument("-t", "--tokenizer", required=True, help="a file written by `toksmith cppreason train`")
-    dec.add_argument("ids", nargs="*", help="token ids (default: whitespace-separated ids from stdin)")
+    dec.add_argument(
+        "-t", "--tokenizer", required=True, help="a file written by `toksmith cppreason train`"
+    )
+    dec.add_argument(
+        "ids", nargs="*", help="token ids (default: whitespace-separated ids from stdin)"
+    )
     dec.set_defaults(func=_decode)
 
 
@@ -55,9 +67,14 @@ def _train(args: argparse.Namespace) -> int:
     # as paths: a list of str that are not all existing files is read as texts by train(), so a
     # missing file or a quoted glob among several would have trained on the names themselves
     files = [Path(f) for f in args.files]
-    tok = cppreason.train(files if len(files) > 1 else files[0], vocab_size=args.vocab_size,
-                          threads=args.threads, progress=not args.no_progress, errors=args.errors,
-                          min_frequency=args.min_frequency)
+    tok = cppreason.train(
+        files if len(files) > 1 else files[0],
+        vocab_size=args.vocab_size,
+        threads=args.threads,
+        progress=not args.no_progress,
+        errors=args.errors,
+        min_frequency=args.min_frequency,
+    )
     tok.save(args.output)
     print(f"{tok.vocab_size} tokens -> {args.output}", file=sys.stderr)
     return 0
@@ -83,7 +100,9 @@ def _decode(args: argparse.Namespace) -> int:
     try:
         ids = [int(w) for w in words]
     except ValueError:
-        raise ValueError(f"ids must be integers, e.g. `toksmith cppreason decode -t T.json 20 120 335`; got {words[:5]}") from None
+        raise ValueError(
+            f"ids must be integers, e.g. `toksmith cppreason decode -t T.json 20 120 335`; got {words[:5]}"
+        ) from None
     sys.stdout.write(tok.decode(ids) + "\n")
     return 0
 
@@ -96,7 +115,9 @@ def _shown(tok: Any, id: int) -> str:
     if id < FIRST_LEARNED:
         return repr(tok.id_to_token(id))[1:-1]
     text = tok.tokenizer.decode_bytes([id]).decode("utf-8", "surrogateescape")
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else repr(c)[1:-1] for c in text)
+    return "".join(
+        f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else repr(c)[1:-1] for c in text
+    )
 
 
 def _utf8_arg(arg: str) -> str:
@@ -109,6 +130,8 @@ def _utf8_arg(arg: str) -> str:
             raw = arg.encode("utf-8", "surrogateescape")[:40]  # the bytes as given
         except UnicodeEncodeError:  # a surrogate no byte maps to (main() called with such a str)
             raw = arg.encode("utf-8", "backslashreplace")[:40]
-        raise ValueError(f"the argument {raw!r} is not valid UTF-8 (at character {e.start}); pass UTF-8 text, "
-                         f"or the text on stdin") from None
+        raise ValueError(
+            f"the argument {raw!r} is not valid UTF-8 (at character {e.start}); pass UTF-8 text, "
+            f"or the text on stdin"
+        ) from None
     return arg

@@ -6,7 +6,7 @@ import io
 import json
 
 from .. import _core
-from ._common import add_tokenizer_arg, load_tokenizer, refuse_preset_file, open_io, read_blocks
+from ._common import add_tokenizer_arg, load_tokenizer, open_io, read_blocks, refuse_preset_file
 
 
 def register(sub) -> None:
@@ -18,12 +18,19 @@ def register(sub) -> None:
     )
     add_tokenizer_arg(p)
     p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
-    p.add_argument("--lines", action="store_true",
-                   help="each input line holds the ids of one output line (a last line without a newline gives "
-                        "a last output line without one, so `encode --lines | decode --lines` is exact)")
-    p.add_argument("--format", choices=["auto", "text", "json", "npy"], default="auto",
-                   help="input format (auto: by file extension, else by the first bytes: a .npy header, a JSON "
-                        "list, or text)")
+    p.add_argument(
+        "--lines",
+        action="store_true",
+        help="each input line holds the ids of one output line (a last line without a newline gives "
+        "a last output line without one, so `encode --lines | decode --lines` is exact)",
+    )
+    p.add_argument(
+        "--format",
+        choices=["auto", "text", "json", "npy"],
+        default="auto",
+        help="input format (auto: by file extension, else by the first bytes: a .npy header, a JSON "
+        "list, or text)",
+    )
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     p.set_defaults(func=run)
 
@@ -37,8 +44,9 @@ def _parse_ints(chunk: bytes, where: str):
         try:
             out.append(int(x))
         except ValueError:  # not a number ("--1", "x"), or too many digits for int()
-            raise ValueError(f"{where}: {x[:40]!r}{'...' if len(x) > 40 else ''} is not an integer "
-                             "token id") from None
+            raise ValueError(
+                f"{where}: {x[:40]!r}{'...' if len(x) > 40 else ''} is not an integer token id"
+            ) from None
     return out
 
 
@@ -55,8 +63,10 @@ def _text_ids(fin, name):
         if cut < 0:
             carry += block
             if len(carry) > _MAX_WORD:  # stop before reading (and copying) a whole binary file
-                raise ValueError(f"{name}: {carry[:40]!r}... is not an integer token id (over 1 MiB "
-                                 "without whitespace)")
+                raise ValueError(
+                    f"{name}: {carry[:40]!r}... is not an integer token id (over 1 MiB "
+                    "without whitespace)"
+                )
             continue
         data, carry = carry + block[:cut], block[cut:]
         yield _parse_ints(data, name)
@@ -97,13 +107,17 @@ def _npy_ids(fin, name: str):
     magic = fin.read(len(_NPY_MAGIC))
     fin.seek(start)
     if magic != _NPY_MAGIC:  # np.load would try to unpickle it, or read it as .npz
-        raise ValueError(f"{name}: not a .npy file (no NumPy header); ids written as text or JSON "
-                         "are read with --format text or --format json")
+        raise ValueError(
+            f"{name}: not a .npy file (no NumPy header); ids written as text or JSON "
+            "are read with --format text or --format json"
+        )
     try:
         arr = np.load(fin, allow_pickle=False, mmap_mode=None)
     except EOFError:
         raise ValueError(f"{name}: the .npy file is truncated") from None
-    except ValueError as e:  # truncated data, an object array...: NumPy's message, with the file's name
+    except (
+        ValueError
+    ) as e:  # truncated data, an object array...: NumPy's message, with the file's name
         raise ValueError(f"{name}: {e}") from None
     if arr.ndim != 1:
         raise ValueError(f"{name}: expected a 1-D array of ids, got shape {arr.shape}")
@@ -133,10 +147,18 @@ def run(args) -> int:
         from ..corpus import inner_name
 
         inner = inner_name(name)  # ids.npy.gz: by the extension of the file inside
-        fmt = "npy" if inner.endswith(".npy") else "json" if inner.endswith((".json", ".jsonl")) else "text"
+        fmt = (
+            "npy"
+            if inner.endswith(".npy")
+            else "json"
+            if inner.endswith((".json", ".jsonl"))
+            else "text"
+        )
     if args.lines and fmt == "npy":
-        raise ValueError("--lines does not go with a .npy input (one array: the ids of one text); leave "
-                         "--lines out, or pass --format text or json for a file of lines")
+        raise ValueError(
+            "--lines does not go with a .npy input (one array: the ids of one text); leave "
+            "--lines out, or pass --format text or json for a file of lines"
+        )
     sniff = args.format == "auto" and fmt == "text"  # no telling extension (stdin, a pipe, ids.txt)
     with open_io(args.input, args.output) as (fin, fout):
         if sniff:
@@ -145,7 +167,7 @@ def run(args) -> int:
             arr = _npy_ids(fin, name)
             step = 1 << 20
             for i in range(0, len(arr), step):
-                fout.write(tok.decode_bytes(arr[i:i + step].tolist()))
+                fout.write(tok.decode_bytes(arr[i : i + step].tolist()))
         elif args.lines:
             for lineno, line in enumerate(fin, 1):
                 where = f"{name}:{lineno}"

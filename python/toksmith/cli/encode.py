@@ -6,8 +6,14 @@ import os
 import struct
 
 from .. import _core
-from ._common import (add_tokenizer_arg, check_output_path, check_threads_arg, load_tokenizer, open_io,
-                      refuse_preset_file)
+from ._common import (
+    add_tokenizer_arg,
+    check_output_path,
+    check_threads_arg,
+    load_tokenizer,
+    open_io,
+    refuse_preset_file,
+)
 
 #: the largest --block-size: each read allocates a buffer of the block size up front
 MAX_BLOCK_SIZE = 1 << 30
@@ -22,21 +28,41 @@ def register(sub) -> None:
     )
     add_tokenizer_arg(p)
     p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
-    p.add_argument("--lines", action="store_true",
-                   help="one line of ids per input line (the newline itself is not encoded; a last line "
-                   "without a newline gives a last line of ids without one)")
-    p.add_argument("--format", choices=["text", "json", "npy"], default="text",
-                   help="output format (npy: one uint16/uint32 array; json: a list, or JSON lines with --lines)")
+    p.add_argument(
+        "--lines",
+        action="store_true",
+        help="one line of ids per input line (the newline itself is not encoded; a last line "
+        "without a newline gives a last line of ids without one)",
+    )
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "npy"],
+        default="text",
+        help="output format (npy: one uint16/uint32 array; json: a list, or JSON lines with --lines)",
+    )
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
-    p.add_argument("--allow-special", action="store_true",
-                   help="encode special-token text as special tokens (default: as plain text)")
+    p.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token text as special tokens (default: as plain text)",
+    )
     p.add_argument("--errors", choices=["strict", "replace"], default="strict")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="encoding threads (default: all cores); blocks of the input (or batches of "
-                   "lines) are encoded together, the output is the same")
-    p.add_argument("--block-size", type=int, default=256 << 10, metavar="BYTES",
-                   help="bytes of input read at a time (default 256 KiB); up to 4 blocks per thread are "
-                   "encoded together, so that every thread has work until the last")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="encoding threads (default: all cores); blocks of the input (or batches of "
+        "lines) are encoded together, the output is the same",
+    )
+    p.add_argument(
+        "--block-size",
+        type=int,
+        default=256 << 10,
+        metavar="BYTES",
+        help="bytes of input read at a time (default 256 KiB); up to 4 blocks per thread are "
+        "encoded together, so that every thread has work until the last",
+    )
     p.set_defaults(func=run)
 
 
@@ -74,12 +100,16 @@ class _NpyWriter:
         # the header is written last, at the start of the file: in a file opened for appending
         # (`>> out.npy`) it lands at the end, and after other data no reader finds it
         if _appending(f):
-            raise ValueError("--format npy: the output is opened for appending (>>), which would give a corrupt "
-                             ".npy file (its header, written last at the start, would land at the end; an array "
-                             "cannot be appended to another); pass -o FILE.npy")
+            raise ValueError(
+                "--format npy: the output is opened for appending (>>), which would give a corrupt "
+                ".npy file (its header, written last at the start, would land at the end; an array "
+                "cannot be appended to another); pass -o FILE.npy"
+            )
         if f.tell():
-            raise ValueError(f"--format npy: the output already holds {f.tell()} bytes before the array, which "
-                             "would give a corrupt .npy file; pass -o FILE.npy")
+            raise ValueError(
+                f"--format npy: the output already holds {f.tell()} bytes before the array, which "
+                "would give a corrupt .npy file; pass -o FILE.npy"
+            )
         self.f, self.narrow, self.n = f, narrow, 0
         f.write(b"\0" * self.HEADER)
 
@@ -124,24 +154,36 @@ def run(args) -> int:
     refuse_preset_file(tok, "encode")
     name = "<stdin>" if args.input == "-" else args.input
     if args.lines and args.format == "npy":
-        raise ValueError("--lines with --format npy is not supported (lines have different lengths); "
-                         "use --format json (JSON lines) or text")
+        raise ValueError(
+            "--lines with --format npy is not supported (lines have different lengths); "
+            "use --format json (JSON lines) or text"
+        )
     check_threads_arg(args.threads)
     if args.block_size < 1:
         raise ValueError(f"--block-size must be >= 1, not {args.block_size}")
     if args.block_size > MAX_BLOCK_SIZE:  # a bigger read was a MemoryError or OverflowError
-        raise ValueError(f"--block-size must be at most {MAX_BLOCK_SIZE} (1 GiB), not {args.block_size}")
-    stream = dict(allow_special=args.allow_special, errors=args.errors, name=name, block_size=args.block_size)
+        raise ValueError(
+            f"--block-size must be at most {MAX_BLOCK_SIZE} (1 GiB), not {args.block_size}"
+        )
+    stream = dict(
+        allow_special=args.allow_special, errors=args.errors, name=name, block_size=args.block_size
+    )
     native = _native(tok, args)
     group = 4 * (args.threads or os.cpu_count() or 1)
     with open_io(args.input, args.output) as (fin, fout):
         if args.lines:
             # each line as the bytes of json.dumps(ids) / " ".join(map(str, ids))
-            sep, opening, closing = (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
+            sep, opening, closing = (
+                (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
+            )
             encode_batch = None if native else batch_encoder(tok, args.allow_special, args.threads)
             fin = _LastByte(fin)
-            newline = b""  # the newline that ends the output so far: written once more input follows
-            for lines in iter_line_batches(fin, errors=args.errors, name=name, batch_bytes=args.block_size):
+            newline = (
+                b""  # the newline that ends the output so far: written once more input follows
+            )
+            for lines in iter_line_batches(
+                fin, errors=args.errors, name=name, batch_bytes=args.block_size
+            ):
                 if encode_batch is None:
                     data = native(lines, sep=sep, lines=True, open=opening, close=closing)[0]
                 else:
@@ -167,10 +209,15 @@ def run(args) -> int:
             sep = b"," if json_mode else b" "
             first = True
             if native:
-                chunks = (native(parts, sep=sep) for parts in iter_text_parts(tok, fin, group=group, **stream))
+                chunks = (
+                    native(parts, sep=sep)
+                    for parts in iter_text_parts(tok, fin, group=group, **stream)
+                )
             else:
-                chunks = ((_core.format_ids(ids, sep), len(ids))
-                          for ids in encode_stream(tok, fin, threads=args.threads, **stream))
+                chunks = (
+                    (_core.format_ids(ids, sep), len(ids))
+                    for ids in encode_stream(tok, fin, threads=args.threads, **stream)
+                )
             for data, n in chunks:
                 if not n:
                     continue

@@ -45,15 +45,41 @@ def register(subparsers: Any) -> None:
         description="Bytes per token of each tokenizer on each corpus (higher is better), with "
         "the ratio to the first tokenizer; optionally a PNG bar chart.",
     )
-    parser.add_argument("-t", "--tokenizer", action="append", required=True, metavar="[NAME=]PATH",
-                        help="a tokenizer file (any format); repeat for more. The first is the baseline")
-    parser.add_argument("--corpus", action="append", required=True, metavar="NAME=PATH",
-                        help="a UTF-8 text corpus (.xz/.gz/.bz2 ok); repeat for more")
-    parser.add_argument("--chart", metavar="OUT.png", default=None,
-                        help="write a bar chart (needs matplotlib: pip install toksmith[plot])")
-    parser.add_argument("--max-bytes", type=int, default=None, metavar="N",
-                        help="read at most about N bytes of each corpus (cut at a line end)")
-    parser.add_argument("--threads", type=int, default=None, metavar="N", help="encoding threads (default: all cores)")
+    parser.add_argument(
+        "-t",
+        "--tokenizer",
+        action="append",
+        required=True,
+        metavar="[NAME=]PATH",
+        help="a tokenizer file (any format); repeat for more. The first is the baseline",
+    )
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        required=True,
+        metavar="NAME=PATH",
+        help="a UTF-8 text corpus (.xz/.gz/.bz2 ok); repeat for more",
+    )
+    parser.add_argument(
+        "--chart",
+        metavar="OUT.png",
+        default=None,
+        help="write a bar chart (needs matplotlib: pip install toksmith[plot])",
+    )
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="read at most about N bytes of each corpus (cut at a line end)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="encoding threads (default: all cores)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(func=_run)
 
@@ -106,8 +132,11 @@ def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
     try:
         return codecs.getincrementaldecoder("utf-8")("strict").decode(data, final)
     except UnicodeDecodeError as e:
-        warnings.warn(f"{os.fspath(path)} is not valid UTF-8 (byte {e.start}): invalid bytes are counted as "
-                      "U+FFFD (3 bytes each)", stacklevel=2)
+        warnings.warn(
+            f"{os.fspath(path)} is not valid UTF-8 (byte {e.start}): invalid bytes are counted as "
+            "U+FFFD (3 bytes each)",
+            stacklevel=2,
+        )
     return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final)
 
 
@@ -127,12 +156,16 @@ def _chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
         start = m.end()
 
 
-def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk_chars: int = CHUNK_CHARS) -> int:
+def count_tokens(
+    tokenizer: Any, text: str, threads: Optional[int] = None, chunk_chars: int = CHUNK_CHARS
+) -> int:
     """Number of tokens of ``text`` encoded as plain text (in parallel, in chunks of about
     ``chunk_chars`` characters cut where the split pattern would cut anyway; for a custom
     pattern, or pinned tokens that hold a newline, the whole text at once)."""
     if not isinstance(text, str):
-        raise TypeError(f"text must be str, not {type(text).__name__}; read a file with read_corpus(path)")
+        raise TypeError(
+            f"text must be str, not {type(text).__name__}; read a file with read_corpus(path)"
+        )
     if isinstance(chunk_chars, bool) or not isinstance(chunk_chars, int):
         raise TypeError(f"chunk_chars must be an int, not {type(chunk_chars).__name__}")
     if chunk_chars < 1:
@@ -140,13 +173,20 @@ def count_tokens(tokenizer: Any, text: str, threads: Optional[int] = None, chunk
     return _count(tokenizer, text, threads, chunk_chars)[0]
 
 
-def _count(tokenizer: Any, text: str, threads: Optional[int], chunk_chars: int = CHUNK_CHARS,
-           covered: bool = False) -> Tuple[int, Optional[int]]:
+def _count(
+    tokenizer: Any,
+    text: str,
+    threads: Optional[int],
+    chunk_chars: int = CHUNK_CHARS,
+    covered: bool = False,
+) -> Tuple[int, Optional[int]]:
     """(tokens of ``text``, with ``covered`` the UTF-8 bytes those tokens spell, else None)."""
     if not callable(getattr(tokenizer, "encode_ordinary_batch", None)):
-        raise TypeError(f"cannot count tokens with a {type(tokenizer).__module__}.{type(tokenizer).__name__}: pass a "
-                        "toksmith Tokenizer or a tiktoken Encoding (read a tokenizer.json, .tiktoken or GPT-2 "
-                        "files with toksmith.load_any(path))")
+        raise TypeError(
+            f"cannot count tokens with a {type(tokenizer).__module__}.{type(tokenizer).__name__}: pass a "
+            "toksmith Tokenizer or a tiktoken Encoding (read a tokenizer.json, .tiktoken or GPT-2 "
+            "files with toksmith.load_any(path))"
+        )
     from ..streaming import can_stream
 
     if not can_stream(tokenizer) or any("\n" in t for t in getattr(tokenizer, "pinned_tokens", {})):
@@ -212,28 +252,45 @@ def evaluate(
     spell fewer bytes than the corpus holds, and its bytes/token is too high; 0 with no token
     at all), are warned about."""
     if not isinstance(tokenizers, Mapping) or not isinstance(corpora, Mapping):
-        raise TypeError("tokenizers and corpora must be dicts of name -> tokenizer and name -> text")
+        raise TypeError(
+            "tokenizers and corpora must be dicts of name -> tokenizer and name -> text"
+        )
     rows = []
     for cname, text in corpora.items():
         if not isinstance(text, str):
-            raise TypeError(f"corpora[{cname!r}] must be the text (str), not {type(text).__name__}; "
-                            "read a file with read_corpus(path)")
+            raise TypeError(
+                f"corpora[{cname!r}] must be the text (str), not {type(text).__name__}; "
+                "read a file with read_corpus(path)"
+            )
         n_bytes = len(text.encode("utf-8", "surrogatepass"))
         if not n_bytes:
             warnings.warn(f"corpus {cname!r} is empty: its bytes/token figures are 0", stacklevel=2)
         base: Optional[float] = None
         for tname, tok in tokenizers.items():
-            n_tokens, spelled = _count(tok, text, threads, covered=bool(n_bytes) and _may_drop_text(tok))
+            n_tokens, spelled = _count(
+                tok, text, threads, covered=bool(n_bytes) and _may_drop_text(tok)
+            )
             if spelled is not None and spelled < n_bytes:
-                warnings.warn(f"tokenizer {tname!r} leaves out {n_bytes - spelled} of the {n_bytes} bytes of corpus "
-                              f"{cname!r} (its split pattern matches no piece there), so its bytes/token is not "
-                              f"comparable" + ("" if n_tokens else " (no token at all: reported as 0)"), stacklevel=2)
+                warnings.warn(
+                    f"tokenizer {tname!r} leaves out {n_bytes - spelled} of the {n_bytes} bytes of corpus "
+                    f"{cname!r} (its split pattern matches no piece there), so its bytes/token is not "
+                    f"comparable" + ("" if n_tokens else " (no token at all: reported as 0)"),
+                    stacklevel=2,
+                )
             bpt = n_bytes / n_tokens if n_tokens else 0.0
             if base is None:
                 base = bpt
             ratio = bpt / base if base else 0.0
-            rows.append({"corpus": cname, "tokenizer": tname, "bytes": n_bytes, "tokens": n_tokens,
-                         "bytes_per_token": round(bpt, 6), "ratio": round(ratio, 6)})
+            rows.append(
+                {
+                    "corpus": cname,
+                    "tokenizer": tname,
+                    "bytes": n_bytes,
+                    "tokens": n_tokens,
+                    "bytes_per_token": round(bpt, 6),
+                    "ratio": round(ratio, 6),
+                }
+            )
     return rows
 
 
@@ -250,7 +307,9 @@ def _matplotlib():
     return Figure, FigureCanvasAgg
 
 
-def write_chart(rows: Sequence[Mapping[str, Any]], path: str, title: str = "bytes per token (higher is better)") -> None:
+def write_chart(
+    rows: Sequence[Mapping[str, Any]], path: str, title: str = "bytes per token (higher is better)"
+) -> None:
     """A grouped bar chart of bytes/token (corpora on the x axis, one bar per tokenizer), as
     PNG (or any format matplotlib infers from ``path``). Uses no pyplot global state."""
     Figure, FigureCanvasAgg = _matplotlib()
@@ -266,7 +325,9 @@ def write_chart(rows: Sequence[Mapping[str, Any]], path: str, title: str = "byte
         ys = [value.get((c, t), 0.0) for c in corpora]
         bars = ax.bar(xs, ys, width=width * 0.95, label=t)
         for b, y in zip(bars, ys):
-            ax.annotate(f"{y:.2f}", (b.get_x() + b.get_width() / 2, y), ha="center", va="bottom", fontsize=7)
+            ax.annotate(
+                f"{y:.2f}", (b.get_x() + b.get_width() / 2, y), ha="center", va="bottom", fontsize=7
+            )
     ax.set_xticks(list(range(len(corpora))))
     ax.set_xticklabels(corpora)
     ax.set_ylabel("bytes / token")
@@ -282,13 +343,24 @@ def write_chart(rows: Sequence[Mapping[str, Any]], path: str, title: str = "byte
 
 def _format_table(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
     header = ("corpus", "bytes", "tokenizer", "tokens", "bytes/token", f"vs {baseline}")
-    body = [(r["corpus"], str(r["bytes"]), r["tokenizer"], str(r["tokens"]), f"{r['bytes_per_token']:.3f}",
-             f"{r['ratio']:.3f}") for r in rows]
+    body = [
+        (
+            r["corpus"],
+            str(r["bytes"]),
+            r["tokenizer"],
+            str(r["tokens"]),
+            f"{r['bytes_per_token']:.3f}",
+            f"{r['ratio']:.3f}",
+        )
+        for r in rows
+    ]
     widths = [max(len(x) for x in col) for col in zip(header, *body)]
     right = {1, 3, 4, 5}
 
     def fmt(row: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(row, widths))).rstrip()
+        return "  ".join(
+            c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(row, widths))
+        ).rstrip()
 
     return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in body])
 
@@ -300,7 +372,9 @@ class _CppReasonCounter:
     def __init__(self, tok: Any) -> None:
         self.tok = tok
 
-    def encode_ordinary_batch(self, texts: Sequence[str], threads: Optional[int] = None) -> List[List[int]]:
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], threads: Optional[int] = None
+    ) -> List[List[int]]:
         return self.tok.encode_ordinary_batch(texts, num_threads=threads)
 
 
@@ -327,7 +401,9 @@ def _check_chart_path(path: str) -> None:
     formats = FigureCanvasBase.get_supported_filetypes()
     ext = os.path.splitext(path)[1][1:].lower()
     if ext not in formats:
-        raise ValueError(f"--chart {path!r}: give a file name ending in .png (or {', '.join('.' + f for f in sorted(formats) if f != 'png')})")
+        raise ValueError(
+            f"--chart {path!r}: give a file name ending in .png (or {', '.join('.' + f for f in sorted(formats) if f != 'png')})"
+        )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -349,8 +425,10 @@ def _run(args: argparse.Namespace) -> int:
     for arg in args.corpus:
         name, path = _split_named(arg, "--corpus", all_ext=True)
         if name in corpora:
-            raise ValueError(f"--corpus {arg!r}: the name {name!r} is given twice (name the corpora: "
-                             f"--corpus NAME=PATH)")
+            raise ValueError(
+                f"--corpus {arg!r}: the name {name!r} is given twice (name the corpora: "
+                f"--corpus NAME=PATH)"
+            )
         corpora[name] = read_corpus(path, args.max_bytes)
     rows = evaluate(tokenizers, corpora, args.threads)
     if args.json:

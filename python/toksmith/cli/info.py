@@ -10,9 +10,13 @@ from ._common import add_tokenizer_arg, load_tokenizer, special_tokens_arg
 def register(sub) -> None:
     p = sub.add_parser("info", help="describe a tokenizer file")
     add_tokenizer_arg(p)
-    p.add_argument("--special-tokens", default=None, metavar="JSON",
-                   help='special tokens for a file that stores none (a .tiktoken rank file whose special tokens '
-                        'fill gaps in its ranks), as a JSON object {"<|bos|>": 0}')
+    p.add_argument(
+        "--special-tokens",
+        default=None,
+        metavar="JSON",
+        help="special tokens for a file that stores none (a .tiktoken rank file whose special tokens "
+        'fill gaps in its ranks), as a JSON object {"<|bos|>": 0}',
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
@@ -22,7 +26,9 @@ def _load(args):
         return load_tokenizer(args.tokenizer, args.pattern)
     from ..formats import load_any
 
-    return load_any(args.tokenizer, pattern=args.pattern, special_tokens=special_tokens_arg(args.special_tokens))
+    return load_any(
+        args.tokenizer, pattern=args.pattern, special_tokens=special_tokens_arg(args.special_tokens)
+    )
 
 
 def _escaped(text) -> str:
@@ -64,6 +70,8 @@ def run(args) -> int:
             print(f"  {i:>8}  {t!r}")
     corpus = info["metadata"].get("corpus")
     if corpus:
-        print(f"trained on:        {corpus.get('bytes', 0) / 1e6:.1f} MB, {corpus.get('unique_chunks')} unique chunks, "
-              f"{corpus.get('n_sources', 0)} files")
+        print(
+            f"trained on:        {corpus.get('bytes', 0) / 1e6:.1f} MB, {corpus.get('unique_chunks')} unique chunks, "
+            f"{corpus.get('n_sources', 0)} files"
+        )
     return 0

@@ -19,26 +19,67 @@ def register(sub) -> None:
         "(the Python standard library sources of this interpreter).",
     )
     p.add_argument("paths", nargs="*", metavar="PATH")
-    p.add_argument("--vocab-size", type=int, default=None,
-                   help="total vocabulary size: 256 bytes + merges + specials + pinned (default 8192, or the preset's)")
-    p.add_argument("--pattern", default=None, help="split pattern: gpt2, cl100k, o200k, nanochat or a regex (default cl100k)")
-    p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="add a special token (repeatable)")
-    p.add_argument("--pinned", action="append", default=[], metavar="TOKEN",
-                   help="add a pinned token: always one token where its text occurs (repeatable)")
-    p.add_argument("--preset", default=None, help="training defaults of a preset: nanochat or cromwell")
+    p.add_argument(
+        "--vocab-size",
+        type=int,
+        default=None,
+        help="total vocabulary size: 256 bytes + merges + specials + pinned (default 8192, or the preset's)",
+    )
+    p.add_argument(
+        "--pattern",
+        default=None,
+        help="split pattern: gpt2, cl100k, o200k, nanochat or a regex (default cl100k)",
+    )
+    p.add_argument(
+        "--special",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="add a special token (repeatable)",
+    )
+    p.add_argument(
+        "--pinned",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="add a pinned token: always one token where its text occurs (repeatable)",
+    )
+    p.add_argument(
+        "--preset", default=None, help="training defaults of a preset: nanochat or cromwell"
+    )
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
     p.add_argument("--text-field", default="text", help="field holding the text in .jsonl files")
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
-                   help="what to do with invalid UTF-8 in the corpus")
-    p.add_argument("--min-frequency", type=int, default=0, metavar="N",
-                   help="stop when the most frequent pair left occurs fewer than N times (default 0: no minimum)")
-    p.add_argument("--max-token-length", type=int, default=None, metavar="BYTES",
-                   help="never make a token longer than BYTES bytes (default: no limit)")
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="what to do with invalid UTF-8 in the corpus",
+    )
+    p.add_argument(
+        "--min-frequency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="stop when the most frequent pair left occurs fewer than N times (default 0: no minimum)",
+    )
+    p.add_argument(
+        "--max-token-length",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="never make a token longer than BYTES bytes (default: no limit)",
+    )
     p.add_argument("--name", default=None, help="name stored in the file")
-    p.add_argument("-o", "--output", default="tokenizer.json", help="output file (default tokenizer.json)")
+    p.add_argument(
+        "-o", "--output", default="tokenizer.json", help="output file (default tokenizer.json)"
+    )
     bar = p.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None, help="show progress bars")
-    bar.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    bar.add_argument(
+        "--progress", dest="progress", action="store_true", default=None, help="show progress bars"
+    )
+    bar.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="no progress bars"
+    )
     p.set_defaults(func=run)
 
 
@@ -51,16 +92,28 @@ def run(args) -> int:
     # that it would overwrite
     check_output_path(args.output)
     for path in args.paths:
-        if os.path.isfile(path) and os.path.isfile(args.output) and os.path.samefile(path, args.output):
-            raise ValueError(f"-o {args.output!r} is the corpus file {path!r}: writing the tokenizer would "
-                             "replace it; pass another output file")
+        if (
+            os.path.isfile(path)
+            and os.path.isfile(args.output)
+            and os.path.samefile(path, args.output)
+        ):
+            raise ValueError(
+                f"-o {args.output!r} is the corpus file {path!r}: writing the tokenizer would "
+                "replace it; pass another output file"
+            )
     check_threads_arg(args.threads)
     pattern, vocab_size, specials = "cl100k", 8192, list(args.special)
-    if args.preset is not None:  # not `if args.preset`: an empty --preset/--pattern is an error, not the default
-        own = {"cppreason": "toksmith cppreason train", "wordbpe": "toksmith wordbpe run"}.get(args.preset)
+    if (
+        args.preset is not None
+    ):  # not `if args.preset`: an empty --preset/--pattern is an error, not the default
+        own = {"cppreason": "toksmith cppreason train", "wordbpe": "toksmith wordbpe run"}.get(
+            args.preset
+        )
         if own:
-            raise ValueError(f"--preset {args.preset}: this tokenizer is trained with a command of its own: "
-                             f"`{own} PATH... -o ...` (--preset takes nanochat or cromwell)")
+            raise ValueError(
+                f"--preset {args.preset}: this tokenizer is trained with a command of its own: "
+                f"`{own} PATH... -o ...` (--preset takes nanochat or cromwell)"
+            )
         preset = get_preset(args.preset)
         pattern, vocab_size = preset.pattern, preset.vocab_size
         specials = preset.special_token_spec(specials)
@@ -71,19 +124,35 @@ def run(args) -> int:
     paths = args.paths
     if not paths:
         paths = default_corpus()
-        print(f"toksmith train: no PATH given, using the built-in default corpus: {len(paths)} Python "
-              f"standard library files from {paths[0].parent}", file=sys.stderr)
+        print(
+            f"toksmith train: no PATH given, using the built-in default corpus: {len(paths)} Python "
+            f"standard library files from {paths[0].parent}",
+            file=sys.stderr,
+        )
     progress = progress_default() if args.progress is None else args.progress
     t0 = time.perf_counter()
-    tok = train(paths, vocab_size=vocab_size, pattern=pattern, special_tokens=specials,
-                pinned_tokens=list(args.pinned), threads=args.threads, progress=progress,
-                text_field=args.text_field, errors=args.errors, name=args.name or args.preset,
-                min_frequency=args.min_frequency, max_token_length=args.max_token_length)
+    tok = train(
+        paths,
+        vocab_size=vocab_size,
+        pattern=pattern,
+        special_tokens=specials,
+        pinned_tokens=list(args.pinned),
+        threads=args.threads,
+        progress=progress,
+        text_field=args.text_field,
+        errors=args.errors,
+        name=args.name or args.preset,
+        min_frequency=args.min_frequency,
+        max_token_length=args.max_token_length,
+    )
     dt = time.perf_counter() - t0
     tok.metadata["preset"] = args.preset
     tok.save(args.output)
     corpus = tok.metadata.get("corpus", {})
-    print(f"trained {tok.n_vocab} tokens ({tok.metadata.get('merges_learned')} merges, "
-          f"{len(tok.special_tokens)} specials) on {corpus.get('bytes', 0) / 1e6:.1f} MB in {dt:.2f} s "
-          f"-> {args.output}", file=sys.stderr)
+    print(
+        f"trained {tok.n_vocab} tokens ({tok.metadata.get('merges_learned')} merges, "
+        f"{len(tok.special_tokens)} specials) on {corpus.get('bytes', 0) / 1e6:.1f} MB in {dt:.2f} s "
+        f"-> {args.output}",
+        file=sys.stderr,
+    )
     return 0

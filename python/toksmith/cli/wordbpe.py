@@ -28,27 +28,45 @@ def register(subparsers: Any) -> None:
         "</w> end-of-word merges, greedy longest-match encoding, token statistics and embeddings as CSV.",
     )
 
-    run = sub.add_parser("run", help="count words, learn the vocabulary, write CSV outputs and the tokenizer")
+    run = sub.add_parser(
+        "run", help="count words, learn the vocabulary, write CSV outputs and the tokenizer"
+    )
     run.add_argument("corpus", nargs="+", help="text files, folders (their .txt files) or globs")
     run.add_argument("--out", "-o", required=True, help="output folder (created if missing)")
-    run.add_argument("--merges", type=int, default=8000, help="number of merges to learn (default 8000)")
+    run.add_argument(
+        "--merges", type=int, default=8000, help="number of merges to learn (default 8000)"
+    )
     run.add_argument("--dim", type=int, default=128, help="embedding dimension (default 128)")
-    run.add_argument("--backend", default="cpu", choices=["cpu", "numpy", "cupy", "torch"],
-                     help="embedding backend (cupy / torch run on the GPU)")
+    run.add_argument(
+        "--backend",
+        default="cpu",
+        choices=["cpu", "numpy", "cupy", "torch"],
+        help="embedding backend (cupy / torch run on the GPU)",
+    )
     run.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     run.add_argument("--seed", type=int, default=0, help="embedding seed (default 0)")
     run.add_argument("--prefix", default="corpus", help="file name prefix (default: corpus)")
-    run.add_argument("--min-frequency", type=int, default=0, help="stop when the best pair is rarer")
+    run.add_argument(
+        "--min-frequency", type=int, default=0, help="stop when the best pair is rarer"
+    )
     run.add_argument("--keep-case", action="store_true", help="do not lower-case words")
-    run.add_argument("--all-files", action="store_true", help="read every file of a folder, not only .txt")
-    run.add_argument("--sample", default=None, metavar="TEXT",
-                     help="a sentence to tokenize with the trained tokenizer, shown on stderr "
-                          "(default: a fixed English sentence; --sample '' for none)")
+    run.add_argument(
+        "--all-files", action="store_true", help="read every file of a folder, not only .txt"
+    )
+    run.add_argument(
+        "--sample",
+        default=None,
+        metavar="TEXT",
+        help="a sentence to tokenize with the trained tokenizer, shown on stderr "
+        "(default: a fixed English sentence; --sample '' for none)",
+    )
     add_reading_args(run)
     run.set_defaults(func=_run)
 
     enc = sub.add_parser("encode", help="encode text with a trained tokenizer")
-    enc.add_argument("tokenizer", metavar="TOKENIZER.json", help="a file written by `toksmith wordbpe run`")
+    enc.add_argument(
+        "tokenizer", metavar="TOKENIZER.json", help="a file written by `toksmith wordbpe run`"
+    )
     enc.add_argument("text", nargs="*", help="text to encode (default: stdin)")
     enc.add_argument("--tokens", action="store_true", help="print token texts instead of ids")
     enc.set_defaults(func=_encode)
@@ -59,14 +77,27 @@ def _run(args: argparse.Namespace) -> int:
 
     sample = wordbpe.DEFAULT_SAMPLE if args.sample is None else (args.sample or None)
     out = wordbpe.run(
-        args.corpus if len(args.corpus) > 1 else args.corpus[0], args.out, num_merges=args.merges,
-        dim=args.dim, backend=args.backend, device=args.device, seed=args.seed, prefix=args.prefix,
-        min_frequency=args.min_frequency, lowercase=not args.keep_case,
-        extensions=None if args.all_files else wordbpe.TEXT_EXTENSIONS, threads=args.threads,
-        progress=not args.no_progress, errors=args.errors, sample=sample,
+        args.corpus if len(args.corpus) > 1 else args.corpus[0],
+        args.out,
+        num_merges=args.merges,
+        dim=args.dim,
+        backend=args.backend,
+        device=args.device,
+        seed=args.seed,
+        prefix=args.prefix,
+        min_frequency=args.min_frequency,
+        lowercase=not args.keep_case,
+        extensions=None if args.all_files else wordbpe.TEXT_EXTENSIONS,
+        threads=args.threads,
+        progress=not args.no_progress,
+        errors=args.errors,
+        sample=sample,
     )
     tok = out["tokenizer"]
-    print(f"{len(out['word_counts'])} unique words, {tok.n_vocab} tokens ({len(tok.merges)} merges)", file=sys.stderr)
+    print(
+        f"{len(out['word_counts'])} unique words, {tok.n_vocab} tokens ({len(tok.merges)} merges)",
+        file=sys.stderr,
+    )
     demo = out.get("sample")
     if demo is not None:
         print(f"sample: {demo['text']!r}", file=sys.stderr)
@@ -96,5 +127,7 @@ def _join_args(words: Any) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError("the TEXT arguments are not valid UTF-8: pass UTF-8 text, or pipe it to stdin") from None
+        raise ValueError(
+            "the TEXT arguments are not valid UTF-8: pass UTF-8 text, or pipe it to stdin"
+        ) from None
     return text

@@ -28,13 +28,20 @@ import os
 import re
 from typing import Mapping, Optional, Tuple, Union
 
-from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
+from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ._common import ConversionError, unique_keys_hook
 from .gpt2 import from_gpt2_files, save_gpt2_files
 from .huggingface import from_huggingface, save_huggingface, to_huggingface
-from .tiktoken import encoding_for_model, from_tiktoken, get_encoding, load_openai, save_tiktoken, to_tiktoken
+from .tiktoken import (
+    encoding_for_model,
+    from_tiktoken,
+    get_encoding,
+    load_openai,
+    save_tiktoken,
+    to_tiktoken,
+)
 
 FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm")
 
@@ -50,7 +57,9 @@ def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
     return None
 
 
-def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, Optional[dict], Optional[JsonTables]]:
+def _sniff_json(
+    p: str, head: bytes, raw: Optional[bytes] = None
+) -> Tuple[str, Optional[dict], Optional[JsonTables]]:
     """The format of a JSON file, and its parsed document when it had to be parsed (with a
     tokenizer.json's natively decoded tables, see :mod:`toksmith._jsontables`); a toksmith file
     is always read again by :func:`toksmith.load`'s own parser (its duplicate-key check included),
@@ -64,15 +73,23 @@ def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, 
     if raw is None:
         with open(p, "rb") as f:
             raw = f.read()
-    got = split_json_tables(raw, "huggingface", object_pairs_hook=unique_keys_hook(p, "the JSON file"))
+    got = split_json_tables(
+        raw, "huggingface", object_pairs_hook=unique_keys_hook(p, "the JSON file")
+    )
     if got is not None and got[0].get("format") != "toksmith":
         return "huggingface", got[0], got[1]
     try:
-        data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys_hook(p, "the JSON file"))
+        data = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=unique_keys_hook(p, "the JSON file")
+        )
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise TokenizerFileError(f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}") from None
+        raise TokenizerFileError(
+            f"{p}: looks like JSON but does not parse (truncated or corrupted?): {e}"
+        ) from None
     except RecursionError:
-        raise TokenizerFileError(f"{p}: a JSON file that nests arrays or objects too deeply to be read") from None
+        raise TokenizerFileError(
+            f"{p}: a JSON file that nests arrays or objects too deeply to be read"
+        ) from None
     if isinstance(data, dict):
         if data.get("format") == "toksmith":
             # its "format" was not in the head: toksmith.load reads it again (its native table split
@@ -89,12 +106,16 @@ def _sniff_json(p: str, head: bytes, raw: Optional[bytes] = None) -> Tuple[str, 
             raise TokenizerFileError(
                 f"{p}: a JSON object of integers, but no GPT-2 vocab.json (token -> id): its values "
                 f"{'are negative' if min(ids) < 0 else 'repeat'} (token counts?); pass a toksmith JSON file, a "
-                f"Hugging Face tokenizer.json, a .tiktoken rank file or GPT-2 vocab.json + merges.txt")
+                f"Hugging Face tokenizer.json, a .tiktoken rank file or GPT-2 vocab.json + merges.txt"
+            )
         if data.get("format") == "toksmith-wordbpe":
             raise TokenizerFileError(
                 f"{p}: a word-level tokenizer of toksmith.presets.wordbpe (greedy longest match, not byte-level "
-                f"BPE): load it with toksmith.presets.wordbpe.load(path), or use `toksmith wordbpe encode`")
-    raise TokenizerFileError(f"{p}: a JSON file of no known tokenizer format (toksmith, tokenizer.json, vocab.json)")
+                f"BPE): load it with toksmith.presets.wordbpe.load(path), or use `toksmith wordbpe encode`"
+            )
+    raise TokenizerFileError(
+        f"{p}: a JSON file of no known tokenizer format (toksmith, tokenizer.json, vocab.json)"
+    )
 
 
 def detect_format(path: Union[str, os.PathLike]) -> str:
@@ -118,7 +139,8 @@ def _detect(p: str) -> Detected:
         if _gpt2_pair(p):
             return "gpt2", p, None, None, None
         raise TokenizerFileNotFoundError(
-            f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe")
+            f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe"
+        )
     raw = None
     with open(p, "rb") as f:
         if os.path.isfile(p):
@@ -138,7 +160,8 @@ def _detect(p: str) -> Detected:
         return "gpt2", p, None, None, raw
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
-        "tokenizer.json or GPT-2 vocab.json/merges.txt)")
+        "tokenizer.json or GPT-2 vocab.json/merges.txt)"
+    )
 
 
 def _gpt2_files_for(p: str) -> Tuple[str, str]:
@@ -161,18 +184,26 @@ def _gpt2_files_for(p: str) -> Tuple[str, str]:
         q = os.path.join(folder, cands[0])
         return (p, q) if base.endswith(".json") else (q, p)
     if base.endswith(".json"):
-        where = (f"several files beside it could be its merges file ({', '.join(cands)})" if cands
-                 else "no merges.txt/vocab.bpe is beside it")
+        where = (
+            f"several files beside it could be its merges file ({', '.join(cands)})"
+            if cands
+            else "no merges.txt/vocab.bpe is beside it"
+        )
         raise TokenizerFileError(
             f"{p}: a JSON object of token -> integer, so read as a GPT-2 vocab.json/encoder.json, but {where}: "
             "put its merges file beside it (vocab.json + merges.txt, NAME-vocab.json + NAME-merges.txt) or name "
             "both with toksmith.from_gpt2_files(vocab, merges). If it is something else (a word-level or "
             "WordPiece vocabulary, a token -> id table without merges), it is no tokenizer toksmith can load: "
-            "pass a toksmith JSON file, a Hugging Face tokenizer.json or a .tiktoken rank file")
-    where = f"several files beside it could be its vocab ({', '.join(cands)})" if cands else \
-        "no vocab.json/encoder.json is beside it"
+            "pass a toksmith JSON file, a Hugging Face tokenizer.json or a .tiktoken rank file"
+        )
+    where = (
+        f"several files beside it could be its vocab ({', '.join(cands)})"
+        if cands
+        else "no vocab.json/encoder.json is beside it"
+    )
     raise TokenizerFileError(
-        f"{p}: a GPT-2 merges.txt/vocab.bpe, but {where}; use toksmith.from_gpt2_files(vocab, merges) to name both")
+        f"{p}: a GPT-2 merges.txt/vocab.bpe, but {where}; use toksmith.from_gpt2_files(vocab, merges) to name both"
+    )
 
 
 def load_any(
@@ -202,17 +233,26 @@ def load_any(
     return _load_detected(p, _detect(p), pattern, special_tokens, strict)
 
 
-def _load_detected(p: str, detected: Detected, pattern: Optional[str], special_tokens: Optional[Mapping[str, int]],
-                   strict: bool = True):
+def _load_detected(
+    p: str,
+    detected: Detected,
+    pattern: Optional[str],
+    special_tokens: Optional[Mapping[str, int]],
+    strict: bool = True,
+):
     """:func:`load_any` once ``_detect(p)`` has named the format (callers that also report the
     format detect once)."""
     fmt, file, doc, tables, raw = detected
     if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
-        raise ValueError(f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
-                         "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files")
+        raise ValueError(
+            f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
+            "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
+        )
     if fmt == "calm":
         if pattern is not None or special_tokens is not None:
-            raise ValueError(f"{p} is a CALM byte tokenizer: its vocabulary is fixed (no pattern/special_tokens)")
+            raise ValueError(
+                f"{p} is a CALM byte tokenizer: its vocabulary is fixed (no pattern/special_tokens)"
+            )
         from ..calm import ByteTokenizer
 
         return ByteTokenizer.load(p)

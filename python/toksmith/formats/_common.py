@@ -60,21 +60,32 @@ def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any
     (``/dev/stdout``) is written in place: moving a file onto it would replace it."""
     p = fspath(path)
     if isinstance(p, bytes):  # the messages and the name checks below take str
-        raise TypeError("path must be str or os.PathLike of str, not bytes (decode it with os.fsdecode)")
+        raise TypeError(
+            "path must be str or os.PathLike of str, not bytes (decode it with os.fsdecode)"
+        )
     if not p:
-        raise FileNotFoundError(errno.ENOENT, "cannot write '': the file name is empty (give a file name)", p)
+        raise FileNotFoundError(
+            errno.ENOENT, "cannot write '': the file name is empty (give a file name)", p
+        )
     if os.path.isdir(p):
-        raise IsADirectoryError(errno.EISDIR, f"cannot write {p!r}: it is a folder (give a file name)", p)
+        raise IsADirectoryError(
+            errno.EISDIR, f"cannot write {p!r}: it is a folder (give a file name)", p
+        )
     if os.path.islink(p) or (os.path.exists(p) and not os.path.isfile(p)):
         with open(p, mode, **kwargs) as f:
             yield f
         return
     parent = os.path.dirname(p) or "."
     if os.path.exists(parent) and not os.path.isdir(parent):
-        raise NotADirectoryError(errno.ENOTDIR, f"cannot write {p!r}: {parent!r} is a file, not a folder", p)
+        raise NotADirectoryError(
+            errno.ENOTDIR, f"cannot write {p!r}: {parent!r} is a file, not a folder", p
+        )
     if not os.path.isdir(parent):
-        raise FileNotFoundError(errno.ENOENT, f"cannot write {p!r}: the folder {parent!r} does not exist "
-                                              "(create it first)", p)
+        raise FileNotFoundError(
+            errno.ENOENT,
+            f"cannot write {p!r}: the folder {parent!r} does not exist (create it first)",
+            p,
+        )
     tmp = _new_temp_file(parent, os.path.basename(p))
     try:
         # reopened by name with the caller's mode: a bad mode or encoding leaves no descriptor behind
@@ -104,8 +115,12 @@ def make_folder(path: PathLike, what: str) -> str:
     file already there is a NotADirectoryError that says so (not \"File exists\")."""
     d = fspath(path)
     if os.path.exists(d) and not os.path.isdir(d):
-        raise NotADirectoryError(errno.ENOTDIR, f"cannot save {what} into {d!r}: it is a file, not a folder "
-                                                "(give the name of a folder to write them in)", d)
+        raise NotADirectoryError(
+            errno.ENOTDIR,
+            f"cannot save {what} into {d!r}: it is a file, not a folder "
+            "(give the name of a folder to write them in)",
+            d,
+        )
     os.makedirs(d, exist_ok=True)
     return d
 
@@ -124,8 +139,10 @@ def unique_keys_hook(where: str, what: str):
     (json alone keeps the last value silently: a vocab entry given twice lost its first id)."""
 
     def refuse(key: str) -> None:
-        raise TokenizerFileError(f"{where}: {what} has the key {key!r} twice in one JSON object "
-                                 "(which of its values is meant?)")
+        raise TokenizerFileError(
+            f"{where}: {what} has the key {key!r} twice in one JSON object "
+            "(which of its values is meant?)"
+        )
 
     return duplicate_keys_hook(refuse)
 
@@ -136,13 +153,17 @@ def loads_json(raw: bytes, where: str, what: str) -> Any:
     try:
         return json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys_hook(where, what))
     except UnicodeDecodeError as e:
-        raise TokenizerFileError(f"{where}: {what} is not UTF-8 text (byte offset {e.start})") from None
+        raise TokenizerFileError(
+            f"{where}: {what} is not UTF-8 text (byte offset {e.start})"
+        ) from None
     except json.JSONDecodeError as e:
         raise TokenizerFileError(
             f"{where}: {what} is not valid JSON (truncated or corrupted?): {e.msg} at line {e.lineno} column {e.colno}"
         ) from None
     except RecursionError:
-        raise TokenizerFileError(f"{where}: {what} nests arrays or objects too deeply to be read") from None
+        raise TokenizerFileError(
+            f"{where}: {what} nests arrays or objects too deeply to be read"
+        ) from None
 
 
 def split_json(raw: bytes, where: str, what: str) -> Tuple[Any, Optional[JsonTables]]:
@@ -209,12 +230,15 @@ def _ranks_from_vocab_and_merges_reference(
         if not isinstance(s, str) or not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise TokenizerFileError(f"{where}: vocab entry {s!r}: {i!r} is not a valid id")
         if i in seen:
-            raise TokenizerFileError(f"{where}: id {i} is given to both {seen[i]!r} and {s!r} in the vocab")
+            raise TokenizerFileError(
+                f"{where}: id {i} is given to both {seen[i]!r} and {s!r} in the vocab"
+            )
         seen[i] = s
         if i in added_ids:
             if added_ids[i] != s:
                 raise TokenizerFileError(
-                    f"{where}: id {i} is the added token {added_ids[i]!r} but the vocab gives it to {s!r}")
+                    f"{where}: id {i} is the added token {added_ids[i]!r} but the vocab gives it to {s!r}"
+                )
             continue
         try:
             b = str_to_token(s)
@@ -234,19 +258,22 @@ def _ranks_from_vocab_and_merges_reference(
             if b is None:
                 _check_not_added(s, n, a_s, b_s, vocab, added, where)
                 raise TokenizerFileError(
-                    f"{where}: merge {n} ({a_s!r} {b_s!r}) names {s!r}, which is not a token of the vocab")
+                    f"{where}: merge {n} ({a_s!r} {b_s!r}) names {s!r}, which is not a token of the vocab"
+                )
             parts.append(b)
         merged = parts[0] + parts[1]
         mid = ranks.get(merged)
         if mid is None:
             _check_not_added(token_to_str(merged), n, a_s, b_s, vocab, added, where)
             raise TokenizerFileError(
-                f"{where}: merge {n} ({a_s!r} {b_s!r}) makes {token_to_str(merged)!r}, which is not in the vocab")
+                f"{where}: merge {n} ({a_s!r} {b_s!r}) makes {token_to_str(merged)!r}, which is not in the vocab"
+            )
         if mid < last or mid <= ranks[parts[0]] or mid <= ranks[parts[1]]:
             raise ConversionError(
                 f"{where}: merge {n} ({a_s!r} {b_s!r}) makes token id {mid}, out of order (after a merge "
                 f"that made id {last}, or from parts with higher ids): toksmith and tiktoken merge by "
-                "token id, so the merged tokens' ids must follow the merge order")
+                "token id, so the merged tokens' ids must follow the merge order"
+            )
         last = mid
         produced.add(merged)
     leftovers: Dict[str, int] = dict(skipped)
@@ -257,14 +284,22 @@ def _ranks_from_vocab_and_merges_reference(
     return ranks, leftovers
 
 
-def _check_not_added(s: str, n: int, a_s: str, b_s: str, vocab: Mapping[str, int], added: Mapping[str, int],
-                     where: str) -> None:
+def _check_not_added(
+    s: str,
+    n: int,
+    a_s: str,
+    b_s: str,
+    vocab: Mapping[str, int],
+    added: Mapping[str, int],
+    where: str,
+) -> None:
     """A merge that names or makes a vocab token declared as an added token (Hugging Face's
     ``add_tokens`` of a token already in the vocab keeps its id) raises ConversionError."""
     if s in added and vocab.get(s) == added[s]:
         raise ConversionError(
             f"{where}: merge {n} ({a_s!r} {b_s!r}) uses the vocab token {s!r} (id {added[s]}), which is also an added "
-            "token: toksmith cannot have one token both matched as text before splitting and made by BPE merges")
+            "token: toksmith cannot have one token both matched as text before splitting and made by BPE merges"
+        )
 
 
 def merge_pairs(merges: Any, where: str) -> List[Tuple[str, str]]:
@@ -315,7 +350,8 @@ def _check_merges_agree_reference(tok, file_merges: Sequence[Tuple[str, str]], w
             raise ConversionError(
                 f"{where}: the token {token_to_str(a + b)!r} is made by the merges {pairs}, but "
                 f"merging by rank (toksmith, tiktoken) makes it from {token_to_str(a)!r} + {token_to_str(b)!r}: "
-                "the two would tokenize some text differently")
+                "the two would tokenize some text differently"
+            )
 
 
 def decoded_as_bytes(content: str) -> bool:
@@ -338,7 +374,8 @@ def check_added_decoding(tokens: Iterable[str], where: str) -> None:
             f"{where}: the special/pinned token(s) {bad[:3]} are written only with characters of the byte-level "
             f"alphabet, which a byte-level decoder (Hugging Face's ByteLevel, GPT-2's) maps back to bytes: it "
             f"would decode {bad[0]!r} as {str_to_token(bad[0]).decode('utf-8', 'replace')!r}, toksmith as "
-            f"{bad[0]!r}; rename it with ASCII characters only (they decode as themselves)")
+            f"{bad[0]!r}; rename it with ASCII characters only (they decode as themselves)"
+        )
 
 
 def check_added_spelling(tokens: Iterable[str], ranks: Mapping[bytes, int], where: str) -> None:
@@ -350,7 +387,8 @@ def check_added_spelling(tokens: Iterable[str], ranks: Mapping[bytes, int], wher
             raise ConversionError(
                 f"{where}: the special/pinned token {t!r} is spelled like the mergeable token "
                 f"{str_to_token(t)!r} in the byte-level alphabet; the file could not tell them apart: rename the "
-                f"special/pinned token (e.g. <|{t}|>), or save as toksmith JSON, which keeps both")
+                f"special/pinned token (e.g. <|{t}|>), or save as toksmith JSON, which keeps both"
+            )
 
 
 def check_tokenizer(tok: Any, where: str) -> None:
@@ -358,7 +396,11 @@ def check_tokenizer(tok: Any, where: str) -> None:
     from ..tokenizer import Tokenizer
 
     if not isinstance(tok, Tokenizer):
-        hint = "; pass its .tokenizer" if isinstance(getattr(tok, "tokenizer", None), Tokenizer) else ""
+        hint = (
+            "; pass its .tokenizer"
+            if isinstance(getattr(tok, "tokenizer", None), Tokenizer)
+            else ""
+        )
         raise TypeError(f"{where} needs a toksmith.Tokenizer, not {type(tok).__name__}{hint}")
 
 
@@ -370,7 +412,8 @@ def merge_strings(tok, where: str) -> List[Tuple[str, str]]:
         raise ConversionError(
             f"{where} needs a merge list, and this tokenizer has none: {e}. A rank table whose tokens "
             "are not each the BPE merge of two lower-ranked tokens can only be saved as toksmith JSON "
-            "or a .tiktoken file") from None
+            "or a .tiktoken file"
+        ) from None
 
 
 __all__ = ["ConversionError", "require", "sha256_file"]

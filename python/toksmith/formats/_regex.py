@@ -96,7 +96,8 @@ def _class_end(p: str, i: int) -> int:
             if p.startswith("[:", j):
                 raise ConversionError(
                     f"pattern {p!r}: POSIX classes like [:alpha:] mean ASCII in one engine and Unicode "
-                    "in the other; write them with \\p{..}")
+                    "in the other; write them with \\p{..}"
+                )
             depth += 1
             j += 1
             if p.startswith("^", j):
@@ -156,7 +157,9 @@ def _lex(p: str) -> List[_Item]:
                         i += len(pre)
                         break
                 else:
-                    raise ConversionError(f"pattern {p!r}: unsupported group syntax at {p[i:i + 6]!r}")
+                    raise ConversionError(
+                        f"pattern {p!r}: unsupported group syntax at {p[i : i + 6]!r}"
+                    )
             else:
                 items.append(_Item("open", "("))
                 i += 1
@@ -198,13 +201,14 @@ def _check_flags(text: str, p: str) -> None:
     if flags and flags not in ("i", "-i"):
         raise ConversionError(
             f"pattern {p!r}: the inline flags {text!r} mean different things in fancy-regex and in "
-            "Oniguruma (only (?i) and (?-i) translate exactly)")
+            "Oniguruma (only (?i) and (?-i) translate exactly)"
+        )
 
 
 def _flags_reach_other_branches(items: List[_Item], k: int) -> bool:
     """Whether the group holding ``items[k]`` has a ``|`` after it (at its own depth)."""
     depth = 0
-    for it in items[k + 1:]:
+    for it in items[k + 1 :]:
         if it.kind == "open":
             depth += 1
         elif it.kind == "close":
@@ -252,7 +256,8 @@ def _check_multi_fold(p: str, text: str, run: str) -> None:
         raise ConversionError(
             f"pattern {p!r}: under (?i), Oniguruma matches {bad!r} to its multi-character case folding "
             f"({bad.casefold()!r} and {bad!r} are one match) and fancy-regex does not; spell the cases out "
-            "without (?i)")
+            "without (?i)"
+        )
 
 
 def _class_chars(text: str) -> str:
@@ -284,11 +289,16 @@ def _rewrite(p: str, items: List[_Item], on_quant, on_anchor, on_atom) -> str:
     last_atom = -1
     prev_quant = False
     for k, it in enumerate(items):
-        if (it.kind == "open" and it.text not in _PLAIN_OPENS and not _FLAGS.fullmatch(it.text)) or (
-                it.kind == "atom" and it.text.startswith("(?")):
-            raise ConversionError(f"pattern {p!r}: unsupported group syntax {it.text!r} (named groups, "
-                                  "back-references and conditionals are not translated)")
-        if it.kind not in ("atom", "quant") and not (it.kind in ("open", "close") and it.text in ("(?:", ")")):
+        if (
+            it.kind == "open" and it.text not in _PLAIN_OPENS and not _FLAGS.fullmatch(it.text)
+        ) or (it.kind == "atom" and it.text.startswith("(?")):
+            raise ConversionError(
+                f"pattern {p!r}: unsupported group syntax {it.text!r} (named groups, "
+                "back-references and conditionals are not translated)"
+            )
+        if it.kind not in ("atom", "quant") and not (
+            it.kind in ("open", "close") and it.text in ("(?:", ")")
+        ):
             run = ""
         if it.kind == "open":
             flags = _FLAGS.fullmatch(it.text)
@@ -328,12 +338,14 @@ def _rewrite(p: str, items: List[_Item], on_quant, on_anchor, on_atom) -> str:
                 # its end (((?i)b)a matches "bA"); Oniguruma and Python's regex do not
                 raise ConversionError(
                     f"pattern {p!r}: {it.text!r} inside {opens[-1]!r}...')' reaches past the group in fancy-regex "
-                    "only; write (?i:...) around what it applies to")
+                    "only; write (?i:...) around what it applies to"
+                )
             if not at_branch_start[-1] and _flags_reach_other_branches(items, k):
                 # fancy-regex: a(?i)b|c is (?:a(?i:b))|(?i:c); Oniguruma: a(?i:b|c)
                 raise ConversionError(
                     f"pattern {p!r}: {it.text!r} after the start of a branch, with more branches after it, "
-                    "groups differently in fancy-regex and Oniguruma; write (?i:...) around what it applies to")
+                    "groups differently in fancy-regex and Oniguruma; write (?i:...) around what it applies to"
+                )
             icase[-1] = _FLAGS.match(it.text).group(1) == "i"
             out.append(it.text)
             last_atom = -1
@@ -402,7 +414,8 @@ def _no_word_boundary(text: str, p: str) -> None:
     if text in ("\\b", "\\B"):
         raise ConversionError(
             f"pattern {p!r}: {text} (word boundary) depends on what a word character is, which differs "
-            "between fancy-regex and Oniguruma")
+            "between fancy-regex and Oniguruma"
+        )
 
 
 def _ends_with_possessive_space(out: List[str]) -> bool:
@@ -420,7 +433,8 @@ def _check_class_under_icase(text: str, p: str) -> None:
     if re.search(r"\\P", re.sub(r"\\\\", "", text)):
         raise ConversionError(
             f"pattern {p!r}: under (?i), fancy-regex and Oniguruma case-fold \\P{{..}} in {text!r} differently; "
-            "keep it out of (?i) and (?i:...), or write the class without \\P{..}")
+            "keep it out of (?i) and (?i:...), or write the class without \\P{..}"
+        )
 
 
 def _split_with(text: str, pattern: str) -> List[str]:
@@ -435,8 +449,12 @@ def _split_with(text: str, pattern: str) -> List[str]:
 @functools.lru_cache(maxsize=None)
 def _cased_text() -> str:
     """Every character that some case mapping changes."""
-    return "".join(c for c in map(chr, range(0x110000)) if not 0xD800 <= ord(c) < 0xE000 and (
-        c.lower() != c or c.upper() != c or c.casefold() != c or c.title() != c))
+    return "".join(
+        c
+        for c in map(chr, range(0x110000))
+        if not 0xD800 <= ord(c) < 0xE000
+        and (c.lower() != c or c.upper() != c or c.casefold() != c or c.title() != c)
+    )
 
 
 def _case_closed(cls: str) -> bool:
@@ -462,7 +480,8 @@ def _icase_class(p: str, fancy: str, onig: str, to_onig: bool) -> str:
     raise ConversionError(
         f"pattern {p!r}: under (?i), Oniguruma's class {onig!r} also matches the multi-character case foldings "
         "of characters in it ('ss' for 'ß', 'fi' for 'ﬁ'), fancy-regex's does not; keep the class out of (?i) "
-        "and (?i:...)")
+        "and (?i:...)"
+    )
 
 
 _ZERO_WIDTH_ALONE = re.compile(r"\\[AzZbBG]\Z")
@@ -491,7 +510,9 @@ def _onig_refuses_repeat(group: str) -> bool:
         core = list(b)
         while core and core[-1].kind == "quant":
             core.pop()
-        if len(core) == 1 and (core[0].kind in ("anchor", "flags") or _ZERO_WIDTH_ALONE.match(core[0].text)):
+        if len(core) == 1 and (
+            core[0].kind in ("anchor", "flags") or _ZERO_WIDTH_ALONE.match(core[0].text)
+        ):
             return True
         if core and core[0].kind == "open" and core[-1].kind == "close":
             # one group alone in the branch
@@ -524,7 +545,8 @@ def _check_empty_repeat(p: str, group: str, q: str) -> None:
     if can_match_empty(group):
         raise ConversionError(
             f"pattern {p!r}: the repeated group {group!r} can match the empty string, and fancy-regex and "
-            "Oniguruma end such repetitions differently; make each branch of it match at least one character")
+            "Oniguruma end such repetitions differently; make each branch of it match at least one character"
+        )
 
 
 def to_oniguruma(pattern: str) -> str:
@@ -536,7 +558,8 @@ def to_oniguruma(pattern: str) -> str:
         if _onig_refuses_repeat(group):
             raise ConversionError(
                 f"pattern {pattern!r}: Oniguruma refuses the quantifier {q!r} on {group!r} (a branch of it is "
-                "only an anchor or a look-around)")
+                "only an anchor or a look-around)"
+            )
         if q.startswith("{") and q.endswith("+"):
             del out[start:]
             out.append(f"(?>{group}{q[:-1]})")
@@ -554,13 +577,21 @@ def to_oniguruma(pattern: str) -> str:
         return f"\\{m.group(1)}{{{m.group(2)}}}" if m else text
 
     def atom(text, icase):
-        if text.startswith("\\") and len(text) >= 2 and text[1].isalnum() and text[1] not in _FANCY_ESCAPES:
-            raise ConversionError(f"pattern {pattern!r}: the escape {text!r} has no certain Oniguruma equivalent")
+        if (
+            text.startswith("\\")
+            and len(text) >= 2
+            and text[1].isalnum()
+            and text[1] not in _FANCY_ESCAPES
+        ):
+            raise ConversionError(
+                f"pattern {pattern!r}: the escape {text!r} has no certain Oniguruma equivalent"
+            )
         _no_word_boundary(text, pattern)
         if text.startswith("["):
             if "--" in text or "~~" in text:
                 raise ConversionError(
-                    f"pattern {pattern!r}: class set operations in {text!r} are not supported by Oniguruma")
+                    f"pattern {pattern!r}: class set operations in {text!r} are not supported by Oniguruma"
+                )
             onig = _map_class(text, lambda e: _word_escape(short_property(e), _FANCY_WORD, True))
             if icase:
                 _check_class_under_icase(text, pattern)
@@ -570,7 +601,8 @@ def to_oniguruma(pattern: str) -> str:
         if icase and text.startswith("\\P"):
             raise ConversionError(
                 f"pattern {pattern!r}: under (?i), fancy-regex and Oniguruma case-fold {text!r} differently; "
-                "keep it out of (?i) and (?i:...)")
+                "keep it out of (?i) and (?i:...)"
+            )
         if icase and text.startswith("\\p"):
             # Oniguruma folds a property under (?i) only in a class, as fancy-regex does everywhere
             return _icase_class(pattern, f"[{text}]", f"[{text}]", True)
@@ -625,10 +657,13 @@ def from_oniguruma(pattern: str) -> str:
         if _SHORT_PROPERTY.match(text):
             raise ConversionError(
                 f"split regex {pattern!r}: {text!r} is the letters {text[1:]!r} to Oniguruma (a property only "
-                f"with braces, \\{text[1]}{{{text[2]}}}); write {text[1:]!r} if that is meant")
+                f"with braces, \\{text[1]}{{{text[2]}}}); write {text[1:]!r} if that is meant"
+            )
         if text == "\\0":
-            raise ConversionError(f"split regex {pattern!r}: the octal escape {text!r} (NUL, or an octal code with "
-                                  "the digits after it) is not translated; write \\x{..} instead")
+            raise ConversionError(
+                f"split regex {pattern!r}: the octal escape {text!r} (NUL, or an octal code with "
+                "the digits after it) is not translated; write \\x{..} instead"
+            )
         return text
 
     def atom(text, icase):
@@ -646,9 +681,15 @@ def from_oniguruma(pattern: str) -> str:
             return "[^0-9a-fA-F]"
         if text == "\\Z":
             return "(?=\\n?\\z)"
-        if text.startswith("\\") and len(text) >= 2 and text[1].isalnum() and text[1] not in _FANCY_ESCAPES:
+        if (
+            text.startswith("\\")
+            and len(text) >= 2
+            and text[1].isalnum()
+            and text[1] not in _FANCY_ESCAPES
+        ):
             raise ConversionError(
-                f"split regex {pattern!r}: the Oniguruma escape {text!r} has no certain toksmith equivalent")
+                f"split regex {pattern!r}: the Oniguruma escape {text!r} has no certain toksmith equivalent"
+            )
         _no_word_boundary(text, pattern)
         if icase and text[:2] in ("\\p", "\\P"):
             return f"(?-i:{text})"  # Oniguruma does not case-fold a property outside a class
@@ -669,7 +710,6 @@ def covering(pattern: str) -> str:
     the runs of text between them are all pieces (toksmith, like tiktoken, drops unmatched text).
     """
     return f"(?:{pattern})|(?:(?!(?:{pattern}))[\\s\\S])+"
-
 
 
 _ZERO_WIDTH_ESCAPES = {"\\b", "\\B", "\\A", "\\z", "\\Z", "\\G", "\\K"}
@@ -704,7 +744,11 @@ def can_match_empty(pattern: str) -> bool:
                 inner = alternation()
                 pos += 1  # the ')'
                 # a look-around is empty; so is a conditional (``(?(1)x)`` has no 'no' branch)
-                elem = True if it.text in ("(?=", "(?!", "(?<=", "(?<!") or it.text.startswith("(?(") else inner
+                elem = (
+                    True
+                    if it.text in ("(?=", "(?!", "(?<=", "(?<!") or it.text.startswith("(?(")
+                    else inner
+                )
             elif it.kind in ("anchor", "flags"):
                 elem = True
             elif it.kind == "atom":

@@ -28,16 +28,17 @@ import os
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import _core
-from ..errors import TokenizerFileError
 from .._paths import fspath
+from ..bytelevel import str_to_token, token_to_str
+from ..errors import TokenizerFileError
 from ..pretokenize import _from_file
 from ._common import (
     ConversionError,
     PathLike,
     check_added_decoding,
     check_added_spelling,
-    check_tokenizer,
     check_merges_agree,
+    check_tokenizer,
     decoded_as_bytes,
     loads_json,
     make_folder,
@@ -47,7 +48,6 @@ from ._common import (
     write_json,
     write_text_atomic,
 )
-from ..bytelevel import str_to_token, token_to_str
 
 
 def read_merges_file(path: PathLike) -> List[Tuple[str, str]]:
@@ -113,7 +113,9 @@ def from_gpt2_files(
     def parsed_vocab() -> Dict[str, int]:
         vocab = loads_json(raw, enc_p, "encoder.json")
         if not isinstance(vocab, dict):
-            raise TokenizerFileError(f"{enc_p}: expected a JSON object (token -> id), found {type(vocab).__name__}")
+            raise TokenizerFileError(
+                f"{enc_p}: expected a JSON object (token -> id), found {type(vocab).__name__}"
+            )
         return vocab
 
     try:
@@ -140,7 +142,8 @@ def from_gpt2_files(
                 f"{where}: {len(spelled)} vocab token(s) spelled in the byte-level alphabet (e.g. {t!r}, id {i}) "
                 f"are made by no merge (is the merges file truncated?): as special tokens their text would "
                 f"be {t!r} where GPT-2 decodes {str_to_token(t).decode('utf-8', 'replace')!r}; pass "
-                "special_tokens= (and pinned_tokens=) to say which tokens are special")
+                "special_tokens= (and pinned_tokens=) to say which tokens are special"
+            )
         specials, pinned = dict(extras), {}
     else:
         specials, pinned = dict(special_tokens or {}), dict(pinned_tokens or {})
@@ -148,11 +151,17 @@ def from_gpt2_files(
             if given.get(t) != i:
                 raise ConversionError(
                     f"{enc_p}: the token {t!r} (id {i}) is neither a byte nor made by a merge, and is not among "
-                    "the special_tokens/pinned_tokens given (with that id)")
+                    "the special_tokens/pinned_tokens given (with that id)"
+                )
     try:
-        tok = Tokenizer(ranks, pattern=_from_file(pattern), special_tokens=specials, pinned_tokens=pinned,
-                        name=name or os.path.basename(os.path.dirname(os.path.abspath(enc_p))) or "gpt2",
-                        metadata={"source": source_meta("gpt2", enc_p)})
+        tok = Tokenizer(
+            ranks,
+            pattern=_from_file(pattern),
+            special_tokens=specials,
+            pinned_tokens=pinned,
+            name=name or os.path.basename(os.path.dirname(os.path.abspath(enc_p))) or "gpt2",
+            metadata={"source": source_meta("gpt2", enc_p)},
+        )
     except ValueError as e:
         if isinstance(e, (ConversionError, TokenizerFileError)):
             raise
@@ -188,7 +197,9 @@ def save_gpt2_files(tok, directory: PathLike) -> None:
     vocab = gpt2_vocab(tok)
     make_folder(d, "GPT-2 files")
     write_json(os.path.join(d, "vocab.json"), vocab, indent=None)
-    write_text_atomic(os.path.join(d, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    write_text_atomic(
+        os.path.join(d, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)
+    )
 
 
 __all__ = ["from_gpt2_files", "save_gpt2_files", "read_merges_file", "gpt2_vocab"]

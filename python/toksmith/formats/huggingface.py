@@ -60,17 +60,18 @@ import os
 import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from .._paths import fspath
+from ..bytelevel import str_to_token, token_to_str
+from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ..pretokenize import PATTERNS, _from_file
 from ._common import (
     ConversionError,
-    PathLike,
     JsonTables,
+    PathLike,
     check_added_decoding,
     check_added_spelling,
-    check_tokenizer,
     check_merges_agree,
+    check_tokenizer,
     decoded_as_bytes,
     make_folder,
     merge_strings,
@@ -81,7 +82,6 @@ from ._common import (
     write_json,
 )
 from ._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
-from ..bytelevel import str_to_token, token_to_str
 
 #: the regex of ``tokenizers``' ``ByteLevel(use_regex=True)`` pre-tokenizer (GPT-2's original
 #: pattern, equivalent to tiktoken's r50k form toksmith calls ``"gpt2"``)
@@ -103,6 +103,7 @@ def _known_hf_regexes() -> Dict[str, str]:
 
 _KNOWN_HF_REGEXES = _known_hf_regexes()
 
+
 def _split_step(tok) -> Dict[str, Any]:
     """The ``Split`` pre-tokenizer with the pattern as an Oniguruma regex, or ConversionError.
 
@@ -115,19 +116,29 @@ def _split_step(tok) -> Dict[str, Any]:
     try:
         hf = to_oniguruma(tok.pattern)
     except ConversionError as e:
-        raise ConversionError(f"{where}: the split pattern cannot be written for Hugging Face's regex engine: {e}") from None
+        raise ConversionError(
+            f"{where}: the split pattern cannot be written for Hugging Face's regex engine: {e}"
+        ) from None
     if tok.pattern_name is None:
         if can_match_empty(tok.pattern):
             raise ConversionError(
                 f"{where}: the split pattern {tok.pattern!r} can match the empty string; the engines treat "
-                "empty matches differently, so the ids could differ")
+                "empty matches differently, so the ids could differ"
+            )
         return {"type": "Split", "pattern": {"Regex": hf}, "behavior": "Removed", "invert": True}
     return {"type": "Split", "pattern": {"Regex": hf}, "behavior": "Isolated", "invert": False}
 
 
 def _added_entry(content: str, i: int, special: bool) -> Dict[str, Any]:
-    return {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
-            "normalized": False, "special": special}
+    return {
+        "id": i,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": special,
+    }
 
 
 def huggingface_json(tok) -> Dict[str, Any]:
@@ -136,8 +147,10 @@ def huggingface_json(tok) -> Dict[str, Any]:
     check_tokenizer(tok, where)
     merges = merge_strings(tok, where)
     ranks = tok.mergeable_ranks()
-    added = sorted([(i, t, True) for t, i in tok.special_tokens.items()]
-                   + [(i, t, False) for t, i in tok.pinned_tokens.items()])
+    added = sorted(
+        [(i, t, True) for t, i in tok.special_tokens.items()]
+        + [(i, t, False) for t, i in tok.pinned_tokens.items()]
+    )
     check_added_spelling([t for _, t, _ in added], ranks, where)
     check_added_decoding([t for _, t, _ in added], where)
     vocab = {token_to_str(b): i for b, i in sorted(ranks.items(), key=lambda kv: kv[1])}
@@ -154,11 +167,26 @@ def huggingface_json(tok) -> Dict[str, Any]:
             "type": "Sequence",
             "pretokenizers": [
                 _split_step(tok),
-                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+                {
+                    "type": "ByteLevel",
+                    "add_prefix_space": False,
+                    "trim_offsets": True,
+                    "use_regex": False,
+                },
             ],
         },
-        "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "post_processor": {
+            "type": "ByteLevel",
+            "add_prefix_space": False,
+            "trim_offsets": False,
+            "use_regex": False,
+        },
+        "decoder": {
+            "type": "ByteLevel",
+            "add_prefix_space": True,
+            "trim_offsets": True,
+            "use_regex": True,
+        },
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -201,10 +229,14 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
     d = fspath(directory)
     if model_max_length is not None:
         if isinstance(model_max_length, bool) or not hasattr(type(model_max_length), "__index__"):
-            raise TypeError(f"model_max_length must be an int or None, not {type(model_max_length).__name__}")
+            raise TypeError(
+                f"model_max_length must be an int or None, not {type(model_max_length).__name__}"
+            )
         model_max_length = operator.index(model_max_length)  # a numpy integer (JSON cannot hold it)
         if model_max_length <= 0:
-            raise ValueError(f"model_max_length must be positive (or None for no maximum), not {model_max_length}")
+            raise ValueError(
+                f"model_max_length must be positive (or None for no maximum), not {model_max_length}"
+            )
     data = huggingface_json(tok)
     make_folder(d, "the Hugging Face tokenizer files")
     specials = tok.special_tokens
@@ -215,13 +247,17 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
     if eos:
         smap["eos_token"] = eos
     if specials:
-        smap["additional_special_tokens"] = [t for t, _ in sorted(specials.items(), key=lambda kv: kv[1])]
+        smap["additional_special_tokens"] = [
+            t for t, _ in sorted(specials.items(), key=lambda kv: kv[1])
+        ]
     config: Dict[str, Any] = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         "clean_up_tokenization_spaces": False,
         "add_prefix_space": False,
         "model_max_length": model_max_length or VERY_LARGE_INTEGER,
-        "added_tokens_decoder": {str(e["id"]): {k: v for k, v in e.items() if k != "id"} for e in data["added_tokens"]},
+        "added_tokens_decoder": {
+            str(e["id"]): {k: v for k, v in e.items() if k != "id"} for e in data["added_tokens"]
+        },
         **smap,
     }
     write_json(os.path.join(d, "tokenizer.json"), data, indent=None)
@@ -232,7 +268,9 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
 # ------------------------------------------------------------------------------ import
 
 
-def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str], Optional[JsonTables]]:
+def _load_document(
+    path_or_obj: Any,
+) -> Tuple[Dict[str, Any], str, Optional[str], Optional[JsonTables]]:
     """(tokenizer.json dict, where, path, its natively decoded tables if any: see
     :func:`split_json`) from a path, folder, dict or tokenizers object."""
     if isinstance(path_or_obj, dict):
@@ -242,7 +280,9 @@ def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str]
         if os.path.isdir(p):
             p = os.path.join(p, "tokenizer.json")
             if not os.path.exists(p):
-                raise TokenizerFileNotFoundError(f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json")
+                raise TokenizerFileNotFoundError(
+                    f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json"
+                )
         with open(p, "rb") as f:
             raw = f.read()
         data, tables = split_json(raw, p, "tokenizer.json")
@@ -257,7 +297,8 @@ def _load_document(path_or_obj: Any) -> Tuple[Dict[str, Any], str, Optional[str]
         return data, where, None, tables
     raise TypeError(
         f"expected a tokenizer.json path or folder, a dict, or a tokenizers/transformers tokenizer, "
-        f"not {type(path_or_obj).__name__}")
+        f"not {type(path_or_obj).__name__}"
+    )
 
 
 def _fail(where: str, msg: str) -> ConversionError:
@@ -273,8 +314,11 @@ def _split_pattern(step: Dict[str, Any], where: str) -> str:
     # Removed with invert=True keeps the matches only, as toksmith and tiktoken do
     matches_only = behavior == "Removed" and step.get("invert") is True
     if behavior != "Isolated" and not matches_only:
-        raise _fail(where, f"pre_tokenizer Split with behavior {behavior!r} (only 'Isolated', or 'Removed' with "
-                           "invert=True, keeps the pieces as toksmith does)")
+        raise _fail(
+            where,
+            f"pre_tokenizer Split with behavior {behavior!r} (only 'Isolated', or 'Removed' with "
+            "invert=True, keeps the pieces as toksmith does)",
+        )
     pat = step.get("pattern") or {}
     if "Regex" in pat:
         regex = pat["Regex"]
@@ -289,8 +333,11 @@ def _split_pattern(step: Dict[str, Any], where: str) -> str:
     else:
         raise _fail(where, f"pre_tokenizer Split with pattern {pat!r}")
     if not body or can_match_empty(body):
-        raise _fail(where, f"pre_tokenizer Split regex {pat!r} can match the empty string (Hugging Face then "
-                           "cuts the text at places a toksmith pattern cannot)")
+        raise _fail(
+            where,
+            f"pre_tokenizer Split regex {pat!r} can match the empty string (Hugging Face then "
+            "cuts the text at places a toksmith pattern cannot)",
+        )
     if matches_only:
         return body
     # Isolated keeps the text between matches as pieces; toksmith's pattern must match it too.
@@ -300,7 +347,10 @@ def _split_pattern(step: Dict[str, Any], where: str) -> str:
 def _byte_level_step(step: Dict[str, Any], where: str) -> bool:
     """Check a ByteLevel pre-tokenizer; return its use_regex."""
     if step.get("add_prefix_space", False):
-        raise _fail(where, "pre_tokenizer ByteLevel with add_prefix_space=True (a space is added before the text)")
+        raise _fail(
+            where,
+            "pre_tokenizer ByteLevel with add_prefix_space=True (a space is added before the text)",
+        )
     return bool(step.get("use_regex", True))
 
 
@@ -318,9 +368,15 @@ def _pattern_from_pretokenizer(pt: Any, where: str) -> str:
         return _pattern_from_pretokenizer(steps[0], where)
     if types == ["Split", "ByteLevel"]:
         if _byte_level_step(steps[1], where):
-            raise _fail(where, "pre_tokenizer Split followed by ByteLevel(use_regex=True) (two successive splits)")
+            raise _fail(
+                where,
+                "pre_tokenizer Split followed by ByteLevel(use_regex=True) (two successive splits)",
+            )
         return _split_pattern(steps[0], where)
-    raise _fail(where, f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel] or [Split, ByteLevel])")
+    raise _fail(
+        where,
+        f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel] or [Split, ByteLevel])",
+    )
 
 
 _UNICODE_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
@@ -340,10 +396,17 @@ def _check_normalizer(norm: Any, where: str, strict: bool, dropped: Dict[str, An
     if typ in _UNICODE_FORMS and not strict:
         dropped["normalizer"] = typ
         return
-    hint = (" (pass strict=False, or --no-strict to toksmith convert, to drop it and apply unicodedata.normalize "
-            "yourself)" if typ in _UNICODE_FORMS else "")
-    raise _fail(where, f"normalizer {typ}: toksmith applies no normalizer, so the ids would differ on "
-                       f"text it changes{hint}")
+    hint = (
+        " (pass strict=False, or --no-strict to toksmith convert, to drop it and apply unicodedata.normalize "
+        "yourself)"
+        if typ in _UNICODE_FORMS
+        else ""
+    )
+    raise _fail(
+        where,
+        f"normalizer {typ}: toksmith applies no normalizer, so the ids would differ on "
+        f"text it changes{hint}",
+    )
 
 
 def _adds_tokens(pp: Any) -> bool:
@@ -353,7 +416,9 @@ def _adds_tokens(pp: Any) -> bool:
     if typ == "ByteLevel":
         return False
     if typ == "Sequence":
-        for p in pp.get("processors") or []:  # a loop, not any(...): one stack frame per nested Sequence
+        for p in (
+            pp.get("processors") or []
+        ):  # a loop, not any(...): one stack frame per nested Sequence
             if _adds_tokens(p):
                 return True
         return False
@@ -375,13 +440,20 @@ def _check_decoder(dec: Any, where: str, strict: bool, dropped: Dict[str, Any]) 
     if not strict:
         dropped["decoder"] = typ
         return
-    raise _fail(where, f"decoder {typ}: Hugging Face would decode ids to different text than toksmith "
-                       "(pass strict=False, or --no-strict to toksmith convert, to accept it; the ids are still "
-                       "the same)")
+    raise _fail(
+        where,
+        f"decoder {typ}: Hugging Face would decode ids to different text than toksmith "
+        "(pass strict=False, or --no-strict to toksmith convert, to accept it; the ids are still "
+        "the same)",
+    )
 
 
-_SEQUENCE_ITEMS = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
-                   "post_processor": "processors", "decoder": "decoders"}
+_SEQUENCE_ITEMS = {
+    "normalizer": "normalizers",
+    "pre_tokenizer": "pretokenizers",
+    "post_processor": "processors",
+    "decoder": "decoders",
+}
 
 
 def _check_shape(data: Dict[str, Any], where: str) -> None:
@@ -390,8 +462,10 @@ def _check_shape(data: Dict[str, Any], where: str) -> None:
     it, not an AttributeError from deep inside the reader."""
 
     def bad(what: str, value: Any, expected: str) -> TokenizerFileError:
-        return TokenizerFileError(f"{where}: {what} must be {expected}, not {type(value).__name__} "
-                                  f"{json.dumps(value, ensure_ascii=False)[:60]}")
+        return TokenizerFileError(
+            f"{where}: {what} must be {expected}, not {type(value).__name__} "
+            f"{json.dumps(value, ensure_ascii=False)[:60]}"
+        )
 
     def component(value: Any, what: str, key: str) -> None:
         if value is None:
@@ -408,7 +482,11 @@ def _check_shape(data: Dict[str, Any], where: str) -> None:
                 component(item, f"{what}.{_SEQUENCE_ITEMS[key]}[{n}]", key)
         elif value.get("type") == "Split":
             pat = value.get("pattern")
-            if not (isinstance(pat, dict) and len(pat) == 1 and isinstance(next(iter(pat.values())), str)):
+            if not (
+                isinstance(pat, dict)
+                and len(pat) == 1
+                and isinstance(next(iter(pat.values())), str)
+            ):
                 raise bad(f"{what}.pattern", pat, 'an object {"Regex": text} or {"String": text}')
         elif value.get("type") == "TemplateProcessing":
             for part in ("single", "pair"):
@@ -416,13 +494,19 @@ def _check_shape(data: Dict[str, Any], where: str) -> None:
                     raise bad(f"{what}.{part}", value[part], "a list")
                 for n, piece in enumerate(value.get(part, [])):
                     if not isinstance(piece, dict):
-                        raise bad(f"{what}.{part}[{n}]", piece, 'an object {"Sequence": ...} or {"SpecialToken": ...}')
+                        raise bad(
+                            f"{what}.{part}[{n}]",
+                            piece,
+                            'an object {"Sequence": ...} or {"SpecialToken": ...}',
+                        )
 
     try:
         for key in _SEQUENCE_ITEMS:
             component(data.get(key), key, key)
     except RecursionError:
-        raise TokenizerFileError(f"{where}: Sequence components nested too deeply to be read") from None
+        raise TokenizerFileError(
+            f"{where}: Sequence components nested too deeply to be read"
+        ) from None
     added = data.get("added_tokens")
     if added is not None and not isinstance(added, list):
         raise bad("added_tokens", added, "a list")
@@ -453,8 +537,15 @@ def from_huggingface(path_or_obj: Any, *, strict: bool = True, name: Optional[st
     return _from_document(data, where, path, strict=strict, name=name, tables=tables)
 
 
-def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, strict: bool, name: Optional[str],
-                   tables: Optional[JsonTables] = None):
+def _from_document(
+    data: Dict[str, Any],
+    where: str,
+    path: Optional[str],
+    *,
+    strict: bool,
+    name: Optional[str],
+    tables: Optional[JsonTables] = None,
+):
     """:func:`from_huggingface` on a parsed document (``where`` names it in messages; ``path``
     is its file, if any). With ``tables``, the document's model has no vocab and merges: they
     were decoded natively, and the whole file is parsed only if the native checks decline."""
@@ -474,16 +565,21 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
         if model.get(opt):
             raise _fail(where, f"model BPE with {opt}={model[opt]!r}")
     if model.get("byte_fallback"):
-        raise _fail(where, "model BPE with byte_fallback=True (a character-level BPE with byte tokens)")
+        raise _fail(
+            where, "model BPE with byte_fallback=True (a character-level BPE with byte tokens)"
+        )
     dropped: Dict[str, Any] = {}
     _check_normalizer(data.get("normalizer"), where, strict, dropped)
     pattern = _pattern_from_pretokenizer(data.get("pre_tokenizer"), where)
     if _adds_tokens(data.get("post_processor")):
         pp = data["post_processor"].get("type")
         if strict:
-            raise _fail(where, f"post_processor {pp} adds tokens to every encoding, which toksmith's encode "
-                               "does not (pass strict=False, or --no-strict to toksmith convert, to drop it; ids "
-                               "are then those of encode(text, add_special_tokens=False))")
+            raise _fail(
+                where,
+                f"post_processor {pp} adds tokens to every encoding, which toksmith's encode "
+                "does not (pass strict=False, or --no-strict to toksmith convert, to drop it; ids "
+                "are then those of encode(text, add_special_tokens=False))",
+            )
         dropped["post_processor"] = pp
     _check_decoder(data.get("decoder"), where, strict, dropped)
 
@@ -491,8 +587,16 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
     pinned: Dict[str, int] = {}
     for n, a in enumerate(data.get("added_tokens") or []):
         content, i = a.get("content"), a.get("id")
-        if not isinstance(content, str) or not content or not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise TokenizerFileError(f"{where}: added_tokens[{n}] = {a!r} is not a valid added token")
+        if (
+            not isinstance(content, str)
+            or not content
+            or not isinstance(i, int)
+            or isinstance(i, bool)
+            or i < 0
+        ):
+            raise TokenizerFileError(
+                f"{where}: added_tokens[{n}] = {a!r} is not a valid added token"
+            )
         for opt in ("lstrip", "rstrip", "single_word"):
             if a.get(opt):
                 raise _fail(where, f"added token {content!r} with {opt}=True")
@@ -502,14 +606,21 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
     if "decoder" not in dropped:  # a ByteLevel decoder, which maps some added tokens to bytes
         as_bytes = [t for t in (*specials, *pinned) if decoded_as_bytes(t)]
         if as_bytes and strict:
-            raise _fail(where, f"decoder ByteLevel decodes the added token {as_bytes[0]!r} as "
-                               f"{str_to_token(as_bytes[0]).decode('utf-8', 'replace')!r} (its characters are all "
-                               "in the byte-level alphabet) where toksmith decodes its text (pass strict=False, or "
-                               "--no-strict to toksmith convert, to accept it; the ids are still the same)")
+            raise _fail(
+                where,
+                f"decoder ByteLevel decodes the added token {as_bytes[0]!r} as "
+                f"{str_to_token(as_bytes[0]).decode('utf-8', 'replace')!r} (its characters are all "
+                "in the byte-level alphabet) where toksmith decodes its text (pass strict=False, or "
+                "--no-strict to toksmith convert, to accept it; the ids are still the same)",
+            )
         if as_bytes:
             dropped["decoded_as_bytes"] = as_bytes
     merges = None
-    got = tables.native.ranks_from_vocab_and_merges({**specials, **pinned}) if tables is not None else None
+    got = (
+        tables.native.ranks_from_vocab_and_merges({**specials, **pinned})
+        if tables is not None
+        else None
+    )
     if got is None:
         if tables is not None:  # declined: the reference below says what is wrong
             model, tables = tables.document()["model"], None
@@ -522,17 +633,31 @@ def _from_document(data: Dict[str, Any], where: str, path: Optional[str], *, str
     ranks, leftovers = got
     if leftovers:
         shown = sorted(leftovers.items(), key=lambda kv: kv[1])[:5]
-        raise _fail(where, f"{len(leftovers)} vocab token(s) are made by no merge and are not added tokens "
-                           f"(e.g. {shown})")
+        raise _fail(
+            where,
+            f"{len(leftovers)} vocab token(s) are made by no merge and are not added tokens "
+            f"(e.g. {shown})",
+        )
     meta: Dict[str, Any] = {"source": source_meta("huggingface", path)}
     if dropped:
         meta["huggingface"] = dropped
-        warnings.warn(f"{where}: dropped {dropped} (strict=False): Hugging Face's output differs where they act",
-                      UserWarning, stacklevel=2)
+        warnings.warn(
+            f"{where}: dropped {dropped} (strict=False): Hugging Face's output differs where they act",
+            UserWarning,
+            stacklevel=2,
+        )
     try:
-        tok = Tokenizer(ranks, pattern=_from_file(pattern), special_tokens=specials, pinned_tokens=pinned,
-                        name=name or (os.path.basename(os.path.dirname(os.path.abspath(path))) if path else "huggingface"),
-                        metadata=meta)
+        tok = Tokenizer(
+            ranks,
+            pattern=_from_file(pattern),
+            special_tokens=specials,
+            pinned_tokens=pinned,
+            name=name
+            or (
+                os.path.basename(os.path.dirname(os.path.abspath(path))) if path else "huggingface"
+            ),
+            metadata=meta,
+        )
     except ValueError as e:
         if isinstance(e, (ConversionError, TokenizerFileError)):
             raise

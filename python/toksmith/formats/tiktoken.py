@@ -53,10 +53,17 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Union
 
 from .. import _core
-from ..errors import TokenizerFileError
 from .._paths import fspath
+from ..errors import TokenizerFileError
 from ..pretokenize import _from_file
-from ._common import ConversionError, PathLike, check_tokenizer, require, source_meta, write_text_atomic
+from ._common import (
+    ConversionError,
+    PathLike,
+    check_tokenizer,
+    require,
+    source_meta,
+    write_text_atomic,
+)
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -110,24 +117,70 @@ _O200K_SHA = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 OPENAI_ENCODINGS: Dict[str, OpenAIEncoding] = {
     e.name: e
     for e in [
-        OpenAIEncoding("r50k_base", "gpt2", {ENDOFTEXT: 50256}, _R50K_SHA, "r50k_base.tiktoken", 50257, ("r50k",)),
+        OpenAIEncoding(
+            "r50k_base",
+            "gpt2",
+            {ENDOFTEXT: 50256},
+            _R50K_SHA,
+            "r50k_base.tiktoken",
+            50257,
+            ("r50k",),
+        ),
         OpenAIEncoding("gpt2", "gpt2", {ENDOFTEXT: 50256}, _R50K_SHA, "gpt2.tiktoken", 50257),
-        OpenAIEncoding("p50k_base", "gpt2", {ENDOFTEXT: 50256}, _P50K_SHA, "p50k_base.tiktoken", 50281, ("p50k",)),
-        OpenAIEncoding("p50k_edit", "gpt2",
-                       {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},
-                       _P50K_SHA, "p50k_base.tiktoken", 50284),
-        OpenAIEncoding("cl100k_base", "cl100k",
-                       {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
-                        ENDOFPROMPT: 100276},
-                       _CL100K_SHA, "cl100k_base.tiktoken", 100277, ("cl100k",)),
-        OpenAIEncoding("o200k_base", "o200k", {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
-                       _O200K_SHA, "o200k_base.tiktoken", 200019, ("o200k",)),
-        OpenAIEncoding("o200k_harmony", "o200k", _harmony_specials(), _O200K_SHA, "o200k_base.tiktoken", 201088),
+        OpenAIEncoding(
+            "p50k_base",
+            "gpt2",
+            {ENDOFTEXT: 50256},
+            _P50K_SHA,
+            "p50k_base.tiktoken",
+            50281,
+            ("p50k",),
+        ),
+        OpenAIEncoding(
+            "p50k_edit",
+            "gpt2",
+            {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},
+            _P50K_SHA,
+            "p50k_base.tiktoken",
+            50284,
+        ),
+        OpenAIEncoding(
+            "cl100k_base",
+            "cl100k",
+            {
+                ENDOFTEXT: 100257,
+                FIM_PREFIX: 100258,
+                FIM_MIDDLE: 100259,
+                FIM_SUFFIX: 100260,
+                ENDOFPROMPT: 100276,
+            },
+            _CL100K_SHA,
+            "cl100k_base.tiktoken",
+            100277,
+            ("cl100k",),
+        ),
+        OpenAIEncoding(
+            "o200k_base",
+            "o200k",
+            {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+            _O200K_SHA,
+            "o200k_base.tiktoken",
+            200019,
+            ("o200k",),
+        ),
+        OpenAIEncoding(
+            "o200k_harmony", "o200k", _harmony_specials(), _O200K_SHA, "o200k_base.tiktoken", 201088
+        ),
     ]
 }
 
 # sha256 -> the encoding a file with that hash is loaded as when no preset is named
-_BY_SHA = {_R50K_SHA: "r50k_base", _P50K_SHA: "p50k_base", _CL100K_SHA: "cl100k_base", _O200K_SHA: "o200k_base"}
+_BY_SHA = {
+    _R50K_SHA: "r50k_base",
+    _P50K_SHA: "p50k_base",
+    _CL100K_SHA: "cl100k_base",
+    _O200K_SHA: "o200k_base",
+}
 
 #: the pattern used for a rank file that is not one of OpenAI's and comes without a pattern
 DEFAULT_PATTERN = "cl100k"
@@ -136,14 +189,18 @@ DEFAULT_PATTERN = "cl100k"
 def openai_encoding(name: str) -> OpenAIEncoding:
     """Look up an OpenAI encoding by tiktoken name or alias (``"cl100k"``, ``"gpt2"``...)."""
     if not isinstance(name, str):
-        raise TypeError(f"the encoding name (preset) must be a str such as 'cl100k_base', not {type(name).__name__}")
+        raise TypeError(
+            f"the encoding name (preset) must be a str such as 'cl100k_base', not {type(name).__name__}"
+        )
     key = name.lower()
     if key in OPENAI_ENCODINGS:
         return OPENAI_ENCODINGS[key]
     for e in OPENAI_ENCODINGS.values():
         if key in e.aliases:
             return e
-    names = sorted(set(OPENAI_ENCODINGS) | {a for e in OPENAI_ENCODINGS.values() for a in e.aliases})
+    names = sorted(
+        set(OPENAI_ENCODINGS) | {a for e in OPENAI_ENCODINGS.values() for a in e.aliases}
+    )
     raise ValueError(f"unknown OpenAI encoding {name!r}; known: {', '.join(names)}")
 
 
@@ -172,7 +229,7 @@ def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
     ranks: Dict[bytes, int] = {}
     by_rank: Dict[int, int] = {}
     if raw.startswith(_BOM):
-        raw = raw[len(_BOM):]
+        raw = raw[len(_BOM) :]
     # as tiktoken reads it: \n, \r\n or \r line ends, any ASCII whitespace around and between
     for n, line in enumerate(raw.splitlines(), 1):
         parts = line.split()
@@ -180,27 +237,38 @@ def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
             continue
         if len(parts) != 2:
             raise TokenizerFileError(
-                f"{where}: line {n}: expected 'base64-token rank', found {line[:60]!r} (truncated or not a .tiktoken file?)")
+                f"{where}: line {n}: expected 'base64-token rank', found {line[:60]!r} (truncated or not a .tiktoken file?)"
+            )
         tok_b64, rank_s = parts
         try:
             token = base64.b64decode(tok_b64, validate=True)
         except (binascii.Error, ValueError):
-            raise TokenizerFileError(f"{where}: line {n}: {tok_b64[:60]!r} is not valid base64") from None
+            raise TokenizerFileError(
+                f"{where}: line {n}: {tok_b64[:60]!r} is not valid base64"
+            ) from None
         if not token:
             raise TokenizerFileError(f"{where}: line {n}: empty token")
         if not rank_s.isdigit():
-            raise TokenizerFileError(f"{where}: line {n}: rank {rank_s[:20]!r} is not a non-negative integer")
+            raise TokenizerFileError(
+                f"{where}: line {n}: rank {rank_s[:20]!r} is not a non-negative integer"
+            )
         rank = int(rank_s)
         if rank >= 2**32:
             raise TokenizerFileError(f"{where}: line {n}: rank {rank} is too large")
         if token in ranks:
-            raise TokenizerFileError(f"{where}: line {n}: the token {token!r} appears twice (first with rank {ranks[token]})")
+            raise TokenizerFileError(
+                f"{where}: line {n}: the token {token!r} appears twice (first with rank {ranks[token]})"
+            )
         if rank in by_rank:
-            raise TokenizerFileError(f"{where}: line {n}: duplicate rank {rank} (also on line {by_rank[rank]})")
+            raise TokenizerFileError(
+                f"{where}: line {n}: duplicate rank {rank} (also on line {by_rank[rank]})"
+            )
         ranks[token] = rank
         by_rank[rank] = n
     if not ranks:
-        raise TokenizerFileError(f"{where}: no tokens: the file is empty or not a .tiktoken rank file")
+        raise TokenizerFileError(
+            f"{where}: no tokens: the file is empty or not a .tiktoken rank file"
+        )
     return ranks
 
 
@@ -216,13 +284,18 @@ def load_tiktoken_ranks(path: PathLike) -> Dict[bytes, int]:
 def dump_tiktoken_ranks(ranks: Mapping[bytes, int], path: PathLike) -> None:
     """Write a rank table as a ``.tiktoken`` file (sorted by rank)."""
     if not isinstance(ranks, Mapping):
-        raise TypeError(f"ranks must be a dict of bytes -> rank (tok.mergeable_ranks()), not {type(ranks).__name__}")
+        raise TypeError(
+            f"ranks must be a dict of bytes -> rank (tok.mergeable_ranks()), not {type(ranks).__name__}"
+        )
     for t, r in ranks.items():
         if not isinstance(t, (bytes, bytearray)):
             raise TypeError(f"ranks keys must be bytes, not {type(t).__name__} ({t!r})")
         if isinstance(r, bool) or not isinstance(r, int) or r < 0:
             raise ValueError(f"ranks[{bytes(t)!r}] = {r!r} is not a rank (an int >= 0)")
-    lines = [f"{base64.b64encode(t).decode('ascii')} {r}\n" for t, r in sorted(ranks.items(), key=lambda kv: kv[1])]
+    lines = [
+        f"{base64.b64encode(t).decode('ascii')} {r}\n"
+        for t, r in sorted(ranks.items(), key=lambda kv: kv[1])
+    ]
     write_text_atomic(path, "".join(lines))
 
 
@@ -232,8 +305,11 @@ def _check_gaps(ranks: Mapping[bytes, int], specials: Mapping[str, int], where: 
         return
     # counted, not listed: a rank near 2**32 must not make a list of four billion ids (ids that are
     # not ints are left to the Tokenizer's checks)
-    used = set(ranks.values()) | {i for i in specials.values()
-                                  if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= top}
+    used = set(ranks.values()) | {
+        i
+        for i in specials.values()
+        if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= top
+    }
     n_missing = top + 1 - len(used)
     if n_missing:
         missing = []
@@ -246,7 +322,8 @@ def _check_gaps(ranks: Mapping[bytes, int], specials: Mapping[str, int], where: 
         raise TokenizerFileError(
             f"{where}: the ranks have gaps: {n_missing} id(s) below the largest rank {top} are missing "
             f"({shown}); a rank file is truncated or corrupted, or the missing ids belong to special tokens "
-            "that must be passed with special_tokens= (or --special-tokens)")
+            "that must be passed with special_tokens= (or --special-tokens)"
+        )
 
 
 # ------------------------------------------------------------------------------ loading
@@ -293,17 +370,33 @@ def from_tiktoken(
             metadata={"source": source_meta("tiktoken", encoding=enc.name)},
         )
     if not isinstance(obj_or_path, (str, os.PathLike)):
-        raise TypeError(f"expected a tiktoken.Encoding or the path of a .tiktoken file, not {type(obj_or_path).__name__}")
+        raise TypeError(
+            f"expected a tiktoken.Encoding or the path of a .tiktoken file, not {type(obj_or_path).__name__}"
+        )
     p = fspath(obj_or_path)
     with open(p, "rb") as f:
         raw = f.read()
-    return _from_rank_file(raw, p, pattern=pattern, special_tokens=special_tokens, preset=preset,
-                           check_hash=check_hash, name=name)
+    return _from_rank_file(
+        raw,
+        p,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        preset=preset,
+        check_hash=check_hash,
+        name=name,
+    )
 
 
-def _from_rank_file(raw: bytes, p: str, *, pattern: Optional[str] = None,
-                    special_tokens: Optional[Mapping[str, int]] = None, preset: Optional[str] = None,
-                    check_hash: bool = True, name: Optional[str] = None):
+def _from_rank_file(
+    raw: bytes,
+    p: str,
+    *,
+    pattern: Optional[str] = None,
+    special_tokens: Optional[Mapping[str, int]] = None,
+    preset: Optional[str] = None,
+    check_hash: bool = True,
+    name: Optional[str] = None,
+):
     """:func:`from_tiktoken` on the bytes of a rank file (``p`` names it)."""
     from ..tokenizer import Tokenizer
 
@@ -314,7 +407,8 @@ def _from_rank_file(raw: bytes, p: str, *, pattern: Optional[str] = None,
         if check_hash and digest != enc_info.sha256:
             raise TokenizerFileError(
                 f"{p}: sha256 {digest} does not match OpenAI's {enc_info.file} ({enc_info.sha256}): not the "
-                f"{enc_info.name} rank file, or corrupted (pass check_hash=False to load it anyway)")
+                f"{enc_info.name} rank file, or corrupted (pass check_hash=False to load it anyway)"
+            )
     elif digest in _BY_SHA:
         enc_info = OPENAI_ENCODINGS[_BY_SHA[digest]]
     ranks = _parse_ranks(raw, p)
@@ -325,7 +419,9 @@ def _from_rank_file(raw: bytes, p: str, *, pattern: Optional[str] = None,
             warnings.warn(
                 f"{p} is not one of OpenAI's rank files and a .tiktoken file stores no split pattern: "
                 f"using the {DEFAULT_PATTERN!r} pattern; pass pattern= (or --pattern) to choose",
-                UserWarning, stacklevel=3)
+                UserWarning,
+                stacklevel=3,
+            )
             pattern = DEFAULT_PATTERN
     if special_tokens is None:
         special_tokens = dict(enc_info.special_tokens) if enc_info is not None else {}
@@ -337,8 +433,11 @@ def _from_rank_file(raw: bytes, p: str, *, pattern: Optional[str] = None,
         pattern=_from_file(pattern),
         special_tokens=special_tokens,
         name=name,
-        metadata={"source": source_meta("tiktoken", p, sha256=digest,
-                                        encoding=enc_info.name if enc_info else None)},
+        metadata={
+            "source": source_meta(
+                "tiktoken", p, sha256=digest, encoding=enc_info.name if enc_info else None
+            )
+        },
     )
 
 
@@ -356,8 +455,10 @@ def load_openai(name: str, path: PathLike, *, check_hash: bool = True):
 #: sha1 of this address
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}"
 #: GPT-2's original pair, which tiktoken's ``gpt2`` encoding reads
-_GPT2_URLS = ("https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-              "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe")
+_GPT2_URLS = (
+    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+)
 
 
 def tiktoken_cache_dir() -> Optional[str]:
@@ -401,12 +502,19 @@ def get_encoding(name: str, *, cache_dir: Optional[PathLike] = None):
             if None not in pair:
                 from .gpt2 import from_gpt2_files
 
-                return from_gpt2_files(pair[0], pair[1], special_tokens=enc.special_tokens, name=enc.name)
-    where = f"in {folder!r}" if folder else "(tiktoken's cache is turned off: TIKTOKEN_CACHE_DIR is empty)"
+                return from_gpt2_files(
+                    pair[0], pair[1], special_tokens=enc.special_tokens, name=enc.name
+                )
+    where = (
+        f"in {folder!r}"
+        if folder
+        else "(tiktoken's cache is turned off: TIKTOKEN_CACHE_DIR is empty)"
+    )
     raise FileNotFoundError(
         f"the {enc.name} rank file is not {where}: toksmith never downloads. Run "
         f"tiktoken.get_encoding({enc.name!r}) once where there is a network (it caches the file there), or "
-        f"download {url} and load it with toksmith.from_tiktoken(path, preset={enc.name!r})")
+        f"download {url} and load it with toksmith.from_tiktoken(path, preset={enc.name!r})"
+    )
 
 
 def _names(encoding: str, *names: str) -> Dict[str, str]:
@@ -416,25 +524,69 @@ def _names(encoding: str, *names: str) -> Dict[str, str]:
 #: OpenAI model names and the encodings tiktoken maps them to (``encoding_name_for_model``)
 _MODEL_ENCODINGS: Dict[str, str] = {
     **_names("o200k_base", "o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"),
-    **_names("cl100k_base", "gpt-4", "gpt-3.5-turbo", "gpt-3.5", "gpt-35-turbo", "davinci-002", "babbage-002",
-             "text-embedding-ada-002", "text-embedding-3-small", "text-embedding-3-large"),
-    **_names("p50k_base", "text-davinci-003", "text-davinci-002", "code-davinci-002", "code-davinci-001",
-             "code-cushman-002", "code-cushman-001", "davinci-codex", "cushman-codex"),
+    **_names(
+        "cl100k_base",
+        "gpt-4",
+        "gpt-3.5-turbo",
+        "gpt-3.5",
+        "gpt-35-turbo",
+        "davinci-002",
+        "babbage-002",
+        "text-embedding-ada-002",
+        "text-embedding-3-small",
+        "text-embedding-3-large",
+    ),
+    **_names(
+        "p50k_base",
+        "text-davinci-003",
+        "text-davinci-002",
+        "code-davinci-002",
+        "code-davinci-001",
+        "code-cushman-002",
+        "code-cushman-001",
+        "davinci-codex",
+        "cushman-codex",
+    ),
     **_names("p50k_edit", "text-davinci-edit-001", "code-davinci-edit-001"),
-    **_names("r50k_base", "text-davinci-001", "text-curie-001", "text-babbage-001", "text-ada-001",
-             "davinci", "curie", "babbage", "ada", "code-search-babbage-code-001", "code-search-ada-code-001",
-             *(f"text-{kind}-{size}{doc}-001" for kind, doc in (("similarity", ""), ("search", "-doc"))
-               for size in ("davinci", "curie", "babbage", "ada"))),
+    **_names(
+        "r50k_base",
+        "text-davinci-001",
+        "text-curie-001",
+        "text-babbage-001",
+        "text-ada-001",
+        "davinci",
+        "curie",
+        "babbage",
+        "ada",
+        "code-search-babbage-code-001",
+        "code-search-ada-code-001",
+        *(
+            f"text-{kind}-{size}{doc}-001"
+            for kind, doc in (("similarity", ""), ("search", "-doc"))
+            for size in ("davinci", "curie", "babbage", "ada")
+        ),
+    ),
     **_names("gpt2", "gpt2", "gpt-2"),
 }
 #: then by prefix, the first that matches (dated and fine-tuned variants: "gpt-4o-2024-08-06",
 #: "ft:gpt-3.5-turbo:org::id"); a prefix comes after the longer ones it starts
 _MODEL_PREFIXES = (
-    ("o1-", "o200k_base"), ("o3-", "o200k_base"), ("o4-mini-", "o200k_base"), ("gpt-5", "o200k_base"),
-    ("gpt-4.5-", "o200k_base"), ("gpt-4.1-", "o200k_base"), ("chatgpt-4o-", "o200k_base"),
-    ("gpt-4o-", "o200k_base"), ("gpt-4-", "cl100k_base"), ("gpt-3.5-turbo-", "cl100k_base"),
-    ("gpt-35-turbo-", "cl100k_base"), ("gpt-oss-", "o200k_harmony"), ("ft:gpt-4o", "o200k_base"),
-    ("ft:gpt-4", "cl100k_base"), ("ft:gpt-3.5-turbo", "cl100k_base"), ("ft:davinci-002", "cl100k_base"),
+    ("o1-", "o200k_base"),
+    ("o3-", "o200k_base"),
+    ("o4-mini-", "o200k_base"),
+    ("gpt-5", "o200k_base"),
+    ("gpt-4.5-", "o200k_base"),
+    ("gpt-4.1-", "o200k_base"),
+    ("chatgpt-4o-", "o200k_base"),
+    ("gpt-4o-", "o200k_base"),
+    ("gpt-4-", "cl100k_base"),
+    ("gpt-3.5-turbo-", "cl100k_base"),
+    ("gpt-35-turbo-", "cl100k_base"),
+    ("gpt-oss-", "o200k_harmony"),
+    ("ft:gpt-4o", "o200k_base"),
+    ("ft:gpt-4", "cl100k_base"),
+    ("ft:gpt-3.5-turbo", "cl100k_base"),
+    ("ft:davinci-002", "cl100k_base"),
     ("ft:babbage-002", "cl100k_base"),
 )
 
@@ -458,7 +610,8 @@ def encoding_name_for_model(model: str) -> str:
             return name
     raise UnknownModelError(
         f"no encoding is known for the model {model!r}: name the encoding instead, e.g. "
-        f"toksmith.get_encoding('o200k_base') (known encodings: {', '.join(sorted(OPENAI_ENCODINGS))})")
+        f"toksmith.get_encoding('o200k_base') (known encodings: {', '.join(sorted(OPENAI_ENCODINGS))})"
+    )
 
 
 def encoding_for_model(model: str, *, cache_dir: Optional[PathLike] = None):
@@ -478,27 +631,32 @@ def to_tiktoken(tok, name: Optional[str] = None):
     """
     check_tokenizer(tok, "to_tiktoken")
     if name is not None and not isinstance(name, str):
-        raise TypeError(f"name must be a str (or None for the tokenizer's name), not {type(name).__name__}")
+        raise TypeError(
+            f"name must be a str (or None for the tokenizer's name), not {type(name).__name__}"
+        )
     tiktoken = require("tiktoken", "tiktoken")
     if tok.pinned_tokens:
         raise ConversionError(
             f"tiktoken has no pinned tokens (tokens always produced where their text occurs); this tokenizer "
             f"has {len(tok.pinned_tokens)} ({sorted(tok.pinned_tokens)[:3]}...). Export it to Hugging Face "
-            "(where they are non-special added tokens) or keep the toksmith JSON file")
+            "(where they are non-special added tokens) or keep the toksmith JSON file"
+        )
     from ._regex import can_match_empty
 
     if can_match_empty(tok.pattern):
         raise ConversionError(
             f"the split pattern {tok.pattern!r} can match the empty string: toksmith skips empty "
             "matches, but tiktoken's encoder panics on them (e.g. on text where only the empty match "
-            "applies); use a pattern whose every alternative matches at least one character")
+            "applies); use a pattern whose every alternative matches at least one character"
+        )
     names = sorted(tok.special_tokens)  # a token's extensions sort right after it
     prefix = next(((a, b) for a, b in zip(names, names[1:]) if b.startswith(a)), None)
     if prefix:
         raise ConversionError(
             f"the special token {prefix[0]!r} is the start of the special token {prefix[1]!r}: where the longer one "
             "occurs toksmith matches it, but tiktoken matches whichever comes first in its (unordered) table, so "
-            "the ids could differ; rename one of them so that neither starts the other")
+            "the ids could differ; rename one of them so that neither starts the other"
+        )
     try:
         return tiktoken.Encoding(
             name or tok.name,
@@ -522,7 +680,8 @@ def save_tiktoken(tok, path: PathLike) -> None:
         raise ConversionError(
             f"a .tiktoken file cannot hold pinned tokens; this tokenizer has {len(tok.pinned_tokens)} "
             f"({sorted(tok.pinned_tokens)[:3]}): save it as toksmith JSON (tok.save) or for Hugging Face "
-            "(tok.save_huggingface), which keep them, or train it without pinned_tokens")
+            "(tok.save_huggingface), which keep them, or train it without pinned_tokens"
+        )
     dump_tiktoken_ranks(tok.mergeable_ranks(), path)
 
 

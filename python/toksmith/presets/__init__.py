@@ -39,8 +39,10 @@ class Preset:
         8
         """
         if isinstance(extra, (str, bytes)) or not isinstance(extra, Iterable):
-            raise TypeError(f"extra must be a list of special token strings, not {type(extra).__name__}"
-                            + ("; wrap one token in a list" if isinstance(extra, str) else ""))
+            raise TypeError(
+                f"extra must be a list of special token strings, not {type(extra).__name__}"
+                + ("; wrap one token in a list" if isinstance(extra, str) else "")
+            )
         extra = list(extra)
         for k, s in enumerate(extra):
             if not isinstance(s, str):
@@ -103,7 +105,9 @@ PRESETS: Dict[str, Preset] = {
 
 def get_preset(name: str) -> Preset:
     if not isinstance(name, str):
-        raise TypeError(f"preset name must be a str, one of {sorted(PRESETS)}, not {type(name).__name__}")
+        raise TypeError(
+            f"preset name must be a str, one of {sorted(PRESETS)}, not {type(name).__name__}"
+        )
     try:
         return PRESETS[name]
     except KeyError:

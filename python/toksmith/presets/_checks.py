@@ -39,11 +39,15 @@ def optional_int(value: Any, what: str) -> Optional[int]:
 def check_train_options(paths_or_texts: Any, *, name: Any, text_field: Any, errors: Any) -> None:
     """The options every byte-level preset's ``train`` takes besides sizes and threads."""
     if paths_or_texts is None:
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str texts, not None")
+        raise TypeError(
+            "paths_or_texts must be a path, a list of paths or an iterable of str texts, not None"
+        )
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str or None, not {type(name).__name__}")
     if not isinstance(text_field, str):
         raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
     if not isinstance(errors, str):
-        raise TypeError(f"errors must be a str (\"strict\" or \"replace\"), not {type(errors).__name__}")
+        raise TypeError(
+            f'errors must be a str ("strict" or "replace"), not {type(errors).__name__}'
+        )
     check_source(paths_or_texts, errors)

@@ -21,7 +21,11 @@ if TYPE_CHECKING:
 def _is_paths(source: Any) -> bool:
     if isinstance(source, os.PathLike):
         return True
-    if isinstance(source, (list, tuple)) and source and all(isinstance(p, os.PathLike) for p in source):
+    if (
+        isinstance(source, (list, tuple))
+        and source
+        and all(isinstance(p, os.PathLike) for p in source)
+    ):
         return True
     return False
 
@@ -32,8 +36,10 @@ def _all_paths(source: Any) -> bool:
         return False
     if not all(isinstance(p, (str, os.PathLike)) for p in source):
         return False
-    return all(os.path.exists(p) or (isinstance(p, str) and any(c in p for c in "*?[") and "\n" not in p)
-               for p in source)
+    return all(
+        os.path.exists(p) or (isinstance(p, str) and any(c in p for c in "*?[") and "\n" not in p)
+        for p in source
+    )
 
 
 def train_on_source(source: Any, *, text_field: str, errors: str, **common: Any) -> Tokenizer:
@@ -41,10 +47,13 @@ def train_on_source(source: Any, *, text_field: str, errors: str, **common: Any)
     goes to :func:`toksmith.train`; any other iterable of str to
     :func:`toksmith.train_from_iterator`. A single str is a path; a list of str is a list of
     paths when every item names an existing file or folder (or is a glob), texts otherwise."""
-    from ..train import train as train_files, train_from_iterator
+    from ..train import train as train_files
+    from ..train import train_from_iterator
 
     if isinstance(source, (bytes, bytearray)):
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
+        raise TypeError(
+            "paths_or_texts must be a path, a list of paths or an iterable of str, not bytes"
+        )
     if isinstance(source, str) or _is_paths(source):
         return train_files(source, text_field=text_field, errors=errors, **common)
     if _all_paths(source):
@@ -52,13 +61,30 @@ def train_on_source(source: Any, *, text_field: str, errors: str, **common: Any)
     return train_from_iterator(source, **common)
 
 
-def train_preset(preset: "Preset", source: Any, vocab_size: int, *, threads: Optional[int], progress: bool,
-                 text_field: str, errors: str, name: Optional[str]) -> Tokenizer:
+def train_preset(
+    preset: "Preset",
+    source: Any,
+    vocab_size: int,
+    *,
+    threads: Optional[int],
+    progress: bool,
+    text_field: str,
+    errors: str,
+    name: Optional[str],
+) -> Tokenizer:
     """Train with a preset's pattern and special tokens (:func:`train_on_source`), the preset's
     name recorded in the metadata."""
-    tok = train_on_source(source, text_field=text_field, errors=errors, vocab_size=vocab_size,
-                          pattern=preset.pattern, special_tokens=preset.special_token_spec(),
-                          threads=threads, progress=progress, name=name)
+    tok = train_on_source(
+        source,
+        text_field=text_field,
+        errors=errors,
+        vocab_size=vocab_size,
+        pattern=preset.pattern,
+        special_tokens=preset.special_token_spec(),
+        threads=threads,
+        progress=progress,
+        name=name,
+    )
     tok.metadata["preset"] = preset.name
     return tok
 
@@ -66,9 +92,13 @@ def train_preset(preset: "Preset", source: Any, vocab_size: int, *, threads: Opt
 def check_source(source: Any, errors: Any) -> None:
     """Reject bytes for ``paths_or_texts`` and an ``errors`` other than strict / replace."""
     if isinstance(source, (bytes, bytearray)):
-        raise TypeError("paths_or_texts must be a path, a list of paths or an iterable of str, not bytes")
+        raise TypeError(
+            "paths_or_texts must be a path, a list of paths or an iterable of str, not bytes"
+        )
     if errors not in ("strict", "replace"):
-        raise ValueError(f"errors must be \"strict\" (raise on invalid UTF-8) or \"replace\", not {errors!r}")
+        raise ValueError(
+            f'errors must be "strict" (raise on invalid UTF-8) or "replace", not {errors!r}'
+        )
 
 
 def is_path_source(source: Any) -> bool:
@@ -76,8 +106,13 @@ def is_path_source(source: Any) -> bool:
     folders): anything else is an iterable of texts."""
     if isinstance(source, (str, os.PathLike)):
         return True
-    return isinstance(source, (list, tuple)) and bool(source) and all(
-        isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in source)
+    return (
+        isinstance(source, (list, tuple))
+        and bool(source)
+        and all(
+            isinstance(p, os.PathLike) or (isinstance(p, str) and os.path.exists(p)) for p in source
+        )
+    )
 
 
 def check_extensions(extensions: Any) -> Optional[Tuple[str, ...]]:
@@ -89,14 +124,20 @@ def check_extensions(extensions: Any) -> Optional[Tuple[str, ...]]:
     if isinstance(extensions, str):
         extensions = (extensions,)
     elif isinstance(extensions, (bytes, bytearray)) or not isinstance(extensions, Iterable):
-        raise TypeError(f"extensions must be a str such as '.txt', a list of str, or None (every file), "
-                        f"not {type(extensions).__name__}")
+        raise TypeError(
+            f"extensions must be a str such as '.txt', a list of str, or None (every file), "
+            f"not {type(extensions).__name__}"
+        )
     exts = tuple(extensions)
     for e in exts:
         if not isinstance(e, str):
-            raise TypeError(f"extensions must be str such as '.txt', not {type(e).__name__} ({e!r})")
+            raise TypeError(
+                f"extensions must be str such as '.txt', not {type(e).__name__} ({e!r})"
+            )
         if not e:
-            raise ValueError("an extension is empty: pass endings such as '.txt', or extensions=None for every file")
+            raise ValueError(
+                "an extension is empty: pass endings such as '.txt', or extensions=None for every file"
+            )
     return tuple(e.lower() for e in exts) or None
 
 
@@ -112,8 +153,11 @@ def source_files(source: Any, extensions: Optional[Sequence[str]] = None) -> Lis
     out: List[Path] = []
     for p in items:
         if exts and os.path.isdir(p):
-            out.extend(f for f in expand_paths(p)
-                       if f.name.lower().endswith(exts) or inner_name(f.name).lower().endswith(exts))
+            out.extend(
+                f
+                for f in expand_paths(p)
+                if f.name.lower().endswith(exts) or inner_name(f.name).lower().endswith(exts)
+            )
         else:
             out.extend(expand_paths(p))
     return out

@@ -40,8 +40,11 @@ def _int_items(values: Any, what: str, allow_bool: bool = False) -> List[int]:
     """A list, tuple or numpy array of ints as a list of Python ints. A str or bytes is a
     TypeError (never split into characters), and so is any item that is not an integer (a
     float is not cut to an int; a bool only where ``allow_bool``)."""
-    if (isinstance(values, (str, bytes, bytearray, abc.Mapping, abc.Set)) or values is None
-            or not hasattr(values, "__iter__")):  # a dict or a set would give its keys, in no useful order
+    if (
+        isinstance(values, (str, bytes, bytearray, abc.Mapping, abc.Set))
+        or values is None
+        or not hasattr(values, "__iter__")
+    ):  # a dict or a set would give its keys, in no useful order
         raise TypeError(f"{what} must be a list of ints, not {type(values).__name__}")
     if hasattr(values, "tolist") and not isinstance(values, list):
         values = values.tolist()
@@ -70,7 +73,9 @@ def _check_mask(ids: Sequence[int], mask: Optional[Any]) -> Optional[List[int]]:
         raise ValueError(f"ids and mask differ in length ({len(ids)} != {len(mask)})")
     for k, m in enumerate(mask):
         if m != 0 and m != 1:
-            raise ValueError(f"mask[{k}] is {m}: a training mask holds only 0 (not trained on) and 1 (trained on)")
+            raise ValueError(
+                f"mask[{k}] is {m}: a training mask holds only 0 (not trained on) and 1 (trained on)"
+            )
     return mask
 
 
@@ -82,11 +87,14 @@ def token_pieces(tokenizer: Any, ids: Iterable[int]) -> List[Tuple[str, bool]]:
     >>> token_pieces(tok, [104, 0xe2])
     [('h', False), ('\\\\xe2', False)]
     """
-    if (not isinstance(getattr(tokenizer, "special_tokens", None), abc.Mapping)
-            or not callable(getattr(tokenizer, "decode_single_token_bytes", None))):
+    if not isinstance(getattr(tokenizer, "special_tokens", None), abc.Mapping) or not callable(
+        getattr(tokenizer, "decode_single_token_bytes", None)
+    ):
         hint = "; pass its .tokenizer" if hasattr(tokenizer, "tokenizer") else ""
-        raise TypeError(f"tokenizer must be a toksmith Tokenizer (with special_tokens and "
-                        f"decode_single_token_bytes), not {type(tokenizer).__name__}{hint}")
+        raise TypeError(
+            f"tokenizer must be a toksmith Tokenizer (with special_tokens and "
+            f"decode_single_token_bytes), not {type(tokenizer).__name__}{hint}"
+        )
     specials = set(tokenizer.special_tokens.values())
     out = []
     for i in _ids_list(ids):
@@ -126,7 +134,10 @@ def to_ansi(
             continue
         bg = _BG[(mask[k] if mask is not None else None, k % 2)]
         # colour each line separately, so a line break does not carry the background along
-        shown = "\n".join(f"{bg}{BOLD if special else ''}{line}{RESET}" if line else "" for line in text.split("\n"))
+        shown = "\n".join(
+            f"{bg}{BOLD if special else ''}{line}{RESET}" if line else ""
+            for line in text.split("\n")
+        )
         parts.append(shown + (f"{GRAY}{tid}{RESET}" if tid else "") + trail)
     return sep.join(parts)
 
@@ -152,7 +163,7 @@ def html_header(title: str = "toksmith: rendered conversations") -> str:
         raise TypeError(f"title must be a str, not {type(title).__name__}")
     t = html.escape(title)
     return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
         f"<title>{t}</title><style>{_CSS}</style></head><body>\n<h1>{t}</h1>\n"
         '<p class="legend"><span class="m1 a">trained on (mask 1)</span>'
         '<span class="m0 a">not trained on (mask 0)</span>'
@@ -184,7 +195,11 @@ def html_section(
     out.append('<div class="toks">')
     for k, (text, special) in enumerate(token_pieces(tokenizer, ids)):
         m = mask[k] if mask is not None else None
-        cls = ("nm" if m is None else f"m{m}") + (" a" if k % 2 == 0 else " b") + (" sp" if special else "")
+        cls = (
+            ("nm" if m is None else f"m{m}")
+            + (" a" if k % 2 == 0 else " b")
+            + (" sp" if special else "")
+        )
         tip = f"id {ids[k]}" + (f", mask {m}" if m is not None else "")
         body = html.escape(text).replace("\n", "↵\n")
         if with_token_id:
@@ -203,8 +218,12 @@ def to_html(
 ) -> str:
     """A whole HTML page from ``(heading, ids, mask)`` sections."""
     if isinstance(sections, (str, bytes, abc.Mapping)) or not isinstance(sections, abc.Iterable):
-        raise TypeError(f"sections must be a list of (heading, ids, mask) tuples, not {type(sections).__name__}")
-    body = "".join(html_section(tokenizer, h, i, m, with_token_id=with_token_id) for h, i, m in sections)
+        raise TypeError(
+            f"sections must be a list of (heading, ids, mask) tuples, not {type(sections).__name__}"
+        )
+    body = "".join(
+        html_section(tokenizer, h, i, m, with_token_id=with_token_id) for h, i, m in sections
+    )
     return html_header(title) + body + html_footer()
 
 

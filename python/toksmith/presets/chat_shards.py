@@ -56,8 +56,11 @@ def _int_arg(value: Any, what: str) -> int:
 
 
 def _as_list(values: Any, what: str) -> List[Any]:
-    if (isinstance(values, (str, bytes, bytearray, abc.Mapping, abc.Set)) or values is None
-            or not hasattr(values, "__iter__")):  # a dict or a set would give its keys, in no useful order
+    if (
+        isinstance(values, (str, bytes, bytearray, abc.Mapping, abc.Set))
+        or values is None
+        or not hasattr(values, "__iter__")
+    ):  # a dict or a set would give its keys, in no useful order
         raise TypeError(f"{what} must be a list of ints, not {type(values).__name__}")
     if hasattr(values, "tolist") and not isinstance(values, list):
         values = values.tolist()  # numpy arrays: Python ints (bools for a bool mask)
@@ -117,8 +120,10 @@ class ShardWriter:
             raise ValueError(f"shard_size must be a positive int, not {shard_size!r}")
         n_vocab = _int_arg(n_vocab, "n_vocab")
         if not 1 <= n_vocab <= 1 << 32:
-            raise ValueError(f"n_vocab must be between 1 and 2**32 (token ids are stored as uint16 or uint32), "
-                             f"not {n_vocab}")
+            raise ValueError(
+                f"n_vocab must be between 1 and 2**32 (token ids are stored as uint16 or uint32), "
+                f"not {n_vocab}"
+            )
         self.out_dir = fspath(out_dir)
         self.shard_size = shard_size
         self.n_vocab = n_vocab
@@ -140,7 +145,9 @@ class ShardWriter:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if self.closed:  # closed in the block: what it wrote is finished, an error after that is not its
+        if (
+            self.closed
+        ):  # closed in the block: what it wrote is finished, an error after that is not its
             return
         if exc_type is not None:
             self.abort()
@@ -149,8 +156,10 @@ class ShardWriter:
 
     def _check_open(self, what: str) -> None:
         if self.closed:
-            raise ValueError(f"{what}: this ShardWriter is closed (its manifest is written, or it was aborted); "
-                             f"make a new ShardWriter to write more")
+            raise ValueError(
+                f"{what}: this ShardWriter is closed (its manifest is written, or it was aborted); "
+                f"make a new ShardWriter to write more"
+            )
 
     def _reset(self) -> None:
         self._ids = array("H" if self.narrow else "I")
@@ -170,9 +179,20 @@ class ShardWriter:
         mask_l = _as_list(mask, "mask")
         if len(ids_l) != len(mask_l):
             raise ValueError(f"ids and mask differ in length ({len(ids_l)} != {len(mask_l)})")
-        new_ids = self._checked(ids_l, self._ids.typecode, "ids", self.n_vocab - 1,
-                                "token id {} is out of range: ids must be 0..{}")
-        new_mask = self._checked(mask_l, "B", "mask", 1, "mask value {} is not 0 or 1: a training mask holds only 0 and 1")
+        new_ids = self._checked(
+            ids_l,
+            self._ids.typecode,
+            "ids",
+            self.n_vocab - 1,
+            "token id {} is out of range: ids must be 0..{}",
+        )
+        new_mask = self._checked(
+            mask_l,
+            "B",
+            "mask",
+            1,
+            "mask value {} is not 0 or 1: a training mask holds only 0 and 1",
+        )
         self._ids.extend(new_ids)
         self._mask.extend(new_mask)
         self._offsets.append(len(self._ids))
@@ -184,7 +204,9 @@ class ShardWriter:
             self.flush()
 
     @staticmethod
-    def _checked(values: List[Any], typecode: str, what: str, hi: int, message: str) -> "array[int]":
+    def _checked(
+        values: List[Any], typecode: str, what: str, hi: int, message: str
+    ) -> "array[int]":
         # array(typecode, ...) converts at C speed (numpy integers through __index__) and refuses
         # floats and str; then one min/max pass checks the range 0..hi
         try:
@@ -218,7 +240,9 @@ class ShardWriter:
         self.written.append(path)
         with open(path, "wb") as f:
             (np.savez_compressed if self.compress else np.savez)(f, **arrays)
-        self.shards.append({"file": name, "conversations": len(self._lines), "tokens": len(self._ids)})
+        self.shards.append(
+            {"file": name, "conversations": len(self._lines), "tokens": len(self._ids)}
+        )
         self._reset()
 
     def close(self, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
@@ -228,11 +252,15 @@ class ShardWriter:
         extra = _dict_arg(extra, "extra")
         if self.closed:
             if extra:
-                raise ValueError("close: this ShardWriter is already closed, extra cannot be written into its "
-                                 "manifest any more; pass extra to the first close()")
+                raise ValueError(
+                    "close: this ShardWriter is already closed, extra cannot be written into its "
+                    "manifest any more; pass extra to the first close()"
+                )
             if self._manifest is None:  # aborted: there is no manifest
-                raise ValueError("close: this ShardWriter was aborted, so there is no manifest; make a new "
-                                 "ShardWriter to write the conversations again")
+                raise ValueError(
+                    "close: this ShardWriter was aborted, so there is no manifest; make a new "
+                    "ShardWriter to write the conversations again"
+                )
             return self._manifest
         self.flush()
         manifest: Dict[str, Any] = {
@@ -284,10 +312,15 @@ def read_manifest(out_dir: str) -> Dict[str, Any]:
         raise ValueError(f"{path} is not a {FORMAT} manifest")
     shards = manifest.get("shards")
     if not isinstance(shards, list) or not all(
-            isinstance(s, dict) and isinstance(s.get("file"), str) and os.path.basename(s["file"]) == s["file"]
-            for s in shards):
-        raise ValueError(f"{path}: 'shards' must be a list of {{\"file\": \"shard_NNNNN.npz\", ...}} "
-                         "naming files of the folder")
+        isinstance(s, dict)
+        and isinstance(s.get("file"), str)
+        and os.path.basename(s["file"]) == s["file"]
+        for s in shards
+    ):
+        raise ValueError(
+            f'{path}: \'shards\' must be a list of {{"file": "shard_NNNNN.npz", ...}} '
+            "naming files of the folder"
+        )
     return manifest
 
 
@@ -302,14 +335,24 @@ def _read_shard(path: str) -> Tuple[Any, Any, Any]:
         with np.load(path) as data:
             ids, mask, offsets = data["ids"], data["mask"], data["offsets"]
     except (ValueError, KeyError, EOFError, AttributeError, zipfile.BadZipFile, zlib.error) as exc:
-        raise ValueError(f"{path} is not a rendered shard (arrays ids, mask, offsets): {exc}") from None
-    ok = (ids.ndim == mask.ndim == offsets.ndim == 1 and len(ids) == len(mask) and len(offsets) >= 1
-          and offsets.dtype.kind in "iu" and offsets[0] == 0 and offsets[-1] == len(ids)
-          and bool(np.all(np.diff(offsets) >= 0)))
+        raise ValueError(
+            f"{path} is not a rendered shard (arrays ids, mask, offsets): {exc}"
+        ) from None
+    ok = (
+        ids.ndim == mask.ndim == offsets.ndim == 1
+        and len(ids) == len(mask)
+        and len(offsets) >= 1
+        and offsets.dtype.kind in "iu"
+        and offsets[0] == 0
+        and offsets[-1] == len(ids)
+        and bool(np.all(np.diff(offsets) >= 0))
+    )
     if not ok:
-        raise ValueError(f"{path} is not a consistent rendered shard: ids, mask and offsets disagree "
-                         f"({len(ids)} ids, {len(mask)} mask values, offsets ending at "
-                         f"{offsets[-1] if offsets.size else None})")
+        raise ValueError(
+            f"{path} is not a consistent rendered shard: ids, mask and offsets disagree "
+            f"({len(ids)} ids, {len(mask)} mask values, offsets ending at "
+            f"{offsets[-1] if offsets.size else None})"
+        )
     return ids, mask, offsets
 
 
@@ -322,4 +365,12 @@ def iter_rendered(out_dir: str) -> Iterator[Tuple[Any, Any]]:
             yield ids[a:b], mask[a:b]
 
 
-__all__ = ["ShardWriter", "iter_rendered", "read_manifest", "shard_name", "FORMAT", "VERSION", "MANIFEST"]
+__all__ = [
+    "ShardWriter",
+    "iter_rendered",
+    "read_manifest",
+    "shard_name",
+    "FORMAT",
+    "VERSION",
+    "MANIFEST",
+]

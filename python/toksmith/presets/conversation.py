@@ -83,7 +83,9 @@ def normalize_messages(conversation: Any) -> List[Message]:
         raise ValueError("conversation has no messages (expected at least one user message)")
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
-            raise ValueError(f"message {i}: expected an object with 'role' and 'content', got {_type_name(m)}")
+            raise ValueError(
+                f"message {i}: expected an object with 'role' and 'content', got {_type_name(m)}"
+            )
         for key in ("role", "content"):
             if key not in m:
                 raise ValueError(f"message {i}: missing field {key!r}")
@@ -98,9 +100,13 @@ def normalize_messages(conversation: Any) -> List[Message]:
             raise ValueError(f"message 0: system content must be a str, not {_type_name(system)}")
         if len(out) < 2 or out[1]["role"] != "user":
             got = "nothing" if len(out) < 2 else repr(out[1]["role"])
-            raise ValueError(f"message 1: expected a user message after the system message, got {got}")
+            raise ValueError(
+                f"message 1: expected a user message after the system message, got {got}"
+            )
         if not isinstance(out[1]["content"], str):
-            raise ValueError(f"message 1: user content must be a str, not {_type_name(out[1]['content'])}")
+            raise ValueError(
+                f"message 1: user content must be a str, not {_type_name(out[1]['content'])}"
+            )
         out[1]["content"] = system + "\n\n" + out[1]["content"]
         out = out[1:]
         offset = 1
@@ -118,7 +124,9 @@ def normalize_messages(conversation: Any) -> List[Message]:
         content = m["content"]
         if role == "user":
             if not isinstance(content, str):
-                raise ValueError(f"message {i}: user content must be a str, not {_type_name(content)}")
+                raise ValueError(
+                    f"message {i}: user content must be a str, not {_type_name(content)}"
+                )
         elif isinstance(content, (list, tuple)):
             for k, part in enumerate(content):
                 _check_part(part, i, k)
@@ -132,7 +140,9 @@ def normalize_messages(conversation: Any) -> List[Message]:
 def _check_part(part: Any, i: int, k: int) -> None:
     where = f"message {i}, part {k}"
     if not isinstance(part, Mapping):
-        raise ValueError(f"{where}: expected an object with 'type' and 'text', got {_type_name(part)}")
+        raise ValueError(
+            f"{where}: expected an object with 'type' and 'text', got {_type_name(part)}"
+        )
     kind = part.get("type")
     if kind not in PART_TYPES:
         raise ValueError(f"{where}: expected 'type' to be one of {list(PART_TYPES)}, got {kind!r}")
@@ -145,11 +155,15 @@ def _check_part(part: Any, i: int, k: int) -> None:
 def plan_messages(messages: Sequence[Message]) -> List[Segment]:
     """Segments for already-normalized messages (see :func:`normalize_messages`)."""
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, (list, tuple)):
-        raise TypeError(f"messages must be the list normalize_messages() gives, not {type(messages).__name__}")
+        raise TypeError(
+            f"messages must be the list normalize_messages() gives, not {type(messages).__name__}"
+        )
     for k, m in enumerate(messages):
         if not isinstance(m, Mapping) or "role" not in m or "content" not in m:
-            raise TypeError(f"messages[{k}] is {_type_name(m)}, not a message of normalize_messages() "
-                            f"(a dict with 'role' and 'content'); normalize the conversation first")
+            raise TypeError(
+                f"messages[{k}] is {_type_name(m)}, not a message of normalize_messages() "
+                f"(a dict with 'role' and 'content'); normalize the conversation first"
+            )
     plan: List[Segment] = [(BOS, 0)]
     add = plan.append
     for m in messages:

@@ -53,36 +53,168 @@ VOCAB_SIZE = 32768
 FIRST_LEARNED = 1600
 
 SPECIAL_TOKENS: Tuple[str, ...] = (
-    "<PAD>", "<UNK>", "<BOS>", "<EOS>", "<FIM_PREFIX>", "<FIM_MIDDLE>", "<FIM_SUFFIX>", "<CODE_START>",
-    "<CODE_END>", "<THOUGHT_START>", "<THOUGHT_END>", "<QUERY_TOOL>", "<INDEX>", "<DEBUG_CONTEXT>",
-    "<FILE_SEP>", "<DIFF_START>", "<DIFF_END>", "<COMMENT_START>", "<COMMENT_END>", "<RESERVED_19>",
+    "<PAD>",
+    "<UNK>",
+    "<BOS>",
+    "<EOS>",
+    "<FIM_PREFIX>",
+    "<FIM_MIDDLE>",
+    "<FIM_SUFFIX>",
+    "<CODE_START>",
+    "<CODE_END>",
+    "<THOUGHT_START>",
+    "<THOUGHT_END>",
+    "<QUERY_TOOL>",
+    "<INDEX>",
+    "<DEBUG_CONTEXT>",
+    "<FILE_SEP>",
+    "<DIFF_START>",
+    "<DIFF_END>",
+    "<COMMENT_START>",
+    "<COMMENT_END>",
+    "<RESERVED_19>",
 )
 
 CPP_KEYWORDS: Tuple[str, ...] = (
-    "auto", "const", "constexpr", "consteval", "constinit", "extern", "inline", "mutable", "register",
-    "static", "thread_local", "volatile", "virtual", "explicit",
-    "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "wchar_t",
-    "char8_t", "char16_t", "char32_t", "size_t",
-    "struct", "class", "union", "enum", "typedef", "typename", "template", "concept", "requires",
-    "namespace", "using",
-    "if", "else", "switch", "case", "default", "for", "while", "do", "break", "continue", "return", "goto",
-    "try", "catch", "throw", "noexcept",
-    "new", "delete", "nullptr", "sizeof", "alignof", "alignas",
-    "static_cast", "dynamic_cast", "const_cast", "reinterpret_cast",
-    "public", "private", "protected", "friend",
-    "true", "false", "this", "operator", "decltype", "typeid", "co_await", "co_return", "co_yield",
-    "NULL", "restrict",
-    "assert", "define", "include", "ifdef", "ifndef", "endif", "pragma", "elif", "undef",
+    "auto",
+    "const",
+    "constexpr",
+    "consteval",
+    "constinit",
+    "extern",
+    "inline",
+    "mutable",
+    "register",
+    "static",
+    "thread_local",
+    "volatile",
+    "virtual",
+    "explicit",
+    "void",
+    "bool",
+    "char",
+    "short",
+    "int",
+    "long",
+    "float",
+    "double",
+    "signed",
+    "unsigned",
+    "wchar_t",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "size_t",
+    "struct",
+    "class",
+    "union",
+    "enum",
+    "typedef",
+    "typename",
+    "template",
+    "concept",
+    "requires",
+    "namespace",
+    "using",
+    "if",
+    "else",
+    "switch",
+    "case",
+    "default",
+    "for",
+    "while",
+    "do",
+    "break",
+    "continue",
+    "return",
+    "goto",
+    "try",
+    "catch",
+    "throw",
+    "noexcept",
+    "new",
+    "delete",
+    "nullptr",
+    "sizeof",
+    "alignof",
+    "alignas",
+    "static_cast",
+    "dynamic_cast",
+    "const_cast",
+    "reinterpret_cast",
+    "public",
+    "private",
+    "protected",
+    "friend",
+    "true",
+    "false",
+    "this",
+    "operator",
+    "decltype",
+    "typeid",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "NULL",
+    "restrict",
+    "assert",
+    "define",
+    "include",
+    "ifdef",
+    "ifndef",
+    "endif",
+    "pragma",
+    "elif",
+    "undef",
 )
 
 CPP_OPERATORS: Tuple[str, ...] = (
-    "::", "->", ".*", "->*", "==", "!=", "<=", ">=", "<=>", "&&", "||", "<<", ">>", "++", "--",
-    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "...", "##", "//", "/*", "*/",
+    "::",
+    "->",
+    ".*",
+    "->*",
+    "==",
+    "!=",
+    "<=",
+    ">=",
+    "<=>",
+    "&&",
+    "||",
+    "<<",
+    ">>",
+    "++",
+    "--",
+    "+=",
+    "-=",
+    "*=",
+    "/=",
+    "%=",
+    "&=",
+    "|=",
+    "^=",
+    "<<=",
+    ">>=",
+    "...",
+    "##",
+    "//",
+    "/*",
+    "*/",
 )
 
 PREPROCESSOR: Tuple[str, ...] = (
-    "#include", "#define", "#undef", "#if", "#ifdef", "#ifndef", "#elif", "#else", "#endif", "#pragma",
-    "#error", "#warning", "#line",
+    "#include",
+    "#define",
+    "#undef",
+    "#if",
+    "#ifdef",
+    "#ifndef",
+    "#elif",
+    "#else",
+    "#endif",
+    "#pragma",
+    "#error",
+    "#warning",
+    "#line",
 )
 
 PUNCTUATION: Tuple[str, ...] = tuple("{}()[]<>;:,.+-*/%&|^~!?=#@$_\\\"'")
@@ -90,29 +222,159 @@ PUNCTUATION: Tuple[str, ...] = tuple("{}()[]<>;:,.+-*/%&|^~!?=#@$_\\\"'")
 SINGLE_CHAR_PUNCT = PUNCTUATION
 
 STL_NAMES: Tuple[str, ...] = (
-    "std", "boost", "absl", "fmt",
-    "cout", "cerr", "cin", "endl", "printf", "fprintf", "sprintf", "scanf", "puts", "getchar", "putchar",
-    "vector", "map", "set", "list", "deque", "array", "unordered_map", "unordered_set", "stack", "queue",
-    "priority_queue", "pair", "tuple", "string", "string_view", "wstring",
-    "unique_ptr", "shared_ptr", "weak_ptr", "make_unique", "make_shared",
-    "allocator", "malloc", "calloc", "realloc", "free", "memcpy", "memset", "memmove",
-    "sort", "find", "count", "transform", "accumulate", "begin", "end", "size", "empty", "push_back",
-    "emplace_back", "insert", "erase", "clear", "reserve", "resize", "front", "back", "data",
-    "iterator", "const_iterator", "reverse_iterator",
-    "optional", "variant", "any", "expected", "function", "bind", "move", "forward", "swap",
-    "numeric_limits", "type_traits", "enable_if", "is_same", "decay", "initializer_list",
-    "ifstream", "ofstream", "stringstream", "ostringstream", "iostream", "fstream", "sstream",
-    "mutex", "lock_guard", "unique_lock", "shared_lock", "thread", "atomic", "condition_variable",
-    "future", "promise", "async",
-    "exception", "runtime_error", "logic_error", "invalid_argument", "out_of_range", "overflow_error",
-    "error_code", "error_category",
-    "strlen", "strcmp", "strncmp", "strcpy", "strcat", "atoi", "atof", "strtol", "strtod",
-    "exit", "abort", "atexit",
-    "open", "close", "read", "write", "ioctl", "socket", "listen", "accept", "connect", "send", "recv",
-    "select", "poll", "epoll", "fork", "exec", "wait", "pipe", "signal",
-    "pthread_create", "pthread_join", "pthread_mutex",
-    "cudaMalloc", "cudaFree", "cudaMemcpy", "cudaDeviceSynchronize", "cudaGetLastError",
-    "__global__", "__device__", "__host__", "__shared__", "blockIdx", "threadIdx", "blockDim", "gridDim",
+    "std",
+    "boost",
+    "absl",
+    "fmt",
+    "cout",
+    "cerr",
+    "cin",
+    "endl",
+    "printf",
+    "fprintf",
+    "sprintf",
+    "scanf",
+    "puts",
+    "getchar",
+    "putchar",
+    "vector",
+    "map",
+    "set",
+    "list",
+    "deque",
+    "array",
+    "unordered_map",
+    "unordered_set",
+    "stack",
+    "queue",
+    "priority_queue",
+    "pair",
+    "tuple",
+    "string",
+    "string_view",
+    "wstring",
+    "unique_ptr",
+    "shared_ptr",
+    "weak_ptr",
+    "make_unique",
+    "make_shared",
+    "allocator",
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "memcpy",
+    "memset",
+    "memmove",
+    "sort",
+    "find",
+    "count",
+    "transform",
+    "accumulate",
+    "begin",
+    "end",
+    "size",
+    "empty",
+    "push_back",
+    "emplace_back",
+    "insert",
+    "erase",
+    "clear",
+    "reserve",
+    "resize",
+    "front",
+    "back",
+    "data",
+    "iterator",
+    "const_iterator",
+    "reverse_iterator",
+    "optional",
+    "variant",
+    "any",
+    "expected",
+    "function",
+    "bind",
+    "move",
+    "forward",
+    "swap",
+    "numeric_limits",
+    "type_traits",
+    "enable_if",
+    "is_same",
+    "decay",
+    "initializer_list",
+    "ifstream",
+    "ofstream",
+    "stringstream",
+    "ostringstream",
+    "iostream",
+    "fstream",
+    "sstream",
+    "mutex",
+    "lock_guard",
+    "unique_lock",
+    "shared_lock",
+    "thread",
+    "atomic",
+    "condition_variable",
+    "future",
+    "promise",
+    "async",
+    "exception",
+    "runtime_error",
+    "logic_error",
+    "invalid_argument",
+    "out_of_range",
+    "overflow_error",
+    "error_code",
+    "error_category",
+    "strlen",
+    "strcmp",
+    "strncmp",
+    "strcpy",
+    "strcat",
+    "atoi",
+    "atof",
+    "strtol",
+    "strtod",
+    "exit",
+    "abort",
+    "atexit",
+    "open",
+    "close",
+    "read",
+    "write",
+    "ioctl",
+    "socket",
+    "listen",
+    "accept",
+    "connect",
+    "send",
+    "recv",
+    "select",
+    "poll",
+    "epoll",
+    "fork",
+    "exec",
+    "wait",
+    "pipe",
+    "signal",
+    "pthread_create",
+    "pthread_join",
+    "pthread_mutex",
+    "cudaMalloc",
+    "cudaFree",
+    "cudaMemcpy",
+    "cudaDeviceSynchronize",
+    "cudaGetLastError",
+    "__global__",
+    "__device__",
+    "__host__",
+    "__shared__",
+    "blockIdx",
+    "threadIdx",
+    "blockDim",
+    "gridDim",
 )
 
 #: the diff markers; ``+`` and ``-`` here are the line-initial ones (the punctuation tokens are
@@ -160,7 +422,12 @@ PATTERN = (
 #: the mark a learned word starts with (U+2581, as in SentencePiece)
 WORD_MARK = "\u2581"
 #: diff header words that are two fixed tokens
-_HEADERS = {"--- a/": (1524, 1527), "+++ b/": (1525, 1528), "--- b/": (1524, 1528), "+++ a/": (1525, 1527)}
+_HEADERS = {
+    "--- a/": (1524, 1527),
+    "+++ b/": (1525, 1528),
+    "--- b/": (1524, 1528),
+    "+++ a/": (1525, 1527),
+}
 #: how the learned part splits a word (after the word mark it is given)
 INNER_PATTERN = "o200k"
 
@@ -211,12 +478,19 @@ _SPACED = frozenset(("---", "+++", "@@"))
 def _native_tables() -> Tuple[Any, Any]:
     """The native fixed-word encoder and decoder (the same for every CppReason tokenizer: the
     learned part is given to each call), built once."""
-    table = [(w, [i]) for w, i in FIXED_IDS.items()] + [(w, list(ids)) for w, ids in _HEADERS.items()]
-    encoder = _core.FixedWordEncoder(PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)],
-                                     (NEWLINE, DOUBLE_NEWLINE), WORD_MARK)
-    shown = [None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i] for i in range(FIRST_LEARNED)]
-    decoder = _core.FixedWordDecoder(shown, WORD_MARK, sorted(_SPACED), ["@@"], PATTERN,
-                                     [FIXED_IDS["+"], FIXED_IDS["-"]])
+    table = [(w, [i]) for w, i in FIXED_IDS.items()] + [
+        (w, list(ids)) for w, ids in _HEADERS.items()
+    ]
+    encoder = _core.FixedWordEncoder(
+        PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)], (NEWLINE, DOUBLE_NEWLINE), WORD_MARK
+    )
+    shown = [
+        None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i]
+        for i in range(FIRST_LEARNED)
+    ]
+    decoder = _core.FixedWordDecoder(
+        shown, WORD_MARK, sorted(_SPACED), ["@@"], PATTERN, [FIXED_IDS["+"], FIXED_IDS["-"]]
+    )
     return encoder, decoder
 
 
@@ -234,13 +508,17 @@ class CppTokenizer:
 
             tokenizer = load_any(tokenizer)
         if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"CppTokenizer needs a toksmith.Tokenizer or the path of a saved one, "
-                            f"not {type(tokenizer).__name__}")
+            raise TypeError(
+                f"CppTokenizer needs a toksmith.Tokenizer or the path of a saved one, "
+                f"not {type(tokenizer).__name__}"
+            )
         specials = tokenizer.special_tokens
         missing = [i for i in range(FIRST_LEARNED) if specials.get(_inner_name(i)) != i]
         if missing:
-            raise ValueError(f"the tokenizer lacks CppReason's fixed ids (first missing: {missing[0]}); "
-                             "train it with toksmith.presets.cppreason.train()")
+            raise ValueError(
+                f"the tokenizer lacks CppReason's fixed ids (first missing: {missing[0]}); "
+                "train it with toksmith.presets.cppreason.train()"
+            )
         self.tokenizer = tokenizer
         self._fixed, self._decoder = _native_tables()
 
@@ -270,8 +548,10 @@ class CppTokenizer:
         if name in _DIFF_NAMES:
             return _DIFF_NAMES[name]
         if name not in SPECIAL_TOKENS:
-            raise ValueError(f"{name!r} is not one of CppReason's control tokens {list(SPECIAL_TOKENS)} "
-                             f"(or {list(_DIFF_NAMES)})")
+            raise ValueError(
+                f"{name!r} is not one of CppReason's control tokens {list(SPECIAL_TOKENS)} "
+                f"(or {list(_DIFF_NAMES)})"
+            )
         return SPECIAL_TOKENS.index(name)
 
     def id_to_token(self, id: int) -> str:
@@ -287,7 +567,9 @@ class CppTokenizer:
         if not isinstance(id, int) or isinstance(id, bool):
             raise TypeError(f"token ids must be int, not {type(id).__name__}")
         if not 0 <= id < self.tokenizer.n_vocab:
-            raise ValueError(f"token id {id} is out of range: valid ids are 0..{self.tokenizer.n_vocab - 1}")
+            raise ValueError(
+                f"token id {id} is out of range: valid ids are 0..{self.tokenizer.n_vocab - 1}"
+            )
 
     # ---- encoding ----
     def words(self, text: str) -> List[str]:
@@ -305,7 +587,9 @@ class CppTokenizer:
         except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode() reads them
             return self._fixed.words(_fix_surrogates(text))
 
-    def encode(self, text: str, *, bos: bool = False, eos: bool = False, line_start: bool = True) -> List[int]:
+    def encode(
+        self, text: str, *, bos: bool = False, eos: bool = False, line_start: bool = True
+    ) -> List[int]:
         """The ids of ``text``: fixed ids for fixed words, learned BPE for the others; spaces and
         tabs are not encoded. Control-token text (``<BOS>``) is encoded as text.
         A ``+``/``-`` is a diff marker only in the first column: right after a ``\n``, or at
@@ -345,29 +629,40 @@ class CppTokenizer:
         ``encode_ordinary_batch``, :func:`toksmith.streaming.encode_lines`) takes this one too."""
         return self.encode(text)
 
-    def encode_ordinary_batch(self, texts: Sequence[str], num_threads: Optional[int] = None, *,
-                              threads: Optional[int] = None) -> List[List[int]]:
+    def encode_ordinary_batch(
+        self,
+        texts: Sequence[str],
+        num_threads: Optional[int] = None,
+        *,
+        threads: Optional[int] = None,
+    ) -> List[List[int]]:
         """:meth:`encode` of each text, in parallel (all cores unless ``threads``, or its
         tiktoken name ``num_threads``, says how many: pass one of the two, or both with the same
         value), as :meth:`toksmith.Tokenizer.encode_ordinary_batch`."""
         if isinstance(texts, str):
             raise TypeError("texts must be a list of str, not a single str; wrap it in a list")
         if isinstance(texts, (bytes, bytearray, memoryview)):
-            raise TypeError(f"texts must be a list of str, not {type(texts).__name__}; decode it to str and "
-                            "wrap it in a list")
+            raise TypeError(
+                f"texts must be a list of str, not {type(texts).__name__}; decode it to str and "
+                "wrap it in a list"
+            )
         texts = list(texts)
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"text must be str, not {type(t).__name__}")
         n, m = _thread_count(threads, "threads"), _thread_count(num_threads, "num_threads")
         if n and m and n != m:
-            raise ValueError(f"threads={n} and num_threads={m} disagree: num_threads is another name for "
-                             "threads, pass only one of them")
+            raise ValueError(
+                f"threads={n} and num_threads={m} disagree: num_threads is another name for "
+                "threads, pass only one of them"
+            )
         n = n or m
         try:
             return self._fixed.encode_batch(self.tokenizer._core, texts, n)
         except UnicodeEncodeError:  # lone surrogates: U+FFFD, as encode() reads them
-            return self._fixed.encode_batch(self.tokenizer._core, [_fix_surrogates(t) for t in texts], n)
+            return self._fixed.encode_batch(
+                self.tokenizer._core, [_fix_surrogates(t) for t in texts], n
+            )
 
     def encode_fim(self, prefix: str, suffix: str, middle: Optional[str] = None) -> List[int]:
         """Fill-in-the-middle, prefix-suffix-middle order: ``<FIM_PREFIX> prefix <FIM_SUFFIX>
@@ -421,8 +716,10 @@ class CppTokenizer:
         try:
             ids = list(ids)
         except TypeError:
-            raise TypeError(f"ids must be a sequence of int token ids (a list, tuple or numpy array), "
-                            f"not {type(ids).__name__}") from None
+            raise TypeError(
+                f"ids must be a sequence of int token ids (a list, tuple or numpy array), "
+                f"not {type(ids).__name__}"
+            ) from None
         try:
             if any(type(i) is bool for i in ids):
                 raise TypeError
@@ -457,9 +754,16 @@ class CppTokenizer:
         return f"CppTokenizer(vocab_size={self.vocab_size})"
 
 
-def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optional[int] = None,
-          progress: bool = False, errors: str = "strict", min_frequency: int = 2,
-          name: Optional[str] = "cppreason") -> CppTokenizer:
+def train(
+    paths_or_texts: Any,
+    vocab_size: int = VOCAB_SIZE,
+    *,
+    threads: Optional[int] = None,
+    progress: bool = False,
+    errors: str = "strict",
+    min_frequency: int = 2,
+    name: Optional[str] = "cppreason",
+) -> CppTokenizer:
     """Learn the BPE part (ids ``1600 .. vocab_size - 1``) from C++ files or texts: the corpus
     is cut into words (:data:`PATTERN`), fixed words are left out, and the others are counted
     with a leading :data:`WORD_MARK`, split by :data:`INNER_PATTERN`, and merged by toksmith's
@@ -477,18 +781,30 @@ def train(paths_or_texts: Any, vocab_size: int = VOCAB_SIZE, *, threads: Optiona
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
     if vocab_size < FIRST_LEARNED + 256:
-        raise ValueError(f"vocab_size must be at least {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
-                         f"not {vocab_size}")
+        raise ValueError(
+            f"vocab_size must be at least {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
+            f"not {vocab_size}"
+        )
     if vocab_size > MAX_VOCAB_SIZE:
-        raise VocabError(f"vocab_size={vocab_size} is too large: token ids are 32-bit, so it can be at most "
-                         f"{MAX_VOCAB_SIZE}")
+        raise VocabError(
+            f"vocab_size={vocab_size} is too large: token ids are 32-bit, so it can be at most "
+            f"{MAX_VOCAB_SIZE}"
+        )
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be str or None, not {type(name).__name__}")
     _thread_count(threads, "threads")
     counts = _learned_counts(paths_or_texts, threads=threads, errors=errors)
     specials = {_inner_name(i): i for i in range(FIRST_LEARNED)}
-    tok = train_from_counts(counts, vocab_size=vocab_size, pattern=INNER_PATTERN, special_tokens=specials,
-                            threads=threads, progress=progress, name=name, min_frequency=min_frequency)
+    tok = train_from_counts(
+        counts,
+        vocab_size=vocab_size,
+        pattern=INNER_PATTERN,
+        special_tokens=specials,
+        threads=threads,
+        progress=progress,
+        name=name,
+        min_frequency=min_frequency,
+    )
     tok.metadata["preset"] = "cppreason"
     return CppTokenizer(tok)
 
@@ -500,7 +816,9 @@ def _thread_count(n: Any, what: str) -> int:
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"{what} must be a positive int or None, not {type(n).__name__}")
     if not 1 <= n <= MAX_THREADS:
-        raise ValueError(f"{what} must be between 1 and {MAX_THREADS} (or None: all cores), not {n}")
+        raise ValueError(
+            f"{what} must be between 1 and {MAX_THREADS} (or None: all cores), not {n}"
+        )
     return n
 
 
@@ -524,8 +842,13 @@ def _names_globs(source: Any) -> bool:
             continue
         # a C++ text may hold `*`, `?` or `[` too: a glob only if it looks like a path and
         # matches a file
-        if not (isinstance(p, str) and len(p) <= 4096 and "\n" not in p and any(c in p for c in "*?[")
-                and any(os.path.isfile(m) for m in glob.iglob(p, recursive=True))):
+        if not (
+            isinstance(p, str)
+            and len(p) <= 4096
+            and "\n" not in p
+            and any(c in p for c in "*?[")
+            and any(os.path.isfile(m) for m in glob.iglob(p, recursive=True))
+        ):
             return False
     return True
 
@@ -543,7 +866,9 @@ def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:
         yield from iter_source_texts(paths_or_texts)
 
 
-def _learned_counts(paths_or_texts: Any, *, threads: Optional[int] = None, errors: str = "strict") -> Dict[bytes, int]:
+def _learned_counts(
+    paths_or_texts: Any, *, threads: Optional[int] = None, errors: str = "strict"
+) -> Dict[bytes, int]:
     """The learned part's training counts: the words that are not fixed, told apart by the
     native encoder itself (so training sees what encoding hands to the BPE), each with its
     word mark, split by :data:`INNER_PATTERN`."""
@@ -576,5 +901,19 @@ def load(path: PathLike) -> CppTokenizer:
     return CppTokenizer.load(path)
 
 
-__all__ = ["CppTokenizer", "train", "load", "LAYOUT", "FIXED_IDS", "FIXED_NAMES", "PATTERN", "SPECIAL_TOKENS",
-           "CPP_KEYWORDS", "CPP_OPERATORS", "PREPROCESSOR", "PUNCTUATION", "STL_NAMES", "DIFF_TOKENS"]
+__all__ = [
+    "CppTokenizer",
+    "train",
+    "load",
+    "LAYOUT",
+    "FIXED_IDS",
+    "FIXED_NAMES",
+    "PATTERN",
+    "SPECIAL_TOKENS",
+    "CPP_KEYWORDS",
+    "CPP_OPERATORS",
+    "PREPROCESSOR",
+    "PUNCTUATION",
+    "STL_NAMES",
+    "DIFF_TOKENS",
+]

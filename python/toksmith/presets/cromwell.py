@@ -74,8 +74,12 @@ def _check_extensions(extensions: Any) -> Tuple[str, ...]:
     """``extensions`` as a tuple of non-empty str; a single str is one extension."""
     if isinstance(extensions, str):
         extensions = (extensions,)
-    elif isinstance(extensions, (bytes, bytearray, abc.Mapping)) or not isinstance(extensions, abc.Iterable):
-        raise TypeError(f"extensions must be a str such as '.py' or a list of them, not {type(extensions).__name__}")
+    elif isinstance(extensions, (bytes, bytearray, abc.Mapping)) or not isinstance(
+        extensions, abc.Iterable
+    ):
+        raise TypeError(
+            f"extensions must be a str such as '.py' or a list of them, not {type(extensions).__name__}"
+        )
     exts = tuple(extensions)
     for e in exts:
         if not isinstance(e, str):
@@ -97,12 +101,14 @@ def _check_text(value: Any, what: str) -> str:
             raise ValueError(
                 f"{what} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}) that UTF-8 "
                 "cannot encode, so it would not come back from the ids; pass text decoded with "
-                "errors='replace' (not 'surrogateescape')") from None
+                "errors='replace' (not 'surrogateescape')"
+            ) from None
     return value
 
 
-def collect_code_corpus(directories: Union[PathLike, Sequence[PathLike]],
-                        extensions: Sequence[str] = DEFAULT_EXTENSIONS) -> List[Path]:
+def collect_code_corpus(
+    directories: Union[PathLike, Sequence[PathLike]], extensions: Sequence[str] = DEFAULT_EXTENSIONS
+) -> List[Path]:
     """The files under ``directories`` (recursively) whose names end with one of
     ``extensions`` (a str is one extension), sorted, ready for :func:`train`. Hidden folders
     (``.git``...) are skipped. A missing directory raises FileNotFoundError; finding no file
@@ -114,12 +120,16 @@ def collect_code_corpus(directories: Union[PathLike, Sequence[PathLike]],
     if isinstance(directories, (str, os.PathLike)):
         directories = [directories]
     elif isinstance(directories, (bytes, bytearray)) or not isinstance(directories, abc.Iterable):
-        raise TypeError(f"directories must be a path (str or os.PathLike) or a list of paths, "
-                        f"not {type(directories).__name__}")
+        raise TypeError(
+            f"directories must be a path (str or os.PathLike) or a list of paths, "
+            f"not {type(directories).__name__}"
+        )
     directories = list(directories)
     for d in directories:
         if not isinstance(d, (str, os.PathLike)):
-            raise TypeError(f"directories must hold paths (str or os.PathLike), not {type(d).__name__} ({d!r})")
+            raise TypeError(
+                f"directories must hold paths (str or os.PathLike), not {type(d).__name__} ({d!r})"
+            )
     exts = _check_extensions(extensions)
     found: List[Path] = []
     for directory in directories:
@@ -130,7 +140,9 @@ def collect_code_corpus(directories: Union[PathLike, Sequence[PathLike]],
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             found.extend(Path(dirpath) / f for f in sorted(filenames) if f.endswith(exts))
     if not found:
-        raise ValueError(f"collect_code_corpus: no file ending with {list(exts)} under {[str(d) for d in directories]}")
+        raise ValueError(
+            f"collect_code_corpus: no file ending with {list(exts)} under {[str(d) for d in directories]}"
+        )
     return found
 
 
@@ -170,20 +182,32 @@ def train(
         paths_or_texts = _with_extensions(paths_or_texts, _check_extensions(extensions))
     else:
         paths_or_texts = _plain_source(paths_or_texts, text_field, errors)
-    tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
-                       text_field=text_field, errors=errors, name=name)
+    tok = train_preset(
+        PRESET,
+        paths_or_texts,
+        vocab_size,
+        threads=threads,
+        progress=progress,
+        text_field=text_field,
+        errors=errors,
+        name=name,
+    )
     return CodeTokenizer(tok)
 
 
 def _with_extensions(source: Any, extensions: Sequence[str]) -> Any:
     items = [source] if isinstance(source, (str, os.PathLike)) else source
-    if not isinstance(items, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in items):
+    if not isinstance(items, (list, tuple)) or not all(
+        isinstance(p, (str, os.PathLike)) for p in items
+    ):
         raise TypeError("extensions= needs paths_or_texts to be a path or a list of paths")
     out: List[Any] = []
     for p in items:
         if not os.path.exists(p):
-            raise FileNotFoundError(f"extensions= applies to files and folders: {str(p)[:80]!r} is neither "
-                                    "(to train on texts, leave extensions out)")
+            raise FileNotFoundError(
+                f"extensions= applies to files and folders: {str(p)[:80]!r} is neither "
+                "(to train on texts, leave extensions out)"
+            )
         out.extend(collect_code_corpus(p, extensions) if os.path.isdir(p) else [Path(p)])
     return out
 
@@ -198,18 +222,27 @@ def _plain_source(source: Any, text_field: str, errors: str) -> Any:
         return source
     is_path = [isinstance(p, os.PathLike) for p in source]
     if any(is_path) and not all(is_path) and all(isinstance(p, (str, os.PathLike)) for p in source):
-        named = next((p for p, path in zip(source, is_path) if not path and "\n" not in p and _pathish(p)
-                      and os.path.exists(p)), None)
+        named = next(
+            (
+                p
+                for p, path in zip(source, is_path)
+                if not path and "\n" not in p and _pathish(p) and os.path.exists(p)
+            ),
+            None,
+        )
         if named is not None:
-            raise ValueError(f"paths_or_texts mixes os.PathLike paths with str texts, and the text {named[:80]!r} "
-                             "names a file: pass it as pathlib.Path(...) to read the file, or give texts only")
+            raise ValueError(
+                f"paths_or_texts mixes os.PathLike paths with str texts, and the text {named[:80]!r} "
+                "names a file: pass it as pathlib.Path(...) to read the file, or give texts only"
+            )
         return _mixed_texts(list(source), text_field, errors)
     if all(isinstance(p, str) for p in source) and not any("\n" in p for p in source):
         missing = _missing_path(source)
         if missing is not None:
             raise FileNotFoundError(
                 f"paths_or_texts names existing files, but {missing[:80]!r} does not exist; fix the path, or "
-                "pass texts as iter(texts) to train on the strings themselves")
+                "pass texts as iter(texts) to train on the strings themselves"
+            )
     return source
 
 
@@ -221,6 +254,7 @@ def _missing_path(items: Sequence[str]) -> Optional[str]:
     """In a list of str whose first item names a file (or the first looks like a path and one of
     the next thousand names a file), the first item that names nothing; globs are left to the
     trainer. Lists of texts cost one stat (or a bounded number of them)."""
+
     def missing(p: str) -> bool:
         return not os.path.exists(p) and not any(c in p for c in "*?[")
 
@@ -255,7 +289,9 @@ def _array_list(ids: Any, what: str) -> Any:
         raise TypeError(f"{what} must be integers, not an array of dtype {ids.dtype}")
     out = ids.tolist()
     if not isinstance(out, list):
-        raise TypeError(f"{what} must be a sequence of int token ids, not a single {type(out).__name__}")
+        raise TypeError(
+            f"{what} must be a sequence of int token ids, not a single {type(out).__name__}"
+        )
     return out
 
 
@@ -263,23 +299,34 @@ def _token_id(value: Any, k: int, what: str) -> int:
     try:
         return _as_int(value, what)
     except TypeError:
-        raise TypeError(f"{what} must hold int token ids, not {type(value).__name__} ({value!r}) "
-                        f"at index {k}") from None
+        raise TypeError(
+            f"{what} must hold int token ids, not {type(value).__name__} ({value!r}) at index {k}"
+        ) from None
 
 
 def _ids_list(ids: Any, what: str, n_vocab: int) -> List[int]:
     """Token ids as a list of Python ints in ``range(n_vocab)``: a list, tuple, iterator or
     numpy array of ints (numpy integers accepted). A str, bytes, a set or a mapping (no
     order), a single int, a bool or a float is a TypeError; an id out of range a ValueError."""
-    if isinstance(ids, (str, bytes, bytearray, abc.Set, abc.Mapping)) or not isinstance(ids, abc.Iterable):
+    if isinstance(ids, (str, bytes, bytearray, abc.Set, abc.Mapping)) or not isinstance(
+        ids, abc.Iterable
+    ):
         raise TypeError(f"{what} must be a sequence of int token ids, not {type(ids).__name__}")
-    out = _array_list(ids, what) if hasattr(ids, "tolist") and not isinstance(ids, list) else list(ids)
-    if set(map(type, out)) - {int}:  # one C loop; the slow path converts numpy ints, names the culprit
+    out = (
+        _array_list(ids, what)
+        if hasattr(ids, "tolist") and not isinstance(ids, list)
+        else list(ids)
+    )
+    if set(map(type, out)) - {
+        int
+    }:  # one C loop; the slow path converts numpy ints, names the culprit
         out = [_token_id(i, k, what) for k, i in enumerate(out)]
     if out and (min(out) < 0 or max(out) >= n_vocab):
         bad = next(i for i in out if not 0 <= i < n_vocab)
-        raise ValueError(f"{what}: token id {bad} is out of range for a vocabulary of {n_vocab} ids "
-                         f"(valid: 0..{n_vocab - 1})")
+        raise ValueError(
+            f"{what}: token id {bad} is out of range for a vocabulary of {n_vocab} ids "
+            f"(valid: 0..{n_vocab - 1})"
+        )
     return out
 
 
@@ -301,7 +348,10 @@ class CodeTokenizer(PresetTokenizer):
         self.special_ids: Dict[str, int] = {s: self._all_specials[s] for s in SPECIAL_TOKENS}
         self.pad_id, self.eos_id, self.bos_id = (self.special_ids[s] for s in (PAD, EOS, BOS))
         self.file_id, self.file_end_id = self.special_ids[FILE], self.special_ids[FILE_END]
-        self.edit_start_id, self.edit_end_id = self.special_ids[EDIT_START], self.special_ids[EDIT_END]
+        self.edit_start_id, self.edit_end_id = (
+            self.special_ids[EDIT_START],
+            self.special_ids[EDIT_END],
+        )
         self.delete_id = self.special_ids[DELETE]
 
     @property
@@ -326,7 +376,9 @@ class CodeTokenizer(PresetTokenizer):
             ids.append(self.eos_id)
         return ids
 
-    def encode_batch(self, texts: Sequence[str], *, threads: Optional[int] = None) -> List[List[int]]:
+    def encode_batch(
+        self, texts: Sequence[str], *, threads: Optional[int] = None
+    ) -> List[List[int]]:
         """:meth:`encode` of each text, on ``threads`` threads (default: all cores)."""
         return self.tokenizer.encode_ordinary_batch(texts, threads=optional_int(threads, "threads"))
 
@@ -343,10 +395,17 @@ class CodeTokenizer(PresetTokenizer):
         try:
             return self.tokenizer.decode(ids, skip_special_tokens=skip)
         except TypeError:  # numpy integer items (the core takes Python ints), or a real type error
-            return self.tokenizer.decode(_ids_list(ids, "ids", self.tokenizer.n_vocab), skip_special_tokens=skip)
+            return self.tokenizer.decode(
+                _ids_list(ids, "ids", self.tokenizer.n_vocab), skip_special_tokens=skip
+            )
 
-    def decode_batch(self, batch: Sequence[Sequence[int]], *, threads: Optional[int] = None,
-                     skip_special_tokens: bool = False) -> List[str]:
+    def decode_batch(
+        self,
+        batch: Sequence[Sequence[int]],
+        *,
+        threads: Optional[int] = None,
+        skip_special_tokens: bool = False,
+    ) -> List[str]:
         """:meth:`decode` of each id sequence, in parallel on ``threads`` threads (default: all cores)."""
         skip = _flag(skip_special_tokens, "skip_special_tokens")
         threads = optional_int(threads, "threads")
@@ -372,7 +431,9 @@ class CodeTokenizer(PresetTokenizer):
         enc = self.tokenizer.encode_ordinary
         return [self.file_id, *enc(file_path), self.file_end_id, *enc(file_content)]
 
-    def tokenize_file_with_edit(self, file_path: str, file_content: str, edit_instruction: str) -> List[int]:
+    def tokenize_file_with_edit(
+        self, file_path: str, file_content: str, edit_instruction: str
+    ) -> List[int]:
         """``<FILE> path </FILE> content <EDIT_START> edit <EDIT_END>`` (seed 000, 5.1).
 
         ``edit_instruction`` is what goes in the edit region: an instruction when building a
@@ -416,8 +477,10 @@ class CodeTokenizer(PresetTokenizer):
             ids = ids[: ids.index(self.eos_id)]
         ids = [i for i in ids if i != self.pad_id and i != self.bos_id]
         if self.edit_start_id not in ids:
-            raise ValueError("parse_edit_output: the ids hold no <EDIT_START> token: not an edit frame "
-                             "(build one with tokenize_file_with_edit)")
+            raise ValueError(
+                "parse_edit_output: the ids hold no <EDIT_START> token: not an edit frame "
+                "(build one with tokenize_file_with_edit)"
+            )
         edit_at = ids.index(self.edit_start_id)
         file_path: Optional[str] = None
         body_at = 0
@@ -426,11 +489,13 @@ class CodeTokenizer(PresetTokenizer):
             try:
                 end_at = ids.index(self.file_end_id, file_at + 1, edit_at)
             except ValueError:
-                raise ValueError("parse_edit_output: the <FILE> header is not closed by </FILE> before "
-                                 "<EDIT_START>") from None
-            file_path = self.tokenizer.decode(ids[file_at + 1:end_at])
+                raise ValueError(
+                    "parse_edit_output: the <FILE> header is not closed by </FILE> before "
+                    "<EDIT_START>"
+                ) from None
+            file_path = self.tokenizer.decode(ids[file_at + 1 : end_at])
             body_at = end_at + 1
-        region = ids[edit_at + 1:]
+        region = ids[edit_at + 1 :]
         complete = self.edit_end_id in region
         if complete:
             region = region[: region.index(self.edit_end_id)]
@@ -443,8 +508,13 @@ class CodeTokenizer(PresetTokenizer):
             edit_type = "insert"
         else:
             edit_type = "replace"
-        return {"file_path": file_path, "old_content": old_content, "new_content": new_content,
-                "edit_type": edit_type, "complete": complete}
+        return {
+            "file_path": file_path,
+            "old_content": old_content,
+            "new_content": new_content,
+            "edit_type": edit_type,
+            "complete": complete,
+        }
 
 
 class TokenCache:
@@ -460,7 +530,9 @@ class TokenCache:
     (1, 1)
     """
 
-    def __init__(self, tokenizer: Union[Tokenizer, "CodeTokenizer"], cache_size: int = 10000) -> None:
+    def __init__(
+        self, tokenizer: Union[Tokenizer, "CodeTokenizer"], cache_size: int = 10000
+    ) -> None:
         cache_size = _as_int(cache_size, "cache_size")
         if cache_size < 0:
             raise ValueError(f"cache_size must be >= 0 (0: no caching), not {cache_size}")
@@ -506,17 +578,34 @@ def _code_tokenizer(tokenizer: Union[Tokenizer, CodeTokenizer]) -> CodeTokenizer
     return tokenizer if isinstance(tokenizer, CodeTokenizer) else CodeTokenizer(tokenizer)
 
 
-def tokenize_file_with_edit(file_path: str, file_content: str, edit_instruction: str,
-                            tokenizer: Union[Tokenizer, CodeTokenizer]) -> List[int]:
+def tokenize_file_with_edit(
+    file_path: str,
+    file_content: str,
+    edit_instruction: str,
+    tokenizer: Union[Tokenizer, CodeTokenizer],
+) -> List[int]:
     """The seed's function: :meth:`CodeTokenizer.tokenize_file_with_edit` with ``tokenizer``
     (a :class:`CodeTokenizer` or a :class:`~toksmith.Tokenizer` with the eight special tokens)."""
-    return _code_tokenizer(tokenizer).tokenize_file_with_edit(file_path, file_content, edit_instruction)
+    return _code_tokenizer(tokenizer).tokenize_file_with_edit(
+        file_path, file_content, edit_instruction
+    )
 
 
-def parse_edit_output(tokens: Sequence[int], tokenizer: Union[Tokenizer, CodeTokenizer]) -> Dict[str, Any]:
+def parse_edit_output(
+    tokens: Sequence[int], tokenizer: Union[Tokenizer, CodeTokenizer]
+) -> Dict[str, Any]:
     """The seed's function: :meth:`CodeTokenizer.parse_edit_output` with ``tokenizer``."""
     return _code_tokenizer(tokenizer).parse_edit_output(tokens)
 
 
-__all__ = ["SPECIAL_TOKENS", "DEFAULT_VOCAB_SIZE", "DEFAULT_EXTENSIONS", "CodeTokenizer", "TokenCache", "train",
-           "collect_code_corpus", "tokenize_file_with_edit", "parse_edit_output"]
+__all__ = [
+    "SPECIAL_TOKENS",
+    "DEFAULT_VOCAB_SIZE",
+    "DEFAULT_EXTENSIONS",
+    "CodeTokenizer",
+    "TokenCache",
+    "train",
+    "collect_code_corpus",
+    "tokenize_file_with_edit",
+    "parse_edit_output",
+]

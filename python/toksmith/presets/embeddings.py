@@ -35,7 +35,7 @@ _FNV_PRIME = 0x100000001B3
 BACKENDS = ("cpu", "numpy", "cupy", "torch")
 #: the most numbers (``dim * number of tokens``) one embedding table may hold: 2**31 float32,
 #: 8 GiB (a larger request is refused before anything is allocated)
-MAX_FLOATS = 2 ** 31
+MAX_FLOATS = 2**31
 #: rows computed at a time by the array backends (bounds their temporary memory)
 ROWS_PER_STEP = 4096
 
@@ -49,9 +49,15 @@ def _int(value: Any, what: str) -> int:
 
 
 def _check_tokens(tokens: Any) -> None:
-    if isinstance(tokens, (str, bytes, bytearray)) or not isinstance(tokens, Sized) or not isinstance(tokens, Iterable):
-        raise TypeError(f"tokens must be a list of str, not {type(tokens).__name__}"
-                        + ("; wrap one token in a list" if isinstance(tokens, str) else ""))
+    if (
+        isinstance(tokens, (str, bytes, bytearray))
+        or not isinstance(tokens, Sized)
+        or not isinstance(tokens, Iterable)
+    ):
+        raise TypeError(
+            f"tokens must be a list of str, not {type(tokens).__name__}"
+            + ("; wrap one token in a list" if isinstance(tokens, str) else "")
+        )
 
 
 def splitmix64(x: int) -> int:
@@ -71,8 +77,10 @@ def token_seed(text: str, seed: int = 0) -> int:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise ValueError(f"the token {text!r} holds a lone surrogate (U+{ord(text[e.start]):04X}) that UTF-8 "
-                         f"cannot encode; pass tokens of valid text") from None
+        raise ValueError(
+            f"the token {text!r} holds a lone surrogate (U+{ord(text[e.start]):04X}) that UTF-8 "
+            f"cannot encode; pass tokens of valid text"
+        ) from None
     h = _FNV_OFFSET
     for b in data:
         h = ((h ^ b) * _FNV_PRIME) & MASK64
@@ -86,7 +94,10 @@ def embed_reference(tokens: Sequence[str], dim: int, seed: int = 0) -> List[List
     rows = []
     for t in tokens:
         s = token_seed(t, seed)
-        v = [2.0 * ((splitmix64((s + i * GOLDEN) & MASK64) >> 11) * 2.0 ** -53) - 1.0 for i in range(dim)]
+        v = [
+            2.0 * ((splitmix64((s + i * GOLDEN) & MASK64) >> 11) * 2.0**-53) - 1.0
+            for i in range(dim)
+        ]
         norm = sum(c * c for c in v) ** 0.5
         rows.append([c / norm if norm > 0 else 0.0 for c in v])
     return rows
@@ -105,8 +116,10 @@ def check_dim(dim: Any, n_tokens: int = 1) -> None:
         raise ValueError(f"n_tokens must be a number of tokens >= 0, not {n_tokens}")
     n = max(1, n_tokens)
     if dim * n > MAX_FLOATS:
-        raise ValueError(f"dim={dim} is too large: {n} tokens x {dim} numbers is more than the limit of "
-                         f"{MAX_FLOATS} (2**31) float32 numbers per embedding table; pass dim <= {MAX_FLOATS // n}")
+        raise ValueError(
+            f"dim={dim} is too large: {n} tokens x {dim} numbers is more than the limit of "
+            f"{MAX_FLOATS} (2**31) float32 numbers per embedding table; pass dim <= {MAX_FLOATS // n}"
+        )
 
 
 def check_args(dim: Any, seed: Any, backend: Any, n_tokens: int = 1) -> None:
@@ -129,14 +142,14 @@ def _need(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ImportError(
-            f"this embedding backend needs {module}: pip install {extra}"
-        ) from None
+        raise ImportError(f"this embedding backend needs {module}: pip install {extra}") from None
 
 
 #: what to install for each GPU backend (cupy's wheels are named after the CUDA version)
-GPU_PACKAGES = {"cupy": "cupy-cuda12x (or the cupy wheel for your CUDA version, e.g. cupy-cuda11x)",
-                "torch": "torch"}
+GPU_PACKAGES = {
+    "cupy": "cupy-cuda12x (or the cupy wheel for your CUDA version, e.g. cupy-cuda11x)",
+    "torch": "torch",
+}
 
 
 def gpu_backend(backend: str, device: Any = None) -> Any:
@@ -145,7 +158,9 @@ def gpu_backend(backend: str, device: Any = None) -> Any:
     instead when cupy finds no CUDA GPU, or ``device`` is no torch device or a CUDA device torch
     cannot use (``device=None`` is CUDA when available, else the CPU)."""
     if not isinstance(backend, str):
-        raise TypeError(f"backend must be a str, one of {tuple(GPU_PACKAGES)}, not {type(backend).__name__}")
+        raise TypeError(
+            f"backend must be a str, one of {tuple(GPU_PACKAGES)}, not {type(backend).__name__}"
+        )
     if backend not in GPU_PACKAGES:
         raise ValueError(f"backend must be one of {tuple(GPU_PACKAGES)}, not {backend!r}")
     module = _need(backend, GPU_PACKAGES[backend])
@@ -155,24 +170,31 @@ def gpu_backend(backend: str, device: Any = None) -> Any:
         except Exception as e:  # cupy's CUDARuntimeError: no driver, no device
             n, why = 0, f"{type(e).__name__}: {e}"
         if n < 1:
-            raise ValueError(f"backend='cupy' needs a CUDA GPU, but cupy finds no CUDA GPU ({why}): pass "
-                             f"backend='cpu' or 'numpy' (the same numbers)")
+            raise ValueError(
+                f"backend='cupy' needs a CUDA GPU, but cupy finds no CUDA GPU ({why}): pass "
+                f"backend='cpu' or 'numpy' (the same numbers)"
+            )
         return module
     if device is None:
         return module
     try:
         dev = module.device(device)
     except (RuntimeError, TypeError, ValueError) as e:
-        raise ValueError(f"device must be a torch device such as 'cuda', 'cuda:0' or 'cpu', not {device!r} "
-                         f"({e})") from None
+        raise ValueError(
+            f"device must be a torch device such as 'cuda', 'cuda:0' or 'cpu', not {device!r} ({e})"
+        ) from None
     if dev.type == "cuda":
         if not module.cuda.is_available():
-            raise ValueError(f"device={device!r}, but torch finds no CUDA GPU (torch.cuda.is_available() is "
-                             f"False): pass device='cpu', or backend='cpu' (the same numbers)")
+            raise ValueError(
+                f"device={device!r}, but torch finds no CUDA GPU (torch.cuda.is_available() is "
+                f"False): pass device='cpu', or backend='cpu' (the same numbers)"
+            )
         count = module.cuda.device_count()
         if dev.index is not None and not 0 <= dev.index < count:
-            raise ValueError(f"device={device!r}, but torch sees {count} CUDA device(s): pass 'cuda:0'"
-                             f"{f' .. cuda:{count - 1}' if count > 1 else ''}")
+            raise ValueError(
+                f"device={device!r}, but torch sees {count} CUDA device(s): pass 'cuda:0'"
+                f"{f' .. cuda:{count - 1}' if count > 1 else ''}"
+            )
     return module
 
 
@@ -184,19 +206,21 @@ def embed_numpy(tokens: Sequence[str], dim: int, seed: int = 0, xp: Any = None) 
     if xp is None:
         xp = _need("numpy", "toksmith[numpy]")
     elif not all(callable(getattr(xp, f, None)) for f in ("asarray", "empty", "arange", "uint64")):
-        raise TypeError(f"xp must be an array module (numpy, or cupy for the GPU) or None, not {type(xp).__name__}")
+        raise TypeError(
+            f"xp must be an array module (numpy, or cupy for the GPU) or None, not {type(xp).__name__}"
+        )
     seeds = xp.asarray([token_seed(t, seed) for t in tokens], dtype=xp.uint64)
     out = xp.empty((len(tokens), dim), dtype=xp.float32)
     steps = xp.arange(dim, dtype=xp.uint64) * xp.uint64(GOLDEN)
     for lo in range(0, len(tokens), ROWS_PER_STEP):
-        z = seeds[lo:lo + ROWS_PER_STEP, None] + steps[None, :]
+        z = seeds[lo : lo + ROWS_PER_STEP, None] + steps[None, :]
         z = z + xp.uint64(GOLDEN)
         z = (z ^ (z >> xp.uint64(30))) * xp.uint64(_M1)
         z = (z ^ (z >> xp.uint64(27))) * xp.uint64(_M2)
         z = z ^ (z >> xp.uint64(31))
-        v = (z >> xp.uint64(11)).astype(xp.float64) * (2.0 ** -53) * 2.0 - 1.0
+        v = (z >> xp.uint64(11)).astype(xp.float64) * (2.0**-53) * 2.0 - 1.0
         norm = xp.sqrt((v * v).sum(axis=1, keepdims=True))
-        out[lo:lo + ROWS_PER_STEP] = xp.where(norm > 0, v / xp.where(norm > 0, norm, 1.0), 0.0)
+        out[lo : lo + ROWS_PER_STEP] = xp.where(norm > 0, v / xp.where(norm > 0, norm, 1.0), 0.0)
     return out
 
 
@@ -217,21 +241,35 @@ def embed_torch(tokens: Sequence[str], dim: int, seed: int = 0, device: Any = No
     def srl(z: Any, k: int) -> Any:
         return (z >> k) & ((1 << (64 - k)) - 1)
 
-    seeds = torch.tensor([_signed(token_seed(t, seed)) for t in tokens], dtype=torch.int64, device=device)
+    seeds = torch.tensor(
+        [_signed(token_seed(t, seed)) for t in tokens], dtype=torch.int64, device=device
+    )
     steps = torch.arange(dim, dtype=torch.int64, device=device) * _signed(GOLDEN)
     out = torch.empty((len(tokens), dim), dtype=torch.float32, device=device)
     for lo in range(0, len(tokens), ROWS_PER_STEP):
-        z = seeds[lo:lo + ROWS_PER_STEP, None] + steps[None, :]
+        z = seeds[lo : lo + ROWS_PER_STEP, None] + steps[None, :]
         z = z + _signed(GOLDEN)
         z = (z ^ srl(z, 30)) * _signed(_M1)
         z = (z ^ srl(z, 27)) * _signed(_M2)
         z = z ^ srl(z, 31)
-        v = srl(z, 11).to(torch.float64) * (2.0 ** -53) * 2.0 - 1.0
+        v = srl(z, 11).to(torch.float64) * (2.0**-53) * 2.0 - 1.0
         norm = torch.sqrt((v * v).sum(dim=1, keepdim=True))
-        out[lo:lo + ROWS_PER_STEP] = torch.where(norm > 0, v / torch.where(norm > 0, norm, torch.ones_like(norm)),
-                                                 torch.zeros_like(v)).to(torch.float32)
+        out[lo : lo + ROWS_PER_STEP] = torch.where(
+            norm > 0, v / torch.where(norm > 0, norm, torch.ones_like(norm)), torch.zeros_like(v)
+        ).to(torch.float32)
     return out
 
 
-__all__ = ["BACKENDS", "MAX_FLOATS", "GPU_PACKAGES", "check_args", "check_dim", "splitmix64", "token_seed",
-           "embed_reference", "embed_numpy", "embed_torch", "gpu_backend"]
+__all__ = [
+    "BACKENDS",
+    "MAX_FLOATS",
+    "GPU_PACKAGES",
+    "check_args",
+    "check_dim",
+    "splitmix64",
+    "token_seed",
+    "embed_reference",
+    "embed_numpy",
+    "embed_torch",
+    "gpu_backend",
+]

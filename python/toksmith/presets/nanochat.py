@@ -34,7 +34,14 @@ from ._base import PresetTokenizer
 from ._checks import as_int as _as_int
 from ._checks import check_train_options, optional_int
 from ._sources import train_preset
-from .conversation import ASSISTANT_START, Segment, Special, normalize_messages, plan_conversation, plan_messages
+from .conversation import (
+    ASSISTANT_START,
+    Segment,
+    Special,
+    normalize_messages,
+    plan_conversation,
+    plan_messages,
+)
 
 PRESET = PRESETS["nanochat"]
 #: the nine special tokens, in id order
@@ -69,19 +76,33 @@ def train(
     check_train_options(paths_or_texts, name=name, text_field=text_field, errors=errors)
     if isinstance(paths_or_texts, (str, os.PathLike)) and not os.fspath(paths_or_texts):
         # an empty path would be the current folder, every file under it read as training text
-        raise ValueError("paths_or_texts is an empty path; pass a file, folder or glob, or a list of str texts")
+        raise ValueError(
+            "paths_or_texts is an empty path; pass a file, folder or glob, or a list of str texts"
+        )
     vocab_size = _as_int(vocab_size, "vocab_size")
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be a bool, not {type(progress).__name__}")
-    tok = train_preset(PRESET, paths_or_texts, vocab_size, threads=threads, progress=progress,
-                       text_field=text_field, errors=errors, name=name)
+    tok = train_preset(
+        PRESET,
+        paths_or_texts,
+        vocab_size,
+        threads=threads,
+        progress=progress,
+        text_field=text_field,
+        errors=errors,
+        name=name,
+    )
     return ChatTokenizer(tok)
 
 
 def _ids_list(ids: Any) -> List[int]:
     """Token ids as a list for the core: a list, tuple or numpy array of ints (numpy integers
     accepted); a str, bytes or a single int is a TypeError (not split into characters)."""
-    if isinstance(ids, (str, bytes, bytearray, abc.Mapping, abc.Set)) or ids is None or isinstance(ids, (int, float)):
+    if (
+        isinstance(ids, (str, bytes, bytearray, abc.Mapping, abc.Set))
+        or ids is None
+        or isinstance(ids, (int, float))
+    ):
         # a dict or a set would give its keys, in no useful order
         raise TypeError(f"ids must be a list of int token ids, not {type(ids).__name__}")
     if hasattr(ids, "tolist") and not isinstance(ids, list):
@@ -126,7 +147,11 @@ class ChatTokenizer(PresetTokenizer):
         folder gets ``tokenizer.json`` too; any other path is the file itself."""
         if isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes):
             p = fspath(path)
-            if p and not os.path.exists(p) and not os.path.splitext(os.path.basename(p.rstrip("/\\")))[1]:
+            if (
+                p
+                and not os.path.exists(p)
+                and not os.path.splitext(os.path.basename(p.rstrip("/\\")))[1]
+            ):
                 os.makedirs(p, exist_ok=True)
         super().save(path)
 
@@ -136,13 +161,19 @@ class ChatTokenizer(PresetTokenizer):
         return cls.load(tokenizer_dir)
 
     @classmethod
-    def train_from_iterator(cls, text_iterator: Iterable[str], vocab_size: int, **kwargs: Any) -> "ChatTokenizer":
+    def train_from_iterator(
+        cls, text_iterator: Iterable[str], vocab_size: int, **kwargs: Any
+    ) -> "ChatTokenizer":
         """nanochat's name for :func:`train` on texts."""
         if isinstance(text_iterator, (str, os.PathLike)):
             raise TypeError("text_iterator must be an iterable of str texts; use train() for paths")
-        if isinstance(text_iterator, (bytes, bytearray, abc.Mapping)) or not isinstance(text_iterator, abc.Iterable):
-            raise TypeError(f"text_iterator must be an iterable of str texts (a list, a generator...), "
-                            f"not {type(text_iterator).__name__}")
+        if isinstance(text_iterator, (bytes, bytearray, abc.Mapping)) or not isinstance(
+            text_iterator, abc.Iterable
+        ):
+            raise TypeError(
+                f"text_iterator must be an iterable of str texts (a list, a generator...), "
+                f"not {type(text_iterator).__name__}"
+            )
         return train(iter(text_iterator), vocab_size, **kwargs)
 
     # ------------------------------------------------------------------ vocabulary
@@ -161,7 +192,9 @@ class ChatTokenizer(PresetTokenizer):
     def encode_special(self, text: str) -> int:
         """The id of a special token, by name (``"<|bos|>"``...)."""
         if not isinstance(text, str):
-            raise TypeError(f"a special token name must be a str such as '<|bos|>', not {type(text).__name__}")
+            raise TypeError(
+                f"a special token name must be a str such as '<|bos|>', not {type(text).__name__}"
+            )
         try:
             return self._all_specials[text]
         except KeyError:
@@ -182,7 +215,9 @@ class ChatTokenizer(PresetTokenizer):
         try:
             value = _as_int(value, what)
         except TypeError:
-            raise TypeError(f"{what} must be a special token name or id, not {type(value).__name__}") from None
+            raise TypeError(
+                f"{what} must be a special token name or id, not {type(value).__name__}"
+            ) from None
         if not 0 <= value < self.tokenizer.n_vocab:
             raise ValueError(f"{what}={value} is not a token id (0..{self.tokenizer.n_vocab - 1})")
         return value
@@ -200,7 +235,9 @@ class ChatTokenizer(PresetTokenizer):
         pre = self._special_id(prepend, "prepend") if prepend is not None else None
         post = self._special_id(append, "append") if append is not None else None
         if isinstance(text, str):
-            if type(num_threads) is not int or num_threads != 8:  # unused for one text, still checked
+            if (
+                type(num_threads) is not int or num_threads != 8
+            ):  # unused for one text, still checked
                 _threads(optional_int(num_threads, "num_threads"))
             ids = self.tokenizer.encode_ordinary(text)
             if pre is not None:
@@ -209,7 +246,9 @@ class ChatTokenizer(PresetTokenizer):
                 ids.append(post)
             return ids
         if isinstance(text, (list, tuple)):
-            batch = self.tokenizer.encode_ordinary_batch(list(text), threads=optional_int(num_threads, "num_threads"))
+            batch = self.tokenizer.encode_ordinary_batch(
+                list(text), threads=optional_int(num_threads, "num_threads")
+            )
             if pre is not None:
                 for ids in batch:
                     ids.insert(0, pre)
@@ -233,8 +272,9 @@ class ChatTokenizer(PresetTokenizer):
 
     # ------------------------------------------------------------------ conversations
 
-    def _assemble(self, plan: List[Segment], encoded: Any,
-                  max_tokens: Optional[int]) -> Tuple[List[int], List[int]]:
+    def _assemble(
+        self, plan: List[Segment], encoded: Any, max_tokens: Optional[int]
+    ) -> Tuple[List[int], List[int]]:
         """Concatenate a plan's segments; ``encoded(k, text)`` gives the ids of text segment
         ``k``. Stops as soon as ``max_tokens`` ids are out, so ids and mask stay aligned."""
         ids: List[int] = []
@@ -275,16 +315,24 @@ class ChatTokenizer(PresetTokenizer):
         try:
             max_tokens = _as_int(max_tokens, "max_tokens")
         except TypeError:
-            raise TypeError(f"max_tokens must be an int or None, not {type(max_tokens).__name__}") from None
+            raise TypeError(
+                f"max_tokens must be an int or None, not {type(max_tokens).__name__}"
+            ) from None
         if max_tokens < 0:
             raise ValueError(f"max_tokens must be >= 0, not {max_tokens}")
         return max_tokens
 
-    def _render_plan(self, plan: List[Segment], max_tokens: Optional[int]) -> Tuple[List[int], List[int]]:
+    def _render_plan(
+        self, plan: List[Segment], max_tokens: Optional[int]
+    ) -> Tuple[List[int], List[int]]:
         encode = self.tokenizer.encode_ordinary
-        return self._assemble(self._trim_plan(plan, max_tokens), lambda k, text: encode(text), max_tokens)
+        return self._assemble(
+            self._trim_plan(plan, max_tokens), lambda k, text: encode(text), max_tokens
+        )
 
-    def render_conversation(self, conversation: Any, max_tokens: Optional[int] = 2048) -> Tuple[List[int], List[int]]:
+    def render_conversation(
+        self, conversation: Any, max_tokens: Optional[int] = 2048
+    ) -> Tuple[List[int], List[int]]:
         """Token ids and training mask (1: train on it) of a conversation.
 
         ``<|bos|>`` (0); each user message ``<|user_start|>`` text ``<|user_end|>`` (all 0);
@@ -309,7 +357,9 @@ class ChatTokenizer(PresetTokenizer):
         raises ValueError prefixed with its position (``conversation 3: message 1: ...``)."""
         max_tokens = self._check_max_tokens(max_tokens)
         num_threads = optional_int(num_threads, "num_threads")
-        if isinstance(conversations, (abc.Mapping, str, bytes, bytearray)) or not isinstance(conversations, abc.Iterable):
+        if isinstance(conversations, (abc.Mapping, str, bytes, bytearray)) or not isinstance(
+            conversations, abc.Iterable
+        ):
             raise TypeError(
                 f"conversations must be a list (or other iterable) of conversations, not "
                 f"{type(conversations).__name__}; use render_conversation() for a single conversation"
@@ -322,13 +372,16 @@ class ChatTokenizer(PresetTokenizer):
                 raise type(exc)(f"conversation {n}: {exc}") from None
         return self._render_plans(plans, max_tokens, num_threads)
 
-    def _render_plans(self, plans: List[List[Segment]], max_tokens: Optional[int],
-                      num_threads: Optional[int]) -> List[Tuple[List[int], List[int]]]:
+    def _render_plans(
+        self, plans: List[List[Segment]], max_tokens: Optional[int], num_threads: Optional[int]
+    ) -> List[Tuple[List[int], List[int]]]:
         plans = [self._trim_plan(plan, max_tokens) for plan in plans]
         texts: List[str] = []
         for plan in plans:
             texts.extend(p for p, _ in plan if not isinstance(p, Special))
-        encoded_all = self.tokenizer.encode_ordinary_batch(texts, threads=num_threads) if texts else []
+        encoded_all = (
+            self.tokenizer.encode_ordinary_batch(texts, threads=num_threads) if texts else []
+        )
         out = []
         pos = 0
         for plan in plans:
@@ -340,7 +393,9 @@ class ChatTokenizer(PresetTokenizer):
             out.append(self._assemble(plan, lambda k, _text, e=encoded: e[k], max_tokens))
         return out
 
-    def render_for_completion(self, conversation: Any, max_tokens: Optional[int] = None) -> List[int]:
+    def render_for_completion(
+        self, conversation: Any, max_tokens: Optional[int] = None
+    ) -> List[int]:
         """The prompt ids for generating the assistant's next reply: the conversation without
         its last message if that is an assistant message, then ``<|assistant_start|>``.
 
@@ -350,12 +405,16 @@ class ChatTokenizer(PresetTokenizer):
         """
         max_tokens = self._check_max_tokens(max_tokens)
         if max_tokens == 0:
-            raise ValueError("max_tokens must be >= 1 for render_for_completion (the prompt always ends "
-                             "with <|assistant_start|>), or None for no limit")
+            raise ValueError(
+                "max_tokens must be >= 1 for render_for_completion (the prompt always ends "
+                "with <|assistant_start|>), or None for no limit"
+            )
         messages = normalize_messages(conversation)
         if messages[-1]["role"] == "assistant":
             messages = messages[:-1]
-        ids, _ = self._render_plan(plan_messages(messages), None if max_tokens is None else max_tokens - 1)
+        ids, _ = self._render_plan(
+            plan_messages(messages), None if max_tokens is None else max_tokens - 1
+        )
         ids.append(self._special_ids[ASSISTANT_START])
         return ids
 
@@ -391,7 +450,9 @@ class ChatTokenizer(PresetTokenizer):
 
         if not isinstance(title, str):
             raise TypeError(f"title must be a str, not {type(title).__name__}")
-        return to_html(self.tokenizer, [(None, ids, mask)], title=title, with_token_id=with_token_id)
+        return to_html(
+            self.tokenizer, [(None, ids, mask)], title=title, with_token_id=with_token_id
+        )
 
     def __repr__(self) -> str:
         return f"<toksmith.presets.nanochat.ChatTokenizer n_vocab={self.get_vocab_size()} {self.tokenizer!r}>"
@@ -406,5 +467,13 @@ def load(path: PathLike) -> ChatTokenizer:
     return ChatTokenizer.load(path)
 
 
-__all__ = ["ChatTokenizer", "RustBPETokenizer", "train", "load", "SPECIAL_TOKENS", "SPLIT_PATTERN",
-           "DEFAULT_VOCAB_SIZE", "PRESET"]
+__all__ = [
+    "ChatTokenizer",
+    "RustBPETokenizer",
+    "train",
+    "load",
+    "SPECIAL_TOKENS",
+    "SPLIT_PATTERN",
+    "DEFAULT_VOCAB_SIZE",
+    "PRESET",
+]

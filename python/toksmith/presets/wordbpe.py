@@ -50,11 +50,18 @@ from .. import _core
 from .._paths import fspath
 from ..corpus import iter_line_blocks
 from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
+
 # the largest word count, and the largest total the counts may add up to (the trainer's pair
 # counts and the token statistics are 64-bit integers): 2**63-1
 from ..train import MAX_COUNT, _MergeProgress, _progress_bar
 from . import embeddings as _emb
-from ._sources import check_extensions, check_source, is_path_source, iter_source_texts, source_files
+from ._sources import (
+    check_extensions,
+    check_source,
+    is_path_source,
+    iter_source_texts,
+    source_files,
+)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -75,7 +82,7 @@ DEFAULT_NUM_MERGES = 8000
 TEXT_EXTENSIONS: Tuple[str, ...] = (".txt",)
 _BLOCK = 1 << 20  # characters per text handed to the counter
 #: the largest ``num_merges`` accepted (2**31-1: far more merges than any corpus gives)
-MAX_MERGES = 2 ** 31 - 1
+MAX_MERGES = 2**31 - 1
 #: the sentence :func:`run` tokenizes to show the trained tokenizer at work (the seed's
 #: inference demo)
 DEFAULT_SAMPLE = "The quick brown fox jumps over the lazy dog, and the newest tokenizer splits it."
@@ -94,9 +101,16 @@ class WordTokenizer:
     Build one with :func:`train`, :func:`train_from_counts` or :meth:`load`.
     """
 
-    def __init__(self, tokens: Sequence[str], *, special_tokens: Sequence[str] = (UNK,),
-                 merges: Sequence[Tuple[str, str]] = (), pattern: str = WORD_PATTERN,
-                 lowercase: bool = True, metadata: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        *,
+        special_tokens: Sequence[str] = (UNK,),
+        merges: Sequence[Tuple[str, str]] = (),
+        pattern: str = WORD_PATTERN,
+        lowercase: bool = True,
+        metadata: Optional[Dict[str, Any]] = None,
+    ) -> None:
         if isinstance(tokens, (str, bytes)):
             raise TypeError(f"tokens must be a list of str, not a single {type(tokens).__name__}")
         tokens = list(tokens)
@@ -104,7 +118,9 @@ class WordTokenizer:
         index: Dict[str, int] = {}
         for i, t in enumerate(tokens):
             if not isinstance(t, str):
-                raise TypeError(f"token {i} must be a non-empty str, not {type(t).__name__} ({t!r})")
+                raise TypeError(
+                    f"token {i} must be a non-empty str, not {type(t).__name__} ({t!r})"
+                )
             if not t:
                 raise ValueError(f"token {i} is empty: every token must be a non-empty str")
             if not t.isascii():
@@ -127,7 +143,9 @@ class WordTokenizer:
                 raise TypeError(f"each merge must be a pair of str, not {m!r}")
             pairs.append(m)  # type: ignore[arg-type]
         if not isinstance(pattern, str):
-            raise TypeError(f"pattern must be a str (a regular expression), not {type(pattern).__name__}")
+            raise TypeError(
+                f"pattern must be a str (a regular expression), not {type(pattern).__name__}"
+            )
         _check_pattern(pattern)
         _check_bool("lowercase", lowercase)
         if metadata is not None and not isinstance(metadata, Mapping):
@@ -140,7 +158,9 @@ class WordTokenizer:
         self.metadata: Dict[str, Any] = dict(metadata or {})
         self._index = index
         self.unk_id = index[UNK]
-        learned = [(_token_bytes(t), i) for i, t in enumerate(tokens) if t not in self.special_tokens]
+        learned = [
+            (_token_bytes(t), i) for i, t in enumerate(tokens) if t not in self.special_tokens
+        ]
         self._enc = _core.WordEncoder(pattern, self.lowercase, learned, self.unk_id, len(tokens))
         # decode tables: the text of each token (without its </w>) and what it does to words:
         # _INSIDE (more of the word may follow; <unk> stands for one character of a word), _ENDS
@@ -155,8 +175,10 @@ class WordTokenizer:
         # a word ends (around a word of its own) can be joined, and split at whitespace again
         self._spaced: Optional[List[str]] = None
         if all(t.split() == [t] for t in tokens):
-            self._spaced = [b + " " if r is _ENDS else b if r is _INSIDE else " " + b + " "
-                            for b, r in zip(self._body, self._role)]
+            self._spaced = [
+                b + " " if r is _ENDS else b if r is _INSIDE else " " + b + " "
+                for b, r in zip(self._body, self._role)
+            ]
 
     # ---- vocabulary ----
     @property
@@ -196,7 +218,9 @@ class WordTokenizer:
             raise TypeError(f"token ids must be int, not {type(id).__name__}")
         id = int(id)
         if not 0 <= id < len(self.tokens):
-            raise ValueError(f"token id {id} is out of range: valid ids are 0..{len(self.tokens) - 1}")
+            raise ValueError(
+                f"token id {id} is out of range: valid ids are 0..{len(self.tokens) - 1}"
+            )
         return id
 
     # ---- encoding ----
@@ -264,10 +288,14 @@ class WordTokenizer:
         >>> tok.decode(tok.encode("t\u0127e at"))
         't<unk>e at'
         """
-        if isinstance(ids, (str, bytes, bytearray)):  # "" decoded to "" (and "ab" raised deep inside)
+        if isinstance(
+            ids, (str, bytes, bytearray)
+        ):  # "" decoded to "" (and "ab" raised deep inside)
             raise TypeError(f"ids must be an iterable of int token ids, not {type(ids).__name__}")
         ids = list(ids)
-        if not set(map(type, ids)) <= {int} or (ids and (min(ids) < 0 or max(ids) >= len(self.tokens))):
+        if not set(map(type, ids)) <= {int} or (
+            ids and (min(ids) < 0 or max(ids) >= len(self.tokens))
+        ):
             ids = [self._check_id(i) for i in ids]  # numpy integers become ints here
         if self._spaced is not None:
             spaced = self._spaced
@@ -293,7 +321,9 @@ class WordTokenizer:
         return " ".join(w for w in words if w)
 
     # ---- statistics and embeddings ----
-    def token_stats(self, word_counts: Mapping[str, int], threads: Optional[int] = None) -> List[Tuple[str, int]]:
+    def token_stats(
+        self, word_counts: Mapping[str, int], threads: Optional[int] = None
+    ) -> List[Tuple[str, int]]:
         """How often each token occurs when every counted word is encoded (the seed's
         ``calculateTokenStatsFromCounts``): [(token, count)], most frequent first (ties by id),
         tokens that never occur left out."""
@@ -302,16 +332,27 @@ class WordTokenizer:
         # a word of k characters (lower-cased if the tokenizer lower-cases) gives at most k + 1
         # tokens: the statistics are at most the sum of count * (k + 1)
         lower = self.lowercase
-        bound = sum(n * ((len(w.lower()) if lower and not w.isascii() else len(w)) + 1) for w, n in words)
+        bound = sum(
+            n * ((len(w.lower()) if lower and not w.isascii() else len(w)) + 1) for w, n in words
+        )
         if bound > MAX_COUNT:
-            raise ValueError(f"the word counts are too large: the token statistics could reach {bound}, more "
-                             f"than {MAX_COUNT} (2**63-1); pass smaller counts (scale them down)")
+            raise ValueError(
+                f"the word counts are too large: the token statistics could reach {bound}, more "
+                f"than {MAX_COUNT} (2**63-1); pass smaller counts (scale them down)"
+            )
         counts = self._enc.token_counts(words, len(self.tokens), n_threads)
         order = sorted((i for i, c in enumerate(counts) if c), key=lambda i: (-counts[i], i))
         return [(self.tokens[i], counts[i]) for i in order]
 
-    def embeddings(self, dim: int = 128, *, seed: int = 0, backend: str = "cpu", device: Any = None,
-                   threads: Optional[int] = None) -> Any:
+    def embeddings(
+        self,
+        dim: int = 128,
+        *,
+        seed: int = 0,
+        backend: str = "cpu",
+        device: Any = None,
+        threads: Optional[int] = None,
+    ) -> Any:
         """One unit vector of ``dim`` float32 per token, row ``id`` for token ``id``
         (:mod:`toksmith.presets.embeddings` gives the formula). ``backend``: ``"cpu"`` (native,
         all cores) or ``"numpy"`` give a numpy array; ``"cupy"`` a cupy array on the GPU;
@@ -321,8 +362,9 @@ class WordTokenizer:
         if backend == "cpu":
             np = _emb._need("numpy", "toksmith[numpy]")
             # over a bytearray, not the bytes: a writable array, as the other backends give
-            return np.frombuffer(bytearray(self._embedding_bytes(dim, seed, threads)),
-                                 dtype="<f4").reshape(len(self.tokens), dim)
+            return np.frombuffer(
+                bytearray(self._embedding_bytes(dim, seed, threads)), dtype="<f4"
+            ).reshape(len(self.tokens), dim)
         if backend == "numpy":
             return _emb.embed_numpy(self.tokens, dim, seed)
         if backend == "cupy":
@@ -331,7 +373,9 @@ class WordTokenizer:
 
     def _embedding_bytes(self, dim: int, seed: int, threads: Optional[int]) -> bytes:
         _emb.check_args(dim, seed, "cpu", len(self.tokens))
-        return _core.word_embeddings([t.encode("utf-8") for t in self.tokens], dim, seed, _threads(threads))
+        return _core.word_embeddings(
+            [t.encode("utf-8") for t in self.tokens], dim, seed, _threads(threads)
+        )
 
     # ---- files ----
     def to_dict(self) -> Dict[str, Any]:
@@ -355,34 +399,50 @@ class WordTokenizer:
         try:
             data = json.dumps(self.to_dict(), ensure_ascii=False)
         except (TypeError, ValueError) as e:
-            raise TypeError(f"the tokenizer's metadata must hold only JSON values (str, int, float, bool, None, "
-                            f"lists, dicts with str keys): {e}") from None
-        with open(fspath(path), "w", encoding="utf-8") as f:  # not an int: that is a file descriptor
+            raise TypeError(
+                f"the tokenizer's metadata must hold only JSON values (str, int, float, bool, None, "
+                f"lists, dicts with str keys): {e}"
+            ) from None
+        with open(
+            fspath(path), "w", encoding="utf-8"
+        ) as f:  # not an int: that is a file descriptor
             f.write(data)
 
     @classmethod
     def load(cls, path: PathLike) -> "WordTokenizer":
         """Read a file written by :meth:`save` (parsed as JSON, checked; never executed)."""
-        with open(fspath(path), "r", encoding="utf-8") as f:  # not an int: that is a file descriptor
+        with open(
+            fspath(path), "r", encoding="utf-8"
+        ) as f:  # not an int: that is a file descriptor
             try:
                 d = json.load(f)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{os.fspath(path)} is not a JSON file: {e}") from None
             except UnicodeDecodeError as e:
-                raise ValueError(f"{os.fspath(path)} is not a JSON file: not UTF-8 text ({e.reason} at byte "
-                                 f"{e.start})") from None
+                raise ValueError(
+                    f"{os.fspath(path)} is not a JSON file: not UTF-8 text ({e.reason} at byte "
+                    f"{e.start})"
+                ) from None
             except (ValueError, RecursionError) as e:
                 # arrays nested thousands deep, numbers of thousands of digits: no file save writes
-                raise ValueError(f"{os.fspath(path)} is not a valid {FORMAT} file: {type(e).__name__}: "
-                                 f"{str(e)[:200]}") from None
+                raise ValueError(
+                    f"{os.fspath(path)} is not a valid {FORMAT} file: {type(e).__name__}: "
+                    f"{str(e)[:200]}"
+                ) from None
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ValueError(f"{os.fspath(path)} is not a {FORMAT} file (save one with WordTokenizer.save)")
+            raise ValueError(
+                f"{os.fspath(path)} is not a {FORMAT} file (save one with WordTokenizer.save)"
+            )
         if "version" not in d:
-            raise ValueError(f"{os.fspath(path)} lacks the member 'version' (save it again with WordTokenizer.save)")
+            raise ValueError(
+                f"{os.fspath(path)} lacks the member 'version' (save it again with WordTokenizer.save)"
+            )
         version = d["version"]
         if type(version) is not int or version != 1:
-            raise ValueError(f"{os.fspath(path)} is a {FORMAT} file of version {version!r}: this toksmith reads "
-                             f"version 1 (save it again with this version's WordTokenizer.save)")
+            raise ValueError(
+                f"{os.fspath(path)} is a {FORMAT} file of version {version!r}: this toksmith reads "
+                f"version 1 (save it again with this version's WordTokenizer.save)"
+            )
         try:
             return cls.from_dict(d)
         except KeyError as e:
@@ -394,16 +454,28 @@ class WordTokenizer:
     def from_dict(cls, d: Mapping[str, Any]) -> "WordTokenizer":
         """The tokenizer :meth:`to_dict` describes."""
         if not isinstance(d, Mapping):
-            raise TypeError(f"from_dict needs the dict WordTokenizer.to_dict() gives, not {type(d).__name__}")
+            raise TypeError(
+                f"from_dict needs the dict WordTokenizer.to_dict() gives, not {type(d).__name__}"
+            )
         for key in ("tokens", "special_tokens", "pattern", "lowercase"):
             if key not in d:
-                raise ValueError(f"the WordTokenizer description lacks the member {key!r} (pass the dict "
-                                 f"WordTokenizer.to_dict() gives)")
+                raise ValueError(
+                    f"the WordTokenizer description lacks the member {key!r} (pass the dict "
+                    f"WordTokenizer.to_dict() gives)"
+                )
         merges = d.get("merges", [])
         if isinstance(merges, (str, bytes)) or not isinstance(merges, Iterable):
-            raise TypeError(f"'merges' must be a list of [str, str] pairs, not {type(merges).__name__}")
-        return cls(d["tokens"], special_tokens=d["special_tokens"], merges=[tuple(m) for m in d.get("merges", [])],
-                   pattern=d["pattern"], lowercase=d["lowercase"], metadata=d.get("metadata"))
+            raise TypeError(
+                f"'merges' must be a list of [str, str] pairs, not {type(merges).__name__}"
+            )
+        return cls(
+            d["tokens"],
+            special_tokens=d["special_tokens"],
+            merges=[tuple(m) for m in d.get("merges", [])],
+            pattern=d["pattern"],
+            lowercase=d["lowercase"],
+            metadata=d.get("metadata"),
+        )
 
     def __reduce__(self) -> Tuple[Any, ...]:
         # pickled as its description (the native encoder is rebuilt), for multiprocessing
@@ -426,8 +498,10 @@ def _surrogate_error(what: str, e: UnicodeEncodeError) -> ValueError:
     """The ValueError for a str UTF-8 cannot encode (the core takes UTF-8): a lone surrogate,
     as ``errors="surrogateescape"`` leaves for undecodable bytes."""
     bad = e.object[e.start] if isinstance(e.object, str) and e.start < len(e.object) else "\ud800"
-    return ValueError(f"{what} holds a lone surrogate (U+{ord(bad):04X}) that UTF-8 cannot encode; pass text "
-                      f"decoded with errors='strict' or 'replace' (not 'surrogateescape')")
+    return ValueError(
+        f"{what} holds a lone surrogate (U+{ord(bad):04X}) that UTF-8 cannot encode; pass text "
+        f"decoded with errors='strict' or 'replace' (not 'surrogateescape')"
+    )
 
 
 def _check_utf8(text: str, what: str) -> None:
@@ -447,11 +521,15 @@ def _check_pattern(pattern: str) -> None:
     if not pattern:
         from ..errors import PatternError
 
-        raise PatternError("the word pattern is empty: it finds no word in any text, so all text would be "
-                           "dropped; pass a regex that matches words (the default is WORD_PATTERN)")
+        raise PatternError(
+            "the word pattern is empty: it finds no word in any text, so all text would be "
+            "dropped; pass a regex that matches words (the default is WORD_PATTERN)"
+        )
     from ..pretokenize import _check_matches_text
 
-    regex_text, _ = _core.compile_pattern(pattern)  # PatternError for a pattern that does not compile
+    regex_text, _ = _core.compile_pattern(
+        pattern
+    )  # PatternError for a pattern that does not compile
     _check_matches_text(regex_text, "the word pattern")
 
 
@@ -470,9 +548,14 @@ def _check_bool(name: str, value: Any) -> None:
 
 
 def _check_num_merges(num_merges: Any) -> int:
-    return _check_int("num_merges", num_merges, 0, MAX_MERGES,
-                      f"in 0..{MAX_MERGES} (2**31-1; a corpus gives at most one merge per character of its "
-                      f"distinct words)")
+    return _check_int(
+        "num_merges",
+        num_merges,
+        0,
+        MAX_MERGES,
+        f"in 0..{MAX_MERGES} (2**31-1; a corpus gives at most one merge per character of its "
+        f"distinct words)",
+    )
 
 
 def _check_min_frequency(min_frequency: Any) -> int:
@@ -483,16 +566,24 @@ def _check_specials(special_tokens: Any, require_unk: bool) -> List[str]:
     """``special_tokens`` as a list of non-empty str (a single str is refused: it would be split
     into characters). With ``require_unk``, ``<unk>`` must be among them."""
     if isinstance(special_tokens, (str, bytes)):
-        raise TypeError(f"special_tokens must be a list of str, not a single {type(special_tokens).__name__}: "
-                        f"pass a list of str, e.g. [{UNK!r}, {special_tokens!r}]")
+        raise TypeError(
+            f"special_tokens must be a list of str, not a single {type(special_tokens).__name__}: "
+            f"pass a list of str, e.g. [{UNK!r}, {special_tokens!r}]"
+        )
     if not isinstance(special_tokens, Iterable):
-        raise TypeError(f"special_tokens must be a list of str, not {type(special_tokens).__name__}")
+        raise TypeError(
+            f"special_tokens must be a list of str, not {type(special_tokens).__name__}"
+        )
     specials = list(special_tokens)
     for t in specials:
         if not isinstance(t, str):
-            raise TypeError(f"special tokens must be str, not {type(t).__name__} ({t!r}): pass a list of str")
+            raise TypeError(
+                f"special tokens must be str, not {type(t).__name__} ({t!r}): pass a list of str"
+            )
         if not t:
-            raise ValueError("a special token is empty: every special token must be a non-empty str")
+            raise ValueError(
+                "a special token is empty: every special token must be a non-empty str"
+            )
     if len(set(specials)) != len(specials):
         raise ValueError(f"special_tokens has a token twice: {specials!r}")
     if require_unk and UNK not in specials:
@@ -503,7 +594,9 @@ def _check_specials(special_tokens: Any, require_unk: bool) -> List[str]:
 def _threads(threads: Optional[int]) -> int:
     if threads is None:
         return 0
-    return _check_int("threads", threads, 1, MAX_THREADS, f"in 1..{MAX_THREADS}, or None for all cores")
+    return _check_int(
+        "threads", threads, 1, MAX_THREADS, f"in 1..{MAX_THREADS}, or None for all cores"
+    )
 
 
 def _count_items(counts: Any) -> List[Tuple[str, int]]:
@@ -524,18 +617,23 @@ def _count_items(counts: Any) -> List[Tuple[str, int]]:
         if n < 0:
             raise ValueError(f"the count of {w!r} must be a non-negative int, not {n!r}")
         if n > MAX_COUNT:
-            raise ValueError(f"the count of {w!r} is too large: {n} is more than {MAX_COUNT} (2**63-1); "
-                             f"pass smaller counts (scale them down)")
+            raise ValueError(
+                f"the count of {w!r} is too large: {n} is more than {MAX_COUNT} (2**63-1); "
+                f"pass smaller counts (scale them down)"
+            )
         total += n
         if w and n:
             out.append((w, n))
     if total > MAX_COUNT:
-        raise ValueError(f"the word counts are too large: they add up to {total}, more than {MAX_COUNT} "
-                         f"(2**63-1); pass smaller counts (scale them down)")
+        raise ValueError(
+            f"the word counts are too large: they add up to {total}, more than {MAX_COUNT} "
+            f"(2**63-1); pass smaller counts (scale them down)"
+        )
     return out
 
 
 # ---- counting --------------------------------------------------------------------------------
+
 
 def _file_texts(path: Path, errors: str) -> Iterator[str]:
     """A file as texts of about :data:`_BLOCK` characters, cut after a newline (words never
@@ -545,9 +643,16 @@ def _file_texts(path: Path, errors: str) -> Iterator[str]:
         yield text[1:] if i == 0 and text.startswith("\ufeff") else text
 
 
-def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = WORD_PATTERN,
-                extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS, threads: Optional[int] = None,
-                progress: bool = False, errors: str = "strict") -> Dict[str, int]:
+def count_words(
+    paths_or_texts: Any,
+    *,
+    lowercase: bool = True,
+    pattern: str = WORD_PATTERN,
+    extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS,
+    threads: Optional[int] = None,
+    progress: bool = False,
+    errors: str = "strict",
+) -> Dict[str, int]:
     """Count the words of a corpus (the seed's ``buildCorpusWordCounts``): {word: count}.
 
     ``paths_or_texts``: a file, a folder (its files ending in one of ``extensions``, recursed;
@@ -601,10 +706,18 @@ def count_words(paths_or_texts: Any, *, lowercase: bool = True, pattern: str = W
 
 # ---- training --------------------------------------------------------------------------------
 
-def train_from_counts(word_counts: Mapping[str, int], num_merges: int = DEFAULT_NUM_MERGES, *,
-                      min_frequency: int = 0, special_tokens: Sequence[str] = (UNK,),
-                      pattern: str = WORD_PATTERN, lowercase: bool = True,
-                      threads: Optional[int] = None, progress: bool = False) -> WordTokenizer:
+
+def train_from_counts(
+    word_counts: Mapping[str, int],
+    num_merges: int = DEFAULT_NUM_MERGES,
+    *,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (UNK,),
+    pattern: str = WORD_PATTERN,
+    lowercase: bool = True,
+    threads: Optional[int] = None,
+    progress: bool = False,
+) -> WordTokenizer:
     """Learn ``num_merges`` merges from counted words (the seed's ``groupCommonTokens``).
 
     The vocabulary, in id order: ``special_tokens`` (``<unk>`` always among them), the atomic
@@ -623,12 +736,26 @@ def train_from_counts(word_counts: Mapping[str, int], num_merges: int = DEFAULT_
     items = _count_items(word_counts)
     if lowercase:
         items = _core.fold_word_counts([(w.encode("utf-8"), n) for w, n in items], True)
-    return _learn(items, num_merges, min_frequency=min_frequency, special_tokens=special_tokens,
-                  pattern=pattern, lowercase=lowercase, threads=threads, progress=progress)
+    return _learn(
+        items,
+        num_merges,
+        min_frequency=min_frequency,
+        special_tokens=special_tokens,
+        pattern=pattern,
+        lowercase=lowercase,
+        threads=threads,
+        progress=progress,
+    )
 
 
-def _check_training_args(num_merges: Any, min_frequency: Any, special_tokens: Any, pattern: Any,
-                         lowercase: Any, threads: Any) -> List[str]:
+def _check_training_args(
+    num_merges: Any,
+    min_frequency: Any,
+    special_tokens: Any,
+    pattern: Any,
+    lowercase: Any,
+    threads: Any,
+) -> List[str]:
     """Check the training options (before anything is counted or read); returns the special
     tokens, ``<unk>`` first when it was missing."""
     _check_num_merges(num_merges)
@@ -643,21 +770,36 @@ def _check_training_args(num_merges: Any, min_frequency: Any, special_tokens: An
     return specials
 
 
-def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int, special_tokens: Sequence[str],
-           pattern: str, lowercase: bool, threads: Optional[int], progress: bool) -> WordTokenizer:
+def _learn(
+    items: List[Tuple[str, int]],
+    num_merges: int,
+    *,
+    min_frequency: int,
+    special_tokens: Sequence[str],
+    pattern: str,
+    lowercase: bool,
+    threads: Optional[int],
+    progress: bool,
+) -> WordTokenizer:
     """:func:`train_from_counts` on words already checked and folded to the tokenizer's case."""
-    specials = _check_training_args(num_merges, min_frequency, special_tokens, pattern, lowercase, threads)
+    specials = _check_training_args(
+        num_merges, min_frequency, special_tokens, pattern, lowercase, threads
+    )
     atomic = sorted({w for w, _ in items if len(w) == 1})
     candidates = [(w, n) for w, n in items if len(w) > 1]
     if not items:
-        raise _core.EmptyCorpusError("the training corpus has no words: pass at least one non-empty text")
+        raise _core.EmptyCorpusError(
+            "the training corpus has no words: pass at least one non-empty text"
+        )
     # a token's text ends in </w> when it ends its word: a word holding that text itself would
     # make tokens whose text says "end of word" where the word goes on
     marked = next((w for w, _ in candidates if END_OF_WORD in w), None)
     if marked is not None:
-        raise ValueError(f"the word {marked!r} holds the end-of-word marker {END_OF_WORD!r}, which no token text "
-                         f"can tell from the end of a word: use a pattern that cuts '<', '/' and '>' off "
-                         f"(as WORD_PATTERN does), or leave such words out")
+        raise ValueError(
+            f"the word {marked!r} holds the end-of-word marker {END_OF_WORD!r}, which no token text "
+            f"can tell from the end of a word: use a pattern that cuts '<', '/' and '>' off "
+            f"(as WORD_PATTERN does), or leave such words out"
+        )
     alphabet, merges = "", []
     if candidates:
         # each merge joins two symbols of at least one word: a word of k characters (k + 1
@@ -669,17 +811,22 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
             possible += len(w)
             pairs_total += n * len(w)
         if pairs_total > MAX_COUNT:
-            raise ValueError(f"the word counts are too large: their words hold {pairs_total} character pairs "
-                             f"(count x length), more than {MAX_COUNT} (2**63-1); pass smaller counts "
-                             f"(scale them down)")
+            raise ValueError(
+                f"the word counts are too large: their words hold {pairs_total} character pairs "
+                f"(count x length), more than {MAX_COUNT} (2**63-1); pass smaller counts "
+                f"(scale them down)"
+            )
         num_merges_run = min(num_merges, possible)
         bar = _progress_bar(progress, total=num_merges_run, unit="merge", desc="merging")
         if bar is None:
-            alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency, None, _threads(threads))
+            alphabet, merges = _core.train_words(
+                candidates, num_merges_run, min_frequency, None, _threads(threads)
+            )
         else:
             with _MergeProgress(bar) as on_progress:
-                alphabet, merges = _core.train_words(candidates, num_merges_run, min_frequency, on_progress,
-                                                     _threads(threads))
+                alphabet, merges = _core.train_words(
+                    candidates, num_merges_run, min_frequency, on_progress, _threads(threads)
+                )
                 on_progress.finish(len(merges))  # the last report, also when training stopped early
     symbols = list(alphabet) + [END_OF_WORD]
     pairs: List[Tuple[str, str]] = []
@@ -696,39 +843,83 @@ def _learn(items: List[Tuple[str, int]], num_merges: int, *, min_frequency: int,
     for t in [w + END_OF_WORD for w in atomic] + (symbols if candidates else [END_OF_WORD]):
         if t in reserved:
             # a special token is never matched in text: the learned token would be lost
-            raise ValueError(f"the special token {t!r} is also a token the corpus gives: pass special tokens "
-                             f"that no word can make, such as '<pad>' or '<s>'")
+            raise ValueError(
+                f"the special token {t!r} is also a token the corpus gives: pass special tokens "
+                f"that no word can make, such as '<pad>' or '<s>'"
+            )
         if t not in seen:
             seen.add(t)
             tokens.append(t)
-    meta = {"preset": "wordbpe", "num_merges": num_merges, "merges_learned": len(merges),
-            "words": len(items), "atomic_tokens": len(atomic)}
-    return WordTokenizer(tokens, special_tokens=specials, merges=pairs, pattern=pattern,
-                         lowercase=lowercase, metadata=meta)
+    meta = {
+        "preset": "wordbpe",
+        "num_merges": num_merges,
+        "merges_learned": len(merges),
+        "words": len(items),
+        "atomic_tokens": len(atomic),
+    }
+    return WordTokenizer(
+        tokens,
+        special_tokens=specials,
+        merges=pairs,
+        pattern=pattern,
+        lowercase=lowercase,
+        metadata=meta,
+    )
 
 
-def train(paths_or_texts: Any, num_merges: int = DEFAULT_NUM_MERGES, *, min_frequency: int = 0,
-          special_tokens: Sequence[str] = (UNK,), lowercase: bool = True, pattern: str = WORD_PATTERN,
-          extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS, threads: Optional[int] = None,
-          progress: bool = False, errors: str = "strict") -> WordTokenizer:
+def train(
+    paths_or_texts: Any,
+    num_merges: int = DEFAULT_NUM_MERGES,
+    *,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (UNK,),
+    lowercase: bool = True,
+    pattern: str = WORD_PATTERN,
+    extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS,
+    threads: Optional[int] = None,
+    progress: bool = False,
+    errors: str = "strict",
+) -> WordTokenizer:
     """Count the words of a corpus (:func:`count_words`) and learn ``num_merges`` merges from
     them (:func:`train_from_counts`). The options are checked before the corpus is read."""
     _check_training_args(num_merges, min_frequency, special_tokens, pattern, lowercase, threads)
     check_source(paths_or_texts, errors)
     check_extensions(extensions)
-    counts = count_words(paths_or_texts, lowercase=lowercase, pattern=pattern, extensions=extensions,
-                         threads=threads, progress=progress, errors=errors)
+    counts = count_words(
+        paths_or_texts,
+        lowercase=lowercase,
+        pattern=pattern,
+        extensions=extensions,
+        threads=threads,
+        progress=progress,
+        errors=errors,
+    )
     # the counts are already in the tokenizer's case: no second fold
-    return _learn(list(counts.items()), num_merges, min_frequency=min_frequency, special_tokens=special_tokens,
-                  pattern=pattern, lowercase=lowercase, threads=threads, progress=progress)
+    return _learn(
+        list(counts.items()),
+        num_merges,
+        min_frequency=min_frequency,
+        special_tokens=special_tokens,
+        pattern=pattern,
+        lowercase=lowercase,
+        threads=threads,
+        progress=progress,
+    )
 
 
 # ---- CSV outputs -----------------------------------------------------------------------------
 
-def write_counts_csv(path: PathLike, rows: Iterable[Tuple[str, int]], header: Tuple[str, str]) -> None:
+
+def write_counts_csv(
+    path: PathLike, rows: Iterable[Tuple[str, int]], header: Tuple[str, str]
+) -> None:
     """``rows`` as a two-column CSV file with ``header``."""
-    if (isinstance(header, (str, bytes)) or not isinstance(header, Sequence) or len(header) != 2
-            or not all(isinstance(h, str) for h in header)):
+    if (
+        isinstance(header, (str, bytes))
+        or not isinstance(header, Sequence)
+        or len(header) != 2
+        or not all(isinstance(h, str) for h in header)
+    ):
         raise TypeError(f"header must be a pair of str such as ('token', 'count'), not {header!r}")
     for h in header:
         _check_utf8(h, "header")
@@ -736,12 +927,20 @@ def write_counts_csv(path: PathLike, rows: Iterable[Tuple[str, int]], header: Tu
         raise TypeError(f"rows must be an iterable of (str, int) pairs, not {type(rows).__name__}")
     checked = []
     for k, row in enumerate(rows):
-        if (isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 2
-                or not isinstance(row[0], str) or isinstance(row[1], bool) or not isinstance(row[1], int)):
+        if (
+            isinstance(row, (str, bytes))
+            or not isinstance(row, Sequence)
+            or len(row) != 2
+            or not isinstance(row[0], str)
+            or isinstance(row[1], bool)
+            or not isinstance(row[1], int)
+        ):
             raise TypeError(f"rows must be (str, int) pairs; row {k} is {row!r}")
         _check_utf8(row[0], f"row {k}")
         checked.append(row)
-    with open(fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
+    with open(
+        fspath(path), "w", encoding="utf-8", newline=""
+    ) as f:  # not an int: a file descriptor
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(checked)
@@ -755,7 +954,9 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
         raise TypeError(f"tokens must be a list of str, not {type(tokens).__name__}")
     for k, t in enumerate(tokens):
         if not isinstance(t, str):
-            raise TypeError(f"tokens must be a list of str; tokens[{k}] is {type(t).__name__} ({t!r})")
+            raise TypeError(
+                f"tokens must be a list of str; tokens[{k}] is {type(t).__name__} ({t!r})"
+            )
         _check_utf8(t, f"tokens[{k}]")
     if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
         raise TypeError(f"dim must be an int, not {type(dim).__name__}")
@@ -769,14 +970,18 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
         flat.frombytes(rows)
         if flat.itemsize != 4 or len(flat) != len(tokens) * dim:
             raise ValueError("embedding bytes do not hold len(tokens) * dim float32 numbers")
-        get = lambda k: flat[k * dim:(k + 1) * dim]  # noqa: E731
+        get = lambda k: flat[k * dim : (k + 1) * dim]  # noqa: E731
     else:
         shape = tuple(getattr(rows, "shape", ()))
         if shape != (len(tokens), dim):
-            raise ValueError(f"the embeddings must be a 2-D array of shape (len(tokens), dim) = "
-                             f"({len(tokens)}, {dim}), not of shape {shape}")
+            raise ValueError(
+                f"the embeddings must be a 2-D array of shape (len(tokens), dim) = "
+                f"({len(tokens)}, {dim}), not of shape {shape}"
+            )
         get = lambda k: rows[k].tolist()  # noqa: E731
-    with open(fspath(path), "w", encoding="utf-8", newline="") as f:  # not an int: a file descriptor
+    with open(
+        fspath(path), "w", encoding="utf-8", newline=""
+    ) as f:  # not an int: a file descriptor
         w = csv.writer(f)
         w.writerow(["token"] + [f"e{i}" for i in range(dim)])
         for k, t in enumerate(tokens):
@@ -785,22 +990,41 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
 
 def _check_prefix(prefix: Any) -> None:
     if not isinstance(prefix, str):
-        raise TypeError(f"prefix must be a str (the start of the output file names), not {type(prefix).__name__}")
+        raise TypeError(
+            f"prefix must be a str (the start of the output file names), not {type(prefix).__name__}"
+        )
     if "/" in prefix or os.sep in prefix or (os.altsep and os.altsep in prefix) or "\0" in prefix:
-        raise ValueError(f"prefix must be a file name prefix without path separators or NUL, not {prefix!r}; "
-                         f"put the folder in out_dir")
+        raise ValueError(
+            f"prefix must be a file name prefix without path separators or NUL, not {prefix!r}; "
+            f"put the folder in out_dir"
+        )
     try:
         os.fsencode(prefix)  # checked before training, not when the first file is written after it
     except UnicodeEncodeError as e:
-        raise ValueError(f"prefix {prefix!r} holds a character (U+{ord(prefix[e.start]):04X}) that no file name "
-                         f"can hold; pass valid text") from None
+        raise ValueError(
+            f"prefix {prefix!r} holds a character (U+{ord(prefix[e.start]):04X}) that no file name "
+            f"can hold; pass valid text"
+        ) from None
 
 
-def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM_MERGES, dim: int = 128,
-        backend: str = "cpu", device: Any = None, seed: int = 0, prefix: str = "corpus",
-        min_frequency: int = 0, lowercase: bool = True, extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS,
-        threads: Optional[int] = None, progress: bool = False, errors: str = "strict",
-        sample: Optional[str] = DEFAULT_SAMPLE) -> Dict[str, Any]:
+def run(
+    paths_or_texts: Any,
+    out_dir: PathLike,
+    *,
+    num_merges: int = DEFAULT_NUM_MERGES,
+    dim: int = 128,
+    backend: str = "cpu",
+    device: Any = None,
+    seed: int = 0,
+    prefix: str = "corpus",
+    min_frequency: int = 0,
+    lowercase: bool = True,
+    extensions: Optional[Sequence[str]] = TEXT_EXTENSIONS,
+    threads: Optional[int] = None,
+    progress: bool = False,
+    errors: str = "strict",
+    sample: Optional[str] = DEFAULT_SAMPLE,
+) -> Dict[str, Any]:
     """The seed's whole pipeline: count words, learn the vocabulary, compute token statistics
     and embeddings, write into ``out_dir``:
 
@@ -832,17 +1056,33 @@ def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM
     base = Path(out_dir)  # TypeError unless a path
     fspath(base)  # ValueError for a name no file system can hold, before the corpus is read
     if base.exists() and not base.is_dir():
-        raise NotADirectoryError(f"out_dir {os.fspath(out_dir)!r} is a file, not a folder: pass a folder "
-                                 f"(created if missing)")
+        raise NotADirectoryError(
+            f"out_dir {os.fspath(out_dir)!r} is a file, not a folder: pass a folder "
+            f"(created if missing)"
+        )
     if backend == "numpy":
         _emb._need("numpy", "toksmith[numpy]")
     elif backend in ("cupy", "torch"):
         _emb.gpu_backend(backend, device)  # installed, and a device to run on
 
-    counts = count_words(paths_or_texts, lowercase=lowercase, extensions=extensions, threads=threads,
-                         progress=progress, errors=errors)
-    tok = _learn(list(counts.items()), num_merges, min_frequency=min_frequency, special_tokens=(UNK,),
-                 pattern=WORD_PATTERN, lowercase=lowercase, threads=threads, progress=progress)
+    counts = count_words(
+        paths_or_texts,
+        lowercase=lowercase,
+        extensions=extensions,
+        threads=threads,
+        progress=progress,
+        errors=errors,
+    )
+    tok = _learn(
+        list(counts.items()),
+        num_merges,
+        min_frequency=min_frequency,
+        special_tokens=(UNK,),
+        pattern=WORD_PATTERN,
+        lowercase=lowercase,
+        threads=threads,
+        progress=progress,
+    )
     _emb.check_args(dim, seed, backend, len(tok.tokens))  # the table's size, now that it is known
     stats = tok.token_stats(counts, threads=threads)
     if backend == "cpu":
@@ -859,15 +1099,30 @@ def run(paths_or_texts: Any, out_dir: PathLike, *, num_merges: int = DEFAULT_NUM
         demo = {"text": sample, "tokens": [tok.tokens[i] for i in ids], "ids": ids}
 
     os.makedirs(base, exist_ok=True)
-    files = {k: base / f"{prefix}_{k}" for k in
-             ("unique_initial_tokens.csv", "final_token_stats.csv", "final_embeddings.csv", "tokenizer.json")}
-    write_counts_csv(files["unique_initial_tokens.csv"], sorted(counts.items(), key=lambda p: (-p[1], p[0])),
-                     ("word", "count"))
+    files = {
+        k: base / f"{prefix}_{k}"
+        for k in (
+            "unique_initial_tokens.csv",
+            "final_token_stats.csv",
+            "final_embeddings.csv",
+            "tokenizer.json",
+        )
+    }
+    write_counts_csv(
+        files["unique_initial_tokens.csv"],
+        sorted(counts.items(), key=lambda p: (-p[1], p[0])),
+        ("word", "count"),
+    )
     write_counts_csv(files["final_token_stats.csv"], stats, ("token", "count"))
     write_embeddings_csv(files["final_embeddings.csv"], tok.tokens, rows, dim)
     tok.save(files["tokenizer.json"])
-    return {"tokenizer": tok, "word_counts": counts, "token_stats": stats,
-            "files": {k.rsplit(".", 1)[0]: str(v) for k, v in files.items()}, "sample": demo}
+    return {
+        "tokenizer": tok,
+        "word_counts": counts,
+        "token_stats": stats,
+        "files": {k.rsplit(".", 1)[0]: str(v) for k, v in files.items()},
+        "sample": demo,
+    }
 
 
 def load(path: PathLike) -> WordTokenizer:
@@ -875,5 +1130,19 @@ def load(path: PathLike) -> WordTokenizer:
     return WordTokenizer.load(path)
 
 
-__all__ = ["WORD_PATTERN", "END_OF_WORD", "UNK", "DEFAULT_SAMPLE", "MAX_MERGES", "MAX_COUNT", "WordTokenizer",
-           "count_words", "train", "train_from_counts", "run", "load", "write_counts_csv", "write_embeddings_csv"]
+__all__ = [
+    "WORD_PATTERN",
+    "END_OF_WORD",
+    "UNK",
+    "DEFAULT_SAMPLE",
+    "MAX_MERGES",
+    "MAX_COUNT",
+    "WordTokenizer",
+    "count_words",
+    "train",
+    "train_from_counts",
+    "run",
+    "load",
+    "write_counts_csv",
+    "write_embeddings_csv",
+]
