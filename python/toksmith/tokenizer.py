@@ -32,9 +32,13 @@ from typing import (
 )
 
 from . import _core
+from ._args import as_id as _as_id
+from ._args import fix_surrogates as _fix_surrogates
+from ._args import threads_arg as _threads
 from .decoding import StreamDecoder, _check_errors, _is_index
 from .errors import DisallowedSpecialError, UnknownTokenError
 from .pretokenize import _from_file, resolve_pattern
+from .unstable import encode_bytes, encode_single_piece, encode_with_unstable
 
 SpecialSet = Union[Literal["all"], AbstractSet[str]]
 DisallowedSet = Union[Literal["all"], Collection[str]]
@@ -47,24 +51,6 @@ def _clean_text(text: Any, what: str = "text") -> str:
             + ("; decode bytes to str first" if isinstance(text, (bytes, bytearray)) else "")
         )
     return text
-
-
-def _as_id(v: Any) -> Optional[int]:
-    """``v`` as an id (an int in 0..2**32, numpy integers included, as tiktoken takes them;
-    not a bool), else None."""
-    if isinstance(v, bool):
-        return None
-    if not isinstance(v, int):
-        try:
-            v = operator.index(v)
-        except TypeError:
-            return None
-    return v if 0 <= v < 2**32 else None
-
-
-def _fix_surrogates(text: str) -> str:
-    # Lone surrogates cannot be encoded as UTF-8: like tiktoken, replace them with U+FFFD.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _fixed_char_starts(text: str) -> List[int]:
@@ -142,47 +128,6 @@ class _NoGC:
     def __exit__(self, *exc):
         if self.was_enabled:
             gc.enable()
-
-
-#: the most threads a call may ask for
-MAX_THREADS = 4096
-
-
-def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
-    """A thread count for the core (0: one per core); ``num_threads`` is tiktoken's name for
-    ``threads``: pass one or the other (both only with the same value, ValueError otherwise).
-    The core starts no more threads than the machine has cores (at least 8): more would only
-    contend."""
-    if num_threads is None:
-        return _thread_count(threads, "threads")
-    if threads is None:
-        return _thread_count(num_threads, "num_threads")
-    n, m = _thread_count(threads, "threads"), _thread_count(num_threads, "num_threads")
-    if n != m:
-        raise ValueError(
-            f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
-            "pass only one of them"
-        )
-    return n
-
-
-def _thread_count(threads: Optional[int], name: str) -> int:
-    """One thread-count argument (``name`` for the messages) checked: 0 for None, else 1..MAX_THREADS."""
-    if threads is None:
-        return 0
-    if (
-        not isinstance(threads, bool)
-        and not isinstance(threads, int)
-        and hasattr(threads, "__index__")
-    ):
-        threads = operator.index(threads)  # a numpy integer
-    if not isinstance(threads, int) or isinstance(threads, bool):
-        raise TypeError(f"{name} must be an int or None, not {type(threads).__name__}")
-    if not 1 <= threads <= MAX_THREADS:
-        raise ValueError(
-            f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {threads}"
-        )
-    return threads
 
 
 class Tokenizer:
@@ -557,8 +502,6 @@ class Tokenizer:
         >>> tok.encode_with_unstable("xa")
         ([], [[120, 97], [120, 256]])
         """
-        from .unstable import encode_with_unstable
-
         return encode_with_unstable(self, text, allowed_special, disallowed_special)
 
     def encode_bytes(self, data: bytes) -> List[int]:
@@ -571,8 +514,6 @@ class Tokenizer:
         >>> tok.encode_bytes(b"ab\\xffab")
         [256, 255, 256]
         """
-        from .unstable import encode_bytes
-
         return encode_bytes(self, data)
 
     def _encode_bytes(self, data: bytes) -> List[int]:
@@ -583,8 +524,6 @@ class Tokenizer:
         """tiktoken's ``_encode_single_piece``: the ids of one piece, not split by the pattern
         (the piece itself if it is a token, else plain byte-pair merging; special tokens are
         never produced)."""
-        from .unstable import encode_single_piece
-
         return encode_single_piece(self, text_or_bytes)
 
     def encode_ordinary(self, text: str) -> List[int]:

@@ -26,6 +26,7 @@ import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
+from ._args import threads_arg as _threads
 from ._paths import fspath
 from .corpus import (
     PathLike,
@@ -40,7 +41,7 @@ from .corpus import (
 )
 from .errors import VocabError
 from .pretokenize import resolve_pattern
-from .tokenizer import Tokenizer, _CheckedMerges, _threads
+from .tokenizer import Tokenizer, _CheckedMerges
 
 TokenSpec = Union[Sequence[str], Mapping[str, int]]
 

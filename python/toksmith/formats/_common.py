@@ -15,20 +15,9 @@ from .. import _core
 from .._jsontables import JsonTables, duplicate_keys_hook, split_json_tables
 from .._paths import fspath
 from ..bytelevel import str_to_token, token_to_str
-from ..errors import MergesError, TokenizerFileError, VocabError, missing_extra
+from ..errors import ConversionError, MergesError, TokenizerFileError, missing_extra
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-class ConversionError(VocabError):
-    """A tokenizer cannot be converted exactly between toksmith and another library's format.
-
-    Raised when a file uses a component toksmith cannot reproduce (a WordPiece or Unigram
-    model, a normalizer, a pre-tokenizer sequence, ...) or when a toksmith tokenizer has a
-    feature the target format cannot express (pinned tokens in tiktoken, a rank table without a
-    merge list in Hugging Face BPE, ...). The message names the component. toksmith never
-    converts approximately.
-    """
 
 
 def require(module: str, extra: str):
