@@ -32,6 +32,9 @@ from typing import (
 )
 
 from . import _core
+
+# (MAX_THREADS, _as_id, _fix_surrogates and _threads stay importable from here, where they were)
+from ._args import MAX_THREADS as MAX_THREADS
 from ._args import as_id as _as_id
 from ._args import fix_surrogates as _fix_surrogates
 from ._args import threads_arg as _threads
