@@ -39,8 +39,20 @@ from ._args import as_id as _as_id
 from ._args import fix_surrogates as _fix_surrogates
 from ._args import threads_arg as _threads
 from .decoding import StreamDecoder, _check_errors, _is_index
-from .errors import DisallowedSpecialError, UnknownTokenError
+from .errors import (
+    ConversionError,
+    DisallowedSpecialError,
+    MergesError,
+    TokenizerFileError,
+    UnknownTokenError,
+)
+from .files import gpt2 as _gpt2
+from .files import huggingface as _huggingface
+from .files import tiktoken as _tiktoken
+from .files import toksmith_json as _toksmith_json
+from .files._common import check_core_merges
 from .pretokenize import _from_file, resolve_pattern
+from .spec import TokenizerSpec
 from .unstable import encode_bytes, encode_single_piece, encode_with_unstable
 
 SpecialSet = Union[Literal["all"], AbstractSet[str]]
@@ -250,6 +262,68 @@ class Tokenizer:
             pinned_tokens=pinned_tokens,
             name=name,
         )
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> "Tokenizer":
+        """Build from a :class:`toksmith.spec.TokenizerSpec` (what the file readers of
+        :mod:`toksmith.files` return). A reader's spec says how a constructor error is reported
+        (as a TokenizerFileError or ConversionError naming the file) and which merge list of
+        the file must agree with the merges recovered from the ranks."""
+        if not isinstance(spec, TokenizerSpec):
+            raise TypeError(
+                f"spec must be a toksmith.spec.TokenizerSpec, not {type(spec).__name__}"
+            )
+        merges = spec.merges
+        if merges is not None and spec.merges_checked:
+            merges = _CheckedMerges(merges)
+        try:
+            tok = cls(
+                spec.mergeable_ranks,
+                pattern=spec.pattern,
+                special_tokens=spec.special_tokens,
+                pinned_tokens=spec.pinned_tokens,
+                merges=merges,
+                metadata=spec.metadata,
+                name=spec.name,
+            )
+        except (TypeError, ValueError) as e:
+            if spec.build_error == "file" and not isinstance(e, TokenizerFileError):
+                raise TokenizerFileError(f"{spec.where}: inconsistent tokenizer: {e}") from None
+            if (
+                spec.build_error == "conversion"
+                and isinstance(e, ValueError)
+                and not isinstance(e, (ConversionError, TokenizerFileError))
+            ):
+                raise ConversionError(
+                    f"{spec.where}: toksmith cannot build this tokenizer: {e}"
+                ) from None
+            raise
+        if spec.exact_name and isinstance(spec.name, str):
+            tok.name = spec.name
+        if spec.merge_check is not None:
+            check_core_merges(tok._core, spec.merge_check)
+        return tok
+
+    def to_spec(self, *, merges: bool = True) -> TokenizerSpec:
+        """This tokenizer as a :class:`toksmith.spec.TokenizerSpec` (plain data: copies of its
+        tables). ``merges=False`` leaves the merge list out (recovering it from ranks alone
+        takes time); a rank table that has none gives ``merges=None`` and the reason in
+        ``merges_error``."""
+        spec = TokenizerSpec(
+            self.mergeable_ranks(),
+            pattern=self._pattern_name or self._pattern,
+            special_tokens=dict(self._special_tokens),
+            pinned_tokens=dict(self._pinned_tokens),
+            metadata=self.metadata,
+            name=self.name,
+        )
+        if merges:
+            try:
+                spec.merges = self.merge_ids()
+                spec.merges_checked = True
+            except MergesError as e:
+                spec.merges_error = str(e)
+        return spec
 
     # ------------------------------------------------------------------ properties
 
@@ -890,49 +964,35 @@ class Tokenizer:
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Write the tokenizer as one versioned, human-readable JSON file."""
-        from .serialization import save
-
-        save(self, path)
+        _toksmith_json.save(self, path)
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Tokenizer":
         """Read a file written by :meth:`save`."""
-        from .serialization import load
+        return Tokenizer.from_spec(_toksmith_json.read(path))
 
-        return load(path)
-
-    # ---- interop (formats/) ----  (thin wrappers; the code lives in toksmith.formats)
+    # ---- interop (files/) ----  (thin wrappers; the code lives in toksmith.files)
 
     def to_tiktoken(self, name: Optional[str] = None):
         """A ``tiktoken.Encoding`` with the same ids (``pip install toksmith[tiktoken]``)."""
-        from .formats.tiktoken import to_tiktoken
-
-        return to_tiktoken(self, name=name)
+        return _tiktoken.to_tiktoken(self, name=name)
 
     def save_tiktoken(self, path: Union[str, os.PathLike]) -> None:
         """Write the ranks as a ``.tiktoken`` file (no pattern, no special tokens in it)."""
-        from .formats.tiktoken import save_tiktoken
-
-        save_tiktoken(self, path)
+        _tiktoken.save_tiktoken(self, path)
 
     def to_huggingface(self):
         """A ``tokenizers.Tokenizer`` with the same ids (``pip install toksmith[tokenizers]``)."""
-        from .formats.huggingface import to_huggingface
-
-        return to_huggingface(self)
+        return _huggingface.to_huggingface(self)
 
     def save_huggingface(self, directory: Union[str, os.PathLike]) -> None:
         """Write tokenizer.json, tokenizer_config.json and special_tokens_map.json into a folder
         that ``transformers.PreTrainedTokenizerFast.from_pretrained`` loads."""
-        from .formats.huggingface import save_huggingface
-
-        save_huggingface(self, directory)
+        _huggingface.save_huggingface(self, directory)
 
     def save_gpt2_files(self, directory: Union[str, os.PathLike]) -> None:
         """Write GPT-2 style vocab.json + merges.txt into a folder."""
-        from .formats.gpt2 import save_gpt2_files
-
-        save_gpt2_files(self, directory)
+        _gpt2.save_gpt2_files(self, directory)
 
     # ---- end interop
 
