@@ -45,6 +45,7 @@ from .errors import (
     MergesError,
     TokenizerFileError,
     UnknownTokenError,
+    missing_extra,
 )
 from .files import gpt2 as _gpt2
 from .files import huggingface as _huggingface
@@ -689,8 +690,6 @@ class Tokenizer:
         try:
             import numpy as np
         except ImportError:
-            from .errors import missing_extra
-
             raise missing_extra("numpy", "numpy") from None
         text = _clean_text(text)
         allowed, allow_all = self._allowed(allowed_special)

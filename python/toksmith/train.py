@@ -39,7 +39,7 @@ from .corpus import (
     open_binary,
     surrogates_checked,
 )
-from .errors import VocabError
+from .errors import EmptyCorpusError, VocabError
 from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer, _CheckedMerges
 
@@ -292,8 +292,6 @@ class _Trainer:
         if self.bar is not None:
             self.bar.close()
         if stats["pieces"] == 0:
-            from .errors import EmptyCorpusError
-
             pinned = self.layout.pinned_free + list(self.layout.pinned_fixed)
             if (
                 stats["bytes"] and pinned and self.pattern_name is not None
