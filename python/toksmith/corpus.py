@@ -325,10 +325,10 @@ def surrogates_checked(value: str, errors: str, where: str) -> str:
     except UnicodeEncodeError as e:
         if errors == "replace":
             return _fix_surrogates(value)
-            raise CorpusDecodeError(
-                f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}) that UTF-8 "
-                f'cannot encode; pass errors="replace" to read it as U+FFFD (as encode() does)'
-            ) from None
+        raise CorpusDecodeError(
+            f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}) that UTF-8 "
+            f'cannot encode; pass errors="replace" to read it as U+FFFD (as encode() does)'
+        ) from None
 
 
 def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -> Iterator[str]:
