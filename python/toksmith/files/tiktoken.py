@@ -468,7 +468,7 @@ def _cached(folder: str, url: str) -> Optional[str]:
 
 def find_cached_encoding(
     enc: OpenAIEncoding, cache_dir: Optional[PathLike] = None
-) -> Union[Tuple[str, str], Tuple[str, str, str]]:
+) -> Tuple[str, ...]:
     """Where tiktoken's cache holds the files of ``enc``: ``("tiktoken", rank file)``, or for
     ``gpt2`` possibly ``("gpt2", encoder.json, vocab.bpe)`` (GPT-2's original pair, which
     tiktoken reads for it). Looked up in ``cache_dir``, else in :func:`tiktoken_cache_dir`;
