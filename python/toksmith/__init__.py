@@ -6,9 +6,8 @@
 'lowest'
 """
 
-from typing import TYPE_CHECKING
-
 from .errors import (
+    ConversionError,
     CorpusDecodeError,
     DisallowedSpecialError,
     EmptyCorpusError,
@@ -22,54 +21,26 @@ from .errors import (
     VocabError,
 )
 from .pretokenize import PATTERNS, split
-from .serialization import load
+from .registry import (
+    encoding_for_model,
+    from_gpt2_files,
+    from_huggingface,
+    from_tiktoken,
+    get_encoding,
+    load,
+    load_any,
+)
 from .tokenizer import Tokenizer
 from .train import train, train_from_counts, train_from_iterator
 
-if TYPE_CHECKING:
-    from . import formats as formats
-    from .formats import (
-        ConversionError,
-        encoding_for_model,
-        from_gpt2_files,
-        from_huggingface,
-        from_tiktoken,
-        get_encoding,
-        load_any,
-    )
-
 __version__ = "0.1.0"
 
-# The file-format readers (and their imports: json, hashlib, dataclasses...) are two thirds of
-# `import toksmith`; they load on first use of any of these names.
-_FROM_FORMATS = (
-    "ConversionError",
-    "from_gpt2_files",
-    "from_huggingface",
-    "from_tiktoken",
-    "get_encoding",
-    "encoding_for_model",
-    "load_any",
-)
-
-
-#: subpackages loaded on first use (toksmith.formats, toksmith.presets.nanochat, toksmith.calm)
-_SUBPACKAGES = ("formats", "presets", "calm")
-
-
-def __getattr__(name: str):
-    import importlib
-
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _FROM_FORMATS:
-        return getattr(importlib.import_module(".formats", __name__), name)
-    raise AttributeError(f"module 'toksmith' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | {*_FROM_FORMATS, *_SUBPACKAGES})
-
+# the subpackages above the core layers, last: they import the names above. `toksmith.formats`
+# (the old names of the file readers), `toksmith.calm` and `toksmith.presets` are attributes
+# of the package as soon as it is imported.
+from . import calm as calm  # noqa: E402
+from . import formats as formats  # noqa: E402
+from . import presets as presets  # noqa: E402
 
 __all__ = [
     "Tokenizer",

@@ -7,7 +7,6 @@ import errno
 import fnmatch
 import glob
 import json
-import operator
 import os
 import re
 import stat
@@ -15,7 +14,10 @@ import sysconfig
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
 
+from ._args import fix_surrogates as _fix_surrogates
+from ._args import index_arg
 from ._paths import fspath
+from .errors import CorpusDecodeError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -255,8 +257,6 @@ def decompression_errors(path: PathLike) -> Iterator[None]:
     BadGzipFile, zlib.error or an OSError without errno) into a CorpusDecodeError naming it."""
     import zlib
 
-    from ._core import CorpusDecodeError
-
     suffix = compression(path)
     try:
         yield
@@ -274,8 +274,6 @@ def decompression_errors(path: PathLike) -> Iterator[None]:
 def iter_jsonl(path: Path, text_field: str, errors: str = "strict") -> Iterator[str]:
     """The ``text_field`` of each JSON line of ``path``. Invalid UTF-8 raises
     :class:`toksmith.CorpusDecodeError` naming the file and line, unless ``errors="replace"``."""
-    from ._core import CorpusDecodeError
-
     if not isinstance(text_field, str):
         raise TypeError(
             f"text_field must be a str (the name of the JSON field that holds the text), "
@@ -326,11 +324,7 @@ def surrogates_checked(value: str, errors: str, where: str) -> str:
         return value
     except UnicodeEncodeError as e:
         if errors == "replace":
-            from .tokenizer import _fix_surrogates
-
             return _fix_surrogates(value)
-        from ._core import CorpusDecodeError
-
         raise CorpusDecodeError(
             f"{where} holds a lone surrogate (U+{ord(value[e.start]):04X} at index {e.start}) that UTF-8 "
             f'cannot encode; pass errors="replace" to read it as U+FFFD (as encode() does)'
@@ -344,8 +338,6 @@ def iter_line_blocks(path: Path, errors: str = "strict", block: int = 1 << 20) -
     read. Invalid UTF-8 raises :class:`toksmith.CorpusDecodeError` naming the file, unless
     ``errors="replace"``."""
     import io
-
-    from ._core import CorpusDecodeError
 
     try:
         with (
@@ -369,8 +361,6 @@ def read_text(path: PathLike, errors: str = "strict") -> str:
     """The whole of a UTF-8 text file (decompressed if its suffix says it is compressed).
     Invalid UTF-8 raises :class:`toksmith.CorpusDecodeError` naming the file, unless
     ``errors="replace"``."""
-    from ._core import CorpusDecodeError
-
     with decompression_errors(path), open_binary(path) as f:
         data = f.read()
     try:
@@ -383,9 +373,7 @@ def read_text(path: PathLike, errors: str = "strict") -> str:
 
 
 def _positive_int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
-    value = operator.index(value)  # a numpy integer
+    value = index_arg(value, f"{what} must be an int, not {{type}}")
     if value < 1:
         raise ValueError(f"{what} must be at least 1, not {value}")
     return value

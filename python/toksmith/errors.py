@@ -16,6 +16,17 @@ from ._core import (
 )
 
 
+class ConversionError(VocabError):
+    """A tokenizer cannot be converted exactly between toksmith and another library's format.
+
+    Raised when a file uses a component toksmith cannot reproduce (a WordPiece or Unigram
+    model, a normalizer, a pre-tokenizer sequence, ...) or when a toksmith tokenizer has a
+    feature the target format cannot express (pinned tokens in tiktoken, a rank table without a
+    merge list in Hugging Face BPE, ...). The message names the component. toksmith never
+    converts approximately.
+    """
+
+
 class DisallowedSpecialError(ToksmithError):
     """The text contains a special token that the call did not allow."""
 
@@ -52,6 +63,7 @@ __all__ = [
     "CorpusDecodeError",
     "MergesError",
     "DisallowedSpecialError",
+    "ConversionError",
     "TokenizerFileError",
     "TokenizerFileNotFoundError",
     "UnknownModelError",

@@ -35,6 +35,8 @@ from functools import lru_cache
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from . import _core
+from ._regex import _FLAGS, _ZERO_WIDTH_ESCAPES, _lex, can_match_empty
+from .errors import ConversionError, PatternError
 
 #: name -> regex text of the named patterns
 PATTERNS: Dict[str, str] = dict(_core.NAMED_PATTERNS)
@@ -58,23 +60,17 @@ def _check_pattern_arg(pattern: str) -> None:
         try:
             pattern.encode("utf-8")
         except UnicodeEncodeError as e:
-            from .errors import PatternError
-
             raise PatternError(
                 f"the split pattern holds a lone surrogate (U+{ord(pattern[e.start]):04X} at index "
                 f"{e.start}), which UTF-8 cannot encode and no text can match; pass a valid str "
                 f"(to match a character, write it itself or as an escape such as \\x{{...}})"
             ) from None
     if pattern == "":
-        from .errors import PatternError
-
         raise PatternError(
             "the split pattern is empty: it matches no text, so every text would encode to "
             "[]; pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex"
         )
     if _BARE_WORD.fullmatch(pattern) and _core.named_pattern(pattern) is None:
-        from .errors import PatternError
-
         raise PatternError(
             f"{pattern!r} is no pattern name: pass gpt2, cl100k, o200k or nanochat (or an OpenAI "
             f"encoding name such as cl100k_base), or a regex (as a regex, a bare word would match "
@@ -87,9 +83,6 @@ def matches_only_empty(pattern: str) -> bool:
     """Whether ``pattern`` (a regex that compiles) can match nothing but the empty string: every
     atom of it is a zero-width escape (``\\b``, ``\\A``...) or inside a look-around, so it finds
     no piece in any text (``\\b``, ``(?=a)``, ``^``). False when the pattern cannot be read here."""
-    from .formats._common import ConversionError
-    from .formats._regex import _ZERO_WIDTH_ESCAPES, _lex
-
     try:
         items = _lex(pattern)
     except ConversionError:
@@ -113,8 +106,6 @@ def _check_matches_text(pattern: str, what: str = "the split pattern") -> None:
     """Refuse a pattern that can match only the empty string: it drops all text (every text
     encoded to [] without a word), as the empty pattern does."""
     if pattern and matches_only_empty(pattern):
-        from .errors import PatternError
-
         shown = pattern if len(pattern) <= 200 else pattern[:200] + "..."
         raise PatternError(
             f"{what} {shown!r} can match only the empty string (it holds nothing but anchors, "
@@ -148,8 +139,6 @@ _FUZZY = re.compile(r"\{[^}]*[eisd]\s*(?:<=?|[,:}+])")
 
 
 def _refuse(pattern: str, what: str) -> None:
-    from .errors import PatternError
-
     raise PatternError(
         f"custom split pattern {pattern!r}: {what}. (toksmith runs custom patterns on "
         f"fancy-regex; a pattern it would split differently from Python's regex module is "
@@ -161,9 +150,6 @@ def _refuse(pattern: str, what: str) -> None:
 def _check_custom_pattern(pattern: str) -> None:
     """Refuse a custom pattern (one that compiles) that toksmith's engine, fancy-regex, would split
     differently from ``regex.findall``: see the checks below, each with what to write instead."""
-    from .formats._common import ConversionError
-    from .formats._regex import _FLAGS, _lex, can_match_empty
-
     try:
         items = _lex(pattern)
     except ConversionError as e:
@@ -319,8 +305,6 @@ def _empty_matches_agree(items) -> bool:
     with ``\\z`` or ``$``), or comes after every alternative that can consume text and is either
     zero-width or one greedy ``x*``/``x?``/``x{0,n}`` among zero-width items (longest first).
     """
-    from .formats._regex import _ZERO_WIDTH_ESCAPES, can_match_empty
-
     alts, depth, cur = [], 0, []
     for it in items:
         if it.kind == "alt" and depth == 0:

@@ -12,11 +12,12 @@ is read whole.
 from __future__ import annotations
 
 import codecs
-import operator
 import os
 import re
 from typing import BinaryIO, Iterable, Iterator, List, Optional, Sequence
 
+from ._args import index_arg
+from ._args import threads_arg as _threads
 from .decoding import (
     _check_errors,
 )  # an unknown handler is refused up front, not hours into a corpus
@@ -46,9 +47,7 @@ def last_safe_cut(text: str, lo: int = 0, avoid: Sequence[str] = ()) -> int:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
-    if isinstance(lo, bool) or not hasattr(type(lo), "__index__"):
-        raise TypeError(f"lo must be an int (an index into text), not {type(lo).__name__}")
-    lo = operator.index(lo)
+    lo = index_arg(lo, "lo must be an int (an index into text), not {type}")
     if lo < 0:
         raise ValueError(f"lo must be an index >= 0 into text, not {lo}")
     need = cut_lookahead(avoid)
@@ -160,11 +159,7 @@ def _check_size(
 ) -> int:
     """``value`` as a read size (an int >= 1): 0 read nothing and gave no ids at all (the whole
     input silently lost), a negative one read the whole input at once."""
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(
-            f"{what} must be an int (a number of {unit.split()[0]}), not {type(value).__name__}"
-        )
-    value = operator.index(value)  # a numpy integer
+    value = index_arg(value, f"{what} must be an int (a number of {unit.split()[0]}), not {{type}}")
     if not 1 <= value <= most:
         raise ValueError(f"{what} must be between 1 and {most} (a number of {unit}), not {value}")
     return value
@@ -215,8 +210,6 @@ def _encoder(tok, allow_special: bool):
 
 def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
     """Encode a list of texts with ``tok`` on ``threads`` threads (``None``: every core)."""
-    from .tokenizer import _threads
-
     _threads(threads)
     method = "encode_batch" if allow_special else "encode_ordinary_batch"
     if isinstance(tok, (str, bytes)) or not callable(getattr(tok, method, None)):
@@ -292,8 +285,6 @@ def encode_stream(
     before they are encoded together with ``encode_batch`` (several per thread, so that no
     thread waits long for the others): the same ids, in the same order.
     """
-    from .tokenizer import _threads
-
     _threads(threads)  # 0, a negative count or a bool was taken as one thread
     _check_tokenizer(tok, allow_special)
     encode = _encoder(tok, allow_special)
@@ -328,8 +319,6 @@ def encode_lines(
 ) -> Iterator[List[int]]:
     """The ids of each line, in order: lines are gathered into batches of about ``batch_bytes``
     of text and encoded with ``encode_batch`` on ``threads`` threads (``None``: every core)."""
-    from .tokenizer import _threads
-
     _threads(threads)
     _check_tokenizer(tok, allow_special)
     batch_bytes = _check_size(batch_bytes, "batch_bytes", "bytes of text per batch")

@@ -32,9 +32,29 @@ from typing import (
 )
 
 from . import _core
+
+# (MAX_THREADS, _as_id, _fix_surrogates and _threads stay importable from here, where they were)
+from ._args import MAX_THREADS as MAX_THREADS
+from ._args import as_id as _as_id
+from ._args import fix_surrogates as _fix_surrogates
+from ._args import threads_arg as _threads
 from .decoding import StreamDecoder, _check_errors, _is_index
-from .errors import DisallowedSpecialError, UnknownTokenError
+from .errors import (
+    ConversionError,
+    DisallowedSpecialError,
+    MergesError,
+    TokenizerFileError,
+    UnknownTokenError,
+    missing_extra,
+)
+from .files import gpt2 as _gpt2
+from .files import huggingface as _huggingface
+from .files import tiktoken as _tiktoken
+from .files import toksmith_json as _toksmith_json
+from .files._common import check_core_merges
 from .pretokenize import _from_file, resolve_pattern
+from .spec import TokenizerSpec
+from .unstable import encode_bytes, encode_single_piece, encode_with_unstable
 
 SpecialSet = Union[Literal["all"], AbstractSet[str]]
 DisallowedSet = Union[Literal["all"], Collection[str]]
@@ -47,24 +67,6 @@ def _clean_text(text: Any, what: str = "text") -> str:
             + ("; decode bytes to str first" if isinstance(text, (bytes, bytearray)) else "")
         )
     return text
-
-
-def _as_id(v: Any) -> Optional[int]:
-    """``v`` as an id (an int in 0..2**32, numpy integers included, as tiktoken takes them;
-    not a bool), else None."""
-    if isinstance(v, bool):
-        return None
-    if not isinstance(v, int):
-        try:
-            v = operator.index(v)
-        except TypeError:
-            return None
-    return v if 0 <= v < 2**32 else None
-
-
-def _fix_surrogates(text: str) -> str:
-    # Lone surrogates cannot be encoded as UTF-8: like tiktoken, replace them with U+FFFD.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _fixed_char_starts(text: str) -> List[int]:
@@ -142,47 +144,6 @@ class _NoGC:
     def __exit__(self, *exc):
         if self.was_enabled:
             gc.enable()
-
-
-#: the most threads a call may ask for
-MAX_THREADS = 4096
-
-
-def _threads(threads: Optional[int], num_threads: Optional[int] = None) -> int:
-    """A thread count for the core (0: one per core); ``num_threads`` is tiktoken's name for
-    ``threads``: pass one or the other (both only with the same value, ValueError otherwise).
-    The core starts no more threads than the machine has cores (at least 8): more would only
-    contend."""
-    if num_threads is None:
-        return _thread_count(threads, "threads")
-    if threads is None:
-        return _thread_count(num_threads, "num_threads")
-    n, m = _thread_count(threads, "threads"), _thread_count(num_threads, "num_threads")
-    if n != m:
-        raise ValueError(
-            f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
-            "pass only one of them"
-        )
-    return n
-
-
-def _thread_count(threads: Optional[int], name: str) -> int:
-    """One thread-count argument (``name`` for the messages) checked: 0 for None, else 1..MAX_THREADS."""
-    if threads is None:
-        return 0
-    if (
-        not isinstance(threads, bool)
-        and not isinstance(threads, int)
-        and hasattr(threads, "__index__")
-    ):
-        threads = operator.index(threads)  # a numpy integer
-    if not isinstance(threads, int) or isinstance(threads, bool):
-        raise TypeError(f"{name} must be an int or None, not {type(threads).__name__}")
-    if not 1 <= threads <= MAX_THREADS:
-        raise ValueError(
-            f"{name} must be between 1 and {MAX_THREADS} (or None for all cores), not {threads}"
-        )
-    return threads
 
 
 class Tokenizer:
@@ -302,6 +263,68 @@ class Tokenizer:
             pinned_tokens=pinned_tokens,
             name=name,
         )
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> "Tokenizer":
+        """Build from a :class:`toksmith.spec.TokenizerSpec` (what the file readers of
+        :mod:`toksmith.files` return). A reader's spec says how a constructor error is reported
+        (as a TokenizerFileError or ConversionError naming the file) and which merge list of
+        the file must agree with the merges recovered from the ranks."""
+        if not isinstance(spec, TokenizerSpec):
+            raise TypeError(
+                f"spec must be a toksmith.spec.TokenizerSpec, not {type(spec).__name__}"
+            )
+        merges = spec.merges
+        if merges is not None and spec.merges_checked:
+            merges = _CheckedMerges(merges)
+        try:
+            tok = cls(
+                spec.mergeable_ranks,
+                pattern=spec.pattern,
+                special_tokens=spec.special_tokens,
+                pinned_tokens=spec.pinned_tokens,
+                merges=merges,
+                metadata=spec.metadata,
+                name=spec.name,
+            )
+        except (TypeError, ValueError) as e:
+            if spec.build_error == "file" and not isinstance(e, TokenizerFileError):
+                raise TokenizerFileError(f"{spec.where}: inconsistent tokenizer: {e}") from None
+            if (
+                spec.build_error == "conversion"
+                and isinstance(e, ValueError)
+                and not isinstance(e, (ConversionError, TokenizerFileError))
+            ):
+                raise ConversionError(
+                    f"{spec.where}: toksmith cannot build this tokenizer: {e}"
+                ) from None
+            raise
+        if spec.exact_name and isinstance(spec.name, str):
+            tok.name = spec.name
+        if spec.merge_check is not None:
+            check_core_merges(tok._core, spec.merge_check)
+        return tok
+
+    def to_spec(self, *, merges: bool = True) -> TokenizerSpec:
+        """This tokenizer as a :class:`toksmith.spec.TokenizerSpec` (plain data: copies of its
+        tables). ``merges=False`` leaves the merge list out (recovering it from ranks alone
+        takes time); a rank table that has none gives ``merges=None`` and the reason in
+        ``merges_error``."""
+        spec = TokenizerSpec(
+            self.mergeable_ranks(),
+            pattern=self._pattern_name or self._pattern,
+            special_tokens=dict(self._special_tokens),
+            pinned_tokens=dict(self._pinned_tokens),
+            metadata=self.metadata,
+            name=self.name,
+        )
+        if merges:
+            try:
+                spec.merges = self.merge_ids()
+                spec.merges_checked = True
+            except MergesError as e:
+                spec.merges_error = str(e)
+        return spec
 
     # ------------------------------------------------------------------ properties
 
@@ -557,8 +580,6 @@ class Tokenizer:
         >>> tok.encode_with_unstable("xa")
         ([], [[120, 97], [120, 256]])
         """
-        from .unstable import encode_with_unstable
-
         return encode_with_unstable(self, text, allowed_special, disallowed_special)
 
     def encode_bytes(self, data: bytes) -> List[int]:
@@ -571,8 +592,6 @@ class Tokenizer:
         >>> tok.encode_bytes(b"ab\\xffab")
         [256, 255, 256]
         """
-        from .unstable import encode_bytes
-
         return encode_bytes(self, data)
 
     def _encode_bytes(self, data: bytes) -> List[int]:
@@ -583,8 +602,6 @@ class Tokenizer:
         """tiktoken's ``_encode_single_piece``: the ids of one piece, not split by the pattern
         (the piece itself if it is a token, else plain byte-pair merging; special tokens are
         never produced)."""
-        from .unstable import encode_single_piece
-
         return encode_single_piece(self, text_or_bytes)
 
     def encode_ordinary(self, text: str) -> List[int]:
@@ -673,8 +690,6 @@ class Tokenizer:
         try:
             import numpy as np
         except ImportError:
-            from .errors import missing_extra
-
             raise missing_extra("numpy", "numpy") from None
         text = _clean_text(text)
         allowed, allow_all = self._allowed(allowed_special)
@@ -948,49 +963,35 @@ class Tokenizer:
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Write the tokenizer as one versioned, human-readable JSON file."""
-        from .serialization import save
-
-        save(self, path)
+        _toksmith_json.save(self, path)
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Tokenizer":
         """Read a file written by :meth:`save`."""
-        from .serialization import load
+        return Tokenizer.from_spec(_toksmith_json.read(path))
 
-        return load(path)
-
-    # ---- interop (formats/) ----  (thin wrappers; the code lives in toksmith.formats)
+    # ---- interop (files/) ----  (thin wrappers; the code lives in toksmith.files)
 
     def to_tiktoken(self, name: Optional[str] = None):
         """A ``tiktoken.Encoding`` with the same ids (``pip install toksmith[tiktoken]``)."""
-        from .formats.tiktoken import to_tiktoken
-
-        return to_tiktoken(self, name=name)
+        return _tiktoken.to_tiktoken(self, name=name)
 
     def save_tiktoken(self, path: Union[str, os.PathLike]) -> None:
         """Write the ranks as a ``.tiktoken`` file (no pattern, no special tokens in it)."""
-        from .formats.tiktoken import save_tiktoken
-
-        save_tiktoken(self, path)
+        _tiktoken.save_tiktoken(self, path)
 
     def to_huggingface(self):
         """A ``tokenizers.Tokenizer`` with the same ids (``pip install toksmith[tokenizers]``)."""
-        from .formats.huggingface import to_huggingface
-
-        return to_huggingface(self)
+        return _huggingface.to_huggingface(self)
 
     def save_huggingface(self, directory: Union[str, os.PathLike]) -> None:
         """Write tokenizer.json, tokenizer_config.json and special_tokens_map.json into a folder
         that ``transformers.PreTrainedTokenizerFast.from_pretrained`` loads."""
-        from .formats.huggingface import save_huggingface
-
-        save_huggingface(self, directory)
+        _huggingface.save_huggingface(self, directory)
 
     def save_gpt2_files(self, directory: Union[str, os.PathLike]) -> None:
         """Write GPT-2 style vocab.json + merges.txt into a folder."""
-        from .formats.gpt2 import save_gpt2_files
-
-        save_gpt2_files(self, directory)
+        _gpt2.save_gpt2_files(self, directory)
 
     # ---- end interop
 

@@ -26,6 +26,7 @@ import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
+from ._args import threads_arg as _threads
 from ._paths import fspath
 from .corpus import (
     PathLike,
@@ -38,9 +39,9 @@ from .corpus import (
     open_binary,
     surrogates_checked,
 )
-from .errors import VocabError
+from .errors import EmptyCorpusError, VocabError
 from .pretokenize import resolve_pattern
-from .tokenizer import Tokenizer, _CheckedMerges, _threads
+from .tokenizer import Tokenizer, _CheckedMerges
 
 TokenSpec = Union[Sequence[str], Mapping[str, int]]
 
@@ -291,8 +292,6 @@ class _Trainer:
         if self.bar is not None:
             self.bar.close()
         if stats["pieces"] == 0:
-            from .errors import EmptyCorpusError
-
             pinned = self.layout.pinned_free + list(self.layout.pinned_fixed)
             if (
                 stats["bytes"] and pinned and self.pattern_name is not None

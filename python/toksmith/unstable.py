@@ -23,10 +23,14 @@ import bisect
 import heapq
 import re
 import struct
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .tokenizer import Tokenizer
+from ._args import fix_surrogates as _fix_surrogates
+from .pretokenize import split
+
+#: what the functions here take: a toksmith.Tokenizer (this module is below it: it reads the
+#: tokenizer's tables and calls its encode methods, and the Tokenizer calls these functions)
+TokenizerLike = Any
 
 # Unicode White_Space (what Rust's char::is_whitespace tests; str.isspace differs on U+001C-001F)
 _WHITE_SPACE = frozenset(
@@ -40,7 +44,7 @@ class _Tables:
     """What the completions need, built once per tokenizer: the token bytes sorted, and the id
     of each."""
 
-    def __init__(self, tok: "Tokenizer") -> None:
+    def __init__(self, tok: "TokenizerLike") -> None:
         ranks = tok.mergeable_ranks()
         self.sorted_bytes: List[bytes] = sorted(ranks)
         self.ids: Dict[bytes, int] = ranks
@@ -102,7 +106,7 @@ def byte_pair_encode(piece: bytes, ranks: Dict[bytes, int]) -> List[int]:
     return out
 
 
-def _tables(tok: "Tokenizer") -> _Tables:
+def _tables(tok: "TokenizerLike") -> _Tables:
     tables = tok._unstable_tables
     if tables is None:
         tables = tok._unstable_tables = _Tables(tok)
@@ -122,7 +126,7 @@ def _last_char(data: bytes) -> Tuple[Optional[str], int]:
     return None, 1
 
 
-def _last_segment(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[str]) -> str:
+def _last_segment(tok: "TokenizerLike", text: str, tokens: List[int], allowed: Set[str]) -> str:
     """The text after the last allowed special (or pinned) token: the part the encoder split
     with the pattern last. Only the added tokens that the encoding holds can match (a longer
     one matching in their place would be there instead), so the search looks for those alone
@@ -140,14 +144,11 @@ def _last_segment(tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[s
 
 
 def _split_unstable(
-    tok: "Tokenizer", text: str, tokens: List[int], allowed: Set[str]
+    tok: "TokenizerLike", text: str, tokens: List[int], allowed: Set[str]
 ) -> Tuple[List[int], bytes]:
     """``tokens`` (the encoding of ``text``) cut before its unstable end: the last piece's tokens,
     with the whitespace-only tokens before them when that piece is whitespace (cl100k's
     ``\\s*[\\r\\n]+`` can turn ``"\\n"`` + ``" "`` into ``"\\n \\n"``); and the bytes cut off."""
-    from .pretokenize import split
-    from .tokenizer import _fix_surrogates
-
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: encoded as U+FFFD, as encode() does
@@ -177,7 +178,7 @@ def _split_unstable(
     return tokens[:-n], tok.decode_bytes(tokens[-n:])
 
 
-def encode_bytes(tok: "Tokenizer", data: bytes) -> List[int]:
+def encode_bytes(tok: "TokenizerLike", data: bytes) -> List[int]:
     """See :meth:`toksmith.Tokenizer.encode_bytes`."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"encode_bytes needs bytes, not {type(data).__name__}")
@@ -192,7 +193,7 @@ def encode_bytes(tok: "Tokenizer", data: bytes) -> List[int]:
     return tokens
 
 
-def encode_single_piece(tok: "Tokenizer", piece: bytes) -> List[int]:
+def encode_single_piece(tok: "TokenizerLike", piece: bytes) -> List[int]:
     """See :meth:`toksmith.Tokenizer._encode_single_piece`."""
     if isinstance(piece, str):
         try:
@@ -213,7 +214,7 @@ def encode_single_piece(tok: "Tokenizer", piece: bytes) -> List[int]:
 
 
 def encode_with_unstable(
-    tok: "Tokenizer", text: str, allowed_special, disallowed_special
+    tok: "TokenizerLike", text: str, allowed_special, disallowed_special
 ) -> Tuple[List[int], List[List[int]]]:
     """See :meth:`toksmith.Tokenizer.encode_with_unstable`."""
     tokens = tok.encode(

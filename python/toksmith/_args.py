@@ -1,0 +1,105 @@
+"""Argument checks shared by the whole package (the lowest layer: imports nothing of toksmith).
+
+One helper for "an integer argument, numpy integers accepted, bools refused", one for a
+token id, and one thread-count parser, so that every function checks these the same way;
+each caller keeps its own message.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Optional
+
+#: the most threads a call may ask for
+MAX_THREADS = 4096
+
+
+def index_arg(value: Any, type_error: str) -> int:
+    """``value`` as an int: an int or any integer with ``__index__`` (a numpy integer), not a
+    bool (``True`` is no count). Otherwise TypeError with ``type_error``, in which ``{type}``
+    stands for the name of ``value``'s type."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(type_error.format(type=type(value).__name__))
+    return operator.index(value)
+
+
+def as_id(v: Any) -> Optional[int]:
+    """``v`` as an id (an int in 0..2**32, numpy integers included, as tiktoken takes them;
+    not a bool), else None."""
+    if isinstance(v, bool):
+        return None
+    if not isinstance(v, int):
+        try:
+            v = operator.index(v)
+        except TypeError:
+            return None
+    return v if 0 <= v < 2**32 else None
+
+
+#: the messages of :func:`thread_count`, by caller (``{name}``, ``{type}``, ``{max}``, ``{value}``)
+THREADS_TYPE_ERROR = "{name} must be an int or None, not {type}"
+THREADS_RANGE_ERROR = "{name} must be between 1 and {max} (or None for all cores), not {value}"
+#: the ``--threads`` option of the command line
+THREADS_OPTION_RANGE_ERROR = (
+    "--threads must be between 1 and {max}, not {value} (leave it out for all cores)"
+)
+
+
+def thread_count(
+    threads: Any,
+    name: str = "threads",
+    *,
+    type_error: str = THREADS_TYPE_ERROR,
+    range_error: str = THREADS_RANGE_ERROR,
+    numpy: bool = True,
+) -> int:
+    """One thread-count argument checked: 0 (one thread per core) for None, else an int in
+    1..MAX_THREADS (a numpy integer too unless ``numpy`` is false; never a bool). ``name``
+    names it in the messages, which ``type_error`` and ``range_error`` give (each caller keeps
+    its own wording)."""
+    if threads is None:
+        return 0
+    if numpy and not isinstance(threads, (bool, int)) and hasattr(threads, "__index__"):
+        threads = operator.index(threads)  # a numpy integer
+    if not isinstance(threads, int) or isinstance(threads, bool):
+        raise TypeError(type_error.format(name=name, type=type(threads).__name__))
+    if not 1 <= threads <= MAX_THREADS:
+        raise ValueError(range_error.format(name=name, max=MAX_THREADS, value=threads))
+    return threads
+
+
+def threads_arg(threads: Optional[int], num_threads: Optional[int] = None) -> int:
+    """A thread count for the core (0: one per core); ``num_threads`` is tiktoken's name for
+    ``threads``: pass one or the other (both only with the same value, ValueError otherwise).
+    The core starts no more threads than the machine has cores (at least 8): more would only
+    contend."""
+    if num_threads is None:
+        return thread_count(threads, "threads")
+    if threads is None:
+        return thread_count(num_threads, "num_threads")
+    n, m = thread_count(threads, "threads"), thread_count(num_threads, "num_threads")
+    if n != m:
+        raise ValueError(
+            f"threads={n} and num_threads={m} disagree: num_threads is another name for threads, "
+            "pass only one of them"
+        )
+    return n
+
+
+def fix_surrogates(text: str) -> str:
+    """``text`` with its lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD, as
+    tiktoken does; a surrogate pair becomes the one character it stands for."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+__all__ = [
+    "MAX_THREADS",
+    "THREADS_OPTION_RANGE_ERROR",
+    "THREADS_RANGE_ERROR",
+    "THREADS_TYPE_ERROR",
+    "as_id",
+    "fix_surrogates",
+    "index_arg",
+    "thread_count",
+    "threads_arg",
+]

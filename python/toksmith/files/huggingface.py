@@ -1,0 +1,678 @@
+"""Hugging Face interop: ``tokenizer.json`` (``tokenizers``) and ``transformers`` folders.
+
+Export (:func:`to_huggingface`, :func:`save_huggingface`) writes a byte-level BPE
+``tokenizer.json``:
+
+* model ``BPE`` with the byte-level vocab and the merge list (recovered from the ranks when the
+  tokenizer has none; a rank table without a merge list raises :class:`ConversionError`);
+* pre-tokenizer ``Sequence[Split(Regex(pattern), "Isolated"), ByteLevel(use_regex=False)]``
+  (``"Removed"`` with ``invert=True`` for a custom pattern, which may leave text unmatched:
+  toksmith and tiktoken drop that text, and so does this ``Split``),
+  the pattern rewritten for Hugging Face's regex engine (Oniguruma) where the two engines
+  differ (see :mod:`toksmith.formats._regex`: cl100k's possessive ``\\p{N}{1,3}+`` becomes
+  ``(?>\\p{N}{1,3})``);
+* special tokens as special added tokens and pinned tokens as non-special added tokens (both
+  also in the model vocab, or ``tokenizers`` would renumber them);
+* decoder ``ByteLevel``; no normalizer; a ``ByteLevel`` post-processor that adds no token.
+
+``save_huggingface`` also writes ``tokenizer_config.json`` (``PreTrainedTokenizerFast``,
+``clean_up_tokenization_spaces=false`` so decoding is exact) and ``special_tokens_map.json``, so
+``transformers.AutoTokenizer.from_pretrained(dir)`` works. Hugging Face's ``encode`` always
+turns special-token text into special tokens: it matches toksmith's
+``encode(text, allowed_special="all")``.
+
+Import (:func:`from_huggingface`) reads byte-level BPE ``tokenizer.json`` files: merges as
+``"a b"`` strings or as pairs, added tokens (special ones become special tokens, the others
+pinned tokens), a ``ByteLevel`` pre-tokenizer (its ``use_regex=True`` is the GPT-2 pattern) or
+a ``Split`` regex (``Isolated``, or ``Removed`` with ``invert=True``) followed by
+``ByteLevel(use_regex=False)``. Anything toksmith cannot
+reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
+and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, several
+``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
+decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), a post-processor that
+adds tokens, and any normalizer. toksmith has no normalizer:
+an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
+records it in ``tok.metadata["huggingface"]["normalizer"]`` (apply
+``unicodedata.normalize(form, text)`` yourself before encoding to get Hugging Face's ids).
+``truncation`` and ``padding`` settings are not part of tokenization and are ignored.
+
+Known limit, outside toksmith's control: Oniguruma in ``tokenizers`` 0.23 knows Unicode up to
+15.1, while tiktoken's and toksmith's named patterns also classify the ~4700 code points
+assigned in Unicode 16 and 17 (e.g. U+323B0, CJK extension J). On text with those characters
+Hugging Face's ids can differ from tiktoken's and toksmith's; on all other text they are equal.
+
+>>> import toksmith
+>>> tok = toksmith.train_from_iterator(["low lower lowest"] * 20, vocab_size=262, pattern="gpt2",
+...                                    special_tokens=["<|end|>"])
+>>> data = huggingface_json(tok)
+>>> data["model"]["merges"][:2], data["added_tokens"][0]["content"]
+(['l o', 'lo w'], '<|end|>')
+>>> read_huggingface(data).special_tokens == tok.special_tokens
+True
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import warnings
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from .._paths import fspath
+from .._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
+from ..bytelevel import str_to_token, token_to_str
+from ..errors import TokenizerFileError, TokenizerFileNotFoundError
+from ..pretokenize import PATTERNS, _from_file
+from ..spec import MergeCheck, TokenizerSpec
+from ._common import (
+    ConversionError,
+    JsonTables,
+    PathLike,
+    check_added_decoding,
+    check_added_spelling,
+    check_tokenizer,
+    decoded_as_bytes,
+    make_folder,
+    merge_strings,
+    ranks_from_vocab_and_merges,
+    require,
+    source_meta,
+    split_json,
+    write_json,
+)
+
+#: the regex of ``tokenizers``' ``ByteLevel(use_regex=True)`` pre-tokenizer (GPT-2's original
+#: pattern, equivalent to tiktoken's r50k form toksmith calls ``"gpt2"``)
+HF_BYTELEVEL_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+VERY_LARGE_INTEGER = int(1e30)  # transformers' "no maximum length"
+
+
+def _known_hf_regexes() -> Dict[str, str]:
+    known = {HF_BYTELEVEL_REGEX: "gpt2"}
+    for name, pat in PATTERNS.items():
+        hf = to_oniguruma(pat)
+        known[hf] = name
+        known[hf.replace("(?>\\p{N}{1,3})", "\\p{N}{1,3}")] = name  # the usual HF form of cl100k
+        if from_oniguruma(pat) == pat:  # the same text means the same in both engines
+            known[pat] = name
+    return known
+
+
+_KNOWN_HF_REGEXES = _known_hf_regexes()
+
+
+def _split_step(tok) -> Dict[str, Any]:
+    """The ``Split`` pre-tokenizer with the pattern as an Oniguruma regex, or ConversionError.
+
+    toksmith and tiktoken drop the text a pattern does not match; ``Split`` with ``Isolated``
+    keeps it as pieces. The named patterns match all text, so they are written ``Isolated`` (the
+    usual form); a custom pattern is written ``Removed`` with ``invert=True``, which keeps the
+    matches and drops the rest, as toksmith does (whether a pattern matches all text cannot be
+    told from trying a few texts: ``\\D{2}|\\d+`` leaves the ``-`` of ``ab-12``)."""
+    where = "Hugging Face export"
+    try:
+        hf = to_oniguruma(tok.pattern)
+    except ConversionError as e:
+        raise ConversionError(
+            f"{where}: the split pattern cannot be written for Hugging Face's regex engine: {e}"
+        ) from None
+    if tok.pattern_name is None:
+        if can_match_empty(tok.pattern):
+            raise ConversionError(
+                f"{where}: the split pattern {tok.pattern!r} can match the empty string; the engines treat "
+                "empty matches differently, so the ids could differ"
+            )
+        return {"type": "Split", "pattern": {"Regex": hf}, "behavior": "Removed", "invert": True}
+    return {"type": "Split", "pattern": {"Regex": hf}, "behavior": "Isolated", "invert": False}
+
+
+def _added_entry(content: str, i: int, special: bool) -> Dict[str, Any]:
+    return {
+        "id": i,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": special,
+    }
+
+
+def huggingface_json(tok) -> Dict[str, Any]:
+    """The ``tokenizer.json`` document (a dict) for ``tok``; needs no optional dependency."""
+    where = "Hugging Face export"
+    check_tokenizer(tok, where)
+    merges = merge_strings(tok, where)
+    ranks = tok.mergeable_ranks()
+    added = sorted(
+        [(i, t, True) for t, i in tok.special_tokens.items()]
+        + [(i, t, False) for t, i in tok.pinned_tokens.items()]
+    )
+    check_added_spelling([t for _, t, _ in added], ranks, where)
+    check_added_decoding([t for _, t, _ in added], where)
+    vocab = {token_to_str(b): i for b, i in sorted(ranks.items(), key=lambda kv: kv[1])}
+    for i, t, _ in added:
+        vocab[t] = i
+    vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [_added_entry(t, i, sp) for i, t, sp in added],
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                _split_step(tok),
+                {
+                    "type": "ByteLevel",
+                    "add_prefix_space": False,
+                    "trim_offsets": True,
+                    "use_regex": False,
+                },
+            ],
+        },
+        "post_processor": {
+            "type": "ByteLevel",
+            "add_prefix_space": False,
+            "trim_offsets": False,
+            "use_regex": False,
+        },
+        "decoder": {
+            "type": "ByteLevel",
+            "add_prefix_space": True,
+            "trim_offsets": True,
+            "use_regex": True,
+        },
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": [f"{a} {b}" for a, b in merges],
+        },
+    }
+
+
+def to_huggingface(tok):
+    """A ``tokenizers.Tokenizer`` giving the same ids (``pip install toksmith[tokenizers]``)."""
+    tokenizers = require("tokenizers", "tokenizers")
+    return tokenizers.Tokenizer.from_str(json.dumps(huggingface_json(tok), ensure_ascii=False))
+
+
+_BOS = ("<|bos|>", "<|startoftext|>", "<|begin_of_text|>", "<s>")
+_EOS = ("<|endoftext|>", "<|eos|>", "<|end_of_text|>", "</s>")
+
+
+def _role(specials: Mapping[str, int], names: Tuple[str, ...]) -> Optional[str]:
+    return next((n for n in names if n in specials), None)
+
+
+def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int] = None) -> None:
+    """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` into
+    ``directory`` (created if needed) for ``transformers.PreTrainedTokenizerFast.from_pretrained``.
+
+    ``bos_token``/``eos_token`` are set when a special token has a usual name
+    (``<|endoftext|>``, ``<|bos|>``, ``<s>``...); every special token is listed in
+    ``additional_special_tokens``. The post-processor adds no token, so ids are the same with
+    and without ``add_special_tokens``. Writing needs no optional dependency.
+    """
+    check_tokenizer(tok, "save_huggingface")
+    d = fspath(directory)
+    if model_max_length is not None:
+        if isinstance(model_max_length, bool) or not hasattr(type(model_max_length), "__index__"):
+            raise TypeError(
+                f"model_max_length must be an int or None, not {type(model_max_length).__name__}"
+            )
+        model_max_length = operator.index(model_max_length)  # a numpy integer (JSON cannot hold it)
+        if model_max_length <= 0:
+            raise ValueError(
+                f"model_max_length must be positive (or None for no maximum), not {model_max_length}"
+            )
+    data = huggingface_json(tok)
+    make_folder(d, "the Hugging Face tokenizer files")
+    specials = tok.special_tokens
+    smap: Dict[str, Any] = {}
+    bos, eos = _role(specials, _BOS), _role(specials, _EOS)
+    if bos:
+        smap["bos_token"] = bos
+    if eos:
+        smap["eos_token"] = eos
+    if specials:
+        smap["additional_special_tokens"] = [
+            t for t, _ in sorted(specials.items(), key=lambda kv: kv[1])
+        ]
+    config: Dict[str, Any] = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "clean_up_tokenization_spaces": False,
+        "add_prefix_space": False,
+        "model_max_length": model_max_length or VERY_LARGE_INTEGER,
+        "added_tokens_decoder": {
+            str(e["id"]): {k: v for k, v in e.items() if k != "id"} for e in data["added_tokens"]
+        },
+        **smap,
+    }
+    write_json(os.path.join(d, "tokenizer.json"), data, indent=None)
+    write_json(os.path.join(d, "tokenizer_config.json"), config)
+    write_json(os.path.join(d, "special_tokens_map.json"), smap)
+
+
+# ------------------------------------------------------------------------------ import
+
+
+def _load_document(
+    path_or_obj: Any,
+) -> Tuple[Dict[str, Any], str, Optional[str], Optional[JsonTables]]:
+    """(tokenizer.json dict, where, path, its natively decoded tables if any: see
+    :func:`split_json`) from a path, folder, dict or tokenizers object."""
+    if isinstance(path_or_obj, dict):
+        return path_or_obj, "tokenizer.json (dict)", None, None
+    if isinstance(path_or_obj, (str, os.PathLike)):
+        p = fspath(path_or_obj)
+        if os.path.isdir(p):
+            p = os.path.join(p, "tokenizer.json")
+            if not os.path.exists(p):
+                raise TokenizerFileNotFoundError(
+                    f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json"
+                )
+        with open(p, "rb") as f:
+            raw = f.read()
+        data, tables = split_json(raw, p, "tokenizer.json")
+        if not isinstance(data, dict):
+            raise TokenizerFileError(f"{p}: expected a JSON object, found {type(data).__name__}")
+        return data, p, p, tables
+    backend = getattr(path_or_obj, "backend_tokenizer", None)  # a transformers fast tokenizer
+    obj = backend if backend is not None else path_or_obj
+    if hasattr(obj, "to_str"):
+        where = f"<{type(path_or_obj).__name__}>"
+        data, tables = split_json(obj.to_str().encode("utf-8"), where, "tokenizer.json")
+        return data, where, None, tables
+    raise TypeError(
+        f"expected a tokenizer.json path or folder, a dict, or a tokenizers/transformers tokenizer, "
+        f"not {type(path_or_obj).__name__}"
+    )
+
+
+def _fail(where: str, msg: str) -> ConversionError:
+    return ConversionError(f"{where}: {msg}; toksmith only represents byte-level BPE exactly")
+
+
+def _regex_escape(s: str) -> str:
+    return "".join("\\" + c if c in "\\.^$|?*+()[]{}-#&~" else c for c in s)
+
+
+def _split_pattern(step: Dict[str, Any], where: str) -> str:
+    behavior = step.get("behavior", "Isolated")
+    # Removed with invert=True keeps the matches only, as toksmith and tiktoken do
+    matches_only = behavior == "Removed" and step.get("invert") is True
+    if behavior != "Isolated" and not matches_only:
+        raise _fail(
+            where,
+            f"pre_tokenizer Split with behavior {behavior!r} (only 'Isolated', or 'Removed' with "
+            "invert=True, keeps the pieces as toksmith does)",
+        )
+    pat = step.get("pattern") or {}
+    if "Regex" in pat:
+        regex = pat["Regex"]
+        if regex in _KNOWN_HF_REGEXES:
+            return _KNOWN_HF_REGEXES[regex]
+        try:
+            body = from_oniguruma(regex)
+        except ConversionError as e:
+            raise _fail(where, f"pre_tokenizer Split regex: {e}") from None
+    elif "String" in pat:
+        body = _regex_escape(pat["String"])
+    else:
+        raise _fail(where, f"pre_tokenizer Split with pattern {pat!r}")
+    if not body or can_match_empty(body):
+        raise _fail(
+            where,
+            f"pre_tokenizer Split regex {pat!r} can match the empty string (Hugging Face then "
+            "cuts the text at places a toksmith pattern cannot)",
+        )
+    if matches_only:
+        return body
+    # Isolated keeps the text between matches as pieces; toksmith's pattern must match it too.
+    return covering(body)
+
+
+def _byte_level_step(step: Dict[str, Any], where: str) -> bool:
+    """Check a ByteLevel pre-tokenizer; return its use_regex."""
+    if step.get("add_prefix_space", False):
+        raise _fail(
+            where,
+            "pre_tokenizer ByteLevel with add_prefix_space=True (a space is added before the text)",
+        )
+    return bool(step.get("use_regex", True))
+
+
+def _pattern_from_pretokenizer(pt: Any, where: str) -> str:
+    if pt is None:
+        raise _fail(where, "no pre_tokenizer: without ByteLevel the model does not see bytes")
+    typ = pt.get("type")
+    if typ == "ByteLevel":
+        return "gpt2" if _byte_level_step(pt, where) else r"[\s\S]+"
+    if typ != "Sequence":
+        raise _fail(where, f"pre_tokenizer {typ}")
+    steps = pt.get("pretokenizers") or []
+    types = [s.get("type") for s in steps]
+    if types == ["ByteLevel"]:
+        return _pattern_from_pretokenizer(steps[0], where)
+    if types == ["Split", "ByteLevel"]:
+        if _byte_level_step(steps[1], where):
+            raise _fail(
+                where,
+                "pre_tokenizer Split followed by ByteLevel(use_regex=True) (two successive splits)",
+            )
+        return _split_pattern(steps[0], where)
+    raise _fail(
+        where,
+        f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel] or [Split, ByteLevel])",
+    )
+
+
+_UNICODE_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+
+
+def _check_normalizer(norm: Any, where: str, strict: bool, dropped: Dict[str, Any]) -> None:
+    if norm is None:
+        return
+    typ = norm.get("type")
+    if typ == "Sequence":
+        inner = norm.get("normalizers") or []
+        if not inner:
+            return
+        if len(inner) == 1:
+            return _check_normalizer(inner[0], where, strict, dropped)
+        raise _fail(where, f"normalizer Sequence{[n.get('type') for n in inner]}")
+    if typ in _UNICODE_FORMS and not strict:
+        dropped["normalizer"] = typ
+        return
+    hint = (
+        " (pass strict=False, or --no-strict to toksmith convert, to drop it and apply unicodedata.normalize "
+        "yourself)"
+        if typ in _UNICODE_FORMS
+        else ""
+    )
+    raise _fail(
+        where,
+        f"normalizer {typ}: toksmith applies no normalizer, so the ids would differ on "
+        f"text it changes{hint}",
+    )
+
+
+def _adds_tokens(pp: Any) -> bool:
+    if pp is None:
+        return False
+    typ = pp.get("type")
+    if typ == "ByteLevel":
+        return False
+    if typ == "Sequence":
+        for p in (
+            pp.get("processors") or []
+        ):  # a loop, not any(...): one stack frame per nested Sequence
+            if _adds_tokens(p):
+                return True
+        return False
+    if typ == "TemplateProcessing":
+        single = pp.get("single") or []
+        pair = pp.get("pair") or []
+        return any("SpecialToken" in piece for piece in list(single) + list(pair))
+    return True
+
+
+def _check_decoder(dec: Any, where: str, strict: bool, dropped: Dict[str, Any]) -> None:
+    typ = dec.get("type") if dec else None
+    if typ == "Sequence":
+        inner = dec.get("decoders") or []
+        if [d.get("type") for d in inner] == ["ByteLevel"]:
+            return
+    if typ == "ByteLevel":
+        return
+    if not strict:
+        dropped["decoder"] = typ
+        return
+    raise _fail(
+        where,
+        f"decoder {typ}: Hugging Face would decode ids to different text than toksmith "
+        "(pass strict=False, or --no-strict to toksmith convert, to accept it; the ids are still "
+        "the same)",
+    )
+
+
+_SEQUENCE_ITEMS = {
+    "normalizer": "normalizers",
+    "pre_tokenizer": "pretokenizers",
+    "post_processor": "processors",
+    "decoder": "decoders",
+}
+
+
+def _check_shape(data: Dict[str, Any], where: str) -> None:
+    """The parts of a tokenizer.json that the checks below read have the JSON types Hugging
+    Face requires (it refuses the file otherwise): a wrong one is a TokenizerFileError naming
+    it, not an AttributeError from deep inside the reader."""
+
+    def bad(what: str, value: Any, expected: str) -> TokenizerFileError:
+        return TokenizerFileError(
+            f"{where}: {what} must be {expected}, not {type(value).__name__} "
+            f"{json.dumps(value, ensure_ascii=False)[:60]}"
+        )
+
+    def component(value: Any, what: str, key: str) -> None:
+        if value is None:
+            return
+        if not isinstance(value, dict):
+            raise bad(what, value, "an object or null")
+        if value.get("type") == "Sequence":
+            items = value.get(_SEQUENCE_ITEMS[key])
+            if items is not None and not isinstance(items, list):
+                raise bad(f"{what}.{_SEQUENCE_ITEMS[key]}", items, "a list")
+            for n, item in enumerate(items or []):
+                if not isinstance(item, dict):
+                    raise bad(f"{what}.{_SEQUENCE_ITEMS[key]}[{n}]", item, "an object")
+                component(item, f"{what}.{_SEQUENCE_ITEMS[key]}[{n}]", key)
+        elif value.get("type") == "Split":
+            pat = value.get("pattern")
+            if not (
+                isinstance(pat, dict)
+                and len(pat) == 1
+                and isinstance(next(iter(pat.values())), str)
+            ):
+                raise bad(f"{what}.pattern", pat, 'an object {"Regex": text} or {"String": text}')
+        elif value.get("type") == "TemplateProcessing":
+            for part in ("single", "pair"):
+                if not isinstance(value.get(part, []), list):
+                    raise bad(f"{what}.{part}", value[part], "a list")
+                for n, piece in enumerate(value.get(part, [])):
+                    if not isinstance(piece, dict):
+                        raise bad(
+                            f"{what}.{part}[{n}]",
+                            piece,
+                            'an object {"Sequence": ...} or {"SpecialToken": ...}',
+                        )
+
+    try:
+        for key in _SEQUENCE_ITEMS:
+            component(data.get(key), key, key)
+    except RecursionError:
+        raise TokenizerFileError(
+            f"{where}: Sequence components nested too deeply to be read"
+        ) from None
+    added = data.get("added_tokens")
+    if added is not None and not isinstance(added, list):
+        raise bad("added_tokens", added, "a list")
+    for n, a in enumerate(added or []):
+        if not isinstance(a, dict):
+            raise bad(f"added_tokens[{n}]", a, "an object")
+        for flag in ("special", "lstrip", "rstrip", "single_word", "normalized"):
+            if not isinstance(a.get(flag, False), bool):
+                raise bad(f"added_tokens[{n}].{flag}", a[flag], "true or false")
+    for flag in ("byte_fallback", "ignore_merges", "fuse_unk"):
+        if data["model"].get(flag) is not None and not isinstance(data["model"][flag], bool):
+            raise bad(f"model.{flag}", data["model"][flag], "true, false or null")
+
+
+def read_huggingface(
+    path_or_obj: Any, *, strict: bool = True, name: Optional[str] = None
+) -> TokenizerSpec:
+    """The spec of a byte-level BPE ``tokenizer.json`` (:func:`toksmith.from_huggingface` builds
+    a :class:`toksmith.Tokenizer` with the same ids from it).
+
+    ``path_or_obj``: the file, a folder holding it, its parsed JSON (dict), a
+    ``tokenizers.Tokenizer`` or a ``transformers`` fast tokenizer. ``strict=False`` accepts a
+    Unicode normalizer, a post-processor that adds tokens (BOS/EOS templates) or a
+    non-``ByteLevel`` decoder by dropping them with a warning and recording them in
+    ``tok.metadata["huggingface"]``; everything else that toksmith cannot reproduce raises
+    :class:`ConversionError`.
+    """
+    if not isinstance(strict, bool):  # "no" was taken as True
+        raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
+    data, where, path, tables = _load_document(path_or_obj)
+    return _spec_from_document(data, where, path, strict=strict, name=name, tables=tables)
+
+
+def _spec_from_document(
+    data: Dict[str, Any],
+    where: str,
+    path: Optional[str],
+    *,
+    strict: bool,
+    name: Optional[str],
+    tables: Optional[JsonTables] = None,
+) -> TokenizerSpec:
+    """:func:`read_huggingface` on a parsed document (``where`` names it in messages; ``path``
+    is its file, if any). With ``tables``, the document's model has no vocab and merges: they
+    were decoded natively, and the whole file is parsed only if the native checks decline."""
+    model = data.get("model")
+    if not isinstance(model, dict):
+        raise TokenizerFileError(f"{where}: no 'model' object: not a Hugging Face tokenizer.json")
+    _check_shape(data, where)
+    has_merges = "merges" in model or (tables is not None and tables.native.has_merges)
+    mtype = model.get("type", "BPE" if has_merges else None)
+    if mtype != "BPE":
+        raise _fail(where, f"model {mtype}")
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise _fail(where, f"model BPE with dropout={model['dropout']} (random segmentation)")
+    for opt in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(opt):
+            raise _fail(where, f"model BPE with {opt}={model[opt]!r}")
+    if model.get("byte_fallback"):
+        raise _fail(
+            where, "model BPE with byte_fallback=True (a character-level BPE with byte tokens)"
+        )
+    dropped: Dict[str, Any] = {}
+    _check_normalizer(data.get("normalizer"), where, strict, dropped)
+    pattern = _pattern_from_pretokenizer(data.get("pre_tokenizer"), where)
+    if _adds_tokens(data.get("post_processor")):
+        pp = data["post_processor"].get("type")
+        if strict:
+            raise _fail(
+                where,
+                f"post_processor {pp} adds tokens to every encoding, which toksmith's encode "
+                "does not (pass strict=False, or --no-strict to toksmith convert, to drop it; ids "
+                "are then those of encode(text, add_special_tokens=False))",
+            )
+        dropped["post_processor"] = pp
+    _check_decoder(data.get("decoder"), where, strict, dropped)
+
+    specials: Dict[str, int] = {}
+    pinned: Dict[str, int] = {}
+    for n, a in enumerate(data.get("added_tokens") or []):
+        content, i = a.get("content"), a.get("id")
+        if (
+            not isinstance(content, str)
+            or not content
+            or not isinstance(i, int)
+            or isinstance(i, bool)
+            or i < 0
+        ):
+            raise TokenizerFileError(
+                f"{where}: added_tokens[{n}] = {a!r} is not a valid added token"
+            )
+        for opt in ("lstrip", "rstrip", "single_word"):
+            if a.get(opt):
+                raise _fail(where, f"added token {content!r} with {opt}=True")
+        if content in specials or content in pinned:
+            raise TokenizerFileError(f"{where}: the added token {content!r} is listed twice")
+        (specials if a.get("special") else pinned)[content] = i
+    if "decoder" not in dropped:  # a ByteLevel decoder, which maps some added tokens to bytes
+        as_bytes = [t for t in (*specials, *pinned) if decoded_as_bytes(t)]
+        if as_bytes and strict:
+            raise _fail(
+                where,
+                f"decoder ByteLevel decodes the added token {as_bytes[0]!r} as "
+                f"{str_to_token(as_bytes[0]).decode('utf-8', 'replace')!r} (its characters are all "
+                "in the byte-level alphabet) where toksmith decodes its text (pass strict=False, or "
+                "--no-strict to toksmith convert, to accept it; the ids are still the same)",
+            )
+        if as_bytes:
+            dropped["decoded_as_bytes"] = as_bytes
+    merges = None
+    got = (
+        tables.native.ranks_from_vocab_and_merges({**specials, **pinned})
+        if tables is not None
+        else None
+    )
+    if got is None:
+        if tables is not None:  # declined: the reference below says what is wrong
+            model, tables = tables.document()["model"], None
+        vocab = model.get("vocab")
+        if not isinstance(vocab, dict):
+            raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
+        # "left right" strings or pairs, checked (and normalized if need be) by the calls below
+        merges = model.get("merges", [])
+        got = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+    ranks, leftovers = got
+    if leftovers:
+        shown = sorted(leftovers.items(), key=lambda kv: kv[1])[:5]
+        raise _fail(
+            where,
+            f"{len(leftovers)} vocab token(s) are made by no merge and are not added tokens "
+            f"(e.g. {shown})",
+        )
+    meta: Dict[str, Any] = {"source": source_meta("huggingface", path)}
+    if dropped:
+        meta["huggingface"] = dropped
+        warnings.warn(
+            f"{where}: dropped {dropped} (strict=False): Hugging Face's output differs where they act",
+            UserWarning,
+            stacklevel=2,
+        )
+    if tables is not None:
+        split = tables
+
+        def file_merges() -> Any:
+            return split.document()["model"].get("merges", [])
+
+        check = MergeCheck(file_merges, where, split.native)
+    else:
+        check = MergeCheck(merges, where)
+    return TokenizerSpec(
+        ranks,
+        pattern=_from_file(pattern),
+        special_tokens=specials,
+        pinned_tokens=pinned,
+        name=name
+        or (os.path.basename(os.path.dirname(os.path.abspath(path))) if path else "huggingface"),
+        metadata=meta,
+        where=where,
+        build_error="conversion",
+        merge_check=check,
+    )
+
+
+__all__ = [
+    "HF_BYTELEVEL_REGEX",
+    "huggingface_json",
+    "to_huggingface",
+    "save_huggingface",
+    "read_huggingface",
+]

@@ -1,0 +1,672 @@
+"""tiktoken interop: ``.tiktoken`` rank files, ``tiktoken.Encoding`` objects, OpenAI's encodings.
+
+A ``.tiktoken`` file is one line per mergeable token: ``base64(token bytes) SPACE rank``. The
+rank is both the token id and its merge priority. The file holds nothing else: **no split
+pattern and no special tokens**. So:
+
+* :func:`from_tiktoken` takes them as arguments (``pattern=``, ``special_tokens=``), or from a
+  named OpenAI encoding (``preset="cl100k"``), or, when neither is given, from the OpenAI
+  encoding whose published sha256 the file has; an unknown file gets the ``cl100k`` pattern
+  and no special tokens, with a warning.
+* :func:`save_tiktoken` writes only the ranks; pass the pattern and special tokens again when
+  loading it back (or keep the toksmith JSON file too).
+
+Reading and writing rank files needs no tiktoken; :func:`to_tiktoken` (and passing a
+``tiktoken.Encoding`` to :func:`from_tiktoken`) needs ``pip install toksmith[tiktoken]``.
+
+OpenAI's encodings, when you have their rank file (toksmith downloads nothing):
+
+=================  =================  =================================================
+preset             pattern            special tokens
+=================  =================  =================================================
+``gpt2``, ``r50k``  ``gpt2``            ``<|endoftext|>`` 50256
+``p50k``           ``gpt2``            ``<|endoftext|>`` 50256
+``p50k_edit``      ``gpt2``            p50k + FIM prefix/middle/suffix 50281-50283
+``cl100k``         ``cl100k``          ``<|endoftext|>`` 100257, FIM 100258-100260, ``<|endofprompt|>`` 100276
+``o200k``          ``o200k``           ``<|endoftext|>`` 199999, ``<|endofprompt|>`` 200018
+``o200k_harmony``  ``o200k``           the harmony chat tokens 199998-201087
+=================  =================  =================================================
+
+The files are checked against the sha256 that tiktoken itself pins (``check_hash=False`` skips
+the check). ``gpt2`` and ``r50k_base`` are the same encoding (whisper ships the same file as
+``gpt2.tiktoken``); the original ``encoder.json`` + ``vocab.bpe`` pair loads with
+:func:`toksmith.from_gpt2_files`.
+
+>>> import io, os, tempfile, toksmith
+>>> tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2")
+>>> path = os.path.join(tempfile.mkdtemp(), "tiny.tiktoken")
+>>> save_tiktoken(tok, path)
+>>> open(path).read().splitlines()[256]
+'YWI= 256'
+>>> read_tiktoken(path, pattern="gpt2").mergeable_ranks[b"ab"]
+256
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+from .. import _core
+from .._paths import fspath
+from .._regex import can_match_empty
+from ..errors import TokenizerFileError, UnknownModelError
+from ..pretokenize import _from_file
+from ..spec import TokenizerSpec
+from ._common import (
+    ConversionError,
+    PathLike,
+    check_tokenizer,
+    require,
+    source_meta,
+    write_text_atomic,
+)
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+
+@dataclass(frozen=True)
+class OpenAIEncoding:
+    """One of OpenAI's public encodings: everything but the rank file."""
+
+    name: str
+    pattern: str  # a toksmith pattern name
+    special_tokens: Dict[str, int]
+    sha256: str  # of the .tiktoken rank file, as pinned by tiktoken
+    file: str  # the file's usual name
+    n_vocab: int
+    aliases: tuple = field(default=())
+
+
+def _harmony_specials() -> Dict[str, int]:
+    sp = {
+        ENDOFTEXT: 199999,
+        ENDOFPROMPT: 200018,
+        "<|startoftext|>": 199998,
+        "<|reserved_200000|>": 200000,
+        "<|reserved_200001|>": 200001,
+        "<|return|>": 200002,
+        "<|constrain|>": 200003,
+        "<|reserved_200004|>": 200004,
+        "<|channel|>": 200005,
+        "<|start|>": 200006,
+        "<|end|>": 200007,
+        "<|message|>": 200008,
+        "<|reserved_200009|>": 200009,
+        "<|reserved_200010|>": 200010,
+        "<|reserved_200011|>": 200011,
+        "<|call|>": 200012,
+    }
+    sp.update({f"<|reserved_{i}|>": i for i in range(200013, 201088)})
+    return sp
+
+
+_R50K_SHA = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+_P50K_SHA = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+_CL100K_SHA = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_O200K_SHA = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+
+#: OpenAI's public encodings by tiktoken name (see the module docstring for the aliases)
+OPENAI_ENCODINGS: Dict[str, OpenAIEncoding] = {
+    e.name: e
+    for e in [
+        OpenAIEncoding(
+            "r50k_base",
+            "gpt2",
+            {ENDOFTEXT: 50256},
+            _R50K_SHA,
+            "r50k_base.tiktoken",
+            50257,
+            ("r50k",),
+        ),
+        OpenAIEncoding("gpt2", "gpt2", {ENDOFTEXT: 50256}, _R50K_SHA, "gpt2.tiktoken", 50257),
+        OpenAIEncoding(
+            "p50k_base",
+            "gpt2",
+            {ENDOFTEXT: 50256},
+            _P50K_SHA,
+            "p50k_base.tiktoken",
+            50281,
+            ("p50k",),
+        ),
+        OpenAIEncoding(
+            "p50k_edit",
+            "gpt2",
+            {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},
+            _P50K_SHA,
+            "p50k_base.tiktoken",
+            50284,
+        ),
+        OpenAIEncoding(
+            "cl100k_base",
+            "cl100k",
+            {
+                ENDOFTEXT: 100257,
+                FIM_PREFIX: 100258,
+                FIM_MIDDLE: 100259,
+                FIM_SUFFIX: 100260,
+                ENDOFPROMPT: 100276,
+            },
+            _CL100K_SHA,
+            "cl100k_base.tiktoken",
+            100277,
+            ("cl100k",),
+        ),
+        OpenAIEncoding(
+            "o200k_base",
+            "o200k",
+            {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+            _O200K_SHA,
+            "o200k_base.tiktoken",
+            200019,
+            ("o200k",),
+        ),
+        OpenAIEncoding(
+            "o200k_harmony", "o200k", _harmony_specials(), _O200K_SHA, "o200k_base.tiktoken", 201088
+        ),
+    ]
+}
+
+# sha256 -> the encoding a file with that hash is loaded as when no preset is named
+_BY_SHA = {
+    _R50K_SHA: "r50k_base",
+    _P50K_SHA: "p50k_base",
+    _CL100K_SHA: "cl100k_base",
+    _O200K_SHA: "o200k_base",
+}
+
+#: the pattern used for a rank file that is not one of OpenAI's and comes without a pattern
+DEFAULT_PATTERN = "cl100k"
+
+
+def openai_encoding(name: str) -> OpenAIEncoding:
+    """Look up an OpenAI encoding by tiktoken name or alias (``"cl100k"``, ``"gpt2"``...)."""
+    if not isinstance(name, str):
+        raise TypeError(
+            f"the encoding name (preset) must be a str such as 'cl100k_base', not {type(name).__name__}"
+        )
+    key = name.lower()
+    if key in OPENAI_ENCODINGS:
+        return OPENAI_ENCODINGS[key]
+    for e in OPENAI_ENCODINGS.values():
+        if key in e.aliases:
+            return e
+    names = sorted(
+        set(OPENAI_ENCODINGS) | {a for e in OPENAI_ENCODINGS.values() for a in e.aliases}
+    )
+    raise ValueError(f"unknown OpenAI encoding {name!r}; known: {', '.join(names)}")
+
+
+def identify_openai_file(path: PathLike) -> Optional[str]:
+    """The name of the OpenAI encoding whose rank file this is (by sha256), else None."""
+    with open(fspath(path), "rb") as f:  # not an int: that is a file descriptor
+        return _BY_SHA.get(hashlib.sha256(f.read()).hexdigest())
+
+
+# ------------------------------------------------------------------------------ rank files
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _parse_ranks(raw: bytes, where: str) -> Dict[bytes, int]:
+    fast = _core.parse_tiktoken_ranks(raw)  # None: not a plain, valid file (the reference says why)
+    if fast is not None:
+        return fast
+    return _parse_ranks_reference(raw, where)
+
+
+def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
+    """The readable reference of :func:`_parse_ranks` (``_core.parse_tiktoken_ranks``), which
+    also reports what is wrong, with the line number."""
+    ranks: Dict[bytes, int] = {}
+    by_rank: Dict[int, int] = {}
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    # as tiktoken reads it: \n, \r\n or \r line ends, any ASCII whitespace around and between
+    for n, line in enumerate(raw.splitlines(), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 2:
+            raise TokenizerFileError(
+                f"{where}: line {n}: expected 'base64-token rank', found {line[:60]!r} (truncated or not a .tiktoken file?)"
+            )
+        tok_b64, rank_s = parts
+        try:
+            token = base64.b64decode(tok_b64, validate=True)
+        except (binascii.Error, ValueError):
+            raise TokenizerFileError(
+                f"{where}: line {n}: {tok_b64[:60]!r} is not valid base64"
+            ) from None
+        if not token:
+            raise TokenizerFileError(f"{where}: line {n}: empty token")
+        if not rank_s.isdigit():
+            raise TokenizerFileError(
+                f"{where}: line {n}: rank {rank_s[:20]!r} is not a non-negative integer"
+            )
+        rank = int(rank_s)
+        if rank >= 2**32:
+            raise TokenizerFileError(f"{where}: line {n}: rank {rank} is too large")
+        if token in ranks:
+            raise TokenizerFileError(
+                f"{where}: line {n}: the token {token!r} appears twice (first with rank {ranks[token]})"
+            )
+        if rank in by_rank:
+            raise TokenizerFileError(
+                f"{where}: line {n}: duplicate rank {rank} (also on line {by_rank[rank]})"
+            )
+        ranks[token] = rank
+        by_rank[rank] = n
+    if not ranks:
+        raise TokenizerFileError(
+            f"{where}: no tokens: the file is empty or not a .tiktoken rank file"
+        )
+    return ranks
+
+
+def load_tiktoken_ranks(path: PathLike) -> Dict[bytes, int]:
+    """Read a ``.tiktoken`` rank file (``bytes -> rank``) without tiktoken, checking every line:
+    malformed lines, invalid base64, duplicate tokens and duplicate ranks raise
+    :class:`toksmith.TokenizerFileError` with the line number."""
+    p = fspath(path)
+    with open(p, "rb") as f:
+        return _parse_ranks(f.read(), p)
+
+
+def dump_tiktoken_ranks(ranks: Mapping[bytes, int], path: PathLike) -> None:
+    """Write a rank table as a ``.tiktoken`` file (sorted by rank)."""
+    if not isinstance(ranks, Mapping):
+        raise TypeError(
+            f"ranks must be a dict of bytes -> rank (tok.mergeable_ranks()), not {type(ranks).__name__}"
+        )
+    for t, r in ranks.items():
+        if not isinstance(t, (bytes, bytearray)):
+            raise TypeError(f"ranks keys must be bytes, not {type(t).__name__} ({t!r})")
+        if isinstance(r, bool) or not isinstance(r, int) or r < 0:
+            raise ValueError(f"ranks[{bytes(t)!r}] = {r!r} is not a rank (an int >= 0)")
+    lines = [
+        f"{base64.b64encode(t).decode('ascii')} {r}\n"
+        for t, r in sorted(ranks.items(), key=lambda kv: kv[1])
+    ]
+    write_text_atomic(path, "".join(lines))
+
+
+def _check_gaps(ranks: Mapping[bytes, int], specials: Mapping[str, int], where: str) -> None:
+    top = max(ranks.values())
+    if len(ranks) == top + 1:
+        return
+    # counted, not listed: a rank near 2**32 must not make a list of four billion ids (ids that are
+    # not ints are left to the Tokenizer's checks)
+    used = set(ranks.values()) | {
+        i
+        for i in specials.values()
+        if isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= top
+    }
+    n_missing = top + 1 - len(used)
+    if n_missing:
+        missing = []
+        i = 0
+        while len(missing) < min(5, n_missing):
+            if i not in used:
+                missing.append(i)
+            i += 1
+        shown = ", ".join(map(str, missing[:5])) + (", ..." if n_missing > 5 else "")
+        raise TokenizerFileError(
+            f"{where}: the ranks have gaps: {n_missing} id(s) below the largest rank {top} are missing "
+            f"({shown}); a rank file is truncated or corrupted, or the missing ids belong to special tokens "
+            "that must be passed with special_tokens= (or --special-tokens)"
+        )
+
+
+# ------------------------------------------------------------------------------ loading
+
+
+def _is_encoding(obj: Any) -> bool:
+    return all(hasattr(obj, a) for a in ("_mergeable_ranks", "_special_tokens", "_pat_str"))
+
+
+def read_tiktoken(
+    obj_or_path: Union[PathLike, Any],
+    *,
+    pattern: Optional[str] = None,
+    special_tokens: Optional[Mapping[str, int]] = None,
+    preset: Optional[str] = None,
+    check_hash: bool = True,
+    name: Optional[str] = None,
+) -> TokenizerSpec:
+    """The spec of a ``tiktoken.Encoding`` or a ``.tiktoken`` rank file (what
+    :func:`toksmith.from_tiktoken` builds a :class:`toksmith.Tokenizer` from).
+
+    For an Encoding, its pattern and special tokens are used unless given. For a rank file:
+
+    * ``preset="cl100k"`` (or any name of :data:`OPENAI_ENCODINGS`) uses that OpenAI encoding's
+      pattern and special tokens and checks the file's sha256 (``check_hash=False`` skips it);
+    * otherwise a file whose sha256 is one of OpenAI's gets that encoding's pattern and
+      special tokens, and any other file the ``cl100k`` pattern (:data:`DEFAULT_PATTERN`, with
+      a warning) and no special tokens;
+    * ``pattern`` and ``special_tokens``, when given, replace those in every case.
+
+    Ids below the largest rank that are neither a rank nor a special token (gaps) raise
+    :class:`toksmith.TokenizerFileError`, as do malformed lines.
+    """
+    if _is_encoding(obj_or_path):
+        if preset is not None:
+            raise TypeError("preset= applies to rank files, not to a tiktoken.Encoding")
+        enc = obj_or_path
+        return TokenizerSpec(
+            dict(enc._mergeable_ranks),
+            pattern=_from_file(pattern if pattern is not None else enc._pat_str),
+            special_tokens=dict(enc._special_tokens) if special_tokens is None else special_tokens,
+            name=name or enc.name,
+            metadata={"source": source_meta("tiktoken", encoding=enc.name)},
+        )
+    if not isinstance(obj_or_path, (str, os.PathLike)):
+        raise TypeError(
+            f"expected a tiktoken.Encoding or the path of a .tiktoken file, not {type(obj_or_path).__name__}"
+        )
+    p = fspath(obj_or_path)
+    with open(p, "rb") as f:
+        raw = f.read()
+    return _spec_from_rank_file(
+        raw,
+        p,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        preset=preset,
+        check_hash=check_hash,
+        name=name,
+    )
+
+
+def _spec_from_rank_file(
+    raw: bytes,
+    p: str,
+    *,
+    pattern: Optional[str] = None,
+    special_tokens: Optional[Mapping[str, int]] = None,
+    preset: Optional[str] = None,
+    check_hash: bool = True,
+    name: Optional[str] = None,
+) -> TokenizerSpec:
+    """:func:`read_tiktoken` on the bytes of a rank file (``p`` names it)."""
+    digest = hashlib.sha256(raw).hexdigest()
+    enc_info: Optional[OpenAIEncoding] = None
+    if preset is not None:
+        enc_info = openai_encoding(preset)
+        if check_hash and digest != enc_info.sha256:
+            raise TokenizerFileError(
+                f"{p}: sha256 {digest} does not match OpenAI's {enc_info.file} ({enc_info.sha256}): not the "
+                f"{enc_info.name} rank file, or corrupted (pass check_hash=False to load it anyway)"
+            )
+    elif digest in _BY_SHA:
+        enc_info = OPENAI_ENCODINGS[_BY_SHA[digest]]
+    ranks = _parse_ranks(raw, p)
+    if pattern is None:
+        if enc_info is not None:
+            pattern = enc_info.pattern
+        else:
+            warnings.warn(
+                f"{p} is not one of OpenAI's rank files and a .tiktoken file stores no split pattern: "
+                f"using the {DEFAULT_PATTERN!r} pattern; pass pattern= (or --pattern) to choose",
+                UserWarning,
+                stacklevel=4,  # the caller of toksmith.from_tiktoken
+            )
+            pattern = DEFAULT_PATTERN
+    if special_tokens is None:
+        special_tokens = dict(enc_info.special_tokens) if enc_info is not None else {}
+    _check_gaps(ranks, special_tokens, p)
+    if name is None:
+        name = enc_info.name if enc_info is not None else os.path.splitext(os.path.basename(p))[0]
+    return TokenizerSpec(
+        ranks,
+        pattern=_from_file(pattern),
+        special_tokens=special_tokens,
+        name=name,
+        metadata={
+            "source": source_meta(
+                "tiktoken", p, sha256=digest, encoding=enc_info.name if enc_info else None
+            )
+        },
+    )
+
+
+#: where tiktoken downloads OpenAI's rank files from; its download cache names each file by the
+#: sha1 of this address
+_TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}"
+#: GPT-2's original pair, which tiktoken's ``gpt2`` encoding reads
+_GPT2_URLS = (
+    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+)
+
+
+def tiktoken_cache_dir() -> Optional[str]:
+    """The folder where tiktoken keeps the files it downloaded, as tiktoken itself picks it:
+    ``$TIKTOKEN_CACHE_DIR``, else ``$DATA_GYM_CACHE_DIR``, else ``<temp dir>/data-gym-cache``;
+    None when caching is turned off (the variable set to an empty string)."""
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            return os.environ[var] or None
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def _cached(folder: str, url: str) -> Optional[str]:
+    path = os.path.join(folder, hashlib.sha1(url.encode()).hexdigest())
+    return path if os.path.isfile(path) else None
+
+
+def find_cached_encoding(
+    enc: OpenAIEncoding, cache_dir: Optional[PathLike] = None
+) -> Tuple[str, ...]:
+    """Where tiktoken's cache holds the files of ``enc``: ``("tiktoken", rank file)``, or for
+    ``gpt2`` possibly ``("gpt2", encoder.json, vocab.bpe)`` (GPT-2's original pair, which
+    tiktoken reads for it). Looked up in ``cache_dir``, else in :func:`tiktoken_cache_dir`;
+    FileNotFoundError saying how to get the file when it is not there (toksmith never
+    downloads)."""
+    folder = fspath(cache_dir) if cache_dir is not None else tiktoken_cache_dir()
+    # gpt2 and r50k_base have the same ranks; tiktoken reads GPT-2's original pair for gpt2
+    url = _TIKTOKEN_URL.format("r50k_base.tiktoken" if enc.name == "gpt2" else enc.file)
+    if folder:
+        path = _cached(folder, url)
+        if path is not None:
+            return ("tiktoken", path)
+        if enc.name == "gpt2":
+            pair = [_cached(folder, u) for u in _GPT2_URLS]
+            if pair[0] is not None and pair[1] is not None:
+                return ("gpt2", pair[0], pair[1])
+    where = (
+        f"in {folder!r}"
+        if folder
+        else "(tiktoken's cache is turned off: TIKTOKEN_CACHE_DIR is empty)"
+    )
+    raise FileNotFoundError(
+        f"the {enc.name} rank file is not {where}: toksmith never downloads. Run "
+        f"tiktoken.get_encoding({enc.name!r}) once where there is a network (it caches the file there), or "
+        f"download {url} and load it with toksmith.from_tiktoken(path, preset={enc.name!r})"
+    )
+
+
+def _names(encoding: str, *names: str) -> Dict[str, str]:
+    return dict.fromkeys(names, encoding)
+
+
+#: OpenAI model names and the encodings tiktoken maps them to (``encoding_name_for_model``)
+_MODEL_ENCODINGS: Dict[str, str] = {
+    **_names("o200k_base", "o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"),
+    **_names(
+        "cl100k_base",
+        "gpt-4",
+        "gpt-3.5-turbo",
+        "gpt-3.5",
+        "gpt-35-turbo",
+        "davinci-002",
+        "babbage-002",
+        "text-embedding-ada-002",
+        "text-embedding-3-small",
+        "text-embedding-3-large",
+    ),
+    **_names(
+        "p50k_base",
+        "text-davinci-003",
+        "text-davinci-002",
+        "code-davinci-002",
+        "code-davinci-001",
+        "code-cushman-002",
+        "code-cushman-001",
+        "davinci-codex",
+        "cushman-codex",
+    ),
+    **_names("p50k_edit", "text-davinci-edit-001", "code-davinci-edit-001"),
+    **_names(
+        "r50k_base",
+        "text-davinci-001",
+        "text-curie-001",
+        "text-babbage-001",
+        "text-ada-001",
+        "davinci",
+        "curie",
+        "babbage",
+        "ada",
+        "code-search-babbage-code-001",
+        "code-search-ada-code-001",
+        *(
+            f"text-{kind}-{size}{doc}-001"
+            for kind, doc in (("similarity", ""), ("search", "-doc"))
+            for size in ("davinci", "curie", "babbage", "ada")
+        ),
+    ),
+    **_names("gpt2", "gpt2", "gpt-2"),
+}
+#: then by prefix, the first that matches (dated and fine-tuned variants: "gpt-4o-2024-08-06",
+#: "ft:gpt-3.5-turbo:org::id"); a prefix comes after the longer ones it starts
+_MODEL_PREFIXES = (
+    ("o1-", "o200k_base"),
+    ("o3-", "o200k_base"),
+    ("o4-mini-", "o200k_base"),
+    ("gpt-5", "o200k_base"),
+    ("gpt-4.5-", "o200k_base"),
+    ("gpt-4.1-", "o200k_base"),
+    ("chatgpt-4o-", "o200k_base"),
+    ("gpt-4o-", "o200k_base"),
+    ("gpt-4-", "cl100k_base"),
+    ("gpt-3.5-turbo-", "cl100k_base"),
+    ("gpt-35-turbo-", "cl100k_base"),
+    ("gpt-oss-", "o200k_harmony"),
+    ("ft:gpt-4o", "o200k_base"),
+    ("ft:gpt-4", "cl100k_base"),
+    ("ft:gpt-3.5-turbo", "cl100k_base"),
+    ("ft:davinci-002", "cl100k_base"),
+    ("ft:babbage-002", "cl100k_base"),
+)
+
+
+def encoding_name_for_model(model: str) -> str:
+    """The name of the encoding an OpenAI model uses, as tiktoken maps it (``"gpt-4o"`` ->
+    ``"o200k_base"``); an unknown model raises :class:`toksmith.errors.UnknownModelError`
+    (a ``ValueError`` and a ``KeyError``).
+
+    >>> encoding_name_for_model("gpt-4o-mini-2024-07-18")
+    'o200k_base'
+    """
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a str, not {type(model).__name__}")
+    if model in _MODEL_ENCODINGS:
+        return _MODEL_ENCODINGS[model]
+    for prefix, name in _MODEL_PREFIXES:
+        if model.startswith(prefix):
+            return name
+    raise UnknownModelError(
+        f"no encoding is known for the model {model!r}: name the encoding instead, e.g. "
+        f"toksmith.get_encoding('o200k_base') (known encodings: {', '.join(sorted(OPENAI_ENCODINGS))})"
+    )
+
+
+# ------------------------------------------------------------------------------ saving
+
+
+def to_tiktoken(tok, name: Optional[str] = None):
+    """A ``tiktoken.Encoding`` with the same ranks, pattern and special tokens.
+
+    Pinned tokens have no tiktoken equivalent (tiktoken only produces special tokens when the
+    call allows them) and raise :class:`ConversionError`.
+    """
+    check_tokenizer(tok, "to_tiktoken")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(
+            f"name must be a str (or None for the tokenizer's name), not {type(name).__name__}"
+        )
+    tiktoken = require("tiktoken", "tiktoken")
+    if tok.pinned_tokens:
+        raise ConversionError(
+            f"tiktoken has no pinned tokens (tokens always produced where their text occurs); this tokenizer "
+            f"has {len(tok.pinned_tokens)} ({sorted(tok.pinned_tokens)[:3]}...). Export it to Hugging Face "
+            "(where they are non-special added tokens) or keep the toksmith JSON file"
+        )
+    if can_match_empty(tok.pattern):
+        raise ConversionError(
+            f"the split pattern {tok.pattern!r} can match the empty string: toksmith skips empty "
+            "matches, but tiktoken's encoder panics on them (e.g. on text where only the empty match "
+            "applies); use a pattern whose every alternative matches at least one character"
+        )
+    names = sorted(tok.special_tokens)  # a token's extensions sort right after it
+    prefix = next(((a, b) for a, b in zip(names, names[1:]) if b.startswith(a)), None)
+    if prefix:
+        raise ConversionError(
+            f"the special token {prefix[0]!r} is the start of the special token {prefix[1]!r}: where the longer one "
+            "occurs toksmith matches it, but tiktoken matches whichever comes first in its (unordered) table, so "
+            "the ids could differ; rename one of them so that neither starts the other"
+        )
+    try:
+        return tiktoken.Encoding(
+            name or tok.name,
+            pat_str=tok.pattern,
+            mergeable_ranks=tok.mergeable_ranks(),
+            special_tokens=tok.special_tokens,
+        )
+    except ValueError as e:
+        raise ConversionError(f"tiktoken rejects this tokenizer: {e}") from None
+
+
+def save_tiktoken(tok, path: PathLike) -> None:
+    """Write the rank table as a ``.tiktoken`` file (needs no tiktoken).
+
+    The file stores only the mergeable tokens: the pattern (``tok.pattern``) and the special
+    tokens (``tok.special_tokens``) must be given again to :func:`from_tiktoken`, and pinned
+    tokens are not representable.
+    """
+    check_tokenizer(tok, "save_tiktoken")
+    if tok.pinned_tokens:
+        raise ConversionError(
+            f"a .tiktoken file cannot hold pinned tokens; this tokenizer has {len(tok.pinned_tokens)} "
+            f"({sorted(tok.pinned_tokens)[:3]}): save it as toksmith JSON (tok.save) or for Hugging Face "
+            "(tok.save_huggingface), which keep them, or train it without pinned_tokens"
+        )
+    dump_tiktoken_ranks(tok.mergeable_ranks(), path)
+
+
+__all__ = [
+    "OPENAI_ENCODINGS",
+    "encoding_name_for_model",
+    "tiktoken_cache_dir",
+    "DEFAULT_PATTERN",
+    "OpenAIEncoding",
+    "openai_encoding",
+    "identify_openai_file",
+    "load_tiktoken_ranks",
+    "dump_tiktoken_ranks",
+    "read_tiktoken",
+    "find_cached_encoding",
+    "to_tiktoken",
+    "save_tiktoken",
+]
