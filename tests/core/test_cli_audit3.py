@@ -13,12 +13,11 @@ import warnings
 import pytest
 
 import toksmith
+from tests.core.test_cli_audit import _err  # stderr with no traceback in it
 from toksmith.cli import main
 from toksmith.corpus import expand_paths
 from toksmith.errors import TokenizerFileError
 from toksmith.formats import detect_format, load_any
-
-from .test_cli_audit import _err  # stderr with no traceback in it
 
 TEXTS = ["hello world, hello there\nthe world is wide\n", "lorem ipsum dolor sit amet\n"] * 5
 

@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toksmith
+from tests.strategies import tiktoken_mixed_text
 from toksmith import Tokenizer
-
-from .strategies import tiktoken_mixed_text
 
 CL100K_SPECIALS = {
     "<|endoftext|>": 100257,

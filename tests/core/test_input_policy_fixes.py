@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import toksmith
+from tests.conftest import DATA
 from toksmith import calm
 from toksmith.formats import detect_format, load_any
 from toksmith.formats._common import atomic_write
@@ -24,8 +25,6 @@ from toksmith.presets import cppreason, nanochat, wordbpe
 from toksmith.presets.chat_shards import MANIFEST, ShardWriter, iter_rendered, read_manifest
 
 np = pytest.importorskip("numpy")
-
-DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 @pytest.fixture(scope="module")

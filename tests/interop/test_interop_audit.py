@@ -13,14 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toksmith
+from tests.strategies_interop import hf_mixed_text
 from toksmith import TokenizerFileError
 from toksmith.cli import main
 from toksmith.formats import ConversionError, detect_format, from_huggingface, load_any
 from toksmith.formats.huggingface import huggingface_json, save_huggingface
 from toksmith.formats.tiktoken import load_tiktoken_ranks
 from toksmith.serialization import to_dict
-
-from .strategies import hf_mixed_text
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -602,7 +601,7 @@ def test_gpt2_files_with_unmerged_byte_level_tokens(small, tmp_path):
         with pytest.raises(ConversionError, match="made by no merge.*truncated"):
             load()
     # the original GPT-2 pair, whose one extra token is <|endoftext|>, still loads as before
-    from .helpers import GPT2_ENCODER, GPT2_VOCAB_BPE
+    from tests.helpers import GPT2_ENCODER, GPT2_VOCAB_BPE
 
     assert toksmith.from_gpt2_files(GPT2_ENCODER, GPT2_VOCAB_BPE).special_tokens == {
         "<|endoftext|>": 50256

@@ -7,12 +7,11 @@ import shutil
 import pytest
 
 import toksmith
+from tests.helpers import GPT2_ENCODER, GPT2_VOCAB_BPE
 from toksmith import TokenizerFileError
 from toksmith.cli import main
 from toksmith.formats import ConversionError, detect_format, load_any, to_tiktoken
 from toksmith.formats.huggingface import huggingface_json
-
-from .helpers import GPT2_ENCODER, GPT2_VOCAB_BPE
 
 BYTES = {bytes([b]): b for b in range(256)}
 
