@@ -12,6 +12,8 @@ import time
 import warnings
 
 import pytest
+
+from tests.cli.helpers import _err
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,12 +38,6 @@ def tok_path(tmp_path_factory, corpus_slices):
     path = d / "tok.json"
     tok.save(path)
     return path
-
-
-def _err(capsys):
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return err
 
 
 # ------------------------------------------------------------------ decode: junk id files

@@ -13,7 +13,7 @@ import warnings
 import pytest
 
 import toksmith
-from tests.core.test_cli_audit import _err  # stderr with no traceback in it
+from tests.cli.helpers import _err  # stderr with no traceback in it
 from toksmith.cli import main
 from toksmith.corpus import expand_paths
 from toksmith.errors import TokenizerFileError

@@ -15,7 +15,7 @@ import warnings
 import pytest
 
 import toksmith
-from tests.core.test_cli_audit import _err  # stderr with no traceback in it
+from tests.cli.helpers import _err  # stderr with no traceback in it
 from toksmith.cli import main
 
 TEXTS = ["hello world, hello there\nthe world is wide\n", "lorem ipsum dolor sit amet\n"] * 5
