@@ -6,8 +6,10 @@ import shutil
 import pytest
 
 import toksmith
+from tests.cli.helpers import _err  # stderr with no traceback in it
 from tests.helpers import CL100K_TIKTOKEN, GPT2_ENCODER, GPT2_TIKTOKEN, GPT2_VOCAB_BPE
 from toksmith.cli import main
+from toksmith.errors import TokenizerFileError
 from toksmith.formats import detect_format, load_any
 
 SAMPLE = "Hello world<|endoftext|> it's 12345\n\n  x = [1, 2]\n"
@@ -199,3 +201,45 @@ def test_cli_tokenizer_by_openai_encoding_name(tmp_path, capsys, monkeypatch, cl
     assert "OpenAI encoding" in capsys.readouterr().err
     assert main(["encode", "-t", str(tmp_path / "no-such-file.json"), str(src)]) == 1
     assert "no-such-file" in capsys.readouterr().err
+
+
+def test_json_of_repeating_integers_is_no_gpt2_vocab(tmp_path, capsys):
+    # was: token counts ({"the": 5, "a": 5}) were detected as a GPT-2 vocab.json, then failed
+    # asking for its merges.txt
+    p = tmp_path / "counts.json"
+    p.write_text(json.dumps({"the": 5, "a": 5, "cat": 1}), encoding="utf-8")
+    with pytest.raises(TokenizerFileError, match="no GPT-2 vocab.json.*repeat"):
+        detect_format(p)
+    p.write_text(json.dumps({"x": -1, "y": 0}), encoding="utf-8")
+    with pytest.raises(TokenizerFileError, match="negative"):
+        detect_format(p)
+    p.write_text(json.dumps({"x": True, "y": False}), encoding="utf-8")  # bool is an int in Python
+    with pytest.raises(TokenizerFileError, match="no known tokenizer format"):
+        detect_format(p)
+    assert main(["info", "-t", str(p)]) == 1
+    assert "no known tokenizer format" in _err(capsys)
+
+
+def test_json_of_ids_without_merges_says_what_it_was_taken_for(tmp_path, capsys):
+    # was: "a GPT-2 vocab.json/encoder.json needs its merges.txt/vocab.bpe beside it": not saying
+    # that the file was only taken for one, nor what else it could be
+    p = tmp_path / "ids.json"
+    p.write_text(json.dumps({"hello": 0, "world": 1}), encoding="utf-8")
+    assert detect_format(p) == "gpt2"
+    assert main(["info", "-t", str(p)]) == 1
+    err = _err(capsys)
+    assert "read as a GPT-2 vocab.json" in err and "no merges.txt/vocab.bpe is beside it" in err
+    assert "tokenizer.json" in err and "from_gpt2_files" in err
+    (tmp_path / "one.bpe").write_text("#version: 0.2\n", encoding="utf-8")
+    (tmp_path / "two-merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+    with pytest.raises(
+        TokenizerFileError,
+        match=r"several files beside it could be its merges file \(one.bpe, "
+        r"two-merges.txt\)",
+    ):
+        load_any(p)
+    p.unlink()
+    with pytest.raises(
+        TokenizerFileError, match="merges.txt/vocab.bpe, but no vocab.json/encoder.json is beside"
+    ):
+        load_any(tmp_path / "two-merges.txt")

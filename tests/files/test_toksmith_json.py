@@ -1,9 +1,12 @@
 """tok.save / toksmith.load: versioned JSON, round trips, clear errors on bad files."""
 
+from __future__ import annotations
+
 import json
+import warnings
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toksmith
@@ -266,3 +269,221 @@ def test_metadata_that_is_not_strict_json_is_refused_before_writing(tmp_path):
     tok.metadata["score"] = 0.5
     tok.save(out)
     assert toksmith.load(out).metadata["score"] == 0.5
+
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+@pytest.mark.parametrize(
+    "attr, value, msg",
+    [("name", 5, "its name must be a str"), ("metadata", [1], "its metadata must be a dict")],
+)
+def test_save_refuses_what_load_refuses(tmp_path, attr, value, msg):
+    # was: the file was written, then load() refused it ("field 'name' must be a str or null")
+    tok = Tokenizer.from_ranks(BYTES, "gpt2")
+    setattr(tok, attr, value)
+    with pytest.raises(TypeError, match=msg):
+        tok.save(tmp_path / "t.json")
+    assert not list(tmp_path.iterdir())
+    tok.name, tok.metadata = None, None  # null is what load() reads back as the defaults
+    tok.save(tmp_path / "t.json")
+    back = toksmith.load(tmp_path / "t.json")
+    assert (back.name, back.metadata) == ("toksmith", {})
+    assert json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))["name"] is None
+
+
+@pytest.fixture(scope="module")
+def small_file(tmp_path_factory):
+    """A saved tokenizer with merges, a special and a pinned token, and its JSON text."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = toksmith.train_from_iterator(
+            ["hello world, hello there\n" * 30],
+            vocab_size=275,
+            pattern="cl100k",
+            special_tokens=["<|bos|>"],
+            pinned_tokens=["<tab>"],
+            threads=1,
+        )
+    path = tmp_path_factory.mktemp("audit") / "tok.json"
+    tok.save(path)
+    return tok, path.read_text(encoding="utf-8")
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "bad.json"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _duplicated(text, where):
+    if where == "vocab":  # a vocab entry twice: json kept the last, so an id vanished silently
+        return text.replace('"vocab": {', '"vocab": {\n  "a": 999,', 1), "'a'"
+    if where == "top":  # a second special_tokens object replaced the first
+        return text.rstrip().rstrip("}") + ', "special_tokens": {}}', "'special_tokens'"
+    if where == "special":
+        return text.replace(
+            '"special_tokens": {', '"special_tokens": {"<|x|>": 5000, "<|x|>": 5001, ', 1
+        ), "'<|x|>'"
+    return text.replace('"metadata": {', '"metadata": {"k": 1, "k": 2, ', 1), "'k'"
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
+
+
+@pytest.mark.parametrize("where", ["vocab", "top", "special", "metadata"])
+@pytest.mark.parametrize("native", [True, False])
+def test_a_key_twice_in_a_file_is_refused(small_file, tmp_path, monkeypatch, where, native):
+    """Audit finding: json.loads keeps the last of a key given twice: a file with a vocab entry, a special
+    token or a whole top-level field twice loaded with data silently dropped."""
+    from toksmith import serialization
+
+    if not native:
+        monkeypatch.setattr(serialization, "split_json_tables", lambda *a, **k: None)
+    text, key = _duplicated(small_file[1], where)
+    with pytest.raises(toksmith.TokenizerFileError, match=f"the key {key} appears twice"):
+        toksmith.load(_write(tmp_path, text))
+
+
+def test_a_key_twice_is_reported_after_the_field_checks_on_both_paths(
+    small_file, tmp_path, monkeypatch
+):
+    """Audit finding: The native split and the Python parse report the same first problem."""
+    from toksmith import serialization
+
+    doc = json.loads(small_file[1])
+    del doc["pattern"]
+    text = json.dumps(doc, indent=1).replace('"vocab": {', '"vocab": {\n "a": 999,', 1)
+    path = _write(tmp_path, text)
+    with pytest.raises(toksmith.TokenizerFileError, match="'pattern' is missing"):
+        toksmith.load(path)
+    monkeypatch.setattr(serialization, "split_json_tables", lambda *a, **k: None)
+    with pytest.raises(toksmith.TokenizerFileError, match="'pattern' is missing"):
+        toksmith.load(path)
+
+
+def test_metadata_keys_that_are_not_str_are_refused_before_writing(tmp_path):
+    """Audit finding: {1: "a", "1": "b"} was written as the key "1" twice (a reader kept one value); True and
+    None keys came back as "true" and "null"."""
+    tok = Tokenizer.from_ranks(BYTES, "gpt2")
+    out = tmp_path / "t.json"
+    for meta, key in [({1: "a", "1": "b"}, "1"), ({"x": [{True: 1}]}, "True"), ({None: 0}, "None")]:
+        tok.metadata = meta
+        with pytest.raises(TypeError, match=f"the key {key} in metadata.* is a .*not a str"):
+            tok.save(out)
+        assert not list(tmp_path.iterdir())
+    tok.metadata = {"n": {"1": (1, 2)}}
+    tok.save(out)
+    assert toksmith.load(out).metadata == {"n": {"1": [1, 2]}}
+
+
+@pytest.mark.parametrize("attr,value", [("name", "a\udcff"), ("metadata", {"note": "x\ud800"})])
+def test_a_lone_surrogate_is_a_clear_error_and_writes_nothing(tmp_path, attr, value):
+    """Audit finding: A lone surrogate (a str from surrogateescape'd bytes) raised UnicodeEncodeError from
+    deep in the write, naming a position in a text the user never saw."""
+    tok = Tokenizer.from_ranks(BYTES, "gpt2")
+    setattr(tok, attr, value)
+    with pytest.raises(ValueError, match="lone surrogate.*not UTF-8 text") as e:
+        tok.save(tmp_path / "t.json")
+    assert not isinstance(e.value, UnicodeError)
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_empty_name_round_trips(tmp_path):
+    tok = Tokenizer.from_ranks(BYTES, "gpt2")
+    tok.name = ""
+    tok.save(tmp_path / "t.json")
+    assert toksmith.load(tmp_path / "t.json").name == ""
+
+
+def test_load_of_a_bytes_path_names_the_file_as_text(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text("{", encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError) as e:
+        toksmith.load(bytes(p))
+    assert str(e.value).startswith(f"{p}: not valid JSON")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    merges=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 400)), max_size=12),
+    specials=st.lists(_TEXT, max_size=3, unique=True),
+    pinned=st.lists(_TEXT, max_size=2, unique=True),
+    name=st.one_of(st.none(), st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)),
+    meta=st.dictionaries(
+        _TEXT,
+        st.one_of(
+            st.integers(),
+            st.text(max_size=5),
+            st.booleans(),
+            st.none(),
+            st.lists(st.integers(), max_size=3),
+        ),
+        max_size=3,
+    ),
+    pattern=st.sampled_from(
+        ["gpt2", "cl100k", "o200k", "nanochat", r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+"]
+    ),
+)
+def test_save_load_round_trips_every_attribute(
+    tmp_path_factory, merges, specials, pinned, name, meta, pattern
+):
+    """Audit finding: Random merges, specials, pinned tokens, names and metadata: save -> load gives the same
+    tokenizer (ids, merges, specials, pinned, pattern, name, metadata) and the same encoding."""
+    ranks = dict(BYTES)
+    toks = list(BYTES)
+    merge_ids = []
+    for a, b in merges:
+        left, right = toks[a % len(toks)], toks[b % len(toks)]
+        if left + right in ranks or len(left + right) > 12:
+            continue
+        merge_ids.append((ranks[left], ranks[right]))
+        ranks[left + right] = len(ranks)
+        toks.append(left + right)
+    pinned = [p for p in pinned if p not in specials]
+    added = {t: len(ranks) + k for k, t in enumerate(specials)}
+    pins = {t: len(ranks) + len(added) + k for k, t in enumerate(pinned)}
+    try:
+        tok = Tokenizer(
+            ranks,
+            pattern=pattern,
+            special_tokens=added,
+            pinned_tokens=pins,
+            merges=merge_ids,
+            metadata=meta,
+            name=name,
+        )
+    except ValueError:  # pinned tokens that overlap one another, and the like
+        return
+    path = tmp_path_factory.mktemp("rt") / "t.json"
+    tok.save(path)
+    back = toksmith.load(path)
+    assert back.mergeable_ranks() == tok.mergeable_ranks() and back.merge_ids() == tok.merge_ids()
+    assert (back.special_tokens, back.pinned_tokens) == (tok.special_tokens, tok.pinned_tokens)
+    assert (back.pattern, back.pattern_name, back.name, back.metadata) == (
+        tok.pattern,
+        tok.pattern_name,
+        tok.name,
+        json.loads(json.dumps(tok.metadata)),
+    )
+    text = (
+        "".join(specials + pinned)
+        + " hello 123 wörld\n"
+        + "".join(t.decode("latin-1") for t in toks[256:])
+    )
+    assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+
+
+def test_load_of_another_format_or_a_folder_points_to_load_any(tmp_path):
+    # was: "not valid JSON ..." and a bare IsADirectoryError, with no word of load_any
+    ranks = tmp_path / "x.tiktoken"
+    ranks.write_text("IQ== 0\n")
+    with pytest.raises(toksmith.TokenizerFileError, match=r"not valid JSON.*load_any\(path\)"):
+        toksmith.load(ranks)
+    with pytest.raises(IsADirectoryError, match=r"is a folder.*load_any\(path\)"):
+        toksmith.load(tmp_path)
+    truncated = tmp_path / "t.json"
+    truncated.write_text('{"format": "toksmith", "vers')
+    with pytest.raises(toksmith.TokenizerFileError) as info:
+        toksmith.load(truncated)
+    assert "load_any" not in str(info.value)  # a toksmith file cut short: no hint

@@ -1,6 +1,10 @@
 """Decoding: round trips, byte splits, the streaming decoder, bad ids."""
 
+import codecs
+
+import numpy as np
 import pytest
+import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -254,3 +258,48 @@ def test_long_decode_each_width_class():
         for pre in range(0, 40, 7):
             text = "y" * pre + c * 300 + "tail text"
             assert tok.decode(list(text.encode())) == text
+
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+SPECIALS = {"<|end|>": 256}
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """A byte-level tokenizer (with ``b"he"``/``b"hel"``) and the tiktoken Encoding of the same
+    ranks."""
+    ranks = {**BYTES, b"he": 257, b"hel": 258}
+    tok = Tokenizer.from_ranks(ranks, "gpt2", SPECIALS)
+    enc = tiktoken.Encoding(
+        "audit_decode", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=SPECIALS
+    )
+    return tok, enc
+
+
+@pytest.mark.parametrize("errors", ["xmlcharrefreplace", "audit_bad_handler"])
+def test_error_handler_failure_is_not_reported_as_bad_ids(pair, errors):
+    # was: TypeError "ids must be a sequence of int" (the handler's own TypeError was replaced)
+    tok, _ = pair
+    codecs.register_error("audit_bad_handler", lambda exc: 5)
+    with pytest.raises(TypeError) as got:
+        b"\xe6".decode("utf-8", errors)
+    with pytest.raises(TypeError) as ours:
+        tok.decode([0xE6], errors=errors)
+    assert str(ours.value) == str(got.value)
+    assert tok.decode([104], errors=errors) == "h"  # valid text never calls the handler
+
+
+def test_skip_special_tokens_does_not_take_floats_for_ids(pair):
+    # was: 256.0 (a float equal to a special id) silently dropped; without skipping a TypeError
+    tok, _ = pair
+    for bad in (256.0, 256 + 0j):
+        with pytest.raises(TypeError, match="ids must be ints"):
+            tok.decode([104, bad], skip_special_tokens=True)
+        with pytest.raises(TypeError, match="ids must be ints"):
+            tok.decode_bytes_batch([[bad]], skip_special_tokens=True)
+        with pytest.raises(TypeError, match="ids must be ints"):
+            tok.stream_decoder(skip_special_tokens=True).push(bad)
+    assert tok.decode([104, np.int64(256)], skip_special_tokens=True) == "h"
+    assert tok.stream_decoder(skip_special_tokens=True).push(np.int64(256)) == ""

@@ -566,3 +566,33 @@ def test_chunked_long_pieces_equal_tiktoken(gpt2, cl100k, kind):
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
         # the same piece seen through a blocked (long text) and a plain encode
         assert tok.encode_ordinary(text[:140_000]) == enc.encode_ordinary(text[:140_000])
+
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+SPECIALS = {"<|end|>": 256}
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """A byte-level tokenizer (with ``b"he"``/``b"hel"``) and the tiktoken Encoding of the same
+    ranks."""
+    ranks = {**BYTES, b"he": 257, b"hel": 258}
+    tok = Tokenizer.from_ranks(ranks, "gpt2", SPECIALS)
+    enc = tiktoken.Encoding(
+        "audit_decode", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=SPECIALS
+    )
+    return tok, enc
+
+
+def test_encode_single_token_names_the_text(pair):
+    # was: "[104, 101, 108, 108, 111, 32] is not a single token" (the bytes as a list of ints)
+    tok, _ = pair
+    with pytest.raises(
+        toksmith.UnknownTokenError, match=r"^'hello ' is not a single token of this vocabulary"
+    ):
+        tok.encode_single_token("hello ")
+    with pytest.raises(toksmith.UnknownTokenError, match=r"^b'\\xff\\xfe' is not a single token"):
+        tok.encode_single_token(b"\xff\xfe")
+    assert tok.encode_single_token("hel") == 258 and tok.encode_single_token(b"<|end|>") == 256

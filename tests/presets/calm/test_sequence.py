@@ -458,3 +458,47 @@ def test_dictionary_roundtrip(word, definition):
         word.setdefault("text", "")
     seq = calm.build_sequence("dictionary", {"word": word, "definition": definition}, training=True)
     assert calm.parse_sequence(seq, "dictionary") == {"word": word, "definition": definition}
+
+
+def test_build_sequence_refuses_an_unknown_context_key():
+    # was: ignored silently, so a misspelt key lost its value
+    with pytest.raises(ValueError) as e:
+        calm.build_sequence(
+            "shell", {"cwd": "/tmp", "histroy": [{"cmd": "ls", "exit": 0}], "input": "ls"}
+        )
+    msg = str(e.value)
+    assert "unknown key(s) 'histroy'" in msg
+    for key in ("cwd", "git", "history", "completions", "env", "input"):
+        assert repr(key) in msg
+
+
+def test_build_sequence_unknown_keys_follow_the_template():
+    # the valid keys are the template's: "cwd" is unknown to the dictionary template
+    with pytest.raises(ValueError, match=r"unknown key\(s\) 'cwd'.*'word', 'definition'"):
+        calm.build_sequence("dictionary", {"word": "cat", "cwd": "/tmp"})
+    assert (
+        calm.build_sequence("BOS;CWD:where;ATN;CMD:input", {"where": "/t", "input": "l"}).format()
+        == "<BOS> <CWD> /t <END> <ATN> <CMD> l"
+    )
+    assert calm.build_sequence("shell", {"input": "ls"}) == [
+        257,
+        259,
+        264,
+        108,
+        115,
+    ]  # absent keys are fine
+    with pytest.raises(ValueError, match=r"unknown key\(s\) 5"):
+        calm.build_sequence("shell", {5: "x"})
+
+
+def test_build_sequence_unknown_key_with_a_model_template(tmp_path):
+    path = tmp_path / "m.cwgt"
+    calm.write_cwgt(
+        path,
+        calm.CWGTHeader(d_model=16, n_layers=1),
+        calm.CWGTMetadata("shell", "BOS;CWD:cwd;ATN;CMD:input", "|"),
+        np.zeros(4, dtype=np.float32),
+    )
+    model = calm.read_cwgt(path)
+    with pytest.raises(ValueError, match=r"unknown key\(s\) 'git'.*uses only 'cwd', 'input'"):
+        calm.build_sequence(model, {"git": "main", "input": "ls"})

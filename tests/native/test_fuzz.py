@@ -1,23 +1,7 @@
-"""Adversarial audit: no bad input that reaches the native core (``toksmith._core``) may end in a
-Rust panic (pyo3's ``PanicException``, a BaseException that ``except Exception`` misses), an
-abort, a segfault, a hang or silently lost data. Bad input gets a Python exception that says
-what is wrong: ValueError (or a subclass) for bad values, TypeError for wrong types,
-OverflowError for ints out of range, OSError for file problems.
-
-Both the public API and the native objects a user can reach directly are driven with
-hypothesis and hand-picked values: ids out of range (negative, ``>= n_vocab``, 2**32, 2**64,
-huge), empty inputs, huge counts, lone surrogates, NUL characters, 1 MB of one character,
-malformed rank/vocab files, overlapping or empty special tokens, custom patterns that are
-invalid or match only empty strings, wrong nesting, numpy arrays of the wrong dtype, garbage
-fed to the streaming decoder. Calls that abort the whole process run in a child process.
-
-Defects that need the Rust side are kept as ``xfail(strict=True)`` tests with the exact
-reproducer in their reason.
-"""
+"""None"""
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import os
@@ -39,25 +23,27 @@ from toksmith.errors import (
     DisallowedSpecialError,
     EmptyCorpusError,
     PatternError,
-    TokenizerFileError,
     UnknownTokenError,
     VocabError,
 )
-from toksmith.formats.tiktoken import from_tiktoken
 from toksmith.presets import wordbpe
 
 np = pytest.importorskip("numpy")
 
+
 BYTES = {bytes([b]): b for b in range(256)}
+
+
 BYTES_LIST = list(BYTES.items())
+
+
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
 CORPUS = (
     "The quick brown fox jumps over the lazy dog in New York. " * 20
     + "naïve café, 東京, emoji 😀 and numbers 12345 67890.\n" * 10
 )
-
-
-# ------------------------------------------------------------------ helpers
 
 
 def _is_panic(e: BaseException) -> bool:
@@ -136,7 +122,7 @@ def isolated_result(code: str, timeout: float = 20) -> str:
 
 
 @pytest.fixture(scope="module")
-def tok():
+def trained_tok():
     """A trained tokenizer: merges, two special tokens, a pinned token with a space."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -150,33 +136,89 @@ def tok():
 
 
 @pytest.fixture(scope="module")
-def tiny():
+def tiny_tok():
     return Tokenizer.from_ranks({**BYTES, b"ab": 256}, "gpt2", {"<|end|>": 257})
 
 
 @pytest.fixture(scope="module")
-def core(tiny):
-    return tiny._core
+def core(tiny_tok):
+    return tiny_tok._core
 
-
-# ------------------------------------------------------------------ ids out of range
 
 BAD_IDS = [-1, -(2**31), 258, 10**6, 2**31, 2**32 - 1, 2**32, 2**63, 2**64, 10**40]
 
 
+_PATTERNS = [
+    toksmith.PATTERNS["gpt2"],
+    toksmith.PATTERNS["cl100k"],
+    toksmith.PATTERNS["o200k"],
+    r"\S+|\s+",
+    ".",
+]
+
+
+_NATIVE_REFUSALS = (
+    ValueError,
+    OverflowError,
+    TypeError,
+)  # VocabError, PatternError... are ValueErrors
+
+
+_CHARS = st.one_of(
+    st.characters(),
+    st.sampled_from(
+        [
+            "\x00",
+            "\ud800",
+            "\udfff",
+            "\ud83d",
+            "\ude00",
+            "😀",
+            "<|fim|>",
+            "<|endoftext|>",
+            "New York",
+            "\r\n",
+            " ",
+        ]
+    ),
+)
+
+
+def _fixed(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class _InterruptedBar:
+    """A progress bar whose first update of the merge loop raises KeyboardInterrupt (a Ctrl-C)."""
+
+    def __init__(self, desc):
+        self.desc, self.updates, self.closed = desc, 0, False
+
+    def update(self, n):
+        self.updates += 1
+        if self.updates == 1 and self.desc == "merging":
+            raise KeyboardInterrupt("Ctrl-C during merging")
+
+    def set_postfix(self, **kw):
+        pass
+
+    def close(self):
+        self.closed = True
+
+
 @pytest.mark.parametrize("bad", BAD_IDS)
-def test_public_decoders_name_an_out_of_range_id(tiny, bad):
+def test_public_decoders_name_an_out_of_range_id(tiny_tok, bad):
     msg = rf"token id {bad} is out of range: valid ids are 0\.\.257"
     for f in (
-        lambda: tiny.decode([97, bad]),
-        lambda: tiny.decode_bytes([bad]),
-        lambda: tiny.decode_batch([[97], [98, bad]], threads=2),
-        lambda: tiny.decode_tokens_bytes([bad]),
-        lambda: tiny.decode_single_token_bytes(bad),
-        lambda: tiny.decode_with_offsets([97, bad]),
-        lambda: tiny.decode([97, bad], skip_special_tokens=True),
-        lambda: tiny.stream_decoder().push(bad),
-        lambda: tiny.stream_decoder().push_many([97, bad]),
+        lambda: tiny_tok.decode([97, bad]),
+        lambda: tiny_tok.decode_bytes([bad]),
+        lambda: tiny_tok.decode_batch([[97], [98, bad]], threads=2),
+        lambda: tiny_tok.decode_tokens_bytes([bad]),
+        lambda: tiny_tok.decode_single_token_bytes(bad),
+        lambda: tiny_tok.decode_with_offsets([97, bad]),
+        lambda: tiny_tok.decode([97, bad], skip_special_tokens=True),
+        lambda: tiny_tok.stream_decoder().push(bad),
+        lambda: tiny_tok.stream_decoder().push_many([97, bad]),
     ):
         e = expect(UnknownTokenError, f, match=msg)
         assert isinstance(e, ValueError) and isinstance(e, KeyError)
@@ -209,25 +251,25 @@ def test_native_bpe_refuses_out_of_range_ids_without_panicking(core, bad):
 
 @FUZZ
 @given(ids=st.lists(st.integers(min_value=-(2**70), max_value=2**70), max_size=8))
-def test_any_int_ids_decode_or_name_the_first_bad_one(tiny, ids):
-    bad = [i for i in ids if not 0 <= i < tiny.n_vocab]
+def test_any_int_ids_decode_or_name_the_first_bad_one(tiny_tok, ids):
+    bad = [i for i in ids if not 0 <= i < tiny_tok.n_vocab]
     if not bad:
-        data = call(tiny.decode_bytes, ids)
-        assert data == b"".join(tiny.decode_single_token_bytes(i) for i in ids)
-        assert call(tiny.decode, ids) == data.decode("utf-8", "replace")
-        assert call(tiny.decode_batch, [ids, ids[::-1]], threads=2) == [
-            tiny.decode(ids),
-            tiny.decode(ids[::-1]),
+        data = call(tiny_tok.decode_bytes, ids)
+        assert data == b"".join(tiny_tok.decode_single_token_bytes(i) for i in ids)
+        assert call(tiny_tok.decode, ids) == data.decode("utf-8", "replace")
+        assert call(tiny_tok.decode_batch, [ids, ids[::-1]], threads=2) == [
+            tiny_tok.decode(ids),
+            tiny_tok.decode(ids[::-1]),
         ]
         return
-    e = expect(UnknownTokenError, tiny.decode, ids)
+    e = expect(UnknownTokenError, tiny_tok.decode, ids)
     assert f"token id {bad[0]} is out of range" in str(e)
-    d = tiny.stream_decoder()
+    d = tiny_tok.stream_decoder()
     expect(UnknownTokenError, d.push_many, ids)
     assert d.pending == b"" and d.flush() == ""  # push_many pushed none of them
 
 
-def test_unused_id_inside_the_range_is_named(tok):
+def test_unused_id_inside_the_range_is_named(trained_tok):
     sparse = Tokenizer.from_ranks(BYTES, "gpt2", {"<|s|>": 300})  # ids 256..299 unused
     for f in (
         lambda: sparse.decode([97, 280]),
@@ -247,20 +289,6 @@ def test_native_message_for_a_negative_id_names_it(core):
     ):
         e = expect(OverflowError, f)
         assert "too large" not in str(e) and "-1" in str(e), str(e)
-
-
-_PATTERNS = [
-    toksmith.PATTERNS["gpt2"],
-    toksmith.PATTERNS["cl100k"],
-    toksmith.PATTERNS["o200k"],
-    r"\S+|\s+",
-    ".",
-]
-_NATIVE_REFUSALS = (
-    ValueError,
-    OverflowError,
-    TypeError,
-)  # VocabError, PatternError... are ValueErrors
 
 
 @FUZZ
@@ -323,31 +351,35 @@ def test_native_bpe_constructor_with_wrong_shapes(args, exc, match):
     expect(exc, _core.Bpe, *args, match=match)
 
 
-def test_empty_inputs(tok):
+def test_empty_inputs(trained_tok):
     assert (
-        tok.encode("") == tok.encode_ordinary("") == []
-        and tok.decode([]) == ""
-        and tok.decode_bytes([]) == b""
+        trained_tok.encode("") == trained_tok.encode_ordinary("") == []
+        and trained_tok.decode([]) == ""
+        and trained_tok.decode_bytes([]) == b""
     )
-    assert tok.encode_batch([]) == tok.decode_batch([]) == [] and tok.encode_batch([""]) == [[]]
-    assert tok.encode_to_numpy("").tolist() == [] and tok.encode_with_offsets("") == ([], [])
-    assert tok.decode_with_offsets([]) == ("", []) and tok.encode_bytes(b"") == []
-    assert tok.encode_with_unstable("") == ([], []) and tok._encode_single_piece(b"") == []
-    assert tok.stream_decoder().push_many([]) == "" and toksmith.split("", "cl100k") == []
-    expect(UnknownTokenError, tok.encode_single_token, "", match="is not a single token")
-    expect(UnknownTokenError, tok.encode_single_token, b"", match="is not a single token")
+    assert trained_tok.encode_batch([]) == trained_tok.decode_batch(
+        []
+    ) == [] and trained_tok.encode_batch([""]) == [[]]
+    assert trained_tok.encode_to_numpy("").tolist() == [] and trained_tok.encode_with_offsets(
+        ""
+    ) == ([], [])
+    assert trained_tok.decode_with_offsets([]) == ("", []) and trained_tok.encode_bytes(b"") == []
     assert (
-        tok._core.token_id(b"") is None
+        trained_tok.encode_with_unstable("") == ([], [])
+        and trained_tok._encode_single_piece(b"") == []
+    )
+    assert trained_tok.stream_decoder().push_many([]) == "" and toksmith.split("", "cl100k") == []
+    expect(UnknownTokenError, trained_tok.encode_single_token, "", match="is not a single token")
+    expect(UnknownTokenError, trained_tok.encode_single_token, b"", match="is not a single token")
+    assert (
+        trained_tok._core.token_id(b"") is None
         and _core.parse_ids(b"") == []
         and _core.format_ids([], b",") == b""
     )
     assert (
-        list(streaming.encode_stream(tok, io.BytesIO(b""))) == []
-        and list(streaming.encode_lines(tok, [])) == []
+        list(streaming.encode_stream(trained_tok, io.BytesIO(b""))) == []
+        and list(streaming.encode_lines(trained_tok, [])) == []
     )
-
-
-# ------------------------------------------------------------------ wrong types, numpy dtypes
 
 
 @pytest.mark.parametrize(
@@ -361,56 +393,63 @@ def test_empty_inputs(tok):
         ([97, b"a"], "bytes"),
     ],
 )
-def test_decoders_refuse_ids_of_the_wrong_type(tiny, ids, what):
+def test_decoders_refuse_ids_of_the_wrong_type(tiny_tok, ids, what):
     for f in (
-        tiny.decode,
-        tiny.decode_bytes,
-        tiny.decode_with_offsets,
-        lambda x: tiny.decode_batch([x]),
-        lambda x: tiny.stream_decoder().push_many(x),
+        tiny_tok.decode,
+        tiny_tok.decode_bytes,
+        tiny_tok.decode_with_offsets,
+        lambda x: tiny_tok.decode_batch([x]),
+        lambda x: tiny_tok.stream_decoder().push_many(x),
     ):
         expect(TypeError, f, ids, match=f"ids must be ints, got {what}")
 
 
 @pytest.mark.parametrize("ids", ["ab", b"ab", bytearray(b"ab")])
-def test_text_or_bytes_is_not_a_sequence_of_ids(tiny, ids):
-    expect(TypeError, tiny.decode, ids, match="ids must be a sequence of int")
-    expect(TypeError, tiny.decode_batch, [ids], match="ids must be a sequence of int")
+def test_text_or_bytes_is_not_a_sequence_of_ids(tiny_tok, ids):
+    expect(TypeError, tiny_tok.decode, ids, match="ids must be a sequence of int")
+    expect(TypeError, tiny_tok.decode_batch, [ids], match="ids must be a sequence of int")
 
 
-def test_decode_batch_names_an_item_that_is_no_sequence(tiny):
+def test_decode_batch_names_an_item_that_is_no_sequence(tiny_tok):
     # was: TypeError "'int' object is not iterable" / "'NoneType' object is not iterable",
     # naming neither the argument nor the item
     expect(
         TypeError,
-        tiny.decode_batch,
+        tiny_tok.decode_batch,
         [[97], 5],
         match=r"batch\[1\] must be a sequence of ids.*not int",
     )
-    expect(TypeError, tiny.decode_bytes_batch, [[97], None], match=r"batch\[1\] .* not NoneType")
-    expect(TypeError, tiny.decode_batch, [{97: 1}], match=r"batch\[0\] .* not dict")
+    expect(
+        TypeError, tiny_tok.decode_bytes_batch, [[97], None], match=r"batch\[1\] .* not NoneType"
+    )
+    expect(TypeError, tiny_tok.decode_batch, [{97: 1}], match=r"batch\[0\] .* not dict")
     expect(
         TypeError,
-        tiny.decode_batch,
+        tiny_tok.decode_batch,
         None,
         match="batch must be a list of id sequences, not NoneType",
     )
-    expect(TypeError, tiny.decode_batch, 7, match="batch must be a list of id sequences, not int")
-    assert tiny.decode_batch([(97, 98), range(97, 99), np.array([99])]) == ["ab", "ab", "c"]
-    assert tiny.decode_batch([]) == []
+    expect(
+        TypeError, tiny_tok.decode_batch, 7, match="batch must be a list of id sequences, not int"
+    )
+    assert tiny_tok.decode_batch([(97, 98), range(97, 99), np.array([99])]) == ["ab", "ab", "c"]
+    assert tiny_tok.decode_batch([]) == []
 
 
 @pytest.mark.parametrize(
     "dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 )
-def test_numpy_integer_arrays_decode_like_lists(tok, dtype):
-    ids = tok.encode("New York café 😀 <|fim|>", allowed_special="all")
+def test_numpy_integer_arrays_decode_like_lists(trained_tok, dtype):
+    ids = trained_tok.encode("New York café 😀 <|fim|>", allowed_special="all")
     small = [i for i in ids if i < 128] if dtype in ("int8", "uint8") else ids
     arr = np.array(small, dtype=dtype)
-    assert tok.decode(arr) == tok.decode(small)
-    assert tok.decode_bytes(arr) == tok.decode_bytes(small)
-    assert tok.decode_batch(np.array([small, small], dtype=dtype)) == [tok.decode(small)] * 2
-    assert tok.stream_decoder().push_many(arr) + "" == tok.decode(small)
+    assert trained_tok.decode(arr) == trained_tok.decode(small)
+    assert trained_tok.decode_bytes(arr) == trained_tok.decode_bytes(small)
+    assert (
+        trained_tok.decode_batch(np.array([small, small], dtype=dtype))
+        == [trained_tok.decode(small)] * 2
+    )
+    assert trained_tok.stream_decoder().push_many(arr) + "" == trained_tok.decode(small)
 
 
 @pytest.mark.parametrize(
@@ -433,21 +472,21 @@ def test_numpy_integer_arrays_decode_like_lists(tok, dtype):
         ),
     ],
 )
-def test_numpy_arrays_of_the_wrong_dtype_or_values(tiny, arr, exc, match):
-    for f in (tiny.decode, tiny.decode_bytes, tiny.decode_with_offsets):
+def test_numpy_arrays_of_the_wrong_dtype_or_values(tiny_tok, arr, exc, match):
+    for f in (tiny_tok.decode, tiny_tok.decode_bytes, tiny_tok.decode_with_offsets):
         expect(exc, f, arr, match=match)
 
 
-def test_encode_to_numpy_dtypes(tok):
+def test_encode_to_numpy_dtypes(trained_tok):
     text = "New York <|fim|> é"
-    want = tok.encode(text, allowed_special="all")
+    want = trained_tok.encode(text, allowed_special="all")
     for dtype in (None, "uint16", "uint32", np.uint16, np.dtype("<u4")):
-        got = tok.encode_to_numpy(text, allowed_special="all", dtype=dtype)
+        got = trained_tok.encode_to_numpy(text, allowed_special="all", dtype=dtype)
         assert got.tolist() == want
     for bad in ("int8", "uint64", "float32", 5, {"a": 1}, "a\ud800"):
         expect(
             ValueError,
-            tok.encode_to_numpy,
+            trained_tok.encode_to_numpy,
             text,
             allowed_special="all",
             dtype=bad,
@@ -463,87 +502,66 @@ def test_encode_to_numpy_dtypes(tok):
     )
 
 
-def test_wrong_types_for_text(tiny):
+def test_wrong_types_for_text(tiny_tok):
     for bad in (None, 5, b"ab", ["ab"]):
         for f in (
-            tiny.encode,
-            tiny.encode_ordinary,
-            tiny.encode_to_numpy,
-            tiny.encode_with_offsets,
+            tiny_tok.encode,
+            tiny_tok.encode_ordinary,
+            tiny_tok.encode_to_numpy,
+            tiny_tok.encode_with_offsets,
         ):
             expect(TypeError, f, bad, match="text must be str")
-    expect(TypeError, tiny.encode_batch, "ab", match="not a single str")
+    expect(TypeError, tiny_tok.encode_batch, "ab", match="not a single str")
     expect(
-        TypeError, tiny.encode_batch, ["ab", None], match=r"texts\[1\] must be str, not NoneType"
+        TypeError,
+        tiny_tok.encode_batch,
+        ["ab", None],
+        match=r"texts\[1\] must be str, not NoneType",
     )
     expect(
         TypeError,
-        tiny.encode_ordinary_batch,
+        tiny_tok.encode_ordinary_batch,
         ["ab", b"x"],
         match=r"texts\[1\] must be str, not bytes",
     )
-    assert tiny.encode_batch(np.array(["ab", "cd"])) == [[256], [99, 100]]
-
-
-# ------------------------------------------------------------------ text: surrogates, NUL, round trips
-
-_CHARS = st.one_of(
-    st.characters(),
-    st.sampled_from(
-        [
-            "\x00",
-            "\ud800",
-            "\udfff",
-            "\ud83d",
-            "\ude00",
-            "😀",
-            "<|fim|>",
-            "<|endoftext|>",
-            "New York",
-            "\r\n",
-            " ",
-        ]
-    ),
-)
-
-
-def _fixed(text: str) -> str:
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert tiny_tok.encode_batch(np.array(["ab", "cd"])) == [[256], [99, 100]]
 
 
 @FUZZ
 @given(text=st.lists(_CHARS, max_size=30).map("".join))
-def test_any_text_encodes_and_round_trips(tok, text):
-    ids = call(tok.encode, text, allowed_special="all")
-    assert call(tok.decode, ids) == _fixed(text)
-    assert call(tok.encode_ordinary, text) == tok.encode(text, disallowed_special=())
-    assert call(tok.encode_batch, [text, text, ""], allowed_special="all", threads=2) == [
+def test_any_text_encodes_and_round_trips(trained_tok, text):
+    ids = call(trained_tok.encode, text, allowed_special="all")
+    assert call(trained_tok.decode, ids) == _fixed(text)
+    assert call(trained_tok.encode_ordinary, text) == trained_tok.encode(
+        text, disallowed_special=()
+    )
+    assert call(trained_tok.encode_batch, [text, text, ""], allowed_special="all", threads=2) == [
         ids,
         ids,
         [],
     ]
-    assert call(tok.encode_to_numpy, text, allowed_special="all").tolist() == ids
-    got, spans = call(tok.encode_with_offsets, text, allowed_special="all")
+    assert call(trained_tok.encode_to_numpy, text, allowed_special="all").tolist() == ids
+    got, spans = call(trained_tok.encode_with_offsets, text, allowed_special="all")
     assert got == ids and len(spans) == len(ids)
     assert all(0 <= a <= b <= len(text) for a, b in spans)
-    assert call(tok.encode_bytes, text.encode("utf-8", "surrogatepass")) is not None
+    assert call(trained_tok.encode_bytes, text.encode("utf-8", "surrogatepass")) is not None
     if "<|fim|>" in text or "<|endoftext|>" in text:
-        expect(DisallowedSpecialError, tok.encode, text, match="special token")
+        expect(DisallowedSpecialError, trained_tok.encode, text, match="special token")
 
 
 @FUZZ
 @given(data=st.binary(max_size=40))
-def test_any_bytes_encode_and_round_trip(tok, data):
-    ids = call(tok.encode_bytes, data)
-    assert tok.decode_bytes(ids) == data
-    assert call(tok._encode_single_piece, data) is not None
-    assert tok.decode_bytes(tok._encode_single_piece(data)) == data
+def test_any_bytes_encode_and_round_trip(trained_tok, data):
+    ids = call(trained_tok.encode_bytes, data)
+    assert trained_tok.decode_bytes(ids) == data
+    assert call(trained_tok._encode_single_piece, data) is not None
+    assert trained_tok.decode_bytes(trained_tok._encode_single_piece(data)) == data
 
 
-def test_nul_characters_are_text(tok):
+def test_nul_characters_are_text(trained_tok):
     text = "a\x00b\x00\x00<|fim|>\x00"
-    ids = tok.encode(text, allowed_special="all")
-    assert tok.decode(ids) == text
+    ids = trained_tok.encode(text, allowed_special="all")
+    assert trained_tok.decode(ids) == text
     assert toksmith.split("\x00a\x00", "cl100k") == ["\x00a", "\x00"]  # as regex.findall splits it
     nul_special = Tokenizer.from_ranks(BYTES, "gpt2", {"\x00\x00": 256})
     assert nul_special.encode("a\x00\x00b", allowed_special="all") == [97, 256, 98]
@@ -639,54 +657,48 @@ def test_bad_merge_lists(merges, exc, match):
     expect(exc, Tokenizer, BYTES, pattern="gpt2", merges=merges, match=match)
 
 
-# ------------------------------------------------------------------ long unsplittable text
-
-
 @pytest.mark.parametrize("char", ["a", " ", "\u4e2d", "😀", "1", "!", "\ud800"])
-def test_a_megabyte_of_one_character_is_fast_and_exact(tiny, char):
+def test_a_megabyte_of_one_character_is_fast_and_exact(tiny_tok, char):
     text = char * (1 << 20) if char not in ("😀", "\ud800") else char * (1 << 18)
     t0 = time.perf_counter()
-    ids = call(tiny.encode, text)
-    assert tiny.decode(ids) == _fixed(text)
-    assert call(tiny.encode_ordinary_batch, [text, text[:10]], threads=2)[0] == ids
+    ids = call(tiny_tok.encode, text)
+    assert tiny_tok.decode(ids) == _fixed(text)
+    assert call(tiny_tok.encode_ordinary_batch, [text, text[:10]], threads=2)[0] == ids
     assert sum(map(len, call(toksmith.split, _fixed(text), "gpt2"))) == len(_fixed(text))
     assert time.perf_counter() - t0 < 10
 
 
-def test_unstable_end_of_a_megabyte_piece_is_fast(tiny):
+def test_unstable_end_of_a_megabyte_piece_is_fast(tiny_tok):
     # was: quadratic in the unstable end (every split of it sliced and looked up): 1 MB of "a"
     # ran for minutes; only suffixes up to the longest token's length can start a token
     t0 = time.perf_counter()
-    stable, completions = call(tiny.encode_with_unstable, "a" * (1 << 20))
+    stable, completions = call(tiny_tok.encode_with_unstable, "a" * (1 << 20))
     assert stable == [] and len(completions) == 2
-    assert all(tiny.decode_bytes(c).startswith(b"a" * (1 << 20)) for c in completions)
-    stable, completions = call(tiny.encode_with_unstable, "x " + "ab" * (1 << 19))
+    assert all(tiny_tok.decode_bytes(c).startswith(b"a" * (1 << 20)) for c in completions)
+    stable, completions = call(tiny_tok.encode_with_unstable, "x " + "ab" * (1 << 19))
     assert (
         stable == [120]
         and completions
-        and all(tiny.decode_bytes(c).startswith(b" " + b"ab" * (1 << 19)) for c in completions)
+        and all(tiny_tok.decode_bytes(c).startswith(b" " + b"ab" * (1 << 19)) for c in completions)
     )
     assert time.perf_counter() - t0 < 10
 
 
-def test_unstable_completions_unchanged_for_short_ends(tok):
+def test_unstable_completions_unchanged_for_short_ends(trained_tok):
     # the shortcut changes nothing where the unstable end is shorter than the longest token
-    longest = max(map(len, tok.mergeable_ranks()))
+    longest = max(map(len, trained_tok.mergeable_ranks()))
     for text in ["the qui", "New Yo", " ", "naïv", "12", "x  ", "ab" * longest]:
-        stable, completions = tok.encode_with_unstable(text)
-        unstable = text.encode()[len(tok.decode_bytes(stable)) :]
-        assert all(tok.decode_bytes(c).startswith(unstable) for c in completions), text
-        assert tok.encode(text)[: len(stable)] == stable
+        stable, completions = trained_tok.encode_with_unstable(text)
+        unstable = text.encode()[len(trained_tok.decode_bytes(stable)) :]
+        assert all(trained_tok.decode_bytes(c).startswith(unstable) for c in completions), text
+        assert trained_tok.encode(text)[: len(stable)] == stable
 
 
-def test_training_on_one_long_piece(tiny):
+def test_training_on_one_long_piece(tiny_tok):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = call(toksmith.train_from_iterator, ["ab" * (1 << 19)], vocab_size=270, pattern="gpt2")
     assert t.decode(t.encode("abab")) == "abab" and t.n_vocab == 270
-
-
-# ------------------------------------------------------------------ huge counts and sizes
 
 
 @pytest.mark.parametrize(
@@ -717,7 +729,7 @@ def test_training_refuses_huge_or_bad_sizes(kwargs, exc, match):
     expect(exc, toksmith.train_from_iterator, ["ab ab ab"], match=match, **kwargs)
 
 
-def test_training_inputs(tiny):
+def test_training_inputs(tiny_tok):
     expect(EmptyCorpusError, toksmith.train_from_iterator, [], vocab_size=300, match="empty")
     expect(EmptyCorpusError, toksmith.train_from_iterator, ["", ""], vocab_size=300, match="empty")
     expect(
@@ -795,24 +807,6 @@ def test_native_word_counts_do_not_wrap():
     assert outcomes == ["refused"] * 3, outcomes
 
 
-class _InterruptedBar:
-    """A progress bar whose first update of the merge loop raises KeyboardInterrupt (a Ctrl-C)."""
-
-    def __init__(self, desc):
-        self.desc, self.updates, self.closed = desc, 0, False
-
-    def update(self, n):
-        self.updates += 1
-        if self.updates == 1 and self.desc == "merging":
-            raise KeyboardInterrupt("Ctrl-C during merging")
-
-    def set_postfix(self, **kw):
-        pass
-
-    def close(self):
-        self.closed = True
-
-
 def test_ctrl_c_in_the_merge_progress_bar_is_not_swallowed(monkeypatch):
     # was: the native merge loop calls progress(done, total), prints what it raises and goes on:
     # a KeyboardInterrupt in the bar's update was dropped and training returned a tokenizer
@@ -863,11 +857,11 @@ def test_native_merge_loop_stops_when_the_progress_callback_raises(capfd):
 
 def test_block_and_batch_sizes_are_checked_in_python():
     f = io.BytesIO(b"ab ab")
-    tiny = Tokenizer.from_ranks(BYTES, "gpt2")
+    tiny_tok = Tokenizer.from_ranks(BYTES, "gpt2")
     for size in (0, -1, 2**33, 2**64):
         expect(
             ValueError,
-            lambda: list(streaming.encode_stream(tiny, f, block_size=size)),
+            lambda: list(streaming.encode_stream(tiny_tok, f, block_size=size)),
             match="block_size",
         )
         expect(
@@ -877,7 +871,7 @@ def test_block_and_batch_sizes_are_checked_in_python():
         )
     expect(
         TypeError,
-        lambda: list(streaming.encode_stream(tiny, f, block_size=2.0)),
+        lambda: list(streaming.encode_stream(tiny_tok, f, block_size=2.0)),
         match="block_size",
     )
     k = _core.ChunkCounter(toksmith.PATTERNS["gpt2"])
@@ -925,9 +919,6 @@ def test_native_word_encoder_refuses_sparse_ids():
         assert got.startswith(("VocabError", "ValueError")), f"{code}: {got}"
 
 
-# ------------------------------------------------------------------ split patterns
-
-
 @pytest.mark.parametrize(
     "pattern, match",
     [
@@ -966,7 +957,7 @@ def test_invalid_custom_patterns(pattern, match):
         "(?#comment)",
     ],
 )
-def test_a_pattern_that_matches_only_empty_strings_is_refused(tiny, pattern):
+def test_a_pattern_that_matches_only_empty_strings_is_refused(tiny_tok, pattern):
     # was: accepted, and every text encoded to [] (all of it silently dropped), as the empty
     # pattern (refused) would
     match = "can match only the empty string"
@@ -1060,191 +1051,6 @@ def test_catastrophic_backtracking_is_a_pattern_error_not_a_hang(pattern):
     assert time.perf_counter() - t0 < 20
 
 
-# ------------------------------------------------------------------ malformed tokenizer files
-
-
-def _rank_line(b: bytes, r) -> bytes:
-    return base64.b64encode(b) + b" " + str(r).encode()
-
-
-_BASE = [_rank_line(bytes([b]), b) for b in range(256)]
-
-
-@pytest.mark.parametrize(
-    "lines, match",
-    [
-        (b"\n".join(_BASE)[:-3], "expected 'base64-token rank'"),
-        (_BASE + [b"!!!! 256"], "is not valid base64"),
-        (_BASE + [b"YWI 256"], "is not valid base64"),
-        (_BASE + [_rank_line(b"ab", 255)], "duplicate rank 255"),
-        (_BASE + [_rank_line(b"a", 256)], "appears twice"),
-        (_BASE + [_rank_line(b"ab", 100000)], "the ranks have gaps"),
-        (_BASE + [_rank_line(b"ab", 2**31)], "the ranks have gaps"),
-        (_BASE + [_rank_line(b"ab", 2**32)], "rank 4294967296 is too large"),
-        (_BASE + [_rank_line(b"ab", 2**64)], "is too large"),
-        (_BASE + [_rank_line(b"ab", -1)], "is not a non-negative integer"),
-        (_BASE + [base64.b64encode(b"ab") + b" 256.0"], "is not a non-negative integer"),
-        (_BASE + [base64.b64encode(b"ab") + b" 0x100"], "is not a non-negative integer"),
-        (_BASE + [base64.b64encode(b"ab") + " ٢٥٦".encode()], "is not a non-negative integer"),
-        (_BASE + [base64.b64encode(b"ab")], "expected 'base64-token rank'"),
-        (_BASE + [base64.b64encode(b"ab") + b" 256 7"], "expected 'base64-token rank'"),
-        (_BASE + [b" 256"], "expected 'base64-token rank'"),
-        (_BASE + [b"\x00"], "expected 'base64-token rank'"),
-        (_BASE + [b"\xff\xfe 256"], "is not valid base64"),
-        (_BASE[1:], "the ranks have gaps"),
-        (b"", "no tokens"),
-        (b"\n\n\n", "no tokens"),
-    ],
-)
-def test_malformed_tiktoken_files(tmp_path, lines, match):
-    path = tmp_path / "bad.tiktoken"
-    path.write_bytes(b"\n".join(lines) + b"\n" if isinstance(lines, list) else lines)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expect(TokenizerFileError, from_tiktoken, path, pattern="gpt2", match=match)
-        raw = path.read_bytes()
-        parsed = call(_core.parse_tiktoken_ranks, raw)  # the native parser declines, never panics
-        assert parsed is None or isinstance(parsed, dict)
-
-
-def test_good_tiktoken_file_round_trips(tmp_path, tok):
-    plain = Tokenizer.from_ranks(
-        tok.mergeable_ranks(), "gpt2", tok.special_tokens
-    )  # (no pinned tokens)
-    path = tmp_path / "good.tiktoken"
-    plain.save_tiktoken(path)
-    back = from_tiktoken(path, pattern="gpt2", special_tokens=plain.special_tokens)
-    assert back.mergeable_ranks() == plain.mergeable_ranks()
-    assert _core.parse_tiktoken_ranks(path.read_bytes()) == plain.mergeable_ranks()
-    text = "The quick <|fim|> café"
-    assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
-
-
-@pytest.fixture(scope="module")
-def saved(tiny, tmp_path_factory):
-    path = tmp_path_factory.mktemp("saved") / "tok.json"
-    tiny.save(path)
-    return path.read_bytes()
-
-
-def _mutated(raw: bytes, f) -> bytes:
-    d = json.loads(raw)
-    f(d)
-    return json.dumps(d).encode()
-
-
-@pytest.mark.parametrize(
-    "change, match",
-    [
-        (lambda raw: raw[: len(raw) // 2], "not valid JSON"),
-        (lambda raw: raw[:-3], "not valid JSON"),
-        (lambda raw: b"\xef\xbb\xbf" + raw, "not valid JSON"),
-        (lambda raw: raw.replace(b'"<|end|>"', b'"<|end|>\xff"', 1), "not UTF-8"),
-        (lambda raw: raw.replace(b'"vocab"', b'"vocab": {}, "vocab"', 1), "appears twice"),
-        (lambda raw: raw.replace(b'"<|end|>"', b'"<|end|>\\ud800"', 1), "lone surrogate"),
-        (lambda raw: b"[" * 100000 + b"]" * 100000, "expected a JSON object|too deeply"),
-        (
-            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", -1)),
-            "is not a valid id",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 2**64)),
-            "is not a valid id",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 256.0)),
-            "is not a valid id",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", None)),
-            "is not a valid id",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("ab", 5000000)),
-            "ids must be dense",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("a b", 258)),
-            "byte-level alphabet",
-        ),
-        (lambda raw: _mutated(raw, lambda d: d["vocab"].__setitem__("", 258)), "empty bytes"),
-        (
-            lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["a"])),
-            "is not of the form 'left right'",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", [])),
-            "0 merges for 1 multi-byte tokens",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["a b", "a b"])),
-            "out of order",
-        ),
-        (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", ["x y"])), "not in the vocab"),
-        (lambda raw: _mutated(raw, lambda d: d.__setitem__("merges", 5)), "must be a list"),
-        (
-            lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("<|x|>", 257)),
-            "used by two tokens",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("", 258)),
-            "empty text",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["special_tokens"].__setitem__("<|x|>", -3)),
-            "is not a valid id",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d["pinned_tokens"].__setitem__("<|end|>", 258)),
-            "given twice",
-        ),
-        (lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", "(")), "Opening parenthesis"),
-        (
-            lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", "")),
-            "the split pattern is empty",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", r"\b")),
-            "can match only the empty string",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d.__setitem__("pattern", 5)),
-            "'pattern' is missing or not a str",
-        ),
-        (
-            lambda raw: _mutated(raw, lambda d: d.__setitem__("version", 2)),
-            "unsupported file version 2",
-        ),
-    ],
-)
-def test_malformed_toksmith_files(tmp_path, saved, change, match):
-    path = tmp_path / "bad.json"
-    raw = change(saved)
-    path.write_bytes(raw)
-    expect(TokenizerFileError, toksmith.load, path, match=match)
-    split = call(_core.split_json_tables, raw, "toksmith")  # declines or splits, never panics
-    if split is not None:
-        assert call(split[1].toksmith_tables) is None or isinstance(
-            split[1].toksmith_tables(), tuple
-        )
-
-
-def test_toksmith_file_with_nul_characters_round_trips(tmp_path):
-    t = Tokenizer.from_ranks(
-        {**BYTES, b"a\x00": 256}, "gpt2", {"<\x00>": 257}, pinned_tokens={"x\x00y": 258}
-    )
-    t.save(tmp_path / "nul.json")
-    back = toksmith.load(tmp_path / "nul.json")
-    text = "a\x00<\x00>x\x00y"
-    assert (
-        back.encode(text, allowed_special="all")
-        == t.encode(text, allowed_special="all")
-        == [97, 0, 257, 258]
-    )
-    assert back.decode(back.encode(text, allowed_special="all")) == text
-    assert back.mergeable_ranks() == t.mergeable_ranks()
-
-
 @pytest.mark.parametrize("value", [None, 5, "x", [1], {"a": 2**70}, {5: 0}, {"a": -1}])
 def test_native_table_readers_decline_junk(value):
     # the native readers return None for anything unusual (the Python reference then reports it)
@@ -1265,9 +1071,6 @@ def test_native_merges_text_reader():
     expect(UnicodeEncodeError, _core.parse_merges_text, "\ud800 b\n")
 
 
-# ------------------------------------------------------------------ streaming decoder
-
-
 @FUZZ
 @given(
     ids=st.lists(
@@ -1276,12 +1079,12 @@ def test_native_merges_text_reader():
     ),
     errors=st.sampled_from(["replace", "ignore", "backslashreplace", "surrogateescape"]),
 )
-def test_stream_decoder_equals_decode(tiny, ids, errors):
-    d = tiny.stream_decoder(errors)
+def test_stream_decoder_equals_decode(tiny_tok, ids, errors):
+    d = tiny_tok.stream_decoder(errors)
     out = "".join(call(d.push, i) for i in ids) + call(d.flush)
-    assert out == tiny.decode(ids, errors)
-    d2 = tiny.stream_decoder(errors, skip_special_tokens=True)
-    assert d2.push_many(ids) + d2.flush() == tiny.decode(ids, errors, skip_special_tokens=True)
+    assert out == tiny_tok.decode(ids, errors)
+    d2 = tiny_tok.stream_decoder(errors, skip_special_tokens=True)
+    assert d2.push_many(ids) + d2.flush() == tiny_tok.decode(ids, errors, skip_special_tokens=True)
 
 
 @FUZZ
@@ -1295,8 +1098,8 @@ def test_stream_decoder_equals_decode(tiny, ids, errors):
         st.lists(st.integers(0, 300), max_size=2),
     )
 )
-def test_stream_decoder_fed_garbage_keeps_its_state(tiny, garbage):
-    d = tiny.stream_decoder()
+def test_stream_decoder_fed_garbage_keeps_its_state(tiny_tok, garbage):
+    d = tiny_tok.stream_decoder()
     assert d.push(195) == ""
     e = expect((UnknownTokenError, TypeError), d.push, garbage)
     assert (
@@ -1311,13 +1114,13 @@ def test_stream_decoder_fed_garbage_keeps_its_state(tiny, garbage):
         assert d.pending == b""
 
 
-def test_stream_decoder_bad_arguments(tiny):
-    expect(ValueError, tiny.stream_decoder, "bogus", match="unknown error handler 'bogus'")
-    expect(TypeError, tiny.stream_decoder, None, match="errors must be a str")
-    expect(ValueError, tiny.stream_decoder, "a\x00b", match="NUL")
-    expect(ValueError, tiny.stream_decoder, "\ud800", match="unknown error handler")
-    expect(TypeError, tiny.stream_decoder().push_many, b"ab", match="not bytes")
-    d = tiny.stream_decoder("strict")
+def test_stream_decoder_bad_arguments(tiny_tok):
+    expect(ValueError, tiny_tok.stream_decoder, "bogus", match="unknown error handler 'bogus'")
+    expect(TypeError, tiny_tok.stream_decoder, None, match="errors must be a str")
+    expect(ValueError, tiny_tok.stream_decoder, "a\x00b", match="NUL")
+    expect(ValueError, tiny_tok.stream_decoder, "\ud800", match="unknown error handler")
+    expect(TypeError, tiny_tok.stream_decoder().push_many, b"ab", match="not bytes")
+    d = tiny_tok.stream_decoder("strict")
     d.push(195)
     expect(UnicodeDecodeError, d.flush, match="unexpected end of data")
     d.reset()
@@ -1347,9 +1150,6 @@ def test_native_stream_state_with_a_bad_error_callback(core):
         and s.flush() == "\ufffd"
         and s.pending == b""
     )
-
-
-# ------------------------------------------------------------------ other native entry points
 
 
 def test_native_ids_formatting_and_parsing():
@@ -1468,36 +1268,41 @@ def test_public_wrappers_of_presets_check_ids():
     expect(ValueError, words.token_stats, {"low": 2**63 - 1}, match="too large")
 
 
-def test_encode_lines_names_a_line_that_is_no_str(tiny):
+def test_encode_lines_names_a_line_that_is_no_str(tiny_tok):
     # was: TypeError "object of type 'int' has no len()", naming no line
-    expect(TypeError, lambda: list(streaming.encode_lines(tiny, ["ab", 5])), match="line 1 is int")
+    expect(
+        TypeError, lambda: list(streaming.encode_lines(tiny_tok, ["ab", 5])), match="line 1 is int"
+    )
     expect(
         TypeError,
-        lambda: list(streaming.encode_lines(tiny, ["ab", b"cd"])),
+        lambda: list(streaming.encode_lines(tiny_tok, ["ab", b"cd"])),
         match="line 1 is bytes",
     )
-    assert list(streaming.encode_lines(tiny, ["ab", "", "c\ud800"])) == [
+    assert list(streaming.encode_lines(tiny_tok, ["ab", "", "c\ud800"])) == [
         [256],
         [],
         [99, 239, 191, 189],
     ]
 
 
-def test_stream_encoding_equals_whole_text(tok):
+def test_stream_encoding_equals_whole_text(trained_tok):
     data = ("word\nAnd more é text New York\nB😀 " * 40).encode()
     for block, threads in ((1, 1), (7, 3), (1 << 20, None)):
         ids = sum(
-            streaming.encode_stream(tok, io.BytesIO(data), block_size=block, threads=threads), []
+            streaming.encode_stream(
+                trained_tok, io.BytesIO(data), block_size=block, threads=threads
+            ),
+            [],
         )
-        assert ids == tok.encode_ordinary(data.decode())
+        assert ids == trained_tok.encode_ordinary(data.decode())
     expect(
         CorpusDecodeError,
-        lambda: list(streaming.encode_stream(tok, io.BytesIO(b"ab\nXY \xff"))),
+        lambda: list(streaming.encode_stream(trained_tok, io.BytesIO(b"ab\nXY \xff"))),
         match="byte offset 6",
     )
     expect(
         TypeError,
-        lambda: list(streaming.encode_stream(tok, io.StringIO("ab"))),
+        lambda: list(streaming.encode_stream(trained_tok, io.StringIO("ab"))),
         match="binary mode",
     )
 

@@ -1,27 +1,6 @@
-"""Audit of interruptible training: the merge loop (``ChunkCounter.train``, ``train_words``) and
-the counting of a file or stream run on a pool thread while the calling thread waits with the
-GIL released and looks for signals every 50 ms; a signal handler's exception sets a stop flag
-the loop checks at each progress report (before each block when counting) and is raised.
-
-What is checked here, beyond tests/core/test_interrupt.py:
-
-* training on a thread other than the main one (where Python runs no signal handler), and two
-  trainings at once, give the merges of a lone run on the main thread;
-* a SIGINT handler that does not raise leaves the training alone (full result), one that raises
-  on the second Ctrl-C stops it; a handler of another signal that raises (SIGALRM raising
-  TimeoutError, SIGUSR1 raising SystemExit) stops it with that very exception;
-* Ctrl-C during the public entry points (``toksmith.train`` on a file, ``train_from_counts``,
-  the wordbpe preset with and without progress bars) raises KeyboardInterrupt promptly and
-  leaves no output behind; the CLI exits with status 130 and one line, no traceback, and
-  leaves the output file as it was;
-* what a progress callback raises (any BaseException) comes out as the same object, at once.
-
-The tests at the end are findings of the audit, fixed in the Rust glue and core.
-
-Ctrl-C is pressed with ``_thread.interrupt_main()`` (what a real SIGINT does for the main
-thread) or ``os.kill``, from a helper thread that is always joined, so that no stray
-KeyboardInterrupt leaves a test.
-"""
+"""Interruptible training: the merge loop (``ChunkCounter.train``, ``train_words``) and the
+counting stop at Ctrl-C (KeyboardInterrupt) promptly, leave other trainings alone, let SIGINT
+handlers decide, and the CLI exits with status 130."""
 
 from __future__ import annotations
 
@@ -41,14 +20,14 @@ import toksmith
 from toksmith import _core
 from toksmith.presets import wordbpe
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(signal, "setitimer") or os.name != "posix",
-    reason="POSIX signals (setitimer, SIGUSR1, kill) needed",
-)
-
 BIG_MERGES = 200_000  # the big corpus gives them all: ~1.5 s of merging on a 2-core machine
+
+
 SMALL_MERGES = 100_000  # ~0.3 s on the small corpus (which has ~188,000 to give)
+
+
 WORD_MERGES = 100_000
+
 
 _TABLE = bytes((b"abcdefghijklmnopqrstuvwxyz"[i % 26] if i % 9 else 32) for i in range(256))
 
@@ -131,9 +110,6 @@ def _in_thread(f, *args, **kwargs):
     return box.get("result"), box.get("error"), box["main"]
 
 
-# ---- corpora and reference runs (each computed once) --------------------------------------------
-
-
 @pytest.fixture(scope="module")
 def big_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("corpus") / "big.txt"
@@ -179,7 +155,73 @@ def words_ref(words):
     return (alphabet, merges), seconds
 
 
-# ---- 1. training on a thread that is not the main thread ---------------------------------------
+def _press_when_merging_starts(monkeypatch, presser, target, name):
+    """Wrap ``target.name`` (the call that starts the merge loop) to start ``presser``."""
+    original = getattr(target, name)
+
+    def wrapped(*args, **kwargs):
+        presser.go()
+        presser.merging_at = time.perf_counter()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(target, name, wrapped)
+
+
+@pytest.fixture(scope="module")
+def wordbpe_ref(big_file):
+    """The wordbpe preset on the big corpus, uninterrupted: (tokenizer, seconds of train_words)."""
+    original = _core.train_words
+    spent = []
+
+    def timed(*args):
+        out, s = _timed(original, *args)
+        spent.append(s)
+        return out
+
+    _core.train_words = timed
+    try:
+        tok = wordbpe.train([big_file], WORD_MERGES)
+    finally:
+        _core.train_words = original
+    assert len(tok.merges) == WORD_MERGES and len(spent) == 1
+    return tok, spent[0]
+
+
+@pytest.fixture(scope="module")
+def wordbpe_small_ref(words):
+    counts = dict(words[:20_000])
+    tok = wordbpe.train_from_counts(counts, 5_000)
+    assert len(tok.merges) == 5_000
+    return counts, tok
+
+
+_NESTED = """
+import os, random, sys, threading
+import toksmith
+from toksmith import _core
+
+def counter(text):
+    k = _core.ChunkCounter(toksmith.PATTERNS["gpt2"])
+    k.add_texts([text])
+    return k
+
+rng = random.Random(0)
+text = " ".join("".join(rng.choices("abcdefghij", k=rng.randint(3, 9))) for _ in range(20000))
+box = {}
+
+def progress(done, total):
+    if "inner" not in box:
+        box["inner"] = counter("the cat sat on the mat " * 50).train(10, None, 1)
+
+def outer():
+    box["outer"] = counter(text).train(2000, progress, 1)
+
+t = threading.Thread(target=outer, daemon=True)
+t.start()
+t.join(1.0)
+print("hung" if t.is_alive() else "done %d %d" % (len(box["outer"]), len(box["inner"])), flush=True)
+os._exit(0)
+"""
 
 
 def test_training_on_another_thread_gives_the_main_threads_merges(
@@ -245,9 +287,6 @@ def test_ctrl_c_on_the_main_thread_leaves_a_training_on_another_thread_alone(sma
     assert reports[-1] == SMALL_MERGES
 
 
-# ---- 2. two trainings at once -----------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("threads", [(1, 1), (0, 0), (1, 2)])
 def test_two_trainings_at_once_give_the_merges_of_a_lone_run(small_text, small_ref, threads):
     ref, _ = small_ref
@@ -309,9 +348,6 @@ def test_one_of_two_trainings_on_one_pool_stopped_leaves_the_other_whole(small_t
             t.join(60)
     assert box["r"] == ref
     assert reports and reports[-1] < SMALL_MERGES
-
-
-# ---- 3. a SIGINT handler that does not raise -------------------------------------------------------
 
 
 @pytest.mark.parametrize("how", ["interrupt_main", "kill"])
@@ -376,9 +412,6 @@ def test_a_sigint_handler_that_raises_on_the_second_ctrl_c_stops_training(small_
     assert _counter(small_text).train(SMALL_MERGES) == ref
 
 
-# ---- 4. a handler of another signal that raises another exception ----------------------------------
-
-
 @pytest.mark.parametrize("which", ["SIGALRM-TimeoutError", "SIGUSR1-SystemExit"])
 def test_a_handler_raising_another_exception_stops_training_with_it(
     big_text, big_ref, small_text, small_ref, which
@@ -411,21 +444,6 @@ def test_a_handler_raising_another_exception_stops_training_with_it(
     assert not reports or reports[-1] < BIG_MERGES
     # training works again afterwards, with the same merges
     assert _counter(small_text).train(SMALL_MERGES) == small_ref[0]
-
-
-# ---- 5. Ctrl-C during the public entry points --------------------------------------------------------
-
-
-def _press_when_merging_starts(monkeypatch, presser, target, name):
-    """Wrap ``target.name`` (the call that starts the merge loop) to start ``presser``."""
-    original = getattr(target, name)
-
-    def wrapped(*args, **kwargs):
-        presser.go()
-        presser.merging_at = time.perf_counter()
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(target, name, wrapped)
 
 
 def test_ctrl_c_during_toksmith_train_on_a_file(
@@ -466,34 +484,6 @@ def test_ctrl_c_during_train_from_counts(big_text, big_ref, small_text, small_re
     assert _merge_ids(tok) == small_ref[0]
 
 
-@pytest.fixture(scope="module")
-def wordbpe_ref(big_file):
-    """The wordbpe preset on the big corpus, uninterrupted: (tokenizer, seconds of train_words)."""
-    original = _core.train_words
-    spent = []
-
-    def timed(*args):
-        out, s = _timed(original, *args)
-        spent.append(s)
-        return out
-
-    _core.train_words = timed
-    try:
-        tok = wordbpe.train([big_file], WORD_MERGES)
-    finally:
-        _core.train_words = original
-    assert len(tok.merges) == WORD_MERGES and len(spent) == 1
-    return tok, spent[0]
-
-
-@pytest.fixture(scope="module")
-def wordbpe_small_ref(words):
-    counts = dict(words[:20_000])
-    tok = wordbpe.train_from_counts(counts, 5_000)
-    assert len(tok.merges) == 5_000
-    return counts, tok
-
-
 @pytest.mark.parametrize("progress", [False, True])
 def test_ctrl_c_during_the_wordbpe_preset(
     big_file, wordbpe_ref, wordbpe_small_ref, monkeypatch, tmp_path, progress
@@ -516,103 +506,6 @@ def test_ctrl_c_during_the_wordbpe_preset(
     small_counts, small_tok = wordbpe_small_ref
     tok = wordbpe.train_from_counts(small_counts, 5_000, progress=progress)
     assert tok.merges == small_tok.merges and tok.tokens == small_tok.tokens
-
-
-# ---- 6. the CLI --------------------------------------------------------------------------------------
-
-
-def test_cli_ctrl_c_exits_130_with_one_line_and_leaves_the_output_alone(
-    big_file, big_ref, tmp_path
-):
-    _, whole_s = big_ref
-    helped = subprocess.run(
-        [sys.executable, "-m", "toksmith", "train", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert helped.returncode == 0
-    assert (
-        "--vocab-size" in helped.stdout
-        and "--output" in helped.stdout
-        and "--progress" in helped.stdout
-    )
-    out = tmp_path / "tok.json"
-    out.write_text("an earlier tokenizer\n")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "toksmith",
-            "train",
-            str(big_file),
-            "--vocab-size",
-            str(256 + BIG_MERGES),
-            "--pattern",
-            "gpt2",
-            "--progress",
-            "-o",
-            str(out),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-    )
-    err = bytearray()
-    merging = threading.Event()
-
-    def read_stderr():
-        while True:
-            chunk = os.read(proc.stderr.fileno(), 65536)
-            if not chunk:
-                return
-            err.extend(chunk)
-            if b"merging" in err:
-                merging.set()
-
-    reader = threading.Thread(target=read_stderr, daemon=True)
-    reader.start()
-    try:
-        assert merging.wait(60), bytes(err)
-        time.sleep(0.2)
-        assert proc.poll() is None, ("the CLI ended before it was interrupted", bytes(err))
-        signalled = time.perf_counter()
-        proc.send_signal(signal.SIGINT)
-        rc = proc.wait(60)
-        stdout = proc.stdout.read()
-        stopped_s = time.perf_counter() - signalled
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        reader.join(10)
-        proc.stdout.close()
-        proc.stderr.close()
-    text = err.decode("utf-8", "replace")
-    assert rc == 130, (rc, text[-2000:])
-    assert "Traceback" not in text and "panicked" not in text, text[-2000:]
-    lines = [ln.strip() for ln in text.replace("\r", "\n").split("\n") if ln.strip()]
-    assert lines[-1] == "toksmith train: interrupted"
-    assert stdout == b""
-    assert stopped_s < 0.7 * whole_s, (stopped_s, whole_s)
-    assert out.read_text() == "an earlier tokenizer\n"  # not replaced, not half-written
-    assert sorted(os.listdir(tmp_path)) == ["tok.json"]  # no temporary file left behind
-
-
-def test_cli_main_turns_ctrl_c_into_status_130(monkeypatch, capsys, tmp_path):
-    # in process: the CLI's main() catches KeyboardInterrupt from any command
-    import toksmith.cli.train as cli_train
-    from toksmith.cli import main
-
-    def interrupted(args):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli_train, "run", interrupted)
-    assert main(["train", "-o", str(tmp_path / "t.json")]) == 130
-    assert capsys.readouterr().err == "toksmith train: interrupted\n"
-
-
-# ---- 7. what a progress callback raises ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -662,37 +555,6 @@ def test_a_progress_callback_raising_on_the_last_report_still_propagates(small_t
         _counter(small_text).train(5_000, progress)
     with pytest.raises(TypeError):  # a progress that cannot be called is an error, raised as is
         _counter(small_text).train(5_000, 42)
-
-
-# ---- findings that need a change in the Rust glue (crates/toksmith-py/src/lib.rs) ------------------
-
-_NESTED = """
-import os, random, sys, threading
-import toksmith
-from toksmith import _core
-
-def counter(text):
-    k = _core.ChunkCounter(toksmith.PATTERNS["gpt2"])
-    k.add_texts([text])
-    return k
-
-rng = random.Random(0)
-text = " ".join("".join(rng.choices("abcdefghij", k=rng.randint(3, 9))) for _ in range(20000))
-box = {}
-
-def progress(done, total):
-    if "inner" not in box:
-        box["inner"] = counter("the cat sat on the mat " * 50).train(10, None, 1)
-
-def outer():
-    box["outer"] = counter(text).train(2000, progress, 1)
-
-t = threading.Thread(target=outer, daemon=True)
-t.start()
-t.join(1.0)
-print("hung" if t.is_alive() else "done %d %d" % (len(box["outer"]), len(box["inner"])), flush=True)
-os._exit(0)
-"""
 
 
 def test_finding_training_from_a_progress_callback_on_a_one_thread_pool_does_not_hang():

@@ -1,5 +1,7 @@
 """Custom split patterns split exactly as ``regex.findall`` does, or are refused up front with a
-PatternError that names the construct (audit of the custom-pattern path: fancy-regex vs regex)."""
+PatternError naming the construct."""
+
+import json
 
 import pytest
 import regex
@@ -13,6 +15,59 @@ from toksmith.formats._regex import can_match_empty, to_oniguruma
 from toksmith.pretokenize import resolve_pattern
 
 
+def test_an_empty_split_pattern_is_refused():
+    # was: Tokenizer.from_ranks(ranks, "") encoded every text to [] (no piece is ever matched)
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(toksmith.PatternError, match="split pattern is empty"):
+        toksmith.Tokenizer.from_ranks(ranks, "")
+    with pytest.raises(toksmith.PatternError, match="split pattern is empty"):
+        toksmith.train_from_iterator(["some text"], vocab_size=258, pattern="")
+    assert toksmith.Tokenizer.from_ranks(ranks, "gpt2").encode("hi") == [104, 105]
+
+
+def test_a_saved_file_with_an_empty_pattern_is_refused(tmp_path):
+    # was: a file whose "pattern" is "" loaded, and its tokenizer dropped all text
+    tok = toksmith.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
+    path = tmp_path / "t.json"
+    tok.save(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["pattern"] = ""
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="split pattern is empty"):
+        toksmith.load(path)
+
+
+@pytest.mark.parametrize("typo", ["CL100K", "gpt-4", "o200", "cl100k_bas", "Nanochat"])
+def test_a_bare_word_that_is_no_pattern_name_is_refused(typo, tmp_path, capsys):
+    # was: read as a regex matching only that word: "CL100K" trained on nothing, encoded "hello" to []
+    ranks = {bytes([b]): b for b in range(256)}
+    for call in (
+        lambda: toksmith.Tokenizer.from_ranks(ranks, typo),
+        lambda: toksmith.train_from_iterator(["hello " + typo], vocab_size=260, pattern=typo),
+        lambda: toksmith.pretokenize.split("hello", typo),
+    ):
+        with pytest.raises(
+            toksmith.PatternError, match=f"'{typo}' is no pattern name: pass gpt2, cl100k"
+        ):
+            call()
+    from toksmith.cli import main
+
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    assert (
+        main(["train", str(tmp_path / "c.txt"), "--pattern", typo, "-o", str(tmp_path / "t.json")])
+        != 0
+    )
+    assert "is no pattern name" in capsys.readouterr().err
+    # names and their OpenAI aliases, and real regexes (even ones of letters), still work
+    for ok in ("cl100k", "cl100k_base", "r50k_base", "o200k_harmony", r"\w+|\s+", "[a-z]+|[^a-z]+"):
+        assert (
+            toksmith.Tokenizer.from_ranks(ranks, ok).decode(
+                toksmith.Tokenizer.from_ranks(ranks, ok).encode("hello world")
+            )
+            == "hello world"
+        )
+
+
 def findall(pattern, text):
     return [m.group(0) for m in regex.finditer(pattern, text) if m.group(0)]
 
@@ -23,8 +78,6 @@ def refused(pattern, match):
     with pytest.raises(PatternError, match=match):  # Tokenizer(pattern=) and train(pattern=) too
         resolve_pattern(pattern)
 
-
-# ------------------------------------------------------------------ differential fuzz
 
 # every atom here means the same to both engines outside (?i) (code points assigned in Unicode 14)
 ATOMS = [
@@ -69,9 +122,15 @@ ATOMS = [
     r"\x85",
     r"[\d_]",
 ]
+
+
 # no lazy quantifiers: see test_lazy_quantifier_with_alternatives_is_refused
 MUST = ["", "+", "++", "{1,3}", "{1,3}+", "{2}"]
+
+
 MAY = ["", "*", "?", "*+", "?+", "{0,2}"]
+
+
 ZERO = [r"\b", r"\B", r"^", r"\A", r"\z", r"(?m:^)", r"(?m:$)", r"\s++$"]
 
 
@@ -95,16 +154,22 @@ extra = st.one_of(
         st.lists(st.sampled_from(ATOMS[:20]), min_size=1, max_size=2).map("".join),
     ).map(lambda t: t[0] + t[1] + ")"),
 )
+
+
 alternative = st.tuples(
     st.lists(extra, max_size=2).map("".join),
     consuming(2),
     st.sampled_from(MUST),
     st.lists(extra, max_size=2).map("".join),
 ).map("".join)
+
+
 patterns = st.tuples(
     st.sampled_from(["", "", "", "(?i)", "(?m)", "(?s)", "(?im)"]),
     st.lists(alternative, min_size=1, max_size=4).map("|".join),
 ).map("".join)
+
+
 texts = st.lists(
     st.text(
         alphabet=st.sampled_from(
@@ -136,9 +201,6 @@ def test_custom_patterns_split_like_regex_findall_or_are_refused(pattern, texts)
         return  # refused up front: allowed
     for t, got in zip(texts, pieces):
         assert got == [m.group(0) for m in compiled.finditer(t) if m.group(0)], (pattern, t)
-
-
-# ------------------------------------------------------------------ regressions
 
 
 @pytest.mark.parametrize(
@@ -332,7 +394,7 @@ def test_lazy_quantifiers_the_backtracker_runs_are_accepted(pattern, text):
 
 
 def test_patterns_read_from_tokenizer_files_load_as_before(tmp_path):
-    """A pattern from a tokenizer file runs as its engine reads it (tiktoken runs fancy-regex
+    """Audit finding: A pattern from a tokenizer file runs as its engine reads it (tiktoken runs fancy-regex
     too; Hugging Face's Oniguruma reads a nested class as fancy-regex does): the refusals above
     are for patterns users write. was: BLOOM's split regex ``' ?[^(\\s|[.,!?…])]+'`` (a nested
     class) in a tokenizer.json that loaded with Hugging Face's ids became a ConversionError."""
