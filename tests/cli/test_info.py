@@ -61,3 +61,33 @@ def test_info_escapes_name_and_pattern(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "name:              my\\tname\n" in out
     assert "custom  x\\n|\\s+|\\w+|.\n" in out  # the regex's own backslashes as they are
+
+
+def test_info_takes_the_special_tokens_of_a_rank_file(tmp_path, capsys):
+    # was: info failed on a valid .tiktoken whose special tokens fill ids 0-2 ("pass special_tokens=", no such option)
+    tok = toksmith.Tokenizer.from_ranks(
+        {bytes([b]): b + 2 for b in range(256)}, "gpt2", special_tokens={"<|bos|>": 0, "<|eos|>": 1}
+    )
+    tok.save_tiktoken(tmp_path / "t.tiktoken")
+    path = str(tmp_path / "t.tiktoken")
+    assert main(["info", "-t", path, "--pattern", "gpt2"]) != 0
+    assert "--special-tokens" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "info",
+                "-t",
+                path,
+                "--pattern",
+                "gpt2",
+                "--json",
+                "--special-tokens",
+                '{"<|bos|>": 0, "<|eos|>": 1}',
+            ]
+        )
+        == 0
+    )
+    info = json.loads(capsys.readouterr().out)
+    assert info["n_vocab"] == 258 and info["special_tokens"] == {"<|bos|>": 0, "<|eos|>": 1}
+    assert main(["info", "-t", path, "--special-tokens", "[0]"]) != 0
+    assert "must be a JSON object" in capsys.readouterr().err

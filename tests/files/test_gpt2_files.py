@@ -1,12 +1,18 @@
 """GPT-2 encoder.json + vocab.bpe (vocab.json + merges.txt)."""
 
 import json
+import shutil
 
 import pytest
 
 import toksmith
 from tests.helpers import GPT2_ENCODER, GPT2_VOCAB_BPE, PATTERN_NAMES, all_ids, hf_ids
-from toksmith.formats import ConversionError, from_gpt2_files
+from toksmith.formats import (
+    ConversionError,
+    detect_format,
+    from_gpt2_files,
+    load_any,
+)
 from toksmith.formats.gpt2 import read_merges_file, save_gpt2_files
 
 
@@ -98,3 +104,63 @@ def test_rank_table_without_merges_cannot_be_saved(tmp_path):
     ranks[b"xyz"] = 256
     with pytest.raises(ConversionError, match="needs a merge list"):
         toksmith.Tokenizer.from_ranks(ranks, "gpt2").save_gpt2_files(tmp_path)
+
+
+tokenizers = pytest.importorskip("tokenizers")
+
+
+TEXT = "Hello world, hello there: lower lowest newest <|end|> widest <pin> 12345 \n\n  x"
+
+
+@pytest.fixture(scope="module")
+def small_tok():
+    return toksmith.train_from_iterator(
+        [TEXT * 3, "the then there these those their"] * 20,
+        vocab_size=300,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+        pinned_tokens=["<pin>"],
+    )
+
+
+def test_gpt2_files_with_unmerged_byte_level_tokens(small_tok, tmp_path):
+    """Audit finding: A merges.txt cut short at a line end leaves vocab tokens that no merge makes; they were
+    taken as special tokens named by their byte-level spelling: toksmith decoded such an id as
+    'Ġthe' where GPT-2 (and Hugging Face) decode ' the', and encode(allowed_special='all')
+    turned the text 'Ġthe' into it. Now a ConversionError that suggests a truncated file."""
+    from tokenizers import decoders, models, pre_tokenizers
+
+    plain = toksmith.Tokenizer(small_tok.mergeable_ranks(), pattern="gpt2")
+    plain.save_gpt2_files(tmp_path)
+    merges = (tmp_path / "merges.txt").read_text().splitlines(keepends=True)
+    (tmp_path / "merges.txt").write_text("".join(merges[:-15]))
+    vocab = json.loads((tmp_path / "vocab.json").read_text())
+    hf = tokenizers.Tokenizer(
+        models.BPE.from_file(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt"))
+    )
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    unmerged = [t for t in list(vocab)[-15:] if any(c in t for c in "ĠĊ")]
+    assert unmerged and hf.decode([vocab[unmerged[0]]]) != unmerged[0]
+    for load in (
+        lambda: load_any(tmp_path),
+        lambda: toksmith.from_gpt2_files(tmp_path / "vocab.json", tmp_path / "merges.txt"),
+    ):
+        with pytest.raises(ConversionError, match="made by no merge.*truncated"):
+            load()
+    # the original GPT-2 pair, whose one extra token is <|endoftext|>, still loads as before
+    from tests.helpers import GPT2_ENCODER, GPT2_VOCAB_BPE
+
+    assert toksmith.from_gpt2_files(GPT2_ENCODER, GPT2_VOCAB_BPE).special_tokens == {
+        "<|endoftext|>": 50256
+    }
+
+
+def test_merges_file_without_version_line_is_detected_by_its_name(tmp_path):
+    # was: "unknown tokenizer file format" for gpt2_vocab.bpe without "#version", though its pair is found by name
+    shutil.copy(GPT2_ENCODER, tmp_path / "gpt2_encoder.json")
+    merges = GPT2_VOCAB_BPE.read_text(encoding="utf-8").split("\n", 1)[1]
+    (tmp_path / "gpt2_vocab.bpe").write_text(merges, encoding="utf-8")
+    assert detect_format(tmp_path / "gpt2_vocab.bpe") == "gpt2"
+    tok = load_any(tmp_path / "gpt2_vocab.bpe")
+    assert tok.n_vocab == 50257 and tok.encode("hello world") == [31373, 995]

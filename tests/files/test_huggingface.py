@@ -1,15 +1,18 @@
 """Hugging Face interop: tokenizer.json export/import, transformers folders, exact ids."""
 
+import copy
 import json
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import toksmith
 from tests.helpers import GPT2_ENCODER, GPT2_VOCAB_BPE, PATTERN_NAMES, all_ids, hf_ids
 from tests.strategies_interop import hf_mixed_text, text_with_specials
-from toksmith.formats import ConversionError
+from toksmith import TokenizerFileError
+from toksmith.formats import ConversionError, load_any
 from toksmith.formats.huggingface import (
     from_huggingface,
     huggingface_json,
@@ -597,3 +600,279 @@ def test_import_llama3_style_file(gpt2_tok, corpus_chunks):
     assert [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)] == ids
     assert hf.encode(texts[0]).ids == [50256] + ids[0]  # what strict=False dropped
     assert tok.decode_batch(ids) == texts
+
+
+TEXT = "Hello world, hello there: lower lowest newest <|end|> widest <pin> 12345 \n\n  x"
+
+
+@pytest.fixture(scope="module")
+def small_tok():
+    return toksmith.train_from_iterator(
+        [TEXT * 3, "the then there these those their"] * 20,
+        vocab_size=300,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+        pinned_tokens=["<pin>"],
+    )
+
+
+@pytest.fixture(scope="module")
+def doc(small_tok):
+    return huggingface_json(small_tok)
+
+
+def _hf(data):
+    return tokenizers.Tokenizer.from_str(json.dumps(data, ensure_ascii=False))
+
+
+def _set(path, value):
+    def edit(d):
+        obj = d
+        for k in path[:-1]:
+            obj = obj[k]
+        obj[path[-1]] = value
+
+    return edit
+
+
+_MALFORMED = [
+    (_set(["added_tokens"], ["<x>"]), "added_tokens\\[0\\] must be an object"),
+    (_set(["added_tokens"], {"a": 1}), "added_tokens must be a list"),
+    (_set(["added_tokens"], 5), "added_tokens must be a list"),
+    (_set(["normalizer"], "NFC"), "normalizer must be an object"),
+    (
+        _set(["normalizer"], {"type": "Sequence", "normalizers": ["x"]}),
+        "normalizer.normalizers\\[0\\]",
+    ),
+    (_set(["pre_tokenizer"], "ByteLevel"), "pre_tokenizer must be an object"),
+    (_set(["pre_tokenizer", "pretokenizers"], {"a": 1}), "pretokenizers must be a list"),
+    (
+        _set(["pre_tokenizer", "pretokenizers"], ["x", "y"]),
+        "pretokenizers\\[0\\] must be an object",
+    ),
+    (
+        _set(["pre_tokenizer", "pretokenizers", 0, "pattern"], {"Regex": 5}),
+        "pattern must be an object",
+    ),
+    (
+        _set(["pre_tokenizer", "pretokenizers", 0, "pattern"], {"String": ["a"]}),
+        "pattern must be an object",
+    ),
+    (_set(["post_processor"], "ByteLevel"), "post_processor must be an object"),
+    (_set(["post_processor"], {"type": "Sequence", "processors": ["x"]}), "processors\\[0\\]"),
+    (
+        _set(
+            ["post_processor"],
+            {"type": "TemplateProcessing", "single": "<|end|> $A", "pair": "$A $B"},
+        ),
+        "post_processor.single must be a list",
+    ),
+    (_set(["decoder"], "ByteLevel"), "decoder must be an object"),
+    (_set(["decoder"], {"type": "Sequence", "decoders": ["x"]}), "decoders\\[0\\]"),
+    (_set(["added_tokens", 0, "special"], "false"), "special must be true or false"),
+    (_set(["added_tokens", 0, "lstrip"], "false"), "lstrip must be true or false"),
+    (_set(["model", "ignore_merges"], "yes"), "ignore_merges must be"),
+]
+
+
+_NAME_CHARS = "<>|_ab é€ĠĊĀĠ▁日\u0144\u0143\t\n"
+
+
+_GAPPY = [r"\D{2}|\d+", r"\p{L}+|\p{N}{2}", r"[a-z]+|\s", r"(?<=a)b|\d"]
+
+
+@pytest.fixture(scope="module")
+def gappy(small_tok):
+    out = {}
+    for pat in _GAPPY:
+        tok = toksmith.Tokenizer(
+            small_tok.mergeable_ranks(), pattern=pat, special_tokens=small_tok.special_tokens
+        )
+        out[pat] = (tok, tok.to_huggingface())
+    return out
+
+
+@pytest.mark.parametrize("special", ["<é>", "<|ñ|>", "Ġqq", "<Ċ>", "<Ā>"])
+def test_export_refuses_added_token_decoded_as_bytes(special, tmp_path):
+    """Audit finding: Hugging Face's ByteLevel decoder maps an added token whose characters are all in the
+    byte-level alphabet back to bytes ('<é>' decodes as '<\\ufffd>'): the export gave the same
+    ids but other decoded text. It now raises ConversionError (and so does the GPT-2 export, whose
+    files are read back with the same decoder)."""
+    tok = toksmith.train_from_iterator(
+        [TEXT] * 5, vocab_size=270, pattern="gpt2", special_tokens=["<|end|>", special]
+    )
+    # what tokenizers would do with the file: the token, renamed to ASCII for the export, back
+    ascii_tok = toksmith.train_from_iterator(
+        [TEXT] * 5, vocab_size=270, pattern="gpt2", special_tokens=["<|end|>", "<tmp>"]
+    )
+    data = huggingface_json(ascii_tok)
+    i = ascii_tok.special_tokens["<tmp>"]
+    for e in data["added_tokens"]:
+        if e["content"] == "<tmp>":
+            e["content"] = special
+    data["model"]["vocab"][special] = data["model"]["vocab"].pop("<tmp>")
+    assert _hf(data).decode([i], skip_special_tokens=False) != special
+    with pytest.raises(ConversionError, match="byte-level alphabet"):
+        huggingface_json(tok)
+    with pytest.raises(ConversionError, match="ASCII"):
+        save_huggingface(tok, tmp_path / "hf")
+    assert not (tmp_path / "hf" / "tokenizer.json").exists()
+    with pytest.raises(
+        ConversionError, match="byte-level decoder"
+    ):  # GPT-2 files are decoded alike
+        tok.save_gpt2_files(tmp_path / "gpt2")
+    # importing such a file: strict names the decoder, strict=False keeps the ids
+    with pytest.raises(ConversionError, match="decoder ByteLevel decodes the added token"):
+        from_huggingface(data)
+    with pytest.warns(UserWarning, match="decoded_as_bytes"):
+        loaded = from_huggingface(data, strict=False)
+    assert loaded.metadata["huggingface"] == {"decoded_as_bytes": [special]}
+    text = f"a{special}b <|end|>"
+    assert _hf(data).encode(text).ids == loaded.encode(text, allowed_special="all")
+
+
+@pytest.mark.parametrize("special", ["<|end|>", "a b", "<日本>", "<|▁|>", "<\u0144x>"])
+def test_export_keeps_added_tokens_decoded_as_text(special):
+    """Audit finding: Added tokens that are ASCII or have a character outside the byte-level alphabet (a space,
+    U+0144 and above) decode as themselves in both libraries."""
+    tok = toksmith.train_from_iterator(
+        [TEXT] * 5,
+        vocab_size=270,
+        pattern="gpt2",
+        special_tokens=[special, "<s>"],
+        pinned_tokens=["<p é>"],
+    )
+    hf = tok.to_huggingface()
+    text = f"x{special}y <p é> z"
+    ids = tok.encode(text, allowed_special="all")
+    assert hf.encode(text).ids == ids
+    assert hf.decode(ids, skip_special_tokens=False) == tok.decode(ids) == text
+
+
+@pytest.mark.parametrize("edit,match", _MALFORMED)
+def test_malformed_components_are_file_errors(doc, edit, match):
+    """Audit finding: A component of the wrong JSON type gave an AttributeError or TypeError from inside the
+    reader (or, for a string template or flag, loaded a file Hugging Face refuses)."""
+    data = copy.deepcopy(doc)
+    edit(data)
+    with pytest.raises(Exception):  # noqa: B017
+        _hf(data)  # not a valid tokenizer.json
+    for strict in (True, False):
+        with pytest.raises(TokenizerFileError, match=match):
+            from_huggingface(copy.deepcopy(data), strict=strict)
+
+
+def test_hf_add_tokens_of_a_vocab_token_is_a_conversion_error(doc):
+    """Audit finding: tokenizers' add_tokens() of a token already in the vocab keeps its id: a valid file,
+    refused with 'makes ..., which is not in the vocab' (a TokenizerFileError saying the file is
+    corrupted). Now a ConversionError naming the token."""
+    hf = _hf(doc)
+    word = next(t for t in doc["model"]["vocab"] if len(t) > 2 and t.isascii() and t.isalpha())
+    hf.add_tokens([word])
+    data = json.loads(hf.to_str())
+    assert any(
+        a["content"] == word and a["id"] == doc["model"]["vocab"][word]
+        for a in data["added_tokens"]
+    )
+    with pytest.raises(ConversionError, match=f"vocab token '{word}'.*also an added token"):
+        from_huggingface(data)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    names=st.lists(
+        st.text(st.sampled_from(_NAME_CHARS), min_size=1, max_size=6),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    )
+)
+def test_exported_added_tokens_encode_and_decode_alike(small_tok, names):
+    """Audit finding: Any special/pinned token names: the export raises ConversionError, or tokenizers gives the
+    same ids and the same decoded text as toksmith."""
+    ranks = small_tok.mergeable_ranks()
+    top = max(ranks.values())
+    specials = {n: top + 1 + i for i, n in enumerate(names[::2])}
+    pinned = {n: top + 1 + len(specials) + i for i, n in enumerate(names[1::2])}
+    try:
+        tok = toksmith.Tokenizer(
+            ranks, pattern="gpt2", special_tokens=specials, pinned_tokens=pinned
+        )
+    except ValueError:
+        return  # e.g. a pinned token inside another added token: not a valid toksmith tokenizer
+    try:
+        hf = tok.to_huggingface()
+    except ConversionError:
+        return
+    text = "x" + " ".join(names) + "".join(names) + " lowest"
+    ids = tok.encode(text, allowed_special="all")
+    assert hf.encode(text).ids == ids
+    assert hf.decode(ids, skip_special_tokens=False) == tok.decode(ids) == text
+
+
+def test_custom_pattern_leaving_gaps_exports_exactly(gappy):
+    """Audit finding: toksmith (like tiktoken) drops the text its pattern does not match; the export wrote
+    Split(Isolated), which keeps it as pieces, and only tried three probe texts to see whether
+    the pattern matched all text: r'\\D{2}|\\d+' passed them, and Hugging Face's ids for 'ab-12 c'
+    had a token for '-' that toksmith drops. Custom patterns are now written Split(Removed,
+    invert=True), which keeps only the matches; reading that back gives the pattern itself."""
+    tok, hf = gappy[r"\D{2}|\d+"]
+    assert toksmith.split("ab-12 c", tok.pattern) == ["ab", "12", " c"]
+    assert hf.encode("ab-12 c").ids == tok.encode("ab-12 c")
+    step = json.loads(hf.to_str())["pre_tokenizer"]["pretokenizers"][0]
+    assert (step["behavior"], step["invert"]) == ("Removed", True)
+
+
+@pytest.mark.parametrize(
+    "value,error",
+    [(0, ValueError), (-5, ValueError), ("512", TypeError), (True, TypeError), (2.5, TypeError)],
+)
+def test_save_huggingface_model_max_length_is_checked(small_tok, tmp_path, value, error):
+    """Audit finding: model_max_length=0 was written as 'no maximum' (1e30) and a str or float went into
+    tokenizer_config.json as it was."""
+    with pytest.raises(error, match="model_max_length"):
+        save_huggingface(small_tok, tmp_path / "hf", model_max_length=value)
+    assert not (tmp_path / "hf").exists()
+    save_huggingface(small_tok, tmp_path / "ok", model_max_length=512)
+    assert (
+        json.loads((tmp_path / "ok" / "tokenizer_config.json").read_text())["model_max_length"]
+        == 512
+    )
+
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+@pytest.fixture(scope="module")
+def small_trained():
+    return toksmith.Tokenizer.from_ranks(
+        {**BYTES, b"ab": 256}, "gpt2", special_tokens={"<|end|>": 257}
+    )
+
+
+def _write_hf(tmp_path, doc, name="tokenizer.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    return p
+
+
+def test_template_piece_that_is_not_an_object_is_a_file_error(small_trained, tmp_path):
+    # was: TypeError "argument of type 'int' is not iterable" from deep inside the reader
+    doc = huggingface_json(small_trained)
+    doc["post_processor"] = {"type": "TemplateProcessing", "single": [1, 2], "pair": []}
+    with pytest.raises(TokenizerFileError, match=r"post_processor\.single\[0\] must be an object"):
+        load_any(_write_hf(tmp_path, doc))
+
+
+def test_nested_post_processor_sequences_do_not_overflow_the_stack(small_trained, tmp_path):
+    # was: RecursionError (not a ValueError) for 400 nested Sequence post-processors, which the JSON reader accepts
+    depth = 450
+    nested = '{"type":"Sequence","processors":[' * depth + '{"type":"ByteLevel"}' + "]}" * depth
+    doc = huggingface_json(small_trained)
+    doc["post_processor"] = None
+    text = json.dumps(doc).replace('"post_processor": null', f'"post_processor": {nested}', 1)
+    p = tmp_path / "tokenizer.json"
+    p.write_text(text, encoding="utf-8")
+    assert load_any(p).encode("ab<|end|>", allowed_special="all") == [256, 257]

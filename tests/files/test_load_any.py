@@ -1,16 +1,19 @@
 """Format detection, load_any on every format, `toksmith convert` and `encode -t` on them."""
 
 import json
+import os
 import shutil
+import threading
 
 import pytest
 
 import toksmith
 from tests.cli.helpers import _err  # stderr with no traceback in it
 from tests.helpers import CL100K_TIKTOKEN, GPT2_ENCODER, GPT2_TIKTOKEN, GPT2_VOCAB_BPE
+from toksmith import TokenizerFileError
 from toksmith.cli import main
-from toksmith.errors import TokenizerFileError
 from toksmith.formats import detect_format, load_any
+from toksmith.formats.huggingface import save_huggingface
 
 SAMPLE = "Hello world<|endoftext|> it's 12345\n\n  x = [1, 2]\n"
 
@@ -243,3 +246,59 @@ def test_json_of_ids_without_merges_says_what_it_was_taken_for(tmp_path, capsys)
         TokenizerFileError, match="merges.txt/vocab.bpe, but no vocab.json/encoder.json is beside"
     ):
         load_any(tmp_path / "two-merges.txt")
+
+
+TEXT = "Hello world, hello there: lower lowest newest <|end|> widest <pin> 12345 \n\n  x"
+
+
+@pytest.fixture(scope="module")
+def small_tok():
+    return toksmith.train_from_iterator(
+        [TEXT * 3, "the then there these those their"] * 20,
+        vocab_size=300,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+        pinned_tokens=["<pin>"],
+    )
+
+
+def _pipe_path(data: bytes) -> str:
+    r, w = os.pipe()
+
+    def feed():
+        with os.fdopen(w, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return f"/dev/fd/{r}"
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")
+@pytest.mark.parametrize("fmt", ["toksmith", "tiktoken", "huggingface"])
+def test_load_any_reads_a_pipe_once(fmt, small_tok, tmp_path, capsys):
+    """Audit finding: load_any (and `toksmith convert <(cat tok.json) ...`) read the head of the file to detect
+    its format and then opened it again: from a pipe the second read got nothing, and a valid
+    file was reported as 'not valid JSON (truncated or corrupted?)'."""
+    path = tmp_path / "t"
+    if fmt == "toksmith":
+        small_tok.save(path)
+    elif fmt == "tiktoken":
+        toksmith.Tokenizer(small_tok.mergeable_ranks(), pattern="gpt2").save_tiktoken(path)
+    else:
+        save_huggingface(
+            toksmith.Tokenizer(small_tok.mergeable_ranks(), pattern="gpt2"), tmp_path / "hf"
+        )
+        path = tmp_path / "hf" / "tokenizer.json"
+    raw = path.read_bytes()
+    ref = (
+        small_tok
+        if fmt == "toksmith"
+        else toksmith.Tokenizer(small_tok.mergeable_ranks(), pattern="gpt2")
+    )
+    want = ref.encode(TEXT, allowed_special="all")
+    kw = {"pattern": "gpt2"} if fmt == "tiktoken" else {}
+    assert load_any(_pipe_path(raw), **kw).encode(TEXT, allowed_special="all") == want
+    out = tmp_path / "out.json"
+    args = ["--pattern", "gpt2"] if fmt == "tiktoken" else []
+    assert main(["convert", _pipe_path(raw), str(out), *args]) == 0
+    assert toksmith.load(out).encode(TEXT, allowed_special="all") == want

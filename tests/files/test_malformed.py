@@ -12,6 +12,7 @@ import pytest
 import toksmith
 from tests.helpers import GPT2_ENCODER, GPT2_TIKTOKEN, GPT2_VOCAB_BPE
 from toksmith import Tokenizer, TokenizerFileError, _core
+from toksmith.cli import main
 from toksmith.formats import (
     ConversionError,
     detect_format,
@@ -22,6 +23,7 @@ from toksmith.formats import (
 )
 from toksmith.formats.huggingface import huggingface_json
 from toksmith.formats.tiktoken import dump_tiktoken_ranks
+from toksmith.serialization import to_dict
 
 
 def _bytes_ranks():
@@ -609,3 +611,49 @@ def test_toksmith_file_with_nul_characters_round_trips(tmp_path):
     )
     assert back.decode(back.encode(text, allowed_special="all")) == text
     assert back.mergeable_ranks() == t.mergeable_ranks()
+
+
+TEXT = "Hello world, hello there: lower lowest newest <|end|> widest <pin> 12345 \n\n  x"
+
+
+@pytest.fixture(scope="module")
+def small_tok():
+    return toksmith.train_from_iterator(
+        [TEXT * 3, "the then there these those their"] * 20,
+        vocab_size=300,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+        pinned_tokens=["<pin>"],
+    )
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1", 2, None])
+def test_toksmith_file_version_must_be_the_integer_1(small_tok, tmp_path, version):
+    """Audit finding: `"version": true` and `1.0` were read as version 1."""
+    data = to_dict(small_tok)
+    data["version"] = version
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TokenizerFileError, match="unsupported file version"):
+        toksmith.load(path)
+    with pytest.raises(TokenizerFileError, match="unsupported file version"):
+        load_any(path)
+
+
+@pytest.mark.parametrize("layout", ["toksmith", "huggingface", "other"])
+def test_deeply_nested_json_is_a_file_error(layout, tmp_path, capsys):
+    """Audit finding: json's RecursionError came out of load/load_any/from_huggingface (and the CLI printed a
+    traceback) for a file nesting arrays 100000 deep."""
+    head = {
+        "toksmith": '{"format": "toksmith", "version": 1, "vocab": {"a": 0}, "x": ',
+        "huggingface": '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "x": ',
+        "other": '{"x": ',
+    }[layout]
+    path = tmp_path / "deep.json"
+    path.write_text(head + "[" * 100_000 + "]" * 100_000 + "}")
+    for load in (load_any, toksmith.load, from_huggingface):
+        with pytest.raises(TokenizerFileError, match="too deeply"):
+            load(path)
+    assert main(["convert", str(path), str(tmp_path / "out.json")]) == 1
+    err = capsys.readouterr().err
+    assert "too deeply" in err and "Traceback" not in err

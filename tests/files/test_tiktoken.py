@@ -1,5 +1,6 @@
 """tiktoken interop: rank files, Encoding objects, OpenAI presets, exact ids."""
 
+import base64
 import hashlib
 import shutil
 import warnings
@@ -8,9 +9,14 @@ import pytest
 from hypothesis import given
 
 import toksmith
-from tests.helpers import CL100K_TIKTOKEN, GPT2_TIKTOKEN, PATTERN_NAMES
+from tests.helpers import (
+    CL100K_TIKTOKEN,
+    GPT2_TIKTOKEN,
+    PATTERN_NAMES,
+)
 from tests.strategies_interop import text_with_specials, tiktoken_mixed_text
-from toksmith.formats import ConversionError
+from toksmith import TokenizerFileError
+from toksmith.formats import ConversionError, detect_format, load_any, to_tiktoken
 from toksmith.formats.tiktoken import (
     OPENAI_ENCODINGS,
     dump_tiktoken_ranks,
@@ -379,3 +385,137 @@ def test_encoding_for_model_loads_the_cached_file(tmp_path):
     assert tok.name == "cl100k_base"
     with pytest.raises(FileNotFoundError, match="o200k_base"):
         toksmith.encoding_for_model("gpt-4o", cache_dir=tmp_path)
+
+
+TEXT = "Hello world, hello there: lower lowest newest <|end|> widest <pin> 12345 \n\n  x"
+
+
+@pytest.fixture(scope="module")
+def small_tok():
+    return toksmith.train_from_iterator(
+        [TEXT * 3, "the then there these those their"] * 20,
+        vocab_size=300,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+        pinned_tokens=["<pin>"],
+    )
+
+
+@pytest.fixture(scope="module")
+def rank_lines(small_tok):
+    ranks = sorted(small_tok.mergeable_ranks().items(), key=lambda kv: kv[1])
+    return [(base64.b64encode(b).decode(), str(i)) for b, i in ranks]
+
+
+_LAYOUTS = {
+    "tab": lambda ls: "\n".join(f"{t}\t{r}" for t, r in ls) + "\n",
+    "two_spaces": lambda ls: "\n".join(f"{t}  {r}" for t, r in ls) + "\n",
+    "surrounding_spaces": lambda ls: "\n".join(f"  {t} {r} \t" for t, r in ls) + "\n",
+    "cr_only": lambda ls: "\r".join(f"{t} {r}" for t, r in ls) + "\r",
+    "bom_crlf": lambda ls: "\ufeff" + "\r\n".join(f"{t} {r}" for t, r in ls) + "\r\n\r\n",
+    "blank_lines": lambda ls: "\n\n".join(f"{t} {r}" for t, r in ls) + "\n\n\n",
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+def test_tiktoken_whitespace_layouts(layout, rank_lines, small_tok, tmp_path):
+    """Audit finding: tiktoken reads rank lines split on any whitespace, with any line ends (and, by ignoring
+    what is not base64, a UTF-8 BOM); toksmith refused these files ('expected base64-token rank')
+    and load_any did not recognise them."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = tmp_path / f"{layout}.tiktoken"
+    path.write_bytes(_LAYOUTS[layout](rank_lines).encode("utf-8"))
+    assert load_tiktoken_ranks(path) == load_tiktoken_bpe(str(path)) == small_tok.mergeable_ranks()
+    assert detect_format(path) == "tiktoken"
+    tok = load_any(path, pattern="gpt2", special_tokens={})
+    assert tok.encode(TEXT) == toksmith.Tokenizer(
+        small_tok.mergeable_ranks(), pattern="gpt2"
+    ).encode(TEXT)
+
+
+def test_tiktoken_still_refuses_what_tiktoken_cannot_read(rank_lines, tmp_path):
+    lines = [f"{t} {r}" for t, r in rank_lines]
+    for bad, match in (
+        (lines + ["YWI= 256 x"], "expected 'base64-token rank'"),
+        (lines + ["YWI 300"], "not valid base64"),
+        (lines + ["YWI= +300"], "not a non-negative integer"),
+    ):
+        path = tmp_path / "bad.tiktoken"
+        path.write_text("\n".join(bad) + "\n")
+        with pytest.raises(TokenizerFileError, match=match):
+            load_tiktoken_ranks(path)
+
+
+def test_tiktoken_rank_near_2_32_is_a_quick_error(rank_lines, tmp_path):
+    """Audit finding: The gap check listed every missing id: a 3 kB file with one rank 4294967295 built a list
+    of four billion ints (minutes, then a MemoryError)."""
+    lines = [f"{t} {r}" for t, r in rank_lines[:256]] + ["YWI= 4294967295"]
+    path = tmp_path / "huge.tiktoken"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(
+        TokenizerFileError,
+        match=r"4294967039 id\(s\) below the largest rank 4294967295 are "
+        r"missing \(256, 257, 258, 259, 260, \.\.\.\)",
+    ):
+        toksmith.from_tiktoken(path, pattern="gpt2")
+    # special tokens fill gaps; ids that are not ints are reported by the Tokenizer, not a TypeError
+    path.write_text("\n".join(lines[:256] + ["YWI= 258"]) + "\n")
+    with pytest.raises(
+        TokenizerFileError, match=r"1 id\(s\) below the largest rank 258 are missing \(257\)"
+    ):
+        toksmith.from_tiktoken(path, pattern="gpt2", special_tokens={"<a>": 256, "<b>": "257"})
+    tok = toksmith.from_tiktoken(path, pattern="gpt2", special_tokens={"<a>": 256, "<b>": 257})
+    assert tok.encode("<b>ab", allowed_special="all") == [257, 258]
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"a|(?=b)", r"\s*$|\w+", r"x*"]
+)  # "" is refused at construction
+def test_to_tiktoken_refuses_patterns_that_match_empty(pattern):
+    """Audit finding: tiktoken's encoder panics on an empty match (``a|(?=b)`` on ``"bb"``); toksmith skips them.
+    An Encoding that panics is not exact interop: ConversionError."""
+    base = toksmith.train_from_iterator(["hello world"] * 5, vocab_size=262, pattern="gpt2")
+    tok = toksmith.Tokenizer(base.mergeable_ranks(), pattern=pattern)
+    with pytest.raises(toksmith.ConversionError, match="can match the empty string"):
+        tok.to_tiktoken()
+    for ok in ["gpt2", "cl100k", "o200k", "nanochat", r"\w+|\s+|[^\w\s]+"]:
+        enc = toksmith.Tokenizer(base.mergeable_ranks(), pattern=ok).to_tiktoken()
+        assert enc.encode("hello world, 123") == toksmith.Tokenizer(
+            base.mergeable_ranks(), pattern=ok
+        ).encode("hello world, 123")
+
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+def test_save_tiktoken_refusing_pinned_tokens_says_what_to_do(tmp_path):
+    # was: "a .tiktoken file cannot hold pinned tokens; this tokenizer has 1" and nothing more
+    tok = toksmith.Tokenizer.from_ranks(BYTES, "gpt2", pinned_tokens={"<think>": 256})
+    with pytest.raises(ConversionError, match=r"'<think>'.*save_huggingface"):
+        tok.save_tiktoken(tmp_path / "x.tiktoken")
+    assert not (tmp_path / "x.tiktoken").exists()
+
+
+@pytest.mark.parametrize("save", ["save_huggingface", "save_gpt2_files"])
+def test_special_token_spelled_like_a_mergeable_token_says_what_to_do(tmp_path, save):
+    # was: "... the file could not tell them apart" with no way out named
+    tok = toksmith.Tokenizer.from_ranks({**BYTES, b"ab": 256}, "gpt2", special_tokens={"ab": 257})
+    with pytest.raises(
+        ConversionError, match=r"rename the special/pinned token \(e\.g\. <\|ab\|>\)"
+    ):
+        getattr(tok, save)(tmp_path / "d")
+
+
+def test_to_tiktoken_refuses_a_special_token_that_starts_another():
+    # was: an Encoding whose ids differ: tiktoken matched '<|e' inside '<|end|>' (its table order decides)
+    pytest.importorskip("tiktoken")
+    tok = toksmith.Tokenizer.from_ranks(BYTES, "gpt2", special_tokens={"<|e": 256, "<|end|>": 257})
+    with pytest.raises(
+        ConversionError, match=r"'<\|e' is the start of the special token '<\|end\|>'"
+    ):
+        to_tiktoken(tok)
+    fine = toksmith.Tokenizer.from_ranks(
+        BYTES, "gpt2", special_tokens={"<|a|>": 256, "<|end|>": 257}
+    )
+    assert to_tiktoken(fine).encode("<|a|>x<|end|>", allowed_special="all") == [256, 120, 257]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import struct
+import time
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 import toksmith
 from toksmith import calm
+from toksmith.calm import byte_tokenizer, cwgt
 
 tok = calm.ByteTokenizer()
 
@@ -234,3 +237,130 @@ def test_load_rejects_broken_files(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="expected a JSON object"):
         calm.ByteTokenizer.load(path)
+
+
+def _header(**fields):
+    values = dict(d_model=8, n_layers=1, dt_rank=1)
+    values.update(fields)
+    return calm.CWGTHeader(**values)
+
+
+@pytest.mark.parametrize(
+    "method, args",
+    [
+        ("encode_batch", (["a"],)),
+        ("encode_ordinary_batch", (["a"],)),
+        ("decode_batch", ([[97]],)),
+    ],
+)
+def test_byte_tokenizer_checks_threads_like_tokenizer(method, args):
+    call = getattr(tok, method)
+    assert call(*args, threads=2) == call(*args)
+    for bad in (True, "4", 1.5):
+        with pytest.raises(TypeError, match="threads"):
+            call(*args, threads=bad)
+    for bad in (0, -1, 2**70):
+        with pytest.raises(ValueError, match="threads must be between 1 and 4096"):
+            call(*args, threads=bad)
+    with pytest.raises(ValueError, match="num_threads"):
+        call(*args, num_threads=2**62)
+
+
+def test_byte_tokenizer_decode_skip_special_tokens_like_tokenizer():
+    ids = [104, 258, 105, 300, 0xC3, 259, 0xA9]
+    assert tok.decode(ids) == "h<EOS>i<RESERVED_300>\ufffd<ATN>\ufffd"
+    assert tok.decode(ids, skip_special_tokens=True) == "hié"
+    assert tok.decode_bytes(np.array(ids), skip_special_tokens=True) == calm.detokenize(ids)
+    assert tok.decode_batch([ids], skip_special_tokens=True) == ["hié"]
+    with pytest.raises(TypeError, match="skip_special_tokens must be a bool"):
+        tok.decode(ids, skip_special_tokens=1)
+    with pytest.raises(TypeError, match="errors must be a str"):
+        tok.decode(ids, errors=None)
+    with pytest.raises(TypeError, match="skip_special_tokens must be a bool"):
+        tok.stream_decoder(skip_special_tokens="yes")
+
+
+def test_disallowed_special_string_is_type_error_and_empty_name_ignored():
+    with pytest.raises(TypeError, match="disallowed_special"):
+        tok.encode("a", disallowed_special="ALL")
+    # an empty name used to "match" every text, even ""
+    assert tok.encode("abc", disallowed_special={""}) == [97, 98, 99]
+    assert tok.encode("", disallowed_special={"", "<EOS>"}) == []
+
+
+def test_special_regex_cache_is_bounded():
+    for i in range(300):
+        tok.encode("x", disallowed_special={f"name{i}"})
+    assert len(byte_tokenizer._SPECIAL_RE) <= byte_tokenizer._SPECIAL_RE_MAX
+
+
+def test_byte_tokenizer_load_hostile_json(tmp_path):
+    path = tmp_path / "calm.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match="nested too deeply"):  # was a RecursionError
+        calm.ByteTokenizer.load(path)
+    path.write_text('{"format": "toksmith.calm", "version": ' + "9" * 5000 + "}")
+    with pytest.raises(ValueError, match=str(path).replace("\\", "\\\\")):
+        calm.ByteTokenizer.load(path)
+    doc = tok.to_dict()
+    for bad in (
+        {**doc, "vocab_size": 320.0},
+        {**doc, "version": 1.0},
+        {**doc, "special_tokens": {k: float(v) for k, v in doc["special_tokens"].items()}},
+    ):
+        with pytest.raises(ValueError):
+            calm.ByteTokenizer.from_dict(bad)
+    assert calm.ByteTokenizer.from_dict(doc) == tok
+
+
+def test_is_special_and_is_reserved_check_types():
+    assert calm.is_special(np.int64(260)) and calm.is_reserved(np.uint16(300))
+    assert not calm.is_special(2**70) and not calm.is_reserved(-1)
+    for bad in (True, "260", None, 260.0):
+        with pytest.raises(TypeError):
+            calm.is_special(bad)
+        with pytest.raises(TypeError):
+            calm.is_reserved(bad)
+
+
+def test_empty_memoryview_sub_token_is_absent_like_empty_bytes():
+    assert calm.tokenize_frame("HIST", "ls", exit=memoryview(b"")) == calm.tokenize_frame(
+        "HIST", "ls"
+    )
+    assert calm.tokenize_frame("WORD", "a", pos=memoryview(b"")) == [calm.WORD, 97, calm.END]
+
+
+def test_huge_meta_size_is_refused_before_reading(tmp_path):
+    path = tmp_path / "sparse.cwgt"
+    header = bytearray(_header().to_bytes())
+    struct.pack_into("<I", header, 34, 2**32 - 1)
+    with open(path, "wb") as fh:  # a sparse file really holding the claimed 4 GiB
+        fh.write(header)
+        fh.truncate(48 + 2**32 - 1)
+    start = time.perf_counter()
+    with pytest.raises(
+        calm.CWGTError,
+        match="'meta_size' at byte offset 34: .* larger than the 16777216-byte limit",
+    ):
+        calm.read_cwgt(path)
+    assert time.perf_counter() - start < 0.5
+    with pytest.raises(ValueError, match="larger than the 16777216-byte limit"):
+        calm.write_cwgt(
+            tmp_path / "big.cwgt", _header(), ("a" * cwgt.MAX_META_SIZE, "", ""), np.zeros(1)
+        )
+    assert not (tmp_path / "big.cwgt").exists()
+
+
+@pytest.mark.parametrize("ids", [{104, 105}, {104: 1}, frozenset({104})])
+def test_unordered_ids_are_type_errors(ids):
+    # was: sets and dicts were decoded in their iteration order (bytes silently shuffled)
+    with pytest.raises(TypeError, match="sequence of token ids"):
+        calm.detokenize(ids)
+    with pytest.raises(TypeError, match="sequence of token ids"):
+        calm.ByteTokenizer().decode(ids)
+
+
+def test_decode_batch_of_a_non_iterable_names_the_type():
+    # was: TypeError "'NoneType' object is not iterable"
+    with pytest.raises(TypeError, match="list of id sequences, not NoneType"):
+        calm.ByteTokenizer().decode_batch(None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from toksmith import calm
 from toksmith.cli import calm as calm_cli
+from toksmith.cli import main
 
 
 def run_cli(argv, capsys):
@@ -140,3 +142,55 @@ def test_decode(capsys, monkeypatch):
 def test_no_subcommand_prints_help(capsys):
     code, out, _ = run_cli([], capsys)
     assert code == 2 and "inspect" in out and "encode" in out
+
+
+def _run(argv, capsys, stdin=None, monkeypatch=None):
+    from toksmith.cli import main
+
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", stdin)
+    code = main(["calm", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("word", ["1_0", "\u0663", "0x41", " 65"])
+def test_cli_decode_takes_ascii_decimal_ids_only(word, capsys):
+    code, _, err = _run(["decode", word], capsys)
+    assert code == 1 and "not a token id" in err
+
+
+def test_cli_decode_huge_id_is_out_of_range(capsys):
+    code, _, err = _run(["decode", "9" * 5000], capsys)
+    assert code == 1 and "out of range" in err
+
+
+def test_cli_hostile_context_files(tmp_path, capsys, monkeypatch):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000)
+    code, _, err = _run(["encode", "--context-file", str(deep)], capsys)
+    assert code == 1 and ("nested too deeply" in err or "not valid JSON" in err)
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    code, _, err = _run(["encode", "--context-file", str(deep)], capsys)
+    assert code == 1 and "nested too deeply" in err
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"input": "\xff"}')
+    code, _, err = _run(["encode", "--context-file", str(bad)], capsys)
+    assert code == 1 and "is not UTF-8: invalid byte at offset 11" in err
+    code, out, _ = _run(
+        ["encode", "--context-file", "-"], capsys, io.StringIO('{"input": "ls"}'), monkeypatch
+    )
+    assert code == 0 and out.split() == ["257", "259", "264", "108", "115"]
+
+
+def test_exit_code_with_too_many_digits_says_what_is_wrong():
+    # was: ValueError "Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits()"
+    with pytest.raises(ValueError, match="exit code has too many digits"):
+        calm.tokenize_frame("HIST", "ls", exit=10**5000)
+
+
+def test_cli_encode_empty_template_is_an_error(capsys):
+    # was: --template '' silently built with the "shell" template
+    code = main(["calm", "encode", "--template", "", "--context", '{"input": "ls"}'])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "" and "element 0 is empty" in err and "Traceback" not in err

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 import struct
+import time
 
 import numpy as np
 import pytest
 
 from toksmith import calm
+from toksmith.calm import cwgt
 
 META = calm.CWGTMetadata("shell", calm.TEMPLATES["shell"], "| ; && ||")
 
@@ -367,3 +371,94 @@ def test_header_from_bytes_type_and_length():
     h = make_header()
     assert calm.CWGTHeader.from_bytes(h.to_bytes()) == h
     assert h.as_dict()["tied"] is True
+
+
+def _header(**fields):
+    values = dict(d_model=8, n_layers=1, dt_rank=1)
+    values.update(fields)
+    return calm.CWGTHeader(**values)
+
+
+def test_metadata_from_bytes_rejects_non_bytes_without_allocating():
+    start = time.perf_counter()
+    with pytest.raises(TypeError, match="must be bytes"):
+        calm.CWGTMetadata.from_bytes(10**9)  # bytes(10**9) would allocate a gigabyte
+    with pytest.raises(TypeError, match="must be bytes"):
+        calm.CWGTMetadata.from_bytes(2**70)
+    with pytest.raises(TypeError):
+        calm.CWGTMetadata.from_bytes("shell\n")
+    assert time.perf_counter() - start < 0.5
+
+
+def test_header_accepts_numpy_ints_and_type_errors_are_type_errors(tmp_path):
+    h = _header(d_model=np.int64(16), n_layers=np.uint8(2), l_max=np.int32(512))
+    assert type(h.d_model) is int and h == _header(d_model=16, n_layers=2, l_max=512)
+    path = tmp_path / "np.cwgt"
+    calm.write_cwgt(path, {"d_model": np.int64(16), "n_layers": 1, "dt_rank": 1}, None, np.zeros(3))
+    assert calm.read_cwgt(path).header.d_model == 16
+    for field, value in (("d_model", 16.0), ("l_max", "768"), ("flags", True), ("magic", "CWGT")):
+        with pytest.raises(TypeError, match=field) as info:
+            _header(**{field: value}).to_bytes()
+        assert isinstance(info.value, calm.CWGTError)  # and still a CWGTError (a ValueError)
+
+
+def test_read_cwgt_accepts_non_utf8_bytes_paths(tmp_path):
+    plain = tmp_path / "model.cwgt"
+    calm.write_cwgt(plain, _header(), None, np.arange(2, dtype=np.float32))
+    name = os.fsencode(str(tmp_path)) + b"/model-\xff.cwgt"
+    try:
+        os.rename(os.fsencode(str(plain)), name)
+    except OSError:  # pragma: no cover - file systems that refuse the name
+        pytest.skip("file system does not take non-UTF-8 names")
+    model = calm.read_cwgt(name)
+    assert model.weights.tolist() == [0.0, 1.0] and model.path == os.fsdecode(name)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_read_cwgt_refuses_a_fifo_instead_of_hanging(tmp_path):
+    fifo = tmp_path / "model.cwgt"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        calm.read_cwgt(fifo)
+    with pytest.raises(IsADirectoryError):
+        calm.read_cwgt(tmp_path)
+
+
+def test_cwgt_errors_pickle():
+    err = calm.CWGTError("magic", 0, "expected b'CWGT'", "m.cwgt")
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is calm.CWGTError and str(back) == str(err) and back.field == "magic"
+    err = cwgt.CWGTFieldTypeError("d_model", 10, "must be an int")
+    assert isinstance(pickle.loads(pickle.dumps(err)), TypeError)
+
+
+def test_write_cwgt_tied_must_be_a_bool_and_false_clears_the_flag(tmp_path):
+    path = tmp_path / "t.cwgt"
+    fields = {"d_model": 8, "n_layers": 1, "dt_rank": 1, "flags": calm.FLAG_TIED}
+    assert calm.write_cwgt(path, {**fields, "tied": False}, None, np.zeros(1)).tied is False
+    assert (
+        calm.write_cwgt(path, {**fields, "flags": 0, "tied": True}, None, np.zeros(1)).tied is True
+    )
+    with pytest.raises(TypeError, match="'tied' must be a bool"):
+        calm.write_cwgt(path, {**fields, "tied": "no"}, None, np.zeros(1))
+
+
+@pytest.mark.parametrize("weights", [[1e300], np.array([0.5, -1e39])])
+def test_write_cwgt_refuses_weights_that_overflow_float32(tmp_path, weights):
+    # was: stored as inf with only a RuntimeWarning (silent corruption)
+    path = tmp_path / "w.cwgt"
+    with pytest.raises(ValueError, match="does not fit float32"):
+        calm.write_cwgt(path, {"d_model": 16, "n_layers": 1}, None, weights)
+    assert not path.exists()
+    calm.write_cwgt(
+        path, {"d_model": 16, "n_layers": 1}, None, [np.inf, 3e38]
+    )  # inf itself is kept
+    assert calm.read_cwgt(path).weights[0] == np.inf
+
+
+def test_write_cwgt_metadata_with_a_lone_surrogate_names_the_field(tmp_path):
+    # was: bare UnicodeEncodeError "'utf-8' codec can't encode character '\udcff' ..."
+    with pytest.raises(ValueError, match="metadata domain contains a lone surrogate"):
+        calm.write_cwgt(
+            tmp_path / "w.cwgt", {"d_model": 16, "n_layers": 1}, ("\udcff", "", ""), [1.0]
+        )

@@ -176,3 +176,61 @@ def test_comp_roundtrip(candidates):
     ids = calm.tokenize_frame("COMP", candidates)
     assert ids.count(calm.NEXT) == len(candidates) - 1
     assert calm.parse_frame(ids)["content"] == candidates
+
+
+_text = st.one_of(st.text(max_size=3), st.binary(max_size=3))
+
+
+_simple = st.one_of(st.none(), _text, st.lists(_text, max_size=3))
+
+
+_history = st.one_of(
+    st.none(),
+    _text,
+    st.lists(
+        st.one_of(
+            _text,
+            st.fixed_dictionaries(
+                {"cmd": _text},
+                optional={"exit": st.one_of(st.none(), st.integers(-3, 300), st.text(max_size=3))},
+            ),
+        ),
+        max_size=4,
+    ),
+)
+
+
+def test_empty_frames_survive_build_parse_build():
+    # a dict whose fields are all empty is absent, like ""
+    seq = calm.build_sequence("dictionary", {"word": {"text": "", "pos": None}, "definition": "d"})
+    assert seq.format() == "<BOS> <ATN> <DEF> d"
+    # an empty frame from a list comes back as a list, so rebuilding keeps it
+    seq = calm.build_sequence("shell", {"cwd": [""], "input": "x"})
+    assert seq.format() == "<BOS> <CWD> <END> <ATN> <CMD> x"
+    back = calm.parse_sequence(seq, "shell")
+    assert back == {"cwd": [""], "input": "x"}
+    assert calm.build_sequence("shell", dict(back)) == seq
+    # the (open) target stays a plain value
+    assert calm.parse_sequence(calm.build_sequence("shell", {}), "shell") == {"input": ""}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_simple, _simple, _history, _simple, _simple, _text, st.booleans(), st.integers(4, 60))
+def test_build_parse_build_is_stable(cwd, git, history, completions, env, inp, training, l_max):
+    ctx = {
+        "cwd": cwd,
+        "git": git,
+        "history": history,
+        "completions": completions,
+        "env": env,
+        "input": inp,
+    }
+    try:
+        seq = calm.build_sequence("shell", ctx, training=training, l_max=l_max)
+    except ValueError as exc:
+        assert "input alone" in str(exc)
+        return
+    back = calm.parse_sequence(seq, "shell")
+    again = calm.build_sequence("shell", dict(back), training=training, l_max=l_max)
+    assert again == seq and not again.dropped
+    assert calm.parse_sequence(again, "shell") == back

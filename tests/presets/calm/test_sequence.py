@@ -502,3 +502,52 @@ def test_build_sequence_unknown_key_with_a_model_template(tmp_path):
     model = calm.read_cwgt(path)
     with pytest.raises(ValueError, match=r"unknown key\(s\) 'git'.*uses only 'cwd', 'input'"):
         calm.build_sequence(model, {"git": "main", "input": "ls"})
+
+
+class _FakeModel:
+    def __init__(self, l_max):
+        self.metadata = calm.CWGTMetadata("shell", "BOS;ATN;CMD:input", "")
+        self.header = type("H", (), {"l_max": l_max})()
+
+
+def test_template_items_are_checked_and_normalized():
+    t = calm.Template(
+        [(np.int64(calm.BOS), None), (calm.ATN, None), (np.uint16(calm.CMD), "input")]
+    )
+    assert t == calm.parse_template("BOS;ATN;CMD:input")
+    assert all(type(item.token) is int for item in t.items)
+    seq = calm.build_sequence(t, {"input": "ls"})
+    assert all(type(i) is int for i in seq)
+    with pytest.raises(TypeError, match="Template.parse"):
+        calm.Template("BOS;ATN;CMD:input")
+    with pytest.raises(TypeError, match="key must be a str"):
+        calm.Template([(calm.ATN, None), (calm.CMD, 5)])
+    with pytest.raises(TypeError):
+        calm.Template([(True, None)])
+    with pytest.raises(ValueError, match="out of range"):
+        calm.Template([(2**70, None)])
+
+
+def test_model_header_l_max_is_checked():
+    assert calm.build_sequence(_FakeModel(np.uint16(5)), {"input": "ls"}).l_max == 5
+    assert calm.build_sequence(_FakeModel(0), {"input": "ls"}).l_max == calm.DEFAULT_L_MAX
+    with pytest.raises(TypeError, match="l_max"):
+        calm.build_sequence(_FakeModel("768"), {"input": "ls"})
+    with pytest.raises(TypeError, match="l_max"):
+        calm.build_sequence(_FakeModel(True), {"input": "ls"})
+    # a huge l_max is just "no limit", never an overflow
+    assert len(calm.build_sequence(_FakeModel(2**70), {"input": "ls"})) == 5
+
+
+def test_training_accepts_numpy_bool_but_not_int():
+    assert calm.build_sequence("shell", {"input": "a"}, training=np.bool_(True))[-1] == calm.EOS
+    with pytest.raises(TypeError, match="training must be a bool"):
+        calm.build_sequence("shell", {"input": "a"}, training=1)
+
+
+def test_template_with_a_reserved_id_is_not_called_a_sub_token():
+    # was: "<RESERVED_300> (element 1) is a sub-token"
+    with pytest.raises(ValueError, match="is a reserved id"):
+        calm.Template([(calm.ATN, None), (300, "x")])
+    with pytest.raises(ValueError, match="is a sub-token"):
+        calm.Template([(calm.ATN, None), (calm.EXIT, "x")])

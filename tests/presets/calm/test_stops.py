@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -196,3 +199,121 @@ def test_scan_matches_a_reference(patterns, stream):
             assert result.rollback == len(longest) - 1
             return
     assert not result and bytes(kept) == stream
+
+
+def _reference_scan(patterns, stream):
+    """What a stop check must do: after each byte, the longest pattern ending the bytes
+    fed since the last reset (a stop, a special token or the start)."""
+    window = b""
+    kept = []
+    for tok_id in stream:
+        if tok_id in (calm.EOS, calm.PAD):
+            return kept, ("eos" if tok_id == calm.EOS else "pad", None)
+        if tok_id >= 256:
+            window = b""
+            kept.append(tok_id)
+            continue
+        window += bytes([tok_id])
+        hits = [p for p in patterns if window.endswith(p)]
+        if hits:
+            longest = max(hits, key=len)
+            rollback = len(longest) - 1
+            return (kept[: len(kept) - rollback] if rollback else kept), ("pattern", longest)
+        kept.append(tok_id)
+    return kept, None
+
+
+def test_stop_scan_is_linear_in_the_number_of_patterns():
+    # every fed byte used to be compared with every pattern: O(tokens x patterns)
+    spec = " ".join(f"<{i}>" for i in range(20_000))
+    start = time.perf_counter()
+    stops = calm.StopConditions(spec)
+    kept, result = stops.scan(b"<1" * 25_000 + b"<19999>")
+    assert time.perf_counter() - start < 1.0
+    assert result.pattern == b"<19999>" and result.rollback == 6 and len(kept) == 50_000
+
+
+def test_stop_pattern_parsing_dedupes_in_linear_time_and_keeps_order():
+    words = [f"w{i}" for i in range(30_000)]
+    start = time.perf_counter()
+    parsed = calm.parse_stop_patterns(" ".join(words + words[::-1]))
+    listed = calm.StopConditions(words + words).patterns
+    assert time.perf_counter() - start < 1.0
+    assert parsed == listed == tuple(w.encode() for w in words)
+
+
+def test_stop_pattern_with_a_lone_surrogate_is_a_clear_value_error():
+    with pytest.raises(ValueError, match="lone surrogate"):
+        calm.StopConditions("a\ud800")
+    with pytest.raises(ValueError, match="lone surrogate"):
+        calm.StopConditions(["\udc80"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.binary(min_size=1, max_size=5).map(lambda b: bytes(97 + x % 3 for x in b)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.lists(st.sampled_from([97, 98, 99, 300, 97, 98]), max_size=40),
+)
+def test_stop_automaton_matches_a_brute_force_reference(patterns, stream):
+    stops = calm.StopConditions(patterns)
+    kept, result = stops.scan(stream)
+    ref_kept, ref = _reference_scan(list(dict.fromkeys(patterns)), stream)
+    assert kept == ref_kept
+    if ref is None:
+        assert not result
+    else:
+        assert (result.reason, result.pattern) == ref
+
+
+def test_stop_state_restarts_after_a_stop():
+    stops = calm.StopConditions("abc bc")
+    assert stops.feed(ord("b")).stop is False
+    assert stops.feed(ord("c")).pattern == b"bc"
+    # the next "abc" is matched from scratch, nothing carried over from the stop
+    assert [stops.feed(t).stop for t in b"ab"] == [False, False]
+    result = stops.feed(ord("c"))
+    assert result.pattern == b"abc" and result.rollback == 2
+
+
+@pytest.mark.parametrize("pattern", ["\u00a0", "\u3000", "\x85", "\u2028", "a\u00a0b"])
+def test_stop_patterns_with_unicode_spaces_survive_the_metadata_round_trip(pattern):
+    # was: parse_stop_patterns split on Unicode whitespace, so these patterns vanished (silent loss)
+    data = pattern.encode("utf-8")
+    spec = calm.format_stop_patterns([b"|", data])
+    assert calm.parse_stop_patterns(spec) == (b"|", data)
+    assert calm.StopConditions(spec).scan(b"x" + data + b"y")[1].pattern == data
+
+
+def test_stop_metadata_still_splits_on_ascii_whitespace():
+    assert calm.parse_stop_patterns(" |\t;\n&&\r\n||\x0b\x0c$ ") == (b"|", b";", b"&&", b"||", b"$")
+
+
+def test_format_stop_patterns_is_linear_on_invalid_utf8():
+    # was: quadratic (each invalid byte re-decoded the rest): 800 KB took ~25 s
+    data = b"\xff\xc3\xa9" * 100_000
+    start = time.perf_counter()
+    spec = calm.format_stop_patterns([data])
+    assert time.perf_counter() - start < 2.0
+    assert calm.parse_stop_patterns(spec) == (data,)
+
+
+def test_format_stop_patterns_rejects_empty_and_wrong_patterns():
+    # was: b"" silently vanished from the string; a str item failed with "'<=' not supported ..."
+    with pytest.raises(ValueError, match="stop pattern 1 is empty"):
+        calm.format_stop_patterns([b"|", b""])
+    with pytest.raises(TypeError, match="stop pattern 0 must be bytes, not str"):
+        calm.format_stop_patterns(["&&"])
+    with pytest.raises(TypeError, match="list of byte patterns, not str"):
+        calm.format_stop_patterns("&&")
+    assert calm.format_stop_patterns([memoryview(b"&&")]) == "&&"
+
+
+def test_stop_conditions_raw_accepts_numpy_bool_and_names_the_type():
+    # was: TypeError "raw must be a bool, not bool" for numpy.bool_
+    assert calm.StopConditions("|", raw=np.bool_(True)).raw is True
+    with pytest.raises(TypeError, match="raw must be a bool, not int"):
+        calm.StopConditions("|", raw=1)

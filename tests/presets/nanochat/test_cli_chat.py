@@ -14,6 +14,7 @@ import pytest
 
 from toksmith.cli import main
 from toksmith.presets.chat_shards import MANIFEST, ShardWriter, iter_rendered, read_manifest
+from toksmith.presets.nanochat import ChatTokenizer
 
 
 def run(capsys, *argv):
@@ -306,3 +307,133 @@ def test_entry_point_subprocess(tmp_path, chat_path, chat_lines):
     assert "-:3: not valid JSON" in ok.stderr
     assert "rendered 19 conversation(s)" in ok.stderr and "skipped 1 malformed line(s)" in ok.stderr
     assert read_manifest(tmp_path / "out")["conversations"] == 19
+
+
+U = {"role": "user", "content": "hi"}
+
+
+A_YO = {"role": "assistant", "content": "yo"}
+
+
+def test_chat_cli_deeply_nested_json_line(capsys, tmp_path, chat_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"messages": [U, A_YO]}) + "\n" + "[" * 100000 + "]" * 100000 + "\n")
+    assert main(["chat", "show", str(path), "-t", str(chat_path), "--color", "never"]) == 1
+    assert "2: JSON nested too deeply" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert (
+        main(
+            [
+                "chat",
+                "render",
+                str(path),
+                "-t",
+                str(chat_path),
+                "-o",
+                str(out),
+                "--skip-bad",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert read_manifest(out)["conversations"] == 1 and read_manifest(out)["skipped_lines"] == 1
+
+
+CONV = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}
+
+
+@pytest.fixture()
+def conv_file(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(CONV) + "\n", encoding="utf-8")
+    return path
+
+
+def test_html_onto_the_input_is_refused(capsys, conv_file, chat_path, monkeypatch):
+    # was: the input was truncated before it was read: "wrote 0 conversation(s)", exit 0, input lost
+    before = conv_file.read_bytes()
+    code, _, err = run(capsys, "chat", "show", conv_file, "-t", chat_path, "--html", conv_file)
+    assert code == 1 and "is the input file" in err and "Traceback" not in err
+    assert conv_file.read_bytes() == before
+    with open(conv_file, "rb") as stdin:  # the same file behind stdin
+        monkeypatch.setattr("sys.stdin", type("S", (), {"buffer": stdin, "fileno": stdin.fileno})())
+        code, _, err = run(capsys, "chat", "show", "-", "-t", chat_path, "--html", conv_file)
+    assert code == 1 and "is the input file" in err
+    assert conv_file.read_bytes() == before
+
+
+def test_html_onto_the_tokenizer_is_refused(capsys, tmp_path, conv_file, chat_path):
+    # was: the tokenizer file was replaced by the HTML page, exit 0
+    tok = tmp_path / "tok.json"
+    tok.write_bytes(chat_path.read_bytes())
+    code, _, err = run(capsys, "chat", "show", conv_file, "-t", tok, "--html", tok)
+    assert code == 1 and "is the tokenizer file" in err
+    assert tok.read_bytes() == chat_path.read_bytes()
+
+
+def test_html_empty_name_is_an_error(capsys, conv_file, chat_path):
+    # was: --html "" was taken as no --html: the terminal view was printed, exit 0
+    code, out, err = run(capsys, "chat", "show", conv_file, "-t", chat_path, "--html", "")
+    assert code == 1 and "file name is empty" in err and out == ""
+
+
+def test_html_not_half_written_on_a_bad_line(capsys, tmp_path, chat_path):
+    # was: a malformed line left a half HTML page behind (and replaced an earlier good page)
+    src = tmp_path / "c.jsonl"
+    src.write_text(json.dumps(CONV) + "\n{oops\n", encoding="utf-8")
+    page = tmp_path / "page.html"
+    page.write_text("earlier page", encoding="utf-8")
+    code, _, err = run(capsys, "chat", "show", src, "-t", chat_path, "--html", page)
+    assert code == 1 and f"{src}:2: not valid JSON" in err
+    assert page.read_text(encoding="utf-8") == "earlier page"
+    assert sorted(os.listdir(tmp_path)) == ["c.jsonl", "page.html"]
+
+
+def test_lone_surrogate_escape_is_a_malformed_line(capsys, tmp_path, chat_path):
+    # was: a "\ud800" escape in a conversation was silently rendered as U+FFFD
+    src = tmp_path / "c.jsonl"
+    bad = '{"messages": [{"role": "user", "content": "a\\ud800"}, {"role": "assistant", "content": "b"}]}'
+    pair = '{"messages": [{"role": "user", "content": "\\ud83d\\ude00"}, {"role": "assistant", "content": "b"}]}'
+    src.write_text(json.dumps(CONV) + "\n" + bad + "\n" + pair + "\n", encoding="utf-8")
+    code, _, err = run(
+        capsys, "chat", "show", src, "-t", chat_path, "--color", "never", "--index", 1
+    )
+    assert code == 1 and f"{src}:2: a string holds a lone surrogate (U+D800" in err
+    out_dir = tmp_path / "out"
+    code, _, err = run(
+        capsys, "chat", "render", src, "-t", chat_path, "-o", out_dir, "--skip-bad", "--no-progress"
+    )
+    assert code == 0, err
+    manifest = read_manifest(out_dir)
+    assert manifest["conversations"] == 2 and manifest["skipped_line_numbers"] == [2]
+    pair_ids = list(iter_rendered(out_dir))[1][0].tolist()
+    assert "\U0001f600" in ChatTokenizer.load(chat_path).decode(
+        pair_ids
+    )  # a valid surrogate pair still renders
+
+
+def test_overwrite_with_a_missing_input_keeps_the_earlier_render(
+    capsys, tmp_path, conv_file, chat_path
+):
+    # was: --overwrite deleted the earlier shards and manifest, then failed on the missing input
+    out_dir = tmp_path / "out"
+    assert (
+        run(capsys, "chat", "render", conv_file, "-t", chat_path, "-o", out_dir, "--no-progress")[0]
+        == 0
+    )
+    code, _, err = run(
+        capsys,
+        "chat",
+        "render",
+        tmp_path / "missing.jsonl",
+        "-t",
+        chat_path,
+        "-o",
+        out_dir,
+        "--overwrite",
+        "--no-progress",
+    )
+    assert code == 1 and "missing.jsonl" in err
+    assert sorted(os.listdir(out_dir)) == [MANIFEST, "shard_00000.npz"]
+    assert read_manifest(out_dir)["conversations"] == 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 import warnings
 
 import pytest
@@ -176,3 +178,37 @@ def test_chunking_never_changes_the_count(pattern_tokenizers, text, size):
         assert tok_eval.count_tokens(tok, text, threads=1, chunk_chars=size) == len(
             tok.encode_ordinary(text)
         )
+
+
+BIG = 2**70
+
+
+def test_eval_huge_max_bytes_and_bad_chunks(capsys, tmp_path, byte_chat, chat_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n" * 10)
+    assert tok_eval.read_corpus(str(corpus), BIG) == "hello world\n" * 10
+    assert (
+        main(
+            [
+                "eval",
+                "-t",
+                str(chat_path),
+                "--corpus",
+                f"c={corpus}",
+                "--max-bytes",
+                str(BIG),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)[0]["bytes"] == 120
+    with pytest.raises(TypeError):
+        tok_eval.read_corpus(str(corpus), True)
+    start = time.perf_counter()
+    for bad in (0, -3):  # a non-positive chunk size looped forever on text with newlines
+        with pytest.raises(ValueError, match="chunk_chars"):
+            tok_eval.count_tokens(byte_chat.tokenizer, "ab\ncd\nef", chunk_chars=bad)
+    assert time.perf_counter() - start < 1
+    assert tok_eval.count_tokens(byte_chat.tokenizer, "ab\ncd\nef", chunk_chars=1) == 8
+    assert os.path.exists(corpus)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from toksmith.presets import chat_render
@@ -78,3 +79,28 @@ def test_html_escapes(chat):
     n0 = body.count('class="m0 ')
     assert (n1, n0) == (sum(mask), len(mask) - sum(mask))
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+
+
+def test_visualize_refuses_str_floats_bools_and_bad_masks(byte_chat):
+    with pytest.raises(TypeError, match="ids must be a list of ints, not str"):
+        byte_chat.visualize_tokenization("104")
+    with pytest.raises(TypeError, match="mask must be a list of ints, not str"):
+        byte_chat.visualize_tokenization([104, 105, 106, 107], "0101")
+    with pytest.raises(TypeError, match="float"):
+        byte_chat.visualize_tokenization([104.7])
+    with pytest.raises(TypeError, match="bool"):
+        byte_chat.visualize_html([True])
+    with pytest.raises(ValueError, match="only 0"):
+        byte_chat.visualize_tokenization([104], [2])
+    with pytest.raises(TypeError, match="sep"):
+        byte_chat.visualize_tokenization([104], sep=5)
+    with pytest.raises(TypeError, match="title"):
+        byte_chat.visualize_html([104], title=None)
+    with pytest.raises(TypeError, match="heading"):
+        chat_render.html_section(byte_chat.tokenizer, 5, [104])
+
+
+def test_visualize_numpy_inputs(byte_chat):
+    ids = np.array([104, 105], dtype=np.uint16)
+    assert byte_chat.visualize_tokenization(ids, np.array([True, False]), color=False) == "h|i"
+    assert byte_chat.visualize_tokenization([np.int64(104)], [np.uint8(1)], color=False) == "h"

@@ -1,5 +1,5 @@
 """The Cromwell preset on adversarial input: argument types and sizes, numpy ids, lone
-surrogates, ambiguous training sources, the seed's TokenCache, and the frame round trip."""
+surrogates, flags."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ from toksmith.presets import CROMWELL_SPECIAL_TOKENS, cromwell
 from toksmith.presets.cromwell import CodeTokenizer, TokenCache
 
 CORPORA = DATA / "corpora"
+
+
 PY = CORPORA / "python_slice.txt"
+
+
 MARKERS = [
     "<FILE>",
     "</FILE>",
@@ -53,7 +57,9 @@ def _quiet_train(*args, **kw):
         return cromwell.train(*args, **kw)
 
 
-# ------------------------------------------------------------------ train() arguments
+text_with_markers = st.lists(
+    st.one_of(st.sampled_from(MARKERS), st.text(max_size=6)), max_size=10
+).map("".join)
 
 
 def test_train_option_types_and_values():
@@ -146,9 +152,6 @@ def test_paths_mixed_with_texts_train_like_the_seed(tmp_path):
     )
 
 
-# ------------------------------------------------------------------ ids and flags
-
-
 def test_numpy_integer_ids_are_accepted(code):
     frame = code.tokenize_file_with_edit("a.py", "x = 1\n", "x = 2\n")
     expected = code.parse_edit_output(frame)
@@ -194,9 +197,6 @@ def test_flags_must_be_bools(code):
     assert code.encode("x", bos=np.bool_(True))[0] == code.bos_id
 
 
-# ------------------------------------------------------------------ framing
-
-
 def test_a_lone_surrogate_in_a_frame_is_a_value_error(code):
     # surrogateescape'd file contents would come back as U+FFFD: refused, not silently changed
     for args, what in (
@@ -232,11 +232,6 @@ def test_parse_is_linear_on_marker_floods(code):
     assert time.perf_counter() - t0 < 1.5
 
 
-text_with_markers = st.lists(
-    st.one_of(st.sampled_from(MARKERS), st.text(max_size=6)), max_size=10
-).map("".join)
-
-
 @settings(max_examples=150, deadline=None)
 @given(
     path=text_with_markers.filter(bool),
@@ -262,9 +257,6 @@ def test_frames_round_trip_with_marker_texts(code, path, old, new, pads):
         "",
         "delete",
     )
-
-
-# ------------------------------------------------------------------ TokenCache (seed 7.1)
 
 
 def test_token_cache_is_an_lru_of_encodings(code):
@@ -319,3 +311,18 @@ def test_token_cache_shared_by_threads(code):
 
 def test_specials_are_the_seeds(code):
     assert code.special_ids == {s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}
+
+
+PY_SLICE = DATA / "corpora" / "python_slice.txt"
+
+
+@pytest.fixture(scope="module")
+def py_code() -> CodeTokenizer:
+    return cromwell.train([PY_SLICE], vocab_size=400)
+
+
+@pytest.mark.parametrize("batch", [None, 5])
+def test_decode_batch_of_a_non_iterable_names_the_type(py_code, batch):
+    # was: TypeError "'NoneType' object is not iterable"
+    with pytest.raises(TypeError, match="batch must be a list of id sequences"):
+        py_code.decode_batch(batch)
