@@ -1,5 +1,6 @@
 import base64
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,27 @@ CL100K_SPECIALS = {
     "<|fim_suffix|>": 100260,
     "<|endofprompt|>": 100276,
 }
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt during the test, as in an interactive run.
+
+    A suite started in the background (``nohup ... &``) inherits SIGINT ignored: then
+    ``_thread.interrupt_main()`` does nothing and a SIGINT is lost, so the tests that press
+    Ctrl-C install Python's handler themselves and put the old one back afterwards."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def child_takes_ctrl_c():
+    """``preexec_fn`` for a child process sent SIGINT: its SIGINT is the default one, not the
+    ignored one a suite started in the background hands down (Python then installs its
+    KeyboardInterrupt handler in the child)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,11 @@ import time
 import pytest
 
 import toksmith
+from tests.conftest import child_takes_ctrl_c
 from toksmith import _core
+
+# Every test here presses Ctrl-C: see tests/conftest.py ctrl_c_raises.
+pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
 
 BIG_MERGES = 200_000  # the big corpus gives them all: ~1.5 s of merging on a 2-core machine
 
@@ -96,6 +100,7 @@ def test_cli_ctrl_c_exits_130_with_one_line_and_leaves_the_output_alone(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=tmp_path,
+        preexec_fn=child_takes_ctrl_c,
     )
     err = bytearray()
     merging = threading.Event()

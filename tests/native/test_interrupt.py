@@ -19,6 +19,9 @@ import pytest
 import toksmith
 from toksmith import _core
 
+# Every test here presses Ctrl-C: see tests/conftest.py ctrl_c_raises.
+pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
+
 MERGES = 200_000  # more than this corpus gives: about 1.5 s of merging on the 2-core machine
 
 

@@ -20,6 +20,9 @@ import toksmith
 from toksmith import _core
 from toksmith.presets import wordbpe
 
+# Every test here presses Ctrl-C: see tests/conftest.py ctrl_c_raises.
+pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
+
 BIG_MERGES = 200_000  # the big corpus gives them all: ~1.5 s of merging on a 2-core machine
 
 
