@@ -693,6 +693,13 @@ def _fixed(text: str) -> str:
 _TOK: list = []
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _share(tok):
+    # hypothesis tests cannot take a function-scoped fixture: they read the module's one here
+    if not _TOK:
+        _TOK.append(tok)
+
+
 FIM_PARTS = st.lists(
     st.sampled_from(
         [
