@@ -1,0 +1,379 @@
+"""The Cromwell code-tokenizer preset (seed 000): layout, training, framing and parsing."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import warnings
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+import toksmith
+from tests.conftest import DATA
+from tests.reference import bpe as reference
+from toksmith.presets import CROMWELL_SPECIAL_TOKENS, PRESETS, cromwell, get_preset
+from toksmith.presets.cromwell import (
+    CodeTokenizer,
+    collect_code_corpus,
+    parse_edit_output,
+    tokenize_file_with_edit,
+)
+
+CORPORA = DATA / "corpora"
+CODE_FILES = [CORPORA / f"{n}_slice.txt" for n in ("python", "cpp", "javascript", "english")]
+VOCAB = 3000
+
+
+@pytest.fixture(scope="module")
+def code() -> CodeTokenizer:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the slices must give every merge asked for
+        return cromwell.train(CODE_FILES, vocab_size=VOCAB)
+
+
+def test_layout_specials_first_then_bytes_then_merges(code):
+    tok = code.tokenizer
+    assert tok.n_vocab == VOCAB
+    # the seed's ids (section 2.2): PAD 0, EOS 1, BOS 2, FILE 3, /FILE 4, EDIT_START 5, EDIT_END 6, DELETE 7
+    assert tok.special_tokens == {s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}
+    assert (
+        code.pad_id,
+        code.eos_id,
+        code.bos_id,
+        code.file_id,
+        code.file_end_id,
+        code.edit_start_id,
+        code.edit_end_id,
+        code.delete_id,
+    ) == tuple(range(8))
+    assert [tok.decode_single_token_bytes(8 + b) for b in range(256)] == [
+        bytes([b]) for b in range(256)
+    ]
+    ranks = tok.mergeable_ranks()
+    assert sorted(ranks.values()) == list(range(8, VOCAB))
+    assert tok.pattern_name == "o200k" and tok.metadata["preset"] == "cromwell"
+
+
+def test_merges_are_the_core_trainers_and_encoding_the_references(code):
+    # the preset is the core trainer with the preset's options: same merges as a plain
+    # train_from_iterator on the same texts
+    texts = [p.read_text(encoding="utf-8") for p in CODE_FILES]
+    plain = toksmith.train_from_iterator(
+        texts,
+        vocab_size=VOCAB,
+        pattern="o200k",
+        special_tokens={s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)},
+    )
+    assert plain.mergeable_ranks() == code.tokenizer.mergeable_ranks()
+    # and it encodes as the pure-Python reference does with its ranks (ids are ranks here)
+    ranks = code.tokenizer.mergeable_ranks()
+    for text in texts:
+        sample = text[:20000]
+        assert code.encode(sample) == reference.encode(sample, toksmith.PATTERNS["o200k"], ranks)
+
+
+def test_small_training_equals_the_reference_trainer():
+    texts = [p.read_text(encoding="utf-8")[:8000] for p in CODE_FILES[:3]]
+    merges = reference.train(texts, toksmith.PATTERNS["o200k"], 200)
+    code = cromwell.train(texts, vocab_size=8 + 256 + 200)
+    ref_ranks = reference.ranks_from_merges(merges)
+    # the same tokens in the same order, shifted by the eight special ids
+    assert code.tokenizer.mergeable_ranks() == {t: r + 8 for t, r in ref_ranks.items()}
+
+
+def test_seed_tests_round_trip(code):
+    # seed 000, section 8
+    for text in [
+        "def hello_world():\n    print('Hello, World!')",
+        "Привет мир 🌍",
+        "class MyClass:\n    pass",
+        "if (a === b && c !== d) {{ return x->y; }}\r\n\t\tfoo();",
+    ]:
+        ids = code.encode(text)
+        assert code.decode(ids) == text
+    tokens = tokenize_file_with_edit(
+        "test.py", "class MyClass:\n    pass", "Add a method called 'process'", code
+    )
+    assert tokens[0] == code.file_id and tokens[-1] == code.edit_end_id
+
+
+def test_code_structure_becomes_tokens(code):
+    # trained on code, indentation runs, operator and bracket runs and keyword pieces are tokens
+    tok = code.tokenizer
+    for piece in [
+        b"   ",
+        b"       ",
+        b" return",
+        b" ==",
+        b"((",
+        b"))",
+        b"();",
+        b" if",
+        b" const",
+        b"def",
+        b" self",
+    ]:
+        assert tok.encode_single_token(piece) >= 264, piece
+    ids = code.encode("\n    return self.x")
+    assert [tok.decode([i]) for i in ids][:3] == ["\n", "   ", " return"]
+    # camelCase names split into parts before BPE (o200k's split)
+    assert toksmith.split("parseJSONValue MyClass", "o200k") == [
+        "parse",
+        "JSONValue",
+        " My",
+        "Class",
+    ]
+
+
+@given(st.text(max_size=300))
+def test_round_trip_any_text(code, text):
+    assert code.decode(code.encode(text)) == text
+
+
+def test_specials_text_is_text_and_bos_eos(code):
+    text = "x = '<EOS>' + '<FILE>'"
+    ids = code.encode(text)
+    assert not set(ids) & set(range(8))
+    assert code.decode(ids) == text
+    assert code.encode("a", bos=True, eos=True) == [code.bos_id, *code.encode("a"), code.eos_id]
+    docs = ["def f():\n    return 1\n", "int main() { return 0; }", ""]
+    assert code.encode_batch(docs) == [code.encode(d) for d in docs]
+    assert code.decode_batch(code.encode_batch(docs)) == docs
+
+
+def test_frame_layout(code):
+    enc = code.tokenizer.encode_ordinary
+    ids = code.tokenize_file_with_edit("src/app.py", "x = 1\n", "set x to 2")
+    assert ids == [3, *enc("src/app.py"), 4, *enc("x = 1\n"), 5, *enc("set x to 2"), 6]
+    assert code.decode(ids) == "<FILE>src/app.py</FILE>x = 1\n<EDIT_START>set x to 2<EDIT_END>"
+    assert code.decode(ids, skip_special_tokens=True) == "src/app.pyx = 1\nset x to 2"
+    assert code.decode_batch([ids], skip_special_tokens=True) == ["src/app.pyx = 1\nset x to 2"]
+    assert code.encode_file("a.h", "int x;") == [3, *enc("a.h"), 4, *enc("int x;")]
+    assert code.encode_delete("a.h", "int x;") == [3, *enc("a.h"), 4, *enc("int x;"), 5, 7, 6]
+
+
+def test_parse_types(code):
+    out = code.parse_edit_output(code.tokenize_file_with_edit("a.py", "x = 1\n", "x = 2\n"))
+    assert out == {
+        "file_path": "a.py",
+        "old_content": "x = 1\n",
+        "new_content": "x = 2\n",
+        "edit_type": "replace",
+        "complete": True,
+    }
+    out = code.parse_edit_output(code.tokenize_file_with_edit("new.py", "  \n", "print(1)\n"))
+    assert out["edit_type"] == "insert" and out["new_content"] == "print(1)\n"
+    out = code.parse_edit_output(code.encode_delete("old.py", "gone\n"))
+    assert out == {
+        "file_path": "old.py",
+        "old_content": "gone\n",
+        "new_content": "",
+        "edit_type": "delete",
+        "complete": True,
+    }
+    # the seed's free function, with a plain Tokenizer
+    assert (
+        parse_edit_output(code.encode_delete("o.py", "z"), code.tokenizer)["edit_type"] == "delete"
+    )
+
+
+def test_parse_model_output_shapes(code):
+    frame = code.tokenize_file_with_edit("a.py", "old\n", "new\n")
+    # BOS and padding dropped, everything after EOS ignored
+    out = code.parse_edit_output([code.bos_id, *frame, code.eos_id, 99, 100, code.pad_id])
+    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == (
+        "a.py",
+        "old\n",
+        "new\n",
+        True,
+    )
+    padded = code.parse_edit_output(frame + [code.pad_id] * 5)
+    assert padded == code.parse_edit_output(frame)
+    # truncated before <EDIT_END>: what there is, marked incomplete
+    out = code.parse_edit_output(frame[:-2])
+    assert out["complete"] is False and "new\n".startswith(out["new_content"])
+    # no header: no path, the content starts at the first id
+    out = code.parse_edit_output(
+        [*code.encode("old\n"), code.edit_start_id, *code.encode("new"), code.edit_end_id]
+    )
+    assert (
+        out["file_path"] is None and out["old_content"] == "old\n" and out["new_content"] == "new"
+    )
+    # numpy arrays are accepted
+    np = pytest.importorskip("numpy")
+    assert code.parse_edit_output(np.array(frame, dtype=np.uint32)) == code.parse_edit_output(frame)
+
+
+def test_parse_errors(code):
+    with pytest.raises(ValueError, match="no <EDIT_START>"):
+        code.parse_edit_output(code.encode_file("a.py", "x"))
+    with pytest.raises(ValueError, match="not closed by </FILE>"):
+        code.parse_edit_output(
+            [code.file_id, *code.encode("a.py"), code.edit_start_id, code.edit_end_id]
+        )
+    with pytest.raises(TypeError, match="sequence of int"):
+        code.parse_edit_output("<EDIT_START>")
+    with pytest.raises(TypeError, match="int token ids"):
+        code.parse_edit_output([5, 1.5])
+    with pytest.raises(ValueError, match="out of range"):
+        code.parse_edit_output([5, VOCAB])
+    with pytest.raises(TypeError, match="file_path must be a str"):
+        code.tokenize_file_with_edit(b"a.py", "", "")
+    with pytest.raises(ValueError, match="file_path must not be empty"):
+        code.encode_file("", "x")
+
+
+@given(path=st.text(min_size=1, max_size=40), old=st.text(max_size=200), new=st.text(max_size=200))
+def test_parse_inverts_the_frame(code, path, old, new):
+    # markers written as text inside the path or contents stay text: parsing works on ids
+    out = code.parse_edit_output(code.tokenize_file_with_edit(path, old, new))
+    assert (out["file_path"], out["old_content"], out["new_content"], out["complete"]) == (
+        path,
+        old,
+        new,
+        True,
+    )
+    assert out["edit_type"] == ("insert" if not old.strip() else "replace")
+
+
+def test_marker_text_inside_contents(code):
+    old = "s = '<EDIT_START>'  # </FILE> <EDIT_END> <DELETE>\n"
+    out = code.parse_edit_output(code.tokenize_file_with_edit("<FILE>.py", old, "<EDIT_END>"))
+    assert (out["file_path"], out["old_content"], out["new_content"], out["edit_type"]) == (
+        "<FILE>.py",
+        old,
+        "<EDIT_END>",
+        "replace",
+    )
+
+
+def test_code_tokenizer_needs_the_specials():
+    plain = toksmith.train_from_iterator(
+        ["hello world"] * 5, vocab_size=260, pattern="o200k", special_tokens=["<PAD>", "<EOS>"]
+    )
+    with pytest.raises(ValueError, match=r"lacks the Cromwell special token\(s\) \['<BOS>'"):
+        CodeTokenizer(plain)
+    with pytest.raises(TypeError, match="needs a toksmith.Tokenizer"):
+        CodeTokenizer("tokenizer.json")
+    # the specials may sit at other ids (a tokenizer trained with them after the merges)
+    other = toksmith.train_from_iterator(
+        ["hello world"] * 5,
+        vocab_size=273,
+        pattern="o200k",
+        special_tokens=list(CROMWELL_SPECIAL_TOKENS),
+    )
+    wrapped = CodeTokenizer(other)
+    assert wrapped.file_id == other.special_tokens["<FILE>"] >= 256
+    assert wrapped.parse_edit_output(wrapped.encode_delete("a", "b"))["edit_type"] == "delete"
+
+
+def test_save_load_pickle_and_exports(code, tmp_path):
+    code.save(tmp_path)
+    again = CodeTokenizer.load(tmp_path)
+    text = "def f(x):\n    return x ** 2  # <EOS>\n"
+    assert again.encode(text) == code.encode(text) and again.special_ids == code.special_ids
+    copy = pickle.loads(pickle.dumps(code))
+    assert copy.tokenize_file_with_edit("a", text, "b") == code.tokenize_file_with_edit(
+        "a", text, "b"
+    )
+    tiktoken = pytest.importorskip("tiktoken")
+    enc = code.tokenizer.to_tiktoken(name="cromwell")
+    assert isinstance(enc, tiktoken.Encoding)
+    # (tiktoken matches special-token text in the decoded frame: the contents here hold none)
+    frame = code.tokenize_file_with_edit("a.py", "def f(x):\n    return x ** 2\n", "x")
+    assert enc.encode(code.decode(frame), allowed_special="all") == frame
+
+
+def test_collect_code_corpus(tmp_path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    files = {
+        "pkg/a.py": "def a():\n    return 1\n",
+        "pkg/sub/b.cpp": "int b() { return 2; }\n",
+        "pkg/notes.txt": "not code",
+        ".git/c.py": "hidden",
+        "pkg/sub/d.h": "#pragma once\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    found = collect_code_corpus(tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        "pkg/a.py",
+        "pkg/sub/b.cpp",
+        "pkg/sub/d.h",
+    ]
+    assert collect_code_corpus([tmp_path / "pkg"], extensions=[".txt"]) == [
+        tmp_path / "pkg" / "notes.txt"
+    ]
+    with pytest.raises(FileNotFoundError, match="is not a directory"):
+        collect_code_corpus(tmp_path / "missing")
+    with pytest.raises(ValueError, match="no file ending with"):
+        collect_code_corpus(tmp_path, extensions=".rs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a tiny corpus runs out of pairs
+        code = cromwell.train(found, vocab_size=300)
+    assert code.decode(code.encode(files["pkg/a.py"])) == files["pkg/a.py"]
+    assert code.tokenizer.metadata["corpus"]["texts"] == 3
+    # the same through train(folder, extensions=...): only the code files are read
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same = cromwell.train(tmp_path, vocab_size=300, extensions=cromwell.DEFAULT_EXTENSIONS)
+        everything = cromwell.train(str(tmp_path / "pkg"), vocab_size=300)
+    assert same.tokenizer.mergeable_ranks() == code.tokenizer.mergeable_ranks()
+    assert same.tokenizer.metadata["corpus"]["texts"] == 3
+    assert everything.tokenizer.metadata["corpus"]["texts"] == 4  # notes.txt too, no hidden filter
+    with pytest.raises(FileNotFoundError, match="extensions= applies to files and folders"):
+        cromwell.train(["def f(): pass"] * 3, vocab_size=300, extensions=[".py"])
+    with pytest.raises(TypeError, match="extensions= needs"):
+        cromwell.train(iter(["def f(): pass"]), vocab_size=300, extensions=[".py"])
+
+
+def test_preset_registry():
+    preset = get_preset("cromwell")
+    assert (
+        preset is PRESETS["cromwell"] and preset.vocab_size == 50000 and preset.pattern == "o200k"
+    )
+    assert preset.special_token_spec() == {s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}
+    assert preset.special_token_spec(["<X>", "<PAD>"]) == {**preset.special_token_spec(), "<X>": 8}
+    assert get_preset("nanochat").special_token_spec(["<X>"])[-1] == "<X>"
+    with pytest.raises(ValueError, match="available"):
+        get_preset("cromwel")
+
+
+def test_cli_train_preset(tmp_path):
+    out = tmp_path / "code.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "toksmith",
+        "train",
+        str(CORPORA / "python_slice.txt"),
+        "--preset",
+        "cromwell",
+        "--vocab-size",
+        "600",
+        "--special",
+        "<X>",
+        "--no-progress",
+        "-o",
+        str(out),
+    ]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    tok = toksmith.load(out)
+    assert tok.special_tokens == {**{s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}, "<X>": 8}
+    assert tok.decode_single_token_bytes(9) == b"\x00" and tok.n_vocab == 600
+    assert tok.metadata["preset"] == "cromwell" and tok.pattern_name == "o200k"
+    assert CodeTokenizer(tok).encode_delete("a", "b")[-3:] == [5, 7, 6]
+
+
+def test_o200k_split_is_the_regex():
+    # the preset's split is o200k's hand-written scanner; it equals the regex on code
+    pattern = toksmith.PATTERNS["o200k"]
+    for path in CODE_FILES:
+        text = path.read_text(encoding="utf-8")
+        assert toksmith.split(text, "o200k") == regex.findall(pattern, text)
