@@ -49,7 +49,10 @@ def test_compressed_jsonl(gpt2, corpus, tmp_path, suffix):
 def test_large_text_file_is_one_document_read_in_blocks(gpt2, tmp_path):
     from toksmith.dataset.readers import DocumentSource
 
-    text = open(os.path.join(os.path.dirname(__file__), "..", "data", "corpora", "cpp_slice.txt"), encoding="utf-8").read()
+    text = open(
+        os.path.join(os.path.dirname(__file__), "..", "data", "corpora", "cpp_slice.txt"),
+        encoding="utf-8",
+    ).read()
     p = tmp_path / "big.txt"
     p.write_text(text, encoding="utf-8", newline="")
     pieces = list(DocumentSource(str(p), tokenizer=gpt2, block_size=4096))
@@ -67,7 +70,9 @@ def test_parquet(gpt2, tmp_path):
     p = tmp_path / "t.parquet"
     pq.write_table(pa.table({"content": docs, "n": [1, 2, 3, 4]}), p, row_group_size=2)
     out = str(tmp_path / "out")
-    tokenize_dataset([str(p)], gpt2, out, format="npy", text_field="content", eos=EOT, progress=False)
+    tokenize_dataset(
+        [str(p)], gpt2, out, format="npy", text_field="content", eos=EOT, progress=False
+    )
     assert ids(out) == [gpt2.encode_ordinary(d) + [EOT] for d in docs]
     with pytest.raises(ValueError, match="no column 'text'"):
         tokenize_dataset([str(p)], gpt2, str(tmp_path / "o2"), progress=False)
@@ -155,17 +160,39 @@ def test_cli(gpt2, corpus, tmp_path, capsys):
     tokpath = str(tmp_path / "tok.json")
     gpt2.save(tokpath)
     out = str(tmp_path / "out")
-    args = [*inputs, "-t", tokpath, "-o", out, "--format", "megatron", "--eos", "<|endoftext|>",
-            "--shard-tokens", "5000", "--shuffle", "2", "--threads", "2", "--engine", "local"]
+    args = [
+        *inputs,
+        "-t",
+        tokpath,
+        "-o",
+        out,
+        "--format",
+        "megatron",
+        "--eos",
+        "<|endoftext|>",
+        "--shard-tokens",
+        "5000",
+        "--shuffle",
+        "2",
+        "--threads",
+        "2",
+        "--engine",
+        "local",
+    ]
     assert main(["tokenize", *args]) == 0
     err = capsys.readouterr().err
     assert "tokens" in err and "shards" in err
     ref = str(tmp_path / "ref")
-    tokenize_dataset(inputs, gpt2, ref, format="megatron", eos=EOT, shard_tokens=5000, shuffle=2, progress=False)
+    tokenize_dataset(
+        inputs, gpt2, ref, format="megatron", eos=EOT, shard_tokens=5000, shuffle=2, progress=False
+    )
     assert ids(out) == ids(ref)
     assert main(["tokenize", *args, "--quiet"]) == 0  # done: nothing redone, nothing said
     assert capsys.readouterr().err == ""
-    assert main(["tokenize", inputs[0], "-t", tokpath, "-o", str(tmp_path / "o3"), "--bos", "<s>"]) == 1
+    assert (
+        main(["tokenize", inputs[0], "-t", tokpath, "-o", str(tmp_path / "o3"), "--bos", "<s>"])
+        == 1
+    )
     assert "'<s>' is not a special token" in capsys.readouterr().err
     p = tmp_path / "x.txt"
     p.write_bytes(b"\x7fELF\x02\x01")
@@ -177,16 +204,34 @@ def test_ray_engine_equals_local(gpt2, corpus, tmp_path):
     ray = pytest.importorskip("ray")
     inputs, _ = corpus
     local = str(tmp_path / "local")
-    m1 = tokenize_dataset(inputs, gpt2, local, format="bin", eos=EOT, shard_tokens=3000, shuffle=9, progress=False)
+    m1 = tokenize_dataset(
+        inputs, gpt2, local, format="bin", eos=EOT, shard_tokens=3000, shuffle=9, progress=False
+    )
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = str(tmp_path / "ray")
-        m2 = tokenize_dataset(inputs, gpt2, remote, format="bin", eos=EOT, shard_tokens=3000, shuffle=9, engine="ray", threads=1, progress=False)
+        m2 = tokenize_dataset(
+            inputs,
+            gpt2,
+            remote,
+            format="bin",
+            eos=EOT,
+            shard_tokens=3000,
+            shuffle=9,
+            engine="ray",
+            threads=1,
+            progress=False,
+        )
     finally:
         ray.shutdown()
     assert [e["shards"] for e in m1["inputs"]] == [e["shards"] for e in m2["inputs"]]
     for e in m1["inputs"]:
         for s in e["shards"]:
             for f in s["files"]:
-                assert open(os.path.join(local, f), "rb").read() == open(os.path.join(remote, f), "rb").read()
-    assert np.array_equal(np.concatenate(list(iter_documents(local))), np.concatenate(list(iter_documents(remote))))
+                assert (
+                    open(os.path.join(local, f), "rb").read()
+                    == open(os.path.join(remote, f), "rb").read()
+                )
+    assert np.array_equal(
+        np.concatenate(list(iter_documents(local))), np.concatenate(list(iter_documents(remote)))
+    )

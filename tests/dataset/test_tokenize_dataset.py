@@ -4,8 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from toksmith.dataset import iter_documents, read_manifest, read_shard, tokenize_dataset
-from toksmith.dataset import pipeline
+from toksmith.dataset import iter_documents, pipeline, read_manifest, read_shard, tokenize_dataset
 
 from . import reference
 
@@ -14,7 +13,12 @@ FORMATS = ["bin", "megatron", "datatrove", "npy"]
 
 
 def expected(tok, docs, bos=None, eos=None):
-    return [([bos] if bos is not None else []) + tok.encode_ordinary(d) + ([eos] if eos is not None else []) for d in docs]
+    return [
+        ([bos] if bos is not None else [])
+        + tok.encode_ordinary(d)
+        + ([eos] if eos is not None else [])
+        for d in docs
+    ]
 
 
 def shard_files(out, m, i=None):
@@ -48,7 +52,9 @@ def independent_documents(out, m, tok_eos=None):
 def test_documents_match_encode_ordinary_across_shards(gpt2, corpus, tmp_path, fmt):
     inputs, docs = corpus
     out = str(tmp_path / "out")
-    m = tokenize_dataset(inputs, gpt2, out, format=fmt, eos="<|endoftext|>", shard_tokens=3000, progress=False)
+    m = tokenize_dataset(
+        inputs, gpt2, out, format=fmt, eos="<|endoftext|>", shard_tokens=3000, progress=False
+    )
     want = expected(gpt2, docs, eos=EOT)
     assert independent_documents(out, m, EOT) == want
     assert [list(map(int, d)) for d in iter_documents(out)] == want
@@ -68,7 +74,9 @@ def test_documents_match_encode_ordinary_across_shards(gpt2, corpus, tmp_path, f
 def test_bin_header_is_llmc(gpt2, corpus, tmp_path):
     inputs, docs = corpus
     out = str(tmp_path / "out")
-    m = tokenize_dataset(inputs[:1], gpt2, out, bos="<|endoftext|>", shard_tokens=1000, progress=False)
+    m = tokenize_dataset(
+        inputs[:1], gpt2, out, bos="<|endoftext|>", shard_tokens=1000, progress=False
+    )
     for p in shard_files(out, m):
         header, ids = reference.llmc(p)
         assert header[1] == 1 and not header[3:].any()
@@ -85,11 +93,15 @@ def test_bos_and_eos_per_document(gpt2, corpus, tmp_path):
     assert got == expected(gpt2, docs, bos=EOT, eos=EOT)
 
 
-@pytest.mark.parametrize("fmt,code", [("bin", None), ("megatron", 4), ("datatrove", None), ("npy", None)])
+@pytest.mark.parametrize(
+    "fmt,code", [("bin", None), ("megatron", 4), ("datatrove", None), ("npy", None)]
+)
 def test_uint32_for_large_vocabularies(cl100k, corpus, tmp_path, fmt, code):
     inputs, docs = corpus
     out = str(tmp_path / "out")
-    m = tokenize_dataset(inputs, cl100k, out, format=fmt, eos="<|endoftext|>", shard_tokens=4000, progress=False)
+    m = tokenize_dataset(
+        inputs, cl100k, out, format=fmt, eos="<|endoftext|>", shard_tokens=4000, progress=False
+    )
     assert m["dtype"] == "uint32"
     assert independent_documents(out, m, 100257) == expected(cl100k, docs, eos=100257)
     first = shard_files(out, m)[0]
@@ -116,7 +128,9 @@ def test_datatrove_files_equal_datatrove_writer(gpt2, corpus, tmp_path):
 
     inputs, docs = corpus
     out = str(tmp_path / "out")
-    m = tokenize_dataset(inputs, gpt2, out, format="datatrove", eos=EOT, shard_tokens=5000, progress=False)
+    m = tokenize_dataset(
+        inputs, gpt2, out, format="datatrove", eos=EOT, shard_tokens=5000, progress=False
+    )
     want = expected(gpt2, docs, eos=EOT)
     n = 0
     for e in m["inputs"]:
@@ -156,7 +170,16 @@ def test_shuffle_is_seeded_and_keeps_the_documents(gpt2, corpus, tmp_path):
     for fmt in ("bin", "npy"):
         for seed, name in ((3, "a"), (3, "b"), (4, "c")):
             out = str(tmp_path / f"{fmt}{name}")
-            m = tokenize_dataset(inputs, gpt2, out, format=fmt, eos=EOT, shard_tokens=4000, shuffle=seed, progress=False)
+            m = tokenize_dataset(
+                inputs,
+                gpt2,
+                out,
+                format=fmt,
+                eos=EOT,
+                shard_tokens=4000,
+                shuffle=seed,
+                progress=False,
+            )
             got = [tuple(map(int, d)) for d in iter_documents(out)]
             assert sorted(got) == want
             runs[fmt + name] = (got, [open(p, "rb").read() for p in shard_files(out, m)])
@@ -183,7 +206,9 @@ class Interrupt(Exception):
 @pytest.mark.parametrize("fmt", ["bin", "megatron", "npy"])
 @pytest.mark.parametrize("shuffle", [None, 5])
 @pytest.mark.parametrize("after", [1, 4])
-def test_interrupted_run_resumes_to_the_same_bytes(gpt2, corpus, tmp_path, monkeypatch, fmt, shuffle, after):
+def test_interrupted_run_resumes_to_the_same_bytes(
+    gpt2, corpus, tmp_path, monkeypatch, fmt, shuffle, after
+):
     inputs, _ = corpus
     kw = dict(format=fmt, eos=EOT, shard_tokens=2500, shuffle=shuffle, progress=False)
     full = str(tmp_path / "full")
@@ -223,7 +248,9 @@ def test_interrupted_run_resumes_to_the_same_bytes(gpt2, corpus, tmp_path, monke
     for a, b in zip(shard_files(out, m), shard_files(full, m_full)):
         assert open(a, "rb").read() == open(b, "rb").read()
     assert sorted(os.listdir(out)) == sorted(os.listdir(full))
-    if shuffle is None and after == 4:  # the documents of the finished shards were not encoded again
+    if (
+        shuffle is None and after == 4
+    ):  # the documents of the finished shards were not encoded again
         assert sum(encoded) < m["documents"]
 
 
@@ -259,14 +286,26 @@ def test_finished_run_is_not_redone(gpt2, corpus, tmp_path, monkeypatch):
 def test_manifest(gpt2, corpus, tmp_path):
     inputs, docs = corpus
     out = str(tmp_path / "out")
-    m = tokenize_dataset(inputs, gpt2, out, format="npy", eos="<|endoftext|>", shard_tokens=10**6, progress=False)
+    m = tokenize_dataset(
+        inputs, gpt2, out, format="npy", eos="<|endoftext|>", shard_tokens=10**6, progress=False
+    )
     assert read_manifest(out) == m
-    assert m["tokenizer"]["sha256"] == pipeline.tokenizer_identity(gpt2) and len(m["tokenizer"]["sha256"]) == 64
+    assert (
+        m["tokenizer"]["sha256"] == pipeline.tokenizer_identity(gpt2)
+        and len(m["tokenizer"]["sha256"]) == 64
+    )
     assert m["n_vocab"] == 50257 and m["eos"] == EOT and m["bos"] is None
     for p, e in zip(inputs, m["inputs"]):
         st = os.stat(p)
-        assert e["path"] == os.path.abspath(p) and e["size"] == st.st_size and e["mtime_ns"] == st.st_mtime_ns
-        assert e["done"] and e["shards"][0]["files"] == [e["output"] + "_000000.ids.npy", e["output"] + "_000000.offsets.npy"]
+        assert (
+            e["path"] == os.path.abspath(p)
+            and e["size"] == st.st_size
+            and e["mtime_ns"] == st.st_mtime_ns
+        )
+        assert e["done"] and e["shards"][0]["files"] == [
+            e["output"] + "_000000.ids.npy",
+            e["output"] + "_000000.offsets.npy",
+        ]
     assert [e["output"] for e in m["inputs"]] == ["00000-a", "00001-b"]
     assert [e["documents"] for e in m["inputs"]] == [len(docs) - 1, 1]
 
@@ -318,6 +357,11 @@ def test_progress_bar(gpt2, corpus, tmp_path, capsys):
     tokenize_dataset(inputs, gpt2, str(tmp_path / "out"), format="npy", progress=True)
     err = capsys.readouterr().err
     total = sum(os.path.getsize(p) for p in inputs)
-    assert "tokenize" in err and "100%" in err and f"{total / 1024:.0f}" in err.replace(".", "") or "kB" in err
+    assert (
+        "tokenize" in err
+        and "100%" in err
+        and f"{total / 1024:.0f}" in err.replace(".", "")
+        or "kB" in err
+    )
     tokenize_dataset(inputs, gpt2, str(tmp_path / "out2"), format="npy")  # not a TTY: no bar
     assert capsys.readouterr().err == ""

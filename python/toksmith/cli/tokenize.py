@@ -26,7 +26,9 @@ def register(sub) -> None:
         "npy: .ids.npy+.offsets.npy (default bin)",
     )
     p.add_argument("--text-field", default="text", metavar="F", help="JSON/parquet text field")
-    p.add_argument("--bos", default=None, metavar="TOKEN", help="special token before each document")
+    p.add_argument(
+        "--bos", default=None, metavar="TOKEN", help="special token before each document"
+    )
     p.add_argument("--eos", default=None, metavar="TOKEN", help="special token after each document")
     p.add_argument(
         "--shard-tokens", type=int, default=100_000_000, metavar="N", help="tokens per shard"

@@ -63,7 +63,9 @@ def read(path: str) -> Shard:
             f"{path}: the header says {n} tokens but the file holds "
             f"{(size - HEADER_BYTES) / dtype.itemsize:g}"
         )
-    ids = np.memmap(path, dtype=dtype, mode="r", offset=HEADER_BYTES, shape=(n,)) if n else (
-        np.zeros(0, dtype)
+    ids = (
+        np.memmap(path, dtype=dtype, mode="r", offset=HEADER_BYTES, shape=(n,))
+        if n
+        else (np.zeros(0, dtype))
     )
     return Shard(ids, None, "bin")

@@ -28,7 +28,7 @@ import os
 import shutil
 import sys
 from itertools import chain
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def _positive(value: Any, what: str, most: Optional[int] = None) -> int:
 # the document stream of one input
 
 
-def _pieces_after(source: Iterator[Tuple[str, bool]], skip_docs: int) -> Iterator[Tuple[str, bool]]:
+def _pieces_after(source: Iterable[Tuple[str, bool]], skip_docs: int) -> Iterator[Tuple[str, bool]]:
     """The pieces after the first ``skip_docs`` documents (read, not encoded)."""
     it = iter(source)
     while skip_docs:
@@ -641,7 +641,9 @@ def _plan(out: str, paths: List[str], config: Dict[str, Any]) -> List[Dict[str, 
         mine = {k: old.get(k) for k in config}
         if mine != config:
             diff = ", ".join(
-                f"{k}: {old.get(k)!r} there, {config[k]!r} now" for k in config if mine[k] != config[k]
+                f"{k}: {old.get(k)!r} there, {config[k]!r} now"
+                for k in config
+                if mine[k] != config[k]
             )
             raise ValueError(
                 f"{out} holds shards made with other settings ({diff}); pass another out_dir or "
@@ -679,8 +681,10 @@ def _plan(out: str, paths: List[str], config: Dict[str, Any]) -> List[Dict[str, 
 
 
 def _same_file(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
-    return a.get("path") == b["path"] and a.get("size") == b["size"] and (
-        a.get("mtime_ns") == b["mtime_ns"]
+    return (
+        a.get("path") == b["path"]
+        and a.get("size") == b["size"]
+        and (a.get("mtime_ns") == b["mtime_ns"])
     )
 
 
@@ -706,7 +710,7 @@ def _progress_bar(progress: Optional[bool], total: int, done: int) -> Any:
     if not progress:
         return None
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return None
     return tqdm(

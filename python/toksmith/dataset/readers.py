@@ -182,13 +182,11 @@ class DocumentSource:
                 f = corpus.open_binary("x" + comp, raw=buffered)  # type: ignore[arg-type]
             else:
                 f = buffered  # type: ignore[assignment]
-            f = io.BufferedReader(f, 1 << 20) if not hasattr(f, "peek") else f  # type: ignore[arg-type]
+            f = io.BufferedReader(f, 1 << 20) if not hasattr(f, "peek") else f  # type: ignore[arg-type,type-var]
             try:
                 sniff = f.peek(_SNIFF)[:_SNIFF]  # type: ignore[attr-defined]
             except Exception as e:
-                raise CorpusDecodeError(
-                    f"{self.path} is not a valid {comp} file: {e}"
-                ) from None
+                raise CorpusDecodeError(f"{self.path} is not a valid {comp} file: {e}") from None
             _refuse_binary(self.path, sniff, comp is not None)
             return f
         except BaseException:
@@ -262,7 +260,7 @@ class DocumentSource:
 
     def _parquet(self) -> Iterator[Tuple[str, bool]]:
         try:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # type: ignore[import-untyped]
         except ImportError:
             raise missing_extra("parquet", "pyarrow") from None
         try:
@@ -316,9 +314,7 @@ def _document_text(obj: Any, field: str, where: str) -> str:
         for n, m in enumerate(obj["messages"]):
             content = m.get("content") if isinstance(m, dict) else None
             if isinstance(content, list):  # parts: [{"type": "text", "text": ...}, ...]
-                content = "".join(
-                    p.get("text", "") if isinstance(p, dict) else "" for p in content
-                )
+                content = "".join(p.get("text", "") if isinstance(p, dict) else "" for p in content)
             if content is None:
                 content = ""
             if not isinstance(content, str):
