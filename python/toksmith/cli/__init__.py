@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES = [
     "eval",
     "wordbpe",
     "cppreason",
+    "tokenize",
 ]
 
 
