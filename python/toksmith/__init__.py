@@ -6,6 +6,14 @@
 'lowest'
 """
 
+# the subpackages above the core layers, last: they import the names above. `toksmith.formats`
+# (the old names of the file readers), `toksmith.calm` and `toksmith.presets` are attributes
+# of the package as soon as it is imported.
+from . import calm as calm  # noqa: E402
+from . import formats as formats  # noqa: E402
+from . import presets as presets  # noqa: E402
+from ._version import __version__
+from .dataset import tokenize_dataset
 from .errors import (
     ConversionError,
     CorpusDecodeError,
@@ -33,20 +41,12 @@ from .registry import (
 from .tokenizer import Tokenizer
 from .train import train, train_from_counts, train_from_iterator
 
-__version__ = "0.1.0"
-
-# the subpackages above the core layers, last: they import the names above. `toksmith.formats`
-# (the old names of the file readers), `toksmith.calm` and `toksmith.presets` are attributes
-# of the package as soon as it is imported.
-from . import calm as calm  # noqa: E402
-from . import formats as formats  # noqa: E402
-from . import presets as presets  # noqa: E402
-
 __all__ = [
     "Tokenizer",
     "train",
     "train_from_iterator",
     "train_from_counts",
+    "tokenize_dataset",
     "load",
     "load_any",
     "from_tiktoken",

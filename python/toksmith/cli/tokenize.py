@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..dataset import tokenize_dataset
 from ._common import add_tokenizer_arg, check_threads_arg, load_tokenizer
 
 
@@ -48,8 +49,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..dataset import tokenize_dataset
-
     check_threads_arg(args.threads)
     tok = load_tokenizer(args.tokenizer, args.pattern)
     m = tokenize_dataset(

@@ -12,12 +12,13 @@ import json
 import os
 from typing import Any, Dict, Iterator, Optional, Union
 
-import numpy as np
-
+from .._optional import lazy_module
 from . import datatrove, llmc, megatron, npy
 from ._base import Shard
 from .pipeline import DEFAULT_SHARD_TOKENS, FORMATS, MANIFEST, tokenize_dataset
 from .readers import DocumentSource, iter_documents_of
+
+np = lazy_module("numpy", extra="numpy")
 
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -8,7 +8,10 @@ import os
 import struct
 from typing import Any, List, NamedTuple, Optional, Tuple
 
-import numpy as np
+from .._optional import lazy_module
+
+np = lazy_module("numpy", extra="numpy")
+
 
 #: the suffix of a file being written; a rerun removes the ones a killed run left behind
 TEMP_SUFFIX = ".toksmith-tmp"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from typing import List
 
-import numpy as np
-
+from .._optional import lazy_module
 from ._base import Shard, ShardWriter, commit
+
+np = lazy_module("numpy", extra="numpy")
 
 
 class Writer(ShardWriter):

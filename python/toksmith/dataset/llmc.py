@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from typing import List
 
-import numpy as np
-
+from .._optional import lazy_module
 from ._base import Shard, ShardWriter, commit, read_exact
+
+np = lazy_module("numpy", extra="numpy")
 
 MAGIC = 20240520
 HEADER_INTS = 256

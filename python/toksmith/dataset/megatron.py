@@ -14,12 +14,13 @@ import os
 import struct
 from typing import List
 
-import numpy as np
-
+from .._optional import lazy_module
 from ._base import COPY_CHUNK, Shard, ShardWriter, commit, read_exact, temp_path
 
+np = lazy_module("numpy", extra="numpy")
+
 MAGIC = b"MMIDIDX\x00\x00"
-DTYPE_CODES = {np.dtype("uint16"): 8, np.dtype("int32"): 4}
+DTYPE_CODES = {"uint16": 8, "int32": 4}  # by numpy dtype name
 CODE_DTYPES = {1: "u1", 2: "i1", 3: "<i2", 4: "<i4", 5: "<i8", 6: "<f8", 7: "<f4", 8: "<u2"}
 HEADER = len(MAGIC) + 8 + 1 + 8 + 8
 
@@ -45,7 +46,7 @@ class Writer(ShardWriter):
         itemsize = self.dtype.itemsize
         with open(idx_tmp, "wb") as idx:
             idx.write(MAGIC)
-            idx.write(struct.pack("<QBQQ", 1, DTYPE_CODES[self.dtype], n, n + 1))
+            idx.write(struct.pack("<QBQQ", 1, DTYPE_CODES[np.dtype(self.dtype).name], n, n + 1))
             prev = 0
             for ends in self.iter_ends():  # lengths
                 lengths = np.diff(ends, prepend=prev)

@@ -30,11 +30,17 @@ import sys
 from itertools import chain
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-import numpy as np
-
+from .. import registry
+from .._args import thread_count
+from .._optional import lazy_module
+from .._version import __version__
+from ..corpus import expand_paths
+from ..errors import missing_extra
 from . import datatrove, llmc, megatron, npy
 from ._base import TEMP_SUFFIX
 from .readers import DocumentSource, output_stem
+
+np = lazy_module("numpy", extra="numpy")
 
 FORMATS: Dict[str, Any] = {"bin": llmc, "megatron": megatron, "datatrove": datatrove, "npy": npy}
 
@@ -52,7 +58,7 @@ WINDOW_MAX_DOCS = 1 << 24
 #: tokens gathered per chunk when a shuffled window is written out
 EMIT_TOKENS = 1 << 22
 
-Batch = Tuple[np.ndarray, np.ndarray]  # tokens, ends of the documents that finish in them
+Batch = Tuple["np.ndarray", "np.ndarray"]  # tokens, ends of the documents that finish in them
 
 
 def tokenizer_identity(tok: Any) -> str:
@@ -515,9 +521,6 @@ def tokenize_dataset(
     ``out_dir`` must then be a folder every worker sees). ``progress``: a progress bar (None: when
     stderr is a terminal). One output set per input (``NNNNN-NAME_SSSSSS.*``) and ``manifest.json``;
     an interrupted run resumes where it stopped, a finished input is not redone."""
-    from ..corpus import expand_paths
-    from ..tokenizer import _thread_count
-
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if engine not in ("local", "ray"):
@@ -536,7 +539,7 @@ def tokenize_dataset(
         if shuffle < 0:
             raise ValueError(f"shuffle must be a seed >= 0, not {shuffle}")
     if threads is not None:
-        threads = _thread_count(threads, "threads")
+        threads = thread_count(threads, "threads")
     tok = _load_tokenizer(tokenizer)
     bos_id = _resolve_token(tok, bos, "bos")
     eos_id = _resolve_token(tok, eos, "eos")
@@ -589,8 +592,6 @@ def _run_ray(entries, todo, run_config, tok, out, bar, config) -> None:
     try:
         import ray
     except ImportError:
-        from ..errors import missing_extra
-
         raise missing_extra("ray", "ray") from None
     if not ray.is_initialized():
         ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False)
@@ -614,12 +615,10 @@ def _run_ray(entries, todo, run_config, tok, out, bar, config) -> None:
 
 def _load_tokenizer(tokenizer: Any) -> Any:
     if isinstance(tokenizer, (str, os.PathLike)):
-        from .. import formats
-
         path = os.fspath(tokenizer)
         if not os.path.exists(path) and os.path.basename(path) == path and "." not in path:
-            return formats.get_encoding(path)  # an OpenAI encoding's name
-        return formats.load_any(path)
+            return registry.get_encoding(path)  # an OpenAI encoding's name
+        return registry.load_any(path)
     if not callable(getattr(tokenizer, "encode_ordinary_batch", None)) or not hasattr(
         tokenizer, "special_tokens"
     ):
@@ -689,8 +688,6 @@ def _same_file(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
 
 
 def _write_manifest(out: str, config: Dict[str, Any], entries: List[Dict[str, Any]]) -> Dict:
-    from .. import __version__
-
     manifest = dict(
         manifest_version=MANIFEST_VERSION,
         toksmith_version=__version__,

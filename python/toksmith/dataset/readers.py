@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, Iterator, List, Optional, Tuple
 
 from .. import corpus
 from ..errors import CorpusDecodeError, missing_extra
+from ..streaming import iter_text_parts
 
 #: (magic bytes, what it is) of binary files that are never text
 _BINARY_MAGIC: Tuple[Tuple[bytes, str], ...] = (
@@ -216,8 +217,6 @@ class DocumentSource:
         self.bytes_read = os.path.getsize(self.path)
 
     def _text(self, f: BinaryIO) -> Iterator[Tuple[str, bool]]:
-        from ..streaming import iter_text_parts
-
         prev: Optional[str] = None
         if self.tokenizer is not None:
             groups = iter_text_parts(
