@@ -282,8 +282,6 @@ pub(crate) fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()>
         v.reserve(n);
         let compact = compact_int_layout(obj.py());
         for i in 0..n {
-            // SAFETY: see below; the compact-int read only happens for exact ints on a CPython
-            // whose PyLongObject layout was recognised at start-up.
             if let Some(layout) = compact {
                 // The int objects are read in id order (at random): ask for the header of the
                 // one IDS_AHEAD places on so that the cache misses overlap.
@@ -296,9 +294,13 @@ pub(crate) fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()>
                     toksmith_core::mem::prefetch(ahead.wrapping_add(24));
                 }
                 // SAFETY: i < len, and the list is not changed meanwhile (no Python code runs
-                // in this loop); the item is a live object.
-                let item = unsafe { ffi::PyList_GET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t) };
-                if let Some(x) = unsafe { read_compact_int(item, layout) } {
+                // in this loop), so the item is a live object; `layout` is the running
+                // CPython's (recognised at start-up), and only exact ints are read through it.
+                let read = unsafe {
+                    let item = ffi::PyList_GET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t);
+                    read_compact_int(item, layout)
+                };
+                if let Some(x) = read {
                     v.push(x);
                     continue;
                 }
@@ -725,7 +727,8 @@ pub(crate) struct IdLists<'py, 't> {
 }
 
 /// Lists with room for the ids of a range of documents (made by [`IdLists::make_room`]), to be
-/// filled by any one thread.
+/// filled by any one thread: only this value writes them, and `fill` consumes it. It borrows
+/// the `IdLists`, so the lists can be neither freed nor published while it exists.
 pub(crate) struct RoomLists<'l> {
     table: &'l IntTable,
     batch: u64,
@@ -733,11 +736,6 @@ pub(crate) struct RoomLists<'l> {
     lists: Vec<(usize, usize)>,
     unfilled: &'l AtomicUsize,
 }
-
-// SAFETY: the lists a `RoomLists` points to are not visible to Python (size 0) and are written
-// only through this value, which `fill` consumes; they stay alive as long as the `IdLists` they
-// borrow from ('l).
-unsafe impl Send for RoomLists<'_> {}
 
 impl<'py, 't> IdLists<'py, 't> {
     /// Room for the lists of `n` documents, built from the ints of `table`.
