@@ -817,40 +817,43 @@ impl<'py, 't> IdLists<'py, 't> {
             let made = self.made.borrow();
             made.0.iter().all(|&l| l != 0)
         };
-        let counted: u64 = counts
-            .iter()
-            .flat_map(|c| c.iter())
-            .map(|&c| c as u64)
-            .sum();
-        if !complete || self.unfilled.load(Ordering::Acquire) != 0 || counted != self.room.get() {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+        let not_written = || {
+            pyo3::exceptions::PyRuntimeError::new_err(
                 "internal error: a batch's lists were not all written",
-            ));
+            )
+        };
+        if !complete || self.unfilled.load(Ordering::Acquire) != 0 {
+            return Err(not_written());
         }
-        let (lists, lens) = std::mem::take(&mut *self.made.borrow_mut());
-        // SAFETY: the GIL is held (`self.py`). Each int is referred to by exactly the number of
-        // slots counted for its id (every list with room was filled, and the counts add up to
-        // the ids written); every list was fully written, so setting its size publishes owned
-        // references. The outer list takes over the lists' references.
+        // SAFETY: the GIL is held (`self.py`). The references taken are those the counts say the
+        // lists' slots hold; only when they add up to the ids written (every list with room was
+        // filled, and only `RoomLists::fill` counts) are the lists published, each fully
+        // written, so setting its size publishes owned references. Otherwise the lists are
+        // freed at size 0 (the references taken are leaked, never too few). The outer list takes
+        // over the lists' references.
         unsafe {
-            let outer = ffi::PyList_New(lists.len() as ffi::Py_ssize_t);
-            if outer.is_null() {
-                // (put back, to be freed by `drop`)
-                *self.made.borrow_mut() = (lists, lens);
-                return Err(PyErr::fetch(self.py));
-            }
+            let outer = Bound::<PyAny>::from_owned_ptr_or_err(
+                self.py,
+                ffi::PyList_New(self.made.borrow().0.len() as ffi::Py_ssize_t),
+            )?;
+            let mut counted = 0u64;
             if !counts.is_empty() {
                 for (id, obj) in self.table.ints.iter().enumerate() {
                     let c: u64 = counts.iter().map(|v| v[id] as u64).sum();
                     incref_by(obj.as_ptr(), c as usize);
+                    counted += c;
                 }
             }
+            if counted != self.room.get() {
+                return Err(not_written());
+            }
+            let (lists, lens) = std::mem::take(&mut *self.made.borrow_mut());
             for (k, l) in lists.into_iter().enumerate() {
                 let l = l as *mut ffi::PyObject;
                 set_list_len(l, lens[k]);
-                ffi::PyList_SET_ITEM(outer, k as ffi::Py_ssize_t, l);
+                ffi::PyList_SET_ITEM(outer.as_ptr(), k as ffi::Py_ssize_t, l);
             }
-            Ok(Bound::from_owned_ptr(self.py, outer).cast_into_unchecked())
+            Ok(outer.cast_into_unchecked())
         }
     }
 }
