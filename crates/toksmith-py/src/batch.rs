@@ -17,7 +17,11 @@
 //! thread does everything in turn: encode a range, allocate its lists, fill them.
 //!
 //! Small batches (where a scan over the vocabulary would cost more than it saves) build each
-//! list directly with [`crate::ids_to_list`], on the calling thread.
+//! list directly with [`IntTable::ids_to_list`], on the calling thread.
+//!
+//! The lists themselves (allocation, writes, reference counts) are cpython.rs's [`IdLists`];
+//! this module decides who does what when. It also holds `encode_batch_bytes`, which writes the
+//! ids of a batch straight to bytes.
 //!
 //! Performance notes (gpt2, 10 MB of 1-10 KB documents, first pass, 2 cores):
 //! - Before this design, a batch ran in rounds of 1 MB: the pool encoded a round, the calling
@@ -28,12 +32,14 @@
 //! - Page faults are not what stopped it scaling: first touches of fresh memory from two threads
 //!   proceed in parallel here (40 MB: 21-22 ms on one thread, 11-12 ms on two).
 
-use crate::{
-    balanced_ranges, count_ids, ids_to_list, incref_by, keep_ids_buffers, list_items,
-    list_with_room, rayon_threads, set_list_len, take_ids_buffer, text, to_py,
-};
+use crate::buffers::{keep_ids_buffers, take_ids_buffer};
+use crate::cpython::{IdCounts, IdLists, IntTable, RoomLists};
+use crate::errors::to_py;
+use crate::pools::{in_pool, pool_in, rayon_threads, PoolMap};
+use crate::text;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
+use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -79,19 +85,19 @@ struct Encoded {
     ends: Vec<usize>,
 }
 
-/// An encoded range whose lists are allocated (addresses of lists of size 0, one per document).
-struct Fill {
+/// An encoded range whose lists are allocated (lists of size 0, one per document).
+struct Fill<'l> {
     enc: Encoded,
-    lists: Vec<usize>,
+    lists: RoomLists<'l>,
 }
 
 /// What the threads hand each other, under one lock.
 #[derive(Default)]
-struct State {
+struct State<'l> {
     /// ranges encoded by pool threads, waiting for their lists
     encoded: Vec<Encoded>,
     /// ranges waiting to be filled
-    fills: Vec<Fill>,
+    fills: Vec<Fill<'l>>,
     /// the first failing document found so far (lowest index) and why
     failed: Option<(usize, BatchError)>,
     /// a pool thread panicked (its range is lost): everyone stops, and the scope re-raises it
@@ -103,7 +109,7 @@ struct State {
     /// pool threads that have left it
     stopped: usize,
     /// id counts of the pool threads that have stopped
-    counts: Vec<Vec<u32>>,
+    counts: Vec<IdCounts>,
 }
 
 /// One `encode_batch` call: everything the threads share.
@@ -112,7 +118,6 @@ struct Job<'a> {
     allowed: &'a Allowed,
     views: &'a [text::StrView<'a>],
     sizes: &'a [usize],
-    int_addrs: &'a [usize],
     ranges: Vec<Range<usize>>,
     /// the next range to encode
     next: AtomicUsize,
@@ -120,13 +125,12 @@ struct Job<'a> {
     counted: bool,
     /// pool threads taking part
     helpers: usize,
-    n_vocab: usize,
-    state: Mutex<State>,
+    state: Mutex<State<'a>>,
     changed: Condvar,
 }
 
-impl Job<'_> {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<'a> Job<'a> {
+    fn lock(&self) -> MutexGuard<'_, State<'a>> {
         // a panicking thread cannot leave the state half-changed: every change is one push,
         // take or increment
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -155,7 +159,7 @@ impl Job<'_> {
 
     /// Record the result of encoding a range: queued for its lists, or the failure kept if it
     /// is the earliest so far.
-    fn record(s: &mut State, r: Result<Encoded, (usize, BatchError)>) {
+    fn record(s: &mut State<'a>, r: Result<Encoded, (usize, BatchError)>) {
         match r {
             Ok(e) => s.encoded.push(e),
             Err((k, e)) => {
@@ -167,27 +171,14 @@ impl Job<'_> {
     }
 
     /// Write the ints of a range's ids into its lists and count them.
-    fn fill(&self, f: Fill, counts: &mut [u32]) {
-        let mut at = 0;
-        for (&list, &end) in f.lists.iter().zip(&f.enc.ends) {
-            // SAFETY: `list` was made by `list_with_room` with room for exactly these ids and
-            // is not visible to Python (size 0) until `finish`; each slot gets the address of
-            // a live int, whose reference is taken in `finish` from the counts.
-            unsafe {
-                let items = list_items(list as *mut pyo3::ffi::PyObject) as *mut usize;
-                for (i, &id) in f.enc.ids[at..end].iter().enumerate() {
-                    *items.add(i) = self.int_addrs[id as usize];
-                }
-            }
-            count_ids(counts, &f.enc.ids[at..end]);
-            at = end;
-        }
+    fn fill(&self, f: Fill<'a>, counts: &mut IdCounts) {
+        f.lists.fill(&f.enc.ids, &f.enc.ends, counts);
         keep_ids_buffers([f.enc.ids]);
     }
 
     /// A pool thread: fill, else encode, until neither is left.
     fn work(&self) {
-        struct Leave<'j, 'a>(&'j Job<'a>, Vec<u32>);
+        struct Leave<'j, 'a>(&'j Job<'a>, IdCounts);
         impl Drop for Leave<'_, '_> {
             // also on a panic, so the calling thread never waits for a thread that is gone
             fn drop(&mut self) {
@@ -200,12 +191,7 @@ impl Job<'_> {
             }
         }
         self.lock().running += 1;
-        let counts = if self.counted {
-            vec![0u32; self.n_vocab]
-        } else {
-            Vec::new()
-        };
-        let mut me = Leave(self, counts);
+        let mut me = Leave(self, IdCounts::default());
         loop {
             let mut s = self.lock();
             if let Some(f) = s.fills.pop() {
@@ -225,85 +211,20 @@ impl Job<'_> {
     }
 }
 
-/// The result lists, one slot per document; owned references, freed on an error.
-struct Lists<'py> {
-    py: Python<'py>,
-    /// list addresses (0: not made yet)
-    lists: Vec<usize>,
-    /// the number of ids of each list (its size once published)
-    lens: Vec<usize>,
-}
-
-impl<'py> Lists<'py> {
-    /// Make the lists of an encoded range: complete lists when not counting, else lists with
-    /// room (returned as a fill task).
-    fn make(&mut self, job: &Job, e: Encoded) -> PyResult<Option<Fill>> {
-        let mut at = 0;
-        let mut made = Vec::with_capacity(if job.counted { e.range.len() } else { 0 });
-        for (k, &end) in e.range.clone().zip(&e.ends) {
-            let n = end - at;
-            let l = if job.counted {
-                // SAFETY: the GIL is held (`self.py`); the list stays at size 0 until `finish`
-                let l = unsafe { list_with_room(n) };
-                if l.is_null() {
-                    return Err(PyErr::fetch(self.py));
-                }
-                made.push(l as usize);
-                l as usize
-            } else {
-                ids_to_list(self.py, job.int_addrs, &e.ids[at..end])?.into_ptr() as usize
-            };
-            self.lists[k] = l;
-            self.lens[k] = n;
-            at = end;
-        }
-        if job.counted {
-            Ok(Some(Fill {
-                enc: e,
-                lists: made,
-            }))
-        } else {
-            keep_ids_buffers([e.ids]);
-            Ok(None)
-        }
+/// Make the lists of an encoded range: complete lists when not counting, else lists with room
+/// (returned as a fill task).
+fn make_lists<'a>(job: &Job<'a>, lists: &'a IdLists, e: Encoded) -> PyResult<Option<Fill<'a>>> {
+    if job.counted {
+        let lists = lists.make_room(e.range.start, &e.ends)?;
+        return Ok(Some(Fill { enc: e, lists }));
     }
-
-    /// Raise the refcounts by the counts and publish the lists in one list.
-    fn finish(mut self, ints: &[Py<PyAny>], counts: &[Vec<u32>]) -> PyResult<Bound<'py, PyList>> {
-        use pyo3::ffi;
-        // SAFETY: each int is referred to by exactly the number of slots counted for its id;
-        // every list was fully written, so setting its size publishes owned references.
-        unsafe {
-            let outer = ffi::PyList_New(self.lists.len() as ffi::Py_ssize_t);
-            if outer.is_null() {
-                return Err(PyErr::fetch(self.py));
-            }
-            if !counts.is_empty() {
-                for (id, obj) in ints.iter().enumerate() {
-                    let c: u64 = counts.iter().map(|v| v[id] as u64).sum();
-                    incref_by(obj.as_ptr(), c as usize);
-                }
-            }
-            let lists = std::mem::take(&mut self.lists);
-            for (k, l) in lists.into_iter().enumerate() {
-                let l = l as *mut ffi::PyObject;
-                set_list_len(l, self.lens[k]);
-                ffi::PyList_SET_ITEM(outer, k as ffi::Py_ssize_t, l);
-            }
-            Ok(Bound::from_owned_ptr(self.py, outer).cast_into_unchecked())
-        }
+    let mut at = 0;
+    for (k, &end) in e.range.clone().zip(&e.ends) {
+        lists.make_complete(k, &e.ids[at..end])?;
+        at = end;
     }
-}
-
-impl Drop for Lists<'_> {
-    /// On an error: complete lists are freed as usual; lists with room still have size 0, so
-    /// freeing them frees their buffers and nothing else.
-    fn drop(&mut self) {
-        for &l in self.lists.iter().filter(|&&l| l != 0) {
-            // SAFETY: `self.py` proves the GIL is held; each entry is an owned reference.
-            unsafe { pyo3::ffi::Py_DECREF(l as *mut pyo3::ffi::PyObject) };
-        }
-    }
+    keep_ids_buffers([e.ids]);
+    Ok(None)
 }
 
 /// The pool of `n` threads that helps calling threads with batches. Batches have pools of
@@ -312,8 +233,8 @@ impl Drop for Lists<'_> {
 /// the batch up after all its work was done; another batch's helpers stop as soon as their
 /// batch's ranges are all taken.
 fn helper_pool(n: usize) -> PyResult<std::sync::Arc<rayon::ThreadPool>> {
-    static POOLS: crate::PoolMap = std::sync::OnceLock::new();
-    crate::pool_in(&POOLS, n, || {
+    static POOLS: PoolMap = std::sync::OnceLock::new();
+    pool_in(&POOLS, n, || {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .thread_name(|i| format!("toksmith-batch-{i}"))
@@ -325,8 +246,7 @@ fn helper_pool(n: usize) -> PyResult<std::sync::Arc<rayon::ThreadPool>> {
 pub(crate) fn encode_batch<'py>(
     py: Python<'py>,
     enc: &Encoder,
-    ints: &[Py<PyAny>],
-    int_addrs: &[usize],
+    ints: &IntTable,
     texts: &[Bound<'py, PyString>],
     allowed: &Allowed,
     threads: usize,
@@ -342,32 +262,22 @@ pub(crate) fn encode_batch<'py>(
     let parts = total.div_ceil(RANGE_BYTES).max(4 * n_threads);
     let ranges = balanced_ranges(&sizes, parts);
     let helpers = if ranges.len() < 2 { 0 } else { n_threads - 1 };
+    let lists = IdLists::new(py, ints, texts.len());
     let job = Job {
         enc,
         allowed,
         views: &views,
         sizes: &sizes,
-        int_addrs,
         ranges,
         next: AtomicUsize::new(0),
         counted,
         helpers,
-        n_vocab: ints.len(),
         state: Mutex::new(State::default()),
         changed: Condvar::new(),
     };
-    let mut lists = Lists {
-        py,
-        lists: vec![0; texts.len()],
-        lens: vec![0; texts.len()],
-    };
-    let mut counts = if counted {
-        vec![0u32; ints.len()]
-    } else {
-        Vec::new()
-    };
-    let run = |lists: &mut Lists<'py>, counts: &mut Vec<u32>| -> PyResult<()> {
-        let out = caller_loop(py, &job, lists, counts);
+    let mut counts = IdCounts::default();
+    let run = |counts: &mut IdCounts| -> PyResult<()> {
+        let out = caller_loop(py, &job, &lists, counts);
         if out.is_err() {
             // stop the pool threads from taking more ranges
             job.next.store(job.ranges.len(), Ordering::Relaxed);
@@ -375,33 +285,42 @@ pub(crate) fn encode_batch<'py>(
         out
     };
     let out = if helpers == 0 {
-        run(&mut lists, &mut counts)
+        run(&mut counts)
     } else {
         let job = &job;
         helper_pool(helpers)?.in_place_scope(|s| {
             for _ in 0..helpers {
                 s.spawn(move |_| job.work());
             }
-            run(&mut lists, &mut counts)
+            run(&mut counts)
         })
     };
     let state = job.state.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some((k, e)) = state.failed {
+    let State {
+        failed,
+        counts: mut all,
+        fills,
+        ..
+    } = state;
+    // (fill tasks left by an error borrow the lists, which are freed below)
+    drop(fills);
+    if let Some((k, e)) = failed {
         return Err(e.into_py(&texts[k]));
     }
     out?;
-    let mut all = state.counts;
-    all.retain(|c| !c.is_empty());
-    if counted {
-        all.push(counts);
-    }
-    lists.finish(ints, &all)
+    all.push(counts);
+    lists.finish(&all)
 }
 
 /// The calling thread's part: allocate lists, else fill, else encode, until every range is
 /// filled or a document failed, then wait for the pool threads to stop. The GIL is released
 /// while encoding, filling and waiting.
-fn caller_loop(py: Python<'_>, job: &Job, lists: &mut Lists, counts: &mut [u32]) -> PyResult<()> {
+fn caller_loop<'a>(
+    py: Python<'_>,
+    job: &Job<'a>,
+    lists: &'a IdLists,
+    counts: &mut IdCounts,
+) -> PyResult<()> {
     let n = job.ranges.len();
     let mut mine: Option<Result<Encoded, (usize, BatchError)>> = None;
     loop {
@@ -430,7 +349,7 @@ fn caller_loop(py: Python<'_>, job: &Job, lists: &mut Lists, counts: &mut [u32])
             let mut made = 0;
             let mut new_fills = Vec::new();
             for e in encoded {
-                match lists.make(job, e)? {
+                match make_lists(job, lists, e)? {
                     Some(f) => new_fills.push(f),
                     None => made += 1,
                 }
@@ -468,4 +387,109 @@ fn caller_loop(py: Python<'_>, job: &Job, lists: &mut Lists, counts: &mut [u32])
         }
     });
     Ok(())
+}
+
+/// Split `0..sizes.len()` into at most `parts` contiguous ranges of about equal total size.
+fn balanced_ranges(sizes: &[usize], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let total: usize = sizes.iter().sum();
+    let parts = parts.clamp(1, sizes.len().max(1));
+    let mut bounds = vec![0usize];
+    let mut acc = 0usize;
+    for (k, &n) in sizes.iter().enumerate() {
+        acc += n;
+        if acc * parts >= total * bounds.len() && bounds.len() < parts {
+            bounds.push(k + 1);
+        }
+    }
+    bounds.push(sizes.len());
+    bounds.dedup();
+    bounds.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// `Bpe.encode_batch_bytes`: encode `texts` on `threads` threads and write their ids straight
+/// to bytes (see its doc string); returns the bytes and the number of ids.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode_batch_bytes<'py>(
+    py: Python<'py>,
+    enc: &Encoder,
+    texts: &[Bound<'py, PyString>],
+    allowed: &Allowed,
+    threads: usize,
+    width: usize,
+    sep: &[u8],
+    lines: bool,
+    open: &[u8],
+    close: &[u8],
+) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+    use toksmith_core::ids_format::{ids_to_le, ids_to_text};
+    if !matches!(width, 0 | 2 | 4) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "width must be 0 (text), 2 or 4, not {width}"
+        )));
+    }
+    let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
+    let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
+    let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads)?);
+    // The output of a range of texts, and its number of ids; a failure names the text.
+    let range = |r: std::ops::Range<usize>| -> Result<(Vec<u8>, usize), (usize, BatchError)> {
+        let bytes: usize = sizes[r.clone()].iter().sum();
+        // decimal text: at most 11 bytes per id, about 4 bytes of text per id
+        let mut out = Vec::with_capacity(if width == 0 { bytes + bytes / 2 } else { bytes });
+        let (mut ids, mut utf8, mut n) = (take_ids_buffer(bytes), String::new(), 0);
+        for k in r {
+            ids.clear();
+            encode_text(enc, &views[k], allowed, &mut utf8, &mut ids).map_err(|e| (k, e))?;
+            if width != 0 {
+                ids_to_le(&ids, width, &mut out).map_err(|e| (k, BatchError::Core(e)))?;
+            } else if lines {
+                out.extend_from_slice(open);
+                ids_to_text(&ids, sep, &mut out);
+                out.extend_from_slice(close);
+                out.push(b'\n');
+            } else if !ids.is_empty() {
+                if n > 0 {
+                    out.extend_from_slice(sep);
+                }
+                ids_to_text(&ids, sep, &mut out);
+            }
+            n += ids.len();
+        }
+        keep_ids_buffers([ids]);
+        Ok((out, n))
+    };
+    let outs = in_pool(py, threads, || {
+        balanced_ranges(&sizes, parts)
+            .into_par_iter()
+            .map(range)
+            .collect::<Vec<_>>()
+    })?;
+    // The parts are copied once, into the bytes object; `sep` goes between two non-empty
+    // runs of text.
+    let mut done = Vec::with_capacity(outs.len());
+    for part in outs {
+        match part {
+            Ok(part) => done.push(part),
+            // the ranges are in order, so this is the first text that failed
+            Err((k, e)) => return Err(e.into_py(&texts[k])),
+        }
+    }
+    let mut chunks: Vec<&[u8]> = Vec::with_capacity(2 * done.len());
+    let mut n = 0;
+    for (bytes, count) in &done {
+        if width == 0 && !lines && *count > 0 && n > 0 {
+            chunks.push(sep);
+        }
+        chunks.push(bytes);
+        n += count;
+    }
+    let total = chunks.iter().map(|c| c.len()).sum();
+    let out = PyBytes::new_with(py, total, |buf| {
+        let mut at = 0;
+        for c in &chunks {
+            buf[at..at + c.len()].copy_from_slice(c);
+            at += c.len();
+        }
+        Ok(())
+    })?;
+    Ok((out, n))
 }

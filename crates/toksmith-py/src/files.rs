@@ -6,8 +6,9 @@
 //! 0..2^32, a merge that is neither a `str` nor a pair of them...). The Python readers then run
 //! their reference loops, which raise the error with its message (or handle the odd case).
 
-use crate::detached_in_pool;
-use crate::text::{self, StrView};
+use crate::json_tables::JsonTables;
+use crate::pools::detached_in_pool;
+use crate::text::{self, StrView, Wide};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use toksmith_core::bytelevel;
@@ -25,21 +26,9 @@ fn plain_id(v: &Bound<'_, PyAny>) -> Option<u32> {
 fn each_unit(s: &Bound<'_, PyString>, mut f: impl FnMut(u32) -> bool) -> PyResult<bool> {
     Ok(match text::view(s)? {
         StrView::Utf8(t) => t.chars().all(|c| f(c as u32)),
-        // SAFETY: CPython guarantees `len` characters of `kind` bytes at `data`, aligned, alive
-        // as long as `s`
-        StrView::Wide { kind, data, len } => unsafe {
-            match kind {
-                1 => std::slice::from_raw_parts(data, len)
-                    .iter()
-                    .all(|&u| f(u as u32)),
-                2 => std::slice::from_raw_parts(data as *const u16, len)
-                    .iter()
-                    .all(|&u| f(u as u32)),
-                _ => std::slice::from_raw_parts(data as *const u32, len)
-                    .iter()
-                    .all(|&u| f(u)),
-            }
-        },
+        StrView::Wide(Wide::Ucs1(units)) => units.iter().all(|&u| f(u as u32)),
+        StrView::Wide(Wide::Ucs2(units)) => units.iter().all(|&u| f(u as u32)),
+        StrView::Wide(Wide::Ucs4(units)) => units.iter().all(|&u| f(u)),
     })
 }
 
@@ -184,7 +173,7 @@ fn vocab_entries<'py>(
 }
 
 /// The ranks of decoded vocab entries that are tokens, as a dict.
-fn token_ranks<'py>(
+pub(crate) fn token_ranks<'py>(
     py: Python<'py>,
     tokens: &Flat,
     entries: impl Iterator<Item = (Entry, u32)>,
@@ -233,7 +222,7 @@ pub fn toksmith_tables<'py>(
 
 /// Added tokens `{text: id}` by id (the last one given an id, like the reference's dict); None
 /// unless every key is a `str` and every value a plain id.
-fn added_by_id<'py>(
+pub(crate) fn added_by_id<'py>(
     added: &Bound<'py, PyDict>,
 ) -> Option<rustc_hash::FxHashMap<u32, Bound<'py, PyString>>> {
     let mut out = rustc_hash::FxHashMap::default();
@@ -279,12 +268,6 @@ pub fn ranks_from_vocab_and_merges<'py>(
     Ok(Some((ranks, left)))
 }
 
-/// A JSON tokenizer file whose big tables were decoded natively (`toksmith_core::bpe_json`).
-#[pyclass(module = "toksmith._core", frozen)]
-pub struct JsonTables {
-    pub(crate) inner: toksmith_core::bpe_json::BpeJson,
-}
-
 /// Split a JSON tokenizer file's raw bytes (`layout`: "huggingface" for a `tokenizer.json`,
 /// "toksmith" for toksmith's own file): `(the document without its vocab and merges, as JSON
 /// text, the decoded tables)`, or None to let the caller parse the whole file.
@@ -324,75 +307,6 @@ pub fn split_gpt2_files(
     let raw = vocab_json.as_bytes();
     py.detach(|| toksmith_core::bpe_json::split_gpt2(raw, merges_text))
         .map(|inner| JsonTables { inner })
-}
-
-#[pymethods]
-impl JsonTables {
-    /// Whether the file has a merge list (a tokenizer.json's `model.merges`, a toksmith
-    /// file's non-null `merges`).
-    #[getter]
-    fn has_merges(&self) -> bool {
-        self.inner.has_merges
-    }
-
-    /// [`toksmith_tables`] on the decoded tables of a toksmith file.
-    #[allow(clippy::type_complexity)]
-    fn toksmith_tables<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
-        let t = &self.inner;
-        let checked = detached_in_pool(py, || {
-            let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
-            let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
-            let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
-            Some((entries, ids))
-        })?;
-        let Some((entries, merge_ids)) = checked else {
-            return Ok(None);
-        };
-        let ranks = token_ranks(py, &t.tokens, entries.iter().copied())?;
-        Ok(Some((ranks, merge_ids)))
-    }
-
-    /// `formats/_common.py::ranks_from_vocab_and_merges` on the decoded tables: `(ranks,
-    /// leftovers)`, or None where the reference must run (on the document parsed by Python).
-    #[allow(clippy::type_complexity)]
-    fn ranks_from_vocab_and_merges<'py>(
-        &self,
-        py: Python<'py>,
-        added: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyDict>)>> {
-        let Ok(added) = added.cast::<PyDict>() else {
-            return Ok(None);
-        };
-        let Some(added) = added_by_id(added) else {
-            return Ok(None);
-        };
-        // their texts as Rust strings, to be read with the GIL released
-        let texts = added
-            .iter()
-            .map(|(i, t)| Ok((*i, t.to_str()?.to_owned())))
-            .collect::<PyResult<rustc_hash::FxHashMap<u32, String>>>()?;
-        let t = &self.inner;
-        let done = detached_in_pool(py, || {
-            let entries = t.vocab_entries(&texts)?;
-            let kept =
-                vocab_files::ranks_from_vocab_and_merges(&t.tokens, &entries, &t.parts, &t.merges)?;
-            Some((entries, kept))
-        })?;
-        let Some((entries, (kept, leftovers))) = done else {
-            return Ok(None);
-        };
-        let ranks = token_ranks(py, &t.tokens, kept.iter().map(|&k| entries[k]))?;
-        let left = PyDict::new(py);
-        for k in leftovers {
-            // the keys were read from the file as `str`
-            let key = std::str::from_utf8(t.keys.get(k)).expect("keys are UTF-8");
-            left.set_item(key, entries[k].1)?;
-        }
-        Ok(Some((ranks, left)))
-    }
 }
 
 /// A rank dict `{bytes: int}` as `(bytes, id)` pairs, if every key is `bytes` and every value

@@ -2,6 +2,7 @@
 //! `Read`, so the trainer's block reader can count a decompressed stream without the whole text
 //! ever being a Python `str`.
 
+use crate::cpython;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 use std::io::{Error, Read};
@@ -45,9 +46,7 @@ impl Read for PyReader {
                     buf.len()
                 )));
             }
-            // SAFETY: the GIL is held and no Python code runs while the bytearray is borrowed.
-            buf[..n].copy_from_slice(unsafe { &chunk.as_bytes()[..n] });
-            Ok(n)
+            Ok(cpython::copy_from_bytearray(&chunk, &mut buf[..n]))
         });
         res.map_err(|e| {
             let msg = e.to_string();

@@ -1,0 +1,82 @@
+//! `JsonTables`: the big tables of a JSON tokenizer file, decoded natively (see files.rs).
+
+use crate::files::{added_by_id, token_ranks};
+use crate::pools::detached_in_pool;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use toksmith_core::vocab_files;
+
+/// A JSON tokenizer file whose big tables were decoded natively (`toksmith_core::bpe_json`).
+#[pyclass(module = "toksmith._core", frozen)]
+pub struct JsonTables {
+    pub(crate) inner: toksmith_core::bpe_json::BpeJson,
+}
+
+#[pymethods]
+impl JsonTables {
+    /// Whether the file has a merge list (a tokenizer.json's `model.merges`, a toksmith
+    /// file's non-null `merges`).
+    #[getter]
+    fn has_merges(&self) -> bool {
+        self.inner.has_merges
+    }
+
+    /// [`toksmith_tables`] on the decoded tables of a toksmith file.
+    #[allow(clippy::type_complexity)]
+    fn toksmith_tables<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
+        let t = &self.inner;
+        let checked = detached_in_pool(py, || {
+            let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
+            let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
+            let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
+            Some((entries, ids))
+        })?;
+        let Some((entries, merge_ids)) = checked else {
+            return Ok(None);
+        };
+        let ranks = token_ranks(py, &t.tokens, entries.iter().copied())?;
+        Ok(Some((ranks, merge_ids)))
+    }
+
+    /// `formats/_common.py::ranks_from_vocab_and_merges` on the decoded tables: `(ranks,
+    /// leftovers)`, or None where the reference must run (on the document parsed by Python).
+    #[allow(clippy::type_complexity)]
+    fn ranks_from_vocab_and_merges<'py>(
+        &self,
+        py: Python<'py>,
+        added: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyDict>)>> {
+        let Ok(added) = added.cast::<PyDict>() else {
+            return Ok(None);
+        };
+        let Some(added) = added_by_id(added) else {
+            return Ok(None);
+        };
+        // their texts as Rust strings, to be read with the GIL released
+        let texts = added
+            .iter()
+            .map(|(i, t)| Ok((*i, t.to_str()?.to_owned())))
+            .collect::<PyResult<rustc_hash::FxHashMap<u32, String>>>()?;
+        let t = &self.inner;
+        let done = detached_in_pool(py, || {
+            let entries = t.vocab_entries(&texts)?;
+            let kept =
+                vocab_files::ranks_from_vocab_and_merges(&t.tokens, &entries, &t.parts, &t.merges)?;
+            Some((entries, kept))
+        })?;
+        let Some((entries, (kept, leftovers))) = done else {
+            return Ok(None);
+        };
+        let ranks = token_ranks(py, &t.tokens, kept.iter().map(|&k| entries[k]))?;
+        let left = PyDict::new(py);
+        for k in leftovers {
+            // the keys were read from the file as `str`
+            let key = std::str::from_utf8(t.keys.get(k)).expect("keys are UTF-8");
+            left.set_item(key, entries[k].1)?;
+        }
+        Ok(Some((ranks, left)))
+    }
+}
