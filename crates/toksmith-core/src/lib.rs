@@ -19,15 +19,16 @@ pub mod bytelevel;
 pub mod decode;
 pub mod encode;
 pub mod error;
-pub mod fixed_words;
 pub mod ids_format;
 pub mod mem;
-pub mod piece_cache;
+pub mod models;
 pub mod pretokenize;
 pub mod train;
 pub mod utf8;
 pub mod vocab;
 pub mod vocab_files;
-pub mod words;
 
 pub use error::{Error, Result};
+// The modules' paths before they moved into folders (the bindings use these).
+pub use encode::piece_cache;
+pub use models::{fixed_words, words};

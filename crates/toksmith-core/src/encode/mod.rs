@@ -21,7 +21,7 @@
 
 use crate::error::{Error, Result};
 use crate::mem::prefetch;
-use crate::piece_cache::{self, PieceCache};
+use self::piece_cache::PieceCache;
 use crate::pretokenize::Pretokenizer;
 use crate::vocab::{AddedKind, Vocab};
 use rustc_hash::FxHashMap;
@@ -29,6 +29,8 @@ use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+pub mod piece_cache;
 
 /// Pieces at least this long use `bpe_long`.
 pub const HEAP_THRESHOLD: usize = 128;
