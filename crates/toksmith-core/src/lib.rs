@@ -23,6 +23,7 @@ pub mod ids_format;
 pub mod mem;
 pub mod models;
 pub mod pretokenize;
+pub mod table;
 pub mod train;
 pub mod utf8;
 pub mod vocab;
