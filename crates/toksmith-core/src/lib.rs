@@ -15,6 +15,7 @@
 //! * [`fixed_words`]: a whole-word fixed-id vocabulary in front of BPE (CppReason).
 
 pub mod bpe_json;
+pub mod added;
 pub mod bytelevel;
 pub mod decode;
 pub mod encode;

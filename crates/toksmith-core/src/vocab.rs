@@ -5,24 +5,11 @@
 //! largest id + 1.
 
 use crate::error::{Error, Result};
+pub use crate::added::{AddedKind, AddedToken};
+use crate::added::AddedMatcher;
 pub use crate::table::InlineKey;
 use crate::table::InlineTable;
 use rustc_hash::FxHashMap;
-
-/// Whether an added token is a special token (only produced when allowed) or a pinned token
-/// (always produced where its text occurs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AddedKind {
-    Special,
-    Pinned,
-}
-
-#[derive(Clone, Debug)]
-pub struct AddedToken {
-    pub text: String,
-    pub id: u32,
-    pub kind: AddedKind,
-}
 
 #[derive(Clone, Debug)]
 pub struct Vocab {
@@ -298,5 +285,19 @@ impl Vocab {
             out.push((a, b, id));
         }
         Ok(out)
+    }
+}
+
+impl AddedMatcher {
+    /// A matcher of the added (special and pinned) tokens of `vocab`. (Defined here rather than
+    /// in [`crate::added`], which knows nothing of the vocabulary, so the two modules do not
+    /// import each other.)
+    pub fn new(vocab: &Vocab) -> Self {
+        Self::from_tokens(
+            vocab
+                .added_tokens()
+                .iter()
+                .map(|a| (a.text.as_bytes(), a.id, a.kind)),
+        )
     }
 }

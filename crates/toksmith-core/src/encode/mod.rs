@@ -23,7 +23,8 @@ use crate::error::{Error, Result};
 use crate::mem::prefetch;
 use self::piece_cache::PieceCache;
 use crate::pretokenize::Pretokenizer;
-use crate::vocab::{AddedKind, Vocab};
+use crate::added::{self, AddedKind};
+use crate::vocab::Vocab;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -31,6 +32,9 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod piece_cache;
+
+// Paths from before the added tokens moved to their own module.
+pub use crate::added::{may_span_a_safe_cut, AddedMatcher};
 
 /// Pieces at least this long use `bpe_long`.
 pub const HEAP_THRESHOLD: usize = 128;
@@ -726,166 +730,6 @@ pub fn bpe_merge_limited(vocab: &Vocab, bytes: &[u8], limit: u32, out: &mut Vec<
     with_scratch(|scratch| bpe(vocab, bytes, limit, scratch, out));
 }
 
-/// Finds added tokens (special and pinned) in text: leftmost, then longest.
-///
-/// A compressed byte trie of the tokens' texts: at each place where a token may start, one walk
-/// down the trie finds every token that starts there, so a search costs the text's length times
-/// (at most) the longest token, however many tokens there are (trying each token whose first
-/// byte matches cost the number of tokens at every `<` of the text: 20,000 special tokens made
-/// an encode of HTML 40x slower than tiktoken's). Runs of bytes without a branch or a token
-/// end are compared as slices, so a long token costs a `memcmp` per place, as before.
-#[derive(Clone, Debug)]
-pub struct AddedMatcher {
-    /// the node reached from the root by each first byte (`NO_NODE`: no token starts so)
-    root: [u32; 256],
-    nodes: Vec<TrieNode>,
-    /// the bytes of every node's run, back to back
-    runs: Vec<u8>,
-    any_pinned: bool,
-}
-
-#[derive(Clone, Debug, Default)]
-struct TrieNode {
-    /// the bytes that follow the byte leading to this node before its token end or branch:
-    /// `runs[run.0..run.1]`
-    run: (u32, u32),
-    /// the children: (next byte, node), sorted by byte
-    children: Vec<(u8, u32)>,
-    /// the token whose text ends here
-    token: Option<(u32, AddedKind)>,
-}
-
-const NO_NODE: u32 = u32::MAX;
-
-/// Where a node being built goes: under a first byte, or in a parent's child list.
-enum Slot {
-    Root(u8),
-    Child(u32, usize),
-}
-
-impl AddedMatcher {
-    pub fn new(vocab: &Vocab) -> Self {
-        Self::from_tokens(
-            vocab
-                .added_tokens()
-                .iter()
-                .map(|a| (a.text.as_bytes(), a.id, a.kind)),
-        )
-    }
-
-    /// A matcher of `tokens` (text, id, kind); a text given twice keeps its last id.
-    pub fn from_tokens<'a>(tokens: impl IntoIterator<Item = (&'a [u8], u32, AddedKind)>) -> Self {
-        // a plain trie first (one node per byte; node 0 is the root)...
-        let mut kids: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
-        let mut ends: Vec<Option<(u32, AddedKind)>> = vec![None];
-        let mut any_pinned = false;
-        for (text, id, kind) in tokens {
-            if text.is_empty() {
-                continue; // matches nothing (an empty token would match everywhere)
-            }
-            let mut node = 0usize;
-            for &c in text {
-                node = match kids[node].binary_search_by_key(&c, |&(k, _)| k) {
-                    Ok(i) => kids[node][i].1 as usize,
-                    Err(i) => {
-                        kids.push(Vec::new());
-                        ends.push(None);
-                        let child = kids.len() - 1;
-                        kids[node].insert(i, (c, child as u32));
-                        child
-                    }
-                };
-            }
-            ends[node] = Some((id, kind));
-            any_pinned |= kind == AddedKind::Pinned;
-        }
-        // ...then each chain of nodes with one child and no token end becomes one node
-        let mut m = AddedMatcher {
-            root: [NO_NODE; 256],
-            nodes: Vec::new(),
-            runs: Vec::new(),
-            any_pinned,
-        };
-        // (plain node reached by an edge, where its compressed node goes)
-        let mut todo: Vec<(usize, Slot)> = kids[0]
-            .iter()
-            .map(|&(c, n)| (n as usize, Slot::Root(c)))
-            .collect();
-        while let Some((mut plain, slot)) = todo.pop() {
-            let run_start = m.runs.len() as u32;
-            while ends[plain].is_none() && kids[plain].len() == 1 {
-                let (c, next) = kids[plain][0];
-                m.runs.push(c);
-                plain = next as usize;
-            }
-            let id = m.nodes.len() as u32;
-            m.nodes.push(TrieNode {
-                run: (run_start, m.runs.len() as u32),
-                children: kids[plain].iter().map(|&(c, _)| (c, NO_NODE)).collect(),
-                token: ends[plain],
-            });
-            match slot {
-                Slot::Root(c) => m.root[c as usize] = id,
-                Slot::Child(parent, k) => m.nodes[parent as usize].children[k].1 = id,
-            }
-            for (k, &(_, child)) in kids[plain].iter().enumerate() {
-                todo.push((child as usize, Slot::Child(id, k)));
-            }
-        }
-        m
-    }
-
-    /// Whether there are pinned tokens (produced whatever the call allows).
-    #[inline]
-    pub fn has_pinned(&self) -> bool {
-        self.any_pinned
-    }
-
-    /// Next match at or after `from` accepted by `accept(id, kind)`: (start, end, id).
-    #[inline]
-    pub fn find(
-        &self,
-        text: &[u8],
-        from: usize,
-        accept: &dyn Fn(u32, AddedKind) -> bool,
-    ) -> Option<(usize, usize, u32)> {
-        if self.nodes.is_empty() {
-            return None;
-        }
-        for i in from..text.len() {
-            let mut node = self.root[text[i] as usize];
-            if node == NO_NODE {
-                continue;
-            }
-            let mut best = None;
-            let mut j = i + 1;
-            loop {
-                let n = &self.nodes[node as usize];
-                let run = &self.runs[n.run.0 as usize..n.run.1 as usize];
-                if !text[j..].starts_with(run) {
-                    break;
-                }
-                j += run.len();
-                if let Some((id, kind)) = n.token {
-                    if accept(id, kind) {
-                        best = Some((j, id)); // the longest accepted so far
-                    }
-                }
-                let Some(&c) = text.get(j) else { break };
-                match n.children.binary_search_by_key(&c, |&(k, _)| k) {
-                    Ok(k) => node = n.children[k].1,
-                    Err(_) => break,
-                }
-                j += 1;
-            }
-            if let Some((end, id)) = best {
-                return Some((i, end, id));
-            }
-        }
-        None
-    }
-}
-
 /// Which special tokens an `encode` call may produce.
 #[derive(Clone, Debug)]
 pub enum Allowed {
@@ -942,15 +786,6 @@ fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
 }
 
 static NEXT_ENCODER_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Whether an occurrence of an added token's `text` could span a
-/// [`crate::train::is_safe_cut`] place, which is just after a `\n` or at a space: when it has a
-/// `\n`, or a space after its first byte (a pinned "New York" was cut in two at the space,
-/// so a long text encoded in parts lost the token).
-pub fn may_span_a_safe_cut(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.contains(&b'\n') || b.iter().skip(1).any(|&c| c == b' ')
-}
 
 /// A complete encoder: vocabulary + split pattern + added-token matcher.
 #[derive(Debug)]
@@ -1023,7 +858,7 @@ impl Encoder {
         self.encode_impl(text, allowed, out, usize::MAX, &mut |_| {})
     }
 
-    /// Whether text may be encoded in parts cut at [`crate::train::is_safe_cut`] places with the
+    /// Whether text may be encoded in parts cut at [`crate::added::is_safe_cut`] places with the
     /// ids of encoding it whole: true for the named patterns' scanners (no piece spans such a
     /// place; [`Encoder::encode_parts`] keeps its cuts clear of added tokens that could span
     /// one, see [`may_span_a_safe_cut`]).
@@ -1051,14 +886,14 @@ impl Encoder {
         sink: &mut dyn FnMut(&[u32]),
     ) -> Result<()> {
         // cuts are kept clear of the added tokens this call produces that could span one
-        let avoid = crate::train::spanning_tokens(
+        let avoid = added::spanning_tokens(
             self.vocab
                 .added_tokens()
                 .iter()
                 .filter(|a| allowed.accepts(a.id, a.kind))
                 .map(|a| a.text.as_str()),
         );
-        let lookahead = crate::train::cut_lookahead(&avoid);
+        let lookahead = added::cut_lookahead(&avoid);
         let mut buf = String::new();
         let mut scanned = 0; // no safe cut at or before this offset
         loop {
@@ -1070,7 +905,7 @@ impl Encoder {
             // a place near the end may be decided only by what follows it
             let top = b.len().saturating_sub(lookahead);
             let cut = (scanned.max(1)..top).rev().find(|&i| {
-                crate::train::is_safe_cut(b, i) && crate::train::clear_of_tokens(b, i, &avoid)
+                added::is_safe_cut(b, i) && added::clear_of_tokens(b, i, &avoid)
             });
             match cut {
                 Some(cut) => {
@@ -1474,83 +1309,5 @@ mod tests {
         let mut long = vec![];
         bpe_long(&v, &s[..1001], u32::MAX, &mut long);
         assert_eq!(small, long);
-    }
-
-    /// Leftmost, then longest accepted: against trying every token at every place.
-    #[test]
-    fn added_matcher_equals_trying_every_token() {
-        use crate::vocab::AddedToken;
-        let texts = [
-            "<|a|>",
-            "<|ab|>",
-            "<|",
-            "a",
-            "aaaa",
-            "aaab",
-            "ab",
-            "b<|",
-            "é",
-            "éé",
-            "<|a|><|b|>",
-        ];
-        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        m.push((b"zz".to_vec(), 256));
-        let added: Vec<AddedToken> = texts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| AddedToken {
-                text: t.to_string(),
-                id: 300 + i as u32,
-                kind: if i % 3 == 0 {
-                    AddedKind::Pinned
-                } else {
-                    AddedKind::Special
-                },
-            })
-            .collect();
-        let vocab = Vocab::new(m, added.clone()).unwrap();
-        let matcher = AddedMatcher::new(&vocab);
-        let pieces = [
-            "<|a|>",
-            "<|ab",
-            "a",
-            "aa",
-            "b",
-            "<",
-            "|",
-            "é",
-            "x",
-            "<|a|><|b|>",
-        ];
-        let mut seed = 7u64;
-        for round in 0..3000 {
-            let mut text = Vec::new();
-            for _ in 0..(round % 9) {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                text.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()].as_bytes());
-            }
-            let allowed_mask = seed >> 40;
-            let accept = |id: u32, kind: AddedKind| {
-                kind == AddedKind::Pinned || (allowed_mask >> (id - 300)) & 1 == 1
-            };
-            for from in 0..=text.len() {
-                let want = (from..text.len()).find_map(|i| {
-                    added
-                        .iter()
-                        .filter(|a| {
-                            text[i..].starts_with(a.text.as_bytes()) && accept(a.id, a.kind)
-                        })
-                        .max_by_key(|a| a.text.len())
-                        .map(|a| (i, i + a.text.len(), a.id))
-                });
-                assert_eq!(
-                    matcher.find(&text, from, &accept),
-                    want,
-                    "{text:?} from {from}"
-                );
-            }
-        }
     }
 }

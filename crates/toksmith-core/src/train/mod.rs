@@ -16,11 +16,11 @@
 //! created) and afterwards counts only decrease, which is why lazy refresh finds the true
 //! maximum and why one position list per pair is complete.
 
-use crate::encode::AddedMatcher;
+use crate::added::AddedMatcher;
 use crate::error::{Error, Result};
 use crate::mem::prefetch;
 use crate::pretokenize::Pretokenizer;
-use crate::vocab::AddedKind;
+use crate::added::AddedKind;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -28,6 +28,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+// The safe-cut rules lived here before they moved to `added`.
+pub use crate::added::{clear_of_tokens, cut_lookahead, is_safe_cut, spanning_tokens};
 
 pub type Pair = (u32, u32);
 
@@ -60,56 +63,6 @@ pub fn cut_pinned<'t>(text: &'t str, pinned: &AddedMatcher, mut f: impl FnMut(&'
     if pos < bytes.len() {
         f(&text[pos..]);
     }
-}
-
-/// Whether `i` is a safe place to cut `b` for the named patterns: just after a lone `\n` (one
-/// preceded by a visible ASCII character) that is followed by an ASCII letter, or between an
-/// ASCII letter and a space followed by an ASCII letter. No piece of the four named patterns
-/// spans such a place (a letter run never takes a space, a space before a letter always starts
-/// the next piece, and no alternative looks behind), so the parts split separately give exactly
-/// the pieces of the whole. The `\n` must be alone: GPT-2's `\s+(?!\S)` gives the last of
-/// several whitespace characters to the next piece when a letter follows, but keeps them all
-/// together at the end of a part ("]\n\nB" is "]", "\n", "\n", "B" whole, "]", "\n\n" cut).
-#[inline]
-pub fn is_safe_cut(b: &[u8], i: usize) -> bool {
-    if i < 2 || i + 1 >= b.len() {
-        return false;
-    }
-    (b[i - 1] == b'\n' && (0x21..=0x7E).contains(&b[i - 2]) && b[i].is_ascii_alphabetic())
-        || (b[i] == b' ' && b[i - 1].is_ascii_alphabetic() && b[i + 1].is_ascii_alphabetic())
-}
-
-/// Whether no occurrence of any of `tokens` overlaps the bytes `i - 2 .. i + 2` around the cut
-/// `i` (the context [`is_safe_cut`] reads), looking only at `b` (the caller makes sure `b`
-/// reaches far enough past `i`: see [`cut_lookahead`]). Where it holds, an added or pinned
-/// token matcher run on the two parts finds exactly the matches of the whole (none crosses
-/// `i`, so its scan arrives at `i` as a fresh scan starts there), and the part of the text
-/// between matches that holds `i` also holds its whole context, so the pattern's pieces do not
-/// span `i` either.
-#[inline]
-pub fn clear_of_tokens(b: &[u8], i: usize, tokens: &[Box<[u8]>]) -> bool {
-    let hi = (i + 2).min(b.len());
-    tokens.iter().all(|t| {
-        // occurrences starting at s overlap i-2..i+2 when s + len > i - 2 and s < i + 2
-        let first = (i + 1).saturating_sub(t.len() + 2).min(hi);
-        (first..hi).all(|s| !b[s..].starts_with(t))
-    })
-}
-
-/// How many bytes past a cut [`clear_of_tokens`] needs to see (a text that may still grow is
-/// cut only this far before its current end).
-pub fn cut_lookahead(tokens: &[Box<[u8]>]) -> usize {
-    tokens.iter().map(|t| t.len() + 2).max().unwrap_or(0)
-}
-
-/// The tokens among `added` that could span an [`is_safe_cut`] place (see
-/// [`crate::encode::may_span_a_safe_cut`]): the only ones a cut must be checked against.
-pub fn spanning_tokens<'a>(added: impl IntoIterator<Item = &'a str>) -> Vec<Box<[u8]>> {
-    added
-        .into_iter()
-        .filter(|t| crate::encode::may_span_a_safe_cut(t))
-        .map(|t| t.as_bytes().into())
-        .collect()
 }
 
 /// Cut a long text into parts of about `target` bytes at safe places (see [`is_safe_cut`]),
@@ -886,50 +839,6 @@ fn merge_loop(
 mod tests {
     use super::*;
 
-    /// At every safe cut of random texts made of the characters that decide piece boundaries,
-    /// each named pattern splits the two parts into exactly the pieces of the whole.
-    #[test]
-    fn safe_cuts_split_like_the_whole() {
-        use crate::pretokenize::{Pretokenizer, NAMED_PATTERNS, RUSTBPE_GPT4_PATTERN};
-        let atoms = [
-            "a", "B", "xy", " ", "  ", "\n", "\n\n", "\r\n", "\t", "]", ".", "1", "234", "'s",
-            "'T", "\u{e9}", "\u{a0}", "\u{3000}", "\u{1c}", "/", " \n", "\n ", "A\u{301}", "]\nB",
-            "a\nb", "z b", ".\n\nC", "q \nr",
-        ];
-        let mut patterns: Vec<&str> = NAMED_PATTERNS.iter().map(|(_, p)| *p).collect();
-        patterns.push(RUSTBPE_GPT4_PATTERN);
-        patterns.push(crate::pretokenize::WORDS_PATTERN);
-        let pres: Vec<Pretokenizer> = patterns
-            .iter()
-            .map(|p| Pretokenizer::new(p).unwrap())
-            .collect();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut cuts = 0;
-        for _ in 0..6000 {
-            let mut text = String::new();
-            for _ in 0..12 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                text.push_str(atoms[(seed % atoms.len() as u64) as usize]);
-            }
-            let b = text.as_bytes();
-            for i in 0..b.len() {
-                if !is_safe_cut(b, i) {
-                    continue;
-                }
-                cuts += 1;
-                for (pre, pat) in pres.iter().zip(&patterns) {
-                    let whole = pre.split(&text).unwrap();
-                    let mut parts = pre.split(&text[..i]).unwrap();
-                    parts.extend(pre.split(&text[i..]).unwrap());
-                    assert_eq!(parts, whole, "{text:?} cut at {i}, pattern {pat}");
-                }
-            }
-        }
-        assert!(cuts > 1000, "only {cuts} cuts tried");
-    }
-
     /// The obvious trainer: recount every pair of every word at each step.
     fn naive(chunks: &[(Box<[u8]>, u64)], num_merges: usize) -> Vec<Pair> {
         naive_limited(chunks, num_merges, MergeLimits::default())
@@ -1232,25 +1141,6 @@ mod tests {
                 assert_eq!(c.counts, expected, "{pat}, blocks of {block}");
             }
         }
-    }
-
-    #[test]
-    fn clear_of_tokens_sees_occurrences_touching_the_context() {
-        let t: Vec<Box<[u8]>> = vec![b"New York".as_slice().into()];
-        let b = b"in New York ok";
-        // the space inside the token, and the spaces right around it
-        assert!(!clear_of_tokens(b, 6, &t));
-        assert!(!clear_of_tokens(b, 2, &t)); // "in| New": the token starts at 3, inside i+2
-        assert!(!clear_of_tokens(b, 12, &t)); // "York| ok": it ends at 11, inside i-2
-        assert!(clear_of_tokens(b, 13, &t)); // "ok": it ends at 11, before i-2
-        let b2 = b"xx New York yy zz";
-        assert!(clear_of_tokens(b2, 14, &t));
-        assert!(clear_of_tokens(b2, 1, &t)); // it starts at 3 = i+2: outside
-        assert_eq!(cut_lookahead(&t), 10);
-        assert_eq!(
-            spanning_tokens(["New York", " York", "a\nb", "ab"]).len(),
-            2
-        );
     }
 
     #[test]
