@@ -14,8 +14,9 @@
 //! * [`words`]: the word-level `</w>` model (character merges, greedy longest match, embeddings);
 //! * [`fixed_words`]: a whole-word fixed-id vocabulary in front of BPE (CppReason).
 
-pub mod bpe_json;
 pub mod added;
+pub mod bpe;
+pub mod bpe_json;
 pub mod bytelevel;
 pub mod decode;
 pub mod encode;

@@ -4,9 +4,9 @@
 //! must have increasing ids. Ids may have gaps (cl100k has unused ids); `n_vocab` is the
 //! largest id + 1.
 
-use crate::error::{Error, Result};
-pub use crate::added::{AddedKind, AddedToken};
 use crate::added::AddedMatcher;
+pub use crate::added::{AddedKind, AddedToken};
+use crate::error::{Error, Result};
 pub use crate::table::InlineKey;
 use crate::table::InlineTable;
 use rustc_hash::FxHashMap;
@@ -211,6 +211,15 @@ impl Vocab {
         }
     }
 
+    /// Rank of a mergeable token if it is below `limit`, else `u32::MAX` (the merges' lookup).
+    #[inline(always)]
+    pub(crate) fn rank_below(&self, bytes: &[u8], limit: u32) -> u32 {
+        match self.rank(bytes) {
+            Some(r) if r < limit => r,
+            _ => u32::MAX,
+        }
+    }
+
     /// Ask for the cache line where a lookup of `bytes` (3 to 8 of them) starts, ahead of it.
     #[inline(always)]
     pub(crate) fn prefetch_short(&self, bytes: &[u8]) {
@@ -245,46 +254,6 @@ impl Vocab {
         let mut v: Vec<(&[u8], u32)> = self.ranks.iter().map(|(k, &v)| (&k[..], v)).collect();
         v.sort_unstable_by_key(|&(_, id)| id);
         v
-    }
-
-    /// Recover the merge list `(left_id, right_id, merged_id)` from the ranks: each token of
-    /// length >= 2 must be the BPE encoding, with lower-ranked tokens only, of exactly two tokens.
-    /// This holds for every vocabulary produced by BPE training (tiktoken's files included).
-    pub fn recover_merges(&self) -> Result<Vec<(u32, u32, u32)>> {
-        use rayon::prelude::*;
-        let mut tokens: Vec<(u32, &[u8])> = self
-            .ranks
-            .iter()
-            .filter(|(b, _)| b.len() >= 2)
-            .map(|(b, &id)| (id, &b[..]))
-            .collect();
-        tokens.sort_unstable_by_key(|&(id, _)| id);
-        // Each token's BPE is independent of the others': split across the pool (a 100k
-        // vocabulary takes ~50 ms on one core), then the first failure in id order is reported.
-        let parts: Vec<Option<(u32, u32)>> = tokens
-            .par_iter()
-            .with_min_len(1024)
-            .map(|&(id, bytes)| {
-                let mut parts = Vec::with_capacity(4);
-                crate::encode::bpe_merge_limited(self, bytes, id, &mut parts);
-                (parts.len() == 2).then(|| (parts[0], parts[1]))
-            })
-            .collect();
-        let mut out = Vec::with_capacity(tokens.len());
-        for (&(id, bytes), p) in tokens.iter().zip(parts) {
-            let Some((a, b)) = p else {
-                let mut parts = Vec::new();
-                crate::encode::bpe_merge_limited(self, bytes, id, &mut parts);
-                return Err(Error::MergesUnrecoverable(format!(
-                    "token {id} ({:?}) is not the merge of two lower-ranked tokens (BPE with lower ranks gives {} parts); \
-                     this rank table can be used for encoding but has no merge list",
-                    String::from_utf8_lossy(bytes),
-                    parts.len()
-                )));
-            };
-            out.push((a, b, id));
-        }
-        Ok(out)
     }
 }
 
