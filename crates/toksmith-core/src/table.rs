@@ -124,7 +124,10 @@ impl InlineKey for u128 {
 }
 
 impl<K: InlineKey> InlineTable<K> {
-    pub(crate) fn new<'a>(entries: impl Iterator<Item = (&'a [u8], u32)> + Clone, min_len: usize) -> Self {
+    pub(crate) fn new<'a>(
+        entries: impl Iterator<Item = (&'a [u8], u32)> + Clone,
+        min_len: usize,
+    ) -> Self {
         let fits = |b: &[u8]| b.len() >= min_len && b.len() <= K::MAX;
         let n = entries.clone().filter(|(b, _)| fits(b)).count();
         let cap = ((n * 3) / 2 + 1).next_power_of_two().max(16);
