@@ -1,6 +1,6 @@
 //! Open-addressing hash tables whose keys (up to 16 bytes) are stored inline in the slots:
-//! the [`InlineKey`] packing of short byte strings, the linear [`probe`] shared by every such
-//! table (the vocabulary's token lookup and the encoder's piece cache), and [`InlineTable`],
+//! the [`InlineKey`] packing of short byte strings, the linear `probe` shared by every such
+//! table (the vocabulary's token lookup and the encoder's piece cache), and `InlineTable`,
 //! the bytes -> id table of the vocabulary's short tokens.
 
 /// Open-addressing tables for short tokens, keys stored inline: one probe sequence, no pointer

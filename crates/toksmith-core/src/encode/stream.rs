@@ -14,7 +14,7 @@ impl Encoder {
     /// Whether text may be encoded in parts cut at [`crate::added::is_safe_cut`] places with the
     /// ids of encoding it whole: true for the named patterns' scanners (no piece spans such a
     /// place; [`Encoder::encode_parts`] keeps its cuts clear of added tokens that could span
-    /// one, see [`may_span_a_safe_cut`]).
+    /// one, see [`crate::added::may_span_a_safe_cut`]).
     pub fn can_encode_parts(&self) -> bool {
         self.pretok.is_fast()
     }
