@@ -89,7 +89,7 @@ fn is_continuation(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::{AddedKind, AddedToken};
+    use crate::added::{AddedKind, AddedToken};
 
     #[test]
     fn decode_concatenates_and_checks_ids() {

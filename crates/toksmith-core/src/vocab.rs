@@ -4,179 +4,12 @@
 //! must have increasing ids. Ids may have gaps (cl100k has unused ids); `n_vocab` is the
 //! largest id + 1.
 
+use crate::added::AddedMatcher;
+pub use crate::added::{AddedKind, AddedToken};
 use crate::error::{Error, Result};
+pub use crate::table::InlineKey;
+use crate::table::InlineTable;
 use rustc_hash::FxHashMap;
-
-/// Whether an added token is a special token (only produced when allowed) or a pinned token
-/// (always produced where its text occurs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AddedKind {
-    Special,
-    Pinned,
-}
-
-#[derive(Clone, Debug)]
-pub struct AddedToken {
-    pub text: String,
-    pub id: u32,
-    pub kind: AddedKind,
-}
-
-/// Open-addressing tables for short tokens, keys stored inline: one probe sequence, no pointer
-/// chase, no `memcmp` (a generic `HashMap<Box<[u8]>, _>` spends most of encoding time there).
-/// Tokens of up to 8 bytes (most of them) live in 16-byte slots, so the table of a 100k vocab is
-/// about 2 MB; 9-16 byte tokens in 32-byte slots; longer ones in a hash map.
-#[derive(Clone, Debug)]
-pub(crate) struct InlineTable<K: Copy + Default + Eq> {
-    slots: Vec<Slot<K>>,
-    shift: u32,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot<K> {
-    key: K,
-    id: u32,
-    len: u32, // 0 = empty
-}
-
-impl<K: Copy> Slot<K> {
-    #[inline(always)]
-    fn read(&self) -> (K, usize) {
-        (self.key, self.len as usize)
-    }
-}
-
-pub trait InlineKey: Copy + Default + Eq {
-    const MAX: usize;
-    fn pack(bytes: &[u8]) -> Self;
-    fn fold(self) -> u64;
-
-    /// Home slot of a key of `len` bytes in a table of `2^(64 - shift)` slots.
-    #[inline(always)]
-    fn slot(self, len: usize, shift: u32) -> usize {
-        (self
-            .fold()
-            .wrapping_add(len as u64)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> shift) as usize
-    }
-}
-
-/// Linear probing shared by the inline-key tables (the vocabulary's and the piece cache's):
-/// from the home slot of `key` (`len` bytes), the index of the first slot that is empty or holds
-/// that key. `read` gives a slot's key and length (length 0 = empty); `slots.len()` is a power
-/// of two of `2^(64 - shift)`.
-#[inline(always)]
-pub(crate) fn probe<S, K: InlineKey>(
-    slots: &[S],
-    shift: u32,
-    key: K,
-    len: usize,
-    read: impl Fn(&S) -> (K, usize),
-) -> usize {
-    let mask = slots.len() - 1;
-    let mut i = key.slot(len, shift);
-    loop {
-        let (k, l) = read(&slots[i]);
-        if l == 0 || (k == key && l == len) {
-            return i;
-        }
-        i = (i + 1) & mask;
-    }
-}
-
-/// Little-endian value of 1..=8 bytes, zero-extended, built from two overlapping loads (no
-/// variable-length copy through the stack, which stalls store forwarding).
-#[inline(always)]
-fn load_le(b: &[u8]) -> u64 {
-    let n = b.len();
-    if n >= 4 {
-        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
-        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
-        lo | (hi << (8 * (n - 4)))
-    } else if n >= 2 {
-        let lo = u16::from_le_bytes([b[0], b[1]]) as u64;
-        let hi = u16::from_le_bytes([b[n - 2], b[n - 1]]) as u64;
-        lo | (hi << (8 * (n - 2)))
-    } else if n == 1 {
-        b[0] as u64
-    } else {
-        0
-    }
-}
-
-impl InlineKey for u64 {
-    const MAX: usize = 8;
-    #[inline(always)]
-    fn pack(bytes: &[u8]) -> Self {
-        load_le(bytes)
-    }
-    #[inline(always)]
-    fn fold(self) -> u64 {
-        self
-    }
-}
-
-#[cfg(test)]
-#[test]
-fn load_le_matches_padding() {
-    let data: Vec<u8> = (1..=16).collect();
-    for n in 0..=8 {
-        let mut buf = [0u8; 8];
-        buf[..n].copy_from_slice(&data[..n]);
-        assert_eq!(load_le(&data[..n]), u64::from_le_bytes(buf), "n={n}");
-    }
-}
-
-impl InlineKey for u128 {
-    const MAX: usize = 16;
-    #[inline(always)]
-    fn pack(bytes: &[u8]) -> Self {
-        // 9..=16 bytes: the first 8, then the rest (1..=8 bytes)
-        let lo = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as u128;
-        lo | ((load_le(&bytes[8..]) as u128) << 64)
-    }
-    #[inline(always)]
-    fn fold(self) -> u64 {
-        (self as u64) ^ ((self >> 64) as u64).rotate_left(29)
-    }
-}
-
-impl<K: InlineKey> InlineTable<K> {
-    fn new<'a>(entries: impl Iterator<Item = (&'a [u8], u32)> + Clone, min_len: usize) -> Self {
-        let fits = |b: &[u8]| b.len() >= min_len && b.len() <= K::MAX;
-        let n = entries.clone().filter(|(b, _)| fits(b)).count();
-        let cap = ((n * 3) / 2 + 1).next_power_of_two().max(16);
-        let mut t = InlineTable {
-            slots: vec![Slot::default(); cap],
-            shift: 64 - cap.trailing_zeros(),
-        };
-        for (b, id) in entries {
-            if fits(b) {
-                let key = K::pack(b);
-                let i = probe(&t.slots, t.shift, key, b.len(), Slot::read);
-                t.slots[i] = Slot {
-                    key,
-                    id,
-                    len: b.len() as u32,
-                };
-            }
-        }
-        t
-    }
-
-    #[inline(always)]
-    fn get(&self, bytes: &[u8]) -> Option<u32> {
-        let s = &self.slots[probe(
-            &self.slots,
-            self.shift,
-            K::pack(bytes),
-            bytes.len(),
-            Slot::read,
-        )];
-        (s.len != 0).then_some(s.id)
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct Vocab {
@@ -378,12 +211,19 @@ impl Vocab {
         }
     }
 
+    /// Rank of a mergeable token if it is below `limit`, else `u32::MAX` (the merges' lookup).
+    #[inline(always)]
+    pub(crate) fn rank_below(&self, bytes: &[u8], limit: u32) -> u32 {
+        match self.rank(bytes) {
+            Some(r) if r < limit => r,
+            _ => u32::MAX,
+        }
+    }
+
     /// Ask for the cache line where a lookup of `bytes` (3 to 8 of them) starts, ahead of it.
     #[inline(always)]
     pub(crate) fn prefetch_short(&self, bytes: &[u8]) {
-        let t = &self.short;
-        let i = InlineKey::slot(u64::pack(bytes), bytes.len(), t.shift);
-        crate::mem::prefetch(t.slots.as_ptr().wrapping_add(i));
+        self.short.prefetch(bytes);
     }
 
     /// Id of any token (mergeable first, then added tokens) given its bytes.
@@ -415,44 +255,18 @@ impl Vocab {
         v.sort_unstable_by_key(|&(_, id)| id);
         v
     }
+}
 
-    /// Recover the merge list `(left_id, right_id, merged_id)` from the ranks: each token of
-    /// length >= 2 must be the BPE encoding, with lower-ranked tokens only, of exactly two tokens.
-    /// This holds for every vocabulary produced by BPE training (tiktoken's files included).
-    pub fn recover_merges(&self) -> Result<Vec<(u32, u32, u32)>> {
-        use rayon::prelude::*;
-        let mut tokens: Vec<(u32, &[u8])> = self
-            .ranks
-            .iter()
-            .filter(|(b, _)| b.len() >= 2)
-            .map(|(b, &id)| (id, &b[..]))
-            .collect();
-        tokens.sort_unstable_by_key(|&(id, _)| id);
-        // Each token's BPE is independent of the others': split across the pool (a 100k
-        // vocabulary takes ~50 ms on one core), then the first failure in id order is reported.
-        let parts: Vec<Option<(u32, u32)>> = tokens
-            .par_iter()
-            .with_min_len(1024)
-            .map(|&(id, bytes)| {
-                let mut parts = Vec::with_capacity(4);
-                crate::encode::bpe_merge_limited(self, bytes, id, &mut parts);
-                (parts.len() == 2).then(|| (parts[0], parts[1]))
-            })
-            .collect();
-        let mut out = Vec::with_capacity(tokens.len());
-        for (&(id, bytes), p) in tokens.iter().zip(parts) {
-            let Some((a, b)) = p else {
-                let mut parts = Vec::new();
-                crate::encode::bpe_merge_limited(self, bytes, id, &mut parts);
-                return Err(Error::MergesUnrecoverable(format!(
-                    "token {id} ({:?}) is not the merge of two lower-ranked tokens (BPE with lower ranks gives {} parts); \
-                     this rank table can be used for encoding but has no merge list",
-                    String::from_utf8_lossy(bytes),
-                    parts.len()
-                )));
-            };
-            out.push((a, b, id));
-        }
-        Ok(out)
+impl AddedMatcher {
+    /// A matcher of the added (special and pinned) tokens of `vocab`. (Defined here rather than
+    /// in [`crate::added`], which knows nothing of the vocabulary, so the two modules do not
+    /// import each other.)
+    pub fn new(vocab: &Vocab) -> Self {
+        Self::from_tokens(
+            vocab
+                .added_tokens()
+                .iter()
+                .map(|a| (a.text.as_bytes(), a.id, a.kind)),
+        )
     }
 }

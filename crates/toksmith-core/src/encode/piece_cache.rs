@@ -12,7 +12,7 @@
 //! [`WINDOW`] lookups, and after a window with fewer than one hit in eight the next
 //! [`BYPASS`] pieces skip the cache. Ordinary text hits 65-85% from its first window on.
 
-use crate::vocab::{probe, InlineKey};
+use crate::table::{probe, InlineKey};
 use rustc_hash::FxHashMap;
 
 /// Longest piece that is cached.

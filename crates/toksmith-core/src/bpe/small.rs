@@ -1,0 +1,100 @@
+//! tiktoken's merge for short pieces: O(n·m) over three small arrays, no heap, no hashing
+//! beyond the rank lookups. [`Scratch`] holds its buffers (and those of the long merge), reused
+//! from one piece to the next.
+
+use crate::bpe::long::LongWork;
+use crate::vocab::Vocab;
+
+/// Pieces at least this long use `bpe_long`.
+pub const HEAP_THRESHOLD: usize = 128;
+
+/// Reusable buffers for `bpe_small`, grown as needed and never cleared (clearing arrays on
+/// every call cost more than the merge of a short word).
+#[derive(Default)]
+pub struct Scratch {
+    start: Vec<u32>,
+    rank: Vec<u32>,
+    id: Vec<u32>,
+    pub(crate) long: LongWork,
+}
+
+/// tiktoken-style merge of a piece (meant for short ones: O(n·m)). Appends the ids to `out`.
+///
+/// Tokens are kept in three arrays, compacted after each merge (no allocation, no `memmove`
+/// calls): `start[i]` (byte offset of token i), `rank[i]` (rank of token i + token i+1, `MAX` if
+/// none) and `id[i]`. A merged token's id is the rank of the pair that made it, so no lookup is
+/// needed at the end; the first round of pair ranks comes from the two-byte table.
+pub fn bpe_small(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    scratch: &mut Scratch,
+    out: &mut Vec<u32>,
+) {
+    let n = piece.len();
+    let byte_ids = vocab.byte_ids();
+    if n < 2 {
+        out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
+        return;
+    }
+    if scratch.start.len() <= n {
+        let size = (n + 1).max(HEAP_THRESHOLD + 1);
+        scratch.start.resize(size, 0);
+        scratch.rank.resize(size, 0);
+        scratch.id.resize(size, 0);
+    }
+    let start = &mut scratch.start[..=n];
+    let rank = &mut scratch.rank[..=n];
+    let id = &mut scratch.id[..=n];
+    for i in 0..n {
+        start[i] = i as u32;
+        id[i] = byte_ids[piece[i] as usize];
+    }
+    start[n] = n as u32;
+    for i in 0..n - 1 {
+        let r = vocab.pair_table[((piece[i] as usize) << 8) | piece[i + 1] as usize];
+        rank[i] = if r < limit { r } else { u32::MAX };
+    }
+    // The first merges mostly join a byte pair with a neighbouring byte: the lookups of the
+    // 3-byte spans come next, so their table lines are requested now, all at once.
+    if n <= 64 {
+        for w in piece.windows(3) {
+            vocab.prefetch_short(w);
+        }
+        for w in piece.windows(4) {
+            vocab.prefetch_short(w);
+        }
+    }
+    let mut m = n; // number of tokens; rank[m - 1] is MAX
+    rank[m - 1] = u32::MAX;
+    let span = |start: &[u32], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
+    loop {
+        let mut best = u32::MAX;
+        let mut at = 0usize;
+        for (i, &r) in rank[..m - 1].iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        if best == u32::MAX {
+            break;
+        }
+        // Merge token `at` with token `at + 1`: the new token's id is the pair's rank.
+        id[at] = best;
+        for k in at + 1..m {
+            start[k] = start[k + 1];
+            id[k] = id[k + 1];
+            rank[k] = rank[k + 1];
+        }
+        m -= 1;
+        rank[m - 1] = u32::MAX;
+        if at + 1 < m {
+            rank[at] = vocab.rank_below(span(start, at, at + 2), limit);
+        }
+        if at > 0 {
+            rank[at - 1] = vocab.rank_below(span(start, at - 1, at + 1), limit);
+        }
+    }
+    out.extend_from_slice(&id[..m]);
+}

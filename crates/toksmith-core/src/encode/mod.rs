@@ -1,0 +1,120 @@
+//! BPE encoding with tiktoken's semantics: the [`Encoder`] (vocabulary + split pattern +
+//! added-token matcher).
+//!
+//! Text is cut at the added (special and pinned) tokens a call produces ([`crate::added`]),
+//! the text between them split into pieces by the pattern, and each piece encoded: most pieces
+//! are a single token, found with one lookup; the others come from the per-thread
+//! [`piece_cache`] or are merged by [`crate::bpe`].
+//!
+//! * `pieces.rs`: the text between added tokens, piece by piece;
+//! * `stream.rs`: ids handed over in blocks, text that arrives in parts;
+//! * `allowed.rs`: which special tokens a call may produce;
+//! * [`piece_cache`]: the per-thread cache of the pieces that are not one token.
+
+mod allowed;
+pub mod piece_cache;
+mod pieces;
+mod stream;
+
+pub use allowed::Allowed;
+pub use pieces::encode_piece;
+pub use stream::PARTS_RESERVE_AT;
+// Paths from before the merge algorithms and the added tokens moved to their own modules.
+pub use crate::added::{may_span_a_safe_cut, AddedMatcher};
+pub use crate::bpe::{
+    bpe_long, bpe_long_blocks, bpe_merge_limited, bpe_small, LongWork, Scratch, HEAP_THRESHOLD,
+};
+
+use crate::added::AddedKind;
+use crate::bpe::with_scratch;
+use crate::error::{Error, Result};
+use crate::pretokenize::Pretokenizer;
+use crate::vocab::Vocab;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static NEXT_ENCODER_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A complete encoder: vocabulary + split pattern + added-token matcher.
+#[derive(Debug)]
+pub struct Encoder {
+    pub vocab: Vocab,
+    pub pretok: Pretokenizer,
+    matcher: AddedMatcher,
+    id: u64,
+}
+
+impl Clone for Encoder {
+    fn clone(&self) -> Self {
+        Encoder::new(self.vocab.clone(), self.pretok.clone())
+    }
+}
+
+impl Encoder {
+    pub fn new(vocab: Vocab, pretok: Pretokenizer) -> Self {
+        let matcher = AddedMatcher::new(&vocab);
+        Encoder {
+            vocab,
+            pretok,
+            matcher,
+            id: NEXT_ENCODER_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Encode, producing special tokens in `allowed` and pinned tokens always.
+    pub fn encode_into(&self, text: &str, allowed: &Allowed, out: &mut Vec<u32>) -> Result<()> {
+        self.encode_impl(text, allowed, out, usize::MAX, &mut |_| {})
+    }
+
+    fn encode_impl(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        out: &mut Vec<u32>,
+        limit: usize,
+        flush: &mut dyn FnMut(&mut Vec<u32>),
+    ) -> Result<()> {
+        with_scratch(|scratch| {
+            let bytes = text.as_bytes();
+            let mut pos = 0;
+            // with no special token allowed and none pinned, nothing can match: no search
+            if !matches!(allowed, Allowed::None) || self.matcher.has_pinned() {
+                let accept = |id: u32, kind: AddedKind| allowed.accepts(id, kind);
+                while let Some((s, e, id)) = self.matcher.find(bytes, pos, &accept) {
+                    self.encode_plain(&text[pos..s], scratch, out, limit, flush)?;
+                    out.push(id);
+                    pos = e;
+                }
+            }
+            self.encode_plain(&text[pos..], scratch, out, limit, flush)
+        })
+    }
+
+    pub fn encode(&self, text: &str, allowed: &Allowed) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_into(text, allowed, &mut out)?;
+        Ok(out)
+    }
+
+    /// Encode without special tokens (pinned tokens are still produced).
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
+        self.encode(text, &Allowed::None)
+    }
+
+    /// First special token in `text` whose id is in `disallowed` (all specials when `None`):
+    /// (token text, byte offset).
+    pub fn find_special(&self, text: &str, disallowed: Option<&[u32]>) -> Option<(String, usize)> {
+        let accept = |id: u32, kind: AddedKind| {
+            kind == AddedKind::Special && disallowed.is_none_or(|d| d.contains(&id))
+        };
+        self.matcher
+            .find(text.as_bytes(), 0, &accept)
+            .map(|(s, e, _)| (text[s..e].to_string(), s))
+    }
+
+    /// Encode a string that must be exactly one token (any kind).
+    pub fn encode_single_token(&self, bytes: &[u8]) -> Result<u32> {
+        self.vocab
+            .token_id(bytes)
+            .ok_or_else(|| Error::NotAToken(bytes.to_vec()))
+    }
+}
