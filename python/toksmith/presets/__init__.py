@@ -6,7 +6,8 @@
   front of a learned byte-level BPE, whitespace as a delimiter;
 * :mod:`toksmith.presets.nanochat` (seed 002): nanochat's chat tokenizer and conversation
   rendering;
-* :mod:`toksmith.calm` (seed 003): the CALM 320-id byte tokenizer and its weight files;
+* :mod:`toksmith.presets.calm` (seed 003; also importable as :mod:`toksmith.calm`): the CALM
+  320-id byte tokenizer and its weight files;
 * :mod:`toksmith.presets.wordbpe` (seed 004): word-level ``</w>`` BPE with greedy longest
   match, token statistics and embeddings.
 
@@ -114,7 +115,7 @@ def get_preset(name: str) -> Preset:
         raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}") from None
 
 
-_MODULES = ("nanochat", "cromwell", "cppreason", "wordbpe")
+_MODULES = ("nanochat", "cromwell", "cppreason", "wordbpe", "calm")
 
 
 def __getattr__(name: str):

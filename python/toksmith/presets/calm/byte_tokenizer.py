@@ -40,7 +40,7 @@ from typing import (
     Union,
 )
 
-from .._paths import fspath
+from ..._paths import fspath
 from ._compat import check_bool, check_thread_args, require_numpy
 from .vocab import (
     BYTE_TOKENS,
@@ -76,7 +76,7 @@ def _toksmith_errors() -> Tuple[type, type]:
     ``toksmith.UnknownTokenError`` / ``toksmith.DisallowedSpecialError`` works with both
     tokenizers; plain ValueError when the native extension is not available."""
     try:
-        from ..errors import DisallowedSpecialError, UnknownTokenError
+        from ...errors import DisallowedSpecialError, UnknownTokenError
     except ImportError:  # pragma: no cover - only without the built extension
         return ValueError, ValueError
     return DisallowedSpecialError, UnknownTokenError
@@ -191,7 +191,7 @@ class StreamDecoder:
 
 def _check_errors(errors: object) -> None:
     # TypeError for a non-str; an unknown handler is a ValueError that is also a LookupError
-    from ..decoding import _check_errors as check
+    from ...decoding import _check_errors as check
 
     check(errors)
 

@@ -46,22 +46,22 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .. import _core
-from .._paths import fspath
-from ..corpus import iter_line_blocks
-from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
+from ... import _core
+from ..._paths import fspath
+from ...corpus import iter_line_blocks
+from ...tokenizer import MAX_THREADS  # the most threads a call may ask for
 
 # the largest word count, and the largest total the counts may add up to (the trainer's pair
 # counts and the token statistics are 64-bit integers): 2**63-1
-from ..train import MAX_COUNT, _MergeProgress, _progress_bar
-from . import embeddings as _emb
-from ._sources import (
+from ...train import MAX_COUNT, _MergeProgress, _progress_bar
+from .._sources import (
     check_extensions,
     check_source,
     is_path_source,
     iter_source_texts,
     source_files,
 )
+from . import embeddings as _emb
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -519,13 +519,13 @@ def _check_pattern(pattern: str) -> None:
     encoded to [] and a corpus counted to nothing, without a word of warning."""
     _check_utf8(pattern, "pattern")
     if not pattern:
-        from ..errors import PatternError
+        from ...errors import PatternError
 
         raise PatternError(
             "the word pattern is empty: it finds no word in any text, so all text would be "
             "dropped; pass a regex that matches words (the default is WORD_PATTERN)"
         )
-    from ..pretokenize import _check_matches_text
+    from ...pretokenize import _check_matches_text
 
     regex_text, _ = _core.compile_pattern(
         pattern

@@ -46,7 +46,7 @@ import struct
 import tempfile
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
-from .._paths import check_encodable
+from ..._paths import check_encodable
 from ._compat import require_numpy
 from .vocab import DEFAULT_L_MAX, VOCAB_SIZE
 

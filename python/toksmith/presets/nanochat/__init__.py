@@ -26,14 +26,14 @@ import os
 from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from .._paths import fspath
-from ..pretokenize import NANOCHAT_PATTERN
-from ..tokenizer import Tokenizer, _threads
-from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
-from ._base import PresetTokenizer
-from ._checks import as_int as _as_int
-from ._checks import check_train_options, optional_int
-from ._sources import train_preset
+from ..._paths import fspath
+from ...pretokenize import NANOCHAT_PATTERN
+from ...tokenizer import Tokenizer, _threads
+from .. import NANOCHAT_SPECIAL_TOKENS, PRESETS
+from .._base import PresetTokenizer
+from .._checks import as_int as _as_int
+from .._checks import check_train_options, optional_int
+from .._sources import train_preset
 from .conversation import (
     ASSISTANT_START,
     Segment,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Optional
 
-from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
+from ...tokenizer import MAX_THREADS  # the most threads a call may ask for
 
 NUMPY_HINT = "pip install toksmith[numpy]"
 
