@@ -30,6 +30,7 @@ from collections import abc
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..._paths import fspath
+from ...errors import missing_extra
 
 FORMAT = "toksmith-chat-shards"
 VERSION = 1
@@ -40,8 +41,6 @@ def _numpy():
     try:
         import numpy as np
     except ImportError:
-        from ...errors import missing_extra
-
         raise missing_extra("numpy", "numpy") from None
     return np
 
