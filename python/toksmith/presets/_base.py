@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import abc
 import os
-from typing import Any, ClassVar, Dict, List, Mapping, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, ClassVar, Dict, Mapping, Sequence, Tuple, Type, TypeVar, Union
 
 from .. import formats
 from .._paths import fspath
@@ -53,8 +53,9 @@ class PresetTokenizer(abc.ABC):
         """The number of token ids (ids are 0 .. n_vocab - 1)."""
 
     @abc.abstractmethod
-    def encode(self, text: str, *args: Any, **kwargs: Any) -> List[int]:
-        """The token ids of ``text``."""
+    def encode(self, text: Any, *args: Any, **kwargs: Any) -> Any:
+        """The token ids of the str ``text``, a list of int (nanochat's also takes a list of
+        texts, and gives a list of lists)."""
 
     @abc.abstractmethod
     def decode(self, ids: Sequence[int], *args: Any, **kwargs: Any) -> str:
