@@ -13,6 +13,10 @@
 
 A :class:`Preset` names the training defaults (pattern, vocabulary size, special tokens) that
 ``toksmith train --preset NAME`` uses for the byte-level presets (nanochat, cromwell).
+
+Every preset's tokenizer class derives from :class:`PresetTokenizer` (the three over a toksmith
+:class:`~toksmith.Tokenizer` from :class:`WrapperTokenizer`); ``presets/_base.py`` says what
+they share. Their argument checks are one set, in ``presets/_checks.py``.
 """
 
 from __future__ import annotations
