@@ -31,6 +31,10 @@ from ._registry import (
     get_preset,
 )
 
+# the registry's examples are run as this module's (doctest looks in __test__ for objects that
+# live in other modules)
+__test__ = {"Preset.special_token_spec": Preset.special_token_spec}
+
 __all__ = [
     "Preset",
     "PRESETS",
