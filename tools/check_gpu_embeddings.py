@@ -1,6 +1,6 @@
 """Check the GPU embedding backends of the word-level preset against numpy and the plain-Python
 formula, and time them. Needs only numpy (and cupy / torch for the GPU): it loads
-``python/toksmith/presets/embeddings.py`` by path, so it runs where toksmith is not built.
+``python/toksmith/presets/wordbpe/embeddings.py`` by path, so it runs where toksmith is not built.
 
     python tools/check_gpu_embeddings.py [--tokens 50000] [--dim 300] [--out results.json]
 """
@@ -13,7 +13,7 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location(
-    "embeddings", HERE / "python/toksmith/presets/embeddings.py"
+    "embeddings", HERE / "python/toksmith/presets/wordbpe/embeddings.py"
 )
 E = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(E)

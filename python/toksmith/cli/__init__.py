@@ -8,25 +8,30 @@ callable taking the parsed ``argparse.Namespace`` and returning an exit code).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import warnings
-from typing import Optional, Sequence
+from types import ModuleType
+from typing import Dict, Optional, Sequence
 
+from .._version import __version__
+from . import calm, chat, convert, cppreason, decode, encode, info, tokenize, train, wordbpe
+from . import eval as eval_
+
+_COMMANDS: Dict[str, ModuleType] = {
+    "train": train,
+    "encode": encode,
+    "decode": decode,
+    "info": info,
+    "convert": convert,
+    "calm": calm,
+    "chat": chat,
+    "eval": eval_,
+    "wordbpe": wordbpe,
+    "cppreason": cppreason,
+    "tokenize": tokenize,
+}
 # Order is the order shown in ``toksmith --help``.
-SUBCOMMAND_MODULES = [
-    "train",
-    "encode",
-    "decode",
-    "info",
-    "convert",
-    "calm",
-    "chat",
-    "eval",
-    "wordbpe",
-    "cppreason",
-    "tokenize",
-]
+SUBCOMMAND_MODULES = list(_COMMANDS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,13 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="toksmith",
         description="Train, run and convert byte-level BPE tokenizers.",
     )
-    from .. import __version__
-
     parser.add_argument("--version", action="version", version=f"toksmith {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
-        module = importlib.import_module(f"{__name__}.{name}")
-        module.register(sub)
+        _COMMANDS[name].register(sub)
     return parser
 
 

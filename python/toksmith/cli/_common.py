@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 import sys
 from typing import Any, BinaryIO, Iterator, Optional, Tuple
+
+from .._paths import fspath
+from ..corpus import decompression_errors, open_binary
+from ..formats import get_encoding, load_any
+from ..formats.tiktoken import OPENAI_ENCODINGS, openai_encoding
+from ..tokenizer import MAX_THREADS
 
 
 def add_command_group(subparsers: Any, name: str, help: str, description: str) -> Tuple[Any, Any]:
@@ -56,8 +63,6 @@ def add_tokenizer_arg(p) -> None:
 
 def check_threads_arg(threads: Optional[int]) -> None:
     """The ``--threads`` option: None (all cores) or 1 to MAX_THREADS."""
-    from ..tokenizer import MAX_THREADS
-
     if threads is not None and not 1 <= threads <= MAX_THREADS:
         raise ValueError(
             f"--threads must be between 1 and {MAX_THREADS}, not {threads} (leave it out for all "
@@ -69,8 +74,6 @@ def special_tokens_arg(value: Optional[str]) -> Optional[dict]:
     """The ``--special-tokens`` option: a JSON object ``{"<|bos|>": 0}``, or None if not given."""
     if value is None:
         return None
-    import json
-
     try:
         specials = json.loads(value)
     except json.JSONDecodeError as e:
@@ -84,11 +87,6 @@ def load_tokenizer(path: str, pattern: Optional[str] = None):
     """A tokenizer file; a name that is no file but an OpenAI encoding's comes from tiktoken's
     cache (:func:`toksmith.get_encoding`). ``pattern`` (``--pattern``) is the split pattern of a
     file format that stores none."""
-    import os
-
-    from ..formats import get_encoding, load_any
-    from ..formats.tiktoken import openai_encoding
-
     if pattern == "":
         raise ValueError(
             "--pattern is empty: pass a pattern name (gpt2, cl100k, o200k, nanochat) or a regex"
@@ -99,7 +97,6 @@ def load_tokenizer(path: str, pattern: Optional[str] = None):
         except ValueError:
             if not os.path.lexists(path) and os.path.basename(path) == path and "." not in path:
                 # a bare name, as an encoding's: say both readings
-                from ..formats.tiktoken import OPENAI_ENCODINGS
 
                 raise FileNotFoundError(
                     errno.ENOENT,
@@ -140,7 +137,6 @@ def open_input(path: Optional[str]) -> BinaryIO:
     """stdin for None or ``-``, else the file (``.xz``/``.lzma``/``.gz``/``.bz2`` decompressed)."""
     if path is None or path == "-":
         return sys.stdin.buffer
-    from ..corpus import open_binary
 
     return open_binary(path)
 
@@ -148,7 +144,6 @@ def open_input(path: Optional[str]) -> BinaryIO:
 def open_output(path: Optional[str]) -> BinaryIO:
     if path is None or path == "-":
         return sys.stdout.buffer
-    from .._paths import fspath
 
     return open(fspath(path), "wb")
 
@@ -183,7 +178,6 @@ def check_output_path(path: Optional[str], flag: str = "-o") -> None:
         return
     if not path:
         raise FileNotFoundError(f"{flag}: the output file name is empty; give a file name")
-    from .._paths import fspath
 
     fspath(path)  # os.path.isdir would answer False for a name no file system can hold
     if os.path.isdir(path):
@@ -202,8 +196,6 @@ def open_io(
     """(input, output) binary streams for FILE or ``-``; files opened here are closed on exit. A
     corrupt compressed input is a CorpusDecodeError naming it; an output that is the input file
     is refused (ValueError) before anything is truncated."""
-    from ..corpus import decompression_errors
-
     refuse_same_file(input_path, output_path)
     with contextlib.ExitStack() as stack:
         if input_path not in (None, "-"):

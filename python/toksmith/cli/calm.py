@@ -15,6 +15,8 @@ import re
 import sys
 from typing import Any
 
+from .._paths import fspath
+from ..presets.calm import ByteTokenizer, build_sequence, detokenize, format_tokens, read_cwgt
 from ._common import add_command_group
 
 
@@ -76,8 +78,6 @@ def register(subparsers: Any) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from ..calm import read_cwgt
-
     model = read_cwgt(args.model)
     header = model.header
     fields = header.as_dict()
@@ -137,8 +137,6 @@ def _read_context(args: argparse.Namespace) -> Any:
             if isinstance(raw, str):
                 raw = raw.encode("utf-8", "surrogateescape")
         else:
-            from .._paths import fspath
-
             with open(fspath(args.context_file), "rb") as fh:
                 raw, where = fh.read(), args.context_file
         try:
@@ -157,8 +155,6 @@ def _read_context(args: argparse.Namespace) -> Any:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from ..calm import build_sequence, format_tokens, read_cwgt
-
     source: Any
     if args.model:
         source = read_cwgt(args.model)
@@ -204,8 +200,6 @@ _ID_RE = re.compile(r"[+-]?[0-9]+\Z")
 
 
 def _decode(args: argparse.Namespace) -> int:
-    from ..calm import ByteTokenizer, detokenize
-
     words = args.ids if args.ids else sys.stdin.read().split()
     ids = []
     for word in words:

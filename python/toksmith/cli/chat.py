@@ -21,7 +21,13 @@ import os
 import sys
 from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
-from ._common import add_command_group, check_threads_arg
+from .._paths import fspath
+from ..corpus import decompression_errors, open_binary
+from ..formats._common import atomic_write
+from ..presets.nanochat import ChatTokenizer, chat_render
+from ..presets.nanochat.chat_shards import MANIFEST, ShardWriter
+from ..presets.nanochat.conversation import plan_conversation
+from ._common import add_command_group, check_output_path, check_threads_arg, refuse_same_file
 
 BAD_LINES_SHOWN = 20
 
@@ -134,8 +140,6 @@ def _reading(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     file (the codecs raise EOFError or LZMAError, which the CLI would show as a traceback)."""
 
     def run(args: argparse.Namespace) -> int:
-        from ..corpus import decompression_errors
-
         if args.input == "-":
             return command(args)
         with decompression_errors(args.input):
@@ -155,8 +159,6 @@ class _Input:
         if path == "-":
             self.fh: IO[bytes] = sys.stdin.buffer
             return
-        from .._paths import fspath
-        from ..corpus import open_binary
 
         self.raw = open(fspath(path), "rb")
         self.size = os.path.getsize(path)
@@ -202,8 +204,6 @@ def _parse_line(raw: bytes) -> Any:
 
 
 def _load_chat(path: str):
-    from ..presets.nanochat import ChatTokenizer
-
     return ChatTokenizer.load(path)
 
 
@@ -219,8 +219,6 @@ def _max_tokens(n: int) -> Optional[int]:
 def _check_html_output(args: argparse.Namespace) -> None:
     """Fail before any work when ``--html`` cannot be written or names the input or the
     tokenizer file (writing the page would destroy it)."""
-    from ._common import check_output_path, refuse_same_file
-
     check_output_path(args.html, "--html")
     try:
         refuse_same_file(args.input, args.html)
@@ -241,8 +239,6 @@ def _check_html_output(args: argparse.Namespace) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from ..presets import chat_render
-
     chat = _load_chat(args.tokenizer)
     max_tokens = _max_tokens(args.max_tokens)
     if args.index is not None and args.index < 0:
@@ -282,7 +278,6 @@ def _show(args: argparse.Namespace) -> int:
 
     if args.html is not None:
         _check_html_output(args)
-        from ..formats._common import atomic_write
 
         count = 0
         # written to a temporary file moved into place at the end: a malformed line leaves no
@@ -328,8 +323,6 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _check_output_dir(out: str, overwrite: bool) -> None:
-    from ..presets.chat_shards import MANIFEST
-
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"-o {out}: exists and is not a folder")
     if not os.path.isdir(out):
@@ -351,9 +344,6 @@ def _check_output_dir(out: str, overwrite: bool) -> None:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from ..presets.chat_shards import ShardWriter
-    from ..presets.conversation import plan_conversation
-
     if args.shard_size < 1:
         raise ValueError(f"--shard-size must be >= 1, not {args.shard_size}")
     check_threads_arg(args.threads)

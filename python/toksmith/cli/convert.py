@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .._paths import fspath
+from ..formats import _detect, _load_detected
 from ._common import special_tokens_arg
 
 TARGETS = ("tiktoken", "huggingface", "gpt2", "toksmith")
@@ -81,9 +83,6 @@ def _target(args) -> str:
 
 
 def run(args) -> int:
-    from .._paths import fspath
-    from ..formats import _detect, _load_detected
-
     target = _target(args)
     specials = special_tokens_arg(args.special_tokens)
     path = fspath(args.input)

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+from ..presets import cppreason
+from ..presets.cppreason import FIRST_LEARNED
 from ._common import add_command_group, add_reading_args, read_stdin_utf8
 
 
@@ -60,10 +63,6 @@ def register(subparsers: Any) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from ..presets import cppreason
-
     # as paths: a list of str that are not all existing files is read as texts by train(), so a
     # missing file or a quoted glob among several would have trained on the names themselves
     files = [Path(f) for f in args.files]
@@ -81,8 +80,6 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from ..presets import cppreason
-
     tok = cppreason.load(args.tokenizer)
     text = " ".join(_utf8_arg(a) for a in args.text) if args.text else read_stdin_utf8()
     if args.tokens:
@@ -93,8 +90,6 @@ def _encode(args: argparse.Namespace) -> int:
 
 
 def _decode(args: argparse.Namespace) -> int:
-    from ..presets import cppreason
-
     tok = cppreason.load(args.tokenizer)
     words = args.ids if args.ids else read_stdin_utf8().split()
     try:
@@ -110,8 +105,6 @@ def _decode(args: argparse.Namespace) -> int:
 def _shown(tok: Any, id: int) -> str:
     """A token as ``--tokens`` prints it: its text escaped as Python does (``\\n``, ``\\\\``), the
     bytes of a learned token that are not whole UTF-8 characters as ``\\xNN`` (not U+FFFD)."""
-    from ..presets.cppreason import FIRST_LEARNED
-
     if id < FIRST_LEARNED:
         return repr(tok.id_to_token(id))[1:-1]
     text = tok.tokenizer.decode_bytes([id]).decode("utf-8", "surrogateescape")

@@ -6,6 +6,8 @@ import io
 import json
 
 from .. import _core
+from ..corpus import inner_name
+from ..errors import missing_extra
 from ._common import add_tokenizer_arg, load_tokenizer, open_io, read_blocks, refuse_preset_file
 
 
@@ -98,8 +100,6 @@ def _npy_ids(fin, name: str):
     try:
         import numpy as np
     except ImportError:
-        from ..errors import missing_extra
-
         raise missing_extra("numpy", "numpy") from None
     if not fin.seekable():
         fin = io.BytesIO(fin.read())
@@ -144,8 +144,6 @@ def run(args) -> int:
     name = "<stdin>" if args.input == "-" else args.input
     fmt = args.format
     if fmt == "auto":
-        from ..corpus import inner_name
-
         inner = inner_name(name)  # ids.npy.gz: by the extension of the file inside
         fmt = (
             "npy"

@@ -6,6 +6,7 @@ import os
 import struct
 
 from .. import _core
+from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 from ._common import (
     add_tokenizer_arg,
     check_output_path,
@@ -147,8 +148,6 @@ def _native(tok, args):
 
 
 def run(args) -> int:
-    from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
-
     check_output_path(args.output)
     tok = load_tokenizer(args.tokenizer, args.pattern)
     refuse_preset_file(tok, "encode")

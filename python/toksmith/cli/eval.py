@@ -28,6 +28,13 @@ import sys
 import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
+from ..corpus import decompression_errors, open_binary
+from ..errors import missing_extra
+from ..presets.cppreason import CppTokenizer
+from ..streaming import can_stream
+from ..tokenizer import Tokenizer
+from ._common import check_output_path, check_threads_arg, load_tokenizer
+
 CHUNK_CHARS = 1 << 20
 # a cut just after a lone newline (non-space before it, non-space other than "/" after it)
 # changes no piece of the named patterns: the newline ends its piece there anyway, and a single
@@ -114,7 +121,6 @@ def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
             raise ValueError(f"max_bytes must be >= 1, not {max_bytes}")
         if max_bytes >= sys.maxsize - 1:
             max_bytes = None  # more than any file holds (and more than read() accepts)
-    from ..corpus import decompression_errors, open_binary
 
     with decompression_errors(path), open_binary(path) as fh:
         # one byte more than asked tells a file of exactly max_bytes (read whole, its last line
@@ -187,7 +193,6 @@ def _count(
             "toksmith Tokenizer or a tiktoken Encoding (read a tokenizer.json, .tiktoken or GPT-2 "
             "files with toksmith.load_any(path))"
         )
-    from ..streaming import can_stream
 
     if not can_stream(tokenizer) or any("\n" in t for t in getattr(tokenizer, "pinned_tokens", {})):
         chunk_chars = max(chunk_chars, len(text))  # a custom pattern's pieces may span a cut: whole
@@ -219,7 +224,6 @@ def _may_drop_text(tokenizer: Any) -> bool:
     tiktoken Encoding. (The named patterns match every character.)"""
     if type(tokenizer).__module__.split(".")[0] == "tiktoken":
         return callable(getattr(tokenizer, "decode_bytes", None))
-    from ..tokenizer import Tokenizer
 
     return isinstance(tokenizer, Tokenizer) and tokenizer.pattern_name is None
 
@@ -298,8 +302,6 @@ def _matplotlib():
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        from ..errors import missing_extra
-
         raise missing_extra("plot", "matplotlib") from None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -383,8 +385,6 @@ def _counted(tok: Any) -> Any:
     tokenizer (its fixed whole-word ids come before the file's BPE, which alone gives other
     counts), else the tokenizer itself."""
     if getattr(tok, "metadata", {}).get("preset") == "cppreason":
-        from ..presets.cppreason import CppTokenizer
-
         return _CppReasonCounter(CppTokenizer(tok))
     return tok
 
@@ -392,8 +392,6 @@ def _counted(tok: Any) -> Any:
 def _check_chart_path(path: str) -> None:
     """Fail before the work when ``--chart`` cannot be written: no matplotlib, a missing folder,
     or a name without an image extension matplotlib writes (it would add ``.png`` to it)."""
-    from ._common import check_output_path
-
     _matplotlib()
     check_output_path(path, "--chart")
     from matplotlib.backend_bases import FigureCanvasBase
@@ -407,8 +405,6 @@ def _check_chart_path(path: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ._common import check_threads_arg, load_tokenizer
-
     if args.chart:
         _check_chart_path(args.chart)  # fail before the work when the chart cannot be written
     if args.max_bytes is not None and args.max_bytes < 1:

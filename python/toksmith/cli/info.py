@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..formats import load_any
 from ._common import add_tokenizer_arg, load_tokenizer, special_tokens_arg
 
 
@@ -24,7 +25,6 @@ def register(sub) -> None:
 def _load(args):
     if args.special_tokens is None:
         return load_tokenizer(args.tokenizer, args.pattern)
-    from ..formats import load_any
 
     return load_any(
         args.tokenizer, pattern=args.pattern, special_tokens=special_tokens_arg(args.special_tokens)

@@ -6,6 +6,10 @@ import os
 import sys
 import time
 
+import toksmith
+
+from ..corpus import default_corpus
+from ..presets import get_preset
 from ._common import check_output_path, check_threads_arg, progress_default
 
 
@@ -84,10 +88,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from .. import train
-    from ..corpus import default_corpus
-    from ..presets import get_preset
-
     # before the training, which may take long: an output that cannot be written, or a corpus file
     # that it would overwrite
     check_output_path(args.output)
@@ -131,7 +131,8 @@ def run(args) -> int:
         )
     progress = progress_default() if args.progress is None else args.progress
     t0 = time.perf_counter()
-    tok = train(
+    # looked up on the package at each call (not bound at import), as a caller of toksmith.train
+    tok = toksmith.train(
         paths,
         vocab_size=vocab_size,
         pattern=pattern,

@@ -16,6 +16,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..presets import wordbpe
 from ._common import add_command_group, add_reading_args, read_stdin_utf8
 
 
@@ -73,8 +74,6 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..presets import wordbpe
-
     sample = wordbpe.DEFAULT_SAMPLE if args.sample is None else (args.sample or None)
     out = wordbpe.run(
         args.corpus if len(args.corpus) > 1 else args.corpus[0],
@@ -108,8 +107,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from ..presets import wordbpe
-
     tok = wordbpe.load(args.tokenizer)
     text = _join_args(args.text) if args.text else read_stdin_utf8()
     ids = tok.encode(text)

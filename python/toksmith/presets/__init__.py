@@ -6,124 +6,46 @@
   front of a learned byte-level BPE, whitespace as a delimiter;
 * :mod:`toksmith.presets.nanochat` (seed 002): nanochat's chat tokenizer and conversation
   rendering;
-* :mod:`toksmith.calm` (seed 003): the CALM 320-id byte tokenizer and its weight files;
+* :mod:`toksmith.presets.calm` (seed 003; also importable as :mod:`toksmith.calm`): the CALM
+  320-id byte tokenizer and its weight files;
 * :mod:`toksmith.presets.wordbpe` (seed 004): word-level ``</w>`` BPE with greedy longest
   match, token statistics and embeddings.
 
 A :class:`Preset` names the training defaults (pattern, vocabulary size, special tokens) that
 ``toksmith train --preset NAME`` uses for the byte-level presets (nanochat, cromwell).
+
+Every preset's tokenizer class derives from :class:`PresetTokenizer` (the three over a toksmith
+:class:`~toksmith.Tokenizer` from :class:`WrapperTokenizer`); ``presets/_base.py`` says what
+they share. Their argument checks are one set, in ``presets/_checks.py``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
-
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    pattern: str
-    vocab_size: int
-    special_tokens: Tuple[str, ...] = ()
-    description: str = ""
-    extra: Dict[str, object] = field(default_factory=dict)
-    #: the special tokens take the first ids (0, 1, ...) instead of the ids after the merges
-    specials_first: bool = False
-
-    def special_token_spec(self, extra: Sequence[str] = ()) -> Union[List[str], Mapping[str, int]]:
-        """The ``special_tokens`` argument for training: the preset's tokens, then ``extra``
-        ones it does not have. With :attr:`specials_first` a dict of fixed ids 0, 1, ...
-
-        >>> PRESETS["cromwell"].special_token_spec(["<X>"])["<X>"]
-        8
-        """
-        if isinstance(extra, (str, bytes)) or not isinstance(extra, Iterable):
-            raise TypeError(
-                f"extra must be a list of special token strings, not {type(extra).__name__}"
-                + ("; wrap one token in a list" if isinstance(extra, str) else "")
-            )
-        extra = list(extra)
-        for k, s in enumerate(extra):
-            if not isinstance(s, str):
-                raise TypeError(f"extra must hold str, not {type(s).__name__} ({s!r}, extra[{k}])")
-            if not s:
-                raise ValueError(f"extra[{k}] is the empty string: a special token needs text")
-            if s in extra[:k]:
-                raise ValueError(f"extra names {s!r} twice")
-        names = list(self.special_tokens) + [s for s in extra if s not in self.special_tokens]
-        if self.specials_first:
-            return {s: i for i, s in enumerate(names)}
-        return names
-
-
-NANOCHAT_SPECIAL_TOKENS: Tuple[str, ...] = (
-    "<|bos|>",
-    "<|user_start|>",
-    "<|user_end|>",
-    "<|assistant_start|>",
-    "<|assistant_end|>",
-    "<|python_start|>",
-    "<|python_end|>",
-    "<|output_start|>",
-    "<|output_end|>",
+from . import calm, cppreason, cromwell, nanochat, wordbpe
+from ._base import PresetTokenizer, WrapperTokenizer
+from ._registry import (
+    CROMWELL_SPECIAL_TOKENS,
+    NANOCHAT_SPECIAL_TOKENS,
+    PRESETS,
+    Preset,
+    get_preset,
 )
 
-#: the Cromwell code tokenizer's special tokens, ids 0-7 in this order (seed 000, section 2.2)
-CROMWELL_SPECIAL_TOKENS: Tuple[str, ...] = (
-    "<PAD>",
-    "<EOS>",
-    "<BOS>",
-    "<FILE>",
-    "</FILE>",
-    "<EDIT_START>",
-    "<EDIT_END>",
-    "<DELETE>",
-)
+# the registry's examples are run as this module's (doctest looks in __test__ for objects that
+# live in other modules)
+__test__ = {"Preset.special_token_spec": Preset.special_token_spec}
 
-PRESETS: Dict[str, Preset] = {
-    "nanochat": Preset(
-        name="nanochat",
-        pattern="nanochat",
-        vocab_size=65536,
-        special_tokens=NANOCHAT_SPECIAL_TOKENS,
-        description="nanochat's chat tokenizer: GPT-4-style split with \\p{N}{1,2}, 2^16 tokens, "
-        "nine conversation special tokens after the merges",
-    ),
-    "cromwell": Preset(
-        name="cromwell",
-        pattern="o200k",
-        vocab_size=50000,
-        special_tokens=CROMWELL_SPECIAL_TOKENS,
-        description="Cromwell's code tokenizer for mixed English + code: o200k's split (camelCase "
-        "parts, operator and bracket runs, indentation runs), 50,000 tokens, eight file/edit "
-        "special tokens at ids 0-7",
-        specials_first=True,
-    ),
-}
-
-
-def get_preset(name: str) -> Preset:
-    if not isinstance(name, str):
-        raise TypeError(
-            f"preset name must be a str, one of {sorted(PRESETS)}, not {type(name).__name__}"
-        )
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}") from None
-
-
-_MODULES = ("nanochat", "cromwell", "cppreason", "wordbpe")
-
-
-def __getattr__(name: str):
-    """The preset modules, loaded on first use (``toksmith.presets.nanochat.train(...)``)."""
-    if name in _MODULES:
-        import importlib
-
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["Preset", "PRESETS", "NANOCHAT_SPECIAL_TOKENS", "CROMWELL_SPECIAL_TOKENS", "get_preset"]
+__all__ = [
+    "Preset",
+    "PRESETS",
+    "NANOCHAT_SPECIAL_TOKENS",
+    "CROMWELL_SPECIAL_TOKENS",
+    "get_preset",
+    "PresetTokenizer",
+    "WrapperTokenizer",
+    "calm",
+    "cppreason",
+    "cromwell",
+    "nanochat",
+    "wordbpe",
+]

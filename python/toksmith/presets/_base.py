@@ -1,35 +1,103 @@
-"""What the preset tokenizer classes share: wrapping a toksmith Tokenizer that has the preset's
-special tokens, and reading and writing it as one file (or a folder holding it)."""
+"""The base classes of the preset tokenizers.
+
+Every preset tokenizer derives from :class:`PresetTokenizer`:
+
+==================================================  ================================  =========
+class                                               what it is                        layer
+==================================================  ================================  =========
+:class:`~toksmith.presets.nanochat.ChatTokenizer`   nanochat's interface              wrapper
+:class:`~toksmith.presets.cromwell.CodeTokenizer`   Cromwell's code tokenizer         wrapper
+:class:`~toksmith.presets.cppreason.CppTokenizer`   fixed C++ word ids + learned BPE  wrapper
+:class:`~toksmith.presets.wordbpe.WordTokenizer`    word-level ``</w>`` BPE           own
+:class:`~toksmith.presets.calm.ByteTokenizer`       CALM's fixed 320-id byte table    own
+==================================================  ================================  =========
+
+What they all share is small, and is all that :class:`PresetTokenizer` holds: the preset's
+name (:attr:`~PresetTokenizer.preset`), the number of ids (:attr:`~PresetTokenizer.n_vocab`),
+``encode(text) -> ids`` and ``decode(ids) -> text`` (each preset adds options of its own, so
+only the first argument is common), and one file per tokenizer (``save(path)`` and the class
+method ``load(path)``). Their argument checks are the one set in :mod:`._checks`.
+
+The three "wrapper" presets are a byte-level :class:`toksmith.Tokenizer` (:attr:`tokenizer`)
+that has the preset's special tokens, with the preset's interface on top: they also share how
+that tokenizer is checked, read and written (:class:`WrapperTokenizer`). The word-level and
+CALM tokenizers have tables of their own (and files of their own format), so they implement
+the common interface directly.
+"""
 
 from __future__ import annotations
 
+import abc
 import os
-from typing import Dict, Mapping, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, ClassVar, Dict, Mapping, Sequence, Tuple, Type, TypeVar, Union
 
+from .. import formats
 from .._paths import fspath
 from ..tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
 T = TypeVar("T", bound="PresetTokenizer")
+W = TypeVar("W", bound="WrapperTokenizer")
 
 
-class PresetTokenizer:
-    """Base of the preset interfaces (:class:`~toksmith.presets.nanochat.ChatTokenizer`,
-    :class:`~toksmith.presets.cromwell.CodeTokenizer`).
+class PresetTokenizer(abc.ABC):
+    """What every preset tokenizer has (see the module's documentation for what it leaves to
+    the presets)."""
 
-    A subclass names its preset (``PRESET_NAME``), the special tokens it needs
-    (``REQUIRED_SPECIALS``) and how to give them to the trainer (``SPECIALS_SPEC``, shown in the
-    error when they are missing). The wrapped tokenizer is :attr:`tokenizer`.
+    #: the preset's name, the name of its module in :mod:`toksmith.presets`
+    preset: ClassVar[str] = ""
+
+    @property
+    @abc.abstractmethod
+    def n_vocab(self) -> int:
+        """The number of token ids (ids are 0 .. n_vocab - 1)."""
+
+    @abc.abstractmethod
+    def encode(self, text: Any, *args: Any, **kwargs: Any) -> Any:
+        """The token ids of the str ``text``, a list of int (nanochat's also takes a list of
+        texts, and gives a list of lists)."""
+
+    @abc.abstractmethod
+    def decode(self, ids: Sequence[int], *args: Any, **kwargs: Any) -> str:
+        """The text of ``ids``."""
+
+    @abc.abstractmethod
+    def save(self, path: PathLike) -> None:
+        """Write the tokenizer to the file ``path``, for :meth:`load`."""
+
+    @classmethod
+    @abc.abstractmethod
+    def load(cls: Type[T], path: PathLike) -> T:
+        """Read a tokenizer written by :meth:`save`."""
+
+
+class WrapperTokenizer(PresetTokenizer):
+    """A preset over a toksmith :class:`~toksmith.Tokenizer` (:attr:`tokenizer`) that has the
+    preset's special tokens: nanochat's ChatTokenizer, Cromwell's CodeTokenizer, CppReason's
+    CppTokenizer.
+
+    A subclass names the special tokens it needs (``REQUIRED_SPECIALS``), how to give them to
+    the trainer (``SPECIALS_SPEC``, shown in the error when they are missing) and the preset's
+    name in that message (``PRESET_NAME``); a preset whose needs are not a list of special
+    tokens overrides :meth:`_check_tokenizer`.
     """
 
-    PRESET_NAME: str = ""
-    REQUIRED_SPECIALS: Tuple[str, ...] = ()
-    SPECIALS_SPEC: Union[Sequence[str], Mapping[str, int]] = ()
+    PRESET_NAME: ClassVar[str] = ""
+    REQUIRED_SPECIALS: ClassVar[Tuple[str, ...]] = ()
+    SPECIALS_SPEC: ClassVar[Union[Sequence[str], Mapping[str, int]]] = ()
     #: the file name used when :meth:`save` / :meth:`load` are given a folder
     FILE_NAME = "tokenizer.json"
 
     def __init__(self, tokenizer: Tokenizer) -> None:
-        if isinstance(tokenizer, PresetTokenizer):
+        tokenizer = self._check_tokenizer(tokenizer)
+        self.tokenizer: Tokenizer = tokenizer
+        self._all_specials: Dict[str, int] = tokenizer.special_tokens
+
+    def _check_tokenizer(self, tokenizer: Any) -> Tokenizer:
+        """``tokenizer`` (or the one another wrapper wraps) if it has the preset's special
+        tokens: TypeError for what is no toksmith Tokenizer, ValueError naming the missing
+        ones."""
+        if isinstance(tokenizer, WrapperTokenizer):
             tokenizer = tokenizer.tokenizer
         name = type(self).__name__
         if not isinstance(tokenizer, Tokenizer):
@@ -41,22 +109,28 @@ class PresetTokenizer:
                 f"the tokenizer lacks the {self.PRESET_NAME} special token(s) {missing}; train it with "
                 f"toksmith.presets.{self.PRESET_NAME.lower()}.train() or pass special_tokens={self.SPECIALS_SPEC}"
             )
-        self.tokenizer: Tokenizer = tokenizer
-        self._all_specials: Dict[str, int] = specials
+        return tokenizer
+
+    @property
+    def n_vocab(self) -> int:
+        """Largest token id + 1."""
+        return self.tokenizer.n_vocab
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.tokenizer!r})"
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # pickled as the wrapped tokenizer: the preset's tables are rebuilt from it
+        return (type(self), (self.tokenizer,))
+
     @classmethod
-    def load(cls: Type[T], path: PathLike) -> T:
+    def load(cls: Type[W], path: PathLike) -> W:
         """Load a tokenizer file of any format :func:`toksmith.load_any` reads; given a folder
         holding a ``tokenizer.json`` written by :meth:`save`, load that file."""
-        from ..formats import load_any
-
         inner = os.path.join(fspath(path), cls.FILE_NAME)
         if os.path.isdir(path) and os.path.isfile(inner):
             path = inner
-        return cls(load_any(path))
+        return cls(formats.load_any(path))
 
     def save(self, path: PathLike) -> None:
         """Write the underlying tokenizer as a toksmith JSON file; given an existing folder, write

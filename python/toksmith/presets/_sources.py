@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..corpus import expand_paths, inner_name
 from ..tokenizer import Tokenizer
-
-if TYPE_CHECKING:
-    from . import Preset
+from ..train import train as train_files
+from ..train import train_from_iterator
+from ._registry import Preset
 
 
 def _is_paths(source: Any) -> bool:
@@ -47,9 +48,6 @@ def train_on_source(source: Any, *, text_field: str, errors: str, **common: Any)
     goes to :func:`toksmith.train`; any other iterable of str to
     :func:`toksmith.train_from_iterator`. A single str is a path; a list of str is a list of
     paths when every item names an existing file or folder (or is a glob), texts otherwise."""
-    from ..train import train as train_files
-    from ..train import train_from_iterator
-
     if isinstance(source, (bytes, bytearray)):
         raise TypeError(
             "paths_or_texts must be a path, a list of paths or an iterable of str, not bytes"
@@ -146,8 +144,6 @@ def source_files(source: Any, extensions: Optional[Sequence[str]] = None) -> Lis
     those whose name ends in one of ``extensions`` (any case) when it is given (a single str
     is one extension: :func:`check_extensions`), before any compressed-file suffix
     (``notes.txt.gz`` is a ``.txt`` file)."""
-    from ..corpus import expand_paths, inner_name
-
     exts = check_extensions(extensions)
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     out: List[Path] = []

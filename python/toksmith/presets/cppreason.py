@@ -40,12 +40,18 @@ learned byte-level BPE, with whitespace as a delimiter.
 from __future__ import annotations
 
 import functools
+import glob
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from .. import _core
-from ..corpus import surrogates_checked
-from ..tokenizer import MAX_THREADS, Tokenizer, _fix_surrogates
+from .. import _core, formats
+from ..corpus import iter_line_blocks, surrogates_checked
+from ..errors import VocabError
+from ..tokenizer import Tokenizer, _fix_surrogates
+from ..train import MAX_VOCAB_SIZE, train_from_counts
+from ._base import WrapperTokenizer
+from ._checks import index_arg, thread_count
+from ._sources import check_source, is_path_source, iter_source_texts, source_files
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -494,19 +500,27 @@ def _native_tables() -> Tuple[Any, Any]:
     return encoder, decoder
 
 
-class CppTokenizer:
+class CppTokenizer(WrapperTokenizer):
     """The CppReason tokenizer: fixed ids for C++ primitives (:data:`FIXED_IDS`), a learned
     byte-level BPE (:attr:`tokenizer`, ids from 1600) for other words.
 
     Build one with :func:`train`, or from a saved file: ``CppTokenizer(path)`` (the seed's
-    constructor) or :meth:`load`.
+    constructor) or :meth:`load`. :meth:`load` and :meth:`save` take a file, or a folder
+    holding ``tokenizer.json``.
     """
 
-    def __init__(self, tokenizer: Union[Tokenizer, PathLike]) -> None:
-        if isinstance(tokenizer, (str, os.PathLike)):
-            from ..formats import load_any
+    preset = "cppreason"
+    PRESET_NAME = "CppReason"
 
-            tokenizer = load_any(tokenizer)
+    def __init__(self, tokenizer: Union[Tokenizer, PathLike]) -> None:
+        super().__init__(tokenizer)  # type: ignore[arg-type]
+        self._fixed, self._decoder = _native_tables()
+
+    def _check_tokenizer(self, tokenizer: Any) -> Tokenizer:
+        """A toksmith Tokenizer (or the path of a saved one) that has CppReason's fixed ids,
+        each at its own id (not one of the special tokens of the other presets)."""
+        if isinstance(tokenizer, (str, os.PathLike)):
+            tokenizer = formats.load_any(tokenizer)
         if not isinstance(tokenizer, Tokenizer):
             raise TypeError(
                 f"CppTokenizer needs a toksmith.Tokenizer or the path of a saved one, "
@@ -519,8 +533,7 @@ class CppTokenizer:
                 f"the tokenizer lacks CppReason's fixed ids (first missing: {missing[0]}); "
                 "train it with toksmith.presets.cppreason.train()"
             )
-        self.tokenizer = tokenizer
-        self._fixed, self._decoder = _native_tables()
+        return tokenizer
 
     # ---- properties (nanochat's interface) ----
     @property
@@ -735,20 +748,8 @@ class CppTokenizer:
         """The token texts of ``text`` (:meth:`id_to_token` of each id)."""
         return [self.id_to_token(i) for i in self.encode(text)]
 
-    # ---- files ----
-    def save(self, path: PathLike) -> None:
-        """Write the tokenizer (fixed ids and learned BPE in one toksmith JSON file)."""
-        self.tokenizer.save(path)
-
-    @classmethod
-    def load(cls, path: PathLike) -> "CppTokenizer":
-        from ..formats import load_any
-
-        return cls(load_any(path))
-
-    def __reduce__(self) -> Tuple[Any, ...]:
-        # pickled as its learned tokenizer (the native fixed-word table is rebuilt)
-        return (CppTokenizer, (self.tokenizer,))
+    # files: WrapperTokenizer's save and load (fixed ids and learned BPE in one toksmith JSON
+    # file); pickled as the learned tokenizer (the native fixed-word table is rebuilt)
 
     def __repr__(self) -> str:
         return f"CppTokenizer(vocab_size={self.vocab_size})"
@@ -775,11 +776,7 @@ def train(
     (or a lone surrogate in a text), ``"replace"`` reads it as U+FFFD.
     ``min_frequency=2`` (the seed's trainer setting): a pair seen once is not merged.
     """
-    from ..errors import VocabError
-    from ..train import MAX_VOCAB_SIZE, train_from_counts
-
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-        raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    vocab_size = index_arg(vocab_size, "vocab_size", numpy=False)
     if vocab_size < FIRST_LEARNED + 256:
         raise ValueError(
             f"vocab_size must be at least {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
@@ -811,30 +808,25 @@ def train(
 
 def _thread_count(n: Any, what: str) -> int:
     """A thread count for the native calls (0: all cores) from ``None`` or a positive int."""
-    if n is None:
-        return 0
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"{what} must be a positive int or None, not {type(n).__name__}")
-    if not 1 <= n <= MAX_THREADS:
-        raise ValueError(
-            f"{what} must be between 1 and {MAX_THREADS} (or None: all cores), not {n}"
-        )
-    return n
+    count = thread_count(
+        n,
+        what,
+        type_error="{name} must be a positive int or None, not {type}",
+        range_error="{name} must be between 1 and {max} (or None: all cores), not {value}",
+        numpy=False,
+    )
+    return count or 0
 
 
 def _as_id(i: Any) -> int:
     """A token id as a Python int (numpy integers accepted), TypeError for anything else."""
-    if isinstance(i, bool) or not hasattr(i, "__index__"):
-        raise TypeError(f"token ids must be int, not {type(i).__name__}")
-    return i.__index__()
+    return index_arg(i, "id", "token ids must be int, not {type}")
 
 
 def _names_globs(source: Any) -> bool:
     """A list or tuple of paths in which some str are globs, each matching a file (the shared
     :func:`~toksmith.presets._sources.is_path_source` takes only existing paths in a list, so a
     list with a glob in it was read as texts: the glob itself trained on)."""
-    import glob
-
     if not isinstance(source, (list, tuple)) or not source:
         return False
     for p in source:
@@ -855,9 +847,6 @@ def _names_globs(source: Any) -> bool:
 
 def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:
     """Texts from files (read in blocks of whole lines) or from an iterable of str."""
-    from ..corpus import iter_line_blocks
-    from ._sources import check_source, is_path_source, iter_source_texts, source_files
-
     check_source(paths_or_texts, errors)
     if is_path_source(paths_or_texts) or _names_globs(paths_or_texts):
         for f in source_files(paths_or_texts):

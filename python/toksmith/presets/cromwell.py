@@ -40,12 +40,13 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .._paths import fspath
+from ..corpus import expand_paths, inner_name, iter_jsonl, read_text
 from ..tokenizer import Tokenizer
-from . import CROMWELL_SPECIAL_TOKENS, PRESETS
-from ._base import PresetTokenizer
+from ._base import WrapperTokenizer
 from ._checks import as_int as _as_int
+from ._checks import check_flag as _flag
 from ._checks import check_train_options, optional_int
-from ._checks import is_numpy_bool as _is_numpy_bool
+from ._registry import CROMWELL_SPECIAL_TOKENS, PRESETS
 from ._sources import train_preset
 
 PRESET = PRESETS["cromwell"]
@@ -59,15 +60,6 @@ DEFAULT_EXTENSIONS: Tuple[str, ...] = (".py", ".js", ".cpp", ".h", ".ts")
 PAD, EOS, BOS, FILE, FILE_END, EDIT_START, EDIT_END, DELETE = SPECIAL_TOKENS
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _flag(value: Any, what: str) -> bool:
-    """A bool option (numpy bools accepted): ``bos=1`` or ``skip_special_tokens="no"`` is a TypeError."""
-    if isinstance(value, bool):
-        return value
-    if _is_numpy_bool(value):
-        return bool(value)
-    raise TypeError(f"{what} must be True or False, not {type(value).__name__} ({value!r})")
 
 
 def _check_extensions(extensions: Any) -> Tuple[str, ...]:
@@ -268,8 +260,6 @@ def _missing_path(items: Sequence[str]) -> Optional[str]:
 
 
 def _mixed_texts(items: List[Any], text_field: str, errors: str) -> Iterator[str]:
-    from ..corpus import expand_paths, inner_name, iter_jsonl, read_text
-
     for item in items:
         if not isinstance(item, os.PathLike):
             yield item
@@ -330,7 +320,7 @@ def _ids_list(ids: Any, what: str, n_vocab: int) -> List[int]:
     return out
 
 
-class CodeTokenizer(PresetTokenizer):
+class CodeTokenizer(WrapperTokenizer):
     """The Cromwell interface over a toksmith :class:`~toksmith.Tokenizer`.
 
     ``CodeTokenizer(tok)`` needs ``tok`` to have the eight special tokens of
@@ -339,6 +329,7 @@ class CodeTokenizer(PresetTokenizer):
     :meth:`load` and :meth:`save` take a file, or a folder holding ``tokenizer.json``.
     """
 
+    preset = "cromwell"
     PRESET_NAME = "Cromwell"
     REQUIRED_SPECIALS = SPECIAL_TOKENS
     SPECIALS_SPEC = dict(PRESET.special_token_spec())
@@ -353,11 +344,6 @@ class CodeTokenizer(PresetTokenizer):
             self.special_ids[EDIT_END],
         )
         self.delete_id = self.special_ids[DELETE]
-
-    @property
-    def n_vocab(self) -> int:
-        """Largest token id + 1."""
-        return self.tokenizer.n_vocab
 
     def get_vocab_size(self) -> int:
         return self.tokenizer.n_vocab

@@ -15,8 +15,9 @@ The ids and names are a contract with models already trained on them
 
 from __future__ import annotations
 
-import operator
 from typing import Dict, Iterable, List, Tuple, Union
+
+from .._checks import as_int
 
 __all__ = [
     "VOCAB_SIZE",
@@ -170,12 +171,7 @@ def token_name(token: int) -> str:
 
 def check_id(token: object, what: str = "token id") -> int:
     """Validate one id: an integer in ``0..319`` (TypeError / ValueError otherwise)."""
-    if isinstance(token, bool):
-        raise TypeError(f"{what} must be an int, not bool")
-    try:
-        tok = operator.index(token)  # accepts numpy integers
-    except TypeError:
-        raise TypeError(f"{what} must be an int, not {type(token).__name__}") from None
+    tok = as_int(token, what)  # accepts numpy integers
     if not 0 <= tok < VOCAB_SIZE:
         raise ValueError(f"{what} {tok} is out of range: CALM ids are 0..{VOCAB_SIZE - 1}")
     return tok
@@ -204,12 +200,7 @@ def resolve_token(token: TokenLike) -> int:
 
 
 def _as_int(token: object) -> int:
-    if isinstance(token, bool):
-        raise TypeError("token id must be an int, not bool")
-    try:
-        return operator.index(token)  # accepts numpy integers
-    except TypeError:
-        raise TypeError(f"token id must be an int, not {type(token).__name__}") from None
+    return as_int(token, "token id")  # accepts numpy integers
 
 
 def is_special(token: int) -> bool:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
-from ._compat import check_bool, check_int, require_numpy, to_bytes
+from .._checks import check_bool, check_int, require_numpy, to_bytes
 from .frames import SUBTOKEN_KEYWORDS, frame_body, split_body
 from .vocab import (
     ATN,

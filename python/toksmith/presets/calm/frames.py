@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from ._compat import check_int, to_bytes
+from .._checks import check_int, to_bytes
 from .vocab import (
     BY,
     BYTE_TOKENS,

@@ -36,12 +36,14 @@ from typing import (
     Optional,
     Sequence,
     Set,
-    Tuple,
     Union,
 )
 
-from .._paths import fspath
-from ._compat import check_bool, check_thread_args, require_numpy
+from ..._paths import fspath
+from ...decoding import _check_errors as _decoding_check_errors
+from ...errors import DisallowedSpecialError, UnknownTokenError
+from .._base import PresetTokenizer
+from .._checks import check_bool, check_thread_args, require_numpy
 from .vocab import (
     BYTE_TOKENS,
     EOS,
@@ -71,21 +73,11 @@ _SPECIAL_RE: Dict[
 _SPECIAL_RE_MAX = 64  # the names come from callers: keep the cache bounded
 
 
-def _toksmith_errors() -> Tuple[type, type]:
-    """toksmith's own error classes when the package is complete, so that code catching
-    ``toksmith.UnknownTokenError`` / ``toksmith.DisallowedSpecialError`` works with both
-    tokenizers; plain ValueError when the native extension is not available."""
-    try:
-        from ..errors import DisallowedSpecialError, UnknownTokenError
-    except ImportError:  # pragma: no cover - only without the built extension
-        return ValueError, ValueError
-    return DisallowedSpecialError, UnknownTokenError
+# toksmith's own error classes, so that code catching ``toksmith.UnknownTokenError`` /
+# ``toksmith.DisallowedSpecialError`` works with both tokenizers
 
 
-_DisallowedBase, _UnknownBase = _toksmith_errors()
-
-
-class TokenNotFoundError(_UnknownBase, KeyError):  # type: ignore[misc, valid-type]
+class TokenNotFoundError(UnknownTokenError, KeyError):
     """An unknown token: text that is not one token, or an id outside 0..319.
 
     A ``toksmith.UnknownTokenError`` (so a ValueError) and a KeyError, like tiktoken's.
@@ -95,7 +87,7 @@ class TokenNotFoundError(_UnknownBase, KeyError):  # type: ignore[misc, valid-ty
         return str(self.args[0]) if self.args else ""
 
 
-class CalmDisallowedSpecialError(_DisallowedBase):  # type: ignore[misc, valid-type]
+class CalmDisallowedSpecialError(DisallowedSpecialError):
     """The text contains a special token the call did not allow (a ``toksmith.DisallowedSpecialError``)."""
 
 
@@ -191,9 +183,7 @@ class StreamDecoder:
 
 def _check_errors(errors: object) -> None:
     # TypeError for a non-str; an unknown handler is a ValueError that is also a LookupError
-    from ..decoding import _check_errors as check
-
-    check(errors)
+    _decoding_check_errors(errors)
 
 
 def _names(value: Any, argument: str) -> FrozenSet[str]:
@@ -212,7 +202,7 @@ def _names(value: Any, argument: str) -> FrozenSet[str]:
     return frozenset(value)
 
 
-class ByteTokenizer:
+class ByteTokenizer(PresetTokenizer):
     """The CALM byte tokenizer: 256 byte ids, 22 special tokens, 42 reserved ids.
 
     >>> tok = ByteTokenizer()
@@ -232,6 +222,7 @@ class ByteTokenizer:
     """
 
     name = "calm"
+    preset = "calm"
 
     # ------------------------------------------------------------------ vocabulary
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import AbstractSet, Any, Iterable, Mapping, Optional, Union
 
-from ._compat import check_int, require_numpy, to_bytes
+from .._checks import check_int, require_numpy, to_bytes
 from .vocab import BYTE_TOKENS, VOCAB_SIZE, check_id
 
 __all__ = ["tokenize", "detokenize"]

@@ -46,8 +46,10 @@ import struct
 import tempfile
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
-from .._paths import check_encodable
-from ._compat import require_numpy
+from ..._paths import check_encodable
+from .._checks import require_numpy
+from .sequence import parse_template
+from .stops import StopConditions, parse_stop_patterns
 from .vocab import DEFAULT_L_MAX, VOCAB_SIZE
 
 __all__ = [
@@ -387,8 +389,6 @@ class CWGTMetadata:
 
     def stops(self, *, raw: bool = False) -> Any:
         """The parsed :class:`~toksmith.calm.StopConditions`."""
-        from .stops import StopConditions
-
         return StopConditions(self.stop_conditions, raw=raw)
 
 
@@ -609,12 +609,8 @@ def write_cwgt(
     head = _as_header(header)
     meta = _as_metadata(metadata)
     if meta.template:
-        from .sequence import parse_template
-
         parse_template(meta.template)
     if meta.stop_conditions:
-        from .stops import parse_stop_patterns
-
         parse_stop_patterns(meta.stop_conditions)
     blob = meta.to_bytes()
     if len(blob) > MAX_META_SIZE:

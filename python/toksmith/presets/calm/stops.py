@@ -28,7 +28,7 @@ import re
 from collections import deque
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
-from ._compat import check_bool
+from .._checks import check_bool
 from .vocab import BYTE_TOKENS, EOS, PAD, check_id
 
 __all__ = ["StopConditions", "StopResult", "parse_stop_patterns", "format_stop_patterns"]

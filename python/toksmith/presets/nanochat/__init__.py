@@ -26,14 +26,15 @@ import os
 from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from .._paths import fspath
-from ..pretokenize import NANOCHAT_PATTERN
-from ..tokenizer import Tokenizer, _threads
-from . import NANOCHAT_SPECIAL_TOKENS, PRESETS
-from ._base import PresetTokenizer
-from ._checks import as_int as _as_int
-from ._checks import check_train_options, optional_int
-from ._sources import train_preset
+from ..._paths import fspath
+from ...pretokenize import NANOCHAT_PATTERN
+from ...tokenizer import Tokenizer, _threads
+from .._base import WrapperTokenizer
+from .._checks import as_int as _as_int
+from .._checks import bool_arg, check_train_options, optional_int
+from .._registry import NANOCHAT_SPECIAL_TOKENS, PRESETS
+from .._sources import train_preset
+from .chat_render import to_ansi, to_html
 from .conversation import (
     ASSISTANT_START,
     Segment,
@@ -80,8 +81,7 @@ def train(
             "paths_or_texts is an empty path; pass a file, folder or glob, or a list of str texts"
         )
     vocab_size = _as_int(vocab_size, "vocab_size")
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be a bool, not {type(progress).__name__}")
+    bool_arg(progress, "progress", "{name} must be a bool, not {type}", numpy=False)
     tok = train_preset(
         PRESET,
         paths_or_texts,
@@ -120,7 +120,7 @@ def _ids_checked(ids: List[Any]) -> List[int]:
     return [_as_int(i, f"ids[{k}]") for k, i in enumerate(ids)]
 
 
-class ChatTokenizer(PresetTokenizer):
+class ChatTokenizer(WrapperTokenizer):
     """nanochat's tokenizer interface over a toksmith :class:`~toksmith.Tokenizer`.
 
     ``ChatTokenizer(tok)`` needs ``tok`` to have the nine special tokens of
@@ -129,6 +129,7 @@ class ChatTokenizer(PresetTokenizer):
     holding ``tokenizer.json`` (as nanochat's ``save(tokenizer_dir)``).
     """
 
+    preset = "nanochat"
     PRESET_NAME = "nanochat"
     REQUIRED_SPECIALS = SPECIAL_TOKENS
     SPECIALS_SPEC = list(SPECIAL_TOKENS)
@@ -431,8 +432,6 @@ class ChatTokenizer(PresetTokenizer):
     ) -> str:
         """Terminal text of ``ids``: mask 1 on green, mask 0 on red, in alternating shades per
         token; ``with_token_id`` shows each id; ``color=False`` gives plain ``a|b|c`` text."""
-        from .chat_render import to_ansi
-
         if sep is not None and not isinstance(sep, str):
             raise TypeError(f"sep must be a str or None, not {type(sep).__name__}")
         return to_ansi(self.tokenizer, ids, mask, with_token_id=with_token_id, color=color, sep=sep)
@@ -446,8 +445,6 @@ class ChatTokenizer(PresetTokenizer):
         title: str = "toksmith: rendered conversation",
     ) -> str:
         """The same as an HTML page."""
-        from .chat_render import to_html
-
         if not isinstance(title, str):
             raise TypeError(f"title must be a str, not {type(title).__name__}")
         return to_html(

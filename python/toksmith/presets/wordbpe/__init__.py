@@ -40,28 +40,30 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import numbers
 import operator
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .. import _core
-from .._paths import fspath
-from ..corpus import iter_line_blocks
-from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
+from ... import _core
+from ..._paths import fspath
+from ...corpus import iter_line_blocks
+from ...errors import PatternError
+from ...pretokenize import _check_matches_text
 
 # the largest word count, and the largest total the counts may add up to (the trainer's pair
 # counts and the token statistics are 64-bit integers): 2**63-1
-from ..train import MAX_COUNT, _MergeProgress, _progress_bar
-from . import embeddings as _emb
-from ._sources import (
+from ...train import MAX_COUNT, _MergeProgress, _progress_bar
+from .._base import PresetTokenizer
+from .._checks import check_flag, index_arg, thread_count
+from .._sources import (
     check_extensions,
     check_source,
     is_path_source,
     iter_source_texts,
     source_files,
 )
+from . import embeddings as _emb
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -94,12 +96,14 @@ def _token_bytes(token: str) -> bytes:
     return token.encode("utf-8")
 
 
-class WordTokenizer:
+class WordTokenizer(PresetTokenizer):
     """A trained word-level tokenizer: ``tokens[id]`` is the text of each token (``</w>`` at
     the end of word-final ones); special tokens (``<unk>`` first) take the first ids.
 
     Build one with :func:`train`, :func:`train_from_counts` or :meth:`load`.
     """
+
+    preset = "wordbpe"
 
     def __init__(
         self,
@@ -214,9 +218,7 @@ class WordTokenizer:
     def _check_id(self, id: Any) -> int:
         """``id`` as a Python int: an int or a numpy integer (ids often come back as numpy
         arrays, and the byte-level tokenizer takes them too) in range; bools are refused."""
-        if not isinstance(id, numbers.Integral) or isinstance(id, bool):
-            raise TypeError(f"token ids must be int, not {type(id).__name__}")
-        id = int(id)
+        id = index_arg(id, "id", "token ids must be int, not {type}")
         if not 0 <= id < len(self.tokens):
             raise ValueError(
                 f"token id {id} is out of range: valid ids are 0..{len(self.tokens) - 1}"
@@ -519,32 +521,31 @@ def _check_pattern(pattern: str) -> None:
     encoded to [] and a corpus counted to nothing, without a word of warning."""
     _check_utf8(pattern, "pattern")
     if not pattern:
-        from ..errors import PatternError
-
         raise PatternError(
             "the word pattern is empty: it finds no word in any text, so all text would be "
             "dropped; pass a regex that matches words (the default is WORD_PATTERN)"
         )
-    from ..pretokenize import _check_matches_text
-
     regex_text, _ = _core.compile_pattern(
         pattern
     )  # PatternError for a pattern that does not compile
     _check_matches_text(regex_text, "the word pattern")
 
 
+#: the wording of the word-level preset's type errors (no numpy integers: counts and sizes are
+#: Python ints here)
+_INT_TYPE_ERROR = "{name} must be an int, not {type} ({value!r})"
+
+
 def _check_int(name: str, value: Any, lo: int, hi: int, what: str) -> int:
     """``value`` must be an int (not a bool: TypeError) in lo..hi (ValueError naming ``what``)."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__} ({value!r})")
+    value = index_arg(value, name, _INT_TYPE_ERROR, numpy=False)
     if not lo <= value <= hi:
         raise ValueError(f"{name} must be {what}, not {value}")
     return value
 
 
 def _check_bool(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {type(value).__name__} ({value!r})")
+    check_flag(value, name, numpy=False)
 
 
 def _check_num_merges(num_merges: Any) -> int:
@@ -592,11 +593,14 @@ def _check_specials(special_tokens: Any, require_unk: bool) -> List[str]:
 
 
 def _threads(threads: Optional[int]) -> int:
-    if threads is None:
-        return 0
-    return _check_int(
-        "threads", threads, 1, MAX_THREADS, f"in 1..{MAX_THREADS}, or None for all cores"
+    """A thread count for the native calls (0: all cores)."""
+    n = thread_count(
+        threads,
+        type_error=_INT_TYPE_ERROR,
+        range_error="{name} must be in 1..{max}, or None for all cores, not {value}",
+        numpy=False,
     )
+    return n or 0
 
 
 def _count_items(counts: Any) -> List[Tuple[str, int]]:
