@@ -11,10 +11,9 @@ tokenizer, builds them (:meth:`toksmith.Tokenizer.from_spec`).
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Union
 
 from ._paths import fspath
-from .calm import ByteTokenizer
 from .files import gpt2 as _gpt2
 from .files import huggingface as _huggingface
 from .files import tiktoken as _tiktoken
@@ -149,6 +148,17 @@ def load_any(
     return _load_detected(p, _detect(p), pattern, special_tokens, strict)
 
 
+#: loaders of the file formats whose tokenizers live above this layer (the presets): each preset
+#: registers its own when it is imported (toksmith's package __init__ imports them all)
+_FILE_LOADERS: Dict[str, Callable[[str], Any]] = {}
+
+
+def register_file_loader(fmt: str, loader: Callable[[str], Any]) -> None:
+    """Make :func:`load_any` build files that :func:`detect_format` names ``fmt`` with
+    ``loader(path)`` (for preset tokenizers, which are built above this layer)."""
+    _FILE_LOADERS[fmt] = loader
+
+
 def _load_detected(
     p: str,
     detected: Detected,
@@ -169,7 +179,7 @@ def _load_detected(
             raise ValueError(
                 f"{p} is a CALM byte tokenizer: its vocabulary is fixed (no pattern/special_tokens)"
             )
-        return ByteTokenizer.load(p)
+        return _FILE_LOADERS["calm"](p)
     if fmt == "toksmith":
         return load_bytes(raw, file) if raw is not None else load(file)
     if fmt == "huggingface":

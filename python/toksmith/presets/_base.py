@@ -31,7 +31,7 @@ import abc
 import os
 from typing import Any, ClassVar, Dict, Mapping, Sequence, Tuple, Type, TypeVar, Union
 
-from .. import formats
+from .. import registry
 from .._paths import fspath
 from ..tokenizer import Tokenizer
 
@@ -130,7 +130,7 @@ class WrapperTokenizer(PresetTokenizer):
         inner = os.path.join(fspath(path), cls.FILE_NAME)
         if os.path.isdir(path) and os.path.isfile(inner):
             path = inner
-        return cls(formats.load_any(path))
+        return cls(registry.load_any(path))
 
     def save(self, path: PathLike) -> None:
         """Write the underlying tokenizer as a toksmith JSON file; given an existing folder, write

@@ -24,6 +24,7 @@ build_sequence, parse_sequence), :mod:`.stops` (StopConditions),
 
 from __future__ import annotations
 
+from ...registry import register_file_loader
 from .byte_tokenizer import ByteTokenizer, StreamDecoder, TokenNotFoundError
 from .codec import detokenize, tokenize
 from .cwgt import (
@@ -96,6 +97,9 @@ from .vocab import (
     resolve_token,
     token_name,
 )
+
+# load_any builds CALM tokenizer files with this class (the file readers sit below presets)
+register_file_loader("calm", ByteTokenizer.load)
 
 #: The reserved ids (278-319), headroom for future domain tokens.
 RESERVED_IDS = range(RESERVED_BASE, VOCAB_SIZE)
