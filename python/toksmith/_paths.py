@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Union
+from typing import Any, Union, overload
 
 
 def check_encodable(path: str) -> str:
@@ -28,6 +28,12 @@ def check_encodable(path: str) -> str:
     return path
 
 
+@overload
+def fspath(path: Union[str, "os.PathLike[str]"]) -> str: ...
+@overload
+def fspath(path: Union[bytes, "os.PathLike[bytes]"]) -> bytes: ...
+@overload
+def fspath(path: Any) -> Any: ...
 def fspath(path: Any) -> Union[str, bytes]:
     """``os.fspath(path)`` (TypeError for what is no path), with a ``str`` checked by
     :func:`check_encodable` (ValueError naming the path when it cannot be a file name)."""

@@ -347,7 +347,9 @@ def _rewrite(p: str, items: List[_Item], on_quant, on_anchor, on_atom) -> str:
                     f"pattern {p!r}: {it.text!r} after the start of a branch, with more branches after it, "
                     "groups differently in fancy-regex and Oniguruma; write (?i:...) around what it applies to"
                 )
-            icase[-1] = _FLAGS.match(it.text).group(1) == "i"
+            flags = _FLAGS.match(it.text)
+            assert flags is not None  # the lexer made this item from a flag group
+            icase[-1] = flags.group(1) == "i"
             out.append(it.text)
             last_atom = -1
             prev_quant = False

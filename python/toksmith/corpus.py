@@ -12,7 +12,7 @@ import re
 import stat
 import sysconfig
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, BinaryIO, Iterable, Iterator, List, Optional, Sequence, Union, cast
 
 from ._args import fix_surrogates as _fix_surrogates
 from ._args import index_arg
@@ -36,7 +36,7 @@ def _walk_once(top: str, onerror=None, revisit: bool = False) -> Iterator[tuple]
     folder above it is not followed, and (unless ``revisit``) neither is one to a folder already
     walked by another path."""
     seen = set()
-    chains = {}  # folder -> the (device, inode) of it and of the folders above it
+    chains: dict = {}  # folder -> the (device, inode) of it and of the folders above it
     for root, dirs, files in os.walk(top, onerror=onerror, followlinks=True):
         try:
             st = os.stat(root)
@@ -237,18 +237,18 @@ def open_binary(path: PathLike, raw: Optional[BinaryIO] = None) -> BinaryIO:
     if suffix in (".xz", ".lzma"):
         import lzma
 
-        return lzma.open(source, "rb")
+        return cast(BinaryIO, lzma.open(source, "rb"))
     if suffix == ".gz":
         import gzip
 
-        return gzip.open(source, "rb")
+        return cast(BinaryIO, gzip.open(source, "rb"))
     if suffix == ".bz2":
         import bz2
 
-        return bz2.open(source, "rb")
+        return cast(BinaryIO, bz2.open(source, "rb"))
     if raw is not None and not callable(getattr(raw, "read", None)):
         raise TypeError(f"raw must be an open binary file (or None), not {type(raw).__name__}")
-    return raw if raw is not None else open(source, "rb")
+    return raw if raw is not None else open(fspath(path), "rb")
 
 
 @contextlib.contextmanager

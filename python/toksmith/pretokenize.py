@@ -305,7 +305,9 @@ def _empty_matches_agree(items) -> bool:
     with ``\\z`` or ``$``), or comes after every alternative that can consume text and is either
     zero-width or one greedy ``x*``/``x?``/``x{0,n}`` among zero-width items (longest first).
     """
-    alts, depth, cur = [], 0, []
+    alts: list = []
+    depth = 0
+    cur: list = []
     for it in items:
         if it.kind == "alt" and depth == 0:
             alts.append(cur)

@@ -145,7 +145,7 @@ def _binary_reader(f):
                 f"f must be opened in binary mode (open(path, 'rb'), io.BytesIO): its read() gave "
                 f"{type(block).__name__}, not bytes"
             )
-        return bytes(block) if isinstance(block, memoryview) else block
+        return block if isinstance(block, bytes) else bytes(block)
 
     return read
 
@@ -302,7 +302,7 @@ def encode_stream(
         block_size=block_size,
         group=group,
     ):
-        if parallel and len(parts) > 1:
+        if batch is not None and len(parts) > 1:
             yield from batch(parts)
         else:
             for part in parts:

@@ -104,7 +104,8 @@ def _check_merges(merges: Any, core: Any) -> Optional[List[Tuple[int, int]]]:
     pairs = [m if type(m) is tuple and len(m) == 2 else None for m in items]
     if None not in pairs:
         try:
-            core.decode_bytes(list(itertools.chain.from_iterable(pairs)))  # every id a token
+            # every id a token
+            core.decode_bytes(list(itertools.chain.from_iterable(pairs)))  # type: ignore[arg-type]
             return pairs  # type: ignore[return-value]
         except (TypeError, OverflowError, ValueError):
             pass
@@ -602,7 +603,7 @@ class Tokenizer:
         """tiktoken's ``_encode_single_piece``: the ids of one piece, not split by the pattern
         (the piece itself if it is a token, else plain byte-pair merging; special tokens are
         never produced)."""
-        return encode_single_piece(self, text_or_bytes)
+        return encode_single_piece(self, text_or_bytes)  # type: ignore[arg-type]
 
     def encode_ordinary(self, text: str) -> List[int]:
         """Encode text, treating special tokens' text as plain text.
@@ -895,10 +896,10 @@ class Tokenizer:
                     f"not {type(ids).__name__}"
                 )
         if skip_special_tokens:
-            batch = [self._drop_specials(b) for b in batch]
+            batch = [self._drop_specials(b) for b in batch]  # type: ignore[arg-type]
         n = _threads(threads, num_threads)
         try:
-            return self._core.decode_bytes_batch(batch, n)
+            return self._core.decode_bytes_batch(batch, n)  # type: ignore[arg-type]
         except (OverflowError, TypeError, UnknownTokenError):
             raise self._bad_id(i for ids in batch for i in ids) from None
 
@@ -919,7 +920,7 @@ class Tokenizer:
         try:
             return text, self._core.char_spans(ids, True)
         except TypeError:  # numpy integers in a list: decode_bytes took them, so they are ids
-            return text, self._core.char_spans(self._plain_ids(ids), True)
+            return text, self._core.char_spans(self._plain_ids(ids), True)  # type: ignore[call-overload]
 
     def encode_with_offsets(
         self,

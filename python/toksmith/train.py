@@ -557,7 +557,7 @@ def train_from_counts(
                 chunk = chunk.encode("utf-8")
             except UnicodeEncodeError as e:
                 raise ValueError(
-                    f"the chunk {chunk!r} holds a lone surrogate (U+{ord(chunk[e.start]):04X} at "
+                    f"the chunk {chunk!r} holds a lone surrogate (U+{ord(chunk[e.start]):04X} at "  # type: ignore[arg-type]
                     f"index {e.start}) that UTF-8 cannot encode; pass bytes or a valid str"
                 ) from None
         if not isinstance(chunk, (bytes, bytearray)):

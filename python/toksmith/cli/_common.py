@@ -12,8 +12,8 @@ from typing import Any, BinaryIO, Iterator, Optional, Tuple
 
 from .._paths import fspath
 from ..corpus import decompression_errors, open_binary
-from ..formats import get_encoding, load_any
-from ..formats.tiktoken import OPENAI_ENCODINGS, openai_encoding
+from ..files.tiktoken import OPENAI_ENCODINGS, openai_encoding
+from ..registry import get_encoding, load_any
 from ..tokenizer import MAX_THREADS
 
 

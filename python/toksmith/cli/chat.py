@@ -23,7 +23,7 @@ from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
 from .._paths import fspath
 from ..corpus import decompression_errors, open_binary
-from ..formats._common import atomic_write
+from ..files._common import atomic_write
 from ..presets.nanochat import ChatTokenizer, chat_render
 from ..presets.nanochat.chat_shards import MANIFEST, ShardWriter
 from ..presets.nanochat.conversation import plan_conversation

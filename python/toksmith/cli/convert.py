@@ -16,7 +16,8 @@ import json
 import sys
 
 from .._paths import fspath
-from ..formats import _detect, _load_detected
+from ..files.detect import _detect
+from ..registry import _load_detected
 from ._common import special_tokens_arg
 
 TARGETS = ("tiktoken", "huggingface", "gpt2", "toksmith")

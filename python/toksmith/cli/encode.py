@@ -176,12 +176,15 @@ def run(args) -> int:
                 (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
             )
             encode_batch = None if native else batch_encoder(tok, args.allow_special, args.threads)
-            fin = _LastByte(fin)
+            tail = _LastByte(fin)
             newline = (
                 b""  # the newline that ends the output so far: written once more input follows
             )
             for lines in iter_line_batches(
-                fin, errors=args.errors, name=name, batch_bytes=args.block_size
+                tail,  # type: ignore[arg-type]
+                errors=args.errors,
+                name=name,
+                batch_bytes=args.block_size,
             ):
                 if encode_batch is None:
                     data = native(lines, sep=sep, lines=True, open=opening, close=closing)[0]
@@ -190,7 +193,7 @@ def run(args) -> int:
                 fout.write(newline)
                 fout.write(memoryview(data)[:-1])
                 newline = data[-1:]
-            if fin.last == b"\n":  # the output ends with a newline where the input does
+            if tail.last == b"\n":  # the output ends with a newline where the input does
                 fout.write(newline)
         elif args.format == "npy":
             w = _NpyWriter(fout, tok.n_vocab <= 65536)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..formats import load_any
+from ..registry import load_any
 from ._common import add_tokenizer_arg, load_tokenizer, special_tokens_arg
 
 

@@ -116,7 +116,7 @@ def run(args) -> int:
             )
         preset = get_preset(args.preset)
         pattern, vocab_size = preset.pattern, preset.vocab_size
-        specials = preset.special_token_spec(specials)
+        specials = preset.special_token_spec(specials)  # type: ignore[assignment]
     if args.pattern is not None:
         pattern = args.pattern
     if args.vocab_size is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Union
 
 from .._optional import lazy_module
 from . import datatrove, llmc, megatron, npy
@@ -18,7 +18,10 @@ from ._base import Shard
 from .pipeline import DEFAULT_SHARD_TOKENS, FORMATS, MANIFEST, tokenize_dataset
 from .readers import DocumentSource, iter_documents_of
 
-np = lazy_module("numpy", extra="numpy")
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy", extra="numpy")
 
 PathLike = Union[str, "os.PathLike[str]"]
 

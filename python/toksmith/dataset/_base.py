@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Tuple
 
 from .._optional import lazy_module
 
-np = lazy_module("numpy", extra="numpy")
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy", extra="numpy")
 
 
 #: the suffix of a file being written; a rerun removes the ones a killed run left behind

@@ -10,12 +10,15 @@ read from text have none, so this writer never makes one, but the reader reads i
 from __future__ import annotations
 
 import os
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
 from ._base import Shard, ShardWriter, commit
 
-np = lazy_module("numpy", extra="numpy")
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy", extra="numpy")
 
 
 class Writer(ShardWriter):

@@ -10,12 +10,15 @@ boundaries; a BOS or EOS token (a special token, which no ordinary text encodes 
 from __future__ import annotations
 
 import os
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
 from ._base import Shard, ShardWriter, commit, read_exact
 
-np = lazy_module("numpy", extra="numpy")
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy", extra="numpy")
 
 MAGIC = 20240520
 HEADER_INTS = 256

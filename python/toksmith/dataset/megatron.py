@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
 from ._base import COPY_CHUNK, Shard, ShardWriter, commit, read_exact, temp_path
 
-np = lazy_module("numpy", extra="numpy")
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy", extra="numpy")
 
 MAGIC = b"MMIDIDX\x00\x00"
 DTYPE_CODES = {"uint16": 8, "int32": 4}  # by numpy dtype name

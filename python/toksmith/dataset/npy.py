@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 import os
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
 from ._base import Shard, ShardWriter, commit, npy_header, temp_path
 
-np = lazy_module("numpy", extra="numpy")
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy", extra="numpy")
 
 
 class Writer(ShardWriter):

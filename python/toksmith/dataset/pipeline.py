@@ -28,7 +28,19 @@ import os
 import shutil
 import sys
 from itertools import chain
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from .. import registry
 from .._args import thread_count
@@ -40,7 +52,10 @@ from . import datatrove, llmc, megatron, npy
 from ._base import TEMP_SUFFIX
 from .readers import DocumentSource, output_stem
 
-np = lazy_module("numpy", extra="numpy")
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy", extra="numpy")
 
 FORMATS: Dict[str, Any] = {"bin": llmc, "megatron": megatron, "datatrove": datatrove, "npy": npy}
 

@@ -247,13 +247,13 @@ def _ranks_from_vocab_and_merges_reference(
     for n, (a_s, b_s) in enumerate(merges):
         parts = []
         for s in (a_s, b_s):
-            b = spelled.get(s)
-            if b is None:
+            got = spelled.get(s)
+            if got is None:
                 _check_not_added(s, n, a_s, b_s, vocab, added, where)
                 raise TokenizerFileError(
                     f"{where}: merge {n} ({a_s!r} {b_s!r}) names {s!r}, which is not a token of the vocab"
                 )
-            parts.append(b)
+            parts.append(got)
         merged = parts[0] + parts[1]
         mid = ranks.get(merged)
         if mid is None:

@@ -315,7 +315,7 @@ def _check_gaps(ranks: Mapping[bytes, int], specials: Mapping[str, int], where: 
     }
     n_missing = top + 1 - len(used)
     if n_missing:
-        missing = []
+        missing = []  # type: ignore[var-annotated]
         i = 0
         while len(missing) < min(5, n_missing):
             if i not in used:
@@ -365,11 +365,11 @@ def read_tiktoken(
             raise TypeError("preset= applies to rank files, not to a tiktoken.Encoding")
         enc = obj_or_path
         return TokenizerSpec(
-            dict(enc._mergeable_ranks),
-            pattern=_from_file(pattern if pattern is not None else enc._pat_str),
-            special_tokens=dict(enc._special_tokens) if special_tokens is None else special_tokens,
-            name=name or enc.name,
-            metadata={"source": source_meta("tiktoken", encoding=enc.name)},
+            dict(enc._mergeable_ranks),  # type: ignore[union-attr]
+            pattern=_from_file(pattern if pattern is not None else enc._pat_str),  # type: ignore[union-attr]
+            special_tokens=dict(enc._special_tokens) if special_tokens is None else special_tokens,  # type: ignore[union-attr]
+            name=name or enc.name,  # type: ignore[union-attr]
+            metadata={"source": source_meta("tiktoken", encoding=enc.name)},  # type: ignore[union-attr]
         )
     if not isinstance(obj_or_path, (str, os.PathLike)):
         raise TypeError(

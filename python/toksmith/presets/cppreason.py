@@ -693,13 +693,13 @@ class CppTokenizer(WrapperTokenizer):
         def starts_line(before: str) -> bool:
             return before == "" or before.endswith("\n")
 
-        def part(text: str, before: str) -> List[int]:
+        def part(text: str, before: str) -> List[int]:  # type: ignore[no-redef]
             return self.encode(text, line_start=starts_line(before))
 
         before_suffix = prefix + (middle or "")
-        out = [4] + self.encode(prefix) + [6] + part(suffix, before_suffix) + [5]
+        out = [4] + self.encode(prefix) + [6] + part(suffix, before_suffix) + [5]  # type: ignore[operator]
         if middle is not None:
-            out += part(middle, prefix) + [3]
+            out += part(middle, prefix) + [3]  # type: ignore[operator]
         return out
 
     def encode_diff(self, diff: str, message: Optional[str] = None) -> List[int]:
@@ -793,7 +793,7 @@ def train(
     counts = _learned_counts(paths_or_texts, threads=threads, errors=errors)
     specials = {_inner_name(i): i for i in range(FIRST_LEARNED)}
     tok = train_from_counts(
-        counts,
+        counts,  # type: ignore[arg-type]
         vocab_size=vocab_size,
         pattern=INNER_PATTERN,
         special_tokens=specials,

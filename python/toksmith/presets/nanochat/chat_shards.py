@@ -66,7 +66,7 @@ def _as_list(values: Any, what: str) -> List[Any]:
         if not isinstance(values, list):
             raise TypeError(f"{what} must be a list of ints, not a single value")
         return values
-    return values if isinstance(values, (list, tuple)) else list(values)
+    return list(values) if not isinstance(values, list) else values
 
 
 def shard_name(index: int) -> str:

@@ -140,7 +140,7 @@ class WordTokenizer(PresetTokenizer):
         for m in merges:
             if isinstance(m, (str, bytes)) or not isinstance(m, Iterable):
                 raise TypeError(f"each merge must be a pair of str, not {type(m).__name__} ({m!r})")
-            m = tuple(m)
+            m = tuple(m)  # type: ignore[assignment]
             if len(m) != 2:
                 raise ValueError(f"each merge must be a pair of str (left, right), not {m!r}")
             if not all(isinstance(x, str) for x in m):
@@ -804,7 +804,7 @@ def _learn(
             f"can tell from the end of a word: use a pattern that cuts '<', '/' and '>' off "
             f"(as WORD_PATTERN does), or leave such words out"
         )
-    alphabet, merges = "", []
+    alphabet, merges = "", []  # type: ignore[var-annotated]
     if candidates:
         # each merge joins two symbols of at least one word: a word of k characters (k + 1
         # symbols with its </w>) takes part in at most k merges, and a pair occurs at most
