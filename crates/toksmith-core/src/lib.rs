@@ -17,12 +17,16 @@
 pub mod bpe_json;
 pub mod bytelevel;
 pub mod decode;
+pub mod decoders;
 pub mod encode;
 pub mod error;
 pub mod fixed_words;
 pub mod ids_format;
 pub mod mem;
+pub mod models;
+pub mod normalizers;
 pub mod piece_cache;
+pub mod pre_tokenizers;
 pub mod pretokenize;
 pub mod train;
 pub mod utf8;

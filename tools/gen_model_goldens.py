@@ -1,0 +1,121 @@
+"""Generate golden ids for the SentencePiece / Unigram / WordPiece models of toksmith-core.
+
+Reference libraries: sentencepiece (the .model files) and tokenizers (the tokenizer.json files).
+Writes crates/toksmith-core/tests/data/model_goldens.jsonl.xz: one JSON object per line,
+{"model": NAME, "text": TEXT, "ids": [...], "decoded": TEXT}. Also copies the model files it uses
+(xz-compressed) next to it. Run from the repository root:
+
+    python3 tools/gen_model_goldens.py [ZOO_DIR] [CORPORA_DIR]
+"""
+
+import json
+import lzma
+import random
+import sys
+from pathlib import Path
+
+import sentencepiece as spm
+import tokenizers
+
+ZOO = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/data/vocabs/zoo")
+CORPORA = Path(sys.argv[2] if len(sys.argv) > 2 else "/work/shared/data/corpora")
+OUT = Path("crates/toksmith-core/tests/data")
+
+HANDWRITTEN = [
+    "",
+    " ",
+    "   ",
+    "Hello world",
+    " Hello world",
+    "  Hello   world  ",
+    "Hello\tworld\n\nagain\r\n",
+    "\n",
+    "a",
+    "▁",
+    "▁▁hello▁",
+    "def f(x):\n    return x ** 2  # square\n",
+    "for (int i = 0; i < n; ++i) { sum += a[i]; }",
+    "if [ -z \"$HOME\" ]; then echo 'no home'; fi",
+    "The quick brown fox jumps over the lazy dog. It's 3.14159!",
+    "don't won't I'm you're we've they'll",
+    "Emoji: 😀🎉👍🏽 👨‍👩‍👧‍👦 🇫🇷",
+    "Ünïcödé àccénts ÀÉÎÕÜ ñ ç ß ẞ",
+    "ＦＵＬＬＷＩＤＴＨ ｈｅｌｌｏ １２３",
+    "ﬁ ﬂ ĳ Ⅻ ① ㍿ ℡",
+    "日本語のテキスト、中文文本。한국어 텍스트",
+    "Привет, мир! Γειά σου Κόσμε! שלום עולם مرحبا بالعالم",
+    "हिन्दी ภาษาไทย ქართული Հայերեն",
+    "unknown chars: \u0001\u0002 \u2028 \ufeff \u200b \U0001d11e \U000e0041 \uffff",
+    "</s> <s> <unk> <pad> [CLS] [SEP] [UNK] [MASK]",
+    "<0x41> <0xFF>",
+    "1234567890 12,345.67 3rd 1st",
+    "a" * 300,
+    "x" * 120 + " " + "supercalifragilisticexpialidocious" * 4,
+    "tab\there  trailing   ",
+    "MiXeD CaSe WoRdS",
+    "e\u0301 o\u0308 n\u0303",
+    "\u3000ideographic\u3000space",
+    "Zero\u00a0width\u202fnbsp",
+]
+
+
+def sample_corpus(name, n, seed, max_len=400):
+    lines = lzma.open(CORPORA / name, "rt", encoding="utf-8", errors="replace").read().split("\n")
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        i = rng.randrange(len(lines))
+        k = rng.randrange(1, 4)
+        out.append("\n".join(lines[i : i + k])[:max_len])
+    return out
+
+
+def texts():
+    t = list(HANDWRITTEN)
+    t += sample_corpus("multilingual_ui.txt.xz", 150, 1)
+    t += sample_corpus("english.txt.xz", 40, 2)
+    t += sample_corpus("python.txt.xz", 25, 3)
+    t += sample_corpus("cpp.txt.xz", 15, 4)
+    t += sample_corpus("shell.txt.xz", 10, 5)
+    return t
+
+
+def copy_xz(src, name):
+    data = Path(src).read_bytes()
+    (OUT / name).write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    rows = []
+    all_texts = texts()
+    spm_models = {
+        "llama2": ZOO / "llama2_tokenizer.model",
+        "mistral_v1": ZOO / "mistral_v1_tokenizer.model",
+        "t5_spm": ZOO / "t5_v1_1/spiece.model",
+    }
+    for name, path in spm_models.items():
+        copy_xz(path, name + ".model.xz")
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        for text in all_texts:
+            ids = sp.encode(text)
+            rows.append({"model": name, "text": text, "ids": ids, "decoded": sp.decode(ids)})
+    t5_json = lzma.open(ZOO / "t5_v1_1/tokenizer.json.xz").read()
+    # the T5 pipeline is rebuilt from spiece.model in the tests (same vocab and charsmap)
+    bert_json = (ZOO / "bert_base_uncased/tokenizer.json").read_bytes()
+    copy_xz(ZOO / "bert_base_uncased/vocab.txt", "bert_base_uncased_vocab.txt.xz")
+    for name, raw in [("t5_hf", t5_json), ("bert_hf", bert_json)]:
+        tok = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
+        for text in all_texts:
+            ids = tok.encode(text, add_special_tokens=False).ids
+            rows.append(
+                {"model": name, "text": text, "ids": ids, "decoded": tok.decode(ids, skip_special_tokens=False)}
+            )
+    with lzma.open(OUT / "model_goldens.jsonl.xz", "wt", encoding="utf-8", preset=9) as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(len(rows), "goldens; versions:", spm.__version__, tokenizers.__version__)
+
+
+if __name__ == "__main__":
+    main()
