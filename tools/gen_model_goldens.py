@@ -70,14 +70,40 @@ def sample_corpus(name, n, seed, max_len=400):
     return out
 
 
+def random_texts(n, seed):
+    """Strings over a pool that stresses normalizers and unknown-character paths."""
+    rng = random.Random(seed)
+    pool = (
+        list("aAbBzZ09 .,;!?'\"-_()[]{}<>/\\#@$%^&*+=~`|")
+        + [" "] * 8
+        + ["\t", "\n", "\r", "\u00a0", "\u3000", "\u2581", "\u200b", "\u200d", "\ufeff", "\u0301"]
+        + ["\u0308", "\u00e9", "\u00df", "\u0130", "\u03a3", "\u1e9e", "\uff21", "\uff41", "\ufb01"]
+        + ["\u2460", "\u3231", "\u4e2d", "\u6587", "\uac00", "\u0e01", "\u0627", "\u05d0", "\u0915"]
+        + ["\U0001f600", "\U0001f3fd", "\U0001f1eb", "\U000e0001", "\U0010fffd", "\uffff", "\u0378"]
+        + ["\u0000", "\u0001", "\u001f", "\u007f", "\u0085", "\u2028", "\U0001d11e", "\U00020000"]
+    )
+    return ["".join(rng.choice(pool) for _ in range(rng.randrange(1, 40))) for _ in range(n)]
+
+
 def texts():
     t = list(HANDWRITTEN)
+    t += random_texts(80, 6)
     t += sample_corpus("multilingual_ui.txt.xz", 150, 1)
     t += sample_corpus("english.txt.xz", 40, 2)
     t += sample_corpus("python.txt.xz", 25, 3)
     t += sample_corpus("cpp.txt.xz", 15, 4)
     t += sample_corpus("shell.txt.xz", 10, 5)
     return t
+
+
+def random_ids(n_vocab, n, seed):
+    """Id sequences for decode-only goldens: low ids (control, unknown, byte pieces) often."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        k = rng.randrange(1, 16)
+        out.append([rng.randrange(300) if rng.random() < 0.5 else rng.randrange(n_vocab) for _ in range(k)])
+    return out
 
 
 def copy_xz(src, name):
@@ -100,6 +126,8 @@ def main():
         for text in all_texts:
             ids = sp.encode(text)
             rows.append({"model": name, "text": text, "ids": ids, "decoded": sp.decode(ids)})
+        for ids in random_ids(sp.get_piece_size(), 60, sum(map(ord, name))):
+            rows.append({"model": name, "text": None, "ids": ids, "decoded": sp.decode(ids)})
     t5_json = lzma.open(ZOO / "t5_v1_1/tokenizer.json.xz").read()
     # the T5 pipeline is rebuilt from spiece.model in the tests (same vocab and charsmap)
     bert_json = (ZOO / "bert_base_uncased/tokenizer.json").read_bytes()
@@ -110,6 +138,10 @@ def main():
             ids = tok.encode(text, add_special_tokens=False).ids
             rows.append(
                 {"model": name, "text": text, "ids": ids, "decoded": tok.decode(ids, skip_special_tokens=False)}
+            )
+        for ids in random_ids(tok.get_vocab_size(), 60, len(name)):
+            rows.append(
+                {"model": name, "text": None, "ids": ids, "decoded": tok.decode(ids, skip_special_tokens=False)}
             )
     with lzma.open(OUT / "model_goldens.jsonl.xz", "wt", encoding="utf-8", preset=9) as f:
         for r in rows:

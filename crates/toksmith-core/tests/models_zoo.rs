@@ -28,7 +28,8 @@ fn data(name: &str) -> Vec<u8> {
 }
 
 struct Golden {
-    text: String,
+    /// None: a decode-only golden (random ids).
+    text: Option<String>,
     ids: Vec<u32>,
     decoded: String,
 }
@@ -43,7 +44,7 @@ fn goldens() -> BTreeMap<String, Vec<Golden>> {
         out.entry(v["model"].as_str().unwrap().to_string())
             .or_default()
             .push(Golden {
-                text: v["text"].as_str().unwrap().to_string(),
+                text: v["text"].as_str().map(str::to_string),
                 ids: v["ids"]
                     .as_array()
                     .unwrap()
@@ -66,9 +67,9 @@ fn check(
     assert!(rows.len() > 200, "{name}: too few goldens ({})", rows.len());
     let mut bad = 0;
     for g in rows {
-        let ids = encode(&g.text);
+        let ids = g.text.as_deref().map(&encode);
         let text = decode(&g.ids);
-        if ids != g.ids || text != g.decoded {
+        if ids.as_ref().is_some_and(|ids| *ids != g.ids) || text != g.decoded {
             bad += 1;
             if bad <= 5 {
                 eprintln!(

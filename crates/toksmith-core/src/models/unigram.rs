@@ -8,10 +8,9 @@
 //! their bytes instead.
 //!
 //! The two reference libraries differ only in arithmetic and in which pieces take part:
-//! * [`ScoreMode::SentencePiece`]: scores are f32; a candidate path score is computed in double
-//!   precision and compared with the stored f32 best (C++ promotes through the user-defined
-//!   bonus expression), unknown candidates are f32 sums. Ties keep the first candidate, exactly as
-//!   sentencepiece's `>`. User-defined pieces score `length * max_score - 0.1`; control, unknown,
+//! * [`ScoreMode::SentencePiece`]: scores and path sums are f32 (checked against sentencepiece on
+//!   near-ties such as `+` `++` vs `++` `+`, where a double sum picks the other path). Ties keep
+//!   the first candidate, exactly as sentencepiece's `>`. User-defined pieces score `length * max_score - 0.1`; control, unknown,
 //!   byte and unused pieces never match text.
 //! * [`ScoreMode::HuggingFace`]: every piece of the vocabulary matches text, scores and sums are
 //!   f64, `min_score` is taken over the whole vocabulary.
@@ -188,19 +187,18 @@ impl Unigram {
             self.trie
                 .common_prefixes(&bytes[starts_at..], |length, id| {
                     let score = if self.user_defined[id as usize] {
-                        // C++: size_t * float is float, minus the double 0.1 is double
-                        f64::from(length as f32 * self.max_score as f32) - 0.1
+                        f64::from(length as f32 * self.max_score as f32 - 0.1f32)
                     } else {
                         self.scores[id as usize]
                     };
-                    let candidate = score + here;
+                    let candidate = if spm {
+                        f64::from(score as f32 + here as f32)
+                    } else {
+                        score + here
+                    };
                     let target = &mut best[starts_at + length];
                     if target.starts_at == NO_START || candidate > target.score {
-                        target.score = if spm {
-                            f64::from(candidate as f32)
-                        } else {
-                            candidate
-                        };
+                        target.score = candidate;
                         target.starts_at = starts_at as u32;
                         target.id = id;
                     }
