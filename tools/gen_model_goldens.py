@@ -102,7 +102,9 @@ def random_ids(n_vocab, n, seed):
     out = []
     for _ in range(n):
         k = rng.randrange(1, 16)
-        out.append([rng.randrange(300) if rng.random() < 0.5 else rng.randrange(n_vocab) for _ in range(k)])
+        out.append(
+            [rng.randrange(300) if rng.random() < 0.5 else rng.randrange(n_vocab) for _ in range(k)]
+        )
     return out
 
 
@@ -137,11 +139,21 @@ def main():
         for text in all_texts:
             ids = tok.encode(text, add_special_tokens=False).ids
             rows.append(
-                {"model": name, "text": text, "ids": ids, "decoded": tok.decode(ids, skip_special_tokens=False)}
+                {
+                    "model": name,
+                    "text": text,
+                    "ids": ids,
+                    "decoded": tok.decode(ids, skip_special_tokens=False),
+                }
             )
         for ids in random_ids(tok.get_vocab_size(), 60, len(name)):
             rows.append(
-                {"model": name, "text": None, "ids": ids, "decoded": tok.decode(ids, skip_special_tokens=False)}
+                {
+                    "model": name,
+                    "text": None,
+                    "ids": ids,
+                    "decoded": tok.decode(ids, skip_special_tokens=False),
+                }
             )
     with lzma.open(OUT / "model_goldens.jsonl.xz", "wt", encoding="utf-8", preset=9) as f:
         for r in rows:
