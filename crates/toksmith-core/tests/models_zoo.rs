@@ -362,3 +362,46 @@ fn corrupted_model_files_never_panic() {
         }
     }
 }
+
+/// Throughput of each pipeline on one thread (run by hand: the text file is not in the repo):
+/// `TOKSMITH_BENCH_TEXT=file cargo test --release --test models_zoo -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput() {
+    let path =
+        std::env::var("TOKSMITH_BENCH_TEXT").expect("set TOKSMITH_BENCH_TEXT to a text file");
+    let text = String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let mb = text.len() as f64 / 1e6;
+    for file in ["llama2.model.xz", "t5_spm.model.xz"] {
+        let p = spm_pipeline(file);
+        let t = std::time::Instant::now();
+        let mut n = 0;
+        for l in &lines {
+            let norm = p.normalizer.normalize(l);
+            let mut ids = vec![];
+            match &p.model {
+                Model::Bpe(b) => b.encode(&norm, &mut ids).unwrap(),
+                Model::Unigram(u) => u.encode(&norm, &mut ids).unwrap(),
+            }
+            n += ids.len();
+        }
+        let s = t.elapsed().as_secs_f64();
+        eprintln!("{file}: {n} ids, {:.1} MB/s", mb / s);
+    }
+    let txt = String::from_utf8(data("bert_base_uncased_vocab.txt.xz")).unwrap();
+    let vocab = WordPiece::vocab_from_txt(&txt).unwrap();
+    let wp = WordPiece::new(&vocab, "[UNK]", "##", 100).unwrap();
+    let norm = Normalizer::Bert(BertNormalizer::default());
+    let t = std::time::Instant::now();
+    let mut n = 0;
+    for l in &lines {
+        let s = norm.normalize(l).unwrap();
+        let mut ids = vec![];
+        for w in PreTokenizer::Bert.pre_tokenize_str(&s).unwrap() {
+            wp.encode(&w.text, &mut ids);
+        }
+        n += ids.len();
+    }
+    eprintln!("bert: {n} ids, {:.1} MB/s", mb / t.elapsed().as_secs_f64());
+}
