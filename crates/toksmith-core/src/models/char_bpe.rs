@@ -93,10 +93,13 @@ impl PartialOrd for Merge {
     }
 }
 
+/// `<0xAB>` ids, u32::MAX where a byte has no piece.
 fn byte_ids_of(vocab: &FxHashMap<String, u32>) -> Option<Box<[u32; 256]>> {
-    let mut ids = Box::new([0u32; 256]);
+    let mut ids = Box::new([u32::MAX; 256]);
     for b in 0..=255u8 {
-        ids[b as usize] = *vocab.get(&byte_piece(b))?;
+        if let Some(&id) = vocab.get(&byte_piece(b)) {
+            ids[b as usize] = id;
+        }
     }
     Some(ids)
 }
@@ -315,11 +318,14 @@ impl CharBpe {
             if self.byte_fallback {
                 if let Some(bytes) = &self.byte_ids {
                     // HF spells the bytes of the whole lookup string (prefix and suffix included),
-                    // each covering one byte of text, and leaves a pending unknown pending.
-                    for b in buf.bytes() {
-                        push(&mut symbols, bytes[b as usize], 1);
+                    // each covering one byte of text, and leaves a pending unknown pending; a
+                    // byte without a piece sends the character to the unknown token instead.
+                    if buf.bytes().all(|b| bytes[b as usize] != u32::MAX) {
+                        for b in buf.bytes() {
+                            push(&mut symbols, bytes[b as usize], 1);
+                        }
+                        continue;
                     }
-                    continue;
                 }
             }
             if let Some(uid) = self.unk_id {
@@ -444,7 +450,15 @@ impl CharBpe {
             let end = start + s.len as usize;
             if s.id >= self.n_real {
                 if let (true, Some(bytes)) = (self.byte_fallback, &self.byte_ids) {
-                    out.extend(w.as_bytes()[start..end].iter().map(|&b| bytes[b as usize]));
+                    // PieceToId of a missing byte piece is the unknown id
+                    out.extend(
+                        w.as_bytes()[start..end]
+                            .iter()
+                            .map(|&b| match bytes[b as usize] {
+                                u32::MAX => unk,
+                                id => id,
+                            }),
+                    );
                 } else if !prev_unk {
                     out.push(unk);
                 }
@@ -578,6 +592,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(enc(&m, "aé"), vec![1, 2 + 0xc3, 2 + 0xa9]);
+        // a character with a byte that has no piece is unknown
+        let v = vocab(&["<unk>", "a", "<0xC3>"]);
+        let m = CharBpe::new(
+            v,
+            &[],
+            BpeOptions {
+                unk_token: Some("<unk>".into()),
+                byte_fallback: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(enc(&m, "aé"), vec![1, 0]);
         // an unknown unk token is a configuration error
         assert!(CharBpe::new(
             vocab(&["a"]),

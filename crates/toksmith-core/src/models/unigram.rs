@@ -57,9 +57,12 @@ fn byte_ids_of(pieces: &[String], enabled: bool) -> Option<Box<[u32; 256]>> {
     for (i, p) in pieces.iter().enumerate() {
         index.entry(p.as_str()).or_insert(i as u32);
     }
-    let mut ids = Box::new([0u32; 256]);
+    // u32::MAX where a byte has no piece
+    let mut ids = Box::new([u32::MAX; 256]);
     for b in 0..=255u8 {
-        ids[b as usize] = *index.get(byte_piece(b).as_str())?;
+        if let Some(&id) = index.get(byte_piece(b).as_str()) {
+            ids[b as usize] = id;
+        }
     }
     Some(ids)
 }
@@ -243,12 +246,28 @@ impl Unigram {
                 continue;
             }
             if let Some(bytes) = &self.byte_ids {
-                out.extend(
-                    text.as_bytes()[start..end]
-                        .iter()
-                        .map(|&b| bytes[b as usize]),
-                );
-                continue;
+                let span = &text.as_bytes()[start..end];
+                match self.mode {
+                    // sentencepiece: PieceToId of a missing byte piece is the unknown id
+                    ScoreMode::SentencePiece => {
+                        let unk = self.unk_id.unwrap_or(0);
+                        out.extend(span.iter().map(|&b| match bytes[b as usize] {
+                            u32::MAX => unk,
+                            id => id,
+                        }));
+                        prev_unk = false;
+                        continue;
+                    }
+                    // HF: all the bytes or the unknown token
+                    ScoreMode::HuggingFace
+                        if span.iter().all(|&b| bytes[b as usize] != u32::MAX) =>
+                    {
+                        out.extend(span.iter().map(|&b| bytes[b as usize]));
+                        prev_unk = false;
+                        continue;
+                    }
+                    ScoreMode::HuggingFace => {}
+                }
             }
             let Some(unk) = self.unk_id else {
                 return Err(Error::InvalidArgument(format!(
