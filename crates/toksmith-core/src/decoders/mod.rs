@@ -1,0 +1,232 @@
+//! Decoders of Hugging Face `tokenizers` (`decoders`): token strings -> text. Each decoder maps
+//! the list of token strings to a new list (`decode_chain`); the text is their concatenation.
+//! [`spm::SpmDecoder`] is sentencepiece's own id -> text decoding.
+
+pub mod spm;
+
+use crate::models::spm::byte_piece_value;
+
+#[derive(Debug, Clone)]
+pub enum Decoder {
+    /// The replacement character back to spaces; with a prepend scheme other than never, the
+    /// first token loses its replacement characters (HF removes them all, not only the first).
+    Metaspace {
+        replacement: char,
+        prepend_scheme_never: bool,
+    },
+    /// Runs of `<0xAB>` tokens back to text: valid UTF-8 as one token, else one U+FFFD per byte.
+    ByteFallback,
+    /// All tokens into one.
+    Fuse,
+    /// Up to `start` leading and `stop` trailing `content` characters removed from each token.
+    Strip {
+        content: char,
+        start: usize,
+        stop: usize,
+    },
+    /// Literal replacement in each token.
+    Replace {
+        pattern: String,
+        content: String,
+    },
+    /// WordPiece: the prefix removed from continuation tokens, a space before the others.
+    WordPiece {
+        prefix: String,
+        cleanup: bool,
+    },
+    Sequence(Vec<Decoder>),
+}
+
+/// The clean-up of tokenization spaces (HF `wordpiece::cleanup`).
+pub fn cleanup(s: &str) -> String {
+    s.replace(" .", ".")
+        .replace(" ?", "?")
+        .replace(" !", "!")
+        .replace(" ,", ",")
+        .replace(" ' ", "'")
+        .replace(" n't", "n't")
+        .replace(" 'm", "'m")
+        .replace(" do not", " don't")
+        .replace(" 's", "'s")
+        .replace(" 've", "'ve")
+        .replace(" 're", "'re")
+}
+
+impl Decoder {
+    pub fn decode(&self, tokens: Vec<String>) -> String {
+        self.decode_chain(tokens).concat()
+    }
+
+    pub fn decode_chain(&self, tokens: Vec<String>) -> Vec<String> {
+        match self {
+            Decoder::Metaspace {
+                replacement,
+                prepend_scheme_never,
+            } => tokens
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    t.chars()
+                        .filter_map(|c| {
+                            if c == *replacement {
+                                (i != 0 || *prepend_scheme_never).then_some(' ')
+                            } else {
+                                Some(c)
+                            }
+                        })
+                        .collect()
+                })
+                .collect(),
+            Decoder::ByteFallback => {
+                let mut out = Vec::with_capacity(tokens.len());
+                let mut bytes: Vec<u8> = Vec::new();
+                let flush = |bytes: &mut Vec<u8>, out: &mut Vec<String>| {
+                    if bytes.is_empty() {
+                        return;
+                    }
+                    match String::from_utf8(std::mem::take(bytes)) {
+                        Ok(s) => out.push(s),
+                        Err(e) => out.extend(std::iter::repeat_n(
+                            "\u{fffd}".to_string(),
+                            e.as_bytes().len(),
+                        )),
+                    }
+                };
+                for t in tokens {
+                    match byte_piece_value(&t) {
+                        Some(b) => bytes.push(b),
+                        None => {
+                            flush(&mut bytes, &mut out);
+                            out.push(t);
+                        }
+                    }
+                }
+                flush(&mut bytes, &mut out);
+                out
+            }
+            Decoder::Fuse => vec![tokens.concat()],
+            Decoder::Strip {
+                content,
+                start,
+                stop,
+            } => tokens
+                .into_iter()
+                .map(|t| {
+                    let chars: Vec<char> = t.chars().collect();
+                    let mut a = 0;
+                    while a < *start && a < chars.len() && chars[a] == *content {
+                        a += 1;
+                    }
+                    let mut b = chars.len();
+                    let mut cut = 0;
+                    while cut < *stop && b > a && chars[b - 1] == *content {
+                        b -= 1;
+                        cut += 1;
+                    }
+                    chars[a..b].iter().collect()
+                })
+                .collect(),
+            Decoder::Replace { pattern, content } => tokens
+                .into_iter()
+                .map(|t| {
+                    if pattern.is_empty() {
+                        t
+                    } else {
+                        t.replace(pattern.as_str(), content)
+                    }
+                })
+                .collect(),
+            Decoder::WordPiece {
+                prefix,
+                cleanup: clean,
+            } => tokens
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let t = if i == 0 {
+                        t
+                    } else if let Some(rest) = t.strip_prefix(prefix.as_str()) {
+                        rest.to_string()
+                    } else {
+                        format!(" {t}")
+                    };
+                    if *clean {
+                        cleanup(&t)
+                    } else {
+                        t
+                    }
+                })
+                .collect(),
+            Decoder::Sequence(list) => {
+                let mut t = tokens;
+                for d in list {
+                    t = d.decode_chain(t);
+                }
+                t
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(t: &[&str]) -> Vec<String> {
+        t.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn llama_style_chain() {
+        let d = Decoder::Sequence(vec![
+            Decoder::Replace {
+                pattern: "▁".into(),
+                content: " ".into(),
+            },
+            Decoder::ByteFallback,
+            Decoder::Fuse,
+            Decoder::Strip {
+                content: ' ',
+                start: 1,
+                stop: 0,
+            },
+        ]);
+        assert_eq!(
+            d.decode(v(&["▁Hey", "▁", "<0xE2>", "<0x98>", "<0x83>", "!"])),
+            "Hey ☃!"
+        );
+        assert_eq!(
+            d.decode(v(&["▁a", "<0xE2>", "<0x98>", "b"])),
+            "a\u{fffd}\u{fffd}b"
+        );
+        assert_eq!(d.decode(v(&[])), "");
+    }
+
+    #[test]
+    fn metaspace_wordpiece_strip() {
+        let m = Decoder::Metaspace {
+            replacement: '▁',
+            prepend_scheme_never: false,
+        };
+        assert_eq!(m.decode(v(&["▁▁Hey", "▁friend", "▁"])), "Hey friend ");
+        let m = Decoder::Metaspace {
+            replacement: '▁',
+            prepend_scheme_never: true,
+        };
+        assert_eq!(m.decode(v(&["▁Hey"])), " Hey");
+        let w = Decoder::WordPiece {
+            prefix: "##".into(),
+            cleanup: true,
+        };
+        assert_eq!(
+            w.decode(v(&["i", "do", "not", "know", "##s", "it", "'", "s", "."])),
+            "i do not knows it ' s."
+        );
+        let s = Decoder::Strip {
+            content: 'x',
+            start: 2,
+            stop: 1,
+        };
+        assert_eq!(s.decode_chain(v(&["xxxaxx", "x", ""])), v(&["xax", "", ""]));
+    }
+}

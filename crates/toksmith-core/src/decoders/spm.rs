@@ -1,0 +1,107 @@
+//! sentencepiece's `DecodeIds`: control pieces vanish, the unknown piece reads as its surface
+//! (` ⁇ `), runs of byte pieces are decoded as UTF-8 (one U+FFFD per invalid byte), `▁` reads as a
+//! space, and the leading space that `add_dummy_prefix` put there is dropped.
+
+use crate::models::spm::{byte_piece_value, ModelProto, PieceType};
+use crate::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct SpmDecoder {
+    pieces: Vec<String>,
+    kinds: Vec<PieceType>,
+    unk_surface: String,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+}
+
+const SPACE_SYMBOL: &str = "\u{2581}";
+
+impl SpmDecoder {
+    pub fn new(m: &ModelProto) -> Self {
+        SpmDecoder {
+            pieces: m.pieces.iter().map(|p| p.piece.clone()).collect(),
+            kinds: m.pieces.iter().map(|p| p.kind).collect(),
+            unk_surface: m.trainer_spec.unk_surface.clone(),
+            add_dummy_prefix: m.normalizer_spec.add_dummy_prefix,
+            remove_extra_whitespaces: m.normalizer_spec.remove_extra_whitespaces,
+        }
+    }
+
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        let mut text = String::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut is_bos_ws = true;
+        let mut bos_ws_seen = false;
+        for &id in ids {
+            let i = id as usize;
+            let Some(kind) = self.kinds.get(i) else {
+                return Err(Error::UnknownId {
+                    id: u64::from(id),
+                    n_vocab: self.pieces.len() as u64,
+                });
+            };
+            if *kind == PieceType::Byte {
+                bytes.push(byte_piece_value(&self.pieces[i]).unwrap_or(0));
+                continue;
+            }
+            flush_bytes(&mut bytes, &mut text);
+            if bos_ws_seen || !text.is_empty() {
+                is_bos_ws = false;
+            }
+            let (surface, consumed_ws) = match kind {
+                PieceType::Control => (String::new(), false),
+                PieceType::Unknown => (self.unk_surface.clone(), false),
+                _ => {
+                    let mut piece = self.pieces[i].as_str();
+                    let mut has_bos_ws = false;
+                    if is_bos_ws && (self.add_dummy_prefix || self.remove_extra_whitespaces) {
+                        if let Some(rest) = piece.strip_prefix(SPACE_SYMBOL) {
+                            piece = rest;
+                            has_bos_ws = true;
+                        }
+                        if self.remove_extra_whitespaces {
+                            has_bos_ws = false;
+                        }
+                    }
+                    (piece.replace(SPACE_SYMBOL, " "), has_bos_ws)
+                }
+            };
+            bos_ws_seen = consumed_ws;
+            text.push_str(&surface);
+        }
+        flush_bytes(&mut bytes, &mut text);
+        Ok(text)
+    }
+}
+
+/// Bytes as UTF-8, each invalid byte one U+FFFD (sentencepiece decodes one character at a time).
+fn flush_bytes(bytes: &mut Vec<u8>, text: &mut String) {
+    let mut rest: &[u8] = bytes;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                text.push_str(s);
+                break;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                text.push_str(std::str::from_utf8(&rest[..good]).unwrap_or_default());
+                text.push('\u{fffd}');
+                rest = &rest[good + 1..];
+            }
+        }
+    }
+    bytes.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_bytes_are_replaced_one_by_one() {
+        let mut t = String::new();
+        flush_bytes(&mut vec![0xe2, 0x98, b'a', 0xff, 0xe2, 0x98, 0x83], &mut t);
+        assert_eq!(t, "\u{fffd}\u{fffd}a\u{fffd}☃");
+    }
+}

@@ -1,0 +1,380 @@
+//! Unigram model: the Viterbi segmentation over piece scores of SentencePiece and of Hugging Face
+//! `tokenizers` (`models::unigram`).
+//!
+//! The lattice is never stored: a best-path array indexed by byte end position is updated while a
+//! trie lists the pieces starting at each character (sentencepiece's `EncodeOptimized`). A
+//! character that no piece covers gets an unknown node scored `min_score - 10`. Consecutive
+//! unknown nodes become one unknown id; with `byte_fallback` they become the `<0xAB>` pieces of
+//! their bytes instead.
+//!
+//! The two reference libraries differ only in arithmetic and in which pieces take part:
+//! * [`ScoreMode::SentencePiece`]: scores and path sums are f32 (checked against sentencepiece on
+//!   near-ties such as `+` `++` vs `++` `+`, where a double sum picks the other path). Ties keep
+//!   the first candidate, exactly as sentencepiece's `>`. User-defined pieces score `length * max_score - 0.1`; control, unknown,
+//!   byte and unused pieces never match text.
+//! * [`ScoreMode::HuggingFace`]: every piece of the vocabulary matches text, scores and sums are
+//!   f64, `min_score` is taken over the whole vocabulary.
+
+use super::spm::{byte_piece, ModelProto, PieceType};
+use super::trie::Trie;
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScoreMode {
+    SentencePiece,
+    HuggingFace,
+}
+
+#[derive(Debug, Clone)]
+pub struct Unigram {
+    pieces: Vec<String>,
+    scores: Vec<f64>,
+    trie: Trie,
+    /// Per id: a user-defined piece (sentencepiece's bonus score).
+    user_defined: Vec<bool>,
+    unk_id: Option<u32>,
+    unk_score: f64,
+    max_score: f64,
+    /// `<0xAB>` ids when byte fallback is on and all 256 byte pieces exist.
+    byte_ids: Option<Box<[u32; 256]>>,
+    mode: ScoreMode,
+}
+
+#[derive(Clone, Copy)]
+struct Best {
+    score: f64,
+    starts_at: u32,
+    id: u32,
+}
+
+const NO_START: u32 = u32::MAX;
+
+fn byte_ids_of(pieces: &[String], enabled: bool) -> Option<Box<[u32; 256]>> {
+    if !enabled {
+        return None;
+    }
+    let mut index = rustc_hash::FxHashMap::default();
+    for (i, p) in pieces.iter().enumerate() {
+        index.entry(p.as_str()).or_insert(i as u32);
+    }
+    // u32::MAX where a byte has no piece
+    let mut ids = Box::new([u32::MAX; 256]);
+    for b in 0..=255u8 {
+        if let Some(&id) = index.get(byte_piece(b).as_str()) {
+            ids[b as usize] = id;
+        }
+    }
+    Some(ids)
+}
+
+impl Unigram {
+    /// The model of a SentencePiece `.model` file whose model_type is UNIGRAM.
+    pub fn from_spm(m: &ModelProto) -> Result<Self> {
+        let n = m.pieces.len();
+        if n >= u32::MAX as usize {
+            return Err(Error::InvalidVocab("too many pieces".into()));
+        }
+        let mut trie = Trie::new();
+        let mut min_score = f32::MAX;
+        let mut max_score = f32::MIN_POSITIVE; // sentencepiece starts from FLT_MIN
+        let mut user_defined = vec![false; n];
+        for (i, p) in m.pieces.iter().enumerate() {
+            match p.kind {
+                PieceType::Normal => {
+                    min_score = min_score.min(p.score);
+                    max_score = max_score.max(p.score);
+                    trie.insert(p.piece.as_bytes(), i as u32);
+                }
+                PieceType::UserDefined => {
+                    user_defined[i] = true;
+                    trie.insert(p.piece.as_bytes(), i as u32);
+                }
+                _ => {}
+            }
+        }
+        let pieces: Vec<String> = m.pieces.iter().map(|p| p.piece.clone()).collect();
+        let byte_ids = byte_ids_of(&pieces, m.trainer_spec.byte_fallback);
+        Ok(Unigram {
+            scores: m.pieces.iter().map(|p| f64::from(p.score)).collect(),
+            pieces,
+            trie,
+            user_defined,
+            unk_id: Some(m.unk_id()),
+            unk_score: f64::from(min_score - 10.0f32),
+            max_score: f64::from(max_score),
+            byte_ids,
+            mode: ScoreMode::SentencePiece,
+        })
+    }
+
+    /// Hugging Face `Unigram { vocab, unk_id, byte_fallback }`.
+    pub fn from_vocab(
+        vocab: Vec<(String, f64)>,
+        unk_id: Option<u32>,
+        byte_fallback: bool,
+    ) -> Result<Self> {
+        let n = vocab.len();
+        if n >= u32::MAX as usize {
+            return Err(Error::InvalidVocab("too many pieces".into()));
+        }
+        if let Some(u) = unk_id {
+            if u as usize >= n {
+                return Err(Error::InvalidVocab(format!(
+                    "unk_id {u} is out of range for a vocabulary of {n} pieces"
+                )));
+            }
+        }
+        let mut trie = Trie::new();
+        let mut min_score = f64::INFINITY;
+        let mut seen = rustc_hash::FxHashSet::default();
+        for (i, (p, s)) in vocab.iter().enumerate() {
+            if !seen.insert(p.as_str()) {
+                return Err(Error::InvalidVocab(format!("piece {p:?} appears twice")));
+            }
+            if s.is_nan() {
+                return Err(Error::InvalidVocab(format!("piece {p:?} has a NaN score")));
+            }
+            min_score = min_score.min(*s);
+            trie.insert(p.as_bytes(), i as u32);
+        }
+        let (pieces, scores): (Vec<String>, Vec<f64>) = vocab.into_iter().unzip();
+        let byte_ids = byte_ids_of(&pieces, byte_fallback);
+        Ok(Unigram {
+            pieces,
+            scores,
+            trie,
+            user_defined: vec![false; n],
+            unk_id,
+            unk_score: min_score - 10.0,
+            max_score: 0.0,
+            byte_ids,
+            mode: ScoreMode::HuggingFace,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.pieces.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
+    pub fn id_to_piece(&self, id: u32) -> Option<&str> {
+        self.pieces.get(id as usize).map(|s| s.as_str())
+    }
+
+    pub fn unk_id(&self) -> Option<u32> {
+        self.unk_id
+    }
+
+    /// The best segmentation of `text` as (start, end, id) byte spans; unknown characters are
+    /// one span each with `id == u32::MAX`.
+    pub fn segment(&self, text: &str) -> Vec<(usize, usize, u32)> {
+        let bytes = text.as_bytes();
+        let size = bytes.len();
+        let mut best = vec![
+            Best {
+                score: 0.0,
+                starts_at: NO_START,
+                id: 0
+            };
+            size + 1
+        ];
+        let spm = self.mode == ScoreMode::SentencePiece;
+        let mut starts_at = 0usize;
+        while starts_at < size {
+            let here = best[starts_at].score;
+            let mblen = utf8_len(bytes[starts_at]).min(size - starts_at);
+            let mut has_single_node = false;
+            self.trie
+                .common_prefixes(&bytes[starts_at..], |length, id| {
+                    let score = if self.user_defined[id as usize] {
+                        f64::from(length as f32 * self.max_score as f32 - 0.1f32)
+                    } else {
+                        self.scores[id as usize]
+                    };
+                    let candidate = if spm {
+                        f64::from(score as f32 + here as f32)
+                    } else {
+                        score + here
+                    };
+                    let target = &mut best[starts_at + length];
+                    if target.starts_at == NO_START || candidate > target.score {
+                        target.score = candidate;
+                        target.starts_at = starts_at as u32;
+                        target.id = id;
+                    }
+                    if length == mblen {
+                        has_single_node = true;
+                    }
+                });
+            if !has_single_node {
+                let candidate = if spm {
+                    f64::from(self.unk_score as f32 + here as f32)
+                } else {
+                    self.unk_score + here
+                };
+                let target = &mut best[starts_at + mblen];
+                if target.starts_at == NO_START || candidate > target.score {
+                    target.score = candidate;
+                    target.starts_at = starts_at as u32;
+                    target.id = u32::MAX;
+                }
+            }
+            starts_at += mblen;
+        }
+        let mut out = Vec::new();
+        let mut end = size;
+        while end > 0 {
+            let node = best[end];
+            let start = node.starts_at as usize;
+            out.push((start, end, node.id));
+            end = start;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Encode `text` (already normalized and pre-tokenized) into `out`.
+    pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        let mut prev_unk = false;
+        for (start, end, id) in self.segment(text) {
+            if id != u32::MAX {
+                out.push(id);
+                prev_unk = false;
+                continue;
+            }
+            if let Some(bytes) = &self.byte_ids {
+                let span = &text.as_bytes()[start..end];
+                match self.mode {
+                    // sentencepiece: PieceToId of a missing byte piece is the unknown id
+                    ScoreMode::SentencePiece => {
+                        let unk = self.unk_id.unwrap_or(0);
+                        out.extend(span.iter().map(|&b| match bytes[b as usize] {
+                            u32::MAX => unk,
+                            id => id,
+                        }));
+                        prev_unk = false;
+                        continue;
+                    }
+                    // HF: all the bytes or the unknown token
+                    ScoreMode::HuggingFace
+                        if span.iter().all(|&b| bytes[b as usize] != u32::MAX) =>
+                    {
+                        out.extend(span.iter().map(|&b| bytes[b as usize]));
+                        prev_unk = false;
+                        continue;
+                    }
+                    ScoreMode::HuggingFace => {}
+                }
+            }
+            let Some(unk) = self.unk_id else {
+                return Err(Error::InvalidArgument(format!(
+                    "the text has a character no piece covers ({:?}) and the model has no unk_id",
+                    &text[start..end]
+                )));
+            };
+            if !prev_unk {
+                out.push(unk);
+            }
+            prev_unk = true;
+        }
+        Ok(())
+    }
+}
+
+/// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
+#[inline]
+pub(crate) fn utf8_len(b: u8) -> usize {
+    match b {
+        0xf0..=0xff => 4,
+        0xe0..=0xef => 3,
+        0xc0..=0xdf => 2,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hf(v: &[(&str, f64)], unk: Option<u32>, bf: bool) -> Unigram {
+        Unigram::from_vocab(
+            v.iter().map(|(p, s)| (p.to_string(), *s)).collect(),
+            unk,
+            bf,
+        )
+        .unwrap()
+    }
+
+    fn ids(m: &Unigram, t: &str) -> Vec<u32> {
+        let mut out = vec![];
+        m.encode(t, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn viterbi_picks_the_best_total() {
+        let m = hf(
+            &[
+                ("<unk>", 0.0),
+                ("a", -1.0),
+                ("b", -1.0),
+                ("ab", -1.5),
+                ("abc", -4.0),
+                ("c", -1.0),
+            ],
+            Some(0),
+            false,
+        );
+        assert_eq!(ids(&m, "ab"), vec![3]);
+        // ab + c = -2.5 beats abc = -4
+        assert_eq!(ids(&m, "abc"), vec![3, 5]);
+        assert_eq!(ids(&m, ""), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn ties_keep_the_first_candidate() {
+        // "ab" (-2) ties with a + b (-1 + -1): "ab" reaches position 2 first (from start 0),
+        // and the later equal candidate does not replace it.
+        let m = hf(
+            &[("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0)],
+            Some(0),
+            false,
+        );
+        assert_eq!(ids(&m, "ab"), vec![3]);
+    }
+
+    #[test]
+    fn unknowns_fuse_or_fall_back_to_bytes() {
+        let m = hf(&[("<unk>", 0.0), ("a", -1.0)], Some(0), false);
+        assert_eq!(ids(&m, "xéa☃☃a"), vec![0, 1, 0, 1]);
+        let mut v: Vec<(String, f64)> = vec![("<unk>".into(), 0.0), ("a".into(), -1.0)];
+        for b in 0..=255u8 {
+            v.push((byte_piece(b), 0.0));
+        }
+        let m = Unigram::from_vocab(v, Some(0), true).unwrap();
+        assert_eq!(ids(&m, "aé"), vec![1, 2 + 0xc3, 2 + 0xa9]);
+        // no unk id: an error, never a panic
+        let m = hf(&[("a", -1.0)], None, false);
+        assert!(m.encode("b", &mut vec![]).is_err());
+        // bad configurations
+        assert!(Unigram::from_vocab(vec![("a".into(), 0.0)], Some(3), false).is_err());
+        assert!(
+            Unigram::from_vocab(vec![("a".into(), 0.0), ("a".into(), 0.0)], None, false).is_err()
+        );
+    }
+
+    #[test]
+    fn long_inputs_are_linear() {
+        let m = hf(
+            &[("<unk>", 0.0), ("a", -1.0), ("aa", -1.5), ("aaa", -2.2)],
+            Some(0),
+            false,
+        );
+        let text = "a".repeat(300_000);
+        let out = ids(&m, &text);
+        assert_eq!(out.len(), 100_000);
+    }
+}

@@ -1,0 +1,181 @@
+//! Normalizers (Hugging Face `tokenizers` `normalizers`, and sentencepiece's own): text -> text,
+//! applied before pre-tokenization.
+//!
+//! They work on plain strings; alignments to the original text (offsets) are not tracked yet.
+
+pub mod bert;
+pub mod precompiled;
+
+use unicode_categories::UnicodeCategories;
+use unicode_normalization::UnicodeNormalization;
+
+pub use bert::BertNormalizer;
+pub use precompiled::{Precompiled, SpmNormalizer};
+
+use crate::{Error, Result};
+
+/// The pattern of a `Replace` (HF: `{"String": ...}` or `{"Regex": ...}`).
+#[derive(Debug, Clone)]
+pub enum Pattern {
+    Literal(String),
+    Regex(Box<fancy_regex::Regex>),
+}
+
+impl Pattern {
+    pub fn regex(pattern: &str) -> Result<Self> {
+        fancy_regex::Regex::new(pattern)
+            .map(|r| Pattern::Regex(Box::new(r)))
+            .map_err(|e| Error::InvalidPattern {
+                pattern: pattern.to_string(),
+                position: None,
+                message: e.to_string(),
+            })
+    }
+
+    /// Every non-overlapping match, left to right, replaced by `content`.
+    pub fn replace_all(&self, text: &str, content: &str) -> Result<String> {
+        match self {
+            Pattern::Literal(p) if p.is_empty() => Ok(text.to_string()),
+            Pattern::Literal(p) => Ok(text.replace(p.as_str(), content)),
+            Pattern::Regex(r) => {
+                let mut out = String::with_capacity(text.len());
+                let mut last = 0;
+                for m in r.find_iter(text) {
+                    let m = m.map_err(|e| Error::RegexRuntime(e.to_string()))?;
+                    if m.start() == m.end() {
+                        continue;
+                    }
+                    out.push_str(&text[last..m.start()]);
+                    out.push_str(content);
+                    last = m.end();
+                }
+                out.push_str(&text[last..]);
+                Ok(out)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Normalizer {
+    Nfc,
+    Nfd,
+    Nfkc,
+    Nfkd,
+    Lowercase,
+    /// Removes nonspacing marks (Mn) as they are: combine with NFD/NFKD to strip accents.
+    StripAccents,
+    /// Removes whitespace at the start and/or the end.
+    Strip {
+        left: bool,
+        right: bool,
+    },
+    Replace {
+        pattern: Pattern,
+        content: String,
+    },
+    /// Prepends a string to a non-empty text.
+    Prepend(String),
+    /// HF `Precompiled` (a SentencePiece charsmap).
+    Precompiled(Precompiled),
+    Bert(BertNormalizer),
+    Sequence(Vec<Normalizer>),
+}
+
+impl Normalizer {
+    pub fn normalize(&self, text: &str) -> Result<String> {
+        Ok(match self {
+            Normalizer::Nfc => text.nfc().collect(),
+            Normalizer::Nfd => text.nfd().collect(),
+            Normalizer::Nfkc => text.nfkc().collect(),
+            Normalizer::Nfkd => text.nfkd().collect(),
+            Normalizer::Lowercase => lowercase(text),
+            Normalizer::StripAccents => text.chars().filter(|c| !c.is_mark_nonspacing()).collect(),
+            Normalizer::Strip { left, right } => {
+                let mut t = text;
+                if *left {
+                    t = t.trim_start();
+                }
+                if *right {
+                    t = t.trim_end();
+                }
+                t.to_string()
+            }
+            Normalizer::Replace { pattern, content } => pattern.replace_all(text, content)?,
+            Normalizer::Prepend(p) => {
+                if text.is_empty() {
+                    String::new()
+                } else {
+                    format!("{p}{text}")
+                }
+            }
+            Normalizer::Precompiled(p) => p.normalize_hf(text),
+            Normalizer::Bert(b) => b.normalize(text),
+            Normalizer::Sequence(list) => {
+                let mut s = text.to_string();
+                for n in list {
+                    s = n.normalize(&s)?;
+                }
+                s
+            }
+        })
+    }
+}
+
+/// Per-character lowercasing (HF's NormalizedString::lowercase: no final-sigma context rule).
+pub fn lowercase(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(x: &Normalizer, t: &str) -> String {
+        x.normalize(t).unwrap()
+    }
+
+    #[test]
+    fn unicode_forms_and_case() {
+        assert_eq!(n(&Normalizer::Nfc, "e\u{301}"), "é");
+        assert_eq!(n(&Normalizer::Nfd, "é"), "e\u{301}");
+        assert_eq!(n(&Normalizer::Nfkc, "ﬁ①"), "fi1");
+        assert_eq!(n(&Normalizer::Nfkd, "ﬁé"), "fie\u{301}");
+        assert_eq!(n(&Normalizer::Lowercase, "ÀBΣΣ İ"), "àbσσ i\u{307}");
+        assert_eq!(n(&Normalizer::StripAccents, "e\u{301}é"), "eé");
+        let seq = Normalizer::Sequence(vec![Normalizer::Nfd, Normalizer::StripAccents]);
+        assert_eq!(n(&seq, "àé"), "ae");
+    }
+
+    #[test]
+    fn replace_prepend_strip() {
+        let r = Normalizer::Replace {
+            pattern: Pattern::Literal(" ".into()),
+            content: "▁".into(),
+        };
+        assert_eq!(n(&r, " a b "), "▁a▁b▁");
+        let r = Normalizer::Replace {
+            pattern: Pattern::regex(" {2,}").unwrap(),
+            content: "▁".into(),
+        };
+        assert_eq!(n(&r, "a  b c    d"), "a▁b c▁d");
+        assert!(Pattern::regex("(").is_err());
+        let p = Normalizer::Prepend("▁".into());
+        assert_eq!(n(&p, "a"), "▁a");
+        assert_eq!(n(&p, ""), "");
+        let s = Normalizer::Strip {
+            left: false,
+            right: true,
+        };
+        assert_eq!(n(&s, "  a \n"), "  a");
+        let s = Normalizer::Strip {
+            left: true,
+            right: true,
+        };
+        assert_eq!(n(&s, "  a \n"), "a");
+    }
+}

@@ -1,0 +1,289 @@
+//! SentencePiece's precompiled character map, and sentencepiece's whole normalizer.
+//!
+//! The map (`precompiled_charsmap` of a `.model` file, base64 in a `tokenizer.json`) is a
+//! little-endian u32 byte size of a darts-clone double-array trie, the trie's u32 units, then a
+//! blob of NUL-terminated replacement strings; the trie maps an input byte string to the offset
+//! of its replacement in the blob.
+//!
+//! * [`Precompiled::normalize_hf`] is Hugging Face's `Precompiled` normalizer: per extended
+//!   grapheme cluster (under 6 bytes) the first (shortest) match of the whole cluster, else per
+//!   character.
+//! * [`SpmNormalizer`] is sentencepiece's `normalizer.cc`: longest match at each position, then
+//!   whitespace handling (`remove_extra_whitespaces`, `add_dummy_prefix`, `escape_whitespaces`).
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::models::spm::NormalizerSpec;
+use crate::models::trie::Trie;
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, Default)]
+pub struct Precompiled {
+    units: Vec<u32>,
+    normalized: Vec<u8>,
+}
+
+impl Precompiled {
+    pub fn from_blob(blob: &[u8]) -> Result<Self> {
+        let bad = |m: String| Error::InvalidVocab(format!("precompiled_charsmap: {m}"));
+        if blob.is_empty() {
+            return Ok(Precompiled::default());
+        }
+        if blob.len() < 4 {
+            return Err(bad(format!(
+                "{} bytes, too short for its header",
+                blob.len()
+            )));
+        }
+        let size = u32::from_le_bytes([blob[0], blob[1], blob[2], blob[3]]) as usize;
+        if !size.is_multiple_of(4) || size > blob.len() - 4 {
+            return Err(bad(format!(
+                "trie size {size} is not a multiple of 4 within the {} bytes after the header",
+                blob.len() - 4
+            )));
+        }
+        let units = blob[4..4 + size]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Ok(Precompiled {
+            units,
+            normalized: blob[4 + size..].to_vec(),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+
+    /// darts-clone `commonPrefixSearch`: `f(length, value)` for each key that prefixes `key`.
+    fn common_prefixes(&self, key: &[u8], mut f: impl FnMut(usize, u32)) {
+        let unit = |i: usize| self.units.get(i).copied();
+        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
+        let Some(root) = unit(0) else { return };
+        let mut pos = offset(root);
+        for (i, &b) in key.iter().enumerate() {
+            pos ^= b as usize;
+            let Some(u) = unit(pos) else { return };
+            // label(): the low byte and the leaf bit must match the key byte
+            if u & ((1 << 31) | 0xff) != u32::from(b) {
+                return;
+            }
+            pos ^= offset(u);
+            if (u >> 8) & 1 == 1 {
+                let Some(leaf) = unit(pos) else { return };
+                f(i + 1, leaf & 0x7fff_ffff);
+            }
+        }
+    }
+
+    fn replacement(&self, value: u32) -> Option<&str> {
+        let start = value as usize;
+        let tail = self.normalized.get(start..)?;
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        std::str::from_utf8(&tail[..end]).ok()
+    }
+
+    /// HF `transform`: the first (shortest) key that prefixes `chunk`.
+    fn transform_first(&self, chunk: &str) -> Option<&str> {
+        let mut first = None;
+        self.common_prefixes(chunk.as_bytes(), |_, v| {
+            if first.is_none() {
+                first = Some(v);
+            }
+        });
+        first.and_then(|v| self.replacement(v))
+    }
+
+    /// sentencepiece: the longest key that prefixes `input` -> (replacement, length consumed).
+    pub fn longest(&self, input: &[u8]) -> Option<(&str, usize)> {
+        let mut best: Option<(usize, u32)> = None;
+        self.common_prefixes(input, |len, v| {
+            if best.is_none_or(|(l, _)| len > l) {
+                best = Some((len, v));
+            }
+        });
+        let (len, v) = best?;
+        Some((self.replacement(v)?, len))
+    }
+
+    /// Hugging Face's `Precompiled` normalizer.
+    pub fn normalize_hf(&self, text: &str) -> String {
+        if self.is_empty() {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        for g in text.graphemes(true) {
+            if g.len() < 6 {
+                if let Some(r) = self.transform_first(g) {
+                    out.push_str(r);
+                    continue;
+                }
+            }
+            for (i, c) in g.char_indices() {
+                match self.transform_first(&g[i..i + c.len_utf8()]) {
+                    Some(r) => out.push_str(r),
+                    None => out.push(c),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// sentencepiece's normalizer (`normalizer.cc` `Normalizer::Normalize`).
+#[derive(Debug, Clone)]
+pub struct SpmNormalizer {
+    map: Precompiled,
+    /// User-defined pieces pass through unnormalized (sentencepiece's prefix matcher).
+    user_defined: Option<Trie>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool,
+    treat_whitespace_as_suffix: bool,
+}
+
+const SPACE_SYMBOL: &str = "\u{2581}";
+
+impl SpmNormalizer {
+    pub fn new(
+        spec: &NormalizerSpec,
+        user_defined: &[&str],
+        treat_whitespace_as_suffix: bool,
+    ) -> Result<Self> {
+        let mut trie = Trie::new();
+        for (i, s) in user_defined.iter().enumerate() {
+            trie.insert(s.as_bytes(), i as u32);
+        }
+        Ok(SpmNormalizer {
+            map: Precompiled::from_blob(&spec.precompiled_charsmap)?,
+            user_defined: (!user_defined.is_empty()).then_some(trie),
+            add_dummy_prefix: spec.add_dummy_prefix,
+            remove_extra_whitespaces: spec.remove_extra_whitespaces,
+            escape_whitespaces: spec.escape_whitespaces,
+            treat_whitespace_as_suffix,
+        })
+    }
+
+    /// `NormalizePrefix`: the replacement of the longest rule at the start of `input` and the
+    /// number of input bytes it consumes.
+    fn prefix<'a>(&'a self, input: &'a str) -> (&'a str, usize) {
+        let bytes = input.as_bytes();
+        if let Some((len, _)) = self
+            .user_defined
+            .as_ref()
+            .and_then(|t| t.longest_prefix(bytes))
+        {
+            return (&input[..len], len);
+        }
+        if let Some((r, len)) = self.map.longest(bytes) {
+            return (r, len);
+        }
+        let len = input.chars().next().map_or(1, |c| c.len_utf8());
+        (&input[..len], len)
+    }
+
+    pub fn normalize(&self, text: &str) -> String {
+        let mut input = text;
+        let mut out = String::with_capacity(text.len() * 3 / 2 + 3);
+        let space = if self.escape_whitespaces {
+            SPACE_SYMBOL
+        } else {
+            " "
+        };
+        if self.remove_extra_whitespaces {
+            while !input.is_empty() {
+                let (r, len) = self.prefix(input);
+                if r != " " {
+                    break;
+                }
+                input = &input[len..];
+            }
+        }
+        if input.is_empty() {
+            return out;
+        }
+        if !self.treat_whitespace_as_suffix && self.add_dummy_prefix {
+            out.push_str(space);
+        }
+        let mut is_prev_space = self.remove_extra_whitespaces;
+        while !input.is_empty() {
+            let (r, len) = self.prefix(input);
+            let mut sp = r;
+            if is_prev_space {
+                sp = sp.trim_start_matches(' ');
+            }
+            if !sp.is_empty() {
+                if self.escape_whitespaces {
+                    for (i, part) in sp.split(' ').enumerate() {
+                        if i > 0 {
+                            out.push_str(SPACE_SYMBOL);
+                        }
+                        out.push_str(part);
+                    }
+                } else {
+                    out.push_str(sp);
+                }
+                is_prev_space = sp.ends_with(' ');
+            }
+            input = &input[len..];
+            if !self.remove_extra_whitespaces {
+                is_prev_space = false;
+            }
+        }
+        if self.remove_extra_whitespaces {
+            while out.ends_with(space) {
+                out.truncate(out.len() - space.len());
+            }
+        }
+        if self.treat_whitespace_as_suffix && self.add_dummy_prefix {
+            out.push_str(space);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(add: bool, remove: bool, escape: bool) -> NormalizerSpec {
+        NormalizerSpec {
+            name: "identity".into(),
+            precompiled_charsmap: vec![],
+            add_dummy_prefix: add,
+            remove_extra_whitespaces: remove,
+            escape_whitespaces: escape,
+        }
+    }
+
+    #[test]
+    fn whitespace_rules_without_a_map() {
+        let n = SpmNormalizer::new(&spec(true, true, true), &[], false).unwrap();
+        assert_eq!(n.normalize("  a  b  "), "▁a▁b");
+        assert_eq!(n.normalize("   "), "");
+        assert_eq!(n.normalize(""), "");
+        let n = SpmNormalizer::new(&spec(true, false, true), &[], false).unwrap();
+        assert_eq!(n.normalize("  a  b  "), "▁▁▁a▁▁b▁▁");
+        let n = SpmNormalizer::new(&spec(false, true, false), &[], false).unwrap();
+        assert_eq!(n.normalize(" a  b "), "a b");
+        let n = SpmNormalizer::new(&spec(true, true, true), &[], true).unwrap();
+        assert_eq!(n.normalize("a b"), "a▁b▁");
+    }
+
+    #[test]
+    fn bad_blobs_are_errors() {
+        assert!(Precompiled::from_blob(&[1, 0]).is_err());
+        assert!(Precompiled::from_blob(&[8, 0, 0, 0, 1, 2, 3, 4]).is_err());
+        assert!(Precompiled::from_blob(&[3, 0, 0, 0, 1, 2, 3]).is_err());
+        // a trie whose units point anywhere never panics
+        let junk: Vec<u8> = [16u32, 0xffff_ffff, 0x1234_5678, 0xdead_beef, 0x0000_0161]
+            .iter()
+            .flat_map(|u| u.to_le_bytes())
+            .chain(*b"xy\0")
+            .collect();
+        let p = Precompiled::from_blob(&junk).unwrap();
+        let _ = p.normalize_hf("abc\u{0}xyz é");
+        let _ = p.longest(b"\xff\x00abc");
+    }
+}
