@@ -112,11 +112,13 @@ def classify(line: str, table: Dict[int, str]) -> Optional[str]:
 
 
 def to_docs(lines: List[str], rng: random.Random, budget: int) -> List[str]:
-    """Lines grouped into documents of 1-8 KB, up to ``budget`` UTF-8 bytes."""
+    """Lines grouped into documents of 1-8 KB (smaller for small budgets: at least 4 per
+    slice), up to ``budget`` UTF-8 bytes."""
+    lo, hi = min(1024, budget // 16), min(8192, budget // 8)
     docs: List[str] = []
     cur: List[str] = []
     size = total = 0
-    target = rng.randint(1024, 8192)
+    target = rng.randint(lo, hi)
     for line in lines:
         n = len(line.encode("utf-8")) + 1
         cur.append(line)
@@ -124,7 +126,7 @@ def to_docs(lines: List[str], rng: random.Random, budget: int) -> List[str]:
         total += n
         if size >= target:
             docs.append("\n".join(cur) + "\n")
-            cur, size, target = [], 0, rng.randint(1024, 8192)
+            cur, size, target = [], 0, rng.randint(lo, hi)
         if total >= budget:
             break
     if cur:
@@ -312,41 +314,65 @@ def measure(task: dict) -> dict:
                 adapters[(vname, lib)] = make(lib, spec)
             except Exception as e:  # noqa: BLE001
                 notes[lib] = f"not measured: {type(e).__name__}: {e}"
-    # warm-up and the ids check (every slice, every library)
-    equal: Dict[str, Dict[str, Dict[str, bool]]] = {}
+    # Each round encodes its own documents (part r + 1 of the slice; part 0 warms up): a library
+    # that caches whole inputs or pieces across calls sees no text twice.
+    nparts = task["rounds"] + 1
+    parts = {sname: [docs[i::nparts] for i in range(nparts)] for sname, docs in slices.items()}
+    part_bytes = {
+        sname: [sum(len(d.encode("utf-8")) for d in part) for part in ps]
+        for sname, ps in parts.items()
+    }
+    digests: Dict[tuple, str] = {}
+
+    def call(a, docs):
+        return a.encode_batch(docs, threads) if batch else a.encode_each(docs)
+
     for (vname, lib), a in adapters.items():
-        for sname, docs in slices.items():
-            out = a.encode_batch(docs, threads) if batch else a.encode_each(docs)  # type: ignore[attr-defined]
-            equal.setdefault(vname, {}).setdefault(sname, {})[lib] = _ids_digest(out)
-    for per_slice in equal.values():
-        for sname, d in per_slice.items():
-            ref = d.get("tiktoken")
-            per_slice[sname] = {lib: (ref is not None and dig == ref) for lib, dig in d.items()}  # type: ignore[assignment]
+        for sname in slices:
+            digests[(vname, sname, lib, 0)] = _ids_digest(call(a, parts[sname][0]))
     times: Dict[str, Dict[str, Dict[str, List[float]]]] = {}
     keys = list(adapters)
     clock = time.perf_counter if batch else time.process_time
     for r in range(task["rounds"]):
-        for sname, docs in slices.items():
+        for sname in slices:
+            docs = parts[sname][r + 1]
             for vname in task["specs"]:
                 order = [k for k in keys if k[0] == vname]
                 order = order[r % len(order) :] + order[: r % len(order)] if order else order
                 for key in order:
                     a = adapters[key]
                     t0 = clock()
-                    if batch:
-                        a.encode_batch(docs, threads)  # type: ignore[attr-defined]
-                    else:
-                        a.encode_each(docs)  # type: ignore[attr-defined]
+                    out = call(a, docs)
                     dt = clock() - t0
+                    digests[(vname, sname, key[1], r + 1)] = _ids_digest(out)
+                    del out
                     times.setdefault(vname, {}).setdefault(sname, {}).setdefault(key[1], []).append(
                         dt
                     )
+    # ids equal to tiktoken's on every document of the slice
+    equal: Dict[str, Dict[str, Dict[str, bool]]] = {}
+    for vname, lib in keys:
+        for sname in slices:
+            equal.setdefault(vname, {}).setdefault(sname, {})[lib] = all(
+                digests.get((vname, sname, "tiktoken", i)) == digests[(vname, sname, lib, i)]
+                for i in range(nparts)
+            )
     return {
         "times": times,
+        "part_bytes": part_bytes,
         "equal": equal,
         "notes": notes,
-        "versions": {lib: lib_version(lib) for lib in task["libs"]},
+        "versions": {
+            lib: (_toksmith_version() if lib == "toksmith" else lib_version(lib))
+            for lib in task["libs"]
+        },
     }
+
+
+def _toksmith_version() -> str:
+    import toksmith
+
+    return f"{toksmith.__version__} ({Path(toksmith.__file__).parent})"
 
 
 def run_child(task: dict, pin: bool) -> dict:
@@ -373,10 +399,11 @@ def summarize(res: dict, slices: Dict[str, List[str]]) -> Dict[str, dict]:
     for vname, per_slice in res["times"].items():
         for sname, per_lib in per_slice.items():
             nbytes = sum(len(d.encode("utf-8")) for d in slices[sname])
+            pb = res["part_bytes"][sname][1:]  # bytes of each round's documents
             eq = res["equal"][vname][sname]
             row: dict = {"bytes": nbytes, "mbps": {}, "ids_equal": eq}
             for lib, ts in per_lib.items():
-                row["mbps"][lib] = nbytes / statistics.median(ts) / 1e6
+                row["mbps"][lib] = statistics.median(b / t / 1e6 for b, t in zip(pb, ts))
             peers = [lib for lib in per_lib if lib != "toksmith" and eq.get(lib, lib == "tiktoken")]
             if "toksmith" in per_lib and peers:
                 n = len(per_lib["toksmith"])
