@@ -14,6 +14,7 @@ import pytest
 import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from tests.unicode16 import characters_16
 
 import toksmith
 from tests.conftest import DATA
@@ -106,7 +107,7 @@ def test_scanner_equals_the_regex_module(text):
     assert toksmith.split(text, PATTERN) == regex.findall(PATTERN, text)
 
 
-@given(st.text(max_size=40))
+@given(st.text(alphabet=characters_16, max_size=40))
 def test_scanner_equals_the_regex_module_on_any_text(text):
     assert toksmith.split(text, PATTERN) == regex.findall(PATTERN, text)
 
