@@ -3,6 +3,7 @@
 import unicodedata
 
 from hypothesis import strategies as st
+
 from tests.unicode16 import characters_16
 
 # Characters that hit every branch of the split patterns.

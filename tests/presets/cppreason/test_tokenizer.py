@@ -14,10 +14,10 @@ import pytest
 import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from tests.unicode16 import characters_16
 
 import toksmith
 from tests.conftest import DATA
+from tests.unicode16 import characters_16
 from toksmith.presets import cppreason
 from toksmith.presets.cppreason import (
     CPP_KEYWORDS,
