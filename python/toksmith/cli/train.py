@@ -10,6 +10,7 @@ import toksmith
 
 from ..corpus import default_corpus
 from ..presets import get_preset
+from ..presets.nanochat import TOKEN_BYTES_NAME, ChatTokenizer
 from ._common import check_output_path, check_threads_arg, progress_default
 
 
@@ -149,6 +150,18 @@ def run(args) -> int:
     dt = time.perf_counter() - t0
     tok.metadata["preset"] = args.preset
     tok.save(args.output)
+    if args.preset == "nanochat":
+        # nanochat's tok_train also writes the bytes of each token id, for bits-per-byte
+        folder = os.path.dirname(os.path.abspath(args.output))
+        try:
+            path = ChatTokenizer(tok).save_token_bytes(folder)
+            print(f"token bytes -> {path}", file=sys.stderr)
+        except ImportError:
+            print(
+                f"toksmith train: {TOKEN_BYTES_NAME} not written: it needs numpy "
+                "(pip install toksmith[numpy])",
+                file=sys.stderr,
+            )
     corpus = tok.metadata.get("corpus", {})
     print(
         f"trained {tok.n_vocab} tokens ({tok.metadata.get('merges_learned')} merges, "

@@ -5,9 +5,9 @@
   vocabulary, write the word counts, token statistics and embeddings as CSV plus the tokenizer
   as JSON, and show how the tokenizer splits a sample sentence (on stderr; the seed's whole
   pipeline, :func:`toksmith.presets.wordbpe.run`). The output paths go to stdout.
-* ``toksmith wordbpe encode TOKENIZER.json [TEXT...] [--tokens]``: encode the arguments (or
-  stdin) with a trained tokenizer; ids space-separated, or the token texts with ``--tokens``
-  (the seed's inference demo).
+* ``toksmith wordbpe encode TOKENIZER.json [TEXT...] [--tokens]`` (or ``-t TOKENIZER.json``;
+  options anywhere): encode the arguments (or stdin) with a trained tokenizer; ids
+  space-separated, or the token texts with ``--tokens`` (the seed's inference demo).
 """
 
 from __future__ import annotations
@@ -65,12 +65,42 @@ def register(subparsers: Any) -> None:
     run.set_defaults(func=_run)
 
     enc = sub.add_parser("encode", help="encode text with a trained tokenizer")
+    # options may come between the positionals (`encode TOK.json --tokens TEXT`): argparse
+    # alone would take TEXT as an unrecognized argument there
+    enc.__class__ = _IntermixedParser
     enc.add_argument(
-        "tokenizer", metavar="TOKENIZER.json", help="a file written by `toksmith wordbpe run`"
+        "tokenizer",
+        metavar="TOKENIZER.json",
+        nargs="?",
+        help="a file written by `toksmith wordbpe run` (or give it with -t)",
     )
     enc.add_argument("text", nargs="*", help="text to encode (default: stdin)")
+    enc.add_argument(
+        "-t",
+        "--tokenizer",
+        dest="tokenizer_opt",
+        metavar="TOKENIZER.json",
+        default=None,
+        help="the tokenizer file, as an option (as in the other commands)",
+    )
     enc.add_argument("--tokens", action="store_true", help="print token texts instead of ids")
     enc.set_defaults(func=_encode)
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """Parses its arguments with ``parse_known_intermixed_args`` (which itself calls
+    ``parse_known_args``, hence the guard)."""
+
+    _intermixed = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        if self._intermixed:
+            return super().parse_known_args(args, namespace)
+        self._intermixed = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixed = False
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -107,8 +137,20 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    tok = wordbpe.load(args.tokenizer)
-    text = _join_args(args.text) if args.text else read_stdin_utf8()
+    words = list(args.text)
+    if args.tokenizer_opt is not None:
+        # with -t, every positional is text
+        path = args.tokenizer_opt
+        if args.tokenizer is not None:
+            words.insert(0, args.tokenizer)
+    elif args.tokenizer is not None:
+        path = args.tokenizer
+    else:
+        raise ValueError(
+            "give the tokenizer file: `toksmith wordbpe encode TOKENIZER.json [TEXT...]`"
+        )
+    tok = wordbpe.load(path)
+    text = _join_args(words) if words else read_stdin_utf8()
     ids = tok.encode(text)
     if args.tokens:
         print(" ".join(tok.tokens[i] for i in ids))

@@ -412,11 +412,29 @@ def _is_tokenizer(obj: Any) -> bool:
     return isinstance(getattr(obj, "_core", None), _NATIVE_BPE)
 
 
+#: presets whose ids the byte-level tokenizer alone does not give (a layer above it encodes),
+#: so an export of that tokenizer to another library's format would give other ids: refused
+INEXACT_PRESETS: Dict[str, str] = {
+    "cppreason": "CppReason's whole-word fixed ids (C++ keywords, operators, punctuation, "
+    "library names and the numbers 0-999 at ids 0-1599, each matched only as a whole word by "
+    "CppReason's own word scanner, with whitespace as a delimiter) are not part of the learned "
+    "BPE this file holds, so the other library would give other ids on almost every line. Keep "
+    "the toksmith JSON file and load it with toksmith.presets.cppreason.load()",
+}
+
+
 def check_tokenizer(tok: Any, where: str) -> None:
-    """TypeError unless ``tok`` is a toksmith Tokenizer (was: an AttributeError from deep inside)."""
+    """TypeError unless ``tok`` is a toksmith Tokenizer (was: an AttributeError from deep inside);
+    ConversionError for a preset tokenizer that the target format cannot reproduce
+    (:data:`INEXACT_PRESETS`: exports are exact or refused)."""
     if not _is_tokenizer(tok):
         hint = "; pass its .tokenizer" if _is_tokenizer(getattr(tok, "tokenizer", None)) else ""
         raise TypeError(f"{where} needs a toksmith.Tokenizer, not {type(tok).__name__}{hint}")
+    preset = getattr(tok, "metadata", {}).get("preset")
+    if isinstance(preset, str) and preset in INEXACT_PRESETS:
+        raise ConversionError(
+            f"{where}: cannot export a {preset} tokenizer exactly: {INEXACT_PRESETS[preset]}"
+        )
 
 
 def merge_strings(tok, where: str) -> List[Tuple[str, str]]:

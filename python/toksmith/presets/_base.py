@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import abc
 import os
-from typing import Any, ClassVar, Dict, Mapping, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from .. import registry
 from .._paths import fspath
+from ..errors import ConversionError
 from ..tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -69,6 +70,39 @@ class PresetTokenizer(abc.ABC):
     @abc.abstractmethod
     def load(cls: Type[T], path: PathLike) -> T:
         """Read a tokenizer written by :meth:`save`."""
+
+    # ---- exports to other libraries: exact, or refused with ConversionError naming why.
+    # A preset with a table of its own (word-level, CALM's bytes) has no byte-level BPE that
+    # tiktoken or Hugging Face could run with the same ids.
+
+    #: why this preset cannot be exported (None: its byte-level tokenizer exports exactly)
+    EXPORT_REFUSAL: ClassVar[str] = ""
+
+    def _refuse_export(self, where: str) -> ConversionError:
+        return ConversionError(
+            f"{where}: a {self.preset} tokenizer cannot be exported exactly: {self.EXPORT_REFUSAL}"
+        )
+
+    def to_tiktoken(self, name: Optional[str] = None) -> Any:
+        """A ``tiktoken.Encoding`` with the same ids, or ConversionError naming what cannot
+        be exported."""
+        raise self._refuse_export("to_tiktoken")
+
+    def save_tiktoken(self, path: PathLike) -> None:
+        """Write a ``.tiktoken`` rank file, or ConversionError naming what cannot be exported."""
+        raise self._refuse_export("save_tiktoken")
+
+    def to_huggingface(self) -> Any:
+        """A ``tokenizers.Tokenizer`` with the same ids, or ConversionError."""
+        raise self._refuse_export("to_huggingface")
+
+    def save_huggingface(self, directory: PathLike) -> None:
+        """Write a Hugging Face tokenizer folder, or ConversionError."""
+        raise self._refuse_export("save_huggingface")
+
+    def save_gpt2_files(self, directory: PathLike) -> None:
+        """Write GPT-2 ``vocab.json`` + ``merges.txt``, or ConversionError."""
+        raise self._refuse_export("save_gpt2_files")
 
 
 class WrapperTokenizer(PresetTokenizer):
@@ -118,6 +152,24 @@ class WrapperTokenizer(PresetTokenizer):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.tokenizer!r})"
+
+    # exports: those of the byte-level tokenizer, whose ids are the preset's (refused there,
+    # with the reason, for a preset whose ids come from more than that tokenizer)
+
+    def to_tiktoken(self, name: Optional[str] = None) -> Any:
+        return self.tokenizer.to_tiktoken(name)
+
+    def save_tiktoken(self, path: PathLike) -> None:
+        self.tokenizer.save_tiktoken(path)
+
+    def to_huggingface(self) -> Any:
+        return self.tokenizer.to_huggingface()
+
+    def save_huggingface(self, directory: PathLike) -> None:
+        self.tokenizer.save_huggingface(directory)
+
+    def save_gpt2_files(self, directory: PathLike) -> None:
+        self.tokenizer.save_gpt2_files(directory)
 
     def __reduce__(self) -> Tuple[Any, ...]:
         # pickled as the wrapped tokenizer: the preset's tables are rebuilt from it

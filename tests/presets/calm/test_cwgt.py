@@ -462,3 +462,14 @@ def test_write_cwgt_metadata_with_a_lone_surrogate_names_the_field(tmp_path):
         calm.write_cwgt(
             tmp_path / "w.cwgt", {"d_model": 16, "n_layers": 1}, ("\udcff", "", ""), [1.0]
         )
+
+
+def test_load_model_expands_the_home_folder(tmp_path, monkeypatch):
+    np = pytest.importorskip("numpy")
+    from toksmith.presets.calm import CWGTHeader, load_model, write_cwgt
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    write_cwgt(
+        tmp_path / "m.cwgt", CWGTHeader(d_model=16, n_layers=1, dt_rank=1), None, np.zeros(4)
+    )
+    assert load_model("~/m.cwgt").header.d_model == 16

@@ -202,8 +202,9 @@ def test_render_for_completion(byte_chat):
         AS,
     ]
     assert len(multi["messages"]) == 4  # not modified
+    # nanochat's cut: the conversation to max_tokens ids, then <|assistant_start|> (max_tokens + 1)
     cut = byte_chat.render_for_completion(multi, max_tokens=5)
-    assert cut == [BOS, US, *b"He", AS] and len(cut) == 5
+    assert cut == [BOS, US, *b"Hel", AS] and len(cut) == 6
 
 
 def test_render_conversations_batch_equals_single(chat, chat_lines):

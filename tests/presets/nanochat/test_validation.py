@@ -239,15 +239,19 @@ def test_render_conversations_type_error_names_the_conversation(byte_chat):
 
 
 def test_render_for_completion_max_tokens(byte_chat):
-    with pytest.raises(ValueError, match=">= 1"):
-        byte_chat.render_for_completion([U, A_YO], max_tokens=0)
+    # as nanochat's: render_conversation(..., max_tokens) then <|assistant_start|>
+    with pytest.raises(ValueError, match=">= 0"):
+        byte_chat.render_for_completion([U, A_YO], max_tokens=-1)
     start = byte_chat.encode_special("<|assistant_start|>")
-    full = byte_chat.render_for_completion([U, A_YO])
-    for k in range(1, len(full) + 3):
+    full = byte_chat.render_for_completion([U, A_YO], max_tokens=None)
+    assert byte_chat.render_for_completion([U, A_YO]) == full  # 2048 by default
+    assert byte_chat.render_for_completion([U, A_YO], max_tokens=0) == [start]
+    for k in range(0, len(full) + 3):
         ids = byte_chat.render_for_completion([U, A_YO], max_tokens=k)
-        assert (
-            len(ids) == min(k, len(full)) and ids[-1] == start and ids[:-1] == full[: len(ids) - 1]
-        )
+        assert len(ids) == min(k + 1, len(full)) and ids[-1] == start
+        assert ids[:-1] == full[: len(ids) - 1]
+    long = {"messages": [{"role": "user", "content": "x" * 3000}]}
+    assert len(byte_chat.render_for_completion(long)) == 2049
 
 
 def test_cut_equals_prefix_with_empty_texts(byte_chat):

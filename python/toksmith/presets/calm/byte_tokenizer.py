@@ -223,6 +223,11 @@ class ByteTokenizer(PresetTokenizer):
 
     name = "calm"
     preset = "calm"
+    EXPORT_REFUSAL = (
+        "CALM's fixed 320-id byte table (256 bytes, 22 special and 42 reserved ids, "
+        "allowed_special semantics of its own) has no exporter that reproduces it exactly; "
+        "keep its JSON file (save/load)"
+    )
 
     # ------------------------------------------------------------------ vocabulary
 

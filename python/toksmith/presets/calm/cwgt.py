@@ -467,7 +467,8 @@ def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:
     4 shell [0.0, 1.0, 2.0, 3.0]
     """
     np = require_numpy("calm.read_cwgt")
-    path = _fspath(path)
+    # a leading ~ is the home folder, as the seed's loader reads it
+    path = os.path.expanduser(_fspath(path))
     info = os.stat(path)
     if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
         # a FIFO would block, a device would be read or mapped without end

@@ -26,6 +26,8 @@ import os
 from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
+from ... import registry
+from ..._optional import lazy_module
 from ..._paths import fspath
 from ...pretokenize import NANOCHAT_PATTERN
 from ...tokenizer import Tokenizer, _threads
@@ -43,6 +45,7 @@ from .conversation import (
     plan_conversation,
     plan_messages,
 )
+from .tiktoken_pickle import PICKLE_NAME, read_encoding_pickle
 
 PRESET = PRESETS["nanochat"]
 #: the nine special tokens, in id order
@@ -53,6 +56,14 @@ DEFAULT_VOCAB_SIZE = PRESET.vocab_size
 SPLIT_PATTERN: str = NANOCHAT_PATTERN
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: the file of token byte counts beside a tokenizer (nanochat's tok_train writes token_bytes.pt)
+TOKEN_BYTES_NAME = "token_bytes.npy"
+
+np = lazy_module("numpy", extra="numpy")
+
+
+def _is_tiktoken_encoding(obj: Any) -> bool:
+    return all(hasattr(obj, a) for a in ("_mergeable_ranks", "_special_tokens", "_pat_str"))
 
 
 def train(
@@ -134,10 +145,59 @@ class ChatTokenizer(WrapperTokenizer):
     REQUIRED_SPECIALS = SPECIAL_TOKENS
     SPECIALS_SPEC = list(SPECIAL_TOKENS)
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: Any, bos_token: Optional[str] = None) -> None:
+        """``tokenizer``: a toksmith :class:`~toksmith.Tokenizer` (or another preset's wrapper of
+        one), or a ``tiktoken.Encoding`` (nanochat's ``enc``: read into a toksmith tokenizer
+        with the same ids).
+
+        ``bos_token=None`` requires the nine :data:`SPECIAL_TOKENS` (``<|bos|>`` is the
+        document delimiter). A name, as in nanochat's ``RustBPETokenizer(enc, bos_token)``,
+        requires only that special token and makes it the delimiter (``"<|endoftext|>"`` for
+        OpenAI's encodings, see :meth:`from_pretrained`); rendering conversations still needs
+        the nine, and says which are missing.
+        """
+        if bos_token is not None and not isinstance(bos_token, str):
+            raise TypeError(
+                f"bos_token must be a special token name such as '<|bos|>', not {type(bos_token).__name__}"
+            )
+        self._bos_name = bos_token
+        if _is_tiktoken_encoding(tokenizer):
+            tokenizer = registry.from_tiktoken(tokenizer)
         super().__init__(tokenizer)
-        self._special_ids: Dict[str, int] = {s: self._all_specials[s] for s in SPECIAL_TOKENS}
-        self.bos_token_id: int = self._special_ids["<|bos|>"]
+        self._special_ids: Dict[str, int] = {
+            s: self._all_specials[s] for s in SPECIAL_TOKENS if s in self._all_specials
+        }
+        self.bos_token_id: int = self._all_specials[bos_token or "<|bos|>"]
+
+    def _check_tokenizer(self, tokenizer: Any) -> Tokenizer:
+        if self._bos_name is None:
+            return super()._check_tokenizer(tokenizer)
+        if isinstance(tokenizer, WrapperTokenizer):
+            tokenizer = tokenizer.tokenizer
+        if not isinstance(tokenizer, Tokenizer):
+            raise TypeError(
+                f"ChatTokenizer needs a toksmith.Tokenizer or a tiktoken.Encoding, not "
+                f"{type(tokenizer).__name__}"
+            )
+        if self._bos_name not in tokenizer.special_tokens:
+            raise ValueError(
+                f"bos_token {self._bos_name!r} is not a special token of this tokenizer; its special "
+                f"tokens are {sorted(tokenizer.special_tokens)[:12]}"
+            )
+        return tokenizer
+
+    def _require_chat_specials(self) -> None:
+        """Conversations need the nine special tokens (a tokenizer made with ``bos_token`` may
+        lack them, as nanochat's ``from_pretrained`` tokenizers do)."""
+        if len(self._special_ids) != len(SPECIAL_TOKENS):
+            missing = [s for s in SPECIAL_TOKENS if s not in self._special_ids]
+            raise ValueError(
+                f"rendering conversations needs the nanochat special tokens; this tokenizer lacks "
+                f"{missing} (train it with toksmith.presets.nanochat.train())"
+            )
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.tokenizer, self._bos_name))
 
     # ------------------------------------------------------------------ files
 
@@ -147,7 +207,7 @@ class ChatTokenizer(WrapperTokenizer):
         it is created (with its parents) and ``tokenizer.json`` is written inside; an existing
         folder gets ``tokenizer.json`` too; any other path is the file itself."""
         if isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes):
-            p = fspath(path)
+            p = os.fsdecode(fspath(path))
             if (
                 p
                 and not os.path.exists(p)
@@ -157,9 +217,57 @@ class ChatTokenizer(WrapperTokenizer):
         super().save(path)
 
     @classmethod
+    def load(cls, path: PathLike) -> "ChatTokenizer":
+        """Load a tokenizer file of any format :func:`toksmith.load_any` reads, or nanochat's
+        pickled ``tiktoken.Encoding`` (a ``.pkl`` file, read without running code from it:
+        :mod:`.tiktoken_pickle`). A folder is read as the ``tokenizer.json`` inside it (what
+        :meth:`save` writes), else as nanochat's ``tokenizer.pkl``; as nanochat's
+        ``from_directory``, a pickle's delimiter is ``<|bos|>``."""
+        p = os.fsdecode(fspath(path))
+        if os.path.isdir(p) and not os.path.isfile(os.path.join(p, cls.FILE_NAME)):
+            pkl = os.path.join(p, PICKLE_NAME)
+            if os.path.isfile(pkl):
+                return cls(read_encoding_pickle(pkl), "<|bos|>")
+        elif os.path.isfile(p) and p.endswith(".pkl"):
+            return cls(read_encoding_pickle(p), "<|bos|>")
+        return super().load(p)
+
+    @classmethod
     def from_directory(cls, tokenizer_dir: PathLike) -> "ChatTokenizer":
-        """nanochat's name for :meth:`load` of a folder."""
+        """nanochat's name for :meth:`load` of a folder: the ``tokenizer.json`` toksmith
+        writes, or the ``tokenizer.pkl`` nanochat writes."""
         return cls.load(tokenizer_dir)
+
+    @classmethod
+    def from_pretrained(cls, tiktoken_name: str) -> "ChatTokenizer":
+        """One of OpenAI's encodings by tiktoken name (``"cl100k_base"``, ``"gpt2"``...), read
+        from tiktoken's cache (:func:`toksmith.get_encoding`: toksmith never downloads), with
+        ``<|endoftext|>`` as the delimiter, as nanochat's ``from_pretrained``."""
+        return cls(registry.get_encoding(tiktoken_name), "<|endoftext|>")
+
+    # ------------------------------------------------------------------ token bytes
+
+    def token_bytes(self) -> Any:
+        """The number of bytes of each token id as nanochat's ``tok_train`` counts them for
+        bits-per-byte evaluation: ``len(decode([id]).encode("utf-8"))``, 0 for special tokens
+        (a token that is not whole UTF-8 counts the 3 bytes of each U+FFFD its text decodes
+        to, as there). A numpy int32 array of ``get_vocab_size()`` values."""
+        tok = self.tokenizer
+        specials = set(tok.special_tokens.values())
+        counts = [
+            0 if i in specials else len(tok.decode([i]).encode("utf-8")) for i in range(tok.n_vocab)
+        ]
+        return np.asarray(counts, dtype=np.int32)
+
+    def save_token_bytes(self, tokenizer_dir: PathLike) -> str:
+        """Write :meth:`token_bytes` as ``token_bytes.npy`` in ``tokenizer_dir`` (created if
+        needed), where nanochat's ``tok_train`` writes ``token_bytes.pt``; returns the path.
+        Read it with :func:`load_token_bytes`."""
+        d = os.fsdecode(fspath(tokenizer_dir))
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, TOKEN_BYTES_NAME)
+        np.save(path, self.token_bytes(), allow_pickle=False)
+        return path
 
     @classmethod
     def train_from_iterator(
@@ -345,6 +453,7 @@ class ChatTokenizer(WrapperTokenizer):
         Malformed conversations raise ValueError naming the message.
         """
         max_tokens = self._check_max_tokens(max_tokens)
+        self._require_chat_specials()
         return self._render_plan(plan_conversation(conversation), max_tokens)
 
     def render_conversations(
@@ -358,6 +467,7 @@ class ChatTokenizer(WrapperTokenizer):
         raises ValueError prefixed with its position (``conversation 3: message 1: ...``)."""
         max_tokens = self._check_max_tokens(max_tokens)
         num_threads = optional_int(num_threads, "num_threads")
+        self._require_chat_specials()
         if isinstance(conversations, (abc.Mapping, str, bytes, bytearray)) or not isinstance(
             conversations, abc.Iterable
         ):
@@ -395,27 +505,21 @@ class ChatTokenizer(WrapperTokenizer):
         return out
 
     def render_for_completion(
-        self, conversation: Any, max_tokens: Optional[int] = None
+        self, conversation: Any, max_tokens: Optional[int] = 2048
     ) -> List[int]:
-        """The prompt ids for generating the assistant's next reply: the conversation without
-        its last message if that is an assistant message, then ``<|assistant_start|>``.
+        """The prompt ids for generating the assistant's next reply, as nanochat's: the
+        conversation without its last message if that is an assistant message, rendered as
+        :meth:`render_conversation` (cut to ``max_tokens``, nanochat's 2048 by default; None:
+        no limit), then ``<|assistant_start|>``: at most ``max_tokens + 1`` ids.
 
-        Unlike nanochat, a conversation that ends with a user message is accepted as it is,
-        and the prompt is not cut unless ``max_tokens`` is given (the cut keeps the start, and
-        ``<|assistant_start|>`` is always last, so ``max_tokens`` must be at least 1).
+        Unlike nanochat, a conversation that ends with a user message is accepted as it is.
         """
         max_tokens = self._check_max_tokens(max_tokens)
-        if max_tokens == 0:
-            raise ValueError(
-                "max_tokens must be >= 1 for render_for_completion (the prompt always ends "
-                "with <|assistant_start|>), or None for no limit"
-            )
+        self._require_chat_specials()
         messages = normalize_messages(conversation)
         if messages[-1]["role"] == "assistant":
             messages = messages[:-1]
-        ids, _ = self._render_plan(
-            plan_messages(messages), None if max_tokens is None else max_tokens - 1
-        )
+        ids, _ = self._render_plan(plan_messages(messages), max_tokens)
         ids.append(self._special_ids[ASSISTANT_START])
         return ids
 
@@ -464,11 +568,23 @@ def load(path: PathLike) -> ChatTokenizer:
     return ChatTokenizer.load(path)
 
 
+def load_token_bytes(tokenizer_dir: PathLike) -> Any:
+    """The ``token_bytes.npy`` that :meth:`ChatTokenizer.save_token_bytes` (and ``toksmith
+    train --preset nanochat``) wrote in ``tokenizer_dir`` (or that file itself): a numpy int32
+    array, nanochat's ``get_token_bytes()`` (``torch.from_numpy`` makes it the tensor)."""
+    p = os.fsdecode(fspath(tokenizer_dir))
+    if os.path.isdir(p):
+        p = os.path.join(p, TOKEN_BYTES_NAME)
+    return np.load(p, allow_pickle=False)
+
+
 __all__ = [
     "ChatTokenizer",
     "RustBPETokenizer",
     "train",
     "load",
+    "load_token_bytes",
+    "TOKEN_BYTES_NAME",
     "SPECIAL_TOKENS",
     "SPLIT_PATTERN",
     "DEFAULT_VOCAB_SIZE",

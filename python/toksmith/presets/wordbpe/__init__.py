@@ -104,6 +104,11 @@ class WordTokenizer(PresetTokenizer):
     """
 
     preset = "wordbpe"
+    EXPORT_REFUSAL = (
+        "it is a word-level table read by greedy longest match (lowercased words, ``</w>`` on "
+        "word-final tokens), not a byte-level BPE that tiktoken, Hugging Face's byte-level BPE "
+        "or GPT-2 files can run with the same ids; keep its JSON file (save/load)"
+    )
 
     def __init__(
         self,
