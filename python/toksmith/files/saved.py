@@ -37,7 +37,7 @@ def read(path: Union[str, os.PathLike]) -> TokenizerSpec:
     """The spec of a file written by ``tok.save(path)``: toksmith's JSON format or a Hugging Face
     ``tokenizer.json`` (any byte-level BPE one, not only toksmith's)."""
     p = fspath(path)
-    if os.path.isfile(p):  # not a pipe, which can be read only once
+    if isinstance(p, str) and os.path.isfile(p):  # not a pipe, which can be read only once
         try:
             fmt, file, doc, tables, _raw = _detect(p)
         except (OSError, ValueError):  # toksmith's reader says what is wrong with the file
@@ -48,7 +48,7 @@ def read(path: Union[str, os.PathLike]) -> TokenizerSpec:
             return _huggingface._spec_from_document(
                 doc, file, file, strict=True, name=None, tables=tables
             )
-    return _toksmith_json.read(p)
+    return _toksmith_json.read(path)
 
 
 __all__ = ["is_huggingface_name", "read", "save"]
