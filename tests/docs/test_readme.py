@@ -3,12 +3,15 @@ folder, within a time budget (issue 34: the blocks used names they never defined
 
 import os
 import re
+import shutil
+import subprocess
 import textwrap
 import time
 import warnings
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 BUDGET_S = 60.0
 
 
@@ -43,3 +46,26 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
                 raise AssertionError(f"the README block at line {line} fails: {e!r}") from e
     elapsed = time.perf_counter() - t0
     assert elapsed < BUDGET_S, f"the README's Python blocks took {elapsed:.1f} s"
+    # run in the clone, they would leave these behind: .gitignore covers them
+    written = [p.name + ("/" if p.is_dir() else "") for p in tmp_path.iterdir()]
+    assert "corpus/" in written and "tokenizer.json" in written
+    assert_ignored(written)
+
+
+def assert_ignored(names):
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        raise AssertionError("this check needs git and the clone's .git")
+    for name in names:
+        r = subprocess.run(
+            ["git", "-C", str(ROOT), "check-ignore", "-q", "--no-index", name],
+            capture_output=True,
+        )
+        assert r.returncode == 0, f"{name} (written by the README) is not in .gitignore"
+
+
+def test_gitignore_covers_readme_cli_outputs():
+    text = README.read_text(encoding="utf-8")
+    bash = "\n".join(re.findall(r"^```bash\n(.*?)^```$", text, re.S | re.M))
+    outputs = sorted(set(re.findall(r"(?:-o|--output|>)\s+([\w./-]+)", bash)))
+    assert "tokenizer.json" in outputs and "ids.txt" in outputs
+    assert_ignored(outputs + ["target/", "build/", "python/toksmith/_core.abi3.so"])

@@ -28,7 +28,13 @@ def register(sub) -> None:
         "included, as space-separated integers on one line; `toksmith decode` is the exact inverse.",
     )
     add_tokenizer_arg(p)
-    p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
+    p.add_argument(
+        "input",
+        nargs="?",
+        default="-",
+        metavar="FILE|-",
+        help="the text to encode (default or -: stdin; .xz/.lzma/.gz/.bz2 decompressed)",
+    )
     p.add_argument(
         "--lines",
         action="store_true",
@@ -47,7 +53,12 @@ def register(sub) -> None:
         action="store_true",
         help="encode special-token text as special tokens (default: as plain text)",
     )
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict")
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="invalid UTF-8: raise (strict) or replace with U+FFFD",
+    )
     p.add_argument(
         "--threads",
         type=int,

@@ -9,7 +9,7 @@ import time
 import toksmith
 
 from ..corpus import default_corpus
-from ..presets import get_preset
+from ..presets import PRESETS, get_preset
 from ._common import check_output_path, check_threads_arg, progress_default
 
 
@@ -22,7 +22,13 @@ def register(sub) -> None:
         "read, and a pipe such as <(zstdcat corpus.zst) is read as a stream). With no PATH, trains on a built-in default corpus "
         "(the Python standard library sources of this interpreter).",
     )
-    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="corpus files, folders (recursed), globs or .jsonl files (default: the built-in "
+        "default corpus)",
+    )
     p.add_argument(
         "--vocab-size",
         type=int,
@@ -49,7 +55,11 @@ def register(sub) -> None:
         help="add a pinned token: always one token where its text occurs (repeatable)",
     )
     p.add_argument(
-        "--preset", default=None, help="training defaults of a preset: nanochat or cromwell"
+        "--preset",
+        default=None,
+        metavar="{" + ",".join(sorted(PRESETS)) + "}",
+        help=f"training defaults of a preset: {' or '.join(sorted(PRESETS))} (cppreason and "
+        "wordbpe have commands of their own: toksmith cppreason train, toksmith wordbpe run)",
     )
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
     p.add_argument("--text-field", default="text", help="field holding the text in .jsonl files")
