@@ -94,6 +94,12 @@ def register(sub) -> None:
     bar.add_argument(
         "--no-progress", dest="progress", action="store_false", help="no progress bars"
     )
+    bar.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars and no messages on stderr (errors and warnings still show)",
+    )
     p.set_defaults(func=run)
 
 
@@ -134,12 +140,15 @@ def run(args) -> int:
     paths = args.paths
     if not paths:
         paths = default_corpus()
-        print(
-            f"toksmith train: no PATH given, using the built-in default corpus: {len(paths)} Python "
-            f"standard library files from {paths[0].parent}",
-            file=sys.stderr,
-        )
+        if not args.quiet:
+            print(
+                f"toksmith train: no PATH given, using the built-in default corpus: {len(paths)} "
+                f"Python standard library files from {paths[0].parent}",
+                file=sys.stderr,
+            )
     progress = progress_default() if args.progress is None else args.progress
+    if args.quiet:
+        progress = False
     t0 = time.perf_counter()
     # looked up on the package at each call (not bound at import), as a caller of toksmith.train
     tok = toksmith.train(
@@ -160,6 +169,8 @@ def run(args) -> int:
     tok.metadata["preset"] = args.preset
     tok.save(args.output)
     corpus = tok.metadata.get("corpus", {})
+    if args.quiet:
+        return 0
     print(
         f"trained {tok.n_vocab} tokens ({tok.metadata.get('merges_learned')} merges, "
         f"{len(tok.special_tokens)} specials) on {corpus.get('bytes', 0) / 1e6:.1f} MB in {dt:.2f} s "
