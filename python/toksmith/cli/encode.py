@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
+from typing import Any
 
 from .. import _core
 from ..corpus import compression
@@ -104,7 +105,7 @@ def _progress_bar(args):
     """The bar of this run: on when stderr is a terminal and not --quiet, else None."""
     if args.quiet or not progress_default():
         return None
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
     total = None
     if args.input != "-" and not compression(args.input):
@@ -226,7 +227,9 @@ def run(args) -> int:
     group = 4 * (args.threads or os.cpu_count() or 1)
     bar = _progress_bar(args)
     with contextlib.ExitStack() as stack:
-        fin, fout = stack.enter_context(open_io(args.input, args.output))
+        opened = stack.enter_context(open_io(args.input, args.output))
+        fin: Any = opened[0]  # wrapped below: a reader, not a file
+        fout = opened[1]
         if bar is not None:
             stack.callback(bar.close)
             fin = _Progress(fin, bar)
