@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from ..presets import wordbpe
-from ._common import add_command_group, add_reading_args, read_stdin_utf8
+from ._common import add_command_group, add_reading_args, progress_default, read_stdin_utf8
 
 
 def register(subparsers: Any) -> None:
@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         lowercase=not args.keep_case,
         extensions=None if args.all_files else wordbpe.TEXT_EXTENSIONS,
         threads=args.threads,
-        progress=not args.no_progress,
+        progress=not args.no_progress and progress_default(),  # bars only on a terminal
         errors=args.errors,
         sample=sample,
     )
