@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Union
 from ._paths import fspath
 from .files import gpt2 as _gpt2
 from .files import huggingface as _huggingface
+from .files import saved as _saved
 from .files import tiktoken as _tiktoken
 from .files import toksmith_json as _toksmith_json
 from .files.detect import Detected, _detect, _gpt2_files_for, detect_format
@@ -24,8 +25,9 @@ from .tokenizer import Tokenizer
 
 
 def load(path: Union[str, os.PathLike]) -> Tokenizer:
-    """Load a tokenizer saved with ``tok.save(path)``."""
-    return Tokenizer.from_spec(_toksmith_json.read(path))
+    """Load a tokenizer saved with ``tok.save(path)`` (toksmith's JSON format, or a Hugging Face
+    ``tokenizer.json``)."""
+    return Tokenizer.from_spec(_saved.read(path))
 
 
 def load_bytes(raw: bytes, p: str = "<bytes>") -> Tokenizer:

@@ -49,8 +49,8 @@ from .errors import (
 )
 from .files import gpt2 as _gpt2
 from .files import huggingface as _huggingface
+from .files import saved as _saved
 from .files import tiktoken as _tiktoken
-from .files import toksmith_json as _toksmith_json
 from .files._common import check_core_merges
 from .pretokenize import _from_file, resolve_pattern
 from .spec import TokenizerSpec
@@ -963,13 +963,16 @@ class Tokenizer:
     # ------------------------------------------------------------------ persistence
 
     def save(self, path: Union[str, os.PathLike]) -> None:
-        """Write the tokenizer as one versioned, human-readable JSON file."""
-        _toksmith_json.save(self, path)
+        """Write the tokenizer as one versioned, human-readable JSON file; a file named
+        ``tokenizer.json`` is written in Hugging Face's format (``tokenizers`` and
+        ``transformers`` load it with the same ids), or ConversionError if that format cannot
+        hold the tokenizer exactly (then save it as e.g. ``tok.json``)."""
+        _saved.save(self, path)
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Tokenizer":
-        """Read a file written by :meth:`save`."""
-        return Tokenizer.from_spec(_toksmith_json.read(path))
+        """Read a file written by :meth:`save` (or any byte-level BPE ``tokenizer.json``)."""
+        return Tokenizer.from_spec(_saved.read(path))
 
     # ---- interop (files/) ----  (thin wrappers; the code lives in toksmith.files)
 

@@ -23,7 +23,7 @@ import operator
 import os
 import re
 import warnings
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._args import threads_arg as _threads
@@ -161,12 +161,60 @@ class _Layout:
         return byte_ids, merge_ids, specials, pinned
 
 
+def _size(path: Any) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def _progress_bar(progress: bool, **kw):
     if not progress:
         return None
     from tqdm.auto import tqdm
 
     return tqdm(**kw)
+
+
+class _CountingReader:
+    """A binary file that reports the bytes read from it (``tick(n)``): the counting bar moves
+    within a file, and for a compressed file (the decompressing reader wraps this one) it counts
+    the compressed bytes, which are what the bar's total adds up."""
+
+    mode = "rb"
+
+    def __init__(self, raw: Any, tick: Callable[[int], None]) -> None:
+        self.raw, self.tick = raw, tick
+        self.name = getattr(raw, "name", "")
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n)
+        self.tick(len(data))
+        return data
+
+    def readinto(self, b: Any) -> int:
+        n = self.raw.readinto(b)
+        self.tick(n or 0)
+        return n
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.raw.closed)
+
+    def __enter__(self) -> "_CountingReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 class _MergeProgress:
@@ -245,9 +293,24 @@ class _Trainer:
         self.counter = _core.ChunkCounter(self.regex, pinned_all)
         self.sources: List[str] = []
         self.texts_seen = 0  # texts given to add_texts so far (for error messages)
+        # decimal units (MB = 10**6 bytes), as the summary line of `toksmith train`
         self.bar = _progress_bar(
-            progress, desc="counting", unit="B", unit_scale=True, unit_divisor=1024
+            progress, desc="counting", unit="B", unit_scale=True, unit_divisor=1000
         )
+
+    def set_total(self, files: Sequence[Any]) -> None:
+        """Give the counting bar its total: the bytes of the files (compressed ones as stored),
+        known before any is read, so the bar shows a rate and an ETA."""
+        if self.bar is None:
+            return
+        total = 0
+        for f in files:
+            try:
+                total += os.path.getsize(f)
+            except OSError:  # a pipe, or gone: its bytes are counted as read
+                pass
+        self.bar.total = total
+        self.bar.refresh()
 
     def _tick(self, n: int) -> None:
         if self.bar is not None:
@@ -273,13 +336,38 @@ class _Trainer:
             raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
         self.sources.append(fspath(path))
         if inner_name(path).lower().endswith(".jsonl"):
-            for batch in batched(iter_jsonl(path, text_field, errors)):
-                self.add_texts(batch, errors)
-        elif compression(path):
+            if self.bar is None:
+                for batch in batched(iter_jsonl(path, text_field, errors)):
+                    self.add_texts(batch, errors)
+                return
+            # the bar counts the file's bytes: each batch moves it by its characters (fewer
+            # than the bytes of their JSON lines), the rest of the file's size at its end
+            bar, self.bar = self.bar, None
+            left = _size(path)
+            try:
+                for batch in batched(iter_jsonl(path, text_field, errors)):
+                    self.add_texts(batch, errors)
+                    step = min(left, sum(len(t) for t in batch))
+                    left -= step
+                    self.bar = bar
+                    self._tick(step)
+                    self.bar = None
+            finally:
+                self.bar = bar
+            self._tick(left)
+        elif compression(path) or self.bar is not None:
+            # read through Python (a decompressing reader, or a plain file whose reads move the
+            # bar); without a bar, a plain file is read natively
             before = self.counter.stats()["bytes"]
-            with decompression_errors(path), open_binary(path) as f:
+            raw: Any = open(fspath(path), "rb")
+            if self.bar is not None:  # (the counter is busy: no unique-chunk count until the end)
+                raw = _CountingReader(raw, self.bar.update)
+            with raw, decompression_errors(path), open_binary(path, raw) as f:
                 self.counter.add_stream(f, os.fspath(path), errors == "replace", self.threads)
-            self._tick(self.counter.stats()["bytes"] - before)
+            if self.bar is None:
+                self._tick(self.counter.stats()["bytes"] - before)
+            else:
+                self._tick(0)  # the unique-chunk count
         else:
             self.counter.add_file(os.fspath(path), errors == "replace", self.threads)
             try:
@@ -449,6 +537,7 @@ def train(
                 "use toksmith.train_from_iterator(texts, ...)"
             ) from None
         raise
+    trainer.set_total(files)
     for f in files:
         trainer.add_file(f, text_field, errors)
     return trainer.finish(name)

@@ -208,10 +208,14 @@ def test_train_preset_of_a_command_of_its_own(tmp_path, capsys):
 def test_mistyped_encoding_name_says_what_to_pass(tmp_path, capsys, monkeypatch):
     # was: "[Errno 2] No such file or directory: 'cl100k_bas'", though -t also takes names
     monkeypatch.chdir(tmp_path)
-    for name in ["cl100k_bas", "gpt-4"]:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache
+    for name in ["cl100k_bas", "gpt-4x"]:
         assert main(["info", "-t", name]) == 1
         err = _err(capsys)
         assert "OpenAI encoding" in err and "cl100k_base" in err and repr(name) in err
+    # a model name is read as tiktoken.encoding_for_model reads it (issue 34)
+    assert main(["info", "-t", "gpt-4"]) == 1
+    assert "cl100k_base rank file is not in" in _err(capsys)
     assert main(["info", "-t", "missing.json"]) == 1
     assert "No such file" in _err(capsys)
 

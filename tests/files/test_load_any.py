@@ -72,9 +72,10 @@ def test_load_any_tiktoken_defaults(tmp_path):
         assert load_any(tmp_path / "mine.tiktoken").pattern_name == "cl100k"
 
 
-def test_folder_with_toksmith_tokenizer_json(tmp_path, trained):
+def test_folder_with_saved_tokenizer_json(tmp_path, trained):
+    # tok.save writes a file named tokenizer.json in Hugging Face's format (issue 34)
     trained["o200k"].save(tmp_path / "tokenizer.json")
-    assert detect_format(tmp_path) == "toksmith"
+    assert detect_format(tmp_path) == "huggingface"
     assert load_any(tmp_path).mergeable_ranks() == trained["o200k"].mergeable_ranks()
 
 

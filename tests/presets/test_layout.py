@@ -69,7 +69,7 @@ def test_wrappers_save_into_a_folder(tokenizers, tmp_path):
         folder = tmp_path / name
         folder.mkdir()
         tokenizers[name].save(folder)
-        assert (folder / "tokenizer.json").is_file()
+        assert (folder / type(tokenizers[name]).FILE_NAME).is_file()
         assert type(tokenizers[name]).load(folder).encode("hi") == tokenizers[name].encode("hi")
 
 

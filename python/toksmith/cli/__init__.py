@@ -67,8 +67,38 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"toksmith {args.command}: interrupted", file=sys.stderr)
         return 130
     except (ValueError, OSError, ImportError, TypeError) as exc:
-        print(f"toksmith {args.command}: error: {_cli_message(exc, args)}", file=sys.stderr)
+        msg = _missing_file_message(exc, parser, args) or _cli_message(exc, args)
+        print(f"toksmith {args.command}: error: {msg}", file=sys.stderr)
         return 1
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """The parser of the (sub-)command that ``args`` ran."""
+    names = [args.command]
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None or not names or names[0] not in sub.choices:
+            return parser
+        parser = sub.choices[names[0]]
+        names = [getattr(args, f"{names[0]}_command", None)]
+
+
+def _missing_file_message(
+    exc: BaseException, parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> Optional[str]:
+    """For a file that does not exist, the message naming the argument that gave it
+    (``-t/--tokenizer 'tok.json': No such file or directory``), or None."""
+    filename = getattr(exc, "filename", None)
+    if not isinstance(exc, FileNotFoundError) or not isinstance(filename, str):
+        return None
+    for action in _command_parser(parser, args)._actions:
+        value = getattr(args, action.dest, None)
+        if value == filename or (isinstance(value, list) and filename in value):
+            label = (
+                "/".join(action.option_strings) or str(action.metavar or action.dest).split("|")[0]
+            )
+            return f"{label} {filename!r}: {exc.strerror or 'no such file'}"
+    return None
 
 
 def _cli_message(exc: BaseException, args: argparse.Namespace) -> str:

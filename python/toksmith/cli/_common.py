@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import os
 import stat
@@ -12,7 +13,8 @@ from typing import Any, BinaryIO, Iterator, Optional, Tuple
 
 from .._paths import fspath
 from ..corpus import decompression_errors, open_binary
-from ..files.tiktoken import OPENAI_ENCODINGS, openai_encoding
+from ..errors import UnknownModelError
+from ..files.tiktoken import OPENAI_ENCODINGS, encoding_name_for_model, openai_encoding
 from ..registry import get_encoding, load_any
 from ..tokenizer import MAX_THREADS
 
@@ -95,14 +97,26 @@ def load_tokenizer(path: str, pattern: Optional[str] = None):
         try:
             openai_encoding(path)
         except ValueError:
+            try:  # a model name (gpt-4o), as tiktoken.encoding_for_model takes it
+                encoding = encoding_name_for_model(path)
+            except (UnknownModelError, TypeError):
+                encoding = None
+            if encoding is not None and not os.path.lexists(path):
+                if pattern is not None:
+                    raise ValueError(
+                        f"{path} is an OpenAI model, whose encoding ({encoding}) has its own split "
+                        "pattern: --pattern only applies to .tiktoken and GPT-2 files that store none"
+                    ) from None
+                return get_encoding(encoding)
             if not os.path.lexists(path) and os.path.basename(path) == path and "." not in path:
                 # a bare name, as an encoding's: say both readings
 
                 raise FileNotFoundError(
                     errno.ENOENT,
-                    f"no tokenizer file of that name, nor an OpenAI encoding of that name "
-                    f"(OpenAI encodings: {', '.join(sorted(OPENAI_ENCODINGS))}); pass a tokenizer file or one of "
-                    "those names",
+                    f"no tokenizer file of that name, nor an OpenAI encoding or model of that name "
+                    f"(OpenAI encodings: {', '.join(sorted(OPENAI_ENCODINGS))}; models as "
+                    "tiktoken.encoding_for_model takes them: gpt-4o, gpt-4...); pass a tokenizer "
+                    "file or one of those names",
                     path,
                 ) from None
         else:
@@ -133,9 +147,20 @@ def refuse_preset_file(tok: Any, command: str) -> None:
         )
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # replaced by an object, or closed
+        return False
+
+
 def open_input(path: Optional[str]) -> BinaryIO:
     """stdin for None or ``-``, else the file (``.xz``/``.lzma``/``.gz``/``.bz2`` decompressed)."""
     if path is None or path == "-":
+        if _isatty(sys.stdin):
+            # typed input: read it whole, so the first Ctrl-D ends it (reading blocks of a fixed
+            # size asks the terminal again after a Ctrl-D that ended a partial block)
+            return io.BytesIO(sys.stdin.buffer.read())
         return sys.stdin.buffer
 
     return open_binary(path)

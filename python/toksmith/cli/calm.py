@@ -13,6 +13,7 @@ import argparse
 import json
 import re
 import sys
+import warnings
 from typing import Any
 
 from .._paths import fspath
@@ -42,7 +43,14 @@ def register(subparsers: Any) -> None:
     )
     source = encode.add_mutually_exclusive_group()
     source.add_argument(
-        "--template", "-t", help="template name (calm.TEMPLATES) or spec; default: shell"
+        "--template", "-T", help="template name (calm.TEMPLATES) or spec; default: shell"
+    )
+    source.add_argument(
+        "-t",
+        dest="template_t",
+        metavar="TEMPLATE",
+        help="deprecated spelling of -T/--template (-t names a tokenizer file in the other "
+        "commands)",
     )
     source.add_argument(
         "--model", "-m", metavar="MODEL.cwgt", help="use the template and l_max of a CWGT file"
@@ -156,6 +164,11 @@ def _read_context(args: argparse.Namespace) -> Any:
 
 def _encode(args: argparse.Namespace) -> int:
     source: Any
+    if args.template_t is not None:
+        warnings.warn(
+            "-t is deprecated for the template: use -T or --template", FutureWarning, stacklevel=2
+        )
+        args.template = args.template_t
     if args.model:
         source = read_cwgt(args.model)
     else:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..presets import cppreason
 from ..presets.cppreason import FIRST_LEARNED
-from ._common import add_command_group, add_reading_args, read_stdin_utf8
+from ._common import add_command_group, add_reading_args, progress_default, read_stdin_utf8
 
 
 def register(subparsers: Any) -> None:
@@ -70,7 +70,7 @@ def _train(args: argparse.Namespace) -> int:
         files if len(files) > 1 else files[0],
         vocab_size=args.vocab_size,
         threads=args.threads,
-        progress=not args.no_progress,
+        progress=not args.no_progress and progress_default(),  # bars only on a terminal
         errors=args.errors,
         min_frequency=args.min_frequency,
     )

@@ -19,7 +19,13 @@ def register(sub) -> None:
         "from FILE or stdin; writes the exact bytes, so `encode | decode` reproduces the input.",
     )
     add_tokenizer_arg(p)
-    p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
+    p.add_argument(
+        "input",
+        nargs="?",
+        default="-",
+        metavar="FILE|-",
+        help="the ids to decode (default or -: stdin)",
+    )
     p.add_argument(
         "--lines",
         action="store_true",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+from typing import Any
 
 from .. import _core
+from ..corpus import compression
 from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 from ._common import (
     add_tokenizer_arg,
@@ -13,6 +16,7 @@ from ._common import (
     check_threads_arg,
     load_tokenizer,
     open_io,
+    progress_default,
     refuse_preset_file,
 )
 
@@ -28,7 +32,13 @@ def register(sub) -> None:
         "included, as space-separated integers on one line; `toksmith decode` is the exact inverse.",
     )
     add_tokenizer_arg(p)
-    p.add_argument("input", nargs="?", default="-", metavar="FILE|-")
+    p.add_argument(
+        "input",
+        nargs="?",
+        default="-",
+        metavar="FILE|-",
+        help="the text to encode (default or -: stdin; .xz/.lzma/.gz/.bz2 decompressed)",
+    )
     p.add_argument(
         "--lines",
         action="store_true",
@@ -47,7 +57,12 @@ def register(sub) -> None:
         action="store_true",
         help="encode special-token text as special tokens (default: as plain text)",
     )
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict")
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="invalid UTF-8: raise (strict) or replace with U+FFFD",
+    )
     p.add_argument(
         "--threads",
         type=int,
@@ -64,7 +79,48 @@ def register(sub) -> None:
         help="bytes of input read at a time (default 256 KiB); up to 4 blocks per thread are "
         "encoded together, so that every thread has work until the last",
     )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bar (there is one on stderr when it is a terminal)",
+    )
     p.set_defaults(func=run)
+
+
+class _Progress:
+    """A binary reader that moves a progress bar by the bytes read (of the file as stored: a
+    compressed file's bar has no total, as its decompressed size is not known up front)."""
+
+    def __init__(self, f, bar):
+        self.f, self.bar = f, bar
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        self.bar.update(len(data))
+        return data
+
+
+def _progress_bar(args):
+    """The bar of this run: on when stderr is a terminal and not --quiet, else None."""
+    if args.quiet or not progress_default():
+        return None
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+    total = None
+    if args.input != "-" and not compression(args.input):
+        try:
+            total = os.path.getsize(args.input)
+        except OSError:
+            pass
+    return tqdm(
+        total=total or None,
+        desc="encoding",
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1000,
+        leave=False,
+    )
 
 
 def _appending(f) -> bool:
@@ -169,7 +225,14 @@ def run(args) -> int:
     )
     native = _native(tok, args)
     group = 4 * (args.threads or os.cpu_count() or 1)
-    with open_io(args.input, args.output) as (fin, fout):
+    bar = _progress_bar(args)
+    with contextlib.ExitStack() as stack:
+        opened = stack.enter_context(open_io(args.input, args.output))
+        fin: Any = opened[0]  # wrapped below: a reader, not a file
+        fout = opened[1]
+        if bar is not None:
+            stack.callback(bar.close)
+            fin = _Progress(fin, bar)
         if args.lines:
             # each line as the bytes of json.dumps(ids) / " ".join(map(str, ids))
             sep, opening, closing = (

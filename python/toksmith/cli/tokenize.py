@@ -16,7 +16,12 @@ def register(sub) -> None:
         "compressed .gz/.bz2/.xz/.zst) into shards in OUT_DIR, one shard set per input plus "
         "manifest.json. A rerun resumes an interrupted run and skips finished inputs.",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="text files, folders, globs or .jsonl files to tokenize",
+    )
     add_tokenizer_arg(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder for the shards")
     p.add_argument(
@@ -42,8 +47,18 @@ def register(sub) -> None:
         help="shuffle documents (within windows of one shard's tokens) with this seed",
     )
     p.add_argument("--threads", type=int, default=None, metavar="N", help="encoding threads")
-    p.add_argument("--engine", choices=["local", "ray"], default="local")
-    p.add_argument("--errors", choices=["strict", "replace"], default="strict")
+    p.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="run on this machine (local, the default) or on a Ray cluster (ray)",
+    )
+    p.add_argument(
+        "--errors",
+        choices=["strict", "replace"],
+        default="strict",
+        help="invalid UTF-8: raise (strict) or replace with U+FFFD",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=run)
 

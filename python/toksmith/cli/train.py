@@ -9,7 +9,7 @@ import time
 import toksmith
 
 from ..corpus import default_corpus
-from ..presets import get_preset
+from ..presets import PRESETS, get_preset
 from ..presets.nanochat import TOKEN_BYTES_NAME, ChatTokenizer
 from ._common import check_output_path, check_threads_arg, progress_default
 
@@ -23,7 +23,13 @@ def register(sub) -> None:
         "read, and a pipe such as <(zstdcat corpus.zst) is read as a stream). With no PATH, trains on a built-in default corpus "
         "(the Python standard library sources of this interpreter).",
     )
-    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="corpus files, folders (recursed), globs or .jsonl files (default: the built-in "
+        "default corpus)",
+    )
     p.add_argument(
         "--vocab-size",
         type=int,
@@ -50,7 +56,11 @@ def register(sub) -> None:
         help="add a pinned token: always one token where its text occurs (repeatable)",
     )
     p.add_argument(
-        "--preset", default=None, help="training defaults of a preset: nanochat or cromwell"
+        "--preset",
+        default=None,
+        metavar="{" + ",".join(sorted(PRESETS)) + "}",
+        help=f"training defaults of a preset: {' or '.join(sorted(PRESETS))} (cppreason and "
+        "wordbpe have commands of their own: toksmith cppreason train, toksmith wordbpe run)",
     )
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
     p.add_argument("--text-field", default="text", help="field holding the text in .jsonl files")
@@ -84,6 +94,12 @@ def register(sub) -> None:
     )
     bar.add_argument(
         "--no-progress", dest="progress", action="store_false", help="no progress bars"
+    )
+    bar.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars and no messages on stderr (errors and warnings still show)",
     )
     p.set_defaults(func=run)
 
@@ -125,12 +141,15 @@ def run(args) -> int:
     paths = args.paths
     if not paths:
         paths = default_corpus()
-        print(
-            f"toksmith train: no PATH given, using the built-in default corpus: {len(paths)} Python "
-            f"standard library files from {paths[0].parent}",
-            file=sys.stderr,
-        )
+        if not args.quiet:
+            print(
+                f"toksmith train: no PATH given, using the built-in default corpus: {len(paths)} "
+                f"Python standard library files from {paths[0].parent}",
+                file=sys.stderr,
+            )
     progress = progress_default() if args.progress is None else args.progress
+    if args.quiet:
+        progress = False
     t0 = time.perf_counter()
     # looked up on the package at each call (not bound at import), as a caller of toksmith.train
     tok = toksmith.train(
@@ -163,6 +182,8 @@ def run(args) -> int:
                 file=sys.stderr,
             )
     corpus = tok.metadata.get("corpus", {})
+    if args.quiet:
+        return 0
     print(
         f"trained {tok.n_vocab} tokens ({tok.metadata.get('merges_learned')} merges, "
         f"{len(tok.special_tokens)} specials) on {corpus.get('bytes', 0) / 1e6:.1f} MB in {dt:.2f} s "

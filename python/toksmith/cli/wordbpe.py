@@ -1,6 +1,6 @@
 """``toksmith wordbpe ...``: the word-level ``</w>`` tokenizer with embeddings (seed 004).
 
-* ``toksmith wordbpe run CORPUS... --out DIR [--merges N] [--dim D] [--backend cpu|numpy|cupy|torch]
+* ``toksmith wordbpe run CORPUS... -o DIR [--merges N] [--dim D] [--backend cpu|numpy|cupy|torch]
   [--seed S] [--prefix NAME] [--sample TEXT]``: count the words of the text files, learn the
   vocabulary, write the word counts, token statistics and embeddings as CSV plus the tokenizer
   as JSON, and show how the tokenizer splits a sample sentence (on stderr; the seed's whole
@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from ..presets import wordbpe
-from ._common import add_command_group, add_reading_args, read_stdin_utf8
+from ._common import add_command_group, add_reading_args, progress_default, read_stdin_utf8
 
 
 def register(subparsers: Any) -> None:
@@ -33,7 +34,15 @@ def register(subparsers: Any) -> None:
         "run", help="count words, learn the vocabulary, write CSV outputs and the tokenizer"
     )
     run.add_argument("corpus", nargs="+", help="text files, folders (their .txt files) or globs")
-    run.add_argument("--out", "-o", required=True, help="output folder (created if missing)")
+    run.add_argument(
+        "-o",
+        "--output",
+        "--out",
+        dest="out",
+        required=True,
+        metavar="DIR",
+        help="output folder (created if missing; --out is the old spelling)",
+    )
     run.add_argument(
         "--merges", type=int, default=8000, help="number of merges to learn (default 8000)"
     )
@@ -69,19 +78,17 @@ def register(subparsers: Any) -> None:
     # alone would take TEXT as an unrecognized argument there
     enc.__class__ = _IntermixedParser
     enc.add_argument(
-        "tokenizer",
-        metavar="TOKENIZER.json",
-        nargs="?",
-        help="a file written by `toksmith wordbpe run` (or give it with -t)",
-    )
-    enc.add_argument("text", nargs="*", help="text to encode (default: stdin)")
-    enc.add_argument(
         "-t",
         "--tokenizer",
-        dest="tokenizer_opt",
-        metavar="TOKENIZER.json",
+        metavar="FILE",
         default=None,
-        help="the tokenizer file, as an option (as in the other commands)",
+        help="a file written by `toksmith wordbpe run` (PREFIX_tokenizer.json)",
+    )
+    enc.add_argument(
+        "text",
+        nargs="*",
+        help="text to encode (default: stdin); without -t, a first argument that names an "
+        "existing .json file is read as the tokenizer (the old form)",
     )
     enc.add_argument("--tokens", action="store_true", help="print token texts instead of ids")
     enc.set_defaults(func=_encode)
@@ -118,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         lowercase=not args.keep_case,
         extensions=None if args.all_files else wordbpe.TEXT_EXTENSIONS,
         threads=args.threads,
-        progress=not args.no_progress,
+        progress=not args.no_progress and progress_default(),  # bars only on a terminal
         errors=args.errors,
         sample=sample,
     )
@@ -138,17 +145,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _encode(args: argparse.Namespace) -> int:
     words = list(args.text)
-    if args.tokenizer_opt is not None:
-        # with -t, every positional is text
-        path = args.tokenizer_opt
-        if args.tokenizer is not None:
-            words.insert(0, args.tokenizer)
-    elif args.tokenizer is not None:
-        path = args.tokenizer
-    else:
-        raise ValueError(
-            "give the tokenizer file: `toksmith wordbpe encode TOKENIZER.json [TEXT...]`"
-        )
+    path = args.tokenizer
+    if path is None:
+        # the old form `wordbpe encode TOK.json [TEXT...]`, accepted only where it cannot be
+        # text: the first argument names an existing .json file
+        if words and words[0].endswith(".json") and os.path.isfile(words[0]):
+            path = words.pop(0)
+        else:
+            raise ValueError(
+                "-t/--tokenizer is required: the file written by `toksmith wordbpe run`"
+            )
     tok = wordbpe.load(path)
     text = _join_args(words) if words else read_stdin_utf8()
     ids = tok.encode(text)

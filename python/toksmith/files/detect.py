@@ -54,7 +54,10 @@ def _sniff_json(
     so no document is returned for it. ``raw``: the whole file, when it was read already (a pipe
     cannot be read twice)."""
     text = head.decode("utf-8", "replace")
-    if re.search(r'"format"\s*:\s*"toksmith"', text):
+    # anchored at the file's first key, where tok.save writes it: the same text further on may be
+    # the toksmith data a tokenizer.json carries in its model (or a metadata value); a toksmith
+    # file with its "format" elsewhere is found by the full parse below
+    if re.match(r'\s*(?:\xef\xbb\xbf|\ufeff)?\s*\{\s*"format"\s*:\s*"toksmith"', text):
         return "toksmith", None, None
     if re.search(r'"format"\s*:\s*"toksmith\.calm"', text):
         return "calm", None, None

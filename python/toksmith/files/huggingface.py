@@ -69,6 +69,7 @@ from ._common import (
     ConversionError,
     JsonTables,
     PathLike,
+    atomic_write,
     check_added_decoding,
     check_added_spelling,
     check_tokenizer,
@@ -81,6 +82,8 @@ from ._common import (
     split_json,
     write_json,
 )
+from .toksmith_json import VERSION as _TOKSMITH_VERSION
+from .toksmith_json import check_saveable, json_bytes
 
 #: the regex of ``tokenizers``' ``ByteLevel(use_regex=True)`` pre-tokenizer (GPT-2's original
 #: pattern, equivalent to tiktoken's r50k form toksmith calls ``"gpt2"``)
@@ -199,6 +202,90 @@ def huggingface_json(tok) -> Dict[str, Any]:
             "merges": [f"{a} {b}" for a, b in merges],
         },
     }
+
+
+#: the key of the ``model`` object of a ``tokenizer.json`` that holds what Hugging Face's format
+#: has no place for (the name, the pattern as written, the metadata): ``tokenizers`` refuses an
+#: unknown key at the top level of the file, but ignores one in the BPE model (checked with
+#: tokenizers 0.23 and transformers 5 in tests/files/test_tokenizer_json.py)
+EXTRA_KEY = "toksmith"
+
+#: a file of this name is written in Hugging Face's format by ``tok.save``
+HF_FILE_NAME = "tokenizer.json"
+
+
+def tokenizer_json(tok) -> Dict[str, Any]:
+    """The document ``tok.save(".../tokenizer.json")`` writes: :func:`huggingface_json` with
+    the tokenizer's name, pattern text and metadata in ``model["toksmith"]``, so that
+    :func:`toksmith.load` reads back the same tokenizer. A tokenizer that Hugging Face's format
+    cannot express exactly raises :class:`ConversionError` (never a silent approximation)."""
+    try:
+        data = huggingface_json(tok)
+    except ConversionError as e:
+        raise ConversionError(
+            f"cannot save as {HF_FILE_NAME}: a file of that name is written in Hugging Face's "
+            f"format, which cannot hold this tokenizer exactly ({e}); save it under another name "
+            "(e.g. tok.json) for toksmith's own format, which holds any toksmith tokenizer"
+        ) from None
+    data["model"][EXTRA_KEY] = {
+        "format": "toksmith",
+        "version": _TOKSMITH_VERSION,
+        "name": tok.name,
+        "pattern": tok.pattern,
+        "metadata": tok.metadata,
+    }
+    return data
+
+
+def save_tokenizer_json(tok, path: PathLike) -> None:
+    """Write :func:`tokenizer_json` to ``path`` (atomically; what ``tok.save`` does for a file
+    named ``tokenizer.json``)."""
+    check_tokenizer(tok, "save")
+    check_saveable(tok)
+    raw = json_bytes(tokenizer_json(tok), indent=2)
+    with atomic_write(path, "wb") as f:
+        f.write(raw)
+        f.write(b"\n")
+
+
+def _toksmith_extras(
+    data: Dict[str, Any], model: Dict[str, Any], where: str, pattern: str
+) -> Optional[Dict[str, Any]]:
+    """The name, pattern and metadata that :func:`tokenizer_json` stored in the model, or None
+    when the file has none. The stored pattern text is used only if it is what the file's
+    ``Split`` step says (a file edited since is read by its Hugging Face parts)."""
+    extra = model.get(EXTRA_KEY)
+    if extra is None:
+        return None
+    if not isinstance(extra, dict) or extra.get("format") != "toksmith":
+        raise TokenizerFileError(
+            f"{where}: model.{EXTRA_KEY} must be the object toksmith writes "
+            '({"format": "toksmith", ...})'
+        )
+    version = extra.get("version")
+    if type(version) is not int or version != _TOKSMITH_VERSION:
+        raise TokenizerFileError(
+            f"{where}: model.{EXTRA_KEY} has version {version!r}: this toksmith reads version "
+            f"{_TOKSMITH_VERSION}"
+        )
+    for key, typ in (("name", str), ("metadata", dict), ("pattern", str)):
+        if extra.get(key) is not None and not isinstance(extra[key], typ):
+            raise TokenizerFileError(
+                f"{where}: model.{EXTRA_KEY}.{key} must be a {typ.__name__} or null, "
+                f"not {type(extra[key]).__name__}"
+            )
+    out = {"name": extra.get("name"), "metadata": extra.get("metadata") or {}, "pattern": pattern}
+    stored = extra.get("pattern")
+    if isinstance(stored, str) and stored != pattern:
+        steps = (data.get("pre_tokenizer") or {}).get("pretokenizers") or []
+        regex = (steps[0].get("pattern") or {}).get("Regex") if steps else None
+        try:
+            same = regex is not None and to_oniguruma(stored) == regex
+        except ConversionError:
+            same = False
+        if same:
+            out["pattern"] = stored
+    return out
 
 
 def to_huggingface(tok):
@@ -638,6 +725,7 @@ def _spec_from_document(
             f"{len(leftovers)} vocab token(s) are made by no merge and are not added tokens "
             f"(e.g. {shown})",
         )
+    extras = _toksmith_extras(data, model, where, pattern)
     meta: Dict[str, Any] = {"source": source_meta("huggingface", path)}
     if dropped:
         meta["huggingface"] = dropped
@@ -655,6 +743,19 @@ def _spec_from_document(
         check = MergeCheck(file_merges, where, split.native)
     else:
         check = MergeCheck(merges, where)
+    if extras is not None:  # written by tok.save("tokenizer.json"): read back as saved
+        return TokenizerSpec(
+            ranks,
+            pattern=_from_file(extras["pattern"]),
+            special_tokens=specials,
+            pinned_tokens=pinned,
+            name=name if name is not None else extras["name"],
+            exact_name=name is None and isinstance(extras["name"], str),
+            metadata={**extras["metadata"], **({"huggingface": dropped} if dropped else {})},
+            where=where,
+            build_error="conversion",
+            merge_check=check,
+        )
     return TokenizerSpec(
         ranks,
         pattern=_from_file(pattern),
@@ -674,5 +775,7 @@ __all__ = [
     "huggingface_json",
     "to_huggingface",
     "save_huggingface",
+    "save_tokenizer_json",
+    "tokenizer_json",
     "read_huggingface",
 ]

@@ -86,8 +86,10 @@ def _check_json_keys(value: Any, where: str) -> None:
             stack.extend((x, f"{at}[{n}]") for n, x in enumerate(v))
 
 
-def save(tok, path: Union[str, os.PathLike]) -> None:
-    # what load() accepts, checked before writing: a file that cannot be loaded back is refused
+def check_saveable(tok) -> None:
+    """What load() accepts of a tokenizer's name and metadata, checked before writing: a file
+    that cannot be loaded back is refused (also for the Hugging Face ``tokenizer.json``, which
+    carries them)."""
     if tok.name is not None and not isinstance(tok.name, str):
         raise TypeError(
             f"cannot save the tokenizer: its name must be a str (or None), not {type(tok.name).__name__}"
@@ -98,16 +100,20 @@ def save(tok, path: Union[str, os.PathLike]) -> None:
             f"not {type(tok.metadata).__name__}"
         )
     _check_json_keys(tok.metadata, "metadata")
-    data = to_dict(tok)
-    try:  # strict JSON (no NaN/Infinity, which other readers refuse), checked before writing
-        text = json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False)
+
+
+def json_bytes(data: Any, indent: Optional[int] = 1) -> bytes:
+    """``data`` as strict UTF-8 JSON (no NaN/Infinity, which other readers refuse; no lone
+    surrogate), or an error that says where the offending value is."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise type(e)(
             f"cannot save the tokenizer as JSON: {e} (in its metadata? keep str, int, finite "
             f"float, bool, None, list and dict values there)"
         ) from None
     try:  # a lone surrogate (from a str made of surrogateescape'd bytes) is no UTF-8: say where it is
-        raw = text.encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError as e:
         bad = text[e.start]
         line = text.count("\n", 0, e.start) + 1
@@ -116,6 +122,11 @@ def save(tok, path: Union[str, os.PathLike]) -> None:
             f"the file, in: {text[text.rfind(chr(10), 0, e.start) + 1 : e.start + 1].strip()!r}), which is "
             f"not UTF-8 text; give its name, metadata and tokens real characters"
         ) from None
+
+
+def save(tok, path: Union[str, os.PathLike]) -> None:
+    check_saveable(tok)
+    raw = json_bytes(to_dict(tok))
     with atomic_write(path, "wb") as f:
         f.write(raw)
         f.write(b"\n")

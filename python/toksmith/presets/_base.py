@@ -178,15 +178,20 @@ class WrapperTokenizer(PresetTokenizer):
     @classmethod
     def load(cls: Type[W], path: PathLike) -> W:
         """Load a tokenizer file of any format :func:`toksmith.load_any` reads; given a folder
-        holding a ``tokenizer.json`` written by :meth:`save`, load that file."""
-        inner = os.path.join(fspath(path), cls.FILE_NAME)
-        if os.path.isdir(path) and os.path.isfile(inner):
-            path = inner
+        holding the file :meth:`save` writes there (:attr:`FILE_NAME`, or a ``tokenizer.json``),
+        load that file."""
+        if os.path.isdir(path):
+            for name in dict.fromkeys((cls.FILE_NAME, "tokenizer.json")):
+                inner = os.path.join(fspath(path), name)
+                if os.path.isfile(inner):
+                    path = inner
+                    break
         return cls(registry.load_any(path))
 
     def save(self, path: PathLike) -> None:
-        """Write the underlying tokenizer as a toksmith JSON file; given an existing folder, write
-        ``tokenizer.json`` inside it."""
+        """Write the underlying tokenizer (a file named ``tokenizer.json`` in Hugging Face's format,
+        any other name as toksmith JSON); given an existing folder, write :attr:`FILE_NAME`
+        inside it."""
         path = fspath(path)  # not an int: os.path.isdir takes that as a file descriptor
         if os.path.isdir(path):
             path = os.path.join(os.fspath(path), self.FILE_NAME)

@@ -506,11 +506,13 @@ class CppTokenizer(WrapperTokenizer):
 
     Build one with :func:`train`, or from a saved file: ``CppTokenizer(path)`` (the seed's
     constructor) or :meth:`load`. :meth:`load` and :meth:`save` take a file, or a folder
-    holding ``tokenizer.json``.
+    holding ``cppreason.json`` (toksmith's format: a Hugging Face ``tokenizer.json`` cannot hold
+    the fixed whole-word ids).
     """
 
     preset = "cppreason"
     PRESET_NAME = "CppReason"
+    FILE_NAME = "cppreason.json"
 
     def __init__(self, tokenizer: Union[Tokenizer, PathLike]) -> None:
         super().__init__(tokenizer)  # type: ignore[arg-type]

@@ -83,7 +83,7 @@ def test_encode(capsys):
     )
     assert out.strip() == "<BOS> <ATN> <CMD> ls <EOS>"
     code, out, _ = run_cli(
-        ["encode", "-t", "BOS;QUERY:q;ATN;CMD:input", "-c", '{"q": "hi", "input": "x"}', "--json"],
+        ["encode", "-T", "BOS;QUERY:q;ATN;CMD:input", "-c", '{"q": "hi", "input": "x"}', "--json"],
         capsys,
     )
     assert json.loads(out)["ids"] == [257, 267, 104, 105, 269, 259, 264, 120]

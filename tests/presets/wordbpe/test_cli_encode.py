@@ -34,4 +34,4 @@ def test_options_anywhere(word_path, capsys):
 
 def test_no_tokenizer_is_an_error(capsys):
     assert main(["wordbpe", "encode", "--tokens"]) == 1
-    assert "give the tokenizer file" in capsys.readouterr().err
+    assert "-t/--tokenizer is required" in capsys.readouterr().err

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import toksmith
 from tests.conftest import DATA
 from tests.reference import wordbpe as reference
+from tests.unicode16 import characters_16
 from toksmith import _core
 from toksmith.presets import embeddings as emb
 from toksmith.presets import wordbpe
@@ -83,8 +84,10 @@ def test_scanner_equals_the_regex_module(text):
     assert toksmith.split(text, WORD_PATTERN) == regex.findall(WORD_PATTERN, text)
 
 
-@given(st.text(max_size=60))
+@given(st.text(alphabet=characters_16, max_size=60))
 def test_scanner_equals_the_regex_module_on_any_text(text):
+    """Any text whose characters have the same classes in the scanner's Unicode 16 and the
+    reference `regex` module's Unicode 17 (tests/unicode16.py)."""
     assert toksmith.split(text, WORD_PATTERN) == regex.findall(WORD_PATTERN, text)
 
 
