@@ -11,10 +11,10 @@ gpt2          a folder with ``vocab.json`` + ``merges.txt`` or ``encoder.json`` 
               or one of those two files with its partner beside it
 ============  ==========================================================================
 
-A rank file has no pattern and no special tokens: :func:`load_any` uses those of the OpenAI
-encoding whose sha256 the file has (``r50k_base``/``gpt2``, ``p50k_base``, ``cl100k_base``,
-``o200k_base``), else the ``cl100k`` pattern with no special tokens and a warning; pass
-``pattern=`` (and ``special_tokens=``) to choose. See :mod:`toksmith.formats.tiktoken`,
+A rank file has no pattern and no special tokens: :func:`load_any` uses those of the
+encoding whose sha256 the file has (OpenAI's ``r50k_base``/``gpt2``, ``p50k_base``,
+``cl100k_base``, ``o200k_base``; Llama 3's and Llama 4's ``tokenizer.model``, Qwen 1's
+``qwen.tiktoken``); any other rank file needs ``pattern=`` (and ``special_tokens=``). See :mod:`toksmith.formats.tiktoken`,
 :mod:`toksmith.formats.huggingface` and :mod:`toksmith.formats.gpt2` for each format, and
 :class:`ConversionError` for what cannot be converted exactly.
 """

@@ -5,9 +5,11 @@ rank is both the token id and its merge priority. The file holds nothing else: *
 pattern and no special tokens**. So:
 
 * :func:`from_tiktoken` takes them as arguments (``pattern=``, ``special_tokens=``), or from a
-  named OpenAI encoding (``preset="cl100k"``), or, when neither is given, from the OpenAI
-  encoding whose published sha256 the file has; an unknown file gets the ``cl100k`` pattern
-  and no special tokens, with a warning.
+  named encoding (``preset="cl100k"``, ``preset="llama3"``), or, when neither is given, from
+  the encoding whose sha256 the file has: OpenAI's, or an open model's rank file
+  (:data:`MODEL_RANK_FILES`: Llama 3, Llama 4, Qwen 1, with the pattern and special tokens
+  their own code defines). Any other file without ``pattern=`` is an error: a guessed
+  pattern would encode silently wrong.
 * :func:`save_tiktoken` writes only the ranks; pass the pattern and special tokens again when
   loading it back (or keep the toksmith JSON file too).
 
@@ -49,7 +51,6 @@ import binascii
 import hashlib
 import os
 import tempfile
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
@@ -185,8 +186,136 @@ _BY_SHA = {
     _O200K_SHA: "o200k_base",
 }
 
-#: the pattern used for a rank file that is not one of OpenAI's and comes without a pattern
+#: the pattern a rank file that is not recognised used to get; kept for compatibility: such a
+#: file now needs ``pattern=`` (guessing a pattern mis-encodes files such as Llama 4's)
 DEFAULT_PATTERN = "cl100k"
+
+# ---- open models that ship a bare rank file: their code defines the pattern and special
+# tokens (each spelled here exactly as that code spells it)
+
+#: Meta's llama-models ``llama3/tokenizer.py`` (Llama 3, 3.1, 3.2, 3.3 share the file)
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+#: llama-models ``llama4/tokenizer.py``'s ``O200K_PATTERN`` (not OpenAI's o200k: ``[\r\n/]*``)
+LLAMA4_PATTERN = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"
+    r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+#: Qwen's ``tokenization_qwen.py`` (qwen-agent, and the Qwen 1 model repositories)
+QWEN1_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+def _numbered(names, start: int) -> Dict[str, int]:
+    return {t: start + i for i, t in enumerate(names)}
+
+
+def _llama3_specials() -> Dict[str, int]:
+    named = [
+        "<|begin_of_text|>",
+        "<|end_of_text|>",
+        "<|reserved_special_token_0|>",
+        "<|reserved_special_token_1|>",
+        "<|finetune_right_pad_id|>",
+        "<|step_id|>",
+        "<|start_header_id|>",
+        "<|end_header_id|>",
+        "<|eom_id|>",
+        "<|eot_id|>",
+        "<|python_tag|>",
+        "<|image|>",
+    ]
+    reserved = [f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(named))]
+    return _numbered(named + reserved, 128000)
+
+
+def _llama4_specials() -> Dict[str, int]:
+    def reserved(kind: str, count: int, start: int = 0):
+        return [f"<|{kind}_reserved_special_token_{i}|>" for i in range(start, start + count)]
+
+    text = [
+        "<|header_start|>",
+        "<|header_end|>",
+        "<|eom|>",
+        "<|eot|>",
+        "<|step|>",
+        *reserved("text_post_train", 6),
+        "<|python_start|>",
+        "<|python_end|>",
+        "<|finetune_right_pad|>",
+        *reserved("text_post_train", 61, 8),
+    ]
+    vision = [
+        "<|image_start|>",
+        "<|image_end|>",
+        *reserved("vision", 2),
+        "<|tile_x_separator|>",
+        "<|tile_y_separator|>",
+        *reserved("vision", 4, 2),
+        "<|image|>",
+        "<|vision_reserved_special_token_6|>",
+        "<|patch|>",
+        *reserved("vision", 1041, 7),
+    ]
+    reasoning = [
+        *reserved("reasoning", 8),
+        "<|reasoning_thinking_start|>",
+        "<|reasoning_thinking_end|>",
+    ]
+    basic = ["<|begin_of_text|>", "<|end_of_text|>", FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX]
+    named = basic + text + vision + reasoning
+    rest = [f"<|reserved_special_token_{i}|>" for i in range(2048 - len(named))]
+    return _numbered(named + rest, 200000)
+
+
+def _qwen1_specials() -> Dict[str, int]:
+    names = [ENDOFTEXT, "<|im_start|>", "<|im_end|>"] + [f"<|extra_{i}|>" for i in range(205)]
+    return _numbered(names, 151643)
+
+
+_LLAMA3_SHA = "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"
+_LLAMA4_SHA = "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed"
+_QWEN1_SHA = "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"
+
+#: the rank files of open models recognised by sha256 (``preset=`` takes these names too);
+#: pattern and special tokens as each model's own code builds its ``tiktoken.Encoding``.
+#: Qwen's own ``tokenize`` applies Unicode NFC to the text first, which toksmith does not (the
+#: spec records it in ``metadata["normalizer"]``): the ids are those of Qwen's Encoding.
+MODEL_RANK_FILES: Dict[str, OpenAIEncoding] = {
+    e.name: e
+    for e in [
+        OpenAIEncoding(
+            "llama3",
+            LLAMA3_PATTERN,
+            _llama3_specials(),
+            _LLAMA3_SHA,
+            "tokenizer.model",
+            128256,
+            ("llama3.1", "llama3.2", "llama3.3"),
+        ),
+        OpenAIEncoding(
+            "llama4", LLAMA4_PATTERN, _llama4_specials(), _LLAMA4_SHA, "tokenizer.model", 202048
+        ),
+        OpenAIEncoding(
+            "qwen1",
+            QWEN1_PATTERN,
+            _qwen1_specials(),
+            _QWEN1_SHA,
+            "qwen.tiktoken",
+            151851,
+            ("qwen",),
+        ),
+    ]
+}
+_BY_SHA.update({e.sha256: e.name for e in MODEL_RANK_FILES.values()})
+#: what a recognised model's own code does to the text before encoding, which toksmith does not
+_MODEL_NORMALIZERS = {"qwen1": "NFC"}
 
 
 def openai_encoding(name: str) -> OpenAIEncoding:
@@ -207,8 +336,24 @@ def openai_encoding(name: str) -> OpenAIEncoding:
     raise ValueError(f"unknown OpenAI encoding {name!r}; known: {', '.join(names)}")
 
 
+def rank_file_preset(name: str) -> OpenAIEncoding:
+    """Look up a ``preset=`` name: an OpenAI encoding (:func:`openai_encoding`) or an open
+    model's rank file (:data:`MODEL_RANK_FILES`: ``"llama3"``, ``"llama4"``, ``"qwen1"``)."""
+    if isinstance(name, str):
+        key = name.lower()
+        for e in MODEL_RANK_FILES.values():
+            if key == e.name or key in e.aliases:
+                return e
+    try:
+        return openai_encoding(name)
+    except ValueError as e:
+        models = sorted({n for m in MODEL_RANK_FILES.values() for n in (m.name, *m.aliases)})
+        raise ValueError(f"{e}; open models' rank files: {', '.join(models)}") from None
+
+
 def identify_openai_file(path: PathLike) -> Optional[str]:
-    """The name of the OpenAI encoding whose rank file this is (by sha256), else None."""
+    """The name of the encoding whose rank file this is (by sha256: OpenAI's, or an open
+    model's of :data:`MODEL_RANK_FILES`), else None."""
     with open(fspath(path), "rb") as f:  # not an int: that is a file descriptor
         return _BY_SHA.get(hashlib.sha256(f.read()).hexdigest())
 
@@ -350,11 +495,12 @@ def read_tiktoken(
 
     For an Encoding, its pattern and special tokens are used unless given. For a rank file:
 
-    * ``preset="cl100k"`` (or any name of :data:`OPENAI_ENCODINGS`) uses that OpenAI encoding's
-      pattern and special tokens and checks the file's sha256 (``check_hash=False`` skips it);
-    * otherwise a file whose sha256 is one of OpenAI's gets that encoding's pattern and
-      special tokens, and any other file the ``cl100k`` pattern (:data:`DEFAULT_PATTERN`, with
-      a warning) and no special tokens;
+    * ``preset="cl100k"`` (or any name of :data:`OPENAI_ENCODINGS` or
+      :data:`MODEL_RANK_FILES`) uses that encoding's pattern and special tokens and checks the
+      file's sha256 (``check_hash=False`` skips it);
+    * otherwise a file whose sha256 is one of those gets that encoding's pattern and special
+      tokens; any other file needs ``pattern=`` (:class:`toksmith.TokenizerFileError` without
+      it) and has no special tokens unless ``special_tokens=`` names them;
     * ``pattern`` and ``special_tokens``, when given, replace those in every case.
 
     Ids below the largest rank that are neither a rank nor a special token (gaps) raise
@@ -403,41 +549,54 @@ def _spec_from_rank_file(
     digest = hashlib.sha256(raw).hexdigest()
     enc_info: Optional[OpenAIEncoding] = None
     if preset is not None:
-        enc_info = openai_encoding(preset)
+        enc_info = rank_file_preset(preset)
         if check_hash and digest != enc_info.sha256:
+            owner = "OpenAI's" if enc_info.name in OPENAI_ENCODINGS else f"{enc_info.name}'s"
             raise TokenizerFileError(
-                f"{p}: sha256 {digest} does not match OpenAI's {enc_info.file} ({enc_info.sha256}): not the "
+                f"{p}: sha256 {digest} does not match {owner} {enc_info.file} ({enc_info.sha256}): not the "
                 f"{enc_info.name} rank file, or corrupted (pass check_hash=False to load it anyway)"
             )
     elif digest in _BY_SHA:
-        enc_info = OPENAI_ENCODINGS[_BY_SHA[digest]]
+        name_ = _BY_SHA[digest]
+        enc_info = OPENAI_ENCODINGS.get(name_) or MODEL_RANK_FILES[name_]
+    if pattern is None and enc_info is None:
+        # a guessed pattern encodes silently wrong (Llama 4's file with cl100k's pattern differs
+        # on 40% of documents): the caller must say
+        known = ", ".join(sorted({*OPENAI_ENCODINGS, *MODEL_RANK_FILES}))
+        raise TokenizerFileError(
+            f"{p}: a .tiktoken rank file stores no split pattern and no special tokens, and this one "
+            f"(sha256 {digest[:16]}...) is none of the files toksmith recognises ({known}): pass the "
+            "pattern its model's code uses, pattern= (a name: 'cl100k', 'o200k', 'gpt2', or the regex) "
+            "and special_tokens= ({'<|endoftext|>': id, ...}); on the command line --pattern and "
+            "--special-tokens; or preset=NAME with check_hash=False if it is a known model's file"
+        )
     ranks = _parse_ranks(raw, p)
     if pattern is None:
-        if enc_info is not None:
-            pattern = enc_info.pattern
-        else:
-            warnings.warn(
-                f"{p} is not one of OpenAI's rank files and a .tiktoken file stores no split pattern: "
-                f"using the {DEFAULT_PATTERN!r} pattern; pass pattern= (or --pattern) to choose",
-                UserWarning,
-                stacklevel=4,  # the caller of toksmith.from_tiktoken
-            )
-            pattern = DEFAULT_PATTERN
+        assert enc_info is not None
+        pattern = enc_info.pattern
     if special_tokens is None:
         special_tokens = dict(enc_info.special_tokens) if enc_info is not None else {}
     _check_gaps(ranks, special_tokens, p)
     if name is None:
         name = enc_info.name if enc_info is not None else os.path.splitext(os.path.basename(p))[0]
+    metadata: Dict[str, Any] = {
+        "source": source_meta(
+            "tiktoken", p, sha256=digest, encoding=enc_info.name if enc_info else None
+        )
+    }
+    if enc_info is not None and enc_info.name in _MODEL_NORMALIZERS:
+        metadata["normalizer"] = {
+            "form": _MODEL_NORMALIZERS[enc_info.name],
+            "applied": False,
+            "note": "the model's own tokenize() normalizes the text first; toksmith encodes it as "
+            "given (apply unicodedata.normalize yourself for the model's ids on such text)",
+        }
     return TokenizerSpec(
         ranks,
         pattern=_from_file(pattern),
         special_tokens=special_tokens,
         name=name,
-        metadata={
-            "source": source_meta(
-                "tiktoken", p, sha256=digest, encoding=enc_info.name if enc_info else None
-            )
-        },
+        metadata=metadata,
     )
 
 
@@ -662,6 +821,8 @@ __all__ = [
     "DEFAULT_PATTERN",
     "OpenAIEncoding",
     "openai_encoding",
+    "rank_file_preset",
+    "MODEL_RANK_FILES",
     "identify_openai_file",
     "load_tiktoken_ranks",
     "dump_tiktoken_ranks",
