@@ -25,7 +25,10 @@ Import (:func:`from_huggingface`) reads byte-level BPE ``tokenizer.json`` files:
 ``"a b"`` strings or as pairs, added tokens (special ones become special tokens, the others
 pinned tokens), a ``ByteLevel`` pre-tokenizer (its ``use_regex=True`` is the GPT-2 pattern) or
 a ``Split`` regex (``Isolated``, or ``Removed`` with ``invert=True``) followed by
-``ByteLevel(use_regex=False)``. Anything toksmith cannot
+``ByteLevel(use_regex=False)``. A model with ``"ignore_merges": true`` may list several merges
+per token, with parts of higher id than the result (Llama 3, and every vocabulary
+``transformers`` converts from tiktoken): it loads when merging by token id gives the same
+result (see :func:`_ranks_ignore_merges`). Anything toksmith cannot
 reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
 and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, several
 ``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
@@ -74,6 +77,7 @@ from ._common import (
     check_tokenizer,
     decoded_as_bytes,
     make_folder,
+    merge_pairs,
     merge_strings,
     ranks_from_vocab_and_merges,
     require,
@@ -520,6 +524,88 @@ def _check_shape(data: Dict[str, Any], where: str) -> None:
             raise bad(f"model.{flag}", data["model"][flag], "true, false or null")
 
 
+def _ranks_ignore_merges(
+    vocab: Mapping[str, int], merges: Any, added: Mapping[str, int], where: str
+) -> Tuple[Dict[bytes, int], Dict[str, int]]:
+    """``(ranks, leftovers)`` of a BPE model with ``"ignore_merges": true`` (Llama 3's
+    tokenizer.json, and every vocabulary ``transformers`` converts from tiktoken).
+
+    With ``ignore_merges`` a piece that is a whole token is taken as it is, as tiktoken and
+    toksmith do; otherwise the pair of lowest merge index merges first. toksmith merges the
+    pair whose merged token has the lowest id, and merges *every* pair of tokens that makes a
+    token. The two agree when (checked here, ConversionError otherwise):
+
+    * along the merge list, the ids of the merged tokens never decrease (several merges may make
+      one token, and a part may have a higher id than the result: that merge only applies once
+      the part exists, at the merged token's rank in both);
+    * every split of a token into two tokens is a merge of the file (else Hugging Face never
+      makes the token from those parts, while toksmith does).
+    Tokens that no split makes are reached only as whole pieces, in both.
+    """
+    added_ids = {i: t for t, i in added.items()}
+    ranks: Dict[bytes, int] = {}
+    spelled: Dict[str, int] = {}
+    seen: Dict[int, str] = {}
+    skipped: Dict[str, int] = {}
+    for s, i in vocab.items():
+        if not isinstance(s, str) or not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise TokenizerFileError(f"{where}: vocab entry {s!r}: {i!r} is not a valid id")
+        if i in seen:
+            raise TokenizerFileError(
+                f"{where}: id {i} is given to both {seen[i]!r} and {s!r} in the vocab"
+            )
+        seen[i] = s
+        if i in added_ids:
+            if added_ids[i] != s:
+                raise TokenizerFileError(
+                    f"{where}: id {i} is the added token {added_ids[i]!r} but the vocab gives it to {s!r}"
+                )
+            continue
+        try:
+            b = str_to_token(s)
+        except ValueError:
+            skipped[s] = i
+            continue
+        if b in ranks:
+            raise TokenizerFileError(f"{where}: the vocab spells the bytes {b!r} twice")
+        ranks[b] = i
+        spelled[s] = i
+    listed = set()
+    last = -1
+    for n, (ma, mb) in enumerate(merge_pairs(merges, where)):
+        for part in (ma, mb):
+            if part not in spelled:
+                raise TokenizerFileError(
+                    f"{where}: merge {n} ({ma!r} {mb!r}) names {part!r}, which is not a token of the vocab"
+                )
+        made = spelled.get(ma + mb)
+        if made is None:
+            raise TokenizerFileError(
+                f"{where}: merge {n} ({ma!r} {mb!r}) makes {ma + mb!r}, which is not in the vocab"
+            )
+        if made < last:
+            raise ConversionError(
+                f"{where}: model BPE (ignore_merges): merge {n} ({ma!r} {mb!r}) makes token id {made} "
+                f"after a merge that made id {last}: toksmith merges by token id, so the merged "
+                "tokens' ids must not decrease along the merge list"
+            )
+        last = made
+        listed.add((ma, mb))
+    for s in spelled:
+        for k in range(1, len(s)):
+            left = s[:k]
+            if left not in spelled:
+                continue
+            right = s[k:]
+            if right in spelled and (left, right) not in listed:
+                raise ConversionError(
+                    f"{where}: model BPE (ignore_merges): the tokens {left!r} and {right!r} make the "
+                    f"token {s!r} but the file has no merge '{left} {right}': Hugging Face never "
+                    "merges them, toksmith does"
+                )
+    return ranks, skipped
+
+
 def read_huggingface(
     path_or_obj: Any, *, strict: bool = True, name: Optional[str] = None
 ) -> TokenizerSpec:
@@ -616,6 +702,8 @@ def _spec_from_document(
         if as_bytes:
             dropped["decoded_as_bytes"] = as_bytes
     merges = None
+    ignore_merges = model.get("ignore_merges") is True
+    several_merges = False  # the merge list was checked by _ranks_ignore_merges
     got = (
         tables.native.ranks_from_vocab_and_merges({**specials, **pinned})
         if tables is not None
@@ -629,7 +717,14 @@ def _spec_from_document(
             raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
         # "left right" strings or pairs, checked (and normalized if need be) by the calls below
         merges = model.get("merges", [])
-        got = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+        try:
+            got = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+        except ConversionError:
+            if not ignore_merges:
+                raise
+            # several merges per token, parts with higher ids than the result (Llama 3)
+            got = _ranks_ignore_merges(vocab, merges, {**specials, **pinned}, where)
+            several_merges = True
     ranks, leftovers = got
     if leftovers:
         shown = sorted(leftovers.items(), key=lambda kv: kv[1])[:5]
@@ -646,7 +741,10 @@ def _spec_from_document(
             UserWarning,
             stacklevel=2,
         )
-    if tables is not None:
+    check: Optional[MergeCheck]
+    if several_merges:
+        check = None  # _ranks_ignore_merges checked that the merges are exactly toksmith's
+    elif tables is not None:
         split = tables
 
         def file_merges() -> Any:
