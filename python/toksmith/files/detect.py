@@ -7,6 +7,7 @@ format        what is recognised
 toksmith      a JSON file with ``"format": "toksmith"`` (``tok.save``)
 tiktoken      a ``.tiktoken`` rank file (``base64-token rank`` lines)
 huggingface   a ``tokenizer.json`` (a JSON object with a ``"model"``) or a folder holding one
+js-tiktoken   a js-tiktoken rank file: JSON ``{"pat_str", "special_tokens", "bpe_ranks"}``
 gpt2          a folder with ``vocab.json`` + ``merges.txt`` or ``encoder.json`` + ``vocab.bpe``,
               or one of those two files with its partner beside it
 ============  ==========================================================================
@@ -31,7 +32,7 @@ from .._paths import fspath
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ._common import unique_keys_hook
 
-FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm")
+FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm", "js-tiktoken")
 
 _GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 _RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2}[ \t\x0b\x0c]+\d+[ \t\x0b\x0c]*$")
@@ -87,6 +88,8 @@ def _sniff_json(
             return "calm", None, None
         if isinstance(data.get("model"), dict):
             return "huggingface", data, None
+        if isinstance(data.get("bpe_ranks"), str) and isinstance(data.get("pat_str"), str):
+            return "js-tiktoken", data, None
         ids = list(data.values())
         if ids and all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
             if min(ids) >= 0 and len(set(ids)) == len(ids):  # token -> id: each id once

@@ -600,6 +600,134 @@ def _spec_from_rank_file(
     )
 
 
+# ------------------------------------------------------------------------------ js-tiktoken
+
+
+def is_js_tiktoken(data: Any) -> bool:
+    """Whether a parsed JSON document is a js-tiktoken rank file
+    (``{"pat_str", "special_tokens", "bpe_ranks"}``)."""
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("bpe_ranks"), str)
+        and isinstance(data.get("pat_str"), str)
+    )
+
+
+#: JavaScript's ``\s`` (ECMAScript WhiteSpace + LineTerminator: U+FEFF, not U+0085, unlike the
+#: Unicode White_Space that toksmith's ``\s`` is), as the characters of a class
+_JS_SPACE = "\\t\\n\\x0b\\f\\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+#: the escapes whose meaning differs between JavaScript (ASCII \d \w; \s above) and toksmith
+_JS_CLASSES = {"s": _JS_SPACE, "d": "0-9", "w": "A-Za-z0-9_"}
+
+
+def _from_js_regex(pattern: str, where: str) -> str:
+    """A js-tiktoken ``pat_str`` (a JavaScript regex, run with the ``u`` flag) as a toksmith
+    pattern with the same matches: ``\\s``, ``\\d``, ``\\w`` and their negations are spelled out
+    (JavaScript's differ from Unicode's); ``\\b`` and a negated class escape inside ``[...]``
+    raise ConversionError."""
+    out = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            e = pattern[i + 1]
+            if e.lower() in _JS_CLASSES:
+                chars = _JS_CLASSES[e.lower()]
+                if e.islower():
+                    out.append(chars if in_class else f"[{chars}]")
+                elif in_class:
+                    raise ConversionError(
+                        f"{where}: pat_str has \\{e} inside a character class, whose JavaScript "
+                        "meaning toksmith cannot spell exactly"
+                    )
+                else:
+                    out.append(f"[^{chars}]")
+            elif e in "bB":
+                raise ConversionError(
+                    f"{where}: pat_str has \\{e} (JavaScript's word boundary is ASCII-only), which "
+                    "toksmith cannot spell exactly"
+                )
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+            out.append(c)
+            if pattern.startswith("[^]", i) or pattern.startswith("[]", i):
+                raise ConversionError(f"{where}: pat_str has an empty JavaScript class ([] or [^])")
+            i += 1
+            continue
+        if c == "]" and in_class:
+            in_class = False
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def read_js_tiktoken(
+    data: Mapping[str, Any], where: str, *, name: Optional[str] = None
+) -> TokenizerSpec:
+    """The spec of a js-tiktoken rank file (``js-tiktoken/ranks/*.json``, Anthropic's legacy
+    ``claude.json``...), already parsed: ``pat_str`` (a regex), ``special_tokens``
+    (``str -> id``) and ``bpe_ranks``, one string of lines ``NAME OFFSET TOK TOK ...`` whose
+    base64 tokens have the ranks ``OFFSET``, ``OFFSET + 1``... (the first field is not read).
+    ``explicit_n_vocab`` is ignored, as js-tiktoken ignores it (real files disagree with their
+    ranks)."""
+    if not is_js_tiktoken(data):
+        raise TokenizerFileError(
+            f"{where}: not a js-tiktoken file (a JSON object with pat_str and bpe_ranks strings)"
+        )
+    specials = data.get("special_tokens") or {}
+    if not isinstance(specials, dict) or not all(
+        isinstance(t, str) and t and isinstance(i, int) and not isinstance(i, bool) and i >= 0
+        for t, i in specials.items()
+    ):
+        raise TokenizerFileError(f"{where}: special_tokens must be an object of token -> id")
+    ranks: Dict[bytes, int] = {}
+    by_rank: Dict[int, bytes] = {}
+    for n, line in enumerate(data["bpe_ranks"].split("\n"), 1):
+        if not line:
+            continue
+        fields = line.split(" ")
+        if len(fields) < 2 or not fields[1].isdigit():
+            raise TokenizerFileError(
+                f"{where}: bpe_ranks line {n}: expected 'NAME OFFSET TOKEN...', found {line[:60]!r}"
+            )
+        offset = int(fields[1])
+        for k, b64 in enumerate(fields[2:]):
+            try:
+                token = base64.b64decode(b64, validate=True)
+            except (binascii.Error, ValueError):
+                raise TokenizerFileError(
+                    f"{where}: bpe_ranks line {n}: {b64[:60]!r} is not valid base64"
+                ) from None
+            rank = offset + k
+            if not token:
+                raise TokenizerFileError(f"{where}: bpe_ranks line {n}: empty token")
+            if token in ranks:
+                raise TokenizerFileError(
+                    f"{where}: bpe_ranks line {n}: the token {token!r} appears twice"
+                )
+            if rank in by_rank:
+                raise TokenizerFileError(f"{where}: bpe_ranks line {n}: duplicate rank {rank}")
+            ranks[token] = rank
+            by_rank[rank] = token
+    if not ranks:
+        raise TokenizerFileError(f"{where}: bpe_ranks holds no tokens")
+    _check_gaps(ranks, specials, where)
+    return TokenizerSpec(
+        ranks,
+        pattern=_from_file(_from_js_regex(data["pat_str"], where)),
+        special_tokens=dict(specials),
+        name=name or os.path.splitext(os.path.basename(where))[0],
+        metadata={"source": source_meta("js-tiktoken", where)},
+        where=where,
+        build_error="file",
+    )
+
+
 #: where tiktoken downloads OpenAI's rank files from; its download cache names each file by the
 #: sha1 of this address
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}"
@@ -827,6 +955,8 @@ __all__ = [
     "load_tiktoken_ranks",
     "dump_tiktoken_ranks",
     "read_tiktoken",
+    "read_js_tiktoken",
+    "is_js_tiktoken",
     "find_cached_encoding",
     "to_tiktoken",
     "save_tiktoken",
