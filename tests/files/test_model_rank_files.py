@@ -4,6 +4,7 @@ error, not a guess."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
 
@@ -113,3 +114,65 @@ def test_unrecognised_rank_file_needs_a_pattern(tmp_path):
         toksmith.from_tiktoken(path)
     tok = toksmith.load_any(path, pattern=tt.LLAMA4_PATTERN)
     assert tok.special_tokens == {} and tok.n_vocab == 10000
+
+
+WHISPER_SLICE = "vocabs/models/whisper_multilingual_first5000.tiktoken"
+
+
+def _whisper_file(tmp_path):
+    """The slice with the empty-token line Whisper's file has (``= 50256`` there) at its end."""
+    path = unxz(WHISPER_SLICE, tmp_path)
+    with open(path, "ab") as f:
+        f.write(b"= 5000\n")
+    return path
+
+
+def test_whisper_specials_are_whispers_own():
+    sp = tt.MODEL_RANK_FILES["whisper"].special_tokens
+    # openai-whisper's tokenizer.get_encoding("multilingual") numbering (99 languages)
+    assert sp["<|endoftext|>"] == 50257 and sp["<|startoftranscript|>"] == 50258
+    assert sp["<|en|>"] == 50259 and sp["<|su|>"] == 50357 and "<|yue|>" not in sp
+    assert sp["<|transcribe|>"] == 50359 and sp["<|notimestamps|>"] == 50363
+    assert sp["<|0.00|>"] == 50364 and sp["<|30.00|>"] == 51864
+    v3 = tt.MODEL_RANK_FILES["whisper-v3"].special_tokens
+    assert v3["<|yue|>"] == 50358 and v3["<|transcribe|>"] == 50360 and v3["<|30.00|>"] == 51865
+    assert tt._BY_SHA[tt._WHISPER_SHA] == "whisper"
+
+
+@pytest.mark.parametrize("key", ["whisper", "whisper-v3"])
+def test_whisper_file_with_its_empty_token(key, tmp_path, monkeypatch):
+    path = _whisper_file(tmp_path)
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    e = tt.MODEL_RANK_FILES[key]
+    specials = tt.whisper_specials(99 if key == "whisper" else 100, start=5001)
+    monkeypatch.setitem(
+        tt.MODEL_RANK_FILES, key, dataclasses.replace(e, sha256=digest, special_tokens=specials)
+    )
+    monkeypatch.setitem(tt._BY_SHA, digest, key)
+    tok = toksmith.load_any(path) if key == "whisper" else toksmith.from_tiktoken(path, preset=key)
+    assert tok.metadata["empty_tokens"] == [5000] and tok.special_tokens == specials
+    # as openai-whisper builds it: tiktoken's lenient base64 reads "=" as the empty token
+    with open(path, "rb") as f:
+        ranks = {
+            base64.b64decode(t): int(r) for t, r in (line.split() for line in f.read().splitlines())
+        }
+    assert ranks[b""] == 5000
+    enc = tiktoken.Encoding(
+        "w", pat_str=tt.WHISPER_PATTERN, mergeable_ranks=ranks, special_tokens=specials
+    )
+    texts = all_texts(list(specials)[:120])
+    assert tok.encode_batch(texts, allowed_special="all") == enc.encode_batch(
+        texts, allowed_special="all"
+    )
+    for t in texts[:40]:
+        ids = tok.encode(t, allowed_special="all")
+        assert tok.decode(ids) == enc.decode(ids)
+
+
+def test_empty_token_only_in_place_of_a_rank(tmp_path):
+    path = _whisper_file(tmp_path)
+    with open(path, "ab") as f:
+        f.write(b"= 5000\n")
+    with pytest.raises(toksmith.TokenizerFileError, match="duplicate rank 5000"):
+        toksmith.from_tiktoken(path, pattern=tt.WHISPER_PATTERN)

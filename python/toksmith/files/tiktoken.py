@@ -52,7 +52,7 @@ import hashlib
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from .. import _core
 from .._paths import fspath
@@ -279,6 +279,37 @@ def _qwen1_specials() -> Dict[str, int]:
     return _numbered(names, 151643)
 
 
+#: Whisper's languages in its token order (openai-whisper ``tokenizer.LANGUAGES``); the
+#: multilingual models use the first 99, large-v3 all 100
+WHISPER_LANGUAGES = (
+    "en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th "
+    "ur hr bg lt la mi ml cy sk te fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr "
+    "pa si km sn yo so af oc ka be tg sd gu am yi lo uz fo ht ps tk nn mt sa lb my bo tl mg as tt "
+    "haw ln ha ba jw su yue"
+).split()
+#: openai-whisper ``tokenizer.get_encoding``'s pattern
+WHISPER_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def whisper_specials(num_languages: int = 99, start: int = 50257) -> Dict[str, int]:
+    """Whisper's special tokens as ``tokenizer.get_encoding(num_languages=...)`` numbers them
+    (99 languages: the multilingual models before large-v3; 100: large-v3)."""
+    names = [
+        ENDOFTEXT,
+        "<|startoftranscript|>",
+        *[f"<|{lang}|>" for lang in WHISPER_LANGUAGES[:num_languages]],
+        "<|translate|>",
+        "<|transcribe|>",
+        "<|startoflm|>",
+        "<|startofprev|>",
+        "<|nospeech|>",
+        "<|notimestamps|>",
+        *[f"<|{i * 0.02:.2f}|>" for i in range(1501)],
+    ]
+    return _numbered(names, start)
+
+
+_WHISPER_SHA = "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126"
 _LLAMA3_SHA = "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"
 _LLAMA4_SHA = "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed"
 _QWEN1_SHA = "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"
@@ -303,6 +334,24 @@ MODEL_RANK_FILES: Dict[str, OpenAIEncoding] = {
             "llama4", LLAMA4_PATTERN, _llama4_specials(), _LLAMA4_SHA, "tokenizer.model", 202048
         ),
         OpenAIEncoding(
+            "whisper",
+            WHISPER_PATTERN,
+            whisper_specials(99),
+            _WHISPER_SHA,
+            "multilingual.tiktoken",
+            51865,
+            ("whisper-multilingual",),
+        ),
+        OpenAIEncoding(
+            "whisper-v3",
+            WHISPER_PATTERN,
+            whisper_specials(100),
+            _WHISPER_SHA,
+            "multilingual.tiktoken",
+            51866,
+            ("whisper-large-v3",),
+        ),
+        OpenAIEncoding(
             "qwen1",
             QWEN1_PATTERN,
             _qwen1_specials(),
@@ -313,7 +362,8 @@ MODEL_RANK_FILES: Dict[str, OpenAIEncoding] = {
         ),
     ]
 }
-_BY_SHA.update({e.sha256: e.name for e in MODEL_RANK_FILES.values()})
+# the same file serves both Whisper presets: recognised as the first (99 languages)
+_BY_SHA.update({e.sha256: e.name for e in MODEL_RANK_FILES.values() if e.name != "whisper-v3"})
 #: what a recognised model's own code does to the text before encoding, which toksmith does not
 _MODEL_NORMALIZERS = {"qwen1": "NFC"}
 
@@ -364,16 +414,22 @@ def identify_openai_file(path: PathLike) -> Optional[str]:
 _BOM = b"\xef\xbb\xbf"
 
 
-def _parse_ranks(raw: bytes, where: str) -> Dict[bytes, int]:
+def _parse_ranks(raw: bytes, where: str, empty: Optional[List[int]] = None) -> Dict[bytes, int]:
     fast = _core.parse_tiktoken_ranks(raw)  # None: not a plain, valid file (the reference says why)
     if fast is not None:
         return fast
-    return _parse_ranks_reference(raw, where)
+    return _parse_ranks_reference(raw, where, empty)
 
 
-def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
+def _parse_ranks_reference(
+    raw: bytes, where: str, empty: Optional[List[int]] = None
+) -> Dict[bytes, int]:
     """The readable reference of :func:`_parse_ranks` (``_core.parse_tiktoken_ranks``), which
-    also reports what is wrong, with the line number."""
+    also reports what is wrong, with the line number.
+
+    With ``empty`` (a list), a line ``= RANK`` (the empty token, which tiktoken's lenient
+    base64 reads as ``b""``: Whisper's ``multilingual.tiktoken`` has one) adds RANK to it
+    instead of failing: no text encodes to that id, in tiktoken either."""
     ranks: Dict[bytes, int] = {}
     by_rank: Dict[int, int] = {}
     if raw.startswith(_BOM):
@@ -388,6 +444,11 @@ def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
                 f"{where}: line {n}: expected 'base64-token rank', found {line[:60]!r} (truncated or not a .tiktoken file?)"
             )
         tok_b64, rank_s = parts
+        if empty is not None and tok_b64 == b"=" and rank_s.isdigit():
+            if int(rank_s) in by_rank or int(rank_s) in empty:
+                raise TokenizerFileError(f"{where}: line {n}: duplicate rank {int(rank_s)}")
+            empty.append(int(rank_s))
+            continue
         try:
             token = base64.b64decode(tok_b64, validate=True)
         except (binascii.Error, ValueError):
@@ -570,13 +631,14 @@ def _spec_from_rank_file(
             "and special_tokens= ({'<|endoftext|>': id, ...}); on the command line --pattern and "
             "--special-tokens; or preset=NAME with check_hash=False if it is a known model's file"
         )
-    ranks = _parse_ranks(raw, p)
+    empty: List[int] = []
+    ranks = _parse_ranks(raw, p, empty)
     if pattern is None:
         assert enc_info is not None
         pattern = enc_info.pattern
     if special_tokens is None:
         special_tokens = dict(enc_info.special_tokens) if enc_info is not None else {}
-    _check_gaps(ranks, special_tokens, p)
+    _check_gaps(ranks, {**special_tokens, **{f"\0empty{i}": i for i in empty}}, p)
     if name is None:
         name = enc_info.name if enc_info is not None else os.path.splitext(os.path.basename(p))[0]
     metadata: Dict[str, Any] = {
@@ -584,6 +646,9 @@ def _spec_from_rank_file(
             "tiktoken", p, sha256=digest, encoding=enc_info.name if enc_info else None
         )
     }
+    if empty:
+        # tiktoken keeps them as b"" tokens that no text encodes to; toksmith leaves the ids unused
+        metadata["empty_tokens"] = sorted(empty)
     if enc_info is not None and enc_info.name in _MODEL_NORMALIZERS:
         metadata["normalizer"] = {
             "form": _MODEL_NORMALIZERS[enc_info.name],
