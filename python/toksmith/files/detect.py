@@ -29,7 +29,7 @@ from typing import Optional, Tuple, Union
 
 from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
-from ..errors import TokenizerFileError, TokenizerFileNotFoundError
+from ..errors import ConversionError, TokenizerFileError, TokenizerFileNotFoundError
 from ._common import unique_keys_hook
 
 FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm", "js-tiktoken")
@@ -90,6 +90,12 @@ def _sniff_json(
             return "huggingface", data, None
         if isinstance(data.get("bpe_ranks"), str) and isinstance(data.get("pat_str"), str):
             return "js-tiktoken", data, None
+        if isinstance(data.get("config"), dict) and isinstance(data.get("vocab"), list):
+            raise ConversionError(
+                f"{p}: a Mistral Tekken tokenizer (tekken.json: ranks shifted past "
+                f"{data['config'].get('default_num_special_tokens', '?')} control tokens that are "
+                "never read from text): toksmith has no Tekken reader yet; use mistral-common"
+            )
         ids = list(data.values())
         if ids and all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
             if min(ids) >= 0 and len(set(ids)) == len(ids):  # token -> id: each id once
