@@ -25,13 +25,14 @@ Import (:func:`from_huggingface`) reads byte-level BPE ``tokenizer.json`` files:
 ``"a b"`` strings or as pairs, added tokens (special ones become special tokens, the others
 pinned tokens), a ``ByteLevel`` pre-tokenizer (its ``use_regex=True`` is the GPT-2 pattern) or
 a ``Split`` regex (``Isolated``, or ``Removed`` with ``invert=True``) followed by
-``ByteLevel(use_regex=False)``. A model with ``"ignore_merges": true`` may list several merges
+``ByteLevel(use_regex=False)``, or a sequence of ``Split`` steps that one toksmith pattern
+splits exactly alike (DeepSeek V3 / R1: :data:`_SPLIT_SEQUENCES`). A model with ``"ignore_merges": true`` may list several merges
 per token, with parts of higher id than the result (Llama 3, and every vocabulary
 ``transformers`` converts from tiktoken): it loads when merging by token id gives the same
 result (see :func:`_ranks_ignore_merges`). Anything toksmith cannot
 reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
-and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, several
-``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
+and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, other
+sequences of ``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
 decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), a post-processor that
 adds tokens, and any normalizer. toksmith has no normalizer:
 an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
@@ -347,6 +348,56 @@ def _split_pattern(step: Dict[str, Any], where: str) -> str:
     return covering(body)
 
 
+# ---- sequences of Split pre-tokenizers that one toksmith pattern splits exactly alike
+#
+# Hugging Face applies each Split to the pieces of the one before. DeepSeek V3's three
+# Isolated splits cut the text into runs of digits (in threes), runs of CJK characters (_DS_K)
+# and runs of everything else; its last regex then splits each run on its own. One pattern does
+# the same when that last regex is confined to the run it starts in: every character it takes,
+# and every character its look-aheads see, belongs to the run's class (a look-ahead at the end
+# of a run sees the end of the text). No character is both a digit and in _DS_K.
+
+_DS_K = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
+_DS_LAST = (
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?"
+    "[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
+)
+_K = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
+#: the last regex confined to a CJK run: only its letter and punctuation branches can match there
+_DS_IN_K = (
+    f"(?:(?=[{_K}])[^\\p{{L}}\\p{{P}}\\p{{S}}])?(?:(?=[{_K}])[\\p{{L}}\\p{{M}}])+"
+    f"|(?:(?=[{_K}])[\\p{{P}}\\p{{S}}])+"
+)
+#: ... and confined to a run of the other characters (no digit, nothing of _DS_K)
+_DS_IN_OTHER = (
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+"
+    f"|[^\r\n\\p{{L}}\\p{{P}}\\p{{S}}\\p{{N}}{_K}]?(?:(?![{_K}])[\\p{{L}}\\p{{M}}])+"
+    f"| ?(?:(?![{_K}])[\\p{{P}}\\p{{S}}])+[\r\n]*|\\s*[\r\n]+|\\s+(?![^\\s\\p{{N}}{_K}])|\\s+"
+)
+#: (regex, behavior, invert) of each Split -> the one pattern that splits alike
+_SPLIT_SEQUENCES: Dict[Tuple[Tuple[str, str, bool], ...], str] = {
+    (
+        ("\\p{N}{1,3}", "Isolated", False),
+        (f"[{_DS_K}]+", "Isolated", False),
+        (_DS_LAST, "Isolated", False),
+    ): (
+        f"\\p{{N}}{{1,3}}|{_DS_IN_K}|(?:(?!{_DS_IN_K})[{_K}])+"
+        f"|{_DS_IN_OTHER}|(?:(?!{_DS_IN_OTHER})[^\\p{{N}}{_K}])+"
+    ),
+}
+
+
+def _split_sequence_pattern(steps: Any, where: str) -> Optional[str]:
+    """The one pattern for a sequence of Split steps (:data:`_SPLIT_SEQUENCES`), or None."""
+    key = []
+    for st in steps:
+        pat = st.get("pattern") or {}
+        if "Regex" not in pat:
+            return None
+        key.append((pat["Regex"], st.get("behavior", "Isolated"), st.get("invert") is True))
+    return _SPLIT_SEQUENCES.get(tuple(key))
+
+
 def _byte_level_step(step: Dict[str, Any], where: str) -> bool:
     """Check a ByteLevel pre-tokenizer; return its use_regex."""
     if step.get("add_prefix_space", False):
@@ -376,9 +427,19 @@ def _pattern_from_pretokenizer(pt: Any, where: str) -> str:
                 "pre_tokenizer Split followed by ByteLevel(use_regex=True) (two successive splits)",
             )
         return _split_pattern(steps[0], where)
+    if len(types) > 2 and types[-1] == "ByteLevel" and set(types[:-1]) == {"Split"}:
+        if _byte_level_step(steps[-1], where):
+            raise _fail(
+                where,
+                "pre_tokenizer Split steps followed by ByteLevel(use_regex=True) (one more split)",
+            )
+        known = _split_sequence_pattern(steps[:-1], where)
+        if known is not None:
+            return known
     raise _fail(
         where,
-        f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel] or [Split, ByteLevel])",
+        f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel], [Split, ByteLevel], and "
+        "the sequences of Split steps that one pattern splits alike, such as DeepSeek V3's)",
     )
 
 
