@@ -192,6 +192,14 @@ def _load_detected(
                 doc, file, file, strict=strict, name=None, tables=tables
             )
         )
+    if fmt == "js-tiktoken":
+        if pattern is not None or special_tokens is not None:
+            raise ValueError(
+                f"{p} is a js-tiktoken file, which stores its own pattern and special tokens: "
+                "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
+            )
+        assert doc is not None
+        return Tokenizer.from_spec(_tiktoken.read_js_tiktoken(doc, file))
     if fmt == "tiktoken":
         if raw is not None:
             return Tokenizer.from_spec(

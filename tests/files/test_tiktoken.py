@@ -120,14 +120,13 @@ def test_file_without_preset_uses_its_hash(tmp_path):
     assert tok.metadata["source"]["encoding"] == "r50k_base"
 
 
-def test_unknown_file_defaults_to_cl100k_with_warning(tmp_path):
+def test_unknown_file_without_pattern_is_an_error(tmp_path):
     ranks = {bytes([b]): b for b in range(256)}
     ranks[b"ab"] = 256
     p = tmp_path / "mine.tiktoken"
     dump_tiktoken_ranks(ranks, p)
-    with pytest.warns(UserWarning, match="using the 'cl100k' pattern"):
-        tok = from_tiktoken(p)
-    assert tok.pattern_name == "cl100k" and tok.special_tokens == {}
+    with pytest.raises(toksmith.TokenizerFileError, match="stores no split pattern.*pattern="):
+        from_tiktoken(p)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert from_tiktoken(p, pattern="gpt2").pattern_name == "gpt2"

@@ -7,14 +7,15 @@ format        what is recognised
 toksmith      a JSON file with ``"format": "toksmith"`` (``tok.save``)
 tiktoken      a ``.tiktoken`` rank file (``base64-token rank`` lines)
 huggingface   a ``tokenizer.json`` (a JSON object with a ``"model"``) or a folder holding one
+js-tiktoken   a js-tiktoken rank file: JSON ``{"pat_str", "special_tokens", "bpe_ranks"}``
 gpt2          a folder with ``vocab.json`` + ``merges.txt`` or ``encoder.json`` + ``vocab.bpe``,
               or one of those two files with its partner beside it
 ============  ==========================================================================
 
-A rank file has no pattern and no special tokens: :func:`load_any` uses those of the OpenAI
-encoding whose sha256 the file has (``r50k_base``/``gpt2``, ``p50k_base``, ``cl100k_base``,
-``o200k_base``), else the ``cl100k`` pattern with no special tokens and a warning; pass
-``pattern=`` (and ``special_tokens=``) to choose. See :mod:`toksmith.formats.tiktoken`,
+A rank file has no pattern and no special tokens: :func:`load_any` uses those of the
+encoding whose sha256 the file has (OpenAI's ``r50k_base``/``gpt2``, ``p50k_base``,
+``cl100k_base``, ``o200k_base``; Llama 3's and Llama 4's ``tokenizer.model``, Qwen 1's
+``qwen.tiktoken``); any other rank file needs ``pattern=`` (and ``special_tokens=``). See :mod:`toksmith.formats.tiktoken`,
 :mod:`toksmith.formats.huggingface` and :mod:`toksmith.formats.gpt2` for each format, and
 :class:`ConversionError` for what cannot be converted exactly.
 """
@@ -28,10 +29,10 @@ from typing import Optional, Tuple, Union
 
 from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
-from ..errors import TokenizerFileError, TokenizerFileNotFoundError
+from ..errors import ConversionError, TokenizerFileError, TokenizerFileNotFoundError
 from ._common import unique_keys_hook
 
-FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm")
+FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm", "js-tiktoken")
 
 _GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 _RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2}[ \t\x0b\x0c]+\d+[ \t\x0b\x0c]*$")
@@ -90,6 +91,14 @@ def _sniff_json(
             return "calm", None, None
         if isinstance(data.get("model"), dict):
             return "huggingface", data, None
+        if isinstance(data.get("bpe_ranks"), str) and isinstance(data.get("pat_str"), str):
+            return "js-tiktoken", data, None
+        if isinstance(data.get("config"), dict) and isinstance(data.get("vocab"), list):
+            raise ConversionError(
+                f"{p}: a Mistral Tekken tokenizer (tekken.json: ranks shifted past "
+                f"{data['config'].get('default_num_special_tokens', '?')} control tokens that are "
+                "never read from text): toksmith has no Tekken reader yet; use mistral-common"
+            )
         ids = list(data.values())
         if ids and all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
             if min(ids) >= 0 and len(set(ids)) == len(ids):  # token -> id: each id once

@@ -86,6 +86,21 @@ def _merges_text_reference(text: str, p: str) -> List[Tuple[str, str]]:
     return out
 
 
+def _refuse_end_of_word(merges_text: str, where: str) -> None:
+    """CLIP's files (``vocab.json`` + ``merges.txt``) look like GPT-2's but run another BPE:
+    words are lower-cased and cleaned, and each word's last symbol carries a ``</w>`` suffix
+    (merges such as ``"e r</w>"``). toksmith's byte-level BPE has no end-of-word marker, so
+    such files are refused by name rather than misread."""
+    lines = merges_text.splitlines()[:2000]
+    marked = sum(1 for line in lines if line.endswith("</w>"))
+    if lines and marked * 10 >= len(lines):
+        raise ConversionError(
+            f"{where}: an end-of-word BPE (CLIP's: {marked} of the first {len(lines)} merges end "
+            "with '</w>'), with lower-casing and whitespace clean-up: toksmith represents only "
+            "byte-level BPE without an end-of-word suffix exactly, so it cannot load this file"
+        )
+
+
 def read_gpt2_files(
     encoder_json: PathLike,
     vocab_bpe: PathLike,
@@ -122,6 +137,7 @@ def read_gpt2_files(
     except (OSError, TokenizerFileError):
         parsed_vocab()  # a bad encoder.json is reported first, as when the files are read in turn
         raise
+    _refuse_end_of_word(text, where)
     # both tables decoded natively; None: the Python objects and the references below
     tables = _core.split_gpt2_files(raw, text)
     got = tables.ranks_from_vocab_and_merges({}) if tables is not None else None

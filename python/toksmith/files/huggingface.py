@@ -25,10 +25,14 @@ Import (:func:`from_huggingface`) reads byte-level BPE ``tokenizer.json`` files:
 ``"a b"`` strings or as pairs, added tokens (special ones become special tokens, the others
 pinned tokens), a ``ByteLevel`` pre-tokenizer (its ``use_regex=True`` is the GPT-2 pattern) or
 a ``Split`` regex (``Isolated``, or ``Removed`` with ``invert=True``) followed by
-``ByteLevel(use_regex=False)``. Anything toksmith cannot
+``ByteLevel(use_regex=False)``, or a sequence of ``Split`` steps that one toksmith pattern
+splits exactly alike (DeepSeek V3 / R1: :data:`_SPLIT_SEQUENCES`). A model with ``"ignore_merges": true`` may list several merges
+per token, with parts of higher id than the result (Llama 3, and every vocabulary
+``transformers`` converts from tiktoken): it loads when merging by token id gives the same
+result (see :func:`_ranks_ignore_merges`). Anything toksmith cannot
 reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
-and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, several
-``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
+and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, other
+sequences of ``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
 decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), a post-processor that
 adds tokens, and any normalizer. toksmith has no normalizer:
 an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
@@ -75,6 +79,7 @@ from ._common import (
     check_tokenizer,
     decoded_as_bytes,
     make_folder,
+    merge_pairs,
     merge_strings,
     ranks_from_vocab_and_merges,
     require,
@@ -430,6 +435,56 @@ def _split_pattern(step: Dict[str, Any], where: str) -> str:
     return covering(body)
 
 
+# ---- sequences of Split pre-tokenizers that one toksmith pattern splits exactly alike
+#
+# Hugging Face applies each Split to the pieces of the one before. DeepSeek V3's three
+# Isolated splits cut the text into runs of digits (in threes), runs of CJK characters (_DS_K)
+# and runs of everything else; its last regex then splits each run on its own. One pattern does
+# the same when that last regex is confined to the run it starts in: every character it takes,
+# and every character its look-aheads see, belongs to the run's class (a look-ahead at the end
+# of a run sees the end of the text). No character is both a digit and in _DS_K.
+
+_DS_K = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
+_DS_LAST = (
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?"
+    "[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
+)
+_K = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
+#: the last regex confined to a CJK run: only its letter and punctuation branches can match there
+_DS_IN_K = (
+    f"(?:(?=[{_K}])[^\\p{{L}}\\p{{P}}\\p{{S}}])?(?:(?=[{_K}])[\\p{{L}}\\p{{M}}])+"
+    f"|(?:(?=[{_K}])[\\p{{P}}\\p{{S}}])+"
+)
+#: ... and confined to a run of the other characters (no digit, nothing of _DS_K)
+_DS_IN_OTHER = (
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+"
+    f"|[^\r\n\\p{{L}}\\p{{P}}\\p{{S}}\\p{{N}}{_K}]?(?:(?![{_K}])[\\p{{L}}\\p{{M}}])+"
+    f"| ?(?:(?![{_K}])[\\p{{P}}\\p{{S}}])+[\r\n]*|\\s*[\r\n]+|\\s+(?![^\\s\\p{{N}}{_K}])|\\s+"
+)
+#: (regex, behavior, invert) of each Split -> the one pattern that splits alike
+_SPLIT_SEQUENCES: Dict[Tuple[Tuple[str, str, bool], ...], str] = {
+    (
+        ("\\p{N}{1,3}", "Isolated", False),
+        (f"[{_DS_K}]+", "Isolated", False),
+        (_DS_LAST, "Isolated", False),
+    ): (
+        f"\\p{{N}}{{1,3}}|{_DS_IN_K}|(?:(?!{_DS_IN_K})[{_K}])+"
+        f"|{_DS_IN_OTHER}|(?:(?!{_DS_IN_OTHER})[^\\p{{N}}{_K}])+"
+    ),
+}
+
+
+def _split_sequence_pattern(steps: Any, where: str) -> Optional[str]:
+    """The one pattern for a sequence of Split steps (:data:`_SPLIT_SEQUENCES`), or None."""
+    key = []
+    for st in steps:
+        pat = st.get("pattern") or {}
+        if "Regex" not in pat:
+            return None
+        key.append((pat["Regex"], st.get("behavior", "Isolated"), st.get("invert") is True))
+    return _SPLIT_SEQUENCES.get(tuple(key))
+
+
 def _byte_level_step(step: Dict[str, Any], where: str) -> bool:
     """Check a ByteLevel pre-tokenizer; return its use_regex."""
     if step.get("add_prefix_space", False):
@@ -459,9 +514,19 @@ def _pattern_from_pretokenizer(pt: Any, where: str) -> str:
                 "pre_tokenizer Split followed by ByteLevel(use_regex=True) (two successive splits)",
             )
         return _split_pattern(steps[0], where)
+    if len(types) > 2 and types[-1] == "ByteLevel" and set(types[:-1]) == {"Split"}:
+        if _byte_level_step(steps[-1], where):
+            raise _fail(
+                where,
+                "pre_tokenizer Split steps followed by ByteLevel(use_regex=True) (one more split)",
+            )
+        known = _split_sequence_pattern(steps[:-1], where)
+        if known is not None:
+            return known
     raise _fail(
         where,
-        f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel] or [Split, ByteLevel])",
+        f"pre_tokenizer Sequence{types} (toksmith supports [ByteLevel], [Split, ByteLevel], and "
+        "the sequences of Split steps that one pattern splits alike, such as DeepSeek V3's)",
     )
 
 
@@ -607,6 +672,88 @@ def _check_shape(data: Dict[str, Any], where: str) -> None:
             raise bad(f"model.{flag}", data["model"][flag], "true, false or null")
 
 
+def _ranks_ignore_merges(
+    vocab: Mapping[str, int], merges: Any, added: Mapping[str, int], where: str
+) -> Tuple[Dict[bytes, int], Dict[str, int]]:
+    """``(ranks, leftovers)`` of a BPE model with ``"ignore_merges": true`` (Llama 3's
+    tokenizer.json, and every vocabulary ``transformers`` converts from tiktoken).
+
+    With ``ignore_merges`` a piece that is a whole token is taken as it is, as tiktoken and
+    toksmith do; otherwise the pair of lowest merge index merges first. toksmith merges the
+    pair whose merged token has the lowest id, and merges *every* pair of tokens that makes a
+    token. The two agree when (checked here, ConversionError otherwise):
+
+    * along the merge list, the ids of the merged tokens never decrease (several merges may make
+      one token, and a part may have a higher id than the result: that merge only applies once
+      the part exists, at the merged token's rank in both);
+    * every split of a token into two tokens is a merge of the file (else Hugging Face never
+      makes the token from those parts, while toksmith does).
+    Tokens that no split makes are reached only as whole pieces, in both.
+    """
+    added_ids = {i: t for t, i in added.items()}
+    ranks: Dict[bytes, int] = {}
+    spelled: Dict[str, int] = {}
+    seen: Dict[int, str] = {}
+    skipped: Dict[str, int] = {}
+    for s, i in vocab.items():
+        if not isinstance(s, str) or not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise TokenizerFileError(f"{where}: vocab entry {s!r}: {i!r} is not a valid id")
+        if i in seen:
+            raise TokenizerFileError(
+                f"{where}: id {i} is given to both {seen[i]!r} and {s!r} in the vocab"
+            )
+        seen[i] = s
+        if i in added_ids:
+            if added_ids[i] != s:
+                raise TokenizerFileError(
+                    f"{where}: id {i} is the added token {added_ids[i]!r} but the vocab gives it to {s!r}"
+                )
+            continue
+        try:
+            b = str_to_token(s)
+        except ValueError:
+            skipped[s] = i
+            continue
+        if b in ranks:
+            raise TokenizerFileError(f"{where}: the vocab spells the bytes {b!r} twice")
+        ranks[b] = i
+        spelled[s] = i
+    listed = set()
+    last = -1
+    for n, (ma, mb) in enumerate(merge_pairs(merges, where)):
+        for part in (ma, mb):
+            if part not in spelled:
+                raise TokenizerFileError(
+                    f"{where}: merge {n} ({ma!r} {mb!r}) names {part!r}, which is not a token of the vocab"
+                )
+        made = spelled.get(ma + mb)
+        if made is None:
+            raise TokenizerFileError(
+                f"{where}: merge {n} ({ma!r} {mb!r}) makes {ma + mb!r}, which is not in the vocab"
+            )
+        if made < last:
+            raise ConversionError(
+                f"{where}: model BPE (ignore_merges): merge {n} ({ma!r} {mb!r}) makes token id {made} "
+                f"after a merge that made id {last}: toksmith merges by token id, so the merged "
+                "tokens' ids must not decrease along the merge list"
+            )
+        last = made
+        listed.add((ma, mb))
+    for s in spelled:
+        for k in range(1, len(s)):
+            left = s[:k]
+            if left not in spelled:
+                continue
+            right = s[k:]
+            if right in spelled and (left, right) not in listed:
+                raise ConversionError(
+                    f"{where}: model BPE (ignore_merges): the tokens {left!r} and {right!r} make the "
+                    f"token {s!r} but the file has no merge '{left} {right}': Hugging Face never "
+                    "merges them, toksmith does"
+                )
+    return ranks, skipped
+
+
 def read_huggingface(
     path_or_obj: Any, *, strict: bool = True, name: Optional[str] = None
 ) -> TokenizerSpec:
@@ -703,6 +850,8 @@ def _spec_from_document(
         if as_bytes:
             dropped["decoded_as_bytes"] = as_bytes
     merges = None
+    ignore_merges = model.get("ignore_merges") is True
+    several_merges = False  # the merge list was checked by _ranks_ignore_merges
     got = (
         tables.native.ranks_from_vocab_and_merges({**specials, **pinned})
         if tables is not None
@@ -716,7 +865,14 @@ def _spec_from_document(
             raise TokenizerFileError(f"{where}: model.vocab must be an object (token -> id)")
         # "left right" strings or pairs, checked (and normalized if need be) by the calls below
         merges = model.get("merges", [])
-        got = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+        try:
+            got = ranks_from_vocab_and_merges(vocab, merges, {**specials, **pinned}, where)
+        except ConversionError:
+            if not ignore_merges:
+                raise
+            # several merges per token, parts with higher ids than the result (Llama 3)
+            got = _ranks_ignore_merges(vocab, merges, {**specials, **pinned}, where)
+            several_merges = True
     ranks, leftovers = got
     if leftovers:
         shown = sorted(leftovers.items(), key=lambda kv: kv[1])[:5]
@@ -734,7 +890,10 @@ def _spec_from_document(
             UserWarning,
             stacklevel=2,
         )
-    if tables is not None:
+    check: Optional[MergeCheck]
+    if several_merges:
+        check = None  # _ranks_ignore_merges checked that the merges are exactly toksmith's
+    elif tables is not None:
         split = tables
 
         def file_merges() -> Any:

@@ -5,9 +5,11 @@ rank is both the token id and its merge priority. The file holds nothing else: *
 pattern and no special tokens**. So:
 
 * :func:`from_tiktoken` takes them as arguments (``pattern=``, ``special_tokens=``), or from a
-  named OpenAI encoding (``preset="cl100k"``), or, when neither is given, from the OpenAI
-  encoding whose published sha256 the file has; an unknown file gets the ``cl100k`` pattern
-  and no special tokens, with a warning.
+  named encoding (``preset="cl100k"``, ``preset="llama3"``), or, when neither is given, from
+  the encoding whose sha256 the file has: OpenAI's, or an open model's rank file
+  (:data:`MODEL_RANK_FILES`: Llama 3, Llama 4, Qwen 1, with the pattern and special tokens
+  their own code defines). Any other file without ``pattern=`` is an error: a guessed
+  pattern would encode silently wrong.
 * :func:`save_tiktoken` writes only the ranks; pass the pattern and special tokens again when
   loading it back (or keep the toksmith JSON file too).
 
@@ -49,9 +51,8 @@ import binascii
 import hashlib
 import os
 import tempfile
-import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from .. import _core
 from .._paths import fspath
@@ -185,8 +186,186 @@ _BY_SHA = {
     _O200K_SHA: "o200k_base",
 }
 
-#: the pattern used for a rank file that is not one of OpenAI's and comes without a pattern
+#: the pattern a rank file that is not recognised used to get; kept for compatibility: such a
+#: file now needs ``pattern=`` (guessing a pattern mis-encodes files such as Llama 4's)
 DEFAULT_PATTERN = "cl100k"
+
+# ---- open models that ship a bare rank file: their code defines the pattern and special
+# tokens (each spelled here exactly as that code spells it)
+
+#: Meta's llama-models ``llama3/tokenizer.py`` (Llama 3, 3.1, 3.2, 3.3 share the file)
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+#: llama-models ``llama4/tokenizer.py``'s ``O200K_PATTERN`` (not OpenAI's o200k: ``[\r\n/]*``)
+LLAMA4_PATTERN = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"
+    r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+#: Qwen's ``tokenization_qwen.py`` (qwen-agent, and the Qwen 1 model repositories)
+QWEN1_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+def _numbered(names, start: int) -> Dict[str, int]:
+    return {t: start + i for i, t in enumerate(names)}
+
+
+def _llama3_specials() -> Dict[str, int]:
+    named = [
+        "<|begin_of_text|>",
+        "<|end_of_text|>",
+        "<|reserved_special_token_0|>",
+        "<|reserved_special_token_1|>",
+        "<|finetune_right_pad_id|>",
+        "<|step_id|>",
+        "<|start_header_id|>",
+        "<|end_header_id|>",
+        "<|eom_id|>",
+        "<|eot_id|>",
+        "<|python_tag|>",
+        "<|image|>",
+    ]
+    reserved = [f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(named))]
+    return _numbered(named + reserved, 128000)
+
+
+def _llama4_specials() -> Dict[str, int]:
+    def reserved(kind: str, count: int, start: int = 0):
+        return [f"<|{kind}_reserved_special_token_{i}|>" for i in range(start, start + count)]
+
+    text = [
+        "<|header_start|>",
+        "<|header_end|>",
+        "<|eom|>",
+        "<|eot|>",
+        "<|step|>",
+        *reserved("text_post_train", 6),
+        "<|python_start|>",
+        "<|python_end|>",
+        "<|finetune_right_pad|>",
+        *reserved("text_post_train", 61, 8),
+    ]
+    vision = [
+        "<|image_start|>",
+        "<|image_end|>",
+        *reserved("vision", 2),
+        "<|tile_x_separator|>",
+        "<|tile_y_separator|>",
+        *reserved("vision", 4, 2),
+        "<|image|>",
+        "<|vision_reserved_special_token_6|>",
+        "<|patch|>",
+        *reserved("vision", 1041, 7),
+    ]
+    reasoning = [
+        *reserved("reasoning", 8),
+        "<|reasoning_thinking_start|>",
+        "<|reasoning_thinking_end|>",
+    ]
+    basic = ["<|begin_of_text|>", "<|end_of_text|>", FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX]
+    named = basic + text + vision + reasoning
+    rest = [f"<|reserved_special_token_{i}|>" for i in range(2048 - len(named))]
+    return _numbered(named + rest, 200000)
+
+
+def _qwen1_specials() -> Dict[str, int]:
+    names = [ENDOFTEXT, "<|im_start|>", "<|im_end|>"] + [f"<|extra_{i}|>" for i in range(205)]
+    return _numbered(names, 151643)
+
+
+#: Whisper's languages in its token order (openai-whisper ``tokenizer.LANGUAGES``); the
+#: multilingual models use the first 99, large-v3 all 100
+WHISPER_LANGUAGES = (
+    "en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th "
+    "ur hr bg lt la mi ml cy sk te fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr "
+    "pa si km sn yo so af oc ka be tg sd gu am yi lo uz fo ht ps tk nn mt sa lb my bo tl mg as tt "
+    "haw ln ha ba jw su yue"
+).split()
+#: openai-whisper ``tokenizer.get_encoding``'s pattern
+WHISPER_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def whisper_specials(num_languages: int = 99, start: int = 50257) -> Dict[str, int]:
+    """Whisper's special tokens as ``tokenizer.get_encoding(num_languages=...)`` numbers them
+    (99 languages: the multilingual models before large-v3; 100: large-v3)."""
+    names = [
+        ENDOFTEXT,
+        "<|startoftranscript|>",
+        *[f"<|{lang}|>" for lang in WHISPER_LANGUAGES[:num_languages]],
+        "<|translate|>",
+        "<|transcribe|>",
+        "<|startoflm|>",
+        "<|startofprev|>",
+        "<|nospeech|>",
+        "<|notimestamps|>",
+        *[f"<|{i * 0.02:.2f}|>" for i in range(1501)],
+    ]
+    return _numbered(names, start)
+
+
+_WHISPER_SHA = "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126"
+_LLAMA3_SHA = "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"
+_LLAMA4_SHA = "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed"
+_QWEN1_SHA = "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"
+
+#: the rank files of open models recognised by sha256 (``preset=`` takes these names too);
+#: pattern and special tokens as each model's own code builds its ``tiktoken.Encoding``.
+#: Qwen's own ``tokenize`` applies Unicode NFC to the text first, which toksmith does not (the
+#: spec records it in ``metadata["normalizer"]``): the ids are those of Qwen's Encoding.
+MODEL_RANK_FILES: Dict[str, OpenAIEncoding] = {
+    e.name: e
+    for e in [
+        OpenAIEncoding(
+            "llama3",
+            LLAMA3_PATTERN,
+            _llama3_specials(),
+            _LLAMA3_SHA,
+            "tokenizer.model",
+            128256,
+            ("llama3.1", "llama3.2", "llama3.3"),
+        ),
+        OpenAIEncoding(
+            "llama4", LLAMA4_PATTERN, _llama4_specials(), _LLAMA4_SHA, "tokenizer.model", 202048
+        ),
+        OpenAIEncoding(
+            "whisper",
+            WHISPER_PATTERN,
+            whisper_specials(99),
+            _WHISPER_SHA,
+            "multilingual.tiktoken",
+            51865,
+            ("whisper-multilingual",),
+        ),
+        OpenAIEncoding(
+            "whisper-v3",
+            WHISPER_PATTERN,
+            whisper_specials(100),
+            _WHISPER_SHA,
+            "multilingual.tiktoken",
+            51866,
+            ("whisper-large-v3",),
+        ),
+        OpenAIEncoding(
+            "qwen1",
+            QWEN1_PATTERN,
+            _qwen1_specials(),
+            _QWEN1_SHA,
+            "qwen.tiktoken",
+            151851,
+            ("qwen",),
+        ),
+    ]
+}
+# the same file serves both Whisper presets: recognised as the first (99 languages)
+_BY_SHA.update({e.sha256: e.name for e in MODEL_RANK_FILES.values() if e.name != "whisper-v3"})
+#: what a recognised model's own code does to the text before encoding, which toksmith does not
+_MODEL_NORMALIZERS = {"qwen1": "NFC"}
 
 
 def openai_encoding(name: str) -> OpenAIEncoding:
@@ -207,8 +386,24 @@ def openai_encoding(name: str) -> OpenAIEncoding:
     raise ValueError(f"unknown OpenAI encoding {name!r}; known: {', '.join(names)}")
 
 
+def rank_file_preset(name: str) -> OpenAIEncoding:
+    """Look up a ``preset=`` name: an OpenAI encoding (:func:`openai_encoding`) or an open
+    model's rank file (:data:`MODEL_RANK_FILES`: ``"llama3"``, ``"llama4"``, ``"qwen1"``)."""
+    if isinstance(name, str):
+        key = name.lower()
+        for e in MODEL_RANK_FILES.values():
+            if key == e.name or key in e.aliases:
+                return e
+    try:
+        return openai_encoding(name)
+    except ValueError as e:
+        models = sorted({n for m in MODEL_RANK_FILES.values() for n in (m.name, *m.aliases)})
+        raise ValueError(f"{e}; open models' rank files: {', '.join(models)}") from None
+
+
 def identify_openai_file(path: PathLike) -> Optional[str]:
-    """The name of the OpenAI encoding whose rank file this is (by sha256), else None."""
+    """The name of the encoding whose rank file this is (by sha256: OpenAI's, or an open
+    model's of :data:`MODEL_RANK_FILES`), else None."""
     with open(fspath(path), "rb") as f:  # not an int: that is a file descriptor
         return _BY_SHA.get(hashlib.sha256(f.read()).hexdigest())
 
@@ -219,16 +414,22 @@ def identify_openai_file(path: PathLike) -> Optional[str]:
 _BOM = b"\xef\xbb\xbf"
 
 
-def _parse_ranks(raw: bytes, where: str) -> Dict[bytes, int]:
+def _parse_ranks(raw: bytes, where: str, empty: Optional[List[int]] = None) -> Dict[bytes, int]:
     fast = _core.parse_tiktoken_ranks(raw)  # None: not a plain, valid file (the reference says why)
     if fast is not None:
         return fast
-    return _parse_ranks_reference(raw, where)
+    return _parse_ranks_reference(raw, where, empty)
 
 
-def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
+def _parse_ranks_reference(
+    raw: bytes, where: str, empty: Optional[List[int]] = None
+) -> Dict[bytes, int]:
     """The readable reference of :func:`_parse_ranks` (``_core.parse_tiktoken_ranks``), which
-    also reports what is wrong, with the line number."""
+    also reports what is wrong, with the line number.
+
+    With ``empty`` (a list), a line ``= RANK`` (the empty token, which tiktoken's lenient
+    base64 reads as ``b""``: Whisper's ``multilingual.tiktoken`` has one) adds RANK to it
+    instead of failing: no text encodes to that id, in tiktoken either."""
     ranks: Dict[bytes, int] = {}
     by_rank: Dict[int, int] = {}
     if raw.startswith(_BOM):
@@ -243,6 +444,11 @@ def _parse_ranks_reference(raw: bytes, where: str) -> Dict[bytes, int]:
                 f"{where}: line {n}: expected 'base64-token rank', found {line[:60]!r} (truncated or not a .tiktoken file?)"
             )
         tok_b64, rank_s = parts
+        if empty is not None and tok_b64 == b"=" and rank_s.isdigit():
+            if int(rank_s) in by_rank or int(rank_s) in empty:
+                raise TokenizerFileError(f"{where}: line {n}: duplicate rank {int(rank_s)}")
+            empty.append(int(rank_s))
+            continue
         try:
             token = base64.b64decode(tok_b64, validate=True)
         except (binascii.Error, ValueError):
@@ -350,11 +556,12 @@ def read_tiktoken(
 
     For an Encoding, its pattern and special tokens are used unless given. For a rank file:
 
-    * ``preset="cl100k"`` (or any name of :data:`OPENAI_ENCODINGS`) uses that OpenAI encoding's
-      pattern and special tokens and checks the file's sha256 (``check_hash=False`` skips it);
-    * otherwise a file whose sha256 is one of OpenAI's gets that encoding's pattern and
-      special tokens, and any other file the ``cl100k`` pattern (:data:`DEFAULT_PATTERN`, with
-      a warning) and no special tokens;
+    * ``preset="cl100k"`` (or any name of :data:`OPENAI_ENCODINGS` or
+      :data:`MODEL_RANK_FILES`) uses that encoding's pattern and special tokens and checks the
+      file's sha256 (``check_hash=False`` skips it);
+    * otherwise a file whose sha256 is one of those gets that encoding's pattern and special
+      tokens; any other file needs ``pattern=`` (:class:`toksmith.TokenizerFileError` without
+      it) and has no special tokens unless ``special_tokens=`` names them;
     * ``pattern`` and ``special_tokens``, when given, replace those in every case.
 
     Ids below the largest rank that are neither a rank nor a special token (gaps) raise
@@ -403,41 +610,186 @@ def _spec_from_rank_file(
     digest = hashlib.sha256(raw).hexdigest()
     enc_info: Optional[OpenAIEncoding] = None
     if preset is not None:
-        enc_info = openai_encoding(preset)
+        enc_info = rank_file_preset(preset)
         if check_hash and digest != enc_info.sha256:
+            owner = "OpenAI's" if enc_info.name in OPENAI_ENCODINGS else f"{enc_info.name}'s"
             raise TokenizerFileError(
-                f"{p}: sha256 {digest} does not match OpenAI's {enc_info.file} ({enc_info.sha256}): not the "
+                f"{p}: sha256 {digest} does not match {owner} {enc_info.file} ({enc_info.sha256}): not the "
                 f"{enc_info.name} rank file, or corrupted (pass check_hash=False to load it anyway)"
             )
     elif digest in _BY_SHA:
-        enc_info = OPENAI_ENCODINGS[_BY_SHA[digest]]
-    ranks = _parse_ranks(raw, p)
+        name_ = _BY_SHA[digest]
+        enc_info = OPENAI_ENCODINGS.get(name_) or MODEL_RANK_FILES[name_]
+    if pattern is None and enc_info is None:
+        # a guessed pattern encodes silently wrong (Llama 4's file with cl100k's pattern differs
+        # on 40% of documents): the caller must say
+        known = ", ".join(sorted({*OPENAI_ENCODINGS, *MODEL_RANK_FILES}))
+        raise TokenizerFileError(
+            f"{p}: a .tiktoken rank file stores no split pattern and no special tokens, and this one "
+            f"(sha256 {digest[:16]}...) is none of the files toksmith recognises ({known}): pass the "
+            "pattern its model's code uses, pattern= (a name: 'cl100k', 'o200k', 'gpt2', or the regex) "
+            "and special_tokens= ({'<|endoftext|>': id, ...}); on the command line --pattern and "
+            "--special-tokens; or preset=NAME with check_hash=False if it is a known model's file"
+        )
+    empty: List[int] = []
+    ranks = _parse_ranks(raw, p, empty)
     if pattern is None:
-        if enc_info is not None:
-            pattern = enc_info.pattern
-        else:
-            warnings.warn(
-                f"{p} is not one of OpenAI's rank files and a .tiktoken file stores no split pattern: "
-                f"using the {DEFAULT_PATTERN!r} pattern; pass pattern= (or --pattern) to choose",
-                UserWarning,
-                stacklevel=4,  # the caller of toksmith.from_tiktoken
-            )
-            pattern = DEFAULT_PATTERN
+        assert enc_info is not None
+        pattern = enc_info.pattern
     if special_tokens is None:
         special_tokens = dict(enc_info.special_tokens) if enc_info is not None else {}
-    _check_gaps(ranks, special_tokens, p)
+    _check_gaps(ranks, {**special_tokens, **{f"\0empty{i}": i for i in empty}}, p)
     if name is None:
         name = enc_info.name if enc_info is not None else os.path.splitext(os.path.basename(p))[0]
+    metadata: Dict[str, Any] = {
+        "source": source_meta(
+            "tiktoken", p, sha256=digest, encoding=enc_info.name if enc_info else None
+        )
+    }
+    if empty:
+        # tiktoken keeps them as b"" tokens that no text encodes to; toksmith leaves the ids unused
+        metadata["empty_tokens"] = sorted(empty)
+    if enc_info is not None and enc_info.name in _MODEL_NORMALIZERS:
+        metadata["normalizer"] = {
+            "form": _MODEL_NORMALIZERS[enc_info.name],
+            "applied": False,
+            "note": "the model's own tokenize() normalizes the text first; toksmith encodes it as "
+            "given (apply unicodedata.normalize yourself for the model's ids on such text)",
+        }
     return TokenizerSpec(
         ranks,
         pattern=_from_file(pattern),
         special_tokens=special_tokens,
         name=name,
-        metadata={
-            "source": source_meta(
-                "tiktoken", p, sha256=digest, encoding=enc_info.name if enc_info else None
+        metadata=metadata,
+    )
+
+
+# ------------------------------------------------------------------------------ js-tiktoken
+
+
+def is_js_tiktoken(data: Any) -> bool:
+    """Whether a parsed JSON document is a js-tiktoken rank file
+    (``{"pat_str", "special_tokens", "bpe_ranks"}``)."""
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("bpe_ranks"), str)
+        and isinstance(data.get("pat_str"), str)
+    )
+
+
+#: JavaScript's ``\s`` (ECMAScript WhiteSpace + LineTerminator: U+FEFF, not U+0085, unlike the
+#: Unicode White_Space that toksmith's ``\s`` is), as the characters of a class
+_JS_SPACE = "\\t\\n\\x0b\\f\\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+#: the escapes whose meaning differs between JavaScript (ASCII \d \w; \s above) and toksmith
+_JS_CLASSES = {"s": _JS_SPACE, "d": "0-9", "w": "A-Za-z0-9_"}
+
+
+def _from_js_regex(pattern: str, where: str) -> str:
+    """A js-tiktoken ``pat_str`` (a JavaScript regex, run with the ``u`` flag) as a toksmith
+    pattern with the same matches: ``\\s``, ``\\d``, ``\\w`` and their negations are spelled out
+    (JavaScript's differ from Unicode's); ``\\b`` and a negated class escape inside ``[...]``
+    raise ConversionError."""
+    out = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            e = pattern[i + 1]
+            if e.lower() in _JS_CLASSES:
+                chars = _JS_CLASSES[e.lower()]
+                if e.islower():
+                    out.append(chars if in_class else f"[{chars}]")
+                elif in_class:
+                    raise ConversionError(
+                        f"{where}: pat_str has \\{e} inside a character class, whose JavaScript "
+                        "meaning toksmith cannot spell exactly"
+                    )
+                else:
+                    out.append(f"[^{chars}]")
+            elif e in "bB":
+                raise ConversionError(
+                    f"{where}: pat_str has \\{e} (JavaScript's word boundary is ASCII-only), which "
+                    "toksmith cannot spell exactly"
+                )
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+            out.append(c)
+            if pattern.startswith("[^]", i) or pattern.startswith("[]", i):
+                raise ConversionError(f"{where}: pat_str has an empty JavaScript class ([] or [^])")
+            i += 1
+            continue
+        if c == "]" and in_class:
+            in_class = False
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def read_js_tiktoken(
+    data: Mapping[str, Any], where: str, *, name: Optional[str] = None
+) -> TokenizerSpec:
+    """The spec of a js-tiktoken rank file (``js-tiktoken/ranks/*.json``, Anthropic's legacy
+    ``claude.json``...), already parsed: ``pat_str`` (a regex), ``special_tokens``
+    (``str -> id``) and ``bpe_ranks``, one string of lines ``NAME OFFSET TOK TOK ...`` whose
+    base64 tokens have the ranks ``OFFSET``, ``OFFSET + 1``... (the first field is not read).
+    ``explicit_n_vocab`` is ignored, as js-tiktoken ignores it (real files disagree with their
+    ranks)."""
+    if not is_js_tiktoken(data):
+        raise TokenizerFileError(
+            f"{where}: not a js-tiktoken file (a JSON object with pat_str and bpe_ranks strings)"
+        )
+    specials = data.get("special_tokens") or {}
+    if not isinstance(specials, dict) or not all(
+        isinstance(t, str) and t and isinstance(i, int) and not isinstance(i, bool) and i >= 0
+        for t, i in specials.items()
+    ):
+        raise TokenizerFileError(f"{where}: special_tokens must be an object of token -> id")
+    ranks: Dict[bytes, int] = {}
+    by_rank: Dict[int, bytes] = {}
+    for n, line in enumerate(data["bpe_ranks"].split("\n"), 1):
+        if not line:
+            continue
+        fields = line.split(" ")
+        if len(fields) < 2 or not fields[1].isdigit():
+            raise TokenizerFileError(
+                f"{where}: bpe_ranks line {n}: expected 'NAME OFFSET TOKEN...', found {line[:60]!r}"
             )
-        },
+        offset = int(fields[1])
+        for k, b64 in enumerate(fields[2:]):
+            try:
+                token = base64.b64decode(b64, validate=True)
+            except (binascii.Error, ValueError):
+                raise TokenizerFileError(
+                    f"{where}: bpe_ranks line {n}: {b64[:60]!r} is not valid base64"
+                ) from None
+            rank = offset + k
+            if not token:
+                raise TokenizerFileError(f"{where}: bpe_ranks line {n}: empty token")
+            if token in ranks:
+                raise TokenizerFileError(
+                    f"{where}: bpe_ranks line {n}: the token {token!r} appears twice"
+                )
+            if rank in by_rank:
+                raise TokenizerFileError(f"{where}: bpe_ranks line {n}: duplicate rank {rank}")
+            ranks[token] = rank
+            by_rank[rank] = token
+    if not ranks:
+        raise TokenizerFileError(f"{where}: bpe_ranks holds no tokens")
+    _check_gaps(ranks, specials, where)
+    return TokenizerSpec(
+        ranks,
+        pattern=_from_file(_from_js_regex(data["pat_str"], where)),
+        special_tokens=dict(specials),
+        name=name or os.path.splitext(os.path.basename(where))[0],
+        metadata={"source": source_meta("js-tiktoken", where)},
+        where=where,
+        build_error="file",
     )
 
 
@@ -662,10 +1014,14 @@ __all__ = [
     "DEFAULT_PATTERN",
     "OpenAIEncoding",
     "openai_encoding",
+    "rank_file_preset",
+    "MODEL_RANK_FILES",
     "identify_openai_file",
     "load_tiktoken_ranks",
     "dump_tiktoken_ranks",
     "read_tiktoken",
+    "read_js_tiktoken",
+    "is_js_tiktoken",
     "find_cached_encoding",
     "to_tiktoken",
     "save_tiktoken",
