@@ -11,12 +11,12 @@ import stat
 import sys
 from typing import Any, BinaryIO, Iterator, Optional, Tuple
 
+from .._args import THREADS_OPTION_RANGE_ERROR, thread_count
 from .._paths import fspath
 from ..corpus import decompression_errors, open_binary
 from ..errors import UnknownModelError
 from ..files.tiktoken import OPENAI_ENCODINGS, encoding_name_for_model, openai_encoding
 from ..registry import get_encoding, load_any
-from ..tokenizer import MAX_THREADS
 
 
 def add_command_group(subparsers: Any, name: str, help: str, description: str) -> Tuple[Any, Any]:
@@ -65,11 +65,7 @@ def add_tokenizer_arg(p) -> None:
 
 def check_threads_arg(threads: Optional[int]) -> None:
     """The ``--threads`` option: None (all cores) or 1 to MAX_THREADS."""
-    if threads is not None and not 1 <= threads <= MAX_THREADS:
-        raise ValueError(
-            f"--threads must be between 1 and {MAX_THREADS}, not {threads} (leave it out for all "
-            "cores)"
-        )
+    thread_count(threads, "--threads", range_error=THREADS_OPTION_RANGE_ERROR)
 
 
 def special_tokens_arg(value: Optional[str]) -> Optional[dict]:
