@@ -12,6 +12,7 @@
 from . import calm as calm  # noqa: E402
 from . import formats as formats  # noqa: E402
 from . import presets as presets  # noqa: E402
+from ._fileio import MAX_TOKENIZER_FILE_BYTES
 from ._version import __version__
 from .dataset import tokenize_dataset
 from .errors import (
@@ -43,6 +44,7 @@ from .train import train, train_from_counts, train_from_iterator
 
 __all__ = [
     "Tokenizer",
+    "MAX_TOKENIZER_FILE_BYTES",
     "train",
     "train_from_iterator",
     "train_from_counts",

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import importlib
 import json
 import os
-import secrets
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
+from .._fileio import atomic_write as atomic_write
+from .._fileio import (
+    finish_interrupted_saves,
+    has_interrupted_save,
+    read_file_capped,
+)
+from .._fileio import write_text_atomic as write_text_atomic
 from .._jsontables import JsonTables, duplicate_keys_hook, split_json_tables
 from .._paths import fspath
 from ..bytelevel import str_to_token, token_to_str
@@ -40,67 +45,22 @@ def sha256_file(path: PathLike) -> str:
     return h.hexdigest()
 
 
-@contextlib.contextmanager
-def atomic_write(path: PathLike, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
-    """Open a new temporary file next to ``path`` (a unique name, ``.NAME.XXXXXXXX.tmp`` in
-    the same folder, so that concurrent writers and an unrelated ``NAME.tmp`` are left alone)
-    and move it onto ``path`` when the block ends without error (a reader never sees half a
-    file; the temporary file is removed on error). The file gets the permissions a plain
-    ``open(path, "w")`` of a new file gives (``0o666`` less the umask), not the temporary
-    file's ``0o600``; ``mode`` is a writing mode ("w" or "wb").
-    A missing folder is a FileNotFoundError that names it and the file asked for; a folder at
-    ``path`` is an IsADirectoryError. A symbolic link, a device or a FIFO at ``path``
-    (``/dev/stdout``) is written in place: moving a file onto it would replace it."""
+def read_tokenizer_file(path: PathLike, what: str = "the file") -> bytes:
+    """The bytes of a tokenizer file: a regular file of at most
+    ``toksmith.MAX_TOKENIZER_FILE_BYTES`` (TokenizerFileError naming it otherwise; a device or
+    FIFO is an OSError). A set of files whose save was killed while moving them into this
+    file's folder is moved into place first (see ``toksmith._fileio.atomic_files``)."""
     p = fspath(path)
-    if isinstance(p, bytes):  # the messages and the name checks below take str
-        raise TypeError(
-            "path must be str or os.PathLike of str, not bytes (decode it with os.fsdecode)"
-        )
-    if not p:
-        raise FileNotFoundError(
-            errno.ENOENT, "cannot write '': the file name is empty (give a file name)", p
-        )
-    if os.path.isdir(p):
-        raise IsADirectoryError(
-            errno.EISDIR, f"cannot write {p!r}: it is a folder (give a file name)", p
-        )
-    if os.path.islink(p) or (os.path.exists(p) and not os.path.isfile(p)):
-        with open(p, mode, **kwargs) as f:
-            yield f
-        return
-    parent = os.path.dirname(p) or "."
-    if os.path.exists(parent) and not os.path.isdir(parent):
-        raise NotADirectoryError(
-            errno.ENOTDIR, f"cannot write {p!r}: {parent!r} is a file, not a folder", p
-        )
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(
-            errno.ENOENT,
-            f"cannot write {p!r}: the folder {parent!r} does not exist (create it first)",
-            p,
-        )
-    tmp = _new_temp_file(parent, os.path.basename(p))
-    try:
-        # reopened by name with the caller's mode: a bad mode or encoding leaves no descriptor behind
-        with open(tmp, mode, **kwargs) as f:
-            yield f
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-
-
-def _new_temp_file(folder: str, name: str) -> str:
-    """Create an empty file ``.NAME.XXXXXXXX.tmp`` in ``folder`` (a name no other file has) with
-    mode 0o666 as ``open()`` does, so that the umask gives it a plain new file's permissions."""
-    while True:
-        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    folder = os.path.dirname(os.fsdecode(p)) or "."
+    if has_interrupted_save(folder):
         try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            return tmp
-        except FileExistsError:
-            continue
+            finish_interrupted_saves(folder)
+        except OSError as e:
+            raise TokenizerFileError(
+                f"{os.fsdecode(p)}: a save into {folder!r} was interrupted and its files could "
+                f"not be moved into place ({e}); save the tokenizer again"
+            ) from None
+    return read_file_capped(p, what, error=TokenizerFileError)
 
 
 def make_folder(path: PathLike, what: str) -> str:
@@ -116,11 +76,6 @@ def make_folder(path: PathLike, what: str) -> str:
         )
     os.makedirs(d, exist_ok=True)
     return d
-
-
-def write_text_atomic(path: PathLike, text: str) -> None:
-    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
 
 
 def write_json(path: PathLike, data: Any, indent: Optional[int] = 2) -> None:

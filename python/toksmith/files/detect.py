@@ -27,10 +27,11 @@ import os
 import re
 from typing import Optional, Tuple, Union
 
+from .._fileio import open_readable, read_capped
 from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
 from ..errors import ConversionError, TokenizerFileError, TokenizerFileNotFoundError
-from ._common import unique_keys_hook
+from ._common import read_tokenizer_file, unique_keys_hook
 
 FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm", "js-tiktoken")
 
@@ -63,8 +64,7 @@ def _sniff_json(
     if re.search(r'"format"\s*:\s*"toksmith\.calm"', text):
         return "calm", None, None
     if raw is None:
-        with open(p, "rb") as f:
-            raw = f.read()
+        raw = read_tokenizer_file(p)
     got = split_json_tables(
         raw, "huggingface", object_pairs_hook=unique_keys_hook(p, "the JSON file")
     )
@@ -142,11 +142,11 @@ def _detect(p: str) -> Detected:
             f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe"
         )
     raw = None
-    with open(p, "rb") as f:
+    with open_readable(p, "the tokenizer file") as f:
         if os.path.isfile(p):
             head = f.read(1 << 16)
-        else:
-            head = raw = f.read()
+        else:  # a pipe is read once, whole (bounded)
+            head = raw = read_capped(f, p, "the tokenizer file", error=TokenizerFileError)
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
         fmt, doc, tables = _sniff_json(p, head, raw)

@@ -28,6 +28,7 @@ import os
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import _core
+from .._fileio import atomic_files, write_text_atomic
 from .._paths import fspath
 from ..bytelevel import str_to_token, token_to_str
 from ..errors import TokenizerFileError
@@ -44,9 +45,9 @@ from ._common import (
     make_folder,
     merge_strings,
     ranks_from_vocab_and_merges,
+    read_tokenizer_file,
     source_meta,
     write_json,
-    write_text_atomic,
 )
 
 
@@ -57,8 +58,7 @@ def read_merges_file(path: PathLike) -> List[Tuple[str, str]]:
 
 
 def _read_merges_text(p: str) -> str:
-    with open(p, "rb") as f:
-        raw = f.read()
+    raw = read_tokenizer_file(p, "merges.txt")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -121,8 +121,7 @@ def read_gpt2_files(
     """
     enc_p, bpe_p = fspath(encoder_json), fspath(vocab_bpe)
     where = f"{enc_p} + {bpe_p}"
-    with open(enc_p, "rb") as f:
-        raw = f.read()
+    raw = read_tokenizer_file(enc_p, "encoder.json")
 
     def parsed_vocab() -> Dict[str, int]:
         vocab = loads_json(raw, enc_p, "encoder.json")
@@ -210,10 +209,13 @@ def save_gpt2_files(tok, directory: PathLike) -> None:
     merges = merge_strings(tok, "GPT-2 merges.txt")
     vocab = gpt2_vocab(tok)
     make_folder(d, "GPT-2 files")
-    write_json(os.path.join(d, "vocab.json"), vocab, indent=None)
-    write_text_atomic(
-        os.path.join(d, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)
-    )
+    # as a set: a kill never leaves the vocab of one tokenizer beside the merges of another
+    with atomic_files(d) as stage:
+        write_json(stage.path("vocab.json"), vocab, indent=None)
+        write_text_atomic(
+            stage.path("merges.txt"),
+            "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges),
+        )
 
 
 __all__ = ["read_gpt2_files", "save_gpt2_files", "read_merges_file", "gpt2_vocab"]

@@ -63,6 +63,7 @@ import os
 import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from .._fileio import atomic_files
 from .._paths import fspath
 from .._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
 from ..bytelevel import str_to_token, token_to_str
@@ -82,6 +83,7 @@ from ._common import (
     merge_pairs,
     merge_strings,
     ranks_from_vocab_and_merges,
+    read_tokenizer_file,
     require,
     source_meta,
     split_json,
@@ -351,9 +353,10 @@ def save_huggingface(tok, directory: PathLike, *, model_max_length: Optional[int
         },
         **smap,
     }
-    write_json(os.path.join(d, "tokenizer.json"), data, indent=None)
-    write_json(os.path.join(d, "tokenizer_config.json"), config)
-    write_json(os.path.join(d, "special_tokens_map.json"), smap)
+    with atomic_files(d) as stage:  # as a set (a kill leaves the old set or the new one)
+        write_json(stage.path("tokenizer.json"), data, indent=None)
+        write_json(stage.path("tokenizer_config.json"), config)
+        write_json(stage.path("special_tokens_map.json"), smap)
 
 
 # ------------------------------------------------------------------------------ import
@@ -374,8 +377,7 @@ def _load_document(
                 raise TokenizerFileNotFoundError(
                     f"{os.fspath(path_or_obj)}: the folder has no tokenizer.json"
                 )
-        with open(p, "rb") as f:
-            raw = f.read()
+        raw = read_tokenizer_file(p, "tokenizer.json")
         data, tables = split_json(raw, p, "tokenizer.json")
         if not isinstance(data, dict):
             raise TokenizerFileError(f"{p}: expected a JSON object, found {type(data).__name__}")

@@ -64,6 +64,7 @@ from ._common import (
     ConversionError,
     PathLike,
     check_tokenizer,
+    read_tokenizer_file,
     require,
     source_meta,
     write_text_atomic,
@@ -404,8 +405,8 @@ def rank_file_preset(name: str) -> OpenAIEncoding:
 def identify_openai_file(path: PathLike) -> Optional[str]:
     """The name of the encoding whose rank file this is (by sha256: OpenAI's, or an open
     model's of :data:`MODEL_RANK_FILES`), else None."""
-    with open(fspath(path), "rb") as f:  # not an int: that is a file descriptor
-        return _BY_SHA.get(hashlib.sha256(f.read()).hexdigest())
+    raw = read_tokenizer_file(fspath(path))  # not an int: that is a file descriptor
+    return _BY_SHA.get(hashlib.sha256(raw).hexdigest())
 
 
 # ------------------------------------------------------------------------------ rank files
@@ -486,8 +487,7 @@ def load_tiktoken_ranks(path: PathLike) -> Dict[bytes, int]:
     malformed lines, invalid base64, duplicate tokens and duplicate ranks raise
     :class:`toksmith.TokenizerFileError` with the line number."""
     p = fspath(path)
-    with open(p, "rb") as f:
-        return _parse_ranks(f.read(), p)
+    return _parse_ranks(read_tokenizer_file(p, "the .tiktoken file"), p)
 
 
 def dump_tiktoken_ranks(ranks: Mapping[bytes, int], path: PathLike) -> None:
@@ -583,8 +583,7 @@ def read_tiktoken(
             f"expected a tiktoken.Encoding or the path of a .tiktoken file, not {type(obj_or_path).__name__}"
         )
     p = fspath(obj_or_path)
-    with open(p, "rb") as f:
-        raw = f.read()
+    raw = read_tokenizer_file(p, "the .tiktoken file")
     return _spec_from_rank_file(
         raw,
         p,

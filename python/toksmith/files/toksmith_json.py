@@ -34,7 +34,7 @@ from ..bytelevel import str_to_token, token_to_str
 from ..errors import MergesError, TokenizerFileError
 from ..pretokenize import _from_file
 from ..spec import TokenizerSpec
-from ._common import atomic_write
+from ._common import atomic_write, read_tokenizer_file
 
 FORMAT = "toksmith"
 VERSION = 1
@@ -267,8 +267,7 @@ def read(path: Union[str, os.PathLike]) -> TokenizerSpec:
     """The spec of a tokenizer saved with ``tok.save(path)`` (:func:`toksmith.load` builds it)."""
     p = fspath(path)
     try:
-        with open(p, "rb") as f:
-            raw = f.read()
+        raw = read_tokenizer_file(p)
     except IsADirectoryError as e:
         raise IsADirectoryError(
             e.errno,
