@@ -12,6 +12,7 @@ import sys
 from typing import Any, BinaryIO, Iterator, Optional, Tuple
 
 from .._args import THREADS_OPTION_RANGE_ERROR, thread_count
+from .._fileio import atomic_write
 from .._paths import fspath
 from ..corpus import decompression_errors, open_binary
 from ..errors import UnknownModelError
@@ -166,7 +167,7 @@ def open_output(path: Optional[str]) -> BinaryIO:
     if path is None or path == "-":
         return sys.stdout.buffer
 
-    return open(fspath(path), "wb")
+    return open(fspath(path), "wb")  # not atomic: open_io writes files through atomic_write
 
 
 def _regular_file_id(path: Optional[str], std: Any) -> Optional[Tuple[int, int]]:
@@ -224,9 +225,10 @@ def open_io(
         fin = open_input(input_path)
         if fin is not sys.stdin.buffer:
             stack.enter_context(fin)
-        fout = open_output(output_path)
-        if fout is not sys.stdout.buffer:
-            stack.enter_context(fout)
+        if output_path in (None, "-"):
+            fout = sys.stdout.buffer
+        else:  # appears under its name only when complete: a failed run leaves the old file
+            fout = stack.enter_context(atomic_write(output_path, "wb"))
         yield fin, fout
 
 

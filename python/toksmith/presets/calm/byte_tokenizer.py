@@ -39,6 +39,7 @@ from typing import (
     Union,
 )
 
+from ..._fileio import write_text_atomic
 from ..._paths import fspath
 from ...decoding import _check_errors as _decoding_check_errors
 from ...errors import DisallowedSpecialError, UnknownTokenError
@@ -531,11 +532,8 @@ class ByteTokenizer(PresetTokenizer):
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Write a human-readable, versioned JSON file (``{"format": "toksmith.calm", "version": 1, ...}``)."""
-        with open(
-            fspath(path), "w", encoding="utf-8"
-        ) as fh:  # not an int: that is a file descriptor
-            json.dump(self.to_dict(), fh, indent=2)
-            fh.write("\n")
+        text = json.dumps(self.to_dict(), indent=2) + "\n"
+        write_text_atomic(path, text)  # a failed write leaves the old file
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "ByteTokenizer":

@@ -43,9 +43,9 @@ import operator
 import os
 import stat
 import struct
-import tempfile
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
+from ..._fileio import atomic_write, refuse_special_destination
 from ..._paths import check_encodable
 from .._checks import require_numpy
 from .sequence import parse_template
@@ -563,12 +563,6 @@ def _as_metadata(metadata: Any) -> CWGTMetadata:
     )
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _as_float32(np: Any, values: Any, name: str) -> Any:
     arr = np.asarray(values)
     if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
@@ -646,20 +640,11 @@ def write_cwgt(
         raise IsADirectoryError(
             errno.EISDIR, "cannot write a CWGT file over a folder (give a file name)", path
         )
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".cwgt-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(packed)
-            fh.write(blob)
-            for arr in arrays:
-                fh.write(arr.tobytes())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    # a device or pipe would be replaced by a regular file (as root, /dev/null itself)
+    refuse_special_destination(path, "a CWGT file")
+    with atomic_write(path, "wb") as fh:  # a kill leaves the old file; its temporary is removed
+        fh.write(packed)  # by the next write
+        fh.write(blob)
+        for arr in arrays:
+            fh.write(arr.tobytes())
     return final

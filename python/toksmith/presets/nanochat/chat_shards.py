@@ -29,6 +29,7 @@ from array import array
 from collections import abc
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from ..._fileio import atomic_write
 from ..._paths import fspath
 from ...errors import missing_extra
 
@@ -237,7 +238,7 @@ class ShardWriter:
             lines=np.frombuffer(self._lines, dtype=np.int64),
         )
         self.written.append(path)
-        with open(path, "wb") as f:
+        with atomic_write(path, "wb") as f:  # a shard appears under its name only when complete
             (np.savez_compressed if self.compress else np.savez)(f, **arrays)
         self.shards.append(
             {"file": name, "conversations": len(self._lines), "tokens": len(self._ids)}
@@ -277,7 +278,7 @@ class ShardWriter:
             manifest.update(extra)
         os.makedirs(self.out_dir, exist_ok=True)
         path = os.path.join(self.out_dir, MANIFEST)
-        with open(path, "w", encoding="utf-8") as f:
+        with atomic_write(path, "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=2)
             f.write("\n")
         self.written.append(path)

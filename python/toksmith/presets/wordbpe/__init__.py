@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ... import _core
+from ..._fileio import write_text_atomic
 from ..._paths import fspath
 from ...corpus import iter_line_blocks
 from ...errors import PatternError
@@ -410,10 +411,7 @@ class WordTokenizer(PresetTokenizer):
                 f"the tokenizer's metadata must hold only JSON values (str, int, float, bool, None, "
                 f"lists, dicts with str keys): {e}"
             ) from None
-        with open(
-            fspath(path), "w", encoding="utf-8"
-        ) as f:  # not an int: that is a file descriptor
-            f.write(data)
+        write_text_atomic(path, data)  # a failed write leaves the old file
 
     @classmethod
     def load(cls, path: PathLike) -> "WordTokenizer":
