@@ -70,6 +70,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         msg = _missing_file_message(exc, parser, args) or _cli_message(exc, args)
         print(f"toksmith {args.command}: error: {msg}", file=sys.stderr)
         return 1
+    except MemoryError:  # one line, never a traceback (issue 36)
+        print(f"toksmith {args.command}: error: out of memory", file=sys.stderr)
+        return 1
+    except (RecursionError, OverflowError) as exc:
+        print(f"toksmith {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 
 from .. import _core
 from ..corpus import inner_name
@@ -90,6 +92,8 @@ def _json_ids(data, where: str):
         raise ValueError(f"{where}: not valid JSON: {e.msg}") from None
     except ValueError as e:  # invalid UTF-8, or a number too long for int()
         raise ValueError(f"{where}: not valid JSON: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{where}: not a list of ids: arrays nested too deeply") from None
     if not isinstance(ids, list):
         raise ValueError(f"{where}: expected a JSON list of token ids, not {json.dumps(ids)[:40]}")
     for x in ids:
@@ -101,35 +105,71 @@ def _json_ids(data, where: str):
 _NPY_MAGIC = b"\x93NUMPY"
 
 
-def _npy_ids(fin, name: str):
-    """The 1-D integer array of a .npy stream (a pipe is read into memory: NumPy needs to seek)."""
+def _npy_ids(fin, name: str, step: int = 1 << 20):
+    """The ids of a 1-D integer .npy stream, ``step`` at a time as lists: a file is
+    memory-mapped and a pipe read block by block, so memory stays bounded; the header's size
+    is checked against the file's before anything is mapped or allocated."""
     try:
         import numpy as np
     except ImportError:
         raise missing_extra("numpy", "numpy") from None
-    if not fin.seekable():
-        fin = io.BytesIO(fin.read())
-    start = fin.tell()
-    magic = fin.read(len(_NPY_MAGIC))
-    fin.seek(start)
-    if magic != _NPY_MAGIC:  # np.load would try to unpickle it, or read it as .npz
+    fmt = np.lib.format
+    head = fin.peek(len(_NPY_MAGIC)) if hasattr(fin, "peek") else b""
+    if (
+        head[: len(_NPY_MAGIC)] != _NPY_MAGIC
+    ):  # np.load would try to unpickle it, or read it as .npz
         raise ValueError(
             f"{name}: not a .npy file (no NumPy header); ids written as text or JSON "
             "are read with --format text or --format json"
         )
     try:
-        arr = np.load(fin, allow_pickle=False, mmap_mode=None)
+        version = fmt.read_magic(fin)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fin)
+        else:
+            shape, fortran, dtype = fmt.read_array_header_2_0(fin)
     except EOFError:
         raise ValueError(f"{name}: the .npy file is truncated") from None
-    except (
-        ValueError
-    ) as e:  # truncated data, an object array...: NumPy's message, with the file's name
-        raise ValueError(f"{name}: {e}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array of ids, got shape {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        raise ValueError(f"{name}: expected an array of integer ids, got dtype {arr.dtype}")
-    return arr
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError) as e:
+        raise ValueError(f"{name}: not a valid .npy header: {e}") from None
+    if len(shape) != 1:
+        raise ValueError(f"{name}: expected a 1-D array of ids, got shape {shape}")
+    if dtype.kind not in "iu" or dtype.hasobject:
+        raise ValueError(f"{name}: expected an array of integer ids, got dtype {dtype}")
+    count = shape[0]
+    need = count * dtype.itemsize
+    regular = False
+    # a plain file (not a decompressing stream, whose descriptor is the compressed file's)
+    if isinstance(fin, io.BufferedReader) and isinstance(fin.raw, io.FileIO):
+        try:
+            info = os.fstat(fin.fileno())
+            regular = stat.S_ISREG(info.st_mode) and fin.seekable()
+        except (OSError, io.UnsupportedOperation):
+            pass
+    if regular:
+        offset = fin.tell()
+        if need > info.st_size - offset:  # before mapping: a header may claim 2**40 ids
+            raise ValueError(
+                f"{name}: the .npy file is truncated: its header declares {count} ids "
+                f"({need} bytes) but only {info.st_size - offset} bytes follow it"
+            )
+        if count == 0:
+            return
+        arr = np.memmap(fin, dtype=dtype, mode="r", offset=offset, shape=(count,))
+        for i in range(0, count, step):
+            yield arr[i : i + step].tolist()
+        return
+    left = count
+    while left:
+        want = min(step, left)
+        data = fin.read(want * dtype.itemsize)
+        if len(data) < want * dtype.itemsize:
+            raise ValueError(
+                f"{name}: the .npy file is truncated: its header declares {count} ids but "
+                f"the data ends after {count - left + len(data) // dtype.itemsize}"
+            )
+        yield np.frombuffer(data, dtype=dtype).tolist()
+        left -= want
 
 
 def _sniff_format(fin, allow_npy: bool) -> str:
@@ -168,10 +208,8 @@ def run(args) -> int:
         if sniff:
             fmt = _sniff_format(fin, allow_npy=not args.lines)
         if fmt == "npy":
-            arr = _npy_ids(fin, name)
-            step = 1 << 20
-            for i in range(0, len(arr), step):
-                fout.write(tok.decode_bytes(arr[i : i + step].tolist()))
+            for ids in _npy_ids(fin, name):
+                fout.write(tok.decode_bytes(ids))
         elif args.lines:
             for lineno, line in enumerate(fin, 1):
                 where = f"{name}:{lineno}"
