@@ -22,6 +22,7 @@ dependency (``pip install toksmith[numpy]``).
 
 from __future__ import annotations
 
+import io
 import json
 import operator
 import os
@@ -29,7 +30,7 @@ from array import array
 from collections import abc
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from ..._fileio import atomic_write
+from ..._fileio import atomic_write, open_readable, read_file_capped
 from ..._paths import fspath
 from ...errors import missing_extra
 
@@ -298,15 +299,28 @@ class ShardWriter:
         self.written = []
 
 
+#: the largest manifest.json read (it lists shard files: a few KB per thousand shards)
+MAX_MANIFEST_BYTES = 64 << 20
+#: room for a .npy header in a shard member beyond its data
+_NPY_HEADER_ROOM = 1 << 16
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
 def read_manifest(out_dir: str) -> Dict[str, Any]:
-    """The manifest of a rendered folder. A manifest that is not one (not UTF-8 JSON, another
-    format, no list of shard files) raises ValueError naming it."""
+    """The manifest of a rendered folder. A manifest that is not one (not UTF-8 JSON, nested
+    too deeply, larger than :data:`MAX_MANIFEST_BYTES`, another format, no list of shard files
+    with their counts, a dtype other than uint16/uint32 or one that cannot hold ``n_vocab``
+    ids) raises ValueError naming it."""
     path = os.path.join(fspath(out_dir), MANIFEST)
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_file_capped(path, MANIFEST, MAX_MANIFEST_BYTES)
     try:
         manifest = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise ValueError(f"{path} is not a {FORMAT} manifest: nested too deeply") from None
+    except ValueError as exc:  # not UTF-8, not JSON, a number of over 4300 digits
         raise ValueError(f"{path} is not a {FORMAT} manifest: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} manifest")
@@ -315,51 +329,141 @@ def read_manifest(out_dir: str) -> Dict[str, Any]:
         isinstance(s, dict)
         and isinstance(s.get("file"), str)
         and os.path.basename(s["file"]) == s["file"]
+        and _count(s.get("conversations"))
+        and _count(s.get("tokens"))
         for s in shards
     ):
         raise ValueError(
-            f'{path}: \'shards\' must be a list of {{"file": "shard_NNNNN.npz", ...}} '
-            "naming files of the folder"
+            f'{path}: \'shards\' must be a list of {{"file": "shard_NNNNN.npz", '
+            '"conversations": N, "tokens": N}} naming files of the folder'
+        )
+    n_vocab, dtype = manifest.get("n_vocab"), manifest.get("dtype")
+    if type(n_vocab) is not int or not 1 <= n_vocab <= 1 << 32:
+        raise ValueError(f"{path}: n_vocab must be an int from 1 to 2**32, not {n_vocab!r}")
+    if dtype not in ("uint16", "uint32") or (dtype == "uint16" and n_vocab > 1 << 16):
+        raise ValueError(
+            f"{path}: dtype must be 'uint16' (n_vocab <= 65536) or 'uint32', not {dtype!r} "
+            f"(n_vocab {n_vocab})"
         )
     return manifest
 
 
-def _read_shard(path: str) -> Tuple[Any, Any, Any]:
-    """``ids``, ``mask`` and ``offsets`` of one shard, checked to agree; a shard that is not
-    one (corrupt, cut short, arrays missing or inconsistent) raises ValueError naming it."""
+def _member(np: Any, zf: Any, name: str, expect: int, kinds: str, path: str) -> Any:
+    """The 1-D array ``name`` of the open shard ``zf``, of at most ``expect`` items of a dtype
+    kind in ``kinds``: its declared size is checked before it is inflated, and the inflating
+    is capped at that size (a member cannot inflate beyond what the manifest allows)."""
+    import zipfile
+
+    try:
+        info = zf.getinfo(name + ".npy")
+    except KeyError:
+        raise ValueError(f"{path} is not a rendered shard: it has no array {name!r}") from None
+    cap = expect * 8 + _NPY_HEADER_ROOM
+    if info.file_size > cap:
+        raise ValueError(
+            f"{path} is not a rendered shard: the array {name!r} declares {info.file_size} bytes, more than its "
+            f"{expect} values can take: the shard does not match the manifest"
+        )
+    with zf.open(info) as f:
+        raw = f.read(cap + 1)  # the inflater stops at the declared size
+    if len(raw) > cap:  # pragma: no cover - zipfile stops at the declared size
+        raise ValueError(
+            f"{path} is not a rendered shard: the array {name!r} inflates beyond its declared size"
+        )
+    buf = io.BytesIO(raw)
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(buf)
+        if version == (1, 0):
+            shape, _, dtype = fmt.read_array_header_1_0(buf)
+        else:
+            shape, _, dtype = fmt.read_array_header_2_0(buf)
+    except (ValueError, EOFError, SyntaxError, TypeError, RecursionError, zipfile.BadZipFile) as e:
+        raise ValueError(
+            f"{path} is not a rendered shard: the array {name!r} is not a valid .npy: {e}"
+        ) from None
+    if len(shape) != 1:
+        raise ValueError(
+            f"{path} is not a rendered shard: the array {name!r} must be 1-D, not of shape {shape}"
+        )
+    if dtype.hasobject or dtype.kind not in kinds:
+        raise ValueError(
+            f"{path} is not a rendered shard: the array {name!r} has the dtype {dtype}, not {kinds!r}"
+        )
+    body = raw[buf.tell() :]
+    if shape[0] > expect or shape[0] * dtype.itemsize != len(body):
+        raise ValueError(
+            f"{path} is not a rendered shard: the array {name!r} declares {shape[0]} values ({expect} expected) but "
+            f"holds {len(body)} bytes of {dtype}"
+        )
+    return np.frombuffer(body, dtype=dtype)
+
+
+def _read_shard(
+    path: str, tokens: int, conversations: int, dtype: str, n_vocab: int
+) -> Tuple[Any, Any, Any]:
+    """``ids``, ``mask`` and ``offsets`` of one shard, checked to agree with each other and
+    with the manifest (``tokens`` ids of ``dtype`` below ``n_vocab``, a 0/1 mask, offsets of
+    ``conversations``); a shard that is not one (corrupt, cut short, a member inflating beyond
+    its size, arrays missing, of other types or inconsistent) raises ValueError naming it."""
     import zipfile
     import zlib
 
     np = _numpy()
     try:
-        with np.load(path) as data:
-            ids, mask, offsets = data["ids"], data["mask"], data["offsets"]
-    except (ValueError, KeyError, EOFError, AttributeError, zipfile.BadZipFile, zlib.error) as exc:
+        with open_readable(path, "a shard") as fh:
+            if not os.path.isfile(path):
+                raise ValueError(f"{path} is not a rendered shard: not a regular file")
+            with zipfile.ZipFile(fh) as zf:
+                ids = _member(np, zf, "ids", tokens, "iu", path)
+                mask = _member(np, zf, "mask", tokens, "iub", path)
+                offsets = _member(np, zf, "offsets", conversations + 1, "iu", path)
+    except (EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError, OverflowError) as exc:
         raise ValueError(
             f"{path} is not a rendered shard (arrays ids, mask, offsets): {exc}"
         ) from None
+    except OSError as exc:  # a corrupt member ("[Errno 22] Invalid argument"), named
+        raise ValueError(
+            f"{path} is not a rendered shard: cannot read it: {exc.strerror or exc}"
+        ) from None
     ok = (
-        ids.ndim == mask.ndim == offsets.ndim == 1
-        and len(ids) == len(mask)
-        and len(offsets) >= 1
-        and offsets.dtype.kind in "iu"
+        len(ids) == len(mask) == tokens
+        and len(offsets) == conversations + 1
         and offsets[0] == 0
         and offsets[-1] == len(ids)
-        and bool(np.all(np.diff(offsets) >= 0))
+        and bool(np.all(np.diff(offsets.astype(np.int64)) >= 0))
     )
     if not ok:
         raise ValueError(
             f"{path} is not a consistent rendered shard: ids, mask and offsets disagree "
             f"({len(ids)} ids, {len(mask)} mask values, offsets ending at "
-            f"{offsets[-1] if offsets.size else None})"
+            f"{offsets[-1] if offsets.size else None}; the manifest says {tokens} tokens in "
+            f"{conversations} conversations)"
         )
-    return ids, mask, offsets
+    if ids.dtype != np.dtype(dtype):
+        raise ValueError(
+            f"{path} is not a rendered shard: ids are {ids.dtype}, the manifest says {dtype}"
+        )
+    if len(ids) and int(ids.max()) >= n_vocab:
+        raise ValueError(
+            f"{path} is not a rendered shard: id {int(ids.max())} is out of range (n_vocab {n_vocab})"
+        )
+    if mask.dtype.kind != "b" and len(mask) and (int(mask.min()) < 0 or int(mask.max()) > 1):
+        raise ValueError(f"{path} is not a rendered shard: the mask must hold 0 and 1 only")
+    return ids, mask.astype(np.uint8, copy=False), offsets
 
 
 def iter_rendered(out_dir: str) -> Iterator[Tuple[Any, Any]]:
     """``(ids, mask)`` numpy arrays of each conversation of a rendered folder, in order."""
-    for shard in read_manifest(out_dir)["shards"]:
-        ids, mask, offsets = _read_shard(os.path.join(os.fspath(out_dir), shard["file"]))
+    manifest = read_manifest(out_dir)
+    for shard in manifest["shards"]:
+        ids, mask, offsets = _read_shard(
+            os.path.join(os.fspath(out_dir), shard["file"]),
+            shard["tokens"],
+            shard["conversations"],
+            manifest["dtype"],
+            manifest["n_vocab"],
+        )
         for k in range(len(offsets) - 1):
             a, b = int(offsets[k]), int(offsets[k + 1])
             yield ids[a:b], mask[a:b]
