@@ -462,9 +462,13 @@ def _parse_ranks_reference(
             raise TokenizerFileError(
                 f"{where}: line {n}: rank {rank_s[:20]!r} is not a non-negative integer"
             )
-        rank = int(rank_s)
+        # a rank of more than 10 digits is over 2**32 (and int() refuses over 4300 digits)
+        rank = int(rank_s) if len(rank_s.lstrip(b"0")) <= 10 else 2**32
         if rank >= 2**32:
-            raise TokenizerFileError(f"{where}: line {n}: rank {rank} is too large")
+            raise TokenizerFileError(
+                f"{where}: line {n}: rank {rank_s[:20].decode('ascii')}"
+                f"{'...' if len(rank_s) > 20 else ''} is too large (ranks are below 2**32)"
+            )
         if token in ranks:
             raise TokenizerFileError(
                 f"{where}: line {n}: the token {token!r} appears twice (first with rank {ranks[token]})"
