@@ -380,6 +380,18 @@ def _refuse_device(mode: int, what: str, where: str) -> None:
         )
 
 
+def _read_blocks(f: IO[bytes], most: int) -> bytes:
+    """At most ``most`` bytes of ``f``, read block by block."""
+    parts = []
+    while most > 0:
+        block = f.read(min(most, 1 << 20))
+        if not block:
+            break
+        parts.append(block)
+        most -= len(block)
+    return b"".join(parts)
+
+
 def read_capped(
     f: IO[bytes],
     where: str,
@@ -396,7 +408,13 @@ def read_capped(
     _refuse_device(info.st_mode, what, where)
     if stat.S_ISREG(info.st_mode) and info.st_size > cap:
         raise error(too_large_message(where, info.st_size, cap))
-    data = f.read(cap + 1)
+    # read(n) allocates n bytes up front: ask for what the file holds (a pipe: blocks)
+    if stat.S_ISREG(info.st_mode):
+        data = f.read(info.st_size + 1)
+        if len(data) > info.st_size:  # it grew: read the rest as a stream
+            data += _read_blocks(f, cap + 1 - len(data))
+    else:
+        data = _read_blocks(f, cap + 1)
     if len(data) > cap:
         raise error(too_large_message(where, f"more than {cap}", cap))
     return data
