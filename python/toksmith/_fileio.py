@@ -22,6 +22,7 @@ import os
 import secrets
 import shutil
 import stat
+import time
 from typing import IO, Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from ._paths import fspath
@@ -117,6 +118,17 @@ def _check_folder(p: str, target: str) -> str:
     return parent
 
 
+#: an unlocked, empty temporary file or staging folder younger than this may be one a writer
+#: has just made and not yet locked: it is left for a later save
+_GRACE_SECONDS = 10.0
+
+
+def _stale(info: os.stat_result, empty: bool) -> bool:
+    """Whether an unlocked temporary (``info``) can be a killed save's: a writer locks it before
+    it writes anything, so only an empty one may be a live writer's, for a moment."""
+    return not empty or time.time() - info.st_mtime > _GRACE_SECONDS
+
+
 def _temp_name(folder: str, name: str) -> str:
     return os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
 
@@ -150,7 +162,8 @@ def remove_stale_temporaries(folder: str, name: str) -> None:
         except OSError:
             continue
         try:
-            if stat.S_ISREG(os.fstat(fd).st_mode) and _lock(fd, block=False):
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode) and _stale(info, info.st_size == 0) and _lock(fd, False):
                 with contextlib.suppress(OSError):
                     os.remove(full)
         finally:
@@ -292,7 +305,7 @@ def finish_interrupted_saves(directory: str) -> None:
         except OSError:
             continue
         try:
-            if not _lock(fd, block=False):
+            if not _stale(os.fstat(fd), not os.listdir(staging)) or not _lock(fd, False):
                 continue  # a save in progress
             if os.path.isfile(os.path.join(staging, _COMPLETE)):
                 _roll_forward(staging, directory)
