@@ -87,7 +87,9 @@ def main() -> None:
                 check=True,
             ).stdout.split()
             peak = int(out[1])
-            print(f"{engine:>10}: peak RSS +{peak / 1e6:8.1f} MB = {peak / n:6.1f} bytes per unique chunk")
+            print(
+                f"{engine:>10}: peak RSS +{peak / 1e6:8.1f} MB = {peak / n:6.1f} bytes per unique chunk"
+            )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,11 @@ def words(n):
 
 
 def run_child(body: str) -> subprocess.CompletedProcess[str]:
-    code = PRELUDE + textwrap.dedent(body) + textwrap.dedent(
-        """
+    code = (
+        PRELUDE
+        + textwrap.dedent(body)
+        + textwrap.dedent(
+            """
         try:
             work()
         except MemoryError as e:
@@ -61,6 +64,7 @@ def run_child(body: str) -> subprocess.CompletedProcess[str]:
         print("no error")
         sys.exit(3)
         """
+        )
     )
     env = {
         **os.environ,
