@@ -70,3 +70,47 @@ fn huge_pages_allowed() -> bool {
     static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ALLOWED.get_or_init(|| std::env::var_os("TOKSMITH_NO_HUGEPAGES").is_none())
 }
+
+/// Room for `additional` more items in `v`, or [`Error::OutOfMemory`] naming `what` when the
+/// allocator refuses: buffers that grow with the input use it so that a big input under a
+/// memory limit raises `MemoryError` in Python instead of aborting the process.
+///
+/// [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
+#[inline]
+pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize, what: &str) -> crate::error::Result<()> {
+    if v.capacity() - v.len() >= additional {
+        return Ok(());
+    }
+    v.try_reserve(additional).map_err(|_| {
+        oom(
+            what,
+            v.len().saturating_add(additional),
+            std::mem::size_of::<T>(),
+        )
+    })
+}
+
+/// An empty vector with room for `n` items, or [`Error::OutOfMemory`] (see [`try_reserve`]).
+///
+/// [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
+pub fn try_vec<T>(n: usize, what: &str) -> crate::error::Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| oom(what, n, std::mem::size_of::<T>()))?;
+    Ok(v)
+}
+
+/// [`try_vec`] with huge-page advice (see [`big_vec`]).
+pub fn try_big_vec<T>(n: usize, what: &str) -> crate::error::Result<Vec<T>> {
+    let v = try_vec(n, what)?;
+    advise_huge_pages(v.as_ptr() as *const u8, n * std::mem::size_of::<T>());
+    Ok(v)
+}
+
+/// The error of a refused allocation of `n` items of `size` bytes for `what`.
+pub fn oom(what: &str, n: usize, size: usize) -> crate::error::Error {
+    crate::error::Error::OutOfMemory(format!(
+        "cannot allocate {} bytes for {what}",
+        (n as u128) * (size as u128)
+    ))
+}

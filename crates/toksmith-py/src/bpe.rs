@@ -385,9 +385,17 @@ impl Bpe {
     fn decode_bytes_batch<'py>(
         &self,
         py: Python<'py>,
-        batch: Vec<Vec<u32>>,
+        batch: Vec<Bound<'py, PyAny>>,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
+        // (read through `ids_into`: a list too long for memory raises MemoryError)
+        let batch = batch
+            .iter()
+            .map(|ids| {
+                let mut v = Vec::new();
+                ids_into(ids, &mut v).map(|_| v)
+            })
+            .collect::<PyResult<Vec<Vec<u32>>>>()?;
         let outs = in_pool(py, threads, || {
             batch
                 .par_iter()
@@ -395,7 +403,12 @@ impl Bpe {
                 .collect::<toksmith_core::Result<Vec<_>>>()
         })?
         .map_err(to_py)?;
-        PyList::new(py, outs.iter().map(|b| PyBytes::new(py, b)))
+        // (`bytes_from` raises MemoryError where `PyBytes::new` would panic)
+        let items = outs
+            .iter()
+            .map(|b| text::bytes_from(py, b))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
     }
 
     /// The character span of each id in the decoded text (`toksmith_core::decode::char_spans`):

@@ -170,7 +170,7 @@ impl ChunkCounter {
             )
         })?;
         let result = merge_loop_in_pool(py, threads, progress, |report| {
-            train::train_merges_owned(counter.into_counts(), num_merges, limits, report)
+            train::train_merges_table(counter.into_table(), num_merges, limits, report)
         })?;
         result.map_err(to_py)
     }

@@ -205,6 +205,27 @@ pub(crate) fn bytes_from<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'p
     }
 }
 
+/// A list of `str` made from `pieces`; `MemoryError` (not a panic) when CPython cannot
+/// allocate one of them.
+pub(crate) fn str_list<'py>(py: Python<'py>, pieces: &[&str]) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: `PyList_New(n)` gives n NULL slots, each set below exactly once to an owned
+    // reference (`PyList_SET_ITEM` steals it) before the list is returned; a list freed with
+    // slots still NULL (on an error) is valid, as `list_dealloc` skips them.
+    unsafe {
+        let list = ffi::PyList_New(pieces.len() as ffi::Py_ssize_t);
+        let list = Bound::from_owned_ptr_or_err(py, list)?;
+        for (k, p) in pieces.iter().enumerate() {
+            let item =
+                ffi::PyUnicode_FromStringAndSize(p.as_ptr().cast(), p.len() as ffi::Py_ssize_t);
+            if item.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyList_SET_ITEM(list.as_ptr(), k as ffi::Py_ssize_t, item);
+        }
+        Ok(list.cast_into_unchecked())
+    }
+}
+
 /// `bytes.decode("utf-8", errors)` without the bytes object: CPython's decoder with the
 /// `errors` handler (which may run Python code).
 pub(crate) fn decode_utf8<'py>(
@@ -279,7 +300,7 @@ pub(crate) fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()>
     v.clear();
     if let Ok(list) = obj.cast::<PyList>() {
         let n = list.len();
-        v.reserve(n);
+        toksmith_core::mem::try_reserve(v, n, "the ids").map_err(crate::errors::to_py)?;
         let compact = compact_int_layout(obj.py());
         for i in 0..n {
             if let Some(layout) = compact {

@@ -2,17 +2,18 @@
 
 use crate::errors::to_py;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 use toksmith_core::pretokenize::{self, Pretokenizer};
 
 /// Split text into pieces; engine "auto" (scanners for named patterns) or "regex".
 #[pyfunction]
 #[pyo3(signature = (text, pattern, engine="auto"))]
-pub(crate) fn split(
-    py: Python<'_>,
+pub(crate) fn split<'py>(
+    py: Python<'py>,
     text: &str,
     pattern: &str,
     engine: &str,
-) -> PyResult<Vec<String>> {
+) -> PyResult<Bound<'py, PyList>> {
     let pre = match engine {
         "auto" => Pretokenizer::new(pattern),
         "regex" => Pretokenizer::new_regex(pattern),
@@ -23,13 +24,8 @@ pub(crate) fn split(
         }
     }
     .map_err(to_py)?;
-    let pieces = py
-        .detach(|| {
-            pre.split(text)
-                .map(|v| v.into_iter().map(str::to_string).collect::<Vec<_>>())
-        })
-        .map_err(to_py)?;
-    Ok(pieces)
+    let pieces = py.detach(|| pre.split(text)).map_err(to_py)?;
+    crate::cpython::str_list(py, &pieces)
 }
 
 #[pyfunction]

@@ -298,10 +298,19 @@ impl Pretokenizer {
     }
 
     /// The pieces of `text` as a vector.
+    /// ([`Error::OutOfMemory`] when the pieces do not fit in memory.)
     pub fn split<'t>(&self, text: &'t str) -> Result<Vec<&'t str>> {
         let mut out = Vec::new();
-        self.for_each_piece(text, |p| out.push(p))?;
-        Ok(out)
+        let mut room = Ok(());
+        self.for_each_piece(text, |p| {
+            if room.is_ok() {
+                room = crate::mem::try_reserve(&mut out, 1, "the pieces of the text");
+                if room.is_ok() {
+                    out.push(p);
+                }
+            }
+        })?;
+        room.map(|_| out)
     }
 }
 

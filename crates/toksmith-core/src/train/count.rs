@@ -3,6 +3,7 @@
 //! the number of unique chunks, not to the corpus. Long texts and streams are cut at safe places
 //! ([`crate::added::is_safe_cut`]) so every thread counts, with exactly the counts of the whole.
 
+use super::chunks::ChunkTable;
 use crate::added::{
     clear_of_tokens, cut_lookahead, is_safe_cut, spanning_tokens, AddedKind, AddedMatcher,
 };
@@ -145,13 +146,22 @@ pub struct ChunkCounter {
     matcher: AddedMatcher,
     /// the pinned tokens that could span a safe cut: cuts are kept clear of them
     spanning: Vec<Box<[u8]>>,
-    counts: FxHashMap<Box<[u8]>, u64>,
+    counts: ChunkTable,
     pub bytes_seen: u64,
     pub pieces_seen: u64,
     pub texts_seen: u64,
 }
 
-type LocalCounts<'t> = FxHashMap<&'t str, u64>;
+/// The counts of one thread's share of a batch: compact and fallible as the counter's own
+/// (a block of unique words held in a `HashMap<&str, u64>` cost as much again as the counter).
+type LocalCounts = ChunkTable;
+
+/// Two local tables added up: the smaller one into the larger.
+fn add_tables(a: LocalCounts, b: LocalCounts) -> Result<LocalCounts> {
+    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    big.absorb(&small)?;
+    Ok(big)
+}
 
 /// Two count tables added up: the smaller one into the larger (parallel counters reduce their
 /// per-thread tables with it).
@@ -174,7 +184,7 @@ impl ChunkCounter {
             pretok,
             matcher,
             spanning,
-            counts: FxHashMap::default(),
+            counts: ChunkTable::new(),
             bytes_seen: 0,
             pieces_seen: 0,
             texts_seen: 0,
@@ -192,27 +202,37 @@ impl ChunkCounter {
         self.pretok.is_fast()
     }
 
-    fn count_one<'t>(&self, text: &'t str, local: &mut LocalCounts<'t>) -> Result<()> {
+    fn count_one(&self, text: &str, local: &mut LocalCounts) -> Result<()> {
         let mut result = Ok(());
         cut_pinned(text, &self.matcher, |seg| {
             if result.is_ok() {
+                let mut added = Ok(());
                 result = self.pretok.for_each_piece(seg, |p| {
-                    *local.entry(p).or_insert(0) += 1;
+                    if added.is_ok() {
+                        added = local.add(p.as_bytes(), 1);
+                    }
                 });
+                if result.is_ok() {
+                    result = added;
+                }
             }
         });
         result
     }
 
-    fn absorb(&mut self, local: LocalCounts<'_>) {
-        for (k, v) in local {
-            self.pieces_seen += v;
-            if let Some(c) = self.counts.get_mut(k.as_bytes()) {
-                *c += v;
-            } else {
-                self.counts.insert(k.as_bytes().into(), v);
-            }
+    /// Add a batch's counts to the counter's (on failure, what was added stays added and
+    /// `pieces_seen` counts it).
+    fn absorb(&mut self, local: LocalCounts) -> Result<()> {
+        if self.counts.is_empty() {
+            self.pieces_seen += local.iter().map(|(_, n)| n).sum::<u64>();
+            self.counts = local;
+            return Ok(());
         }
+        for (k, v) in local.iter() {
+            self.counts.add(k, v)?;
+            self.pieces_seen += v;
+        }
+        Ok(())
     }
 
     /// Count a batch of texts, in parallel. Each text is split on its own (no piece crosses
@@ -237,9 +257,8 @@ impl ChunkCounter {
             .try_fold(LocalCounts::default, |mut local, t| {
                 this.count_one(t, &mut local).map(|_| local)
             })
-            .try_reduce(LocalCounts::default, |a, b| Ok(add_counts(a, b)))?;
-        self.absorb(merged);
-        Ok(())
+            .try_reduce(LocalCounts::default, add_tables)?;
+        self.absorb(merged)
     }
 
     /// Count a whole stream (a file), reading it in blocks of `block` bytes so memory stays
@@ -280,6 +299,7 @@ impl ChunkCounter {
                 return Err(Error::Interrupted);
             }
             let before = buf.len();
+            crate::mem::try_reserve(&mut buf, block, "a block of the corpus")?;
             buf.resize(before + block, 0);
             let mut filled = before;
             while filled < buf.len() {
@@ -314,6 +334,9 @@ impl ChunkCounter {
             };
             let text_len_bytes = usable;
             if !fast {
+                whole.try_reserve(text.len()).map_err(|_| {
+                    crate::mem::oom("the corpus read whole", whole.len() + text.len(), 1)
+                })?;
                 whole.push_str(&text);
                 let rest = buf.split_off(usable);
                 offset += usable as u64;
@@ -377,8 +400,9 @@ impl ChunkCounter {
             ))
         };
         let pieces = self.pieces_seen.checked_add(count).ok_or_else(too_many)?;
-        let slot = self.counts.entry(chunk.into()).or_insert(0);
-        *slot = slot.checked_add(count).ok_or_else(too_many)?;
+        let old = self.counts.find(chunk).map_or(0, |i| self.counts.count(i));
+        old.checked_add(count).ok_or_else(too_many)?;
+        self.counts.add(chunk, count)?;
         self.pieces_seen = pieces;
         Ok(())
     }
@@ -389,14 +413,17 @@ impl ChunkCounter {
 
     /// The unique chunks and their counts, sorted by chunk bytes (a deterministic order).
     pub fn into_counts(self) -> Vec<(Box<[u8]>, u64)> {
-        let mut v: Vec<(Box<[u8]>, u64)> = self.counts.into_iter().collect();
-        v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        v
+        self.counts_snapshot()
+    }
+
+    /// The unique chunks and their counts, compactly stored (what the merge loop trains on:
+    /// [`crate::train::train_merges_table`]).
+    pub fn into_table(self) -> ChunkTable {
+        self.counts
     }
 
     pub fn counts_snapshot(&self) -> Vec<(Box<[u8]>, u64)> {
-        let mut v: Vec<(Box<[u8]>, u64)> =
-            self.counts.iter().map(|(k, &c)| (k.clone(), c)).collect();
+        let mut v: Vec<(Box<[u8]>, u64)> = self.counts.iter().map(|(k, c)| (k.into(), c)).collect();
         v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         v
     }
@@ -451,14 +478,14 @@ mod tests {
     }
 
     /// Counts of `text` read whole: pinned tokens cut out, the rest split by `pat`.
-    fn whole_counts(text: &str, pat: &str, pinned: &[&str]) -> FxHashMap<Box<[u8]>, u64> {
+    fn whole_counts(text: &str, pat: &str, pinned: &[&str]) -> ChunkTable {
         let mut c = ChunkCounter::new(
             Pretokenizer::new(pat).unwrap(),
             pinned.iter().map(|p| p.to_string()).collect(),
         );
         let mut local = LocalCounts::default();
         c.count_one(text, &mut local).unwrap();
-        c.absorb(local);
+        c.absorb(local).unwrap();
         c.counts
     }
 

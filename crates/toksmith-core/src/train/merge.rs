@@ -12,8 +12,9 @@
 //! created) and afterwards counts only decrease, which is why lazy refresh finds the true
 //! maximum and why one position list per pair is complete.
 
+use super::chunks::ChunkTable;
 use crate::error::{Error, Result};
-use crate::mem::prefetch;
+use crate::mem::{prefetch, try_vec};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -56,6 +57,14 @@ impl Words {
             ids: Vec::with_capacity(ids),
             at: Vec::with_capacity(words),
         }
+    }
+
+    /// [`Words::with_capacity`], or [`Error::OutOfMemory`] when the allocator refuses.
+    fn try_with_capacity(ids: usize, words: usize) -> Result<Self> {
+        Ok(Words {
+            ids: try_vec(ids, "the symbols of the training words")?,
+            at: try_vec(words, "the training words")?,
+        })
     }
 
     /// Add a word of `count` occurrences spelled by `ids`.
@@ -152,6 +161,45 @@ pub fn train_merges_owned(
 ) -> Result<Vec<Pair>> {
     let total = chunks.iter().map(|(c, _)| c.len()).sum();
     byte_merges(total, chunks.into_iter(), num_merges, limits, progress)
+}
+
+/// [`train_merges_limited`] on the chunks of a [`ChunkTable`] (what [`ChunkCounter`] counts),
+/// without a copy of each chunk in a heap block of its own: the words of the merge loop are
+/// made straight from the table, which is then freed. The table's order does not matter: the
+/// words are sorted by their bytes, as [`ChunkCounter::into_counts`] sorts them.
+///
+/// [`ChunkCounter`]: crate::train::ChunkCounter
+/// [`ChunkCounter::into_counts`]: crate::train::ChunkCounter::into_counts
+pub fn train_merges_table(
+    mut table: ChunkTable,
+    num_merges: usize,
+    limits: MergeLimits,
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
+) -> Result<Vec<Pair>> {
+    if table.is_empty() {
+        return Err(Error::EmptyCorpus);
+    }
+    table.drop_index();
+    // the words in byte order, laid out in that order (the pair counting reads them in turn)
+    let mut order: Vec<u32> = try_vec(table.len(), "the order of the training words")?;
+    order.extend(0..table.len() as u32);
+    order.par_sort_unstable_by(|&x, &y| table.chunk(x as usize).cmp(table.chunk(y as usize)));
+    let mut words = Words::try_with_capacity(table.total_bytes(), table.len())?;
+    for &i in &order {
+        let i = i as usize;
+        words.push(table.chunk(i).iter().map(|&b| b as u32), table.count(i));
+    }
+    drop(order);
+    drop(table);
+    words.check_pair_total()?;
+    Ok(merge_loop(
+        words,
+        vec![1; 256],
+        num_merges,
+        limits,
+        &mut |_, _, fresh| fresh,
+        progress,
+    ))
 }
 
 /// The byte-level merge loop over `chunks` (`total`: their bytes in all).
