@@ -9,7 +9,15 @@ tiktoken      a ``.tiktoken`` rank file (``base64-token rank`` lines)
 huggingface   a ``tokenizer.json`` (a JSON object with a ``"model"``) or a folder holding one
 gpt2          a folder with ``vocab.json`` + ``merges.txt`` or ``encoder.json`` + ``vocab.bpe``,
               or one of those two files with its partner beside it
+sentencepiece a SentencePiece ``.model`` file, or a folder with ``tokenizer.model`` or
+              ``spiece.model`` (and no ``tokenizer.json``)
+wordpiece     a ``vocab.txt`` (WordPiece, one token a line), or a folder holding one (with
+              ``tokenizer_config.json``, as BERT's)
 ============  ==========================================================================
+
+A ``tokenizer.json`` whose model is Unigram, WordPiece or BPE over characters is named
+``huggingface`` too; :func:`toksmith.load_any` loads it as a
+:class:`toksmith.pipeline_tokenizer.PipelineTokenizer` (as it does the last two formats).
 
 A rank file has no pattern and no special tokens: :func:`load_any` uses those of the OpenAI
 encoding whose sha256 the file has (``r50k_base``/``gpt2``, ``p50k_base``, ``cl100k_base``,
@@ -30,8 +38,12 @@ from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ._common import unique_keys_hook
+from .pipeline_files import looks_like_sentencepiece, wordpiece_vocab_path
 
-FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm")
+FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm", "sentencepiece", "wordpiece")
+
+#: the SentencePiece model files of a model folder, in the order they are looked for
+_SPM_NAMES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
 
 _GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 _RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2}[ \t\x0b\x0c]+\d+[ \t\x0b\x0c]*$")
@@ -126,8 +138,15 @@ def _detect(p: str) -> Detected:
             return _detect(tj)
         if _gpt2_pair(p):
             return "gpt2", p, None, None, None
+        for name in _SPM_NAMES:
+            spm = os.path.join(p, name)
+            if os.path.isfile(spm):
+                return "sentencepiece", spm, None, None, None
+        if wordpiece_vocab_path(p):
+            return "wordpiece", p, None, None, None
         raise TokenizerFileNotFoundError(
-            f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe"
+            f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt, encoder.json + vocab.bpe, "
+            "tokenizer.model / spiece.model or vocab.txt"
         )
     raw = None
     with open(p, "rb") as f:
@@ -135,6 +154,8 @@ def _detect(p: str) -> Detected:
             head = f.read(1 << 16)
         else:
             head = raw = f.read()
+    if looks_like_sentencepiece(p, head):
+        return "sentencepiece", p, None, None, raw
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
         fmt, doc, tables = _sniff_json(p, head, raw)
@@ -146,9 +167,11 @@ def _detect(p: str) -> Detected:
     # a merges file without its "#version" line: named as _gpt2_files_for pairs it (gpt2_vocab.bpe)
     if first.startswith(b"#version") or os.path.basename(p).endswith(("merges.txt", "vocab.bpe")):
         return "gpt2", p, None, None, raw
+    if wordpiece_vocab_path(p):
+        return "wordpiece", p, None, None, raw
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
-        "tokenizer.json or GPT-2 vocab.json/merges.txt)"
+        "tokenizer.json, GPT-2 vocab.json/merges.txt, a SentencePiece .model or a WordPiece vocab.txt)"
     )
 
 
