@@ -38,7 +38,7 @@ from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ._common import unique_keys_hook
-from .pipeline_files import looks_like_sentencepiece, wordpiece_vocab_path
+from .pipeline_files import join, looks_like_sentencepiece, wordpiece_vocab_path
 
 FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm", "sentencepiece", "wordpiece")
 
@@ -139,7 +139,7 @@ def _detect(p: str) -> Detected:
         if _gpt2_pair(p):
             return "gpt2", p, None, None, None
         for name in _SPM_NAMES:
-            spm = os.path.join(p, name)
+            spm = join(p, name)
             if os.path.isfile(spm):
                 return "sentencepiece", spm, None, None, None
         if wordpiece_vocab_path(p):

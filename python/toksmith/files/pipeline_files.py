@@ -40,10 +40,20 @@ class PipelineSource:
         return dict(self.options).get(name, default)
 
 
+def _name(p: Any) -> str:
+    """The file name of a str or bytes path, as str."""
+    return os.fsdecode(os.path.basename(p))
+
+
+def join(folder: Any, name: str) -> Any:
+    """``os.path.join`` for a str or bytes folder (paths may be bytes: see :mod:`toksmith._paths`)."""
+    return os.path.join(folder, os.fsencode(name) if isinstance(folder, bytes) else name)
+
+
 def looks_like_sentencepiece(p: str, head: bytes) -> bool:
     """A SentencePiece ``ModelProto``: named ``*.model``, or a protobuf whose first field is a
     piece (tag 0x0a) with binary bytes in its head."""
-    if os.path.basename(p).endswith(".model"):
+    if _name(p).endswith(".model"):
         return True
     return head[:1] == b"\x0a" and b"\x00" in head[:4096]
 
@@ -58,7 +68,7 @@ def read_sentencepiece(
             raw = f.read()
     if not raw:
         raise TokenizerFileError(f"{p}: an empty file is no SentencePiece model")
-    return PipelineSource("sentencepiece", raw, p)
+    return PipelineSource("sentencepiece", raw, os.fsdecode(p))
 
 
 def _walk_types(node: Any) -> List[str]:
@@ -104,15 +114,15 @@ def read_hf_pipeline_json(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TokenizerFileError(f"{p}: not valid UTF-8: {e}") from None
-    return PipelineSource("hf_json", text, p)
+    return PipelineSource("hf_json", text, os.fsdecode(p))
 
 
 def wordpiece_vocab_path(p: str) -> Optional[str]:
     """The ``vocab.txt`` of a WordPiece folder (or the file itself), if there is one."""
     if os.path.isdir(p):
-        v = os.path.join(p, "vocab.txt")
+        v = join(p, "vocab.txt")
         return v if os.path.isfile(v) else None
-    return p if os.path.basename(p).endswith("vocab.txt") else None
+    return p if _name(p).endswith("vocab.txt") else None
 
 
 def _token_text(v: Any, where: str, key: str) -> Optional[str]:
@@ -141,7 +151,7 @@ def read_wordpiece_folder(path: Union[str, os.PathLike]) -> PipelineSource:
     except UnicodeDecodeError as e:
         raise TokenizerFileError(f"{vocab}: not valid UTF-8: {e}") from None
     config: dict = {}
-    cfg_path = os.path.join(folder, "tokenizer_config.json")
+    cfg_path = join(folder, "tokenizer_config.json")
     if os.path.isfile(cfg_path):
         try:
             with open(cfg_path, encoding="utf-8") as f:
@@ -183,13 +193,14 @@ def read_wordpiece_folder(path: Union[str, os.PathLike]) -> PipelineSource:
         ("strip_accents", strip_accents),
         ("handle_chinese_chars", chinese),
     )
-    return PipelineSource("wordpiece", text, vocab, options)
+    return PipelineSource("wordpiece", text, os.fsdecode(vocab), options)
 
 
 __all__ = [
     "KINDS",
     "PipelineSource",
     "is_pipeline_json",
+    "join",
     "looks_like_sentencepiece",
     "read_hf_pipeline_json",
     "read_sentencepiece",
