@@ -16,11 +16,13 @@ from typing import Any, Callable, Dict, Mapping, Optional, Union
 from ._paths import fspath
 from .files import gpt2 as _gpt2
 from .files import huggingface as _huggingface
+from .files import pipeline_files as _pipeline_files
 from .files import saved as _saved
 from .files import tiktoken as _tiktoken
 from .files import toksmith_json as _toksmith_json
 from .files.detect import Detected, _detect, _gpt2_files_for, detect_format
 from .files.tiktoken import PathLike, encoding_name_for_model, find_cached_encoding, openai_encoding
+from .pipeline_tokenizer import PipelineTokenizer
 from .tokenizer import Tokenizer
 
 
@@ -130,7 +132,10 @@ def load_any(
     special_tokens: Optional[Mapping[str, int]] = None,
     strict: bool = True,
 ):
-    """Load a tokenizer file of any supported format (see :mod:`toksmith.files.detect`).
+    """Load a tokenizer file of any supported format (see :mod:`toksmith.files.detect`): a
+    :class:`toksmith.Tokenizer` for byte-level BPE, a
+    :class:`toksmith.pipeline_tokenizer.PipelineTokenizer` for a SentencePiece ``.model``, a
+    WordPiece folder or a Unigram / WordPiece / character-BPE ``tokenizer.json``.
 
     ``pattern`` and ``special_tokens`` apply to the formats that do not store them (``.tiktoken``
     rank files and GPT-2 files); giving them for a toksmith or Hugging Face file is an error.
@@ -171,11 +176,19 @@ def _load_detected(
     """:func:`load_any` once ``_detect(p)`` has named the format (callers that also report the
     format detect once)."""
     fmt, file, doc, tables, raw = detected
-    if fmt in ("toksmith", "huggingface") and (pattern is not None or special_tokens is not None):
+    if fmt in ("toksmith", "huggingface", "sentencepiece", "wordpiece") and (
+        pattern is not None or special_tokens is not None
+    ):
         raise ValueError(
             f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
             "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
         )
+    if fmt == "sentencepiece":
+        return PipelineTokenizer.from_source(_pipeline_files.read_sentencepiece(file, raw))
+    if fmt == "wordpiece":
+        return PipelineTokenizer.from_source(_pipeline_files.read_wordpiece_folder(file))
+    if fmt == "huggingface" and _pipeline_files.is_pipeline_json(doc):
+        return PipelineTokenizer.from_source(_pipeline_files.read_hf_pipeline_json(file, raw))
     if fmt == "calm":
         if pattern is not None or special_tokens is not None:
             raise ValueError(

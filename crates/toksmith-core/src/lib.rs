@@ -13,6 +13,8 @@
 //! * [`models`]: other models: [`words`] (the word-level `</w>` model: character merges,
 //!   greedy longest match, embeddings), [`fixed_words`] (a whole-word fixed-id vocabulary in
 //!   front of BPE, for CppReason);
+//! * [`pipeline`]: whole non-byte-level tokenizers (SentencePiece `.model`, `tokenizer.json` with
+//!   Unigram / WordPiece / character BPE): normalizer, added tokens, pre-tokenizer, model, decoder;
 //! * [`decode`]: ids -> bytes (the streaming decoder is policy, in `toksmith/decoding.py`);
 //! * [`ids_format`]: ids as decimal text or little-endian integers (command-line output);
 //! * [`mem`]: prefetch hints and huge-page advice for large fresh buffers;
@@ -33,6 +35,7 @@ pub mod ids_format;
 pub mod mem;
 pub mod models;
 pub mod normalizers;
+pub mod pipeline;
 pub mod pre_tokenizers;
 pub mod pretokenize;
 pub mod table;

@@ -13,6 +13,7 @@ use toksmith_core::models::spm::{ModelProto, ModelType, PieceType};
 use toksmith_core::models::unigram::Unigram;
 use toksmith_core::models::wordpiece::WordPiece;
 use toksmith_core::normalizers::{BertNormalizer, Normalizer, Pattern, Precompiled, SpmNormalizer};
+use toksmith_core::pipeline::Pipeline;
 use toksmith_core::pre_tokenizers::{PreTokenizer, PrependScheme, Split};
 
 fn data(name: &str) -> Vec<u8> {
@@ -135,6 +136,51 @@ fn check_spm(file: &str, golden_name: &str) {
             ids
         },
         |ids| p.decoder.decode(ids).unwrap(),
+    );
+}
+
+/// The same goldens through [`Pipeline::from_spm_model`], sentencepiece's own behaviour (control
+/// tokens in the text are text).
+fn check_spm_pipeline(file: &str, golden_name: &str) {
+    let g = goldens();
+    let p = Pipeline::from_spm_model(&data(file)).unwrap();
+    check(
+        golden_name,
+        &g[golden_name],
+        |t| p.encode(t, p.matches_special_by_default()).unwrap(),
+        |ids| p.decode(ids).unwrap(),
+    );
+    let texts: Vec<String> = g[golden_name]
+        .iter()
+        .filter_map(|r| r.text.clone())
+        .collect();
+    let batch = p.encode_batch(&texts, false).unwrap();
+    for (t, ids) in texts.iter().zip(&batch) {
+        assert_eq!(*ids, p.encode(t, false).unwrap());
+    }
+}
+
+#[test]
+fn spm_pipelines_match_sentencepiece() {
+    check_spm_pipeline("llama2.model.xz", "llama2");
+    check_spm_pipeline("mistral_v1.model.xz", "mistral_v1");
+    check_spm_pipeline("t5_spm.model.xz", "t5_spm");
+}
+
+#[test]
+fn wordpiece_pipeline_matches_tokenizers() {
+    let txt = String::from_utf8(data("bert_base_uncased_vocab.txt.xz")).unwrap();
+    let special: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let p = Pipeline::from_wordpiece_vocab(&txt, "[UNK]", &special, true, None, true).unwrap();
+    let g = goldens();
+    check(
+        "bert_hf",
+        &g["bert_hf"],
+        |t| p.encode(t, true).unwrap(),
+        |ids| p.decode(ids).unwrap(),
     );
 }
 

@@ -10,13 +10,22 @@ huggingface   a ``tokenizer.json`` (a JSON object with a ``"model"``) or a folde
 js-tiktoken   a js-tiktoken rank file: JSON ``{"pat_str", "special_tokens", "bpe_ranks"}``
 gpt2          a folder with ``vocab.json`` + ``merges.txt`` or ``encoder.json`` + ``vocab.bpe``,
               or one of those two files with its partner beside it
+sentencepiece a SentencePiece ``.model`` file, or a folder with ``tokenizer.model`` or
+              ``spiece.model`` (and no ``tokenizer.json``)
+wordpiece     a ``vocab.txt`` (WordPiece, one token a line), or a folder holding one (with
+              ``tokenizer_config.json``, as BERT's)
 ============  ==========================================================================
 
 A rank file has no pattern and no special tokens: :func:`load_any` uses those of the
 encoding whose sha256 the file has (OpenAI's ``r50k_base``/``gpt2``, ``p50k_base``,
 ``cl100k_base``, ``o200k_base``; Llama 3's and Llama 4's ``tokenizer.model``, Qwen 1's
-``qwen.tiktoken``); any other rank file needs ``pattern=`` (and ``special_tokens=``). See :mod:`toksmith.formats.tiktoken`,
-:mod:`toksmith.formats.huggingface` and :mod:`toksmith.formats.gpt2` for each format, and
+``qwen.tiktoken``); any other rank file needs ``pattern=`` (and ``special_tokens=``).
+
+A ``tokenizer.json`` whose model is Unigram, WordPiece or BPE over characters is named
+``huggingface`` too; :func:`toksmith.load_any` loads it as a
+:class:`toksmith.pipeline_tokenizer.PipelineTokenizer` (as it does the last two formats).
+
+See :mod:`toksmith.formats.tiktoken`, :mod:`toksmith.formats.huggingface` and :mod:`toksmith.formats.gpt2` for each format, and
 :class:`ConversionError` for what cannot be converted exactly.
 """
 
@@ -32,8 +41,21 @@ from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
 from ..errors import ConversionError, TokenizerFileError, TokenizerFileNotFoundError
 from ._common import read_tokenizer_file, unique_keys_hook
+from .pipeline_files import join, looks_like_sentencepiece, wordpiece_vocab_path
 
-FORMATS = ("toksmith", "tiktoken", "huggingface", "gpt2", "calm", "js-tiktoken")
+FORMATS = (
+    "toksmith",
+    "tiktoken",
+    "huggingface",
+    "gpt2",
+    "calm",
+    "js-tiktoken",
+    "sentencepiece",
+    "wordpiece",
+)
+
+#: the SentencePiece model files of a model folder, in the order they are looked for
+_SPM_NAMES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
 
 _GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 _RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2}[ \t\x0b\x0c]+\d+[ \t\x0b\x0c]*$")
@@ -138,8 +160,15 @@ def _detect(p: str) -> Detected:
             return _detect(tj)
         if _gpt2_pair(p):
             return "gpt2", p, None, None, None
+        for name in _SPM_NAMES:
+            spm = join(p, name)
+            if os.path.isfile(spm):
+                return "sentencepiece", spm, None, None, None
+        if wordpiece_vocab_path(p):
+            return "wordpiece", p, None, None, None
         raise TokenizerFileNotFoundError(
-            f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt or encoder.json + vocab.bpe"
+            f"{p}: the folder has no tokenizer.json, vocab.json + merges.txt, encoder.json + vocab.bpe, "
+            "tokenizer.model / spiece.model or vocab.txt"
         )
     raw = None
     with open_readable(p, "the tokenizer file") as f:
@@ -147,6 +176,8 @@ def _detect(p: str) -> Detected:
             head = f.read(1 << 16)
         else:  # a pipe is read once, whole (bounded)
             head = raw = read_capped(f, p, "the tokenizer file", error=TokenizerFileError)
+    if looks_like_sentencepiece(p, head):
+        return "sentencepiece", p, None, None, raw
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
         fmt, doc, tables = _sniff_json(p, head, raw)
@@ -158,9 +189,11 @@ def _detect(p: str) -> Detected:
     # a merges file without its "#version" line: named as _gpt2_files_for pairs it (gpt2_vocab.bpe)
     if first.startswith(b"#version") or os.path.basename(p).endswith(("merges.txt", "vocab.bpe")):
         return "gpt2", p, None, None, raw
+    if wordpiece_vocab_path(p):
+        return "wordpiece", p, None, None, raw
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
-        "tokenizer.json or GPT-2 vocab.json/merges.txt)"
+        "tokenizer.json, GPT-2 vocab.json/merges.txt, a SentencePiece .model or a WordPiece vocab.txt)"
     )
 
 

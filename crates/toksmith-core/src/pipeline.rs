@@ -1,0 +1,754 @@
+//! Whole tokenizers that are not byte-level BPE: normalizer -> added tokens -> pre-tokenizer ->
+//! model (character BPE with byte fallback, Unigram, WordPiece) -> decoder, built from a
+//! SentencePiece `.model` file ([`Pipeline::from_spm_model`]), a Hugging Face `tokenizer.json`
+//! ([`Pipeline::from_hf_json`]) or a WordPiece `vocab.txt` ([`Pipeline::from_wordpiece_vocab`]).
+//!
+//! Added tokens are matched in the raw text (leftmost, then longest) before normalization, as
+//! `tokenizers` does for tokens with `normalized: false`; special ones only when the call asks.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use crate::added::{AddedKind, AddedMatcher};
+use crate::decoders::spm::SpmDecoder;
+use crate::decoders::Decoder;
+use crate::models::char_bpe::{BpeOptions, CharBpe};
+use crate::models::spm::{ModelProto, ModelType, PieceType};
+use crate::models::unigram::Unigram;
+use crate::models::wordpiece::WordPiece;
+use crate::normalizers::{BertNormalizer, Normalizer, Pattern, Precompiled, SpmNormalizer};
+use crate::pre_tokenizers::{Behavior, PreTokenizer, PrependScheme, Split};
+use crate::{Error, Result};
+
+/// The model at the heart of a pipeline.
+#[derive(Debug, Clone)]
+pub enum Model {
+    Bpe(CharBpe),
+    Unigram(Unigram),
+    WordPiece(WordPiece),
+}
+
+impl Model {
+    fn encode(&self, word: &str, out: &mut Vec<u32>) -> Result<()> {
+        match self {
+            Model::Bpe(b) => b.encode(word, out),
+            Model::Unigram(u) => u.encode(word, out),
+            Model::WordPiece(w) => {
+                w.encode(word, out);
+                Ok(())
+            }
+        }
+    }
+
+    /// The name of the model kind (`"bpe"`, `"unigram"`, `"wordpiece"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Model::Bpe(_) => "bpe",
+            Model::Unigram(_) => "unigram",
+            Model::WordPiece(_) => "wordpiece",
+        }
+    }
+}
+
+/// sentencepiece's own stages, or those of a Hugging Face file.
+#[derive(Debug, Clone)]
+enum Stages {
+    Spm {
+        normalizer: SpmNormalizer,
+        decoder: SpmDecoder,
+    },
+    Hf {
+        normalizer: Option<Normalizer>,
+        pre: Option<PreTokenizer>,
+        decoder: Option<Decoder>,
+    },
+}
+
+/// An added token: its text, id and whether it is special.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Added {
+    pub text: String,
+    pub id: u32,
+    pub special: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    model: Model,
+    stages: Stages,
+    /// every id's token string (`None`: an id that no token has)
+    tokens: Vec<Option<String>>,
+    added: Vec<Added>,
+    matcher: AddedMatcher,
+    /// the default of `match_special`: what the reference library does
+    matches_special_by_default: bool,
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::InvalidVocab(msg.into())
+}
+
+impl Pipeline {
+    fn assemble(
+        model: Model,
+        stages: Stages,
+        tokens: Vec<Option<String>>,
+        added: Vec<Added>,
+        matches_special_by_default: bool,
+    ) -> Self {
+        let matcher = AddedMatcher::from_tokens(added.iter().map(|a| {
+            let kind = if a.special {
+                AddedKind::Special
+            } else {
+                AddedKind::Pinned
+            };
+            (a.text.as_bytes(), a.id, kind)
+        }));
+        Pipeline {
+            model,
+            stages,
+            tokens,
+            added,
+            matcher,
+            matches_special_by_default,
+        }
+    }
+
+    /// A SentencePiece `.model` file (BPE or Unigram). As `SentencePieceProcessor.encode`,
+    /// control pieces (`<s>`, `</s>`) in the text are plain text unless `match_special` asks;
+    /// user-defined pieces are always matched (by the normalizer and the model).
+    pub fn from_spm_model(bytes: &[u8]) -> Result<Self> {
+        let m = ModelProto::parse(bytes)?;
+        let user: Vec<&str> = m
+            .pieces
+            .iter()
+            .filter(|p| p.kind == PieceType::UserDefined)
+            .map(|p| p.piece.as_str())
+            .collect();
+        let normalizer = SpmNormalizer::new(
+            &m.normalizer_spec,
+            &user,
+            m.trainer_spec.treat_whitespace_as_suffix,
+        )?;
+        let model = match m.trainer_spec.model_type {
+            ModelType::Bpe => Model::Bpe(CharBpe::from_spm(&m)?),
+            ModelType::Unigram => Model::Unigram(Unigram::from_spm(&m)?),
+            t => {
+                return Err(bad(format!(
+                    "SentencePiece model type {t:?} is not supported (only BPE and Unigram)"
+                )))
+            }
+        };
+        let added = m
+            .pieces
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.kind == PieceType::Control)
+            .map(|(i, p)| Added {
+                text: p.piece.clone(),
+                id: i as u32,
+                special: true,
+            })
+            .collect();
+        let tokens = m.pieces.iter().map(|p| Some(p.piece.clone())).collect();
+        let stages = Stages::Spm {
+            normalizer,
+            decoder: SpmDecoder::new(&m),
+        };
+        Ok(Self::assemble(model, stages, tokens, added, false))
+    }
+
+    /// A WordPiece `vocab.txt` (one token a line, the id is the line number) with BERT's
+    /// normalizer, pre-tokenizer and decoder; `special` names the special tokens (each must be
+    /// in the vocabulary).
+    pub fn from_wordpiece_vocab(
+        vocab_txt: &str,
+        unk_token: &str,
+        special: &[String],
+        lowercase: bool,
+        strip_accents: Option<bool>,
+        handle_chinese_chars: bool,
+    ) -> Result<Self> {
+        let vocab = WordPiece::vocab_from_txt(vocab_txt)?;
+        let wp = WordPiece::new(&vocab, unk_token, "##", 100)?;
+        let mut added = Vec::new();
+        for t in special {
+            let id = *vocab
+                .get(t)
+                .ok_or_else(|| bad(format!("special token {t:?} is not in vocab.txt")))?;
+            added.push(Added {
+                text: t.clone(),
+                id,
+                special: true,
+            });
+        }
+        let stages = Stages::Hf {
+            normalizer: Some(Normalizer::Bert(BertNormalizer {
+                clean_text: true,
+                handle_chinese_chars,
+                strip_accents,
+                lowercase,
+            })),
+            pre: Some(PreTokenizer::Bert),
+            decoder: Some(Decoder::WordPiece {
+                prefix: "##".into(),
+                cleanup: true,
+            }),
+        };
+        let tokens = tokens_of(&vocab)?;
+        Ok(Self::assemble(
+            Model::WordPiece(wp),
+            stages,
+            tokens,
+            added,
+            true,
+        ))
+    }
+
+    /// A Hugging Face `tokenizer.json` whose model is Unigram, WordPiece or BPE (over
+    /// characters: a byte-level BPE file belongs to toksmith's own `Bpe`).
+    pub fn from_hf_json(json: &str) -> Result<Self> {
+        let doc: Value =
+            serde_json::from_str(json).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let model_v = doc
+            .get("model")
+            .filter(|m| m.is_object())
+            .ok_or_else(|| bad("no \"model\" object"))?;
+        let (model, mut tokens) = hf_model(model_v)?;
+        let normalizer = opt(&doc, "normalizer").map(hf_normalizer).transpose()?;
+        let pre = opt(&doc, "pre_tokenizer")
+            .map(hf_pre_tokenizer)
+            .transpose()?;
+        let decoder = opt(&doc, "decoder").map(hf_decoder).transpose()?;
+        let mut added = Vec::new();
+        if let Some(list) = opt(&doc, "added_tokens") {
+            let list = list
+                .as_array()
+                .ok_or_else(|| bad("\"added_tokens\" is not a list"))?;
+            for t in list {
+                let content = str_field(t, "content", "added token")?;
+                let id = u32_field(t, "id", "added token")?;
+                for flag in ["lstrip", "rstrip", "single_word"] {
+                    if t.get(flag).and_then(Value::as_bool) == Some(true) {
+                        return Err(bad(format!(
+                            "added token {content:?}: {flag}=true is not supported yet"
+                        )));
+                    }
+                }
+                let special = t.get("special").and_then(Value::as_bool).unwrap_or(false);
+                let slot = id as usize;
+                if slot >= tokens.len() {
+                    if slot > tokens.len() + (1 << 24) {
+                        return Err(bad(format!(
+                            "added token {content:?}: id {id} is too large"
+                        )));
+                    }
+                    tokens.resize(slot + 1, None);
+                }
+                tokens[slot] = Some(content.to_string());
+                added.push(Added {
+                    text: content.to_string(),
+                    id,
+                    special,
+                });
+            }
+        }
+        let stages = Stages::Hf {
+            normalizer,
+            pre,
+            decoder,
+        };
+        Ok(Self::assemble(model, stages, tokens, added, true))
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// One more than the largest id.
+    pub fn n_vocab(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn added(&self) -> &[Added] {
+        &self.added
+    }
+
+    pub fn matches_special_by_default(&self) -> bool {
+        self.matches_special_by_default
+    }
+
+    /// The token string of an id.
+    pub fn id_to_token(&self, id: u32) -> Option<&str> {
+        self.tokens.get(id as usize).and_then(|t| t.as_deref())
+    }
+
+    /// Text -> ids; `match_special`: special added tokens in the text become their ids (non-
+    /// special added tokens always do).
+    pub fn encode(&self, text: &str, match_special: bool) -> Result<Vec<u32>> {
+        let mut ids = Vec::with_capacity(text.len() / 3 + 1);
+        let bytes = text.as_bytes();
+        let accept = |_: u32, kind: AddedKind| match_special || kind == AddedKind::Pinned;
+        let mut last = 0;
+        while let Some((start, end, id)) = self.matcher.find(bytes, last, &accept) {
+            if last < start {
+                self.encode_segment(&text[last..start], last == 0, &mut ids)?;
+            }
+            ids.push(id);
+            last = end;
+        }
+        if last < text.len() {
+            self.encode_segment(&text[last..], last == 0, &mut ids)?;
+        }
+        Ok(ids)
+    }
+
+    fn encode_segment(&self, seg: &str, at_start: bool, ids: &mut Vec<u32>) -> Result<()> {
+        match &self.stages {
+            Stages::Spm { normalizer, .. } => self.model.encode(&normalizer.normalize(seg), ids),
+            Stages::Hf {
+                normalizer, pre, ..
+            } => {
+                let n = match normalizer {
+                    Some(n) => n.normalize(seg)?,
+                    None => seg.to_string(),
+                };
+                match pre {
+                    Some(p) => {
+                        for s in p.pre_tokenize(vec![Split::new(n, at_start)])? {
+                            self.model.encode(&s.text, ids)?;
+                        }
+                        Ok(())
+                    }
+                    None => self.model.encode(&n, ids),
+                }
+            }
+        }
+    }
+
+    /// [`Pipeline::encode`] of each text, in parallel (on the current rayon pool).
+    pub fn encode_batch(&self, texts: &[String], match_special: bool) -> Result<Vec<Vec<u32>>> {
+        texts
+            .par_iter()
+            .map(|t| self.encode(t, match_special))
+            .collect()
+    }
+
+    /// Ids -> text, as the reference library decodes (special tokens kept).
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        match &self.stages {
+            Stages::Spm { decoder, .. } => decoder.decode(ids),
+            Stages::Hf { decoder, .. } => {
+                let mut tokens = Vec::with_capacity(ids.len());
+                for &id in ids {
+                    let t = self.id_to_token(id).ok_or(Error::UnknownId {
+                        id: u64::from(id),
+                        n_vocab: self.tokens.len() as u64,
+                    })?;
+                    tokens.push(t.to_string());
+                }
+                Ok(match decoder {
+                    Some(d) => d.decode(tokens),
+                    // tokenizers joins the tokens with spaces when there is no decoder
+                    None => tokens.join(" "),
+                })
+            }
+        }
+    }
+
+    pub fn decode_batch(&self, batch: &[Vec<u32>]) -> Result<Vec<String>> {
+        batch.par_iter().map(|ids| self.decode(ids)).collect()
+    }
+}
+
+/// id -> token of a token -> id map, checked: ids dense enough and each once.
+fn tokens_of(vocab: &FxHashMap<String, u32>) -> Result<Vec<Option<String>>> {
+    let n = vocab.values().copied().max().map_or(0, |m| m as usize + 1);
+    if n > 2 * vocab.len() + (1 << 16) {
+        return Err(bad(format!(
+            "the vocabulary's ids are sparse: {} tokens, the largest id is {}",
+            vocab.len(),
+            n - 1
+        )));
+    }
+    let mut tokens = vec![None; n];
+    for (t, &id) in vocab {
+        let slot = &mut tokens[id as usize];
+        if slot.is_some() {
+            return Err(bad(format!("id {id} is given to two tokens")));
+        }
+        *slot = Some(t.clone());
+    }
+    Ok(tokens)
+}
+
+fn opt<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get(key).filter(|x| !x.is_null())
+}
+
+fn str_field<'a>(v: &'a Value, key: &str, what: &str) -> Result<&'a str> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(format!("{what}: \"{key}\" is missing or not a string")))
+}
+
+fn u32_field(v: &Value, key: &str, what: &str) -> Result<u32> {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|x| u32::try_from(x).ok())
+        .ok_or_else(|| bad(format!("{what}: \"{key}\" is missing or not an id")))
+}
+
+fn bool_or(v: &Value, key: &str, default: bool) -> bool {
+    v.get(key).and_then(Value::as_bool).unwrap_or(default)
+}
+
+fn opt_string(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn type_of<'a>(v: &'a Value, what: &str) -> Result<&'a str> {
+    str_field(v, "type", what)
+}
+
+fn list<'a>(v: &'a Value, key: &str, what: &str) -> Result<&'a Vec<Value>> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad(format!("{what}: \"{key}\" is missing or not a list")))
+}
+
+fn vocab_map(v: &Value, what: &str) -> Result<FxHashMap<String, u32>> {
+    let obj = v
+        .get("vocab")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad(format!("{what}: \"vocab\" is missing or not an object")))?;
+    let mut out = FxHashMap::default();
+    out.reserve(obj.len());
+    for (t, id) in obj {
+        let id = id
+            .as_u64()
+            .and_then(|x| u32::try_from(x).ok())
+            .ok_or_else(|| bad(format!("{what}: token {t:?} has no valid id")))?;
+        out.insert(t.clone(), id);
+    }
+    Ok(out)
+}
+
+fn hf_model(v: &Value) -> Result<(Model, Vec<Option<String>>)> {
+    let kind = match v.get("type").and_then(Value::as_str) {
+        Some(t) => t,
+        // older files have no type: tell them apart by their fields
+        None if v.get("merges").is_some() => "BPE",
+        None if v.get("continuing_subword_prefix").is_some() => "WordPiece",
+        None => "Unigram",
+    };
+    match kind {
+        "Unigram" => {
+            let what = "Unigram model";
+            let mut vocab = Vec::new();
+            for row in list(v, "vocab", what)? {
+                let pair = row.as_array().filter(|p| p.len() == 2);
+                let (p, s) = pair
+                    .and_then(|p| Some((p[0].as_str()?, p[1].as_f64()?)))
+                    .ok_or_else(|| bad(format!("{what}: a vocab row is not [piece, score]")))?;
+                vocab.push((p.to_string(), s));
+            }
+            let unk = match v.get("unk_id") {
+                None | Some(Value::Null) => None,
+                Some(x) => Some(
+                    x.as_u64()
+                        .and_then(|x| u32::try_from(x).ok())
+                        .ok_or_else(|| bad(format!("{what}: \"unk_id\" is not an id")))?,
+                ),
+            };
+            let tokens = vocab.iter().map(|(p, _)| Some(p.clone())).collect();
+            let u = Unigram::from_vocab(vocab, unk, bool_or(v, "byte_fallback", false))?;
+            Ok((Model::Unigram(u), tokens))
+        }
+        "WordPiece" => {
+            let what = "WordPiece model";
+            let vocab = vocab_map(v, what)?;
+            let unk = str_field(v, "unk_token", what)?;
+            let prefix = v
+                .get("continuing_subword_prefix")
+                .and_then(Value::as_str)
+                .unwrap_or("##");
+            let max = v
+                .get("max_input_chars_per_word")
+                .and_then(Value::as_u64)
+                .unwrap_or(100) as usize;
+            let wp = WordPiece::new(&vocab, unk, prefix, max)?;
+            Ok((Model::WordPiece(wp), tokens_of(&vocab)?))
+        }
+        "BPE" => {
+            let what = "BPE model";
+            if v.get("dropout").is_some_and(|d| !d.is_null()) {
+                return Err(bad(
+                    "BPE dropout is random: toksmith encodes deterministically",
+                ));
+            }
+            let vocab = vocab_map(v, what)?;
+            let mut merges = Vec::new();
+            for m in list(v, "merges", what)? {
+                let pair = match m {
+                    Value::String(s) => s
+                        .split_once(' ')
+                        .map(|(a, b)| (a.to_string(), b.to_string())),
+                    Value::Array(p) if p.len() == 2 => p[0]
+                        .as_str()
+                        .zip(p[1].as_str())
+                        .map(|(a, b)| (a.to_string(), b.to_string())),
+                    _ => None,
+                };
+                merges.push(pair.ok_or_else(|| bad(format!("{what}: a bad merge {m}")))?);
+            }
+            let options = BpeOptions {
+                unk_token: opt_string(v, "unk_token"),
+                fuse_unk: bool_or(v, "fuse_unk", false),
+                byte_fallback: bool_or(v, "byte_fallback", false),
+                continuing_subword_prefix: opt_string(v, "continuing_subword_prefix"),
+                end_of_word_suffix: opt_string(v, "end_of_word_suffix"),
+                ignore_merges: bool_or(v, "ignore_merges", false),
+            };
+            let tokens = tokens_of(&vocab)?;
+            let b = CharBpe::new(vocab, &merges, options)?;
+            Ok((Model::Bpe(b), tokens))
+        }
+        t => Err(bad(format!("model type {t:?} is not supported"))),
+    }
+}
+
+/// Standard base64 (the `precompiled_charsmap` of a `Precompiled` normalizer).
+fn base64_decode(s: &str) -> Result<Vec<u8>> {
+    let val = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let body = s.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in body {
+        let v = val(c).ok_or_else(|| bad("precompiled_charsmap is not valid base64"))?;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Ok(out)
+}
+
+fn pattern(v: &Value, what: &str) -> Result<Pattern> {
+    let p = v
+        .get("pattern")
+        .ok_or_else(|| bad(format!("{what}: no \"pattern\"")))?;
+    if let Some(s) = p.get("String").and_then(Value::as_str) {
+        Ok(Pattern::Literal(s.to_string()))
+    } else if let Some(r) = p.get("Regex").and_then(Value::as_str) {
+        Pattern::regex(r)
+    } else {
+        Err(bad(format!(
+            "{what}: a pattern that is neither String nor Regex"
+        )))
+    }
+}
+
+fn hf_normalizer(v: &Value) -> Result<Normalizer> {
+    let what = "normalizer";
+    Ok(match type_of(v, what)? {
+        "NFC" => Normalizer::Nfc,
+        "NFD" => Normalizer::Nfd,
+        "NFKC" => Normalizer::Nfkc,
+        "NFKD" => Normalizer::Nfkd,
+        "Lowercase" => Normalizer::Lowercase,
+        "StripAccents" => Normalizer::StripAccents,
+        "Strip" => Normalizer::Strip {
+            left: bool_or(v, "strip_left", true),
+            right: bool_or(v, "strip_right", true),
+        },
+        "Replace" => Normalizer::Replace {
+            pattern: pattern(v, "Replace normalizer")?,
+            content: str_field(v, "content", "Replace normalizer")?.to_string(),
+        },
+        "Prepend" => Normalizer::Prepend(str_field(v, "prepend", "Prepend normalizer")?.into()),
+        "Precompiled" => {
+            let blob = str_field(v, "precompiled_charsmap", "Precompiled normalizer")?;
+            Normalizer::Precompiled(Precompiled::from_blob(&base64_decode(blob)?)?)
+        }
+        "BertNormalizer" => Normalizer::Bert(BertNormalizer {
+            clean_text: bool_or(v, "clean_text", true),
+            handle_chinese_chars: bool_or(v, "handle_chinese_chars", true),
+            strip_accents: v.get("strip_accents").and_then(Value::as_bool),
+            lowercase: bool_or(v, "lowercase", true),
+        }),
+        "Sequence" => Normalizer::Sequence(
+            list(v, "normalizers", "Sequence normalizer")?
+                .iter()
+                .map(hf_normalizer)
+                .collect::<Result<_>>()?,
+        ),
+        t => return Err(bad(format!("normalizer {t:?} is not supported"))),
+    })
+}
+
+fn metaspace_replacement(v: &Value, what: &str) -> Result<char> {
+    let r = v
+        .get("replacement")
+        .and_then(Value::as_str)
+        .unwrap_or("\u{2581}");
+    let mut cs = r.chars();
+    match (cs.next(), cs.next()) {
+        (Some(c), None) => Ok(c),
+        _ => Err(bad(format!(
+            "{what}: the replacement must be one character"
+        ))),
+    }
+}
+
+fn prepend_scheme(v: &Value, what: &str) -> Result<PrependScheme> {
+    match v.get("prepend_scheme").and_then(Value::as_str) {
+        Some("first") => Ok(PrependScheme::First),
+        Some("always") => Ok(PrependScheme::Always),
+        Some("never") => Ok(PrependScheme::Never),
+        Some(s) => Err(bad(format!("{what}: unknown prepend_scheme {s:?}"))),
+        // older files: add_prefix_space
+        None if bool_or(v, "add_prefix_space", true) => Ok(PrependScheme::Always),
+        None => Ok(PrependScheme::Never),
+    }
+}
+
+fn behavior(v: &Value, what: &str) -> Result<Behavior> {
+    Ok(match v.get("behavior").and_then(Value::as_str) {
+        None | Some("Isolated") => Behavior::Isolated,
+        Some("Removed") => Behavior::Removed,
+        Some("MergedWithPrevious") => Behavior::MergedWithPrevious,
+        Some("MergedWithNext") => Behavior::MergedWithNext,
+        Some("Contiguous") => Behavior::Contiguous,
+        Some(b) => return Err(bad(format!("{what}: unknown behavior {b:?}"))),
+    })
+}
+
+fn hf_pre_tokenizer(v: &Value) -> Result<PreTokenizer> {
+    let what = "pre_tokenizer";
+    Ok(match type_of(v, what)? {
+        "Metaspace" => PreTokenizer::Metaspace {
+            replacement: metaspace_replacement(v, "Metaspace pre_tokenizer")?,
+            prepend_scheme: prepend_scheme(v, "Metaspace pre_tokenizer")?,
+            split: bool_or(v, "split", true),
+        },
+        "BertPreTokenizer" => PreTokenizer::Bert,
+        "WhitespaceSplit" => PreTokenizer::WhitespaceSplit,
+        "Whitespace" => PreTokenizer::whitespace(),
+        "Punctuation" => PreTokenizer::Punctuation(behavior(v, "Punctuation pre_tokenizer")?),
+        "Digits" => PreTokenizer::Digits {
+            individual_digits: bool_or(v, "individual_digits", false),
+        },
+        "Sequence" => PreTokenizer::Sequence(
+            list(v, "pretokenizers", "Sequence pre_tokenizer")?
+                .iter()
+                .map(hf_pre_tokenizer)
+                .collect::<Result<_>>()?,
+        ),
+        t => return Err(bad(format!("pre_tokenizer {t:?} is not supported"))),
+    })
+}
+
+fn hf_decoder(v: &Value) -> Result<Decoder> {
+    let what = "decoder";
+    Ok(match type_of(v, what)? {
+        "Metaspace" => Decoder::Metaspace {
+            replacement: metaspace_replacement(v, "Metaspace decoder")?,
+            prepend_scheme_never: prepend_scheme(v, "Metaspace decoder")? == PrependScheme::Never,
+        },
+        "ByteFallback" => Decoder::ByteFallback,
+        "Fuse" => Decoder::Fuse,
+        "Strip" => {
+            let content = str_field(v, "content", "Strip decoder")?;
+            let mut cs = content.chars();
+            let c = match (cs.next(), cs.next()) {
+                (Some(c), None) => c,
+                _ => return Err(bad("Strip decoder: content must be one character")),
+            };
+            let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+            Decoder::Strip {
+                content: c,
+                start: n("start"),
+                stop: n("stop"),
+            }
+        }
+        "Replace" => {
+            let p = match pattern(v, "Replace decoder")? {
+                Pattern::Literal(s) => s,
+                Pattern::Regex(_) => {
+                    return Err(bad("Replace decoder: a Regex pattern is not supported"))
+                }
+            };
+            Decoder::Replace {
+                pattern: p,
+                content: str_field(v, "content", "Replace decoder")?.to_string(),
+            }
+        }
+        "WordPiece" => Decoder::WordPiece {
+            prefix: v
+                .get("prefix")
+                .and_then(Value::as_str)
+                .unwrap_or("##")
+                .to_string(),
+            cleanup: bool_or(v, "cleanup", true),
+        },
+        "Sequence" => Decoder::Sequence(
+            list(v, "decoders", "Sequence decoder")?
+                .iter()
+                .map(hf_decoder)
+                .collect::<Result<_>>()?,
+        ),
+        t => return Err(bad(format!("decoder {t:?} is not supported"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trip() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
+        assert!(base64_decode("a$b").is_err());
+    }
+
+    #[test]
+    fn wordpiece_json_pipeline() {
+        let json = r###"{"added_tokens":[{"id":0,"content":"[UNK]","special":true},
+            {"id":1,"content":"[CLS]","special":true}],
+            "normalizer":{"type":"BertNormalizer","lowercase":true},
+            "pre_tokenizer":{"type":"BertPreTokenizer"},
+            "decoder":{"type":"WordPiece","prefix":"##","cleanup":true},
+            "model":{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##",
+            "max_input_chars_per_word":100,"vocab":{"[UNK]":0,"[CLS]":1,"hello":2,"##s":3,"!":4}}}"###;
+        let p = Pipeline::from_hf_json(json).unwrap();
+        assert_eq!(
+            p.encode("[CLS]Hellos! x", true).unwrap(),
+            vec![1, 2, 3, 4, 0]
+        );
+        assert_eq!(p.encode("[CLS]", false).unwrap(), vec![0, 0, 0]);
+        assert_eq!(p.decode(&[1, 2, 3, 4]).unwrap(), "[CLS] hellos!");
+        assert!(p.decode(&[9]).is_err());
+        assert!(Pipeline::from_hf_json("{\"model\":{\"type\":\"Foo\"}}").is_err());
+    }
+
+    #[test]
+    fn truncated_spm_model_is_an_error() {
+        let e = Pipeline::from_spm_model(&[0x0a, 0x80]).unwrap_err();
+        assert!(e.to_string().contains("offset"), "{e}");
+    }
+}

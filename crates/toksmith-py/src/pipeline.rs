@@ -1,0 +1,124 @@
+//! `Pipeline`: a whole tokenizer that is not byte-level BPE (SentencePiece `.model`,
+//! `tokenizer.json` with Unigram / WordPiece / character BPE, a WordPiece `vocab.txt`), from
+//! `toksmith_core::pipeline`. The GIL is released around every encode and decode.
+
+use crate::errors::to_py;
+use crate::pools::in_pool;
+use pyo3::prelude::*;
+use toksmith_core::pipeline;
+
+#[pyclass(module = "toksmith._core", frozen)]
+pub struct Pipeline {
+    inner: pipeline::Pipeline,
+}
+
+#[pymethods]
+impl Pipeline {
+    /// A SentencePiece `.model` file's bytes.
+    #[staticmethod]
+    fn from_spm_model(py: Python<'_>, data: Vec<u8>) -> PyResult<Self> {
+        let inner = py
+            .detach(|| pipeline::Pipeline::from_spm_model(&data))
+            .map_err(to_py)?;
+        Ok(Pipeline { inner })
+    }
+
+    /// A Hugging Face `tokenizer.json` (its text).
+    #[staticmethod]
+    fn from_hf_json(py: Python<'_>, json: &str) -> PyResult<Self> {
+        let inner = py
+            .detach(|| pipeline::Pipeline::from_hf_json(json))
+            .map_err(to_py)?;
+        Ok(Pipeline { inner })
+    }
+
+    /// A WordPiece `vocab.txt` with BERT's normalizer, pre-tokenizer and decoder.
+    #[staticmethod]
+    #[pyo3(signature = (vocab_txt, unk_token, special, lowercase, strip_accents, handle_chinese_chars))]
+    fn from_wordpiece_vocab(
+        py: Python<'_>,
+        vocab_txt: &str,
+        unk_token: &str,
+        special: Vec<String>,
+        lowercase: bool,
+        strip_accents: Option<bool>,
+        handle_chinese_chars: bool,
+    ) -> PyResult<Self> {
+        let inner = py
+            .detach(|| {
+                pipeline::Pipeline::from_wordpiece_vocab(
+                    vocab_txt,
+                    unk_token,
+                    &special,
+                    lowercase,
+                    strip_accents,
+                    handle_chinese_chars,
+                )
+            })
+            .map_err(to_py)?;
+        Ok(Pipeline { inner })
+    }
+
+    /// `"bpe"`, `"unigram"` or `"wordpiece"`.
+    #[getter]
+    fn model_kind(&self) -> &'static str {
+        self.inner.model().kind()
+    }
+
+    #[getter]
+    fn n_vocab(&self) -> usize {
+        self.inner.n_vocab()
+    }
+
+    /// Whether the reference library matches special tokens in text by default.
+    #[getter]
+    fn matches_special_by_default(&self) -> bool {
+        self.inner.matches_special_by_default()
+    }
+
+    /// The added tokens as (text, id, special).
+    fn added_tokens(&self) -> Vec<(String, u32, bool)> {
+        self.inner
+            .added()
+            .iter()
+            .map(|a| (a.text.clone(), a.id, a.special))
+            .collect()
+    }
+
+    fn id_to_token(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id).map(str::to_string)
+    }
+
+    fn encode(&self, py: Python<'_>, text: &str, match_special: bool) -> PyResult<Vec<u32>> {
+        py.detach(|| self.inner.encode(text, match_special))
+            .map_err(to_py)
+    }
+
+    #[pyo3(signature = (texts, match_special, threads=0))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        match_special: bool,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        in_pool(py, threads, || {
+            self.inner.encode_batch(&texts, match_special)
+        })?
+        .map_err(to_py)
+    }
+
+    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+        py.detach(|| self.inner.decode(&ids)).map_err(to_py)
+    }
+
+    #[pyo3(signature = (batch, threads=0))]
+    fn decode_batch(
+        &self,
+        py: Python<'_>,
+        batch: Vec<Vec<u32>>,
+        threads: usize,
+    ) -> PyResult<Vec<String>> {
+        in_pool(py, threads, || self.inner.decode_batch(&batch))?.map_err(to_py)
+    }
+}
