@@ -161,14 +161,12 @@ def ranks_from_vocab_and_merges(
     return _ranks_from_vocab_and_merges_reference(vocab, merge_pairs(merges, where), added, where)
 
 
-def _ranks_from_vocab_and_merges_reference(
-    vocab: Mapping[str, int],
-    merges: Sequence[Tuple[str, str]],
-    added: Mapping[str, int],
-    where: str,
-) -> Tuple[Dict[bytes, int], Dict[str, int]]:
-    """The readable reference of :func:`ranks_from_vocab_and_merges` (and of its native
-    version, ``_core.ranks_from_vocab_and_merges``), which also reports what is wrong."""
+def vocab_ranks(
+    vocab: Mapping[str, int], added: Mapping[str, int], where: str
+) -> Tuple[Dict[bytes, int], Dict[str, bytes], Dict[str, int]]:
+    """A byte-level vocab's ranks (token bytes -> id), its spellings (str -> bytes) and the
+    entries that spell no bytes (str -> id), with every entry checked: ids valid and unique,
+    added tokens where the vocab puts them, no bytes spelled twice."""
     added_ids = {i: t for t, i in added.items()}
     ranks: Dict[bytes, int] = {}
     spelled: Dict[str, bytes] = {}
@@ -197,6 +195,18 @@ def _ranks_from_vocab_and_merges_reference(
             raise TokenizerFileError(f"{where}: the vocab spells the bytes {b!r} twice")
         ranks[b] = i
         spelled[s] = b
+    return ranks, spelled, skipped
+
+
+def _ranks_from_vocab_and_merges_reference(
+    vocab: Mapping[str, int],
+    merges: Sequence[Tuple[str, str]],
+    added: Mapping[str, int],
+    where: str,
+) -> Tuple[Dict[bytes, int], Dict[str, int]]:
+    """The readable reference of :func:`ranks_from_vocab_and_merges` (and of its native
+    version, ``_core.ranks_from_vocab_and_merges``), which also reports what is wrong."""
+    ranks, spelled, skipped = vocab_ranks(vocab, added, where)
     produced = set()
     last = -1
     for n, (a_s, b_s) in enumerate(merges):

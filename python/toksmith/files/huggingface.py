@@ -87,6 +87,7 @@ from ._common import (
     require,
     source_meta,
     split_json,
+    vocab_ranks,
     write_json,
 )
 from .toksmith_json import VERSION as _TOKSMITH_VERSION
@@ -692,34 +693,8 @@ def _ranks_ignore_merges(
       makes the token from those parts, while toksmith does).
     Tokens that no split makes are reached only as whole pieces, in both.
     """
-    added_ids = {i: t for t, i in added.items()}
-    ranks: Dict[bytes, int] = {}
-    spelled: Dict[str, int] = {}
-    seen: Dict[int, str] = {}
-    skipped: Dict[str, int] = {}
-    for s, i in vocab.items():
-        if not isinstance(s, str) or not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise TokenizerFileError(f"{where}: vocab entry {s!r}: {i!r} is not a valid id")
-        if i in seen:
-            raise TokenizerFileError(
-                f"{where}: id {i} is given to both {seen[i]!r} and {s!r} in the vocab"
-            )
-        seen[i] = s
-        if i in added_ids:
-            if added_ids[i] != s:
-                raise TokenizerFileError(
-                    f"{where}: id {i} is the added token {added_ids[i]!r} but the vocab gives it to {s!r}"
-                )
-            continue
-        try:
-            b = str_to_token(s)
-        except ValueError:
-            skipped[s] = i
-            continue
-        if b in ranks:
-            raise TokenizerFileError(f"{where}: the vocab spells the bytes {b!r} twice")
-        ranks[b] = i
-        spelled[s] = i
+    ranks, spelling, skipped = vocab_ranks(vocab, added, where)
+    spelled = {text: ranks[b] for text, b in spelling.items()}  # str -> id
     listed = set()
     last = -1
     for n, (ma, mb) in enumerate(merge_pairs(merges, where)):
