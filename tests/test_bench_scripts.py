@@ -43,8 +43,13 @@ def test_smoke_run(tmp_path):
     pytest.importorskip("tiktoken")
     env = dict(os.environ)
     env["TOKSMITH_BENCH_DATA"] = str(tmp_path / "no-shared-data-here")
+    # benches/ from the checkout; toksmith from python/ only where the native module was built
+    # in place (a development checkout), else the installed package (a clean clone in CI)
+    paths = [str(REPO)]
+    if any((REPO / "python" / "toksmith").glob("_core*.so")):
+        paths.append(str(REPO / "python"))
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO), str(REPO / "python")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+        paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
     proc = subprocess.run(
         [sys.executable, "-m", "benches.scripts", "--smoke", "--out", str(tmp_path)]

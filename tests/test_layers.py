@@ -22,8 +22,12 @@ def _modules():
         if is_pkg:
             parts = parts[:-1]
         mods[".".join(parts)] = (p, is_pkg)
-    for so in list(PACKAGE.glob("*.so")) + list(PACKAGE.glob("*.pyd")):
-        mods["toksmith." + so.name.split(".")[0]] = (None, False)
+    # the extension modules: built in place (.so/.pyd) in a development checkout, or only their
+    # typed stubs (.pyi) in a clean clone whose build went to site-packages
+    for ext in ("*.so", "*.pyd", "*.pyi"):
+        for so in PACKAGE.glob(ext):
+            name = "toksmith." + so.name.split(".")[0]
+            mods.setdefault(name, (None, False))
     return mods
 
 
