@@ -39,7 +39,6 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
 from ._args import threads_arg
-from ._paths import fspath
 from .corpus import batched
 from .documents import STDIN, Caps, DocumentSource, expand_inputs, is_remote, iter_documents_of
 from .errors import EmptyCorpusError, missing_extra
@@ -257,7 +256,7 @@ class ChunkCounts:
     def save(self, path: PathArg) -> None:
         """Write the counts to ``path`` (the format in this module's documentation), atomically:
         a reader never sees half a file."""
-        path = fspath(path)
+        path = os.fspath(path)
         tmp = f"{path}.tmp{os.getpid()}"
         try:
             with open(tmp, "wb") as f:
@@ -271,7 +270,7 @@ class ChunkCounts:
     @classmethod
     def load(cls, path: PathArg) -> "ChunkCounts":
         """Counts written by :meth:`save` (sizes checked: a cut or padded file is refused)."""
-        path = fspath(path)
+        path = os.fspath(path)
         with open(path, "rb") as f:
             return cls.from_bytes(f.read(), str(path))
 
@@ -431,11 +430,11 @@ def count_chunks(
         "doc_cap": caps.doc_cap,
     }
     if resume_dir is not None:
-        resume_dir = fspath(resume_dir)
+        resume_dir = os.fspath(resume_dir)
         os.makedirs(resume_dir, exist_ok=True)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
         bar = tqdm(desc="counting", unit="B", unit_scale=True, unit_divisor=1024)
     total_counter = _core.ChunkCounter(regex, pinned)
@@ -479,7 +478,7 @@ def count_chunks(
 
 def remove_resume_dir(resume_dir: PathArg) -> None:
     """Remove the per-input counts that :func:`count_chunks` saved (after a finished count)."""
-    d = fspath(resume_dir)
+    d = os.fspath(resume_dir)
     if not os.path.isdir(d):
         return
     for name in os.listdir(d):

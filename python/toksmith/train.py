@@ -30,7 +30,6 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
 from ._args import threads_arg as _threads
-from ._paths import fspath
 from .corpus import PathLike, batched, surrogates_checked
 from .counts import ChunkCounts, InputCounter, pinned_list
 from .documents import Caps, expand_inputs
@@ -276,10 +275,11 @@ class _Trainer:
         refused by name."""
         if errors not in ("strict", "replace"):
             raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
-        self.sources.append(fspath(path))
+        name = os.fspath(path)
+        self.sources.append(name)
         InputCounter(
             self.counter, self.threads, text_field, errors, doc_sep, caps, tick=self._tick
-        ).add(fspath(path))
+        ).add(name)
 
     def finish(
         self,

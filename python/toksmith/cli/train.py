@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 import sys
 import time
@@ -134,7 +136,7 @@ def run(args) -> int:
             raise ValueError(
                 "--from-counts trains on counts files: pass PATHs to `toksmith count` instead"
             )
-        counts = sum(ChunkCounts.load(f) for f in args.from_counts)
+        counts = functools.reduce(operator.add, (ChunkCounts.load(f) for f in args.from_counts))
         progress = progress_default() if args.progress is None else args.progress
         t0 = time.perf_counter()
         tok = toksmith.train_from_counts(
