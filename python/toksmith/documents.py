@@ -476,7 +476,7 @@ def expand_inputs(paths: Union[PathArg, Sequence[PathArg]], warn: bool = True) -
         if isinstance(s, str) and is_remote(s):
             if any(c in s for c in "*?["):
                 fs = _fsspec()
-                found = sorted(fs.open_files(s))
+                found = sorted(fs.open_files(s), key=lambda f: f.path)
                 if not found:
                     raise FileNotFoundError(f"the glob {s!r} matches no file")
                 out.extend(f.full_name if hasattr(f, "full_name") else f.path for f in found)

@@ -237,7 +237,11 @@ impl ChunkCounter {
     fn export_arena<'py>(
         &mut self,
         py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+    )> {
         let v = self.get()?.counts_snapshot();
         let (arena, offsets, counts) = py.detach(|| {
             let total: usize = v.iter().map(|(b, _)| b.len()).sum();
