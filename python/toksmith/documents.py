@@ -464,6 +464,10 @@ def expand_inputs(paths: Union[PathArg, Sequence[PathArg]], warn: bool = True) -
     (stdin) and URLs (expanded with fsspec when they hold a glob). Files found inside a folder
     or glob that cannot be read as text (:func:`unreadable`) are left out, with one warning line
     naming them; a file named on its own stays, to be refused by name when read."""
+    if isinstance(paths, (bytes, bytearray, memoryview)) or not isinstance(
+        paths, (str, os.PathLike, Iterable)
+    ):
+        corpus.expand_paths(paths)  # raises its TypeError naming the type
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: List[str] = []

@@ -24,7 +24,7 @@ const MAX_PAIR_COUNT: u128 = i64::MAX as u128;
 /// `data` read as little-endian u64s, or an error naming `what` when its size is no multiple
 /// of 8.
 fn u64s(data: &[u8], what: &str) -> PyResult<Vec<u64>> {
-    if data.len() % 8 != 0 {
+    if !data.len().is_multiple_of(8) {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
             "{what} holds {} bytes, not a whole number of 8-byte integers",
             data.len()
