@@ -40,8 +40,16 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from . import _core
 from ._args import threads_arg
 from .corpus import batched
-from .documents import STDIN, Caps, DocumentSource, expand_inputs, is_remote, iter_documents_of
-from .errors import EmptyCorpusError, missing_extra
+from .documents import (
+    STDIN,
+    Caps,
+    DocumentSource,
+    expand_inputs,
+    is_data_error,
+    is_remote,
+    iter_documents_of,
+)
+from .errors import CorpusDecodeError, EmptyCorpusError, missing_extra
 from .pretokenize import resolve_pattern
 
 PathArg = Union[str, "os.PathLike[str]"]
@@ -325,14 +333,34 @@ class InputCounter:
                 self.add_texts(batch)
             return
         before = self.counter.stats()["bytes"]
+        if path != STDIN and not is_remote(path) and not os.path.isfile(path):
+            # a named pipe (``<(xzcat corpus.xz)``) is counted natively as it comes, where
+            # Ctrl-C stops it between reads: not looked into first, since what is read is gone
+            self.counter.add_file(path, self.errors == "replace", self.threads)
+            self._tick(self.counter.stats()["bytes"] - before)
+            return
         f = src.open()  # refuses a binary file by name
         try:
-            plain = path != STDIN and not is_remote(path) and src.compression is None
+            # a regular file is counted natively from its path (a pipe is not: what the check
+            # above read of it is gone)
+            plain = (
+                path != STDIN
+                and not is_remote(path)
+                and src.compression is None
+                and os.path.isfile(path)
+            )
             if plain:
                 f.close()
                 self.counter.add_file(path, self.errors == "replace", self.threads)
             else:
-                self.counter.add_stream(f, path, self.errors == "replace", self.threads)
+                try:
+                    self.counter.add_stream(f, path, self.errors == "replace", self.threads)
+                except Exception as e:
+                    if not is_data_error(e):
+                        raise
+                    raise CorpusDecodeError(
+                        f"{path} is not a valid {src.compression} file: {e}"
+                    ) from None
         finally:
             f.close()
         self._tick(self.counter.stats()["bytes"] - before)
@@ -403,7 +431,7 @@ def count_chunks(
         except ImportError:
             raise missing_extra("ray", "ray") from None
         if not ray.is_initialized():
-            ray.init(ignore_reinit_error=True, log_to_driver=False)
+            ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False)
         task = ray.remote(_count_one)
         refs = [
             task.remote(f, regex, pinned, text_field, errors, doc_sep, caps.doc_cap, n_threads)

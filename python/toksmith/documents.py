@@ -112,8 +112,8 @@ def kind_of(path: str) -> str:
         return "jsonl"
     if inner.endswith(".parquet"):
         return "parquet"
-    if path == STDIN or is_remote(path):
-        return "text"
+    if path == STDIN or is_remote(path) or not os.path.isfile(path):
+        return "text"  # (a pipe is not looked into: what is read of it is gone)
     try:
         with open(path, "rb") as f:
             if f.read(4) == b"PAR1":
@@ -254,7 +254,7 @@ class DocumentSource:
             else:
                 yield from self._text(f)
         except Exception as e:
-            if not _is_data_error(e):
+            if not is_data_error(e):
                 raise
             raise CorpusDecodeError(f"{self.path} is not a valid compressed file: {e}") from None
         finally:
@@ -339,9 +339,12 @@ class DocumentSource:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{self.path}:{lineno}: not valid JSON: {e.msg}") from None
-            text = _document_text(obj, field, f"{self.path}:{lineno}")
+            where = f"{self.path}:{lineno}"
+            text = _document_text(obj, field, where)
             if "\\u" in line:
-                text = corpus.surrogates_checked(text, self.errors, f"{self.path}:{lineno}")
+                if isinstance(obj, dict) and field in obj:
+                    where += f": field {field!r}"
+                text = corpus.surrogates_checked(text, self.errors, where)
             self._progress()
             yield text, True
 
@@ -384,7 +387,7 @@ class DocumentSource:
         self.bytes_read = size
 
 
-def _is_data_error(e: BaseException) -> bool:
+def is_data_error(e: BaseException) -> bool:
     """Whether ``e`` is a codec's report of a corrupt or truncated compressed stream."""
     import zlib
 

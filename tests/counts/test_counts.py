@@ -216,9 +216,16 @@ def test_cli_count_then_train_from_counts(tmp_path):
 
 
 def test_ray_engine_counts_as_the_local_one(tmp_path):
-    pytest.importorskip("ray")
+    ray = pytest.importorskip("ray")
     local = count_chunks(FILES, pattern="gpt2", pinned_tokens=["the"])
-    assert count_chunks(FILES, pattern="gpt2", pinned_tokens=["the"], engine="ray") == local
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        got = count_chunks(FILES, pattern="gpt2", pinned_tokens=["the"], engine="ray")
+    finally:
+        ray.shutdown()
+    assert got == local
 
 
 def test_ray_engine_names_the_extra(monkeypatch):

@@ -7,7 +7,7 @@ import struct
 
 from .. import _core
 from ..corpus import batched
-from ..documents import iter_documents_of, kind_of, unreadable
+from ..documents import iter_documents_of, kind_of
 from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 from ._common import (
     add_tokenizer_arg,
@@ -184,10 +184,6 @@ def run(args) -> int:
                 "--format text or json (one line per document), or `toksmith tokenize --format npy`"
             )
         return _encode_documents(tok, args)
-    if args.input != "-":
-        why = unreadable(args.input)
-        if why is not None:
-            raise ValueError(why)
     native = _native(tok, args)
     group = 4 * (args.threads or os.cpu_count() or 1)
     with open_io(args.input, args.output) as (fin, fout):
