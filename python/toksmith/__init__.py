@@ -14,6 +14,7 @@ from . import formats as formats  # noqa: E402
 from . import presets as presets  # noqa: E402
 from ._fileio import MAX_TOKENIZER_FILE_BYTES
 from ._version import __version__
+from .counts import ChunkCounts, count_chunks
 from .dataset import tokenize_dataset
 from .errors import (
     ConversionError,
@@ -49,6 +50,8 @@ __all__ = [
     "train_from_iterator",
     "train_from_counts",
     "tokenize_dataset",
+    "count_chunks",
+    "ChunkCounts",
     "load",
     "load_any",
     "from_tiktoken",

@@ -19,26 +19,20 @@ from __future__ import annotations
 
 import collections
 import datetime
+import itertools
 import operator
 import os
 import re
+import sys
 import warnings
+from array import array
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._args import threads_arg as _threads
-from ._paths import fspath
-from .corpus import (
-    PathLike,
-    batched,
-    compression,
-    decompression_errors,
-    expand_paths,
-    inner_name,
-    iter_jsonl,
-    open_binary,
-    surrogates_checked,
-)
+from .corpus import PathLike, batched, surrogates_checked
+from .counts import ChunkCounts, InputCounter, pinned_list
+from .documents import Caps, expand_inputs
 from .errors import EmptyCorpusError, VocabError
 from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer, _CheckedMerges
@@ -331,52 +325,54 @@ class _Trainer:
         self.texts_seen += len(texts)
         self._tick(sum(len(t) for t in texts))
 
-    def add_file(self, path, text_field: str, errors: str) -> None:
+    def add_file(
+        self,
+        path,
+        text_field: str,
+        errors: str,
+        doc_sep: Optional[str] = None,
+        caps: Optional[Caps] = None,
+    ) -> None:
+        """Count one input with the corpus reader (:mod:`toksmith.documents`): plain text
+        natively, JSON lines (chat ``messages`` too) and parquet as documents, binary files
+        refused by name."""
         if errors not in ("strict", "replace"):
             raise ValueError(f"errors must be 'strict' or 'replace', not {errors!r}")
-        self.sources.append(fspath(path))
-        if inner_name(path).lower().endswith(".jsonl"):
-            if self.bar is None:
-                for batch in batched(iter_jsonl(path, text_field, errors)):
-                    self.add_texts(batch, errors)
-                return
-            # the bar counts the file's bytes: each batch moves it by its characters (fewer
-            # than the bytes of their JSON lines), the rest of the file's size at its end
-            bar, self.bar = self.bar, None
-            left = _size(path)
-            try:
-                for batch in batched(iter_jsonl(path, text_field, errors)):
-                    self.add_texts(batch, errors)
-                    step = min(left, sum(len(t) for t in batch))
-                    left -= step
-                    self.bar = bar
-                    self._tick(step)
-                    self.bar = None
-            finally:
-                self.bar = bar
-            self._tick(left)
-        elif compression(path) or self.bar is not None:
-            # read through Python (a decompressing reader, or a plain file whose reads move the
-            # bar); without a bar, a plain file is read natively
-            before = self.counter.stats()["bytes"]
-            raw: Any = open(fspath(path), "rb")
-            if self.bar is not None:  # (the counter is busy: no unique-chunk count until the end)
-                raw = _CountingReader(raw, self.bar.update)
-            with raw, decompression_errors(path), open_binary(path, raw) as f:
-                self.counter.add_stream(f, os.fspath(path), errors == "replace", self.threads)
-            if self.bar is None:
-                self._tick(self.counter.stats()["bytes"] - before)
-            else:
-                self._tick(0)  # the unique-chunk count
-        else:
-            self.counter.add_file(os.fspath(path), errors == "replace", self.threads)
-            try:
-                self._tick(os.path.getsize(path))
-            except OSError:
-                pass
+        name = os.fspath(path)
+        self.sources.append(name)
+        if self.bar is None:
+            InputCounter(
+                self.counter, self.threads, text_field, errors, doc_sep, caps, tick=self._tick
+            ).add(name)
+            return
+        # the bar's total is the files' sizes as stored: it moves by the bytes read of each
+        # file (compressed ones too), within the file; the native counter is busy meanwhile,
+        # so the unique-chunk count is shown when the file is done
+        bar = self.bar
+        read = [0]
 
-    def finish(self, name: Optional[str], extra_meta: Optional[Dict[str, Any]] = None) -> Tokenizer:
+        def on_read(n: int) -> None:
+            read[0] += n
+            bar.update(n)
+
+        InputCounter(
+            self.counter, self.threads, text_field, errors, doc_sep, caps, on_read=on_read
+        ).add(name)
+        try:
+            size = os.path.getsize(name)
+        except OSError:  # a pipe, stdin or a URL: counted as read
+            size = read[0]
+        self._tick(max(0, size - read[0]))  # what was not read through a file (parquet)
+
+    def finish(
+        self,
+        name: Optional[str],
+        extra_meta: Optional[Dict[str, Any]] = None,
+        counted: Optional[Dict[str, int]] = None,
+    ) -> Tokenizer:
         stats = self.counter.stats()
+        if counted:  # counts made elsewhere: the corpus they were counted on
+            stats.update({k: counted[k] for k in ("bytes", "texts") if k in counted})
         if self.bar is not None:
             self.bar.close()
         if stats["pieces"] == 0:
@@ -486,6 +482,9 @@ def train(
     name: Optional[str] = None,
     min_frequency: int = 0,
     max_token_length: Optional[int] = None,
+    doc_sep: Optional[str] = None,
+    max_chars: Optional[int] = None,
+    doc_cap: Optional[int] = None,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer on files.
 
@@ -504,6 +503,14 @@ def train(
     Hugging Face's ``BpeTrainer``; the vocabulary is then smaller than ``vocab_size`` if the
     corpus runs out of pairs within the limits, with a warning). Neither is set by default,
     which gives rustbpe's merges.
+
+    The corpus reader is :mod:`toksmith.documents`: ``-`` reads stdin, ``.json`` lines of the
+    chat form ``{"messages": [...]}`` give their message contents, ``.parquet`` files give their
+    ``text_field`` column (with pyarrow), ``.zst`` files are read with zstandard, binary files
+    are refused by name (and skipped with a warning inside a folder). ``doc_sep`` cuts text
+    files into documents; ``doc_cap`` and ``max_chars`` are nanochat's caps (each document cut
+    to ``doc_cap`` characters; reading stops after the document that takes the total past
+    ``max_chars``).
     """
     if not isinstance(text_field, str):  # was checked only when a .jsonl file came up
         raise TypeError(
@@ -521,8 +528,9 @@ def train(
         min_frequency,
         max_token_length,
     )
+    caps = Caps(max_chars, doc_cap)
     try:
-        files = expand_paths(paths)
+        files = expand_inputs(paths)
     except FileNotFoundError as e:
         items = (
             [paths] if isinstance(paths, str) else paths if isinstance(paths, (list, tuple)) else []
@@ -539,7 +547,9 @@ def train(
         raise
     trainer.set_total(files)
     for f in files:
-        trainer.add_file(f, text_field, errors)
+        trainer.add_file(f, text_field, errors, doc_sep, caps)
+        if caps.done:
+            break
     return trainer.finish(name)
 
 
@@ -588,11 +598,51 @@ def train_from_iterator(
     return trainer.finish(name)
 
 
+def _arena_of(items: Sequence[Any]) -> Optional[Tuple[bytes, bytes, bytes]]:
+    """``items`` ((chunk, count) pairs) as the arena the native counter checks and cuts, with
+    the checks done by C loops (``array``, ``str.encode``); None where an item is anything but
+    a plain str/bytes chunk with a plain int count in range, for the item-by-item loop of
+    :func:`train_from_counts` to name it."""
+    try:
+        chunks = [c for c, _ in items]
+        ns = [n for _, n in items]
+    except (TypeError, ValueError):
+        return None
+    if not all(type(n) is int for n in ns):
+        return None
+    if all(type(c) is str for c in chunks):
+        try:
+            data = [c.encode("utf-8") for c in chunks]
+        except UnicodeEncodeError:
+            return None
+    elif all(type(c) is bytes for c in chunks):
+        data = chunks
+    else:
+        return None
+    try:
+        counts = array("Q", ns)
+    except OverflowError:  # a negative count or one past 2**64
+        return None
+    if ns and max(ns) > MAX_COUNT:
+        return None
+    offsets = array("Q", itertools.accumulate(map(len, data), initial=0))
+    return b"".join(data), _le_bytes(offsets), _le_bytes(counts)
+
+
+def _le_bytes(a: "array[int]") -> bytes:
+    if sys.byteorder != "little":  # pragma: no cover - big-endian machines
+        a = array("Q", a)
+        a.byteswap()
+    return a.tobytes()
+
+
 def train_from_counts(
-    counts: Union[Mapping[Union[str, bytes], int], Iterable[Tuple[Union[str, bytes], int]]],
+    counts: Union[
+        ChunkCounts, Mapping[Union[str, bytes], int], Iterable[Tuple[Union[str, bytes], int]]
+    ],
     *,
     vocab_size: int,
-    pattern: str = "cl100k",
+    pattern: Optional[str] = None,
     special_tokens: Optional[TokenSpec] = (),
     pinned_tokens: Optional[TokenSpec] = (),
     threads: Optional[int] = None,
@@ -601,10 +651,26 @@ def train_from_counts(
     min_frequency: int = 0,
     max_token_length: Optional[int] = None,
 ) -> Tokenizer:
-    """Train from pre-counted chunks (``{chunk: count}``): the merge loop of :func:`train`
-    without the counting step, for other front ends (word counts, external pipelines).
-    ``pattern`` is the split pattern the resulting tokenizer encodes with. Chunks are cut around
-    pinned tokens, as texts are."""
+    """Train from pre-counted chunks: a :class:`toksmith.ChunkCounts` (from
+    :func:`toksmith.count_chunks`, merged with ``+`` or loaded with ``ChunkCounts.load``), or
+    ``{chunk: count}`` from any other front end (word counts, external pipelines): the merge
+    loop of :func:`train` without the counting step. ``pattern`` is the split pattern the
+    resulting tokenizer encodes with (default: a ChunkCounts' own, else cl100k). Chunks are cut
+    around pinned tokens, as texts are (a ChunkCounts' pinned tokens are used when none are
+    given, and must match when some are)."""
+    if isinstance(counts, ChunkCounts):
+        return _train_from_chunk_counts(
+            counts,
+            vocab_size=vocab_size,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            pinned_tokens=pinned_tokens,
+            threads=threads,
+            progress=progress,
+            name=name,
+            min_frequency=min_frequency,
+            max_token_length=max_token_length,
+        )
     if isinstance(counts, (str, bytes, bytearray)) or not isinstance(counts, Iterable):
         raise TypeError(
             f"counts must be a dict {{chunk: count}} or an iterable of (chunk, count) pairs, "
@@ -612,7 +678,7 @@ def train_from_counts(
         )
     trainer = _Trainer(
         vocab_size,
-        pattern,
+        "cl100k" if pattern is None else pattern,
         special_tokens,
         pinned_tokens,
         threads,
@@ -620,6 +686,12 @@ def train_from_counts(
         min_frequency,
         max_token_length,
     )
+    items = list(counts.items()) if isinstance(counts, Mapping) else list(counts)
+    arena = _arena_of(items)
+    if arena is not None:
+        # checked and cut around the pinned tokens natively
+        trainer.counter.add_arena(*arena, True)
+        return trainer.finish(name)
     # chunks are cut around pinned tokens (leftmost, then longest), as texts are when counted
     pinned = sorted(
         (t.encode() for t in trainer.layout.pinned_free + list(trainer.layout.pinned_fixed)),
@@ -627,7 +699,6 @@ def train_from_counts(
         reverse=True,
     )
     cut = re.compile(b"|".join(re.escape(t) for t in pinned)) if pinned else None
-    items = counts.items() if isinstance(counts, Mapping) else counts
     batch: List[Tuple[bytes, int]] = []
     pairs = 0  # how many pairs the counts stand for: a bound on every pair's count
     for item in items:
@@ -667,6 +738,35 @@ def train_from_counts(
         )
     trainer.counter.add_counts(batch)
     return trainer.finish(name)
+
+
+def _train_from_chunk_counts(counts: ChunkCounts, *, pattern, pinned_tokens, **kw) -> Tokenizer:
+    if pattern is not None and resolve_pattern(pattern)[0] != counts.pattern:
+        raise ValueError(
+            f"pattern={pattern!r} is not the pattern these counts were made with "
+            f"({counts.pattern[:60]!r}): leave pattern out, or count again with it"
+        )
+    if pinned_tokens:
+        if pinned_list(pinned_tokens) != list(counts.pinned):
+            raise ValueError(
+                f"pinned_tokens {sorted(pinned_tokens)} are not those the counts were made with "
+                f"({list(counts.pinned)}): leave pinned_tokens out, or count again with them"
+            )
+    else:
+        pinned_tokens = list(counts.pinned)
+    trainer = _Trainer(
+        kw.pop("vocab_size"),
+        counts.pattern,
+        kw.pop("special_tokens"),
+        pinned_tokens,
+        kw.pop("threads"),
+        kw.pop("progress"),
+        kw.pop("min_frequency"),
+        kw.pop("max_token_length"),
+    )
+    counts.add_to(trainer.counter)
+    trainer.sources.extend(counts.sources)
+    return trainer.finish(kw.pop("name"), None, counts.stats)
 
 
 __all__ = ["train", "train_from_iterator", "train_from_counts"]

@@ -177,8 +177,9 @@ def test_decode_lines_inverts_encode_lines(tok_path, tmp_path, fmt):
 
 def test_train_messages_name_the_cli_options(tmp_path, capsys):
     # was: "pass text_field= ..." and 'pass errors="replace" ...', the Python arguments
+    # (a {"messages": [...]} line is now read as its message contents: issue 34)
     jsonl = tmp_path / "chats.jsonl"
-    jsonl.write_text(json.dumps({"messages": []}) + "\n", encoding="utf-8")
+    jsonl.write_text(json.dumps({"body": "hello"}) + "\n", encoding="utf-8")
     out = tmp_path / "t.json"
     assert main(["train", str(jsonl), "-o", str(out)]) == 1
     err = _err(capsys)

@@ -4,6 +4,7 @@ file too, by the compressed bytes read); its units are decimal, as `toksmith tra
 line; and training with the bar gives the same merges as without."""
 
 import lzma
+import random
 import subprocess
 import sys
 import warnings
@@ -54,7 +55,10 @@ def test_counting_bar_has_a_total_and_moves_within_files(tmp_path, recorded):
     plain = tmp_path / "a.txt"
     plain.write_text(_text(3000), encoding="utf-8")
     packed = tmp_path / "b.txt.xz"
-    packed.write_bytes(lzma.compress(_text(40000).encode()))
+    # hex noise on each line: the compressed file is several raw reads long
+    noise = random.Random(0)
+    big = "".join(f"{line} {noise.getrandbits(64):x}\n" for line in _text(40000).splitlines())
+    packed.write_bytes(lzma.compress(big.encode()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with_bar = toksmith.train([plain, packed], vocab_size=400, progress=True, threads=1)

@@ -12,6 +12,28 @@ use toksmith_core::train;
 #[pyclass(module = "toksmith._core")]
 pub(crate) struct ChunkCounter {
     inner: Option<train::ChunkCounter>,
+    /// the pinned tokens, to cut counted chunks given by `add_arena` as texts are cut
+    pinned: toksmith_core::added::AddedMatcher,
+    /// the pairs the counts added by `add_arena` stand for (a bound on any pair's count)
+    arena_pairs: u128,
+}
+
+/// The largest count of a pair the merge loop holds (signed 64-bit).
+const MAX_PAIR_COUNT: u128 = i64::MAX as u128;
+
+/// `data` read as little-endian u64s, or an error naming `what` when its size is no multiple
+/// of 8.
+fn u64s(data: &[u8], what: &str) -> PyResult<Vec<u64>> {
+    if !data.len().is_multiple_of(8) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{what} holds {} bytes, not a whole number of 8-byte integers",
+            data.len()
+        )));
+    }
+    Ok(data
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect())
 }
 
 impl ChunkCounter {
@@ -61,8 +83,11 @@ impl ChunkCounter {
     #[pyo3(signature = (pattern, pinned=Vec::new()))]
     fn new(pattern: &str, pinned: Vec<String>) -> PyResult<Self> {
         let pre = Pretokenizer::new(pattern).map_err(to_py)?;
+        let matcher = train::pinned_matcher(&pinned);
         Ok(ChunkCounter {
             inner: Some(train::ChunkCounter::new(pre, pinned)),
+            pinned: matcher,
+            arena_pairs: 0,
         })
     }
 
@@ -119,6 +144,123 @@ impl ChunkCounter {
             inner.add_count(&c, n).map_err(to_py)?;
         }
         Ok(())
+    }
+
+    /// Add counted chunks given as an arena: chunk `k` is `arena[offsets[k]..offsets[k + 1]]`
+    /// (`offsets`: n + 1 little-endian u64, `counts`: n little-endian u64). With `cut`, each chunk
+    /// is first cut around the pinned tokens, as texts are. Checked here, before anything is
+    /// added: the offsets rise from 0 to the arena's end, and the pairs the counts stand for
+    /// (`count * max(len - 1, 1)` summed, with what was added before) stay at most 2**63 - 1, the
+    /// merge loop's counts. Empty chunks and zero counts are skipped.
+    #[pyo3(signature = (arena, offsets, counts, cut=true))]
+    fn add_arena(
+        &mut self,
+        py: Python<'_>,
+        arena: &[u8],
+        offsets: &[u8],
+        counts: &[u8],
+        cut: bool,
+    ) -> PyResult<()> {
+        let offsets = u64s(offsets, "offsets")?;
+        let counts = u64s(counts, "counts")?;
+        let bad = |m: String| Err(pyo3::exceptions::PyValueError::new_err(m));
+        if offsets.len() != counts.len() + 1 {
+            return bad(format!(
+                "{} offsets for {} counts: there must be one offset more than counts",
+                offsets.len(),
+                counts.len()
+            ));
+        }
+        if offsets[0] != 0 || *offsets.last().expect("one offset") != arena.len() as u64 {
+            return bad(format!(
+                "the offsets must run from 0 to the arena's size ({}), not from {} to {}",
+                arena.len(),
+                offsets[0],
+                offsets.last().expect("one offset")
+            ));
+        }
+        if let Some(k) = offsets.windows(2).position(|w| w[0] > w[1]) {
+            return bad(format!(
+                "offset {} ({}) is past offset {} ({}): offsets must not decrease",
+                k,
+                offsets[k],
+                k + 1,
+                offsets[k + 1]
+            ));
+        }
+        let matcher = &self.pinned;
+        let parts: Vec<(&[u8], u64)> = py.detach(|| {
+            let mut parts = Vec::with_capacity(counts.len());
+            for (k, &n) in counts.iter().enumerate() {
+                let chunk = &arena[offsets[k] as usize..offsets[k + 1] as usize];
+                if n == 0 || chunk.is_empty() {
+                    continue;
+                }
+                if !cut || !matcher.has_pinned() {
+                    parts.push((chunk, n));
+                    continue;
+                }
+                let mut pos = 0;
+                while let Some((s, e, _)) = matcher.find(chunk, pos, &|_, _| true) {
+                    if s > pos {
+                        parts.push((&chunk[pos..s], n));
+                    }
+                    pos = e;
+                }
+                if pos < chunk.len() {
+                    parts.push((&chunk[pos..], n));
+                }
+            }
+            parts
+        });
+        let mut pairs: u128 = self.arena_pairs;
+        for (c, n) in &parts {
+            pairs += *n as u128 * (c.len().saturating_sub(1)).max(1) as u128;
+        }
+        if pairs > MAX_PAIR_COUNT {
+            return bad(format!(
+                "the counts are too large: their pairs add up to {pairs}, more than {} (2**63-1, \
+                 the merge loop's 64-bit counts); pass smaller counts (scale them down)",
+                MAX_PAIR_COUNT
+            ));
+        }
+        let inner = self.get()?;
+        for (c, n) in parts {
+            inner.add_count(c, n).map_err(to_py)?;
+        }
+        self.arena_pairs = pairs;
+        Ok(())
+    }
+
+    /// The counts as `(arena, offsets, counts)` bytes (the layout `add_arena` takes), sorted by
+    /// chunk.
+    fn export_arena<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<(
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+    )> {
+        let v = self.get()?.counts_snapshot();
+        let (arena, offsets, counts) = py.detach(|| {
+            let total: usize = v.iter().map(|(b, _)| b.len()).sum();
+            let mut arena = Vec::with_capacity(total);
+            let mut offsets = Vec::with_capacity(8 * (v.len() + 1));
+            let mut counts = Vec::with_capacity(8 * v.len());
+            offsets.extend_from_slice(&0u64.to_le_bytes());
+            for (b, c) in &v {
+                arena.extend_from_slice(b);
+                offsets.extend_from_slice(&(arena.len() as u64).to_le_bytes());
+                counts.extend_from_slice(&c.to_le_bytes());
+            }
+            (arena, offsets, counts)
+        });
+        Ok((
+            PyBytes::new(py, &arena),
+            PyBytes::new(py, &offsets),
+            PyBytes::new(py, &counts),
+        ))
     }
 
     /// {"bytes": .., "pieces": .., "texts": .., "unique": ..}

@@ -14,11 +14,24 @@ from types import ModuleType
 from typing import Dict, Optional, Sequence
 
 from .._version import __version__
-from . import calm, chat, convert, cppreason, decode, encode, info, tokenize, train, wordbpe
+from . import (
+    calm,
+    chat,
+    convert,
+    count,
+    cppreason,
+    decode,
+    encode,
+    info,
+    tokenize,
+    train,
+    wordbpe,
+)
 from . import eval as eval_
 
 _COMMANDS: Dict[str, ModuleType] = {
     "train": train,
+    "count": count,
     "encode": encode,
     "decode": decode,
     "info": info,

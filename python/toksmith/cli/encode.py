@@ -8,7 +8,8 @@ import struct
 from typing import Any
 
 from .. import _core
-from ..corpus import compression
+from ..corpus import batched, compression
+from ..documents import iter_documents_of, kind_of
 from ..streaming import batch_encoder, encode_stream, iter_line_batches, iter_text_parts
 from ._common import (
     add_tokenizer_arg,
@@ -62,6 +63,13 @@ def register(sub) -> None:
         choices=["strict", "replace"],
         default="strict",
         help="invalid UTF-8: raise (strict) or replace with U+FFFD",
+    )
+    p.add_argument(
+        "--text-field",
+        default="text",
+        metavar="F",
+        help="a .jsonl/.json or .parquet FILE is read as documents (this field; chat lines: "
+        "their message contents), one line of ids per document",
     )
     p.add_argument(
         "--threads",
@@ -223,6 +231,14 @@ def run(args) -> int:
     stream = dict(
         allow_special=args.allow_special, errors=args.errors, name=name, block_size=args.block_size
     )
+    documents = args.input != "-" and kind_of(args.input) != "text"
+    if documents:
+        if args.format == "npy":
+            raise ValueError(
+                f"{args.input} holds documents: --format npy would run them together; use "
+                "--format text or json (one line per document), or `toksmith tokenize --format npy`"
+            )
+        return _encode_documents(tok, args)
     native = _native(tok, args)
     group = 4 * (args.threads or os.cpu_count() or 1)
     bar = _progress_bar(args)
@@ -291,5 +307,17 @@ def run(args) -> int:
                 fout.write(data)
                 first = False
             fout.write(b"]\n" if json_mode else b"\n")
+        fout.flush()
+    return 0
+
+
+def _encode_documents(tok, args) -> int:
+    """A JSON lines or parquet input: one line of ids per document (as ``--lines`` writes)."""
+    sep, opening, closing = (b", ", b"[", b"]") if args.format == "json" else (b" ", b"", b"")
+    encode_batch = batch_encoder(tok, args.allow_special, args.threads)
+    docs = iter_documents_of(args.input, args.text_field, args.errors)
+    with open_io(args.input, args.output) as (_, fout):
+        for batch in batched(docs, max_bytes=args.block_size):
+            fout.write(_core.format_id_lines(encode_batch(batch), sep, opening, closing))
         fout.flush()
     return 0

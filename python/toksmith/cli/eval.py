@@ -29,6 +29,7 @@ import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..corpus import decompression_errors, open_binary
+from ..documents import iter_documents_of, kind_of, unreadable
 from ..errors import missing_extra
 from ..presets.cppreason import CppTokenizer
 from ..streaming import can_stream
@@ -87,6 +88,12 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="encoding threads (default: all cores)",
     )
+    parser.add_argument(
+        "--text-field",
+        default="text",
+        metavar="F",
+        help="field holding the text in .jsonl/.json lines and column in .parquet corpora",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(func=_run)
 
@@ -110,10 +117,12 @@ def _split_named(arg: str, what: str, all_ext: bool) -> Tuple[str, str]:
     return base or arg, arg
 
 
-def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
+def read_corpus(path: str, max_bytes: Optional[int] = None, text_field: str = "text") -> str:
     """The text of a corpus file (decompressed; invalid UTF-8 replaced, with a warning), optionally
     only about its first ``max_bytes`` bytes, cut after a line end (or, with none, after the
-    last whole character)."""
+    last whole character). JSON lines and parquet files are read as documents (their
+    ``text_field``, or a chat line's message contents), joined by newlines; binary files are
+    refused by name."""
     if max_bytes is not None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
             raise TypeError(f"max_bytes must be an int or None, not {type(max_bytes).__name__}")
@@ -121,6 +130,18 @@ def read_corpus(path: str, max_bytes: Optional[int] = None) -> str:
             raise ValueError(f"max_bytes must be >= 1, not {max_bytes}")
         if max_bytes >= sys.maxsize - 1:
             max_bytes = None  # more than any file holds (and more than read() accepts)
+    if kind_of(path) != "text":
+        texts: List[str] = []
+        size = 0
+        for doc in iter_documents_of(path, text_field, "replace"):
+            texts.append(doc)
+            size += len(doc.encode("utf-8")) + 1
+            if max_bytes is not None and size >= max_bytes:
+                break
+        return "\n".join(texts)
+    why = unreadable(path)
+    if why is not None:
+        raise ValueError(why)
 
     with decompression_errors(path), open_binary(path) as fh:
         # one byte more than asked tells a file of exactly max_bytes (read whole, its last line
@@ -425,7 +446,7 @@ def _run(args: argparse.Namespace) -> int:
                 f"--corpus {arg!r}: the name {name!r} is given twice (name the corpora: "
                 f"--corpus NAME=PATH)"
             )
-        corpora[name] = read_corpus(path, args.max_bytes)
+        corpora[name] = read_corpus(path, args.max_bytes, args.text_field)
     rows = evaluate(tokenizers, corpora, args.threads)
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 import sys
 import time
@@ -9,9 +11,11 @@ import time
 import toksmith
 
 from ..corpus import default_corpus
+from ..counts import ChunkCounts
 from ..presets import PRESETS, get_preset
 from ..presets.nanochat import TOKEN_BYTES_NAME, ChatTokenizer
 from ._common import check_output_path, check_threads_arg, progress_default
+from .count import add_reader_args, doc_sep_arg
 
 
 def register(sub) -> None:
@@ -27,8 +31,15 @@ def register(sub) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="corpus files, folders (recursed), globs or .jsonl files (default: the built-in "
-        "default corpus)",
+        help="corpus files, folders (recursed), globs, .jsonl/.parquet files or - (stdin) "
+        "(default: the built-in default corpus)",
+    )
+    p.add_argument(
+        "--from-counts",
+        nargs="+",
+        default=None,
+        metavar="FILE",
+        help="train from counts files written by `toksmith count` (added up) instead of PATHs",
     )
     p.add_argument(
         "--vocab-size",
@@ -63,13 +74,7 @@ def register(sub) -> None:
         "wordbpe have commands of their own: toksmith cppreason train, toksmith wordbpe run)",
     )
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
-    p.add_argument("--text-field", default="text", help="field holding the text in .jsonl files")
-    p.add_argument(
-        "--errors",
-        choices=["strict", "replace"],
-        default="strict",
-        help="what to do with invalid UTF-8 in the corpus",
-    )
+    add_reader_args(p)
     p.add_argument(
         "--min-frequency",
         type=int,
@@ -138,6 +143,27 @@ def run(args) -> int:
         pattern = args.pattern
     if args.vocab_size is not None:
         vocab_size = args.vocab_size
+    if args.from_counts:
+        if args.paths:
+            raise ValueError(
+                "--from-counts trains on counts files: pass PATHs to `toksmith count` instead"
+            )
+        counts = functools.reduce(operator.add, (ChunkCounts.load(f) for f in args.from_counts))
+        progress = progress_default() if args.progress is None else args.progress
+        t0 = time.perf_counter()
+        tok = toksmith.train_from_counts(
+            counts,
+            vocab_size=vocab_size,
+            pattern=pattern if args.pattern is not None or args.preset is not None else None,
+            special_tokens=specials,
+            pinned_tokens=list(args.pinned),
+            threads=args.threads,
+            progress=progress,
+            name=args.name or args.preset,
+            min_frequency=args.min_frequency,
+            max_token_length=args.max_token_length,
+        )
+        return _save(args, tok, time.perf_counter() - t0)
     paths = args.paths
     if not paths:
         paths = default_corpus()
@@ -165,8 +191,14 @@ def run(args) -> int:
         name=args.name or args.preset,
         min_frequency=args.min_frequency,
         max_token_length=args.max_token_length,
+        doc_sep=doc_sep_arg(args.doc_sep),
+        max_chars=args.max_chars,
+        doc_cap=args.doc_cap,
     )
-    dt = time.perf_counter() - t0
+    return _save(args, tok, time.perf_counter() - t0)
+
+
+def _save(args, tok, dt: float) -> int:
     tok.metadata["preset"] = args.preset
     tok.save(args.output)
     if args.preset == "nanochat":

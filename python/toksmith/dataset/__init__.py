@@ -13,10 +13,10 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Union
 
 from .._optional import lazy_module
+from ..documents import DocumentSource, iter_documents_of
 from . import datatrove, llmc, megatron, npy
 from ._base import Shard
 from .pipeline import DEFAULT_SHARD_TOKENS, FORMATS, MANIFEST, tokenize_dataset
-from .readers import DocumentSource, iter_documents_of
 
 if TYPE_CHECKING:
     import numpy as np

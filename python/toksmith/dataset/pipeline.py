@@ -46,11 +46,10 @@ from .. import registry
 from .._args import thread_count
 from .._optional import lazy_module
 from .._version import __version__
-from ..corpus import expand_paths
+from ..documents import STDIN, DocumentSource, expand_inputs, is_remote, output_stem
 from ..errors import missing_extra
 from . import datatrove, llmc, megatron, npy
 from ._base import TEMP_SUFFIX
-from .readers import DocumentSource, output_stem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -559,7 +558,13 @@ def tokenize_dataset(
     bos_id = _resolve_token(tok, bos, "bos")
     eos_id = _resolve_token(tok, eos, "eos")
     dtype = _dtype_for(tok)
-    paths = [str(p) for p in expand_paths(inputs)]
+    paths = expand_inputs(inputs)
+    for p in paths:
+        if p == STDIN or is_remote(p):
+            raise ValueError(
+                f"tokenize_dataset reads local files (it resumes by their size and time): "
+                f"{p!r} is not one; copy it to a file first"
+            )
     if not paths:
         raise FileNotFoundError("no input files")
     out = os.fspath(out_dir)
