@@ -18,25 +18,6 @@ from tests.complexity import assert_linear
 from toksmith.cli import main
 
 
-@pytest.fixture(scope="module")
-def tok_path(tmp_path_factory, corpus_slices):
-    """A small nanochat-pattern tokenizer with a special and a pinned token that holds a space."""
-    d = tmp_path_factory.mktemp("cli_audit")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(
-            list(corpus_slices.values()),
-            vocab_size=500,
-            pattern="nanochat",
-            special_tokens=["<|bos|>"],
-            pinned_tokens=["New York"],
-            threads=1,
-        )
-    path = d / "tok.json"
-    tok.save(path)
-    return path
-
-
 def _reference_cut(text, lo=0, avoid=()):
     """last_safe_cut as first written: one character at a time."""
     from toksmith.streaming import cut_lookahead
