@@ -10,6 +10,7 @@ import tiktoken
 
 import toksmith
 from tests.cli.helpers import _err
+from tests.conftest import BYTES
 from toksmith import Tokenizer
 from toksmith.cli import eval as tok_eval
 from toksmith.cli import main
@@ -168,9 +169,6 @@ def test_counting_bytes_is_a_type_error(ab_tok):
         bytes_per_token(ab_tok, b"hello")
     with pytest.raises(TypeError, match="text must be str, not bytes"):
         count_tokens(ab_tok, b"hello " * 10, chunk_chars=2)
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 def test_max_bytes_equal_to_the_file_size_keeps_its_last_line(tmp_path):
