@@ -20,9 +20,9 @@ from typing import Any, Dict, List, Optional, TypeVar
 
 from .spec import DIRECTIONS, TRUNCATION_STRATEGIES, Padding, Truncation
 
-#: ids, pad ids and lengths are unsigned 32-bit in ``tokenizers`` (lengths: usize; kept to u32
-#: here, far above any real sequence)
+#: ids are unsigned 32-bit in ``tokenizers``, lengths are usize (64-bit)
 _U32 = 2**32
+_USIZE = 2**64
 
 _T = TypeVar("_T", bound="LengthSettings")
 
@@ -49,8 +49,8 @@ def make_truncation(
     ``only_second`` is refused: it truncates the second sequence of a pair, and toksmith
     encodes single sequences (``tokenizers`` fails on one that needs truncating)."""
     t = Truncation(
-        _count(max_length, "max_length"),
-        _count(stride, "stride"),
+        _count(max_length, "max_length", _USIZE - 1),
+        _count(stride, "stride", _USIZE - 1),
         _choice(strategy, "strategy", TRUNCATION_STRATEGIES),
         _choice(direction, "direction", DIRECTIONS),
     )
@@ -74,14 +74,14 @@ def make_padding(
     if not isinstance(pad_token, str):
         raise TypeError(f"pad_token must be a str, not {type(pad_token).__name__}")
     return Padding(
-        length=None if length is None else _count(length, "length"),
+        length=None if length is None else _count(length, "length", _USIZE - 1),
         direction=_choice(direction, "direction", DIRECTIONS),
         pad_id=_count(pad_id, "pad_id"),
         pad_type_id=_count(pad_type_id, "pad_type_id"),
         pad_token=pad_token,
         pad_to_multiple_of=None
         if pad_to_multiple_of is None
-        else _count(pad_to_multiple_of, "pad_to_multiple_of"),
+        else _count(pad_to_multiple_of, "pad_to_multiple_of", _USIZE - 1),
     )
 
 

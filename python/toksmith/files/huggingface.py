@@ -408,7 +408,7 @@ def read_truncation(value: Any, where: str) -> Optional[Truncation]:
         return None
     if not isinstance(value, dict):
         raise TokenizerFileError(f"{where}: truncation must be an object or null, not {value!r}")
-    strategy = value.get("strategy", "LongestFirst")
+    strategy = value.get("strategy")
     if strategy == "OnlySecond":
         raise _fail(
             where,
@@ -418,13 +418,15 @@ def read_truncation(value: Any, where: str) -> Optional[Truncation]:
     names = {"LongestFirst": "longest_first", "OnlyFirst": "only_first"}
     directions = {"Right": "right", "Left": "left"}
     try:
+        # the keys tokenizers requires (direction came later: Right when missing)
+        missing = [k for k in ("max_length", "strategy", "stride") if k not in value]
+        if missing:
+            raise ValueError(f"no {', '.join(missing)}")
         if strategy not in names or value.get("direction", "Right") not in directions:
             raise ValueError("strategy or direction unknown")
-        if "max_length" not in value:
-            raise ValueError("no max_length")
         return make_truncation(
             value["max_length"],
-            value.get("stride", 0),
+            value["stride"],
             names[strategy],
             directions[value.get("direction", "Right")],
         )
@@ -438,9 +440,13 @@ def read_padding(value: Any, where: str) -> Optional[Padding]:
         return None
     if not isinstance(value, dict):
         raise TokenizerFileError(f"{where}: padding must be an object or null, not {value!r}")
-    strategy = value.get("strategy", "BatchLongest")
+    strategy = value.get("strategy")
     directions = {"Right": "right", "Left": "left"}
     try:
+        required = ("strategy", "direction", "pad_id", "pad_type_id", "pad_token")
+        missing = [k for k in required if k not in value]
+        if missing:  # as tokenizers requires them
+            raise ValueError(f"no {', '.join(missing)}")
         if strategy == "BatchLongest":
             length = None
         elif isinstance(strategy, dict) and list(strategy) == ["Fixed"]:
@@ -449,13 +455,13 @@ def read_padding(value: Any, where: str) -> Optional[Padding]:
                 raise ValueError("Fixed needs a length")
         else:
             raise ValueError(f"unknown strategy {strategy!r}")
-        if value.get("direction", "Right") not in directions:
-            raise ValueError(f"unknown direction {value.get('direction')!r}")
+        if value["direction"] not in directions:
+            raise ValueError(f"unknown direction {value['direction']!r}")
         return make_padding(
-            directions[value.get("direction", "Right")],
-            value.get("pad_id", 0),
-            value.get("pad_type_id", 0),
-            value.get("pad_token", "[PAD]"),
+            directions[value["direction"]],
+            value["pad_id"],
+            value["pad_type_id"],
+            value["pad_token"],
             length,
             value.get("pad_to_multiple_of"),
         )
