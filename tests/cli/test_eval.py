@@ -16,25 +16,6 @@ from toksmith.cli import main
 from toksmith.cli.eval import count_tokens, evaluate
 
 
-@pytest.fixture(scope="module")
-def tok_path(tmp_path_factory, corpus_slices):
-    """A small nanochat-pattern tokenizer with a special and a pinned token that holds a space."""
-    d = tmp_path_factory.mktemp("cli_audit")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(
-            list(corpus_slices.values()),
-            vocab_size=500,
-            pattern="nanochat",
-            special_tokens=["<|bos|>"],
-            pinned_tokens=["New York"],
-            threads=1,
-        )
-    path = d / "tok.json"
-    tok.save(path)
-    return path
-
-
 def test_eval_chunked_counts_equal_whole_text_counts(corpus_slices):
     """Audit finding: Chunks were cut after any lone newline: o200k's ".\\n/" is one piece (so the counts
     differed), as is a custom pattern's piece across a newline, and a pinned "a\\nb"."""

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ... import _core
+from ..._args import index_arg, thread_count
 from ..._fileio import atomic_files, atomic_write, write_text_atomic
 from ..._paths import fspath
 from ...corpus import iter_line_blocks
@@ -56,7 +57,7 @@ from ...pretokenize import _check_matches_text
 # counts and the token statistics are 64-bit integers): 2**63-1
 from ...train import MAX_COUNT, _MergeProgress, _progress_bar
 from .._base import PresetTokenizer
-from .._checks import check_flag, index_arg, thread_count
+from .._checks import check_flag
 from .._sources import (
     check_extensions,
     check_source,
@@ -224,7 +225,7 @@ class WordTokenizer(PresetTokenizer):
     def _check_id(self, id: Any) -> int:
         """``id`` as a Python int: an int or a numpy integer (ids often come back as numpy
         arrays, and the byte-level tokenizer takes them too) in range; bools are refused."""
-        id = index_arg(id, "id", "token ids must be int, not {type}")
+        id = index_arg(id, "token ids must be int, not {type}")
         if not 0 <= id < len(self.tokens):
             raise ValueError(
                 f"token id {id} is out of range: valid ids are 0..{len(self.tokens) - 1}"
@@ -541,7 +542,7 @@ _INT_TYPE_ERROR = "{name} must be an int, not {type} ({value!r})"
 
 def _check_int(name: str, value: Any, lo: int, hi: int, what: str) -> int:
     """``value`` must be an int (not a bool: TypeError) in lo..hi (ValueError naming ``what``)."""
-    value = index_arg(value, name, _INT_TYPE_ERROR, numpy=False)
+    value = index_arg(value, _INT_TYPE_ERROR, name=name, numpy=False)
     if not lo <= value <= hi:
         raise ValueError(f"{name} must be {what}, not {value}")
     return value
@@ -597,13 +598,12 @@ def _check_specials(special_tokens: Any, require_unk: bool) -> List[str]:
 
 def _threads(threads: Optional[int]) -> int:
     """A thread count for the native calls (0: all cores)."""
-    n = thread_count(
+    return thread_count(
         threads,
         type_error=_INT_TYPE_ERROR,
         range_error="{name} must be in 1..{max}, or None for all cores, not {value}",
         numpy=False,
     )
-    return n or 0
 
 
 def _count_items(counts: Any) -> List[Tuple[str, int]]:
