@@ -47,7 +47,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 
 from ... import _core
 from ..._args import index_arg, thread_count
-from ..._fileio import write_text_atomic
+from ..._fileio import atomic_files, atomic_write, write_text_atomic
 from ..._paths import fspath
 from ...corpus import iter_line_blocks
 from ...errors import PatternError
@@ -945,12 +945,17 @@ def write_counts_csv(
             raise TypeError(f"rows must be (str, int) pairs; row {k} is {row!r}")
         _check_utf8(row[0], f"row {k}")
         checked.append(row)
-    with open(
-        fspath(path), "w", encoding="utf-8", newline=""
-    ) as f:  # not an int: a file descriptor
+    with _csv_file(path) as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(checked)
+
+
+def _csv_file(path: PathLike) -> Any:
+    """The file a CSV is written to, moved onto ``path`` only when complete (a failed write
+    keeps the old file). ``path`` is not an int: that would be a file descriptor."""
+    p = fspath(path)
+    return atomic_write(os.fsdecode(p), "w", encoding="utf-8", newline="")
 
 
 def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: int) -> None:
@@ -986,9 +991,7 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
                 f"({len(tokens)}, {dim}), not of shape {shape}"
             )
         get = lambda k: rows[k].tolist()  # noqa: E731
-    with open(
-        fspath(path), "w", encoding="utf-8", newline=""
-    ) as f:  # not an int: a file descriptor
+    with _csv_file(path) as f:
         w = csv.writer(f)
         w.writerow(["token"] + [f"e{i}" for i in range(dim)])
         for k, t in enumerate(tokens):
@@ -1046,7 +1049,8 @@ def run(
 
     Every argument is checked before anything is read, and every result is computed before
     the first file is written (a bad option, or a ``dim`` too large for the vocabulary, leaves
-    no file behind).
+    no file behind). The four files are written into a staging folder and moved into place
+    together: a failed or killed write leaves the earlier set whole.
 
     Returns {"tokenizer", "word_counts", "token_stats", "files", "sample"}; "sample" is
     {"text", "tokens", "ids"} (None when ``sample`` is None).
@@ -1115,14 +1119,16 @@ def run(
             "tokenizer.json",
         )
     }
-    write_counts_csv(
-        files["unique_initial_tokens.csv"],
-        sorted(counts.items(), key=lambda p: (-p[1], p[0])),
-        ("word", "count"),
-    )
-    write_counts_csv(files["final_token_stats.csv"], stats, ("token", "count"))
-    write_embeddings_csv(files["final_embeddings.csv"], tok.tokens, rows, dim)
-    tok.save(files["tokenizer.json"])
+    # the four files appear together or not at all (an earlier set stays whole on a failure)
+    with atomic_files(os.fspath(base)) as stage:
+        write_counts_csv(
+            stage.path(files["unique_initial_tokens.csv"].name),
+            sorted(counts.items(), key=lambda p: (-p[1], p[0])),
+            ("word", "count"),
+        )
+        write_counts_csv(stage.path(files["final_token_stats.csv"].name), stats, ("token", "count"))
+        write_embeddings_csv(stage.path(files["final_embeddings.csv"].name), tok.tokens, rows, dim)
+        tok.save(stage.path(files["tokenizer.json"].name))
     return {
         "tokenizer": tok,
         "word_counts": counts,
