@@ -220,7 +220,7 @@ def _load_detected(
                     raw, file, pattern=pattern, special_tokens=special_tokens
                 )
             )
-        return from_tiktoken(p, pattern=pattern, special_tokens=special_tokens)
+        return from_tiktoken(file, pattern=pattern, special_tokens=special_tokens)
     vocab, merges = _gpt2_files_for(p)
     return from_gpt2_files(vocab, merges, pattern=pattern or "gpt2", special_tokens=special_tokens)
 

@@ -451,11 +451,23 @@ def test_unsupported_decoder_and_postprocessor():
         "special_tokens": {"<|end|>": {"id": "<|end|>", "ids": [end], "tokens": ["<|end|>"]}},
     }
     data["post_processor"] = tmpl
-    with pytest.raises(ConversionError, match="post_processor TemplateProcessing adds tokens"):
+    # applied by encode's add_special_tokens (True by default, as in tokenizers)
+    back = from_huggingface(data)
+    assert back.template == ([end], [])
+    hf = tokenizers.Tokenizer.from_str(json.dumps(data))
+    assert hf.encode("lowest", add_special_tokens=False).ids == back.encode(
+        "lowest", add_special_tokens=False
+    )
+    assert (
+        hf.encode("lowest").ids == back.encode("lowest") == [end] + back.encode_ordinary("lowest")
+    )
+    # one the template toksmith cannot apply: refused, or dropped with strict=False
+    tmpl["single"] = tmpl["pair"]
+    with pytest.raises(ConversionError, match="post_processor TemplateProcessing with the single"):
         from_huggingface(data)
     with pytest.warns(UserWarning):
         back = from_huggingface(data, strict=False)
-    hf = tokenizers.Tokenizer.from_str(json.dumps(data))
+    assert back.template is None
     assert hf.encode("lowest", add_special_tokens=False).ids == back.encode("lowest")
 
 
@@ -589,16 +601,15 @@ def test_import_llama3_style_file(gpt2_tok, corpus_chunks):
             },
         ],
     }
-    with pytest.raises(ConversionError, match="post_processor Sequence adds tokens"):
-        from_huggingface(data)
-    with pytest.warns(UserWarning, match="post_processor"):
-        tok = from_huggingface(data, strict=False)
+    tok = from_huggingface(data)
     assert tok.pattern_name is None and len(tok.special_tokens) == 44
+    assert tok.template == ([50256], [])
     hf = tokenizers.Tokenizer.from_str(json.dumps(data))
     texts = corpus_chunks[::4] + ["<|reserved_50260|>x 1234567<|endoftext|>"]
-    ids = all_ids(tok, texts)
+    ids = tok.encode_batch(texts, allowed_special="all", add_special_tokens=False)
     assert [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)] == ids
-    assert hf.encode(texts[0]).ids == [50256] + ids[0]  # what strict=False dropped
+    assert [e.ids for e in hf.encode_batch(texts)] == tok.encode_batch(texts, allowed_special="all")
+    assert hf.encode(texts[0]).ids == [50256] + ids[0]
     assert tok.decode_batch(ids) == texts
 
 

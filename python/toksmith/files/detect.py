@@ -149,6 +149,15 @@ def detect_format(path: Union[str, os.PathLike]) -> str:
 Detected = Tuple[str, str, Optional[dict], Optional[JsonTables], Optional[bytes]]
 
 
+def _is_rank_file(head: bytes) -> bool:
+    """Whether a file's first bytes are a tiktoken rank line (``base64 rank``). A SentencePiece
+    model starts with the byte 0x0a (its first field), which no rank file does."""
+    if head[:1] in (b"\x0a", b""):
+        return False
+    first = head.split(b"\n", 1)[0].split(b"\r", 1)[0]
+    return _RANK_LINE.match(first) is not None
+
+
 def _detect(p: str) -> Detected:
     """(format, the file read, its parsed JSON document if detection had to parse it: a
     tokenizer.json's format is only known from its ``"model"``, which comes last; the
@@ -163,6 +172,9 @@ def _detect(p: str) -> Detected:
         for name in _SPM_NAMES:
             spm = join(p, name)
             if os.path.isfile(spm):
+                with open_readable(spm, "the tokenizer file") as f:
+                    if _is_rank_file(f.read(4096)):  # Meta's Llama 3 / 4 folders
+                        return "tiktoken", spm, None, None, None
                 return "sentencepiece", spm, None, None, None
         if wordpiece_vocab_path(p):
             return "wordpiece", p, None, None, None
@@ -176,7 +188,8 @@ def _detect(p: str) -> Detected:
             head = f.read(1 << 16)
         else:  # a pipe is read once, whole (bounded)
             head = raw = read_capped(f, p, "the tokenizer file", error=TokenizerFileError)
-    if looks_like_sentencepiece(p, head):
+    # Meta's Llama 3 / 4 tokenizer.model is a tiktoken rank file despite its name
+    if looks_like_sentencepiece(p, head) and not _is_rank_file(head):
         return "sentencepiece", p, None, None, raw
     stripped = head.lstrip()
     if stripped.startswith(b"{"):

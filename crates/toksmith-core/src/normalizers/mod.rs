@@ -63,7 +63,7 @@ pub enum Normalizer {
     Nfkc,
     Nfkd,
     Lowercase,
-    /// Removes nonspacing marks (Mn) as they are: combine with NFD/NFKD to strip accents.
+    /// Removes combining marks (Mn, Mc, Me) as they are: combine with NFD/NFKD to strip accents.
     StripAccents,
     /// Removes whitespace at the start and/or the end.
     Strip {
@@ -83,6 +83,15 @@ pub enum Normalizer {
 }
 
 impl Normalizer {
+    /// A Hugging Face `tokenizer.json` normalizer object (its JSON text): `NFC`, `NFD`, `NFKC`,
+    /// `NFKD`, `Lowercase`, `StripAccents`, `Strip`, `Replace`, `Prepend`, `Precompiled`,
+    /// `BertNormalizer` and `Sequence`s of them.
+    pub fn from_hf_json(json: &str) -> Result<Self> {
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Error::InvalidVocab(format!("normalizer: not JSON ({e})")))?;
+        crate::pipeline::hf_normalizer(&v)
+    }
+
     pub fn normalize(&self, text: &str) -> Result<String> {
         Ok(match self {
             Normalizer::Nfc => text.nfc().collect(),
@@ -90,7 +99,8 @@ impl Normalizer {
             Normalizer::Nfkc => text.nfkc().collect(),
             Normalizer::Nfkd => text.nfkd().collect(),
             Normalizer::Lowercase => lowercase(text),
-            Normalizer::StripAccents => text.chars().filter(|c| !c.is_mark_nonspacing()).collect(),
+            // tokenizers' StripAccents drops every combining mark: Mn, Mc and Me
+            Normalizer::StripAccents => text.chars().filter(|c| !c.is_mark()).collect(),
             Normalizer::Strip { left, right } => {
                 let mut t = text;
                 if *left {
@@ -147,8 +157,20 @@ mod tests {
         assert_eq!(n(&Normalizer::Nfkd, "ﬁé"), "fie\u{301}");
         assert_eq!(n(&Normalizer::Lowercase, "ÀBΣΣ İ"), "àbσσ i\u{307}");
         assert_eq!(n(&Normalizer::StripAccents, "e\u{301}é"), "eé");
+        assert_eq!(n(&Normalizer::StripAccents, "\u{93e}|\u{20dd}|a"), "||a");
         let seq = Normalizer::Sequence(vec![Normalizer::Nfd, Normalizer::StripAccents]);
         assert_eq!(n(&seq, "àé"), "ae");
+    }
+
+    #[test]
+    fn from_hf_json() {
+        let x = Normalizer::from_hf_json(
+            r#"{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Lowercase"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(n(&x, "E\u{301}X"), "éx");
+        assert!(Normalizer::from_hf_json(r#"{"type":"Nope"}"#).is_err());
+        assert!(Normalizer::from_hf_json("{").is_err());
     }
 
     #[test]
