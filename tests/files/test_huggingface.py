@@ -242,14 +242,16 @@ def test_not_strict_through_load_any_and_convert(tmp_path, capsys):
     from_huggingface(strict=False) does (the error message names both)."""
     from toksmith.cli import main
 
-    _, data = _tiny_json(normalizer={"type": "NFC"})
+    _, data = _tiny_json(
+        decoder={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+    )
     src = tmp_path / "tokenizer.json"
     src.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ConversionError, match="--no-strict"):
         toksmith.load_any(src)
     with pytest.warns(UserWarning, match="dropped"):
         relaxed = toksmith.load_any(src, strict=False)
-    assert relaxed.metadata["huggingface"]["normalizer"] == "NFC"
+    assert relaxed.metadata["huggingface"]["decoder"] == "Metaspace"
     with pytest.raises(TypeError, match="strict"):
         toksmith.load_any(src, strict="no")
     out = tmp_path / "tok.json"
@@ -303,19 +305,13 @@ def test_split_string_pattern_and_gaps():
         assert back.decode(back.encode(text)) == text
 
 
-def test_nfc_normalizer_strict_and_not():
+def test_nfc_normalizer_is_applied():
     _, data = _tiny_json(normalizer={"type": "NFC"})
-    with pytest.raises(ConversionError, match="normalizer NFC"):
-        from_huggingface(data)
-    with pytest.warns(UserWarning, match="dropped"):
-        tok = from_huggingface(data, strict=False)
-    assert tok.metadata["huggingface"]["normalizer"] == "NFC"
+    tok = from_huggingface(data)
+    assert tok.normalizer == {"type": "NFC"}
     hf = tokenizers.Tokenizer.from_str(json.dumps(data))
     text = "e\u0301 lowe\u0301st"
-    assert hf.encode(text).ids != tok.encode(text)  # the normalizer matters...
-    assert hf.encode(text).ids == tok.encode(
-        unicodedata.normalize("NFC", text)
-    )  # ...and is all that differs
+    assert hf.encode(text).ids == tok.encode(text) == tok.encode(unicodedata.normalize("NFC", text))
 
 
 @pytest.mark.parametrize(
@@ -326,9 +322,17 @@ def test_nfc_normalizer_strict_and_not():
         {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]},
     ],
 )
-def test_other_normalizers_raise(norm):
+def test_other_normalizers_are_applied(norm):
     _, data = _tiny_json(normalizer=norm)
-    with pytest.raises(ConversionError, match="normalizer"):
+    tok = from_huggingface(data)
+    hf = tokenizers.Tokenizer.from_str(json.dumps(data))
+    for text in ["LOWEST ｌｏｗ", "e\u0301 Lowe\u0301st"]:
+        assert hf.encode(text).ids == tok.encode(text)
+
+
+def test_unsupported_normalizer_raises():
+    _, data = _tiny_json(normalizer={"type": "BertNormalizer"})
+    with pytest.raises(ConversionError, match="normalizer BertNormalizer"):
         from_huggingface(data)
 
 
