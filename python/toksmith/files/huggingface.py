@@ -29,15 +29,24 @@ a ``Split`` regex (``Isolated``, or ``Removed`` with ``invert=True``) followed b
 splits exactly alike (DeepSeek V3 / R1: :data:`_SPLIT_SEQUENCES`). A model with ``"ignore_merges": true`` may list several merges
 per token, with parts of higher id than the result (Llama 3, and every vocabulary
 ``transformers`` converts from tiktoken): it loads when merging by token id gives the same
-result (see :func:`_ranks_ignore_merges`). Anything toksmith cannot
+result (see :func:`_ranks_ignore_merges`). A byte-level vocabulary may lack the 13 bytes that
+UTF-8 text never holds (GPT-NeoX, Pythia, OLMo 1).
+
+Normalizers ``NFC``, ``NFD``, ``NFKC``, ``NFKD``, ``Lowercase``, ``StripAccents``, ``Strip``,
+``Replace`` (``String`` patterns) and ``Prepend``, and ``Sequence`` s of them, are applied
+natively (:attr:`toksmith.Tokenizer.normalizer`) to the text between special tokens, as
+``tokenizers`` does. Post-processors that add tokens (``TemplateProcessing`` with the text once,
+``RobertaProcessing``, ``BertProcessing``, and ``Sequence`` s with ``ByteLevel``) become
+:attr:`toksmith.Tokenizer.template`, added by ``encode`` unless ``add_special_tokens=False``.
+
+Anything toksmith cannot
 reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
 and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, other
 sequences of ``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
-decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), a post-processor that
-adds tokens, and any normalizer. toksmith has no normalizer:
-an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
-records it in ``tok.metadata["huggingface"]["normalizer"]`` (apply
-``unicodedata.normalize(form, text)`` yourself before encoding to get Hugging Face's ids).
+decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), other post-processors
+and normalizers (``BertNormalizer``, ``Precompiled``, ``Replace`` with a ``Regex``), and, under
+a normalizer, an added token matched on the other side of it than toksmith matches it
+(a special token with ``normalized: true``, another with ``normalized: false``).
 ``truncation`` and ``padding`` settings are not part of tokenization and are ignored.
 
 Known limit, outside toksmith's control: Oniguruma in ``tokenizers`` 0.23 knows Unicode up to
@@ -833,10 +842,9 @@ def read_huggingface(
 
     ``path_or_obj``: the file, a folder holding it, its parsed JSON (dict), a
     ``tokenizers.Tokenizer`` or a ``transformers`` fast tokenizer. ``strict=False`` accepts a
-    Unicode normalizer, a post-processor that adds tokens (BOS/EOS templates) or a
-    non-``ByteLevel`` decoder by dropping them with a warning and recording them in
-    ``tok.metadata["huggingface"]``; everything else that toksmith cannot reproduce raises
-    :class:`ConversionError`.
+    post-processor toksmith cannot apply or a non-``ByteLevel`` decoder by dropping them with a
+    warning and recording them in ``tok.metadata["huggingface"]``; everything else that
+    toksmith cannot reproduce raises :class:`ConversionError`.
     """
     if not isinstance(strict, bool):  # "no" was taken as True
         raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
