@@ -671,7 +671,8 @@ class Tokenizer:
         cannot change, and every token sequence the rest can continue as (sorted). Each
         completion decodes to bytes that start with the text's remaining bytes. Special tokens
         as in :meth:`encode`. Built for prompting a completion model; the completions of a
-        short unstable end can number in the thousands.
+        short unstable end can number in the thousands. A :attr:`template`'s tokens are not
+        added (these are the ids of the text).
 
         >>> tok = Tokenizer.from_ranks({**{bytes([b]): b for b in range(256)}, b"ab": 256}, "gpt2")
         >>> tok.encode_with_unstable("xa")

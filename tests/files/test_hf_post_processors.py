@@ -141,3 +141,11 @@ def test_bad_and_unsupported_processors(base):
         toksmith.from_huggingface(data)
     with pytest.warns(UserWarning, match="post_processor"):
         assert toksmith.from_huggingface(data, strict=False).template is None
+
+
+def test_unstable_end_leaves_the_template_out(base):
+    bot, eot = base.special_tokens[BOT], base.special_tokens[EOT]
+    data = huggingface_json(base)
+    data["post_processor"] = {"type": "RobertaProcessing", "cls": [BOT, bot], "sep": [EOT, eot]}
+    tok = toksmith.from_huggingface(data)
+    assert tok.encode_with_unstable("the lowest lo") == base.encode_with_unstable("the lowest lo")

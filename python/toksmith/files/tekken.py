@@ -24,6 +24,7 @@ import json
 import os
 from typing import Any, Dict, Optional
 
+from .. import _core
 from .._paths import fspath
 from ..errors import TokenizerFileError
 from ..pretokenize import _from_file
@@ -123,6 +124,18 @@ def _ranks(vocab: list, inner: int, shift: int, where: str) -> Dict[bytes, int]:
             f"{where}: {len(vocab)} vocab entries, fewer than the {inner} that "
             "config.default_vocab_size - default_num_special_tokens asks for"
         )
+    try:  # the usual, well-formed file: one native pass (the loop below says what is wrong)
+        lines = [f"{x['token_bytes']} {x['rank'] + shift}" for x in vocab[:inner]]
+        if all(x["rank"] == i for i, x in enumerate(vocab[:inner])):
+            fast = _core.parse_tiktoken_ranks("\n".join(lines).encode("ascii"))
+            if (
+                fast is not None
+                and len(fast) == inner
+                and all(fast.get(bytes([i])) == i + shift for i in range(256))
+            ):
+                return fast
+    except (TypeError, KeyError, UnicodeEncodeError):
+        pass
     ranks: Dict[bytes, int] = {}
     for i in range(inner):
         x = vocab[i]
