@@ -640,6 +640,8 @@ class Tokenizer:
         adds them, as ``tokenizers`` does, unless ``add_special_tokens=False``.
         """
         ids = self._encode_checked(text, allowed_special, disallowed_special)[0]
+        if self._template is None and add_special_tokens is None:  # the usual case, kept short
+            return ids
         return self._framed(ids, add_special_tokens)
 
     def _encode_checked(
