@@ -113,13 +113,13 @@ impl Encoder {
             let accept =
                 |id: u32, kind: AddedKind| kind == AddedKind::Special && allowed.accepts(id, kind);
             while let Some((s, e, id)) = self.matcher.find(text.as_bytes(), pos, &accept) {
-                let part = norm.normalize(&text[pos..s])?;
+                let part = norm.normalize_cow(&text[pos..s])?;
                 self.encode_into(&part, &Allowed::None, &mut out)?;
                 out.push(id);
                 pos = e;
             }
         }
-        let part = norm.normalize(&text[pos..])?;
+        let part = norm.normalize_cow(&text[pos..])?;
         self.encode_into(&part, &Allowed::None, &mut out)?;
         Ok(out)
     }

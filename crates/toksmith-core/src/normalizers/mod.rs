@@ -7,7 +7,10 @@ pub mod bert;
 pub mod precompiled;
 
 use unicode_categories::UnicodeCategories;
-use unicode_normalization::UnicodeNormalization;
+use std::borrow::Cow;
+use unicode_normalization::{
+    is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization,
+};
 
 pub use bert::BertNormalizer;
 pub use precompiled::{Precompiled, SpmNormalizer};
@@ -92,6 +95,23 @@ impl Normalizer {
         crate::pipeline::hf_normalizer(&v)
     }
 
+    /// [`Normalizer::normalize`], borrowing the text when a Unicode form leaves it as it is
+    /// (its quick check says so: ASCII text, most text already in that form), with no copy.
+    pub fn normalize_cow<'a>(&self, text: &'a str) -> Result<Cow<'a, str>> {
+        let unchanged = match self {
+            Normalizer::Nfc => is_nfc_quick(text.chars()) == IsNormalized::Yes,
+            Normalizer::Nfd => is_nfd_quick(text.chars()) == IsNormalized::Yes,
+            Normalizer::Nfkc => is_nfkc_quick(text.chars()) == IsNormalized::Yes,
+            Normalizer::Nfkd => is_nfkd_quick(text.chars()) == IsNormalized::Yes,
+            _ => false,
+        };
+        if unchanged {
+            Ok(Cow::Borrowed(text))
+        } else {
+            self.normalize(text).map(Cow::Owned)
+        }
+    }
+
     pub fn normalize(&self, text: &str) -> Result<String> {
         Ok(match self {
             Normalizer::Nfc => text.nfc().collect(),
@@ -155,6 +175,15 @@ mod tests {
         assert_eq!(n(&Normalizer::Nfd, "é"), "e\u{301}");
         assert_eq!(n(&Normalizer::Nfkc, "ﬁ①"), "fi1");
         assert_eq!(n(&Normalizer::Nfkd, "ﬁé"), "fie\u{301}");
+        for (x, t) in [
+            (Normalizer::Nfc, "e\u{301}"),
+            (Normalizer::Nfd, "é"),
+            (Normalizer::Nfkc, "ﬁ"),
+            (Normalizer::Nfkd, "ﬁé"),
+        ] {
+            assert_eq!(x.normalize_cow(t).unwrap(), x.normalize(t).unwrap());
+            assert!(matches!(x.normalize_cow("plain ascii").unwrap(), Cow::Borrowed(_)));
+        }
         assert_eq!(n(&Normalizer::Lowercase, "ÀBΣΣ İ"), "àbσσ i\u{307}");
         assert_eq!(n(&Normalizer::StripAccents, "e\u{301}é"), "eé");
         assert_eq!(n(&Normalizer::StripAccents, "\u{93e}|\u{20dd}|a"), "||a");
