@@ -6,8 +6,8 @@
 pub mod bert;
 pub mod precompiled;
 
-use unicode_categories::UnicodeCategories;
 use std::borrow::Cow;
+use unicode_categories::UnicodeCategories;
 use unicode_normalization::{
     is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization,
 };
@@ -182,7 +182,10 @@ mod tests {
             (Normalizer::Nfkd, "ﬁé"),
         ] {
             assert_eq!(x.normalize_cow(t).unwrap(), x.normalize(t).unwrap());
-            assert!(matches!(x.normalize_cow("plain ascii").unwrap(), Cow::Borrowed(_)));
+            assert!(matches!(
+                x.normalize_cow("plain ascii").unwrap(),
+                Cow::Borrowed(_)
+            ));
         }
         assert_eq!(n(&Normalizer::Lowercase, "ÀBΣΣ İ"), "àbσσ i\u{307}");
         assert_eq!(n(&Normalizer::StripAccents, "e\u{301}é"), "eé");
