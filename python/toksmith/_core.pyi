@@ -71,6 +71,23 @@ class Bpe:
     def find_special(
         self, text: str, disallowed: Optional[List[int]] = None
     ) -> Optional[Tuple[str, int]]: ...
+    def encode_normalized(
+        self,
+        text: str,
+        normalizer: Normalizer,
+        allowed: Optional[List[int]] = None,
+        allow_all: bool = False,
+    ) -> List[int]: ...
+    def encode_normalized_batch(
+        self,
+        texts: List[str],
+        normalizer: Normalizer,
+        allowed: Optional[List[int]] = None,
+        allow_all: bool = False,
+        threads: int = 0,
+    ) -> List[List[int]]: ...
+    @property
+    def missing_bytes(self) -> bytes: ...
     def decode_bytes(self, ids: Sequence[int]) -> bytes: ...
     def decode_str(self, ids: Sequence[int], errors: str = "replace") -> str: ...
     def decode_bytes_batch(self, batch: List[List[int]], threads: int = 0) -> List[bytes]: ...
@@ -224,6 +241,12 @@ class FixedWordDecoder:
         mid_line: List[int] = ...,
     ) -> None: ...
     def decode(self, bpe: Bpe, ids: List[int]) -> str: ...
+
+# a Hugging Face normalizer for the byte-level Bpe (Bpe.encode_normalized)
+class Normalizer:
+    @staticmethod
+    def from_hf_json(json: str) -> Normalizer: ...
+    def normalize(self, text: str) -> str: ...
 
 # whole non-byte-level tokenizers (toksmith.pipeline_tokenizer)
 class Pipeline:

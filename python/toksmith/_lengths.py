@@ -16,7 +16,8 @@ are. ``encode_batch`` truncates each sequence first, then pads them all.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, TypeVar
+import dataclasses
+from typing import Any, Callable, Dict, List, Optional, TypeVar
 
 from .spec import DIRECTIONS, TRUNCATION_STRATEGIES, Padding, Truncation
 
@@ -116,11 +117,26 @@ def pad(ids: List[int], target: int, p: Padding) -> List[int]:
 
 
 def apply(
-    batch: List[List[int]], truncation: Optional[Truncation], padding: Optional[Padding]
+    batch: List[List[int]],
+    truncation: Optional[Truncation],
+    padding: Optional[Padding],
+    added: int = 0,
+    frame: Optional[Callable[[List[int]], List[int]]] = None,
 ) -> List[List[int]]:
-    """The ids of a batch after ``truncation`` (each sequence) and ``padding`` (all together)."""
+    """The ids of a batch after ``truncation`` (each sequence), ``frame`` (a post-processor
+    that adds ``added`` tokens to each sequence: the truncation leaves room for them, as in
+    ``tokenizers``) and ``padding`` (all together)."""
+    if truncation is not None and truncation.max_length < added:
+        # tokenizers subtracts the added tokens from max_length as an unsigned number: below
+        # zero it wraps around to a huge length, and nothing is cut
+        truncation = None
     if truncation is not None:
+        if added:
+            room = truncation.max_length - added
+            truncation = dataclasses.replace(truncation, max_length=room)
         batch = [truncate(ids, truncation) for ids in batch]
+    if frame is not None:
+        batch = [frame(ids) for ids in batch]
     if padding is not None and batch:
         target = pad_target(max(map(len, batch)), padding)
         batch = [pad(ids, target, padding) for ids in batch]

@@ -18,6 +18,7 @@ from .files import gpt2 as _gpt2
 from .files import huggingface as _huggingface
 from .files import pipeline_files as _pipeline_files
 from .files import saved as _saved
+from .files import tekken as _tekken
 from .files import tiktoken as _tiktoken
 from .files import toksmith_json as _toksmith_json
 from .files.detect import Detected, _detect, _gpt2_files_for, detect_format
@@ -213,6 +214,14 @@ def _load_detected(
             )
         assert doc is not None
         return Tokenizer.from_spec(_tiktoken.read_js_tiktoken(doc, file))
+    if fmt == "tekken":
+        if pattern is not None or special_tokens is not None:
+            raise ValueError(
+                f"{p} is a Tekken file, which stores its own pattern and special tokens: "
+                "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
+            )
+        assert doc is not None
+        return Tokenizer.from_spec(_tekken.read_tekken(doc, file))
     if fmt == "tiktoken":
         if raw is not None:
             return Tokenizer.from_spec(
@@ -220,7 +229,7 @@ def _load_detected(
                     raw, file, pattern=pattern, special_tokens=special_tokens
                 )
             )
-        return from_tiktoken(p, pattern=pattern, special_tokens=special_tokens)
+        return from_tiktoken(file, pattern=pattern, special_tokens=special_tokens)
     vocab, merges = _gpt2_files_for(p)
     return from_gpt2_files(vocab, merges, pattern=pattern or "gpt2", special_tokens=special_tokens)
 

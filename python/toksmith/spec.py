@@ -126,6 +126,12 @@ class TokenizerSpec:
     merges: Optional[Sequence[Tuple[int, int]]] = None
     metadata: Dict[str, Any] = field(default_factory=dict)
     name: Optional[str] = None
+    #: a Hugging Face normalizer object (``{"type": "NFC"}``...) applied to the text between
+    #: special tokens before it is split, or None
+    normalizer: Optional[Dict[str, Any]] = None
+    #: the ids a Hugging Face post-processor adds around every encoding, ``(prefix, suffix)``
+    #: (``encode(..., add_special_tokens=False)`` leaves them out), or None
+    template: Optional[Tuple[List[int], List[int]]] = None
     #: ``merges`` were made by toksmith from these same ranks and checked there (the
     #: constructor takes them without checking each pair again)
     merges_checked: bool = False

@@ -198,6 +198,8 @@ def can_stream(tok, allow_special: bool = False) -> bool:
     core = getattr(
         tok, "_core", None
     )  # other tokenizer kinds (e.g. calm.ByteTokenizer): read whole
+    if getattr(tok, "normalizer", None) is not None:  # a block cut could change what it makes
+        return False
     return bool(getattr(core, "fast_pretokenizer", False))
 
 
@@ -224,6 +226,11 @@ def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
         raise TypeError(
             f"tok must be a tokenizer with an {method} method (a toksmith.Tokenizer), "
             f"not {type(tok).__name__}"
+        )
+    if allow_special and getattr(tok, "template", None) is not None:
+        # the ids of the text: a post-processor's tokens would come around every part
+        return lambda texts: tok.encode_batch(
+            texts, allowed_special="all", threads=threads, add_special_tokens=False
         )
     if allow_special:
         tok = _whole(tok)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import itertools
+import json
 import marshal
 import operator
 import os
@@ -80,6 +81,50 @@ def _fixed_char_starts(text: str) -> List[int]:
         i += 2 if pair else 1
     starts.append(n)
     return starts
+
+
+def _normalizer_of(normalizer: Any) -> Tuple[Optional[str], Any]:
+    """(its JSON text, the native normalizer) of a Hugging Face normalizer object; (None, None)
+    for None or an empty ``Sequence`` (which changes nothing)."""
+    if normalizer is None:
+        return None, None
+    if not isinstance(normalizer, Mapping):
+        raise TypeError(
+            f"normalizer must be a Hugging Face normalizer object (a dict such as "
+            f'{{"type": "NFC"}}) or None, not {type(normalizer).__name__}'
+        )
+    if normalizer.get("type") == "Sequence" and not normalizer.get("normalizers"):
+        return None, None
+    text = json.dumps(normalizer, ensure_ascii=False, sort_keys=True)
+    try:
+        return text, _core.Normalizer.from_hf_json(text)
+    except ValueError as e:
+        raise ValueError(f"normalizer {text[:80]}: {e}") from None
+
+
+def _template_of(template: Any, core: Any) -> Optional[Tuple[List[int], List[int]]]:
+    """``(prefix ids, suffix ids)`` checked (each a token of ``core``), or None."""
+    if template is None:
+        return None
+    try:
+        prefix, suffix = template
+        parts = (list(prefix), list(suffix))
+    except (TypeError, ValueError):
+        raise TypeError(
+            "template must be a pair (prefix ids, suffix ids), e.g. ([128000], []), or None"
+        ) from None
+    for part in parts:
+        for i in part:
+            j = _as_id(i)
+            try:
+                if j is None:
+                    raise UnknownTokenError(str(i))
+                core.token_bytes(j)
+            except (OverflowError, TypeError, UnknownTokenError):
+                raise ValueError(f"template id {i!r} is not a token of this tokenizer") from None
+    if not parts[0] and not parts[1]:
+        return None
+    return [int(i) for i in parts[0]], [int(i) for i in parts[1]]
 
 
 class _CheckedMerges(list):
@@ -173,6 +218,8 @@ class Tokenizer(_lengths.LengthSettings):
         merges: Optional[Sequence[Tuple[int, int]]] = None,
         metadata: Optional[Dict[str, Any]] = None,
         name: Optional[str] = None,
+        normalizer: Optional[Mapping[str, Any]] = None,
+        template: Optional[Tuple[Sequence[int], Sequence[int]]] = None,
     ) -> None:
         if not isinstance(mergeable_ranks, Mapping):
             raise TypeError(
@@ -202,6 +249,9 @@ class Tokenizer(_lengths.LengthSettings):
                 items.append((bytes(k), i))
             core = _core.Bpe(items, added, regex_text)
         self._core = core
+        self._normalizer_json, self._normalizer = _normalizer_of(normalizer)
+        self._missing_bytes: bytes = core.missing_bytes
+        self._template = _template_of(template, core)
         self._pattern = regex_text
         self._pattern_name = pattern_name
         self._special_tokens = dict(specials)
@@ -287,6 +337,8 @@ class Tokenizer(_lengths.LengthSettings):
                 merges=merges,
                 metadata=spec.metadata,
                 name=spec.name,
+                normalizer=spec.normalizer,
+                template=spec.template,
             )
         except (TypeError, ValueError) as e:
             if spec.build_error == "file" and not isinstance(e, TokenizerFileError):
@@ -324,6 +376,8 @@ class Tokenizer(_lengths.LengthSettings):
             name=self.name,
             truncation=self._truncation,
             padding=self._padding,
+            normalizer=self.normalizer,
+            template=self.template,
         )
         if merges:
             try:
@@ -353,6 +407,64 @@ class Tokenizer(_lengths.LengthSettings):
     def pattern(self) -> str:
         """The split pattern's regex text."""
         return self._pattern
+
+    @property
+    def normalizer(self) -> Optional[Dict[str, Any]]:
+        """The Hugging Face normalizer applied to text before it is split (a copy of its
+        ``tokenizer.json`` object, e.g. ``{"type": "NFC"}``), or None. Special tokens are found
+        in the text as it is; the text between them is normalized."""
+        return None if self._normalizer_json is None else json.loads(self._normalizer_json)
+
+    @property
+    def template(self) -> Optional[Tuple[List[int], List[int]]]:
+        """The ids a Hugging Face post-processor (``TemplateProcessing``, ``RobertaProcessing``...)
+        puts before and after the ids of a text, as ``(prefix, suffix)`` (Llama 3:
+        ``([128000], [])``, its ``<|begin_of_text|>``), or None. :meth:`encode` adds them
+        unless ``add_special_tokens=False``."""
+        if self._template is None:
+            return None
+        return list(self._template[0]), list(self._template[1])
+
+    def _plain_output(self, add_special_tokens: Optional[bool]) -> bool:
+        """Whether encode's ids are returned as they are: no template, truncation or padding."""
+        return (
+            add_special_tokens is None
+            and self._template is None
+            and self._truncation is None
+            and self._padding is None
+        )
+
+    def _finished(
+        self, batch: List[List[int]], add_special_tokens: Optional[bool]
+    ) -> List[List[int]]:
+        """The ids of a batch as ``tokenizers`` post-processes them: truncated to leave room
+        for the template's tokens (when they are added), framed by them, then padded."""
+        self._framed([], add_special_tokens)  # the type check, also without a template
+        if self._template is None or add_special_tokens is False:
+            return self._apply_lengths(batch)
+        prefix, suffix = self._template
+        return _lengths.apply(
+            batch,
+            self._truncation,
+            self._padding,
+            added=len(prefix) + len(suffix),
+            frame=lambda ids: self._framed(ids, add_special_tokens),
+        )
+
+    def _framed(self, ids: List[int], add_special_tokens: Optional[bool]) -> List[int]:
+        """``ids`` with the template's tokens around them, when it applies."""
+        if add_special_tokens is not None and not isinstance(add_special_tokens, bool):
+            raise TypeError(
+                f"add_special_tokens must be True, False or None, not {type(add_special_tokens).__name__}"
+            )
+        if self._template is None or add_special_tokens is False:
+            return ids
+        prefix, suffix = self._template
+        if prefix:
+            ids[:0] = prefix
+        if suffix:
+            ids.extend(suffix)
+        return ids
 
     @property
     def pattern_name(self) -> Optional[str]:
@@ -548,19 +660,24 @@ class Tokenizer(_lengths.LengthSettings):
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
+        add_special_tokens: Optional[bool] = None,
     ) -> List[int]:
         """Encode text to ids, with tiktoken's special-token semantics.
 
         Special tokens in ``allowed_special`` become their ids; a special token's text that is
         in ``disallowed_special`` (by default every special not allowed) raises
         :class:`toksmith.DisallowedSpecialError` (a ValueError); others are encoded as plain
-        text. Pinned tokens are always produced. A truncation or padding (from a
-        ``tokenizer.json``, or :meth:`enable_truncation` / :meth:`enable_padding`) is applied.
+        text. Pinned tokens are always produced. A tokenizer read from a ``tokenizer.json``
+        whose post-processor adds tokens (:attr:`template`: Llama 3's ``<|begin_of_text|>``)
+        adds them, as ``tokenizers`` does, unless ``add_special_tokens=False``. A truncation or
+        padding (from a ``tokenizer.json``, or :meth:`enable_truncation` /
+        :meth:`enable_padding`) is applied, as ``tokenizers`` applies it: the truncation leaves
+        room for the template's tokens, the padding comes last.
         """
         ids = self._encode_checked(text, allowed_special, disallowed_special)[0]
-        if self._truncation is None and self._padding is None:
+        if self._plain_output(add_special_tokens):  # the usual case, kept short
             return ids
-        return self._apply_lengths([ids])[0]
+        return self._finished([ids], add_special_tokens)[0]
 
     def _encode_checked(
         self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet
@@ -569,10 +686,16 @@ class Tokenizer(_lengths.LengthSettings):
         text = _clean_text(text)
         allowed, allow_all = self._allowed(allowed_special)
         self._check_disallowed(text, allowed_special, disallowed_special)
+        norm = self._normalizer
         try:
+            if norm is not None:
+                return self._core.encode_normalized(text, norm, allowed, allow_all), False
             return self._core.encode(text, allowed, allow_all), False
         except UnicodeEncodeError:
-            return self._core.encode(_fix_surrogates(text), allowed, allow_all), True
+            text = _fix_surrogates(text)
+            if norm is not None:
+                return self._core.encode_normalized(text, norm, allowed, allow_all), True
+            return self._core.encode(text, allowed, allow_all), True
 
     def encode_with_unstable(
         self,
@@ -585,13 +708,35 @@ class Tokenizer(_lengths.LengthSettings):
         cannot change, and every token sequence the rest can continue as (sorted). Each
         completion decodes to bytes that start with the text's remaining bytes. Special tokens
         as in :meth:`encode`. Built for prompting a completion model; the completions of a
-        short unstable end can number in the thousands.
+        short unstable end can number in the thousands. A :attr:`template`'s tokens are not
+        added (these are the ids of the text).
 
         >>> tok = Tokenizer.from_ranks({**{bytes([b]): b for b in range(256)}, b"ab": 256}, "gpt2")
         >>> tok.encode_with_unstable("xa")
         ([], [[120, 97], [120, 256]])
         """
+        self._no_normalizer("encode_with_unstable")
         return encode_with_unstable(self, text, allowed_special, disallowed_special)
+
+    def _no_normalizer(self, what: str) -> None:
+        if self._normalizer is not None:
+            raise ValueError(
+                f"{what} is not available for a tokenizer with a normalizer "
+                f"({self.normalizer}): it works on the text as it is, which the normalizer changes"
+            )
+
+    def _check_bytes(self, data: Any) -> None:
+        """ValueError if ``data`` holds a byte that is not a token (GPT-NeoX's vocabulary lacks
+        the 13 bytes UTF-8 never uses; text never needs them)."""
+        if self._missing_bytes and isinstance(data, (bytes, bytearray, memoryview)):
+            raw = bytes(data)
+            for b in self._missing_bytes:
+                at = raw.find(bytes([b]))
+                if at >= 0:
+                    raise ValueError(
+                        f"the byte 0x{b:02x} (at offset {at}) is not a token of this vocabulary, "
+                        "which lacks the bytes that UTF-8 text never holds; it cannot be encoded"
+                    )
 
     def encode_bytes(self, data: bytes) -> List[int]:
         """Encode bytes that need not be valid UTF-8 (tiktoken's ``_encode_bytes``): valid
@@ -603,6 +748,16 @@ class Tokenizer(_lengths.LengthSettings):
         >>> tok.encode_bytes(b"ab\\xffab")
         [256, 255, 256]
         """
+        self._check_bytes(data)
+        if self._normalizer is not None and isinstance(data, (bytes, bytearray, memoryview)):
+            try:
+                text = bytes(data).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(
+                    f"encode_bytes: this tokenizer normalizes text ({self.normalizer}), so it "
+                    f"encodes valid UTF-8 only (invalid byte at offset {e.start})"
+                ) from None
+            return self.encode_ordinary(text)
         return encode_bytes(self, data)
 
     def _encode_bytes(self, data: bytes) -> List[int]:
@@ -612,7 +767,8 @@ class Tokenizer(_lengths.LengthSettings):
     def _encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> List[int]:
         """tiktoken's ``_encode_single_piece``: the ids of one piece, not split by the pattern
         (the piece itself if it is a token, else plain byte-pair merging; special tokens are
-        never produced)."""
+        never produced; a normalizer is not applied)."""
+        self._check_bytes(text_or_bytes)
         return encode_single_piece(self, text_or_bytes)  # type: ignore[arg-type]
 
     def encode_ordinary(self, text: str) -> List[int]:
@@ -623,6 +779,8 @@ class Tokenizer(_lengths.LengthSettings):
         [60, 115, 62]
         """
         text = _clean_text(text)
+        if self._normalizer is not None:
+            return self._encode_checked(text, frozenset(), ())[0]
         try:
             return self._core.encode_ordinary(text)
         except UnicodeEncodeError:
@@ -636,14 +794,18 @@ class Tokenizer(_lengths.LengthSettings):
         num_threads: Optional[int] = None,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
+        add_special_tokens: Optional[bool] = None,
     ) -> List[List[int]]:
         """Encode many texts in parallel: ``threads`` native threads, the calling one included
         (``None``: one per core; ``num_threads`` is tiktoken's name for it: pass one of the two,
         ValueError when both are given with different values). The GIL is released except while the calling thread
         allocates the result lists, which it does as the other threads finish ranges of texts.
-        A truncation applies to each text, a padding to the batch (see :meth:`enable_padding`)."""
-        ids = self._encode_batch(texts, threads, num_threads, allowed_special, disallowed_special)
-        return self._apply_lengths(ids)
+        ``add_special_tokens`` as in :meth:`encode`; a truncation applies to each text, a
+        padding to the batch (see :meth:`enable_padding`)."""
+        out = self._encode_batch(texts, threads, num_threads, allowed_special, disallowed_special)
+        if self._plain_output(add_special_tokens):
+            return out
+        return self._finished(out, add_special_tokens)
 
     def _encode_batch(
         self,
@@ -663,6 +825,8 @@ class Tokenizer(_lengths.LengthSettings):
                 except DisallowedSpecialError as e:
                     raise DisallowedSpecialError(f"texts[{i}]: {e}") from None
         n = _threads(threads, num_threads)
+        if self._normalizer is not None:
+            return self._normalized_batch(texts, allowed, allow_all, n)
         with _NoGC():
             try:
                 return self._core.encode_batch(texts, allowed, allow_all, n)
@@ -681,11 +845,25 @@ class Tokenizer(_lengths.LengthSettings):
         """Encode many texts in parallel, special tokens as plain text."""
         texts = self._check_texts(texts)
         n = _threads(threads, num_threads)
+        if self._normalizer is not None:
+            return self._normalized_batch(texts, None, False, n)
         with _NoGC():
             try:
                 return self._core.encode_batch(texts, None, False, n)
             except UnicodeEncodeError:
                 return self._core.encode_batch([_fix_surrogates(t) for t in texts], None, False, n)
+
+    def _normalized_batch(
+        self, texts: List[str], allowed: Optional[List[int]], allow_all: bool, n: int
+    ) -> List[List[int]]:
+        try:
+            return self._core.encode_normalized_batch(
+                texts, self._normalizer, allowed, allow_all, n
+            )
+        except UnicodeEncodeError:
+            return self._core.encode_normalized_batch(
+                [_fix_surrogates(t) for t in texts], self._normalizer, allowed, allow_all, n
+            )
 
     @staticmethod
     def _check_texts(texts: Any) -> List[str]:
@@ -707,9 +885,11 @@ class Tokenizer(_lengths.LengthSettings):
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
         dtype: Optional[str] = None,
+        add_special_tokens: Optional[bool] = None,
     ):
         """Encode to a numpy array: uint16 when every id fits (``n_vocab <= 65536``), else
-        uint32 (or the ``dtype`` given: "uint16" or "uint32")."""
+        uint32 (or the ``dtype`` given: "uint16" or "uint32"). ``add_special_tokens`` as in
+        :meth:`encode`."""
         try:
             import numpy as np
         except ImportError:
@@ -731,6 +911,13 @@ class Tokenizer(_lengths.LengthSettings):
                 )
         else:
             raise ValueError(f"dtype must be 'uint16' or 'uint32', not {dtype!r}")
+        if self._normalizer is not None or (
+            self._template is not None and add_special_tokens is not False
+        ):
+            ids = self._framed(
+                self._encode_checked(text, allowed_special, ())[0], add_special_tokens
+            )
+            return np.array(ids, dtype=np.uint16 if narrow else np.uint32)
         try:
             buf = self._core.encode_to_buffer(text, allowed, allow_all, narrow)
         except UnicodeEncodeError:
@@ -950,16 +1137,18 @@ class Tokenizer(_lengths.LengthSettings):
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: DisallowedSet = "all",
+        add_special_tokens: Optional[bool] = None,
     ) -> Tuple[List[int], List[Tuple[int, int]]]:
         """Encode like :meth:`encode` and give each id's ``(start, end)`` character span in
         ``text`` (``text[start:end]``), as Hugging Face's ``Encoding.offsets`` does for a
-        byte-level BPE. A token made of part of a multi-byte character spans the whole
+        byte-level BPE (the tokens a :attr:`template` adds span ``(0, 0)``, as there). A token made of part of a multi-byte character spans the whole
         character, so the spans of the tokens of one character overlap.
 
         >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2")
         >>> tok.encode_with_offsets("hé")
         ([104, 195, 169], [(0, 1), (1, 2), (1, 2)])
         """
+        self._no_normalizer("encode_with_offsets")
         ids, fixed = self._encode_checked(text, allowed_special, disallowed_special)
         spans = self._core.char_spans(ids)
         if fixed:
@@ -967,6 +1156,10 @@ class Tokenizer(_lengths.LengthSettings):
             # character it stands for): map the spans back to the indices of ``text``
             starts = _fixed_char_starts(text)
             spans = [(starts[a], starts[b]) for a, b in spans]
+        if self._template is not None and add_special_tokens is not False:
+            prefix, suffix = self._template
+            ids = self._framed(ids, add_special_tokens)
+            spans = [(0, 0)] * len(prefix) + list(spans) + [(0, 0)] * len(suffix)
         return ids, spans
 
     def stream_decoder(
@@ -1038,7 +1231,13 @@ class Tokenizer(_lengths.LengthSettings):
         pat = self._pattern_name or "custom"
         return (
             f"<toksmith.Tokenizer {self.name!r} n_vocab={self.n_vocab} pattern={pat} "
-            f"specials={len(self._special_tokens)} pinned={len(self._pinned_tokens)}>"
+            f"specials={len(self._special_tokens)} pinned={len(self._pinned_tokens)}"
+            + (
+                f" normalizer={json.loads(self._normalizer_json)['type']}"
+                if self._normalizer_json
+                else ""
+            )
+            + ">"
         )
 
     def __reduce__(self):
@@ -1072,6 +1271,10 @@ class Tokenizer(_lengths.LengthSettings):
             )
             self._pickled_tables = tables
         state = {"tables": tables, "metadata": self.metadata, "name": self.name}
+        if self._normalizer_json is not None:
+            state["normalizer"] = self._normalizer_json
+        if self._template is not None:
+            state["template"] = self.template
         # attributes of a subclass (or set on the instance) go along, as with any pickled object
         extra = {k: v for k, v in self.__dict__.items() if k not in _OWN_ATTRIBUTES}
         if extra:
@@ -1095,6 +1298,10 @@ _OWN_ATTRIBUTES = frozenset(
         "_special_ids",
         "_pickled_tables",
         "_unstable_tables",
+        "_normalizer",
+        "_normalizer_json",
+        "_missing_bytes",
+        "_template",
     ]
 )
 
@@ -1145,6 +1352,11 @@ def _unpickle(cls: type, state: Dict[str, Any]) -> "Tokenizer":
     tok.__dict__.update(proto.__dict__)
     tok.metadata = dict(state.get("metadata") or {})
     tok.name = state.get("name") or "toksmith"
+    norm = state.get("normalizer")
+    tok._normalizer_json, tok._normalizer = _normalizer_of(
+        json.loads(norm) if isinstance(norm, str) else None
+    )
+    tok._template = _template_of(state.get("template"), tok._core)
     extra = state.get("extra")
     if isinstance(extra, dict):
         tok.__dict__.update({k: v for k, v in extra.items() if k not in _OWN_ATTRIBUTES})

@@ -221,6 +221,9 @@ def encode_with_unstable(
     tokens = tok._untruncated().encode(
         text, allowed_special=allowed_special, disallowed_special=disallowed_special
     )
+    template = getattr(tok, "template", None)
+    if template is not None:  # the ids of the text only: a post-processor's tokens go around it
+        tokens = tokens[len(template[0]) : len(tokens) - len(template[1])]
     allowed = set(tok._special_tokens) if allowed_special == "all" else set(allowed_special)
     tokens, unstable = _split_unstable(tok, text, tokens, allowed)
     if not unstable:

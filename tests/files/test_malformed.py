@@ -111,11 +111,17 @@ def test_tiktoken_empty_file(tmp_path):
 
 
 def test_tiktoken_missing_byte(tmp_path):
-    ranks = {bytes([b]): b for b in range(255)}
+    ranks = {bytes([b]): i for i, b in enumerate(b for b in range(256) if b != 0x41)}
     p = tmp_path / "m.tiktoken"
     dump_tiktoken_ranks(ranks, p)
-    with pytest.raises(toksmith.VocabError, match="0xff is not a token"):
+    with pytest.raises(toksmith.VocabError, match="0x41 is not a token"):
         from_tiktoken(p, pattern="gpt2")
+    # the bytes UTF-8 never uses may be missing (GPT-NeoX's vocabulary lacks them)
+    dump_tiktoken_ranks({bytes([b]): b for b in range(255)}, p)
+    tok = from_tiktoken(p, pattern="gpt2")
+    assert tok.decode(tok.encode("é\U0010ffff")) == "é\U0010ffff"
+    with pytest.raises(ValueError, match="0xff"):
+        tok.encode_bytes(b"\xff")
 
 
 # ------------------------------------------------------------------ tokenizer.json

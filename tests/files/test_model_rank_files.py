@@ -176,3 +176,28 @@ def test_empty_token_only_in_place_of_a_rank(tmp_path):
         f.write(b"= 5000\n")
     with pytest.raises(toksmith.TokenizerFileError, match="duplicate rank 5000"):
         toksmith.from_tiktoken(path, pattern=tt.WHISPER_PATTERN)
+
+
+@pytest.mark.parametrize("in_folder", [False, True])
+def test_llama_tokenizer_model_is_a_rank_file(in_folder, tmp_path, monkeypatch):
+    """Meta's Llama 3 / 4 ``tokenizer.model`` is a tiktoken rank file despite its name: found by
+    its content (not read as SentencePiece), alone or as a model folder's tokenizer.model."""
+    from toksmith.files.detect import detect_format
+
+    src = unxz(SLICES["llama3"], tmp_path)
+    folder = tmp_path / "Meta-Llama-3-8B"
+    folder.mkdir()
+    path = folder / "tokenizer.model"
+    with open(src, "rb") as f:
+        path.write_bytes(f.read())
+    e = _as_slice(monkeypatch, "llama3", str(path))
+    target = folder if in_folder else path
+    assert detect_format(target) == "tiktoken"
+    tok = toksmith.load_any(target)
+    assert tok.name == "llama3" and tok.special_tokens == e.special_tokens
+    # a real SentencePiece model of that name is still read as one
+    sp = tmp_path / "sp" / "tokenizer.model"
+    sp.parent.mkdir()
+    with open(unxz("models/llama2.model", tmp_path), "rb") as f:
+        sp.write_bytes(f.read())
+    assert detect_format(sp) == "sentencepiece" and detect_format(sp.parent) == "sentencepiece"

@@ -562,7 +562,7 @@ fn pattern(v: &Value, what: &str) -> Result<Pattern> {
     }
 }
 
-fn hf_normalizer(v: &Value) -> Result<Normalizer> {
+pub(crate) fn hf_normalizer(v: &Value) -> Result<Normalizer> {
     let what = "normalizer";
     Ok(match type_of(v, what)? {
         "NFC" => Normalizer::Nfc,

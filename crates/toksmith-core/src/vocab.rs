@@ -32,6 +32,12 @@ pub struct Vocab {
     pub(crate) added: Vec<AddedToken>,
 }
 
+/// Bytes that no valid UTF-8 text holds: 0xC0 and 0xC1 (they could only start an overlong
+/// two-byte form) and 0xF5..=0xFF (they could only start a sequence past U+10FFFF).
+pub fn never_in_utf8(b: u8) -> bool {
+    b == 0xC0 || b == 0xC1 || b >= 0xF5
+}
+
 impl Vocab {
     /// Build from mergeable tokens `(bytes, id)` and added tokens.
     pub fn new(mergeable: Vec<(Vec<u8>, u32)>, added: Vec<AddedToken>) -> Result<Self> {
@@ -61,14 +67,32 @@ impl Vocab {
             max_id = max_id.max(id);
         }
         let mut byte_ids = [u32::MAX; 256];
+        let mut missing = [false; 256];
         for b in 0..=255u8 {
             match ranks.get(&[b][..]) {
                 Some(&id) => byte_ids[b as usize] = id,
+                // GPT-NeoX's vocabulary (Pythia, OLMo 1) lacks the bytes that UTF-8 text never
+                // holds: only bytes, never text, can need them (see `missing_bytes`)
+                None if never_in_utf8(b) => missing[b as usize] = true,
                 None => {
                     return Err(Error::InvalidVocab(format!(
-                        "the single byte 0x{b:02x} is not a token; a byte-level vocabulary needs all 256 bytes"
+                        "the single byte 0x{b:02x} is not a token; a byte-level vocabulary needs all 256 bytes \
+                         (only 0xc0, 0xc1 and 0xf5-0xff, which UTF-8 never uses, may be missing)"
                     )))
                 }
+            }
+        }
+        if missing.iter().any(|&m| m) {
+            // a token holding a missing byte could not be merged from single bytes
+            if let Some((t, &id)) = ranks
+                .iter()
+                .find(|(t, _)| t.iter().any(|&b| missing[b as usize]))
+            {
+                return Err(Error::InvalidVocab(format!(
+                    "token id {id} ({:?}) holds the byte 0x{:02x}, which is not a token itself",
+                    String::from_utf8_lossy(t),
+                    t.iter().find(|&&b| missing[b as usize]).unwrap_or(&0)
+                )));
             }
         }
         // The lookup tables and the id-ordered layout are independent: built on two threads.
@@ -238,6 +262,14 @@ impl Vocab {
 
     pub fn added_tokens(&self) -> &[AddedToken] {
         &self.added
+    }
+
+    /// The single bytes that are not tokens (only bytes UTF-8 never uses may be missing):
+    /// text never needs them; bytes holding one cannot be encoded.
+    pub fn missing_bytes(&self) -> Vec<u8> {
+        (0..=255u8)
+            .filter(|&b| self.byte_ids[b as usize] == u32::MAX)
+            .collect()
     }
 
     pub fn byte_ids(&self) -> &[u32; 256] {

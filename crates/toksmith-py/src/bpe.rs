@@ -7,6 +7,7 @@ use crate::cpython::{self, ids_into, spans_to_list, IntTable};
 use crate::errors::to_py;
 use crate::files;
 use crate::json_tables::JsonTables;
+use crate::normalizer::Normalizer;
 use crate::pools::{detached_in_pool, in_pool};
 use crate::text::{self, with_utf8};
 use pyo3::prelude::*;
@@ -297,6 +298,49 @@ impl Bpe {
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
         self.encode_to_list(py, text, &a)
+    }
+
+    /// Encode with a normalizer applied to the text between the allowed special tokens
+    /// (`Encoder::encode_normalized`), GIL released.
+    #[pyo3(signature = (text, normalizer, allowed=None, allow_all=false))]
+    fn encode_normalized(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        normalizer: &Normalizer,
+        allowed: Option<Vec<u32>>,
+        allow_all: bool,
+    ) -> PyResult<Vec<u32>> {
+        let a = allowed_from(allowed, allow_all);
+        py.detach(|| self.enc.encode_normalized(text, &a, &normalizer.inner))
+            .map_err(to_py)
+    }
+
+    /// `encode_normalized` of each text, on `threads` threads.
+    #[pyo3(signature = (texts, normalizer, allowed=None, allow_all=false, threads=0))]
+    fn encode_normalized_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        normalizer: &Normalizer,
+        allowed: Option<Vec<u32>>,
+        allow_all: bool,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let a = allowed_from(allowed, allow_all);
+        in_pool(py, threads, || {
+            texts
+                .par_iter()
+                .map(|t| self.enc.encode_normalized(t, &a, &normalizer.inner))
+                .collect::<toksmith_core::Result<Vec<_>>>()
+        })?
+        .map_err(to_py)
+    }
+
+    /// The single bytes that are not tokens (bytes UTF-8 never uses).
+    #[getter]
+    fn missing_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.enc.vocab.missing_bytes())
     }
 
     /// Encode to a little-endian buffer of u16 (`narrow`) or u32 values (for numpy).

@@ -5,7 +5,7 @@
 //! This file only registers the module's contents. Classes: `Bpe` (bpe.rs), `StreamState`
 //! (stream_state.rs), `ChunkCounter` (chunk_counter.rs), `JsonTables` (json_tables.rs),
 //! `WordEncoder` (word_encoder.rs), `FixedWordEncoder` (fixed_word_encoder.rs) and
-//! `FixedWordDecoder` (fixed_word_decoder.rs), `Pipeline` (pipeline.rs). Functions by concern: patterns.rs, ids.rs
+//! `FixedWordDecoder` (fixed_word_decoder.rs), `Pipeline` (pipeline.rs), `Normalizer` (normalizer.rs). Functions by concern: patterns.rs, ids.rs
 //! (id formats), files.rs (tokenizer-file readers), words.rs (the word-level model). Shared
 //! machinery: pools.rs (thread pools), buffers.rs (buffers reused between calls), text.rs
 //! (UTF-8 views of `str`), batch.rs (batch encoding), reader.rs (Python file objects as
@@ -22,6 +22,7 @@ mod fixed_word_decoder;
 mod fixed_word_encoder;
 mod ids;
 mod json_tables;
+mod normalizer;
 mod patterns;
 mod pipeline;
 mod pools;
@@ -57,6 +58,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<fixed_word_encoder::FixedWordEncoder>()?;
     m.add_class::<fixed_word_decoder::FixedWordDecoder>()?;
     m.add_class::<pipeline::Pipeline>()?;
+    m.add_class::<normalizer::Normalizer>()?;
     m.add_function(wrap_pyfunction!(words::train_words, m)?)?;
     m.add_function(wrap_pyfunction!(words::fold_word_counts, m)?)?;
     m.add_function(wrap_pyfunction!(words::word_embeddings, m)?)?;

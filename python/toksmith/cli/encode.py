@@ -200,7 +200,7 @@ def _native(tok, args):
     """``encode_batch_bytes`` of a toksmith tokenizer with the arguments of this run, or None
     for other tokenizer kinds (which go through lists of ids)."""
     core = getattr(tok, "_core", None)
-    if not hasattr(core, "encode_batch_bytes"):
+    if not hasattr(core, "encode_batch_bytes") or getattr(tok, "normalizer", None) is not None:
         return None
     allowed, allow_all = tok._allowed("all" if args.allow_special else frozenset())
     threads = 0 if args.threads is None else args.threads

@@ -54,6 +54,10 @@ def run(args) -> int:
         "pinned_tokens": getattr(tok, "pinned_tokens", {}),
         "metadata": getattr(tok, "metadata", {}),
     }
+    # what a tokenizer.json adds to the byte-level BPE (printed only when there is one)
+    for key in ("normalizer", "template"):
+        if getattr(tok, key, None) is not None:
+            info[key] = getattr(tok, key)
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
         return 0
@@ -61,6 +65,11 @@ def run(args) -> int:
     print(f"n_vocab:           {info['n_vocab']}")
     print(f"mergeable tokens:  {info['mergeable_tokens']}")
     print(f"pattern:           {info['pattern_name'] or 'custom'}  {_escaped(info['pattern'])}")
+    if "normalizer" in info:
+        print(f"normalizer:        {json.dumps(info['normalizer'], ensure_ascii=False)}")
+    if "template" in info:
+        prefix, suffix = info["template"]
+        print(f"adds tokens:       {prefix} before, {suffix} after (add_special_tokens)")
     print(f"special tokens:    {len(info['special_tokens'])}")
     for t, i in sorted(info["special_tokens"].items(), key=lambda kv: kv[1]):
         print(f"  {i:>8}  {t!r}")

@@ -402,6 +402,25 @@ def check_tokenizer(tok: Any, where: str) -> None:
         )
 
 
+def check_no_normalizer(tok: Any, where: str) -> None:
+    """ConversionError for a tokenizer with a normalizer: formats with no place for one
+    (tiktoken, GPT-2 files) would give other ids on text it changes."""
+    norm = getattr(tok, "normalizer", None)
+    if norm is not None:
+        raise ConversionError(
+            f"{where}: this tokenizer normalizes text first ({norm}), which the format cannot "
+            "hold (the ids would differ on text the normalizer changes); save it as toksmith "
+            "JSON or tokenizer.json"
+        )
+    template = getattr(tok, "template", None)
+    if template is not None:
+        raise ConversionError(
+            f"{where}: this tokenizer adds the ids {template[0]} before and {template[1]} after "
+            "every encoding (its post-processor), which the format cannot hold; save it as "
+            "toksmith JSON or tokenizer.json"
+        )
+
+
 def merge_strings(tok, where: str) -> List[Tuple[str, str]]:
     """The merges of ``tok`` spelled in the byte-level alphabet, or ConversionError."""
     try:

@@ -8,6 +8,7 @@ toksmith      a JSON file with ``"format": "toksmith"`` (``tok.save``)
 tiktoken      a ``.tiktoken`` rank file (``base64-token rank`` lines)
 huggingface   a ``tokenizer.json`` (a JSON object with a ``"model"``) or a folder holding one
 js-tiktoken   a js-tiktoken rank file: JSON ``{"pat_str", "special_tokens", "bpe_ranks"}``
+tekken        a Mistral Tekken file: JSON ``{"config": {"pattern", ...}, "vocab": [...]}``
 gpt2          a folder with ``vocab.json`` + ``merges.txt`` or ``encoder.json`` + ``vocab.bpe``,
               or one of those two files with its partner beside it
 sentencepiece a SentencePiece ``.model`` file, or a folder with ``tokenizer.model`` or
@@ -39,9 +40,10 @@ from typing import Optional, Tuple, Union
 from .._fileio import open_readable, read_capped
 from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
-from ..errors import ConversionError, TokenizerFileError, TokenizerFileNotFoundError
+from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ._common import read_tokenizer_file, unique_keys_hook
 from .pipeline_files import join, looks_like_sentencepiece, wordpiece_vocab_path
+from .tekken import is_tekken
 
 FORMATS = (
     "toksmith",
@@ -52,6 +54,7 @@ FORMATS = (
     "js-tiktoken",
     "sentencepiece",
     "wordpiece",
+    "tekken",
 )
 
 #: the SentencePiece model files of a model folder, in the order they are looked for
@@ -115,12 +118,8 @@ def _sniff_json(
             return "huggingface", data, None
         if isinstance(data.get("bpe_ranks"), str) and isinstance(data.get("pat_str"), str):
             return "js-tiktoken", data, None
-        if isinstance(data.get("config"), dict) and isinstance(data.get("vocab"), list):
-            raise ConversionError(
-                f"{p}: a Mistral Tekken tokenizer (tekken.json: ranks shifted past "
-                f"{data['config'].get('default_num_special_tokens', '?')} control tokens that are "
-                "never read from text): toksmith has no Tekken reader yet; use mistral-common"
-            )
+        if is_tekken(data):
+            return "tekken", data, None
         ids = list(data.values())
         if ids and all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
             if min(ids) >= 0 and len(set(ids)) == len(ids):  # token -> id: each id once
@@ -149,6 +148,15 @@ def detect_format(path: Union[str, os.PathLike]) -> str:
 Detected = Tuple[str, str, Optional[dict], Optional[JsonTables], Optional[bytes]]
 
 
+def _is_rank_file(head: bytes) -> bool:
+    """Whether a file's first bytes are a tiktoken rank line (``base64 rank``). A SentencePiece
+    model starts with the byte 0x0a (its first field), which no rank file does."""
+    if head[:1] in (b"\x0a", b""):
+        return False
+    first = head.split(b"\n", 1)[0].split(b"\r", 1)[0]
+    return _RANK_LINE.match(first) is not None
+
+
 def _detect(p: str) -> Detected:
     """(format, the file read, its parsed JSON document if detection had to parse it: a
     tokenizer.json's format is only known from its ``"model"``, which comes last; the
@@ -163,6 +171,9 @@ def _detect(p: str) -> Detected:
         for name in _SPM_NAMES:
             spm = join(p, name)
             if os.path.isfile(spm):
+                with open_readable(spm, "the tokenizer file") as f:
+                    if _is_rank_file(f.read(4096)):  # Meta's Llama 3 / 4 folders
+                        return "tiktoken", spm, None, None, None
                 return "sentencepiece", spm, None, None, None
         if wordpiece_vocab_path(p):
             return "wordpiece", p, None, None, None
@@ -176,7 +187,8 @@ def _detect(p: str) -> Detected:
             head = f.read(1 << 16)
         else:  # a pipe is read once, whole (bounded)
             head = raw = read_capped(f, p, "the tokenizer file", error=TokenizerFileError)
-    if looks_like_sentencepiece(p, head):
+    # Meta's Llama 3 / 4 tokenizer.model is a tiktoken rank file despite its name
+    if looks_like_sentencepiece(p, head) and not _is_rank_file(head):
         return "sentencepiece", p, None, None, raw
     stripped = head.lstrip()
     if stripped.startswith(b"{"):

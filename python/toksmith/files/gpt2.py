@@ -39,6 +39,7 @@ from ._common import (
     PathLike,
     check_added_decoding,
     check_added_spelling,
+    check_no_normalizer,
     check_tokenizer,
     decoded_as_bytes,
     loads_json,
@@ -188,6 +189,7 @@ def gpt2_vocab(tok) -> Dict[str, int]:
     """The ``vocab.json`` mapping: mergeable tokens spelled byte-level, then special and pinned
     tokens by their text."""
     check_tokenizer(tok, "gpt2_vocab")
+    check_no_normalizer(tok, "gpt2_vocab")
     ranks = tok.mergeable_ranks()
     added = {**tok.special_tokens, **tok.pinned_tokens}
     check_added_spelling(added, ranks, "GPT-2 vocab.json")
@@ -205,6 +207,7 @@ def save_gpt2_files(tok, directory: PathLike) -> None:
     pinned_tokens=...)``. A rank table without a merge list raises :class:`ConversionError`.
     """
     check_tokenizer(tok, "save_gpt2_files")
+    check_no_normalizer(tok, "save_gpt2_files")
     d = fspath(directory)
     merges = merge_strings(tok, "GPT-2 merges.txt")
     vocab = gpt2_vocab(tok)

@@ -29,15 +29,24 @@ a ``Split`` regex (``Isolated``, or ``Removed`` with ``invert=True``) followed b
 splits exactly alike (DeepSeek V3 / R1: :data:`_SPLIT_SEQUENCES`). A model with ``"ignore_merges": true`` may list several merges
 per token, with parts of higher id than the result (Llama 3, and every vocabulary
 ``transformers`` converts from tiktoken): it loads when merging by token id gives the same
-result (see :func:`_ranks_ignore_merges`). Anything toksmith cannot
+result (see :func:`_ranks_ignore_merges`). A byte-level vocabulary may lack the 13 bytes that
+UTF-8 text never holds (GPT-NeoX, Pythia, OLMo 1).
+
+Normalizers ``NFC``, ``NFD``, ``NFKC``, ``NFKD``, ``Lowercase``, ``StripAccents``, ``Strip``,
+``Replace`` (``String`` patterns) and ``Prepend``, and ``Sequence`` s of them, are applied
+natively (:attr:`toksmith.Tokenizer.normalizer`) to the text between special tokens, as
+``tokenizers`` does. Post-processors that add tokens (``TemplateProcessing`` with the text once,
+``RobertaProcessing``, ``BertProcessing``, and ``Sequence`` s with ``ByteLevel``) become
+:attr:`toksmith.Tokenizer.template`, added by ``encode`` unless ``add_special_tokens=False``.
+
+Anything toksmith cannot
 reproduce exactly raises :class:`ConversionError` naming the component: WordPiece, Unigram
 and WordLevel models, BPE dropout or subword prefixes, ``add_prefix_space=True``, other
 sequences of ``Split`` steps, added tokens with ``lstrip``/``rstrip``/``single_word``, a non-``ByteLevel``
-decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), a post-processor that
-adds tokens, and any normalizer. toksmith has no normalizer:
-an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
-records it in ``tok.metadata["huggingface"]["normalizer"]`` (apply
-``unicodedata.normalize(form, text)`` yourself before encoding to get Hugging Face's ids).
+decoder (or added tokens that ``ByteLevel`` decodes as bytes: ``"<é>"``), other post-processors
+and normalizers (``BertNormalizer``, ``Precompiled``, ``Replace`` with a ``Regex``), and, under
+a normalizer, an added token matched on the other side of it than toksmith matches it
+(a special token with ``normalized: true``, another with ``normalized: false``).
 The file's ``truncation`` and ``padding`` are read into the spec and applied by the
 tokenizer's ``encode`` and ``encode_batch`` as ``tokenizers`` applies them to single sequences
 (see :mod:`toksmith._lengths`; ``tok.no_truncation()`` / ``tok.no_padding()`` turn them off)
@@ -65,7 +74,7 @@ import json
 import operator
 import os
 import warnings
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .._fileio import atomic_files
 from .._lengths import make_padding, make_truncation
@@ -144,14 +153,51 @@ def _split_step(tok) -> Dict[str, Any]:
     return {"type": "Split", "pattern": {"Regex": hf}, "behavior": "Isolated", "invert": False}
 
 
-def _added_entry(content: str, i: int, special: bool) -> Dict[str, Any]:
+def _post_processor_json(tok) -> Dict[str, Any]:
+    """A ``ByteLevel`` post-processor that adds no token, or a ``TemplateProcessing`` adding the
+    tokenizer's :attr:`~toksmith.Tokenizer.template` around the text."""
+    byte_level = {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": False,
+        "use_regex": False,
+    }
+    template = getattr(tok, "template", None)
+    if template is None:
+        return byte_level
+    names = {i: t for t, i in {**tok.pinned_tokens, **tok.special_tokens}.items()}
+    prefix, suffix = template
+
+    def piece(i: int) -> Dict[str, Any]:
+        return {"SpecialToken": {"id": names.get(i, f"<id {i}>"), "type_id": 0}}
+
+    def seq(which: str, type_id: int) -> Dict[str, Any]:
+        return {"Sequence": {"id": which, "type_id": type_id}}
+
+    single = [*map(piece, prefix), seq("A", 0), *map(piece, suffix)]
+    pair = single + [*map(piece, prefix), seq("B", 1), *map(piece, suffix)]
+    special_tokens = {}
+    for i in {*prefix, *suffix}:
+        name = names.get(i, f"<id {i}>")
+        token = names.get(i) or token_to_str(tok.decode_single_token_bytes(i))
+        special_tokens[name] = {"id": name, "ids": [i], "tokens": [token]}
+    template_json = {
+        "type": "TemplateProcessing",
+        "single": single,
+        "pair": pair,
+        "special_tokens": special_tokens,
+    }
+    return {"type": "Sequence", "processors": [byte_level, template_json]}
+
+
+def _added_entry(content: str, i: int, special: bool, normalized: bool = False) -> Dict[str, Any]:
     return {
         "id": i,
         "content": content,
         "single_word": False,
         "lstrip": False,
         "rstrip": False,
-        "normalized": False,
+        "normalized": normalized,
         "special": special,
     }
 
@@ -178,8 +224,11 @@ def huggingface_json(tok) -> Dict[str, Any]:
         "version": "1.0",
         "truncation": None if truncation is None else truncation.to_huggingface(),
         "padding": None if padding is None else padding.to_huggingface(),
-        "added_tokens": [_added_entry(t, i, sp) for i, t, sp in added],
-        "normalizer": None,
+        # with a normalizer, toksmith finds pinned tokens in the normalized text
+        "added_tokens": [
+            _added_entry(t, i, sp, not sp and tok.normalizer is not None) for i, t, sp in added
+        ],
+        "normalizer": tok.normalizer,
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
@@ -192,12 +241,7 @@ def huggingface_json(tok) -> Dict[str, Any]:
                 },
             ],
         },
-        "post_processor": {
-            "type": "ByteLevel",
-            "add_prefix_space": False,
-            "trim_offsets": False,
-            "use_regex": False,
-        },
+        "post_processor": _post_processor_json(tok),
         "decoder": {
             "type": "ByteLevel",
             "add_prefix_space": True,
@@ -608,53 +652,112 @@ def _pattern_from_pretokenizer(pt: Any, where: str) -> str:
 
 
 _UNICODE_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+#: the normalizers toksmith applies natively, as ``tokenizers`` does (``Replace`` with a
+#: ``String`` pattern only: a ``Regex`` one is Oniguruma syntax)
+_NATIVE_NORMALIZERS = (*_UNICODE_FORMS, "Lowercase", "StripAccents", "Strip", "Replace", "Prepend")
 
 
-def _check_normalizer(norm: Any, where: str, strict: bool, dropped: Dict[str, Any]) -> None:
+def _normalizer_spec(norm: Any, where: str) -> Optional[Dict[str, Any]]:
+    """The normalizer object for the spec (None when there is none or it changes nothing), or
+    ConversionError naming the part toksmith does not apply."""
     if norm is None:
-        return
+        return None
     typ = norm.get("type")
     if typ == "Sequence":
-        inner = norm.get("normalizers") or []
-        if not inner:
-            return
-        if len(inner) == 1:
-            return _check_normalizer(inner[0], where, strict, dropped)
-        raise _fail(where, f"normalizer Sequence{[n.get('type') for n in inner]}")
-    if typ in _UNICODE_FORMS and not strict:
-        dropped["normalizer"] = typ
-        return
-    hint = (
-        " (pass strict=False, or --no-strict to toksmith convert, to drop it and apply unicodedata.normalize "
-        "yourself)"
-        if typ in _UNICODE_FORMS
-        else ""
-    )
-    raise _fail(
-        where,
-        f"normalizer {typ}: toksmith applies no normalizer, so the ids would differ on "
-        f"text it changes{hint}",
-    )
+        inner = [n for n in (norm.get("normalizers") or []) if n is not None]
+        kept = []
+        for n in inner:  # a loop: one stack frame per nested Sequence
+            one = _normalizer_spec(n, where)
+            if one is not None:
+                kept.append(one)
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else {"type": "Sequence", "normalizers": kept}
+    if typ not in _NATIVE_NORMALIZERS:
+        raise _fail(
+            where,
+            f"normalizer {typ}: toksmith applies {', '.join(_NATIVE_NORMALIZERS)} and Sequences of "
+            "them, so the ids would differ on text it changes",
+        )
+    if typ == "Replace" and "String" not in (norm.get("pattern") or {}):
+        raise _fail(
+            where,
+            f"normalizer Replace with pattern {norm.get('pattern')!r}: toksmith replaces String "
+            "patterns only (a Regex one is Oniguruma syntax)",
+        )
+    return dict(norm)
 
 
-def _adds_tokens(pp: Any) -> bool:
+def _template_ids(pp: Dict[str, Any], name: Any, where: str) -> List[int]:
+    """The ids a TemplateProcessing's special token ``name`` stands for."""
+    entry = (pp.get("special_tokens") or {}).get(name) if isinstance(name, str) else None
+    ids = entry.get("ids") if isinstance(entry, dict) else None
+    if not isinstance(ids, list) or not all(type(i) is int and i >= 0 for i in ids):
+        raise TokenizerFileError(
+            f"{where}: post_processor TemplateProcessing names the special token {name!r}, "
+            "which its special_tokens do not give as a list of ids"
+        )
+    return ids
+
+
+def _post_template(pp: Any, where: str) -> Optional[Tuple[List[int], List[int]]]:
+    """``(prefix ids, suffix ids)`` that a post-processor puts around the ids of one text
+    (``TemplateProcessing``'s ``single``, ``RobertaProcessing``/``BertProcessing``'s
+    ``cls``/``sep``, ``ByteLevel`` none, a ``Sequence`` each in turn), or None when it adds
+    nothing. ConversionError for a post-processor toksmith cannot apply."""
     if pp is None:
-        return False
+        return None
     typ = pp.get("type")
+    prefix: List[int] = []
+    suffix: List[int] = []
     if typ == "ByteLevel":
-        return False
+        return None
     if typ == "Sequence":
-        for p in (
-            pp.get("processors") or []
-        ):  # a loop, not any(...): one stack frame per nested Sequence
-            if _adds_tokens(p):
-                return True
-        return False
-    if typ == "TemplateProcessing":
-        single = pp.get("single") or []
-        pair = pp.get("pair") or []
-        return any("SpecialToken" in piece for piece in list(single) + list(pair))
-    return True
+        for p in pp.get("processors") or []:  # each wraps what the ones before made
+            got = _post_template(p, where)
+            if got is not None:
+                prefix[:0] = got[0]
+                suffix.extend(got[1])
+    elif typ == "TemplateProcessing":
+        seen = False
+        for piece in pp.get("single") or []:
+            if "Sequence" in piece:
+                if seen or (piece["Sequence"] or {}).get("id", "A") != "A":
+                    raise _fail(
+                        where,
+                        f"post_processor TemplateProcessing with the single template {pp.get('single')!r} "
+                        "(toksmith applies templates with the text once, as $A)",
+                    )
+                seen = True
+            elif "SpecialToken" in piece:
+                ids = _template_ids(pp, (piece["SpecialToken"] or {}).get("id"), where)
+                (suffix if seen else prefix).extend(ids)
+            else:
+                raise TokenizerFileError(
+                    f"{where}: post_processor TemplateProcessing piece {piece!r} is neither a "
+                    "Sequence nor a SpecialToken"
+                )
+        if not seen:
+            raise _fail(where, "post_processor TemplateProcessing whose single template has no $A")
+    elif typ in ("RobertaProcessing", "BertProcessing"):
+        for key, out in (("cls", prefix), ("sep", suffix)):
+            val = pp.get(key)
+            if not (
+                isinstance(val, list) and len(val) == 2 and type(val[1]) is int and val[1] >= 0
+            ):
+                raise TokenizerFileError(
+                    f"{where}: post_processor {typ}.{key} must be [token, id], not {val!r}"
+                )
+            out.append(val[1])
+    else:
+        raise _fail(
+            where,
+            f"post_processor {typ} (toksmith applies TemplateProcessing, RobertaProcessing, "
+            "BertProcessing, ByteLevel and Sequences of them; pass strict=False, or --no-strict "
+            "to toksmith convert, to drop it: ids are then those of "
+            "encode(text, add_special_tokens=False))",
+        )
+    return (prefix, suffix) if prefix or suffix else None
 
 
 def _check_decoder(dec: Any, where: str, strict: bool, dropped: Dict[str, Any]) -> None:
@@ -813,10 +916,9 @@ def read_huggingface(
 
     ``path_or_obj``: the file, a folder holding it, its parsed JSON (dict), a
     ``tokenizers.Tokenizer`` or a ``transformers`` fast tokenizer. ``strict=False`` accepts a
-    Unicode normalizer, a post-processor that adds tokens (BOS/EOS templates) or a
-    non-``ByteLevel`` decoder by dropping them with a warning and recording them in
-    ``tok.metadata["huggingface"]``; everything else that toksmith cannot reproduce raises
-    :class:`ConversionError`.
+    post-processor toksmith cannot apply or a non-``ByteLevel`` decoder by dropping them with a
+    warning and recording them in ``tok.metadata["huggingface"]``; everything else that
+    toksmith cannot reproduce raises :class:`ConversionError`.
     """
     if not isinstance(strict, bool):  # "no" was taken as True
         raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
@@ -854,18 +956,15 @@ def _spec_from_document(
             where, "model BPE with byte_fallback=True (a character-level BPE with byte tokens)"
         )
     dropped: Dict[str, Any] = {}
-    _check_normalizer(data.get("normalizer"), where, strict, dropped)
+    normalizer = _normalizer_spec(data.get("normalizer"), where)
     pattern = _pattern_from_pretokenizer(data.get("pre_tokenizer"), where)
-    if _adds_tokens(data.get("post_processor")):
-        pp = data["post_processor"].get("type")
+    try:
+        template = _post_template(data.get("post_processor"), where)
+    except ConversionError:
         if strict:
-            raise _fail(
-                where,
-                f"post_processor {pp} adds tokens to every encoding, which toksmith's encode "
-                "does not (pass strict=False, or --no-strict to toksmith convert, to drop it; ids "
-                "are then those of encode(text, add_special_tokens=False))",
-            )
-        dropped["post_processor"] = pp
+            raise
+        template = None
+        dropped["post_processor"] = data["post_processor"].get("type")
     _check_decoder(data.get("decoder"), where, strict, dropped)
 
     specials: Dict[str, int] = {}
@@ -887,6 +986,18 @@ def _spec_from_document(
                 raise _fail(where, f"added token {content!r} with {opt}=True")
         if content in specials or content in pinned:
             raise TokenizerFileError(f"{where}: the added token {content!r} is listed twice")
+        if normalizer is not None and a.get("normalized", not a.get("special")) == bool(
+            a.get("special")
+        ):
+            # toksmith finds special tokens in the text as it is and pinned ones in the
+            # normalized text; tokenizers does so by each token's "normalized" flag
+            raise _fail(
+                where,
+                f"added token {content!r} with special={bool(a.get('special'))} and "
+                f"normalized={a.get('normalized', not a.get('special'))} under normalizer "
+                f"{normalizer['type']} (toksmith matches special tokens before normalizing and "
+                "the others after)",
+            )
         (specials if a.get("special") else pinned)[content] = i
     if "decoder" not in dropped:  # a ByteLevel decoder, which maps some added tokens to bytes
         as_bytes = [t for t in (*specials, *pinned) if decoded_as_bytes(t)]
@@ -969,6 +1080,8 @@ def _spec_from_document(
             merge_check=check,
             truncation=truncation,
             padding=padding,
+            normalizer=normalizer,
+            template=template,
         )
     return TokenizerSpec(
         ranks,
@@ -983,6 +1096,8 @@ def _spec_from_document(
         merge_check=check,
         truncation=truncation,
         padding=padding,
+        normalizer=normalizer,
+        template=template,
     )
 
 

@@ -63,6 +63,7 @@ from ..spec import TokenizerSpec
 from ._common import (
     ConversionError,
     PathLike,
+    check_no_normalizer,
     check_tokenizer,
     read_tokenizer_file,
     require,
@@ -957,6 +958,7 @@ def to_tiktoken(tok, name: Optional[str] = None):
     call allows them) and raise :class:`ConversionError`.
     """
     check_tokenizer(tok, "to_tiktoken")
+    check_no_normalizer(tok, "to_tiktoken")
     if name is not None and not isinstance(name, str):
         raise TypeError(
             f"name must be a str (or None for the tokenizer's name), not {type(name).__name__}"
@@ -1001,6 +1003,7 @@ def save_tiktoken(tok, path: PathLike) -> None:
     tokens are not representable.
     """
     check_tokenizer(tok, "save_tiktoken")
+    check_no_normalizer(tok, "save_tiktoken")
     if tok.pinned_tokens:
         raise ConversionError(
             f"a .tiktoken file cannot hold pinned tokens; this tokenizer has {len(tok.pinned_tokens)} "

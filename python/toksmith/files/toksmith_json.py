@@ -49,7 +49,7 @@ def to_dict(tok) -> Dict[str, Any]:
         ]
     except MergesError:
         merges = None
-    return {
+    out = {
         "format": FORMAT,
         "version": VERSION,
         "name": tok.name,
@@ -61,6 +61,14 @@ def to_dict(tok) -> Dict[str, Any]:
         "pinned_tokens": tok.pinned_tokens,
         "metadata": tok.metadata,
     }
+    # written only when there is one, so files without stay as they were
+    normalizer = getattr(tok, "normalizer", None)
+    if normalizer is not None:
+        out["normalizer"] = normalizer
+    template = getattr(tok, "template", None)
+    if template is not None:
+        out["template"] = {"prefix": template[0], "suffix": template[1]}
+    return out
 
 
 def _check_json_keys(value: Any, where: str) -> None:
@@ -136,6 +144,20 @@ def _fail(path: str, msg: str) -> TokenizerFileError:
     return TokenizerFileError(f"{path}: {msg}")
 
 
+def _template(value: Any, path: str) -> Optional[Tuple[List[int], List[int]]]:
+    if value is None:
+        return None
+    if not (
+        isinstance(value, dict)
+        and all(
+            isinstance(value.get(k), list) and all(type(i) is int and i >= 0 for i in value[k])
+            for k in ("prefix", "suffix")
+        )
+    ):
+        raise _fail(path, 'field "template" must be {"prefix": [ids], "suffix": [ids]} or null')
+    return list(value["prefix"]), list(value["suffix"])
+
+
 def spec_from_dict(
     data: Any,
     path: str = "<dict>",
@@ -168,7 +190,7 @@ def spec_from_dict(
     ):
         if not isinstance(data.get(key), typ) and not (key == "vocab" and tables is not None):
             raise _fail(path, f"field {key!r} is missing or not a {typ.__name__}")
-    for key, typ in (("name", str), ("metadata", dict)):
+    for key, typ in (("name", str), ("metadata", dict), ("normalizer", dict)):
         if data.get(key) is not None and not isinstance(data[key], typ):
             raise _fail(
                 path,
@@ -202,6 +224,8 @@ def spec_from_dict(
         exact_name=isinstance(data.get("name"), str),
         where=path,
         build_error="file",
+        normalizer=data.get("normalizer"),
+        template=_template(data.get("template"), path),
     )
 
 

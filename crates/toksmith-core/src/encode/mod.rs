@@ -28,6 +28,7 @@ pub use crate::bpe::{
 use crate::added::AddedKind;
 use crate::bpe::with_scratch;
 use crate::error::{Error, Result};
+use crate::normalizers::Normalizer;
 use crate::pretokenize::Pretokenizer;
 use crate::vocab::Vocab;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,6 +96,34 @@ impl Encoder {
         Ok(out)
     }
 
+    /// Encode as Hugging Face does for a file with a normalizer: the allowed special tokens are
+    /// found in `text` as it is, the text between them is normalized, and each normalized part
+    /// is encoded on its own (pinned tokens are found in the normalized parts, as `tokenizers`
+    /// finds its `normalized: true` added tokens). A special token's text that the normalizer
+    /// makes is plain text, as in `tokenizers`.
+    pub fn encode_normalized(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        norm: &Normalizer,
+    ) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut pos = 0;
+        if !matches!(allowed, Allowed::None) {
+            let accept =
+                |id: u32, kind: AddedKind| kind == AddedKind::Special && allowed.accepts(id, kind);
+            while let Some((s, e, id)) = self.matcher.find(text.as_bytes(), pos, &accept) {
+                let part = norm.normalize_cow(&text[pos..s])?;
+                self.encode_into(&part, &Allowed::None, &mut out)?;
+                out.push(id);
+                pos = e;
+            }
+        }
+        let part = norm.normalize_cow(&text[pos..])?;
+        self.encode_into(&part, &Allowed::None, &mut out)?;
+        Ok(out)
+    }
+
     /// Encode without special tokens (pinned tokens are still produced).
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
         self.encode(text, &Allowed::None)
@@ -116,5 +145,60 @@ impl Encoder {
         self.vocab
             .token_id(bytes)
             .ok_or_else(|| Error::NotAToken(bytes.to_vec()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretokenize::Pretokenizer;
+    use crate::vocab::{never_in_utf8, AddedToken};
+
+    fn vocab(skip: impl Fn(u8) -> bool, extra: &[(&[u8], u32)]) -> Result<Vocab> {
+        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8)
+            .filter(|&b| !skip(b))
+            .map(|b| (vec![b], b as u32))
+            .collect();
+        m.extend(extra.iter().map(|(t, i)| (t.to_vec(), *i)));
+        let added = vec![AddedToken {
+            text: ">".repeat(2),
+            id: 300,
+            kind: AddedKind::Special,
+        }];
+        Vocab::new(m, added)
+    }
+
+    #[test]
+    fn bytes_utf8_never_uses_may_be_missing() {
+        let v = vocab(never_in_utf8, &[(b"\xc3\xa9", 256)]).unwrap();
+        assert_eq!(v.missing_bytes().len(), 13);
+        let enc = Encoder::new(v, Pretokenizer::new("gpt2").unwrap());
+        assert_eq!(
+            enc.encode_ordinary("é\u{10FFFF}").unwrap(),
+            [256, 244, 143, 191, 191]
+        );
+        // any other byte is still needed
+        assert!(vocab(|b| b == 0x80, &[]).is_err());
+        // and no token may hold a missing byte
+        assert!(vocab(never_in_utf8, &[(b"a\xff", 256)]).is_err());
+    }
+
+    #[test]
+    fn normalized_parts_between_specials() {
+        let enc = Encoder::new(
+            vocab(|_| false, &[]).unwrap(),
+            Pretokenizer::new("gpt2").unwrap(),
+        );
+        let nfc = Normalizer::Nfc;
+        // the combining solidus after the special token stays apart (NFC of the whole text
+        // would make it U+226F with the token's last '>')
+        let ids = enc
+            .encode_normalized("e\u{301}>>\u{338}", &Allowed::All, &nfc)
+            .unwrap();
+        assert_eq!(ids, [0xc3, 0xa9, 300, 0xcc, 0xb8]);
+        let ids = enc
+            .encode_normalized("e\u{301}>>\u{338}", &Allowed::None, &nfc)
+            .unwrap();
+        assert_eq!(ids, [0xc3, 0xa9, b'>' as u32, 0xe2, 0x89, 0xaf]);
     }
 }

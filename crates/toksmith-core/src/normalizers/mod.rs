@@ -6,8 +6,11 @@
 pub mod bert;
 pub mod precompiled;
 
+use std::borrow::Cow;
 use unicode_categories::UnicodeCategories;
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{
+    is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization,
+};
 
 pub use bert::BertNormalizer;
 pub use precompiled::{Precompiled, SpmNormalizer};
@@ -63,7 +66,7 @@ pub enum Normalizer {
     Nfkc,
     Nfkd,
     Lowercase,
-    /// Removes nonspacing marks (Mn) as they are: combine with NFD/NFKD to strip accents.
+    /// Removes combining marks (Mn, Mc, Me) as they are: combine with NFD/NFKD to strip accents.
     StripAccents,
     /// Removes whitespace at the start and/or the end.
     Strip {
@@ -83,6 +86,32 @@ pub enum Normalizer {
 }
 
 impl Normalizer {
+    /// A Hugging Face `tokenizer.json` normalizer object (its JSON text): `NFC`, `NFD`, `NFKC`,
+    /// `NFKD`, `Lowercase`, `StripAccents`, `Strip`, `Replace`, `Prepend`, `Precompiled`,
+    /// `BertNormalizer` and `Sequence`s of them.
+    pub fn from_hf_json(json: &str) -> Result<Self> {
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Error::InvalidVocab(format!("normalizer: not JSON ({e})")))?;
+        crate::pipeline::hf_normalizer(&v)
+    }
+
+    /// [`Normalizer::normalize`], borrowing the text when a Unicode form leaves it as it is
+    /// (its quick check says so: ASCII text, most text already in that form), with no copy.
+    pub fn normalize_cow<'a>(&self, text: &'a str) -> Result<Cow<'a, str>> {
+        let unchanged = match self {
+            Normalizer::Nfc => is_nfc_quick(text.chars()) == IsNormalized::Yes,
+            Normalizer::Nfd => is_nfd_quick(text.chars()) == IsNormalized::Yes,
+            Normalizer::Nfkc => is_nfkc_quick(text.chars()) == IsNormalized::Yes,
+            Normalizer::Nfkd => is_nfkd_quick(text.chars()) == IsNormalized::Yes,
+            _ => false,
+        };
+        if unchanged {
+            Ok(Cow::Borrowed(text))
+        } else {
+            self.normalize(text).map(Cow::Owned)
+        }
+    }
+
     pub fn normalize(&self, text: &str) -> Result<String> {
         Ok(match self {
             Normalizer::Nfc => text.nfc().collect(),
@@ -90,7 +119,8 @@ impl Normalizer {
             Normalizer::Nfkc => text.nfkc().collect(),
             Normalizer::Nfkd => text.nfkd().collect(),
             Normalizer::Lowercase => lowercase(text),
-            Normalizer::StripAccents => text.chars().filter(|c| !c.is_mark_nonspacing()).collect(),
+            // tokenizers' StripAccents drops every combining mark: Mn, Mc and Me
+            Normalizer::StripAccents => text.chars().filter(|c| !c.is_mark()).collect(),
             Normalizer::Strip { left, right } => {
                 let mut t = text;
                 if *left {
@@ -145,10 +175,34 @@ mod tests {
         assert_eq!(n(&Normalizer::Nfd, "é"), "e\u{301}");
         assert_eq!(n(&Normalizer::Nfkc, "ﬁ①"), "fi1");
         assert_eq!(n(&Normalizer::Nfkd, "ﬁé"), "fie\u{301}");
+        for (x, t) in [
+            (Normalizer::Nfc, "e\u{301}"),
+            (Normalizer::Nfd, "é"),
+            (Normalizer::Nfkc, "ﬁ"),
+            (Normalizer::Nfkd, "ﬁé"),
+        ] {
+            assert_eq!(x.normalize_cow(t).unwrap(), x.normalize(t).unwrap());
+            assert!(matches!(
+                x.normalize_cow("plain ascii").unwrap(),
+                Cow::Borrowed(_)
+            ));
+        }
         assert_eq!(n(&Normalizer::Lowercase, "ÀBΣΣ İ"), "àbσσ i\u{307}");
         assert_eq!(n(&Normalizer::StripAccents, "e\u{301}é"), "eé");
+        assert_eq!(n(&Normalizer::StripAccents, "\u{93e}|\u{20dd}|a"), "||a");
         let seq = Normalizer::Sequence(vec![Normalizer::Nfd, Normalizer::StripAccents]);
         assert_eq!(n(&seq, "àé"), "ae");
+    }
+
+    #[test]
+    fn from_hf_json() {
+        let x = Normalizer::from_hf_json(
+            r#"{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Lowercase"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(n(&x, "E\u{301}X"), "éx");
+        assert!(Normalizer::from_hf_json(r#"{"type":"Nope"}"#).is_err());
+        assert!(Normalizer::from_hf_json("{").is_err());
     }
 
     #[test]
