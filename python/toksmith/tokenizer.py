@@ -724,12 +724,13 @@ class Tokenizer:
         bos = None if bos is None else _as_id(bos)
         eos = None if eos is None else _as_id(eos)
         top = max([self.n_vocab - 1, *marked])
-        try:
-            name = None if dtype is None else str(np.dtype(dtype))
-        except (TypeError, ValueError, UnicodeError):
-            name = ""
-        if name is None:
+        if dtype is None:
             name = "uint16" if top < 65536 else "uint32"
+        else:
+            try:
+                name = str(np.dtype(dtype))
+            except (TypeError, ValueError, UnicodeError):  # not a dtype at all
+                name = ""
         widths = {"uint16": 2, "uint32": 4, "int32": 4, "int64": 8}
         if name not in widths:
             raise ValueError(
