@@ -6,7 +6,7 @@ shards, GPT-2 vocabulary, EOS after each document, on all cores:
   ``encode_ordinary_batch`` on all cores, the same llm.c ``bin`` shards, checked equal to
   toksmith's byte for byte);
 * ``datatrove``: datatrove's ``JsonlReader``/``ParquetReader`` + ``DocumentTokenizer`` (Hugging
-  Face ``tokenizers``), one task per input file on as many workers as cores, unshuffled
+  Face ``tokenizers``, whose ``encode_batch`` uses every core), one task per input file, unshuffled
   (datatrove's ``.ds`` layout, the token count checked equal);
 
 each in a fresh process under ``/usr/bin/time -v`` (wall time, peak RSS of the largest process).
@@ -150,7 +150,9 @@ def datatrove_job(inputs: List[str], hf_file: str, out: str) -> None:
             ),
         ],
         tasks=len(inputs),
-        workers=os.cpu_count() or 1,
+        # one worker: the tasks run in this process (so /usr/bin/time counts their CPU time), and
+        # tokenizers' encode_batch uses every core itself
+        workers=1,
         logging_dir=out + "-logs",
     ).run()
 
