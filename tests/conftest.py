@@ -23,6 +23,8 @@ GPT2_VOCAB_BPE = VOCABS / "gpt2_vocab.bpe"
 PATTERN_NAMES = ["gpt2", "cl100k", "o200k", "nanochat"]
 TRAIN_SPECIALS = ["<|endoftext|>", "<|user_start|>", "<|user_end|>"]
 TRAIN_PINNED = ["<think>", "</think>"]
+#: the ranks of the 256 single bytes (each byte its own id): the base of hand-built vocabularies
+BYTES = {bytes([b]): b for b in range(256)}
 
 GPT2_SPECIALS = {"<|endoftext|>": 50256}
 CL100K_SPECIALS = {

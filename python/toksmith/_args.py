@@ -1,8 +1,9 @@
 """Argument checks shared by the whole package (the lowest layer: imports nothing of toksmith).
 
-One helper for "an integer argument, numpy integers accepted, bools refused", one for a
-token id, and one thread-count parser, so that every function checks these the same way;
-each caller keeps its own message.
+One helper for "an integer argument, numpy integers accepted, bools refused", one for a bool
+argument, one for a token id and one thread-count parser, so that every function (the core
+layers and the presets, whose wordings are in :mod:`toksmith.presets._checks`) checks these the
+same way; each caller keeps its own message.
 """
 
 from __future__ import annotations
@@ -14,13 +15,35 @@ from typing import Any, Optional
 MAX_THREADS = 4096
 
 
-def index_arg(value: Any, type_error: str) -> int:
-    """``value`` as an int: an int or any integer with ``__index__`` (a numpy integer), not a
-    bool (``True`` is no count). Otherwise TypeError with ``type_error``, in which ``{type}``
-    stands for the name of ``value``'s type."""
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(type_error.format(type=type(value).__name__))
-    return operator.index(value)
+def is_numpy_bool(value: Any) -> bool:
+    """Whether ``value`` is a numpy bool (which has ``__index__`` but is no count)."""
+    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+
+
+def index_arg(value: Any, type_error: str, *, name: str = "", numpy: bool = True) -> int:
+    """``value`` as a Python int: an int, or (unless ``numpy`` is false) any integer with
+    ``__index__`` such as a numpy integer; never a bool or a numpy bool (``True`` is no count).
+    Otherwise TypeError with ``type_error``, in which ``{type}``, ``{name}`` and ``{value}``
+    stand for the name of ``value``'s type, ``name`` and ``value``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    numpy_bool = is_numpy_bool(value)
+    if numpy and not numpy_bool and not isinstance(value, bool):
+        if hasattr(type(value), "__index__"):
+            return operator.index(value)
+    kind = "bool" if numpy_bool else type(value).__name__  # numpy 1 names it bool_
+    raise TypeError(type_error.format(type=kind, name=name, value=value))
+
+
+def bool_arg(value: Any, name: str, type_error: str, *, numpy: bool = True) -> bool:
+    """``value`` as a bool: True or False, or (unless ``numpy`` is false) a numpy bool. An int
+    or another truthy value is a TypeError with ``type_error`` (``{name}``, ``{type}``,
+    ``{value}`` as in :func:`index_arg`)."""
+    if isinstance(value, bool):
+        return value
+    if numpy and is_numpy_bool(value):
+        return bool(value)
+    raise TypeError(type_error.format(name=name, type=type(value).__name__, value=value))
 
 
 def as_id(v: Any) -> Optional[int]:
@@ -54,18 +77,15 @@ def thread_count(
     numpy: bool = True,
 ) -> int:
     """One thread-count argument checked: 0 (one thread per core) for None, else an int in
-    1..MAX_THREADS (a numpy integer too unless ``numpy`` is false; never a bool). ``name``
-    names it in the messages, which ``type_error`` and ``range_error`` give (each caller keeps
-    its own wording)."""
+    1..MAX_THREADS (:func:`index_arg`: a numpy integer too unless ``numpy`` is false; never a
+    bool). ``name`` names it in the messages, which ``type_error`` and ``range_error`` give
+    (each caller keeps its own wording)."""
     if threads is None:
         return 0
-    if numpy and not isinstance(threads, (bool, int)) and hasattr(threads, "__index__"):
-        threads = operator.index(threads)  # a numpy integer
-    if not isinstance(threads, int) or isinstance(threads, bool):
-        raise TypeError(type_error.format(name=name, type=type(threads).__name__))
-    if not 1 <= threads <= MAX_THREADS:
-        raise ValueError(range_error.format(name=name, max=MAX_THREADS, value=threads))
-    return threads
+    number = index_arg(threads, type_error, name=name, numpy=numpy)
+    if not 1 <= number <= MAX_THREADS:
+        raise ValueError(range_error.format(name=name, max=MAX_THREADS, value=number))
+    return number
 
 
 def threads_arg(threads: Optional[int], num_threads: Optional[int] = None) -> int:
@@ -98,8 +118,10 @@ __all__ = [
     "THREADS_RANGE_ERROR",
     "THREADS_TYPE_ERROR",
     "as_id",
+    "bool_arg",
     "fix_surrogates",
     "index_arg",
+    "is_numpy_bool",
     "thread_count",
     "threads_arg",
 ]

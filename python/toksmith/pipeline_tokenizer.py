@@ -4,20 +4,32 @@ folders, run by the native core (normalizer, added tokens, pre-tokenizer, model,
 
 Ids and decoded text are those of the file's own library: ``sentencepiece``'s
 ``encode``/``decode``, ``tokenizers``' ``encode(add_special_tokens=False)``/
-``decode(skip_special_tokens=False)``. Build one with :func:`toksmith.load_any`.
+``decode(skip_special_tokens=False)``. Build one with :func:`toksmith.load_any`. A
+``tokenizer.json``'s ``truncation`` and ``padding`` are applied by :meth:`PipelineTokenizer.encode`
+and :meth:`PipelineTokenizer.encode_batch` as ``tokenizers`` applies them with
+``add_special_tokens=False`` (see :mod:`toksmith._lengths`; ``no_truncation()`` /
+``no_padding()`` turn them off).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Dict, List, Optional, Sequence
 
 from . import _core
 from ._args import fix_surrogates, threads_arg
+from ._lengths import LengthSettings
 from .errors import TokenizerFileError, VocabError
+from .files.huggingface import read_padding, read_truncation
 from .files.pipeline_files import PipelineSource
 
+#: a truncation or padding that is not null (a vocab entry named so also matches: then the
+#: document is parsed to tell)
+_LENGTH_KEYS = re.compile(r'"(?:truncation|padding)"\s*:\s*(?!null)')
 
-class PipelineTokenizer:
+
+class PipelineTokenizer(LengthSettings):
     """A SentencePiece, Unigram, WordPiece or character-BPE tokenizer.
 
     ``special`` in :meth:`encode`: whether special tokens written in the text become their ids;
@@ -55,7 +67,13 @@ class PipelineTokenizer:
                 raise ValueError(f"unknown pipeline source kind {source.kind!r}")
         except VocabError as e:
             raise TokenizerFileError(f"{source.where}: {e}") from None
-        return cls(core, source.where)
+        tok = cls(core, source.where)
+        if source.kind == "hf_json" and _LENGTH_KEYS.search(str(source.data)):
+            doc = json.loads(source.data)  # the core has read it: valid JSON
+            if isinstance(doc, dict):
+                tok._truncation = read_truncation(doc.get("truncation"), source.where)
+                tok._padding = read_padding(doc.get("padding"), source.where)
+        return tok
 
     @property
     def model_kind(self) -> str:
@@ -93,9 +111,12 @@ class PipelineTokenizer:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
         try:
-            return self._core.encode(text, self._special(special))
+            ids = self._core.encode(text, self._special(special))
         except UnicodeEncodeError:  # lone surrogates: U+FFFD, as tiktoken and Tokenizer do
-            return self._core.encode(fix_surrogates(text), self._special(special))
+            ids = self._core.encode(fix_surrogates(text), self._special(special))
+        if self._truncation is None and self._padding is None:
+            return ids
+        return self._apply_lengths([ids])[0]
 
     def encode_batch(
         self,
@@ -116,9 +137,10 @@ class PipelineTokenizer:
         n = threads_arg(threads, num_threads)
         sp = self._special(special)
         try:
-            return self._core.encode_batch(texts, sp, n)
+            batch = self._core.encode_batch(texts, sp, n)
         except UnicodeEncodeError:
-            return self._core.encode_batch([fix_surrogates(t) for t in texts], sp, n)
+            batch = self._core.encode_batch([fix_surrogates(t) for t in texts], sp, n)
+        return self._apply_lengths(batch)
 
     def decode(self, ids: Sequence[int]) -> str:
         return self._core.decode(list(ids))

@@ -32,6 +32,83 @@ class MergeCheck:
     native: Any = None
 
 
+#: the truncation strategies and directions, as ``tokenizers``' Python API names them (the
+#: file says ``LongestFirst``, ``OnlyFirst``, ``OnlySecond``, ``Left``, ``Right``)
+TRUNCATION_STRATEGIES = ("longest_first", "only_first", "only_second")
+DIRECTIONS = ("right", "left")
+
+
+def _camel(name: str) -> str:
+    return "".join(w.capitalize() for w in name.split("_"))
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """A ``tokenizer.json``'s ``truncation``: encode keeps at most ``max_length`` ids, dropping
+    the rest from the ``direction`` side. ``stride`` only shapes ``tokenizers``' overflowing
+    windows (toksmith returns no overflow); ``strategy`` only matters for pairs of sequences
+    (``only_second`` is not kept: a single sequence has no second part)."""
+
+    max_length: int
+    stride: int = 0
+    strategy: str = "longest_first"
+    direction: str = "right"
+
+    def to_huggingface(self) -> Dict[str, Any]:
+        """The object of a ``tokenizer.json``'s ``truncation`` key."""
+        return {
+            "direction": self.direction.capitalize(),
+            "max_length": self.max_length,
+            "strategy": _camel(self.strategy),
+            "stride": self.stride,
+        }
+
+    def as_dict(self) -> Dict[str, Any]:
+        """As ``tokenizers.Tokenizer.truncation`` gives it."""
+        return {
+            "max_length": self.max_length,
+            "stride": self.stride,
+            "strategy": self.strategy,
+            "direction": self.direction,
+        }
+
+
+@dataclass(frozen=True)
+class Padding:
+    """A ``tokenizer.json``'s ``padding``: ids shorter than ``length`` (None: the longest of the
+    batch), rounded up to a multiple of ``pad_to_multiple_of``, get ``pad_id`` added on the
+    ``direction`` side. ``pad_token`` and ``pad_type_id`` are kept for the file."""
+
+    length: Optional[int] = None
+    direction: str = "right"
+    pad_id: int = 0
+    pad_type_id: int = 0
+    pad_token: str = "[PAD]"
+    pad_to_multiple_of: Optional[int] = None
+
+    def to_huggingface(self) -> Dict[str, Any]:
+        """The object of a ``tokenizer.json``'s ``padding`` key."""
+        return {
+            "strategy": "BatchLongest" if self.length is None else {"Fixed": self.length},
+            "direction": self.direction.capitalize(),
+            "pad_to_multiple_of": self.pad_to_multiple_of,
+            "pad_id": self.pad_id,
+            "pad_type_id": self.pad_type_id,
+            "pad_token": self.pad_token,
+        }
+
+    def as_dict(self) -> Dict[str, Any]:
+        """As ``tokenizers.Tokenizer.padding`` gives it."""
+        return {
+            "length": self.length,
+            "pad_to_multiple_of": self.pad_to_multiple_of,
+            "pad_id": self.pad_id,
+            "pad_token": self.pad_token,
+            "pad_type_id": self.pad_type_id,
+            "direction": self.direction,
+        }
+
+
 @dataclass
 class TokenizerSpec:
     """Everything a :class:`toksmith.Tokenizer` is made of, as plain data.
@@ -54,6 +131,10 @@ class TokenizerSpec:
     merges_checked: bool = False
     #: why the merges could not be recovered (:meth:`Tokenizer.to_spec` sets it with merges None)
     merges_error: Optional[str] = None
+    #: the ``truncation`` and ``padding`` of a ``tokenizer.json`` (None: none), applied by
+    #: :meth:`Tokenizer.encode` and :meth:`Tokenizer.encode_batch`
+    truncation: Optional[Truncation] = None
+    padding: Optional[Padding] = None
     # ---- for readers: how the spec is built into a Tokenizer (toksmith.registry.build)
     #: the file, in messages
     where: Optional[str] = None
@@ -79,4 +160,13 @@ class TokenizerSpec:
 #: what builds a spec into a tokenizer (toksmith.Tokenizer.from_spec, given by the layer above)
 Builder = Callable[[TokenizerSpec], Any]
 
-__all__ = ["BUILD_ERRORS", "Builder", "MergeCheck", "TokenizerSpec"]
+__all__ = [
+    "BUILD_ERRORS",
+    "DIRECTIONS",
+    "TRUNCATION_STRATEGIES",
+    "Builder",
+    "MergeCheck",
+    "Padding",
+    "TokenizerSpec",
+    "Truncation",
+]

@@ -201,8 +201,16 @@ def can_stream(tok, allow_special: bool = False) -> bool:
     return bool(getattr(core, "fast_pretokenizer", False))
 
 
+def _whole(tok):
+    """``tok`` without a tokenizer.json's truncation and padding: a stream is encoded in parts,
+    which must not be cut or padded each."""
+    untruncated = getattr(tok, "_untruncated", None)
+    return untruncated() if callable(untruncated) else tok
+
+
 def _encoder(tok, allow_special: bool):
     """Encode one text with ``tok``, special-token text as special tokens if ``allow_special``."""
+    tok = _whole(tok)
     return (
         (lambda t: tok.encode(t, allowed_special="all")) if allow_special else tok.encode_ordinary
     )
@@ -218,6 +226,7 @@ def batch_encoder(tok, allow_special: bool, threads: Optional[int]):
             f"not {type(tok).__name__}"
         )
     if allow_special:
+        tok = _whole(tok)
         return lambda texts: tok.encode_batch(texts, allowed_special="all", threads=threads)
     return lambda texts: tok.encode_ordinary_batch(texts, threads=threads)
 

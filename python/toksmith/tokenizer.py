@@ -32,7 +32,7 @@ from typing import (
     Union,
 )
 
-from . import _core
+from . import _core, _lengths
 
 # (MAX_THREADS, _as_id, _fix_surrogates and _threads stay importable from here, where they were)
 from ._args import MAX_THREADS as MAX_THREADS
@@ -148,7 +148,7 @@ class _NoGC:
             gc.enable()
 
 
-class Tokenizer:
+class Tokenizer(_lengths.LengthSettings):
     """A byte-level BPE tokenizer with tiktoken-compatible ids.
 
     Build one with :func:`toksmith.train`, :meth:`Tokenizer.from_ranks` or :func:`toksmith.load`.
@@ -303,6 +303,10 @@ class Tokenizer:
             raise
         if spec.exact_name and isinstance(spec.name, str):
             tok.name = spec.name
+        if spec.truncation is not None:
+            tok._truncation = spec.truncation
+        if spec.padding is not None:
+            tok._padding = spec.padding
         if spec.merge_check is not None:
             check_core_merges(tok._core, spec.merge_check)
         return tok
@@ -319,6 +323,8 @@ class Tokenizer:
             pinned_tokens=dict(self._pinned_tokens),
             metadata=self.metadata,
             name=self.name,
+            truncation=self._truncation,
+            padding=self._padding,
         )
         if merges:
             try:
@@ -549,9 +555,13 @@ class Tokenizer:
         Special tokens in ``allowed_special`` become their ids; a special token's text that is
         in ``disallowed_special`` (by default every special not allowed) raises
         :class:`toksmith.DisallowedSpecialError` (a ValueError); others are encoded as plain
-        text. Pinned tokens are always produced.
+        text. Pinned tokens are always produced. A truncation or padding (from a
+        ``tokenizer.json``, or :meth:`enable_truncation` / :meth:`enable_padding`) is applied.
         """
-        return self._encode_checked(text, allowed_special, disallowed_special)[0]
+        ids = self._encode_checked(text, allowed_special, disallowed_special)[0]
+        if self._truncation is None and self._padding is None:
+            return ids
+        return self._apply_lengths([ids])[0]
 
     def _encode_checked(
         self, text: str, allowed_special: SpecialSet, disallowed_special: DisallowedSet
@@ -631,7 +641,19 @@ class Tokenizer:
         """Encode many texts in parallel: ``threads`` native threads, the calling one included
         (``None``: one per core; ``num_threads`` is tiktoken's name for it: pass one of the two,
         ValueError when both are given with different values). The GIL is released except while the calling thread
-        allocates the result lists, which it does as the other threads finish ranges of texts."""
+        allocates the result lists, which it does as the other threads finish ranges of texts.
+        A truncation applies to each text, a padding to the batch (see :meth:`enable_padding`)."""
+        ids = self._encode_batch(texts, threads, num_threads, allowed_special, disallowed_special)
+        return self._apply_lengths(ids)
+
+    def _encode_batch(
+        self,
+        texts: Sequence[str],
+        threads: Optional[int],
+        num_threads: Optional[int],
+        allowed_special: SpecialSet,
+        disallowed_special: DisallowedSet,
+    ) -> List[List[int]]:
         texts = self._check_texts(texts)
         allowed, allow_all = self._allowed(allowed_special)
         plan = self._disallowed_plan(allowed_special, disallowed_special)
@@ -1065,7 +1087,18 @@ class Tokenizer:
         """Write the tokenizer as one versioned, human-readable JSON file; a file named
         ``tokenizer.json`` is written in Hugging Face's format (``tokenizers`` and
         ``transformers`` load it with the same ids), or ConversionError if that format cannot
-        hold the tokenizer exactly (then save it as e.g. ``tok.json``)."""
+        hold the tokenizer exactly (then save it as e.g. ``tok.json``). A truncation or
+        padding is kept only in a ``tokenizer.json``: toksmith's format has no place for it, and
+        saving one there raises ValueError (call :meth:`no_truncation` / :meth:`no_padding`
+        first, or save as ``tokenizer.json``)."""
+        if (
+            self._truncation is not None or self._padding is not None
+        ) and not _saved.is_huggingface_name(path):
+            raise ValueError(
+                f"cannot save to {os.fspath(path)!r}: toksmith's format cannot hold this "
+                "tokenizer's truncation / padding (from a tokenizer.json); save it as "
+                "tokenizer.json, or call tok.no_truncation() / tok.no_padding() first"
+            )
         _saved.save(self, path)
 
     @classmethod

@@ -217,7 +217,8 @@ def encode_with_unstable(
     tok: "TokenizerLike", text: str, allowed_special, disallowed_special
 ) -> Tuple[List[int], List[List[int]]]:
     """See :meth:`toksmith.Tokenizer.encode_with_unstable`."""
-    tokens = tok.encode(
+    # all the ids: a truncation or padding would change the stable part
+    tokens = tok._untruncated().encode(
         text, allowed_special=allowed_special, disallowed_special=disallowed_special
     )
     allowed = set(tok._special_tokens) if allowed_special == "all" else set(allowed_special)

@@ -10,29 +10,11 @@ import tiktoken
 
 import toksmith
 from tests.cli.helpers import _err
+from tests.conftest import BYTES
 from toksmith import Tokenizer
 from toksmith.cli import eval as tok_eval
 from toksmith.cli import main
 from toksmith.cli.eval import count_tokens, evaluate
-
-
-@pytest.fixture(scope="module")
-def tok_path(tmp_path_factory, corpus_slices):
-    """A small nanochat-pattern tokenizer with a special and a pinned token that holds a space."""
-    d = tmp_path_factory.mktemp("cli_audit")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(
-            list(corpus_slices.values()),
-            vocab_size=500,
-            pattern="nanochat",
-            special_tokens=["<|bos|>"],
-            pinned_tokens=["New York"],
-            threads=1,
-        )
-    path = d / "tok.json"
-    tok.save(path)
-    return path
 
 
 def test_eval_chunked_counts_equal_whole_text_counts(corpus_slices):
@@ -187,9 +169,6 @@ def test_counting_bytes_is_a_type_error(ab_tok):
         bytes_per_token(ab_tok, b"hello")
     with pytest.raises(TypeError, match="text must be str, not bytes"):
         count_tokens(ab_tok, b"hello " * 10, chunk_chars=2)
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 def test_max_bytes_equal_to_the_file_size_keeps_its_last_line(tmp_path):

@@ -3,39 +3,18 @@
 import json
 import warnings
 
-import pytest
-
 import toksmith
+from tests.cli.conftest import TEXTS
 from toksmith.cli import main
 
-TEXTS = ["hello world, hello there\nthe world is wide\n", "lorem ipsum dolor sit amet\n"] * 5
 
-
-@pytest.fixture(scope="module")
-def tok_path(tmp_path_factory):
-    """A small tokenizer whose special tokens hold a newline, a tab and an escape character."""
-    d = tmp_path_factory.mktemp("cli_audit3")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tok = toksmith.train_from_iterator(
-            TEXTS,
-            vocab_size=300,
-            pattern="gpt2",
-            threads=1,
-            special_tokens=["<|bos|>", "<|a\nb|>", "<|t\tx|>", "<|\x1b|>"],
-        )
-    path = d / "tok.json"
-    tok.save(path)
-    return path
-
-
-def test_info_escapes_special_tokens(tok_path, capsys):
+def test_info_escapes_special_tokens(control_tok_path, capsys):
     # was: special tokens printed raw: "<|a\nb|>" broke its line in two, a tab or an escape
     # character went to the terminal as it is
-    assert main(["info", "-t", str(tok_path)]) == 0
+    assert main(["info", "-t", str(control_tok_path)]) == 0
     out = capsys.readouterr().out
     assert "\t" not in out and "\x1b" not in out
-    tok = toksmith.load(tok_path)
+    tok = toksmith.load(control_tok_path)
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("special tokens:"))
     shown = lines[start + 1 : start + 1 + len(tok.special_tokens)]
@@ -44,7 +23,7 @@ def test_info_escapes_special_tokens(tok_path, capsys):
     ]
     assert "'<|a\\nb|>'" in out and "'<|t\\tx|>'" in out and "'<|\\x1b|>'" in out
     # --json was already escaped: unchanged
-    assert main(["info", "-t", str(tok_path), "--json"]) == 0
+    assert main(["info", "-t", str(control_tok_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["special_tokens"] == tok.special_tokens
 
 

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toksmith
+from tests.conftest import BYTES
 from tests.strategies import tiktoken_mixed_text
 from toksmith import Tokenizer
 
@@ -17,9 +18,6 @@ CL100K_SPECIALS = {
     "<|fim_suffix|>": 100260,
     "<|endofprompt|>": 100276,
 }
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 def _outcome(f):

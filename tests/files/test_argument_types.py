@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 
+from tests.conftest import BYTES
 from toksmith import Tokenizer, calm, formats
 from toksmith.formats import gpt2 as fgpt2
 from toksmith.formats import huggingface as fhf
@@ -17,9 +18,6 @@ from toksmith.presets import (
 )
 
 np = pytest.importorskip("numpy")
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 TEXTS = ["hello world, the quick brown fox", "lower lowest low"] * 5

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toksmith
+from tests.conftest import BYTES
 from tests.helpers import GPT2_ENCODER, GPT2_VOCAB_BPE, PATTERN_NAMES, all_ids, hf_ids
 from tests.strategies_interop import hf_mixed_text, text_with_specials
 from toksmith import TokenizerFileError
@@ -840,9 +841,6 @@ def test_save_huggingface_model_max_length_is_checked(small_tok, tmp_path, value
         json.loads((tmp_path / "ok" / "tokenizer_config.json").read_text())["model_max_length"]
         == 512
     )
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 @pytest.fixture(scope="module")

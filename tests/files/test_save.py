@@ -7,6 +7,7 @@ import threading
 import pytest
 
 import toksmith
+from tests.conftest import BYTES
 from toksmith.cli import main
 from toksmith.formats._common import atomic_write
 
@@ -128,9 +129,6 @@ def test_save_to_a_fifo_writes_into_it(small_tok, tmp_path):
     reader.join(10)
     assert got == [(tmp_path / "plain.tiktoken").read_bytes()]
     assert not os.path.isfile(fifo) and not os.path.exists(f"{fifo}.tmp")
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 @pytest.fixture(scope="module")

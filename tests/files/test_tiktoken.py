@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 
 import toksmith
+from tests.conftest import BYTES
 from tests.helpers import (
     CL100K_TIKTOKEN,
     GPT2_TIKTOKEN,
@@ -483,9 +484,6 @@ def test_to_tiktoken_refuses_patterns_that_match_empty(pattern):
         assert enc.encode("hello world, 123") == toksmith.Tokenizer(
             base.mergeable_ranks(), pattern=ok
         ).encode("hello world, 123")
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 def test_save_tiktoken_refusing_pinned_tokens_says_what_to_do(tmp_path):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toksmith
+from tests.conftest import BYTES
 from toksmith import Tokenizer
 
 
@@ -269,9 +270,6 @@ def test_metadata_that_is_not_strict_json_is_refused_before_writing(tmp_path):
     tok.metadata["score"] = 0.5
     tok.save(out)
     assert toksmith.load(out).metadata["score"] == 0.5
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 @pytest.mark.parametrize(

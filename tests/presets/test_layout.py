@@ -7,13 +7,11 @@ import subprocess
 import sys
 import warnings
 
-import numpy as np
 import pytest
 
 import toksmith
 from toksmith.presets import calm, cppreason, cromwell, nanochat, wordbpe
 from toksmith.presets._base import PresetTokenizer, WrapperTokenizer
-from toksmith.presets._checks import bool_arg, index_arg, thread_count
 
 TEXT = "int main() { return foo_bar + 1; } The quick brown fox jumps over the lazy dog. " * 20
 
@@ -110,30 +108,3 @@ def test_old_paths_in_a_fresh_interpreter():
 
 def test_calm_is_an_attribute_of_the_package():
     assert toksmith.calm is calm
-
-
-def test_index_arg():
-    assert index_arg(3, "n") == 3 and type(index_arg(np.int64(3), "n")) is int
-    for bad, kind in ((True, "bool"), (np.bool_(True), "bool"), (1.5, "float"), ("4", "str")):
-        with pytest.raises(TypeError, match=f"^n must be an int, not {kind}$"):
-            index_arg(bad, "n")
-    with pytest.raises(TypeError, match=r"^n: int64$"):
-        index_arg(np.int64(3), "n", "{name}: {type}", numpy=False)
-
-
-def test_thread_count():
-    assert thread_count(None) is None and thread_count(np.int32(2)) == 2
-    with pytest.raises(ValueError, match="threads must be between 1 and 4096"):
-        thread_count(0)
-    with pytest.raises(TypeError, match="^t must be an int, not bool$"):
-        thread_count(True, "t")
-    with pytest.raises(ValueError, match="^t: 5000 > 4096$"):
-        thread_count(5000, "t", range_error="{name}: {value} > {max}")
-
-
-def test_bool_arg():
-    assert bool_arg(np.bool_(True), "b", "") is True and bool_arg(False, "b", "") is False
-    with pytest.raises(TypeError, match="^b: int$"):
-        bool_arg(1, "b", "{name}: {type}")
-    with pytest.raises(TypeError, match="^b: bool$"):
-        bool_arg(np.bool_(True), "b", "{name}: {type}", numpy=False)

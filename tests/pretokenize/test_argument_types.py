@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 import toksmith
+from tests.conftest import BYTES
 from toksmith import Tokenizer
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 @pytest.mark.parametrize(

@@ -287,3 +287,31 @@ def test_byte_tokenizer_and_shard_writer_save_atomically(tmp_path, monkeypatch):
         ByteTokenizer().save(dest)
     monkeypatch.undo()
     assert dest.read_bytes() == good and _hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_a_full_disk_keeps_the_old_cli_output(two_toks, tmp_path, command):
+    """`toksmith encode/decode -o FILE` on a full disk (RLIMIT_FSIZE): one line on stderr, the
+    old FILE whole and no temporary left. Was: a partial file under the final name."""
+    a, _ = two_toks
+    tok = tmp_path / "t.json"
+    a.save(tok)
+    text = tmp_path / "in.txt"
+    text.write_text(WORD * 3000, encoding="utf-8")
+    ids = tmp_path / "ids.txt"
+    ids.write_text(" ".join(map(str, a.encode(WORD * 3000))), encoding="utf-8")
+    out = tmp_path / "out"
+    out.write_text("old")
+    source = text if command == "encode" else ids
+    r = _child(
+        "import sys; from toksmith.cli import main; sys.exit(main(sys.argv[1:]))",
+        command,
+        "-t",
+        tok,
+        source,
+        "-o",
+        out,
+        limit_fsize=20000,
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert out.read_text() == "old" and _hidden(tmp_path) == []

@@ -8,6 +8,7 @@ import io
 
 import pytest
 
+from tests.conftest import BYTES
 from toksmith import Tokenizer, calm, streaming
 from toksmith.bytelevel import str_to_token, token_to_str
 from toksmith.presets import (
@@ -15,9 +16,6 @@ from toksmith.presets import (
 )
 
 np = pytest.importorskip("numpy")
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 @pytest.fixture(scope="module")

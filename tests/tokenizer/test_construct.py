@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 import toksmith
+from tests.conftest import BYTES
 from toksmith import Tokenizer
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 class _Tagged(Tokenizer):

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toksmith
+from tests.conftest import BYTES
 from tests.strategies import any_text, mixed_text
 from toksmith import Tokenizer
 
@@ -258,9 +259,6 @@ def test_long_decode_each_width_class():
         for pre in range(0, 40, 7):
             text = "y" * pre + c * 300 + "tail text"
             assert tok.decode(list(text.encode())) == text
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 SPECIALS = {"<|end|>": 256}

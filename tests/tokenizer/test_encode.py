@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toksmith
+from tests.conftest import BYTES
 from tests.reference import bpe as reference
 from tests.strategies import tiktoken_mixed_text, tiktoken_text
 from toksmith import Tokenizer
@@ -566,9 +567,6 @@ def test_chunked_long_pieces_equal_tiktoken(gpt2, cl100k, kind):
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
         # the same piece seen through a blocked (long text) and a plain encode
         assert tok.encode_ordinary(text[:140_000]) == enc.encode_ordinary(text[:140_000])
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 SPECIALS = {"<|end|>": 256}

@@ -7,10 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toksmith
+from tests.conftest import BYTES
 from toksmith import Tokenizer
-
-BYTES = {bytes([b]): b for b in range(256)}
-
 
 _ALPHA = st.sampled_from(list("abc<|>xé ") + ["😀"])
 

@@ -8,10 +8,9 @@ import pytest
 import tiktoken
 
 import toksmith
+from tests.conftest import BYTES
 from toksmith import Tokenizer, streaming
 from toksmith.streaming import encode_lines, encode_stream, iter_line_batches, iter_text_parts
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Union
 
+from .._fileio import finish_interrupted_saves, has_interrupted_save
 from .._optional import lazy_module
 from ..documents import DocumentSource, iter_documents_of
 from . import datatrove, llmc, megatron, npy
@@ -36,8 +37,18 @@ def read_manifest(out_dir: PathLike) -> Dict[str, Any]:
 def read_shard(path: PathLike, format: Optional[str] = None) -> Shard:
     """One shard (any of its files, or a Megatron prefix), its format told by ``format`` or by
     its name and content: ``.ds`` datatrove, ``.idx`` Megatron, ``.npy`` numpy, ``.bin`` llm.c
-    if it starts with llm.c's magic, else Megatron."""
+    if it starts with llm.c's magic, else Megatron. A shard set whose writer was killed while
+    moving it into place is moved into place first."""
     p = os.fspath(path)
+    folder = os.path.dirname(p) or "."
+    if has_interrupted_save(folder):
+        try:
+            finish_interrupted_saves(folder)
+        except OSError as e:
+            raise ValueError(
+                f"{p}: a shard written into {folder!r} was interrupted while being moved into "
+                f"place and could not be finished ({e}); run tokenize_dataset again"
+            ) from None
     if format is None:
         if p.endswith((".ds", ".ds.index", ".ds.loss")):
             format = "datatrove"

@@ -1,13 +1,16 @@
-"""What the shard writers share: files written under a temporary name and moved into place, a
-shard's token and document-end streams kept on disk (memory stays bounded whatever the shard's
-size), and the reader's result type."""
+"""What the shard writers share: a shard's files written as a set into a staging folder and
+moved into place together when complete (:func:`toksmith._fileio.atomic_files`), its token and
+document-end streams kept on disk (memory stays bounded whatever the shard's size), and the
+reader's result type."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
-from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, ContextManager, List, NamedTuple, Optional, Tuple
 
+from .._fileio import Staging, atomic_files
 from .._optional import lazy_module
 
 if TYPE_CHECKING:
@@ -16,7 +19,8 @@ else:
     np = lazy_module("numpy", extra="numpy")
 
 
-#: the suffix of a file being written; a rerun removes the ones a killed run left behind
+#: the suffix of a scratch file (a shuffle window's tokens); a rerun removes the ones a killed
+#: run left behind (older versions also wrote shards under such names)
 TEMP_SUFFIX = ".toksmith-tmp"
 
 #: bytes copied at a time when a shard's index is assembled from its on-disk parts
@@ -41,20 +45,6 @@ class Shard(NamedTuple):
         return [self.ids[o[i] : o[i + 1]] for i in range(len(o) - 1)]
 
 
-def temp_path(final: str) -> str:
-    folder, name = os.path.split(final)
-    return os.path.join(folder, f".{name}{TEMP_SUFFIX}")
-
-
-def commit(tmp: str, final: str, f: Any = None) -> None:
-    """Flush ``f`` (if given) to disk and move ``tmp`` onto ``final``."""
-    if f is not None:
-        f.flush()
-        os.fsync(f.fileno())
-        f.close()
-    os.replace(tmp, final)
-
-
 def npy_header(dtype: np.dtype, n: int) -> bytes:
     """A 128-byte ``.npy`` (version 1.0) header for a 1-D little-endian array of ``n`` items:
     written last over the space left for it, once ``n`` is known."""
@@ -64,12 +54,19 @@ def npy_header(dtype: np.dtype, n: int) -> bytes:
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", size) + (body.ljust(size - 1) + "\n").encode()
 
 
+class _Aborted(Exception):
+    """Thrown into a shard's staging context to discard what it holds."""
+
+
 class ShardWriter:
     """A shard being written: ``write(tokens, ends)`` appends tokens and the ends (positions in
     ``tokens``, exclusive) of the documents that finish in them; ``finish()`` writes the
-    format's files and moves them into place, the index file last (a set whose index exists is
-    complete); ``abort()`` removes what was written. Subclasses give ``files`` (the final names,
-    index last), ``HEADER`` (bytes reserved before the ids) and ``_finish``."""
+    format's files and moves them into place as a set (a kill or an error leaves none of them
+    under its final name, or all); ``abort()`` removes what was written. The files are written
+    into a staging folder of ``folder`` (:func:`toksmith._fileio.atomic_files`): one killed
+    while moving its complete set is finished by the next writer or reader of the folder.
+    Subclasses give ``files`` (the final names, index last), ``HEADER`` (bytes reserved before
+    the ids) and ``_finish``, which writes into :meth:`part`."""
 
     HEADER = 0
     fmt = ""
@@ -80,12 +77,27 @@ class ShardWriter:
         self.dtype = np.dtype(dtype)
         self.tokens = 0
         self.documents = 0
-        self._ids_tmp = temp_path(os.path.join(folder, self.files()[0]))
-        self._ends_tmp = temp_path(os.path.join(folder, name + ".ends"))
-        self._ids = open(self._ids_tmp, "w+b")
-        if self.HEADER:
-            self._ids.write(b"\x00" * self.HEADER)
-        self._ends = open(self._ends_tmp, "w+b")
+        self._files: List[Any] = []
+        self._saving: Optional[ContextManager[Staging]] = atomic_files(folder)
+        self._stage = self._saving.__enter__()
+        try:
+            self._ids = self._open(self.part(self.files()[0]), "w+b")
+            if self.HEADER:
+                self._ids.write(b"\x00" * self.HEADER)
+            # scratch: in the staging folder (removed with it) but not one of the set's files
+            self._ends = self._open(os.path.join(self._stage.folder, ".ends"), "w+b")
+        except BaseException:
+            self.abort()
+            raise
+
+    def _open(self, path: str, mode: str) -> Any:
+        f = open(path, mode)
+        self._files.append(f)
+        return f
+
+    def part(self, name: str) -> str:
+        """Where the file ``name`` of the set is written before it is moved into place."""
+        return self._stage.path(name)
 
     def files(self) -> List[str]:
         raise NotImplementedError
@@ -109,29 +121,35 @@ class ShardWriter:
             yield np.frombuffer(chunk, dtype="<i8")
 
     def finish(self) -> List[str]:
+        """Write the remaining files and move the set into place; returns the final names."""
+        if self._saving is None:
+            raise ValueError("this shard was already finished or aborted")
         try:
             self._finish()
+            self._close_files()
         except BaseException:
             self.abort()
             raise
-        self._close_ends()
+        saving, self._saving = self._saving, None
+        saving.__exit__(None, None, None)  # flush, mark complete, move into place
         return self.files()
 
     def _finish(self) -> None:
         raise NotImplementedError
 
-    def _close_ends(self) -> None:
-        if not self._ends.closed:
-            self._ends.close()
-        if os.path.exists(self._ends_tmp):
-            os.remove(self._ends_tmp)
-
-    def abort(self) -> None:
-        for f, p in ((self._ids, self._ids_tmp), (self._ends, self._ends_tmp)):
+    def _close_files(self) -> None:
+        for f in self._files:
             if not f.closed:
                 f.close()
-            if os.path.exists(p):
-                os.remove(p)
+
+    def abort(self) -> None:
+        """Discard the shard: nothing of it appears under a final name."""
+        with contextlib.suppress(OSError):
+            self._close_files()
+        saving, self._saving = self._saving, None
+        if saving is not None:
+            e = _Aborted()
+            saving.__exit__(_Aborted, e, None)
 
     def final(self, name: str) -> str:
         return os.path.join(self.folder, name)

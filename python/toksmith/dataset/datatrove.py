@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
-from ._base import Shard, ShardWriter, commit
+from ._base import Shard, ShardWriter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,12 +28,10 @@ class Writer(ShardWriter):
         return [self.name + ".ds", self.name + ".ds.index"]
 
     def _finish(self) -> None:
-        commit(self._ids_tmp, self.final(self.files()[0]), self._ids)
-        # the ends file is the index: the same int64 ends, which as uint64 are the same bytes
-        self._ends.flush()
-        os.fsync(self._ends.fileno())
-        self._ends.close()
-        os.replace(self._ends_tmp, self.final(self.files()[1]))
+        # the index holds the same int64 ends, which as uint64 are the same bytes
+        with open(self.part(self.files()[1]), "wb") as idx:
+            for ends in self.iter_ends():
+                idx.write(ends.data)
 
 
 def read(path: str, token_size: int = 0) -> Shard:

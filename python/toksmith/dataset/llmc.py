@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
-from ._base import Shard, ShardWriter, commit, read_exact
+from ._base import Shard, ShardWriter, read_exact
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,7 +48,6 @@ class Writer(ShardWriter):
             raise ValueError(f"a bin shard holds at most {MAX_TOKENS} tokens, not {self.tokens}")
         self._ids.seek(0)
         self._ids.write(header(self.tokens, self.dtype))
-        commit(self._ids_tmp, self.final(self.files()[0]), self._ids)
 
 
 def read(path: str) -> Shard:

@@ -15,7 +15,7 @@ import struct
 from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
-from ._base import COPY_CHUNK, Shard, ShardWriter, commit, read_exact, temp_path
+from ._base import COPY_CHUNK, Shard, ShardWriter, read_exact
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,10 +44,8 @@ class Writer(ShardWriter):
 
     def _finish(self) -> None:
         n = self.documents
-        idx_final = self.final(self.files()[1])
-        idx_tmp = temp_path(idx_final)
         itemsize = self.dtype.itemsize
-        with open(idx_tmp, "wb") as idx:
+        with open(self.part(self.files()[1]), "wb") as idx:
             idx.write(MAGIC)
             idx.write(struct.pack("<QBQQ", 1, DTYPE_CODES[np.dtype(self.dtype).name], n, n + 1))
             prev = 0
@@ -65,10 +63,6 @@ class Writer(ShardWriter):
             step = COPY_CHUNK // 8
             for lo in range(0, n + 1, step):  # document indices
                 idx.write(np.arange(lo, min(n + 1, lo + step), dtype="<i8").data)
-            commit(self._ids_tmp, self.final(self.files()[0]), self._ids)
-            idx.flush()
-            os.fsync(idx.fileno())
-        os.replace(idx_tmp, idx_final)
 
 
 def read(path: str) -> Shard:

@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING, List
 
 from .._optional import lazy_module
-from ._base import Shard, ShardWriter, commit, npy_header, temp_path
+from ._base import Shard, ShardWriter, npy_header
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,17 +26,11 @@ class Writer(ShardWriter):
     def _finish(self) -> None:
         self._ids.seek(0)
         self._ids.write(npy_header(self.dtype, self.tokens))
-        commit(self._ids_tmp, self.final(self.files()[0]), self._ids)
-        final = self.final(self.files()[1])
-        tmp = temp_path(final)
-        with open(tmp, "wb") as f:
+        with open(self.part(self.files()[1]), "wb") as f:
             f.write(npy_header(np.dtype(np.int64), self.documents + 1))
             f.write(np.zeros(1, "<i8").data)
             for ends in self.iter_ends():
                 f.write(ends.data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
 
 
 def read(path: str) -> Shard:

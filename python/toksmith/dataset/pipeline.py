@@ -45,6 +45,7 @@ from typing import (
 
 from .. import registry
 from .._args import thread_count, threads_arg
+from .._fileio import atomic_write, finish_interrupted_saves
 from .._optional import lazy_module
 from .._version import __version__
 from ..documents import STDIN, DocumentSource, expand_inputs, is_remote, output_stem
@@ -439,13 +440,10 @@ def _progress_path(out_dir: str, name: str) -> str:
 
 
 def _write_json(path: str, data: Any) -> None:
-    tmp = path + TEMP_SUFFIX
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    # the whole text first: a value JSON cannot hold fails before the file is touched
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:  # failed: the old file
+        f.write(text)
 
 
 def process_input(
@@ -682,7 +680,9 @@ def _plan(out: str, paths: List[str], config: Dict[str, Any]) -> List[Dict[str, 
                 f"{out} holds shards made with other settings ({diff}); pass another out_dir or "
                 "remove that one"
             )
-    # a killed run's partial files
+    # a killed run's partial files: a shard set killed while being moved into place is
+    # finished (it is complete), a partial one removed, as are scratch files
+    finish_interrupted_saves(out)
     for n in os.listdir(out):
         if n.endswith(TEMP_SUFFIX):
             os.remove(os.path.join(out, n))

@@ -38,7 +38,11 @@ adds tokens, and any normalizer. toksmith has no normalizer:
 an ``NFC``/``NFD``/``NFKC``/``NFKD`` normalizer can be dropped with ``strict=False``, which
 records it in ``tok.metadata["huggingface"]["normalizer"]`` (apply
 ``unicodedata.normalize(form, text)`` yourself before encoding to get Hugging Face's ids).
-``truncation`` and ``padding`` settings are not part of tokenization and are ignored.
+The file's ``truncation`` and ``padding`` are read into the spec and applied by the
+tokenizer's ``encode`` and ``encode_batch`` as ``tokenizers`` applies them to single sequences
+(see :mod:`toksmith._lengths`; ``tok.no_truncation()`` / ``tok.no_padding()`` turn them off)
+and written back by the export; a ``truncation`` with strategy ``OnlySecond`` (the second
+sequence of a pair) raises :class:`ConversionError`.
 
 Known limit, outside toksmith's control: Oniguruma in ``tokenizers`` 0.23 knows Unicode up to
 15.1, while tiktoken's and toksmith's named patterns also classify the ~4700 code points
@@ -64,12 +68,13 @@ import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from .._fileio import atomic_files
+from .._lengths import make_padding, make_truncation
 from .._paths import fspath
 from .._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
 from ..bytelevel import str_to_token, token_to_str
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ..pretokenize import PATTERNS, _from_file
-from ..spec import MergeCheck, TokenizerSpec
+from ..spec import MergeCheck, Padding, TokenizerSpec, Truncation
 from ._common import (
     ConversionError,
     JsonTables,
@@ -167,10 +172,12 @@ def huggingface_json(tok) -> Dict[str, Any]:
     for i, t, _ in added:
         vocab[t] = i
     vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    truncation: Optional[Truncation] = getattr(tok, "_truncation", None)
+    padding: Optional[Padding] = getattr(tok, "_padding", None)
     return {
         "version": "1.0",
-        "truncation": None,
-        "padding": None,
+        "truncation": None if truncation is None else truncation.to_huggingface(),
+        "padding": None if padding is None else padding.to_huggingface(),
         "added_tokens": [_added_entry(t, i, sp) for i, t, sp in added],
         "normalizer": None,
         "pre_tokenizer": {
@@ -393,6 +400,73 @@ def _load_document(
         f"expected a tokenizer.json path or folder, a dict, or a tokenizers/transformers tokenizer, "
         f"not {type(path_or_obj).__name__}"
     )
+
+
+def read_truncation(value: Any, where: str) -> Optional[Truncation]:
+    """The file's ``truncation`` (an object as ``tokenizers`` writes it, or null)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TokenizerFileError(f"{where}: truncation must be an object or null, not {value!r}")
+    strategy = value.get("strategy")
+    if strategy == "OnlySecond":
+        raise _fail(
+            where,
+            "truncation with strategy OnlySecond (it truncates the second sequence of a pair; "
+            "toksmith encodes single sequences)",
+        )
+    names = {"LongestFirst": "longest_first", "OnlyFirst": "only_first"}
+    directions = {"Right": "right", "Left": "left"}
+    try:
+        # the keys tokenizers requires (direction came later: Right when missing)
+        missing = [k for k in ("max_length", "strategy", "stride") if k not in value]
+        if missing:
+            raise ValueError(f"no {', '.join(missing)}")
+        if strategy not in names or value.get("direction", "Right") not in directions:
+            raise ValueError("strategy or direction unknown")
+        return make_truncation(
+            value["max_length"],
+            value["stride"],
+            names[strategy],
+            directions[value.get("direction", "Right")],
+        )
+    except (TypeError, ValueError) as e:
+        raise TokenizerFileError(f"{where}: truncation {value!r} is not valid ({e})") from None
+
+
+def read_padding(value: Any, where: str) -> Optional[Padding]:
+    """The file's ``padding`` (an object as ``tokenizers`` writes it, or null)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TokenizerFileError(f"{where}: padding must be an object or null, not {value!r}")
+    strategy = value.get("strategy")
+    directions = {"Right": "right", "Left": "left"}
+    try:
+        required = ("strategy", "direction", "pad_id", "pad_type_id", "pad_token")
+        missing = [k for k in required if k not in value]
+        if missing:  # as tokenizers requires them
+            raise ValueError(f"no {', '.join(missing)}")
+        if strategy == "BatchLongest":
+            length = None
+        elif isinstance(strategy, dict) and list(strategy) == ["Fixed"]:
+            length = strategy["Fixed"]
+            if length is None:
+                raise ValueError("Fixed needs a length")
+        else:
+            raise ValueError(f"unknown strategy {strategy!r}")
+        if value["direction"] not in directions:
+            raise ValueError(f"unknown direction {value['direction']!r}")
+        return make_padding(
+            directions[value["direction"]],
+            value["pad_id"],
+            value["pad_type_id"],
+            value["pad_token"],
+            length,
+            value.get("pad_to_multiple_of"),
+        )
+    except (TypeError, ValueError) as e:
+        raise TokenizerFileError(f"{where}: padding {value!r} is not valid ({e})") from None
 
 
 def _fail(where: str, msg: str) -> ConversionError:
@@ -879,6 +953,8 @@ def _spec_from_document(
         check = MergeCheck(file_merges, where, split.native)
     else:
         check = MergeCheck(merges, where)
+    truncation = read_truncation(data.get("truncation"), where)
+    padding = read_padding(data.get("padding"), where)
     if extras is not None:  # written by tok.save("tokenizer.json"): read back as saved
         return TokenizerSpec(
             ranks,
@@ -891,6 +967,8 @@ def _spec_from_document(
             where=where,
             build_error="conversion",
             merge_check=check,
+            truncation=truncation,
+            padding=padding,
         )
     return TokenizerSpec(
         ranks,
@@ -903,6 +981,8 @@ def _spec_from_document(
         where=where,
         build_error="conversion",
         merge_check=check,
+        truncation=truncation,
+        padding=padding,
     )
 
 
@@ -914,4 +994,6 @@ __all__ = [
     "save_tokenizer_json",
     "tokenizer_json",
     "read_huggingface",
+    "read_padding",
+    "read_truncation",
 ]

@@ -1,25 +1,16 @@
-"""The argument checks of every preset (nanochat, cromwell, cppreason, wordbpe, calm).
-
-Three helpers do the work, each keeping its caller's message (the messages are part of the
-presets' interface; ``{type}``, ``{name}``, ``{max}`` and ``{value}`` in a message template
-stand for the argument's type name, its name, :data:`MAX_THREADS` and its value):
-
-* :func:`index_arg`: an integer argument, numpy integers accepted unless ``numpy=False``,
-  bools (numpy bools too) refused;
-* :func:`thread_count`: a thread count, None or an int in 1..MAX_THREADS;
-* :func:`bool_arg`: a bool argument, numpy bools accepted unless ``numpy=False``.
-
-A wrong type is a TypeError, a bad value a ValueError. The named checks below them
-(:func:`as_int`, :func:`check_int`, :func:`check_threads`, :func:`check_bool`...) are these
-helpers with the wording one group of presets uses.
+"""The argument checks of every preset (nanochat, cromwell, cppreason, wordbpe, calm): the
+wordings the presets' messages use, over the package's one set of checks in
+:mod:`toksmith._args` (:func:`~toksmith._args.index_arg` for integers,
+:func:`~toksmith._args.bool_arg` for bools, :func:`~toksmith._args.thread_count` for thread
+counts). A wrong type is a TypeError, a bad value a ValueError.
 """
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Optional
 
-from ..tokenizer import MAX_THREADS  # the most threads a call may ask for
+from .._args import bool_arg, index_arg
+from .._args import thread_count as _thread_count
 from ._sources import check_source
 
 NUMPY_HINT = "pip install toksmith[numpy]"
@@ -28,77 +19,25 @@ NUMPY_HINT = "pip install toksmith[numpy]"
 INT_TYPE_ERROR = "{name} must be an int, not {type}"
 
 
-def is_numpy_bool(value: Any) -> bool:
-    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
-
-
-def index_arg(
-    value: Any, name: str, type_error: str = INT_TYPE_ERROR, *, numpy: bool = True
-) -> int:
-    """``value`` as a Python int: an int, or (unless ``numpy`` is false) any integer with
-    ``__index__`` such as a numpy integer. A bool or a numpy bool (``True`` is no count), a
-    float or a str is a TypeError with ``type_error``."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value)
-    numpy_bool = is_numpy_bool(value)
-    if (
-        numpy
-        and not numpy_bool
-        and not isinstance(value, bool)
-        and hasattr(type(value), "__index__")
-    ):
-        return operator.index(value)
-    kind = "bool" if numpy_bool else type(value).__name__  # numpy 1 names it bool_
-    raise TypeError(type_error.format(name=name, type=kind, value=value))
-
-
-def thread_count(
-    threads: Any,
-    name: str = "threads",
-    *,
-    type_error: str = INT_TYPE_ERROR,
-    range_error: str = "{name} must be between 1 and {max} (or None for all cores), not {value}",
-    numpy: bool = True,
-) -> Optional[int]:
-    """A thread count: None (all cores), or :func:`index_arg` of ``threads`` in
-    1..:data:`MAX_THREADS` (ValueError with ``range_error`` otherwise)."""
-    if threads is None:
-        return None
-    number = index_arg(threads, name, type_error, numpy=numpy)
-    if not 1 <= number <= MAX_THREADS:
-        raise ValueError(range_error.format(name=name, max=MAX_THREADS, value=number))
-    return number
-
-
-def bool_arg(value: Any, name: str, type_error: str, *, numpy: bool = True) -> bool:
-    """``value`` as a bool: True or False, or (unless ``numpy`` is false) a numpy bool. An int
-    or another truthy value is a TypeError with ``type_error``."""
-    if isinstance(value, bool):
-        return value
-    if numpy and is_numpy_bool(value):
-        return bool(value)
-    raise TypeError(type_error.format(name=name, type=type(value).__name__, value=value))
-
-
 # ---- the wordings of the presets ---------------------------------------------------------------
 
 
 def as_int(value: Any, what: str) -> int:
     """``value`` as a Python int: an int or a numpy integer (anything with ``__index__``);
     a bool, a float or a str is a TypeError."""
-    return index_arg(value, what)
+    return index_arg(value, INT_TYPE_ERROR, name=what)
 
 
 def optional_int(value: Any, what: str) -> Optional[int]:
     """None, or :func:`as_int` of ``value`` (a thread count: the core checks the range)."""
     if value is None:
         return None
-    return index_arg(value, what, "{name} must be an int or None, not {type}")
+    return index_arg(value, "{name} must be an int or None, not {type}", name=what)
 
 
 def check_int(value: object, name: str, *, minimum: Optional[int] = None) -> int:
     """An int argument (numpy integers accepted, bool rejected) of at least ``minimum``."""
-    number = index_arg(value, name)
+    number = index_arg(value, INT_TYPE_ERROR, name=name)
     if minimum is not None and number < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {number}")
     return number
@@ -111,7 +50,9 @@ def check_threads(threads: object, name: str = "threads") -> Optional[int]:
     argument is still checked so that a wrong value fails the same way with
     both tokenizers instead of being ignored.
     """
-    return thread_count(threads, name)
+    if threads is None:
+        return None
+    return _thread_count(threads, name, type_error=INT_TYPE_ERROR)
 
 
 def check_thread_args(threads: object, num_threads: object) -> Optional[int]:

@@ -45,12 +45,13 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core, formats
+from .._args import index_arg, thread_count
 from ..corpus import iter_line_blocks, surrogates_checked
 from ..errors import VocabError
 from ..tokenizer import Tokenizer, _fix_surrogates
 from ..train import MAX_VOCAB_SIZE, train_from_counts
 from ._base import WrapperTokenizer
-from ._checks import index_arg, thread_count
+from ._checks import INT_TYPE_ERROR
 from ._sources import check_source, is_path_source, iter_source_texts, source_files
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -778,7 +779,7 @@ def train(
     (or a lone surrogate in a text), ``"replace"`` reads it as U+FFFD.
     ``min_frequency=2`` (the seed's trainer setting): a pair seen once is not merged.
     """
-    vocab_size = index_arg(vocab_size, "vocab_size", numpy=False)
+    vocab_size = index_arg(vocab_size, INT_TYPE_ERROR, name="vocab_size", numpy=False)
     if vocab_size < FIRST_LEARNED + 256:
         raise ValueError(
             f"vocab_size must be at least {FIRST_LEARNED + 256} (1600 fixed ids + 256 bytes), "
@@ -810,19 +811,18 @@ def train(
 
 def _thread_count(n: Any, what: str) -> int:
     """A thread count for the native calls (0: all cores) from ``None`` or a positive int."""
-    count = thread_count(
+    return thread_count(
         n,
         what,
         type_error="{name} must be a positive int or None, not {type}",
         range_error="{name} must be between 1 and {max} (or None: all cores), not {value}",
         numpy=False,
     )
-    return count or 0
 
 
 def _as_id(i: Any) -> int:
     """A token id as a Python int (numpy integers accepted), TypeError for anything else."""
-    return index_arg(i, "id", "token ids must be int, not {type}")
+    return index_arg(i, "token ids must be int, not {type}")
 
 
 def _names_globs(source: Any) -> bool:

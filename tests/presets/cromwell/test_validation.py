@@ -4,7 +4,6 @@ surrogates, flags."""
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 
 import numpy as np
@@ -13,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toksmith
+from tests.complexity import assert_linear
 from tests.conftest import DATA
 from toksmith.presets import CROMWELL_SPECIAL_TOKENS, cromwell
 from toksmith.presets.cromwell import CodeTokenizer, TokenCache
@@ -215,21 +215,22 @@ def test_a_lone_surrogate_in_a_frame_is_a_value_error(code):
 
 
 def test_parse_is_linear_on_marker_floods(code):
-    n = 200_000
-    floods = [
-        [code.edit_start_id] * n,
-        [code.file_id]
-        + [code.file_end_id] * n
-        + [code.edit_start_id]
-        + [code.delete_id] * n
-        + [code.edit_end_id] * n,
-        [code.bos_id, code.pad_id] * n + [code.edit_start_id],
-        code.tokenize_file_with_edit("p", "x = 1\n" * n, "y" * n),
-    ]
-    t0 = time.perf_counter()
-    for ids in floods:
-        code.parse_edit_output(ids)
-    assert time.perf_counter() - t0 < 1.5
+    def floods(n):
+        return [
+            [code.edit_start_id] * n,
+            [code.file_id]
+            + [code.file_end_id] * n
+            + [code.edit_start_id]
+            + [code.delete_id] * n
+            + [code.edit_end_id] * n,
+            [code.bos_id, code.pad_id] * n + [code.edit_start_id],
+            code.tokenize_file_with_edit("p", "x = 1\n" * n, "y" * n),
+        ]
+
+    small, large = floods(10_000), floods(80_000)
+    for i in range(len(small)):
+        sized = {10_000: small[i], 80_000: large[i]}
+        assert_linear(lambda n: code.parse_edit_output(sized[n]), 10_000)
 
 
 @settings(max_examples=150, deadline=None)

@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 
+from tests.conftest import BYTES
 from toksmith import Tokenizer
 from toksmith.presets import (
     PRESETS,
@@ -16,9 +17,6 @@ from toksmith.presets import (
 )
 
 np = pytest.importorskip("numpy")
-
-
-BYTES = {bytes([b]): b for b in range(256)}
 
 
 TEXTS = ["hello world, the quick brown fox", "lower lowest low"] * 5

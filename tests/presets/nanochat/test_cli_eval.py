@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import warnings
 
 import pytest
@@ -205,10 +204,8 @@ def test_eval_huge_max_bytes_and_bad_chunks(capsys, tmp_path, byte_chat, chat_pa
     assert json.loads(capsys.readouterr().out)[0]["bytes"] == 120
     with pytest.raises(TypeError):
         tok_eval.read_corpus(str(corpus), True)
-    start = time.perf_counter()
     for bad in (0, -3):  # a non-positive chunk size looped forever on text with newlines
         with pytest.raises(ValueError, match="chunk_chars"):
             tok_eval.count_tokens(byte_chat.tokenizer, "ab\ncd\nef", chunk_chars=bad)
-    assert time.perf_counter() - start < 1
     assert tok_eval.count_tokens(byte_chat.tokenizer, "ab\ncd\nef", chunk_chars=1) == 8
     assert os.path.exists(corpus)

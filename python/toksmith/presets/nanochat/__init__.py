@@ -27,13 +27,14 @@ from collections import abc
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ... import registry
+from ..._args import bool_arg
 from ..._optional import lazy_module
 from ..._paths import fspath
 from ...pretokenize import NANOCHAT_PATTERN
 from ...tokenizer import Tokenizer, _threads
 from .._base import WrapperTokenizer
 from .._checks import as_int as _as_int
-from .._checks import bool_arg, check_train_options, optional_int
+from .._checks import check_train_options, optional_int
 from .._registry import NANOCHAT_SPECIAL_TOKENS, PRESETS
 from .._sources import train_preset
 from .chat_render import to_ansi, to_html

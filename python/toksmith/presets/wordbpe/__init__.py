@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ... import _core
-from ..._fileio import write_text_atomic
+from ..._args import index_arg, thread_count
+from ..._fileio import atomic_files, atomic_write, write_text_atomic
 from ..._paths import fspath
 from ...corpus import iter_line_blocks
 from ...errors import PatternError
@@ -56,7 +57,7 @@ from ...pretokenize import _check_matches_text
 # counts and the token statistics are 64-bit integers): 2**63-1
 from ...train import MAX_COUNT, _MergeProgress, _progress_bar
 from .._base import PresetTokenizer
-from .._checks import check_flag, index_arg, thread_count
+from .._checks import check_flag
 from .._sources import (
     check_extensions,
     check_source,
@@ -224,7 +225,7 @@ class WordTokenizer(PresetTokenizer):
     def _check_id(self, id: Any) -> int:
         """``id`` as a Python int: an int or a numpy integer (ids often come back as numpy
         arrays, and the byte-level tokenizer takes them too) in range; bools are refused."""
-        id = index_arg(id, "id", "token ids must be int, not {type}")
+        id = index_arg(id, "token ids must be int, not {type}")
         if not 0 <= id < len(self.tokens):
             raise ValueError(
                 f"token id {id} is out of range: valid ids are 0..{len(self.tokens) - 1}"
@@ -541,7 +542,7 @@ _INT_TYPE_ERROR = "{name} must be an int, not {type} ({value!r})"
 
 def _check_int(name: str, value: Any, lo: int, hi: int, what: str) -> int:
     """``value`` must be an int (not a bool: TypeError) in lo..hi (ValueError naming ``what``)."""
-    value = index_arg(value, name, _INT_TYPE_ERROR, numpy=False)
+    value = index_arg(value, _INT_TYPE_ERROR, name=name, numpy=False)
     if not lo <= value <= hi:
         raise ValueError(f"{name} must be {what}, not {value}")
     return value
@@ -597,13 +598,12 @@ def _check_specials(special_tokens: Any, require_unk: bool) -> List[str]:
 
 def _threads(threads: Optional[int]) -> int:
     """A thread count for the native calls (0: all cores)."""
-    n = thread_count(
+    return thread_count(
         threads,
         type_error=_INT_TYPE_ERROR,
         range_error="{name} must be in 1..{max}, or None for all cores, not {value}",
         numpy=False,
     )
-    return n or 0
 
 
 def _count_items(counts: Any) -> List[Tuple[str, int]]:
@@ -945,12 +945,17 @@ def write_counts_csv(
             raise TypeError(f"rows must be (str, int) pairs; row {k} is {row!r}")
         _check_utf8(row[0], f"row {k}")
         checked.append(row)
-    with open(
-        fspath(path), "w", encoding="utf-8", newline=""
-    ) as f:  # not an int: a file descriptor
+    with _csv_file(path) as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(checked)
+
+
+def _csv_file(path: PathLike) -> Any:
+    """The file a CSV is written to, moved onto ``path`` only when complete (a failed write
+    keeps the old file). ``path`` is not an int: that would be a file descriptor."""
+    p = fspath(path)
+    return atomic_write(os.fsdecode(p), "w", encoding="utf-8", newline="")
 
 
 def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: int) -> None:
@@ -986,9 +991,7 @@ def write_embeddings_csv(path: PathLike, tokens: Sequence[str], rows: Any, dim: 
                 f"({len(tokens)}, {dim}), not of shape {shape}"
             )
         get = lambda k: rows[k].tolist()  # noqa: E731
-    with open(
-        fspath(path), "w", encoding="utf-8", newline=""
-    ) as f:  # not an int: a file descriptor
+    with _csv_file(path) as f:
         w = csv.writer(f)
         w.writerow(["token"] + [f"e{i}" for i in range(dim)])
         for k, t in enumerate(tokens):
@@ -1046,7 +1049,8 @@ def run(
 
     Every argument is checked before anything is read, and every result is computed before
     the first file is written (a bad option, or a ``dim`` too large for the vocabulary, leaves
-    no file behind).
+    no file behind). The four files are written into a staging folder and moved into place
+    together: a failed or killed write leaves the earlier set whole.
 
     Returns {"tokenizer", "word_counts", "token_stats", "files", "sample"}; "sample" is
     {"text", "tokens", "ids"} (None when ``sample`` is None).
@@ -1115,14 +1119,16 @@ def run(
             "tokenizer.json",
         )
     }
-    write_counts_csv(
-        files["unique_initial_tokens.csv"],
-        sorted(counts.items(), key=lambda p: (-p[1], p[0])),
-        ("word", "count"),
-    )
-    write_counts_csv(files["final_token_stats.csv"], stats, ("token", "count"))
-    write_embeddings_csv(files["final_embeddings.csv"], tok.tokens, rows, dim)
-    tok.save(files["tokenizer.json"])
+    # the four files appear together or not at all (an earlier set stays whole on a failure)
+    with atomic_files(os.fspath(base)) as stage:
+        write_counts_csv(
+            stage.path(files["unique_initial_tokens.csv"].name),
+            sorted(counts.items(), key=lambda p: (-p[1], p[0])),
+            ("word", "count"),
+        )
+        write_counts_csv(stage.path(files["final_token_stats.csv"].name), stats, ("token", "count"))
+        write_embeddings_csv(stage.path(files["final_embeddings.csv"].name), tok.tokens, rows, dim)
+        tok.save(stage.path(files["tokenizer.json"].name))
     return {
         "tokenizer": tok,
         "word_counts": counts,
