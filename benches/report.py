@@ -404,6 +404,9 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
         L.append("None in this run.")
     L.append("")
     L.append(METHOD)
+    pipeline = REPO / "benches" / "pipeline_results.md"  # benches/pipeline.py's rows, by hand
+    if pipeline.exists():
+        L.append(pipeline.read_text().strip() + "\n")
     notes = REPO / "benches" / "perf_notes.md"
     if notes.exists():
         L.append("## Performance notes\n")

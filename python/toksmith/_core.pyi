@@ -68,6 +68,17 @@ class Bpe:
         open: bytes = b"",
         close: bytes = b"",
     ) -> Tuple[bytes, int]: ...
+    def encode_batch_arrays(
+        self,
+        texts: List[str],
+        allowed: Optional[List[int]] = None,
+        allow_all: bool = False,
+        threads: int = 0,
+        width: int = 4,
+        bos: Optional[int] = None,
+        eos: Optional[int] = None,
+        marks: Optional[bytes] = None,
+    ) -> Tuple[bytearray, bytearray]: ...
     def find_special(
         self, text: str, disallowed: Optional[List[int]] = None
     ) -> Optional[Tuple[str, int]]: ...

@@ -14,6 +14,7 @@ import json
 import marshal
 import operator
 import os
+import sys
 import threading
 from collections import OrderedDict
 from typing import (
@@ -864,6 +865,119 @@ class Tokenizer(_lengths.LengthSettings):
             return self._core.encode_normalized_batch(
                 [_fix_surrogates(t) for t in texts], self._normalizer, allowed, allow_all, n
             )
+
+    def encode_ordinary_batch_to_numpy(
+        self,
+        texts: Sequence[str],
+        *,
+        threads: Optional[int] = None,
+        num_threads: Optional[int] = None,
+        dtype: Optional[str] = None,
+        bos: Optional[int] = None,
+        eos: Optional[int] = None,
+    ):
+        """Encode many texts in parallel (special tokens as plain text) into one numpy array:
+        returns ``(ids, offsets)``, text ``i``'s ids being ``ids[offsets[i]:offsets[i+1]]``
+        (``offsets``: int64, ``len(texts) + 1`` items, ``offsets[0] == 0``). No Python int is
+        made: the ids go from the native encoder (GIL released) straight into the array.
+
+        ``dtype``: ``None`` for the smallest that holds every id (uint16 when they are all below
+        65536, else uint32), or ``"uint16"``, ``"uint32"``, ``"int32"``, ``"int64"``.
+        ``bos``/``eos``: an id put before/after every text's ids (counted in its offsets).
+        ``threads``/``num_threads`` as in :meth:`encode_batch`.
+
+        >>> tok = Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, "gpt2", {"<s>": 256})
+        >>> ids, offsets = tok.encode_ordinary_batch_to_numpy(["hi", "", "<s>"], eos=256)
+        >>> ids.tolist(), offsets.tolist(), ids.dtype.name
+        ([104, 105, 256, 256, 60, 115, 62, 256], [0, 3, 4, 8], 'uint16')
+        """
+        texts = self._check_texts(texts)
+        n = _threads(threads, num_threads)
+        return self._encode_batch_arrays(texts, n, dtype, bos, eos, None)
+
+    def _encode_batch_arrays(
+        self,
+        texts: List[str],
+        threads: int,
+        dtype: Optional[str],
+        bos: Optional[int],
+        eos: Optional[int],
+        marks: Optional[bytes],
+    ):
+        """``encode_ordinary_batch_to_numpy`` with ``marks`` (one byte per text: bit 0 puts
+        ``bos`` before it, bit 1 ``eos`` after it; None: both on every text), for
+        ``toksmith.tokenize_dataset``, which reads a long document in several pieces."""
+        try:
+            import numpy as np
+        except ImportError:
+            raise missing_extra("numpy", "numpy") from None
+        marked = []
+        for name, v in (("bos", bos), ("eos", eos)):
+            if v is None:
+                continue
+            i = _as_id(v)
+            if i is None or i >= self.n_vocab:
+                raise ValueError(
+                    f"{name} must be a token id (an int in 0..{self.n_vocab - 1}), not {v!r}"
+                )
+            marked.append(i)
+        bos = None if bos is None else _as_id(bos)
+        eos = None if eos is None else _as_id(eos)
+        top = max([self.n_vocab - 1, *marked])
+        if dtype is None:
+            name = "uint16" if top < 65536 else "uint32"
+        else:
+            try:
+                name = str(np.dtype(dtype))
+            except (TypeError, ValueError, UnicodeError):  # not a dtype at all
+                name = ""
+        widths = {"uint16": 2, "uint32": 4, "int32": 4, "int64": 8}
+        if name not in widths:
+            raise ValueError(
+                f"dtype must be one of {', '.join(map(repr, widths))} (or None), not {dtype!r}"
+            )
+        if name == "uint16" and top >= 65536:
+            raise ValueError(f"dtype uint16 cannot hold ids up to {top}; use uint32")
+        if name == "int32" and top >= 2**31:
+            raise ValueError(f"dtype int32 cannot hold ids up to {top}; use uint32 or int64")
+        width = widths[name]
+        if self._normalizer is not None:
+            # the native array path does not normalize: the ids of the normalizing batch
+            # encoder, with the marks' bos/eos, packed into the arrays
+            rows = self._normalized_batch(texts, None, False, threads)
+            flat: List[int] = []
+            ends = [0]
+            for i, row in enumerate(rows):
+                mark = 3 if marks is None else marks[i]
+                if bos is not None and mark & 1:
+                    flat.append(bos)
+                flat.extend(row)
+                if eos is not None and mark & 2:
+                    flat.append(eos)
+                ends.append(len(flat))
+            return np.array(flat, dtype=name), np.array(ends, dtype=np.int64)
+        with _NoGC():
+            try:
+                buf, offs = self._core.encode_batch_arrays(
+                    texts, None, False, threads, width, bos, eos, marks
+                )
+            except UnicodeEncodeError:
+                buf, offs = self._core.encode_batch_arrays(
+                    [_fix_surrogates(t) for t in texts],
+                    None,
+                    False,
+                    threads,
+                    width,
+                    bos,
+                    eos,
+                    marks,
+                )
+        # the bytearrays are the arrays' memory (writable, no copy)
+        ids = np.frombuffer(buf, dtype=np.dtype(name).newbyteorder("<"))
+        offsets = np.frombuffer(offs, dtype="<i8")
+        if sys.byteorder != "little":  # pragma: no cover - every platform toksmith ships on
+            ids, offsets = ids.astype(name), offsets.astype(np.int64)
+        return ids.view(name), offsets.view(np.int64)
 
     @staticmethod
     def _check_texts(texts: Any) -> List[str]:

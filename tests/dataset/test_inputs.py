@@ -7,8 +7,13 @@ import os
 import numpy as np
 import pytest
 
+from toksmith.cli import main
+from toksmith.cli.eval import read_corpus
+from toksmith.counts import count_chunks
 from toksmith.dataset import iter_documents, tokenize_dataset
 from toksmith.dataset.readers import iter_documents_of
+
+from .conftest import real_documents
 
 EOT = 50256
 
@@ -154,8 +159,6 @@ def test_missing_extra_is_named(gpt2, tmp_path, monkeypatch):
 
 
 def test_cli(gpt2, corpus, tmp_path, capsys):
-    from toksmith.cli import main
-
     inputs, docs = corpus
     tokpath = str(tmp_path / "tok.json")
     gpt2.save(tokpath)
@@ -235,3 +238,48 @@ def test_ray_engine_equals_local(gpt2, corpus, tmp_path):
     assert np.array_equal(
         np.concatenate(list(iter_documents(local))), np.concatenate(list(iter_documents(remote)))
     )
+
+
+def _same_docs_in_every_layout(tmp_path, docs):
+    """The same documents as .jsonl, .jsonl.zst, .parquet and chat lines."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zstandard
+
+    plain = tmp_path / "d.jsonl"
+    write_jsonl(plain, docs)
+    zst = tmp_path / "d.jsonl.zst"
+    zst.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    parquet = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"text": docs}), parquet, row_group_size=7)
+    chat = tmp_path / "chat.jsonl"
+    with open(chat, "w", encoding="utf-8") as f:
+        for d in docs:
+            f.write(json.dumps({"messages": [{"role": "user", "content": d}]}) + "\n")
+    return [str(p) for p in (plain, zst, parquet, chat)]
+
+
+def test_every_command_reads_documents_through_the_one_reader(gpt2, tmp_path, capsys):
+    """encode, eval, count and tokenize read JSON lines (plain, compressed, chat) and parquet
+    as their documents, never as raw JSON text."""
+    docs = [d for d in real_documents() if d][:25]
+    tokpath = str(tmp_path / "tok.json")
+    gpt2.save(tokpath)
+    text = tmp_path / "docs.txt"
+    text.write_text("\nsep\n".join(docs), encoding="utf-8")
+    want_counts = count_chunks(str(text), pattern="gpt2", doc_sep="\nsep\n")
+    for k, path in enumerate(_same_docs_in_every_layout(tmp_path, docs)):
+        # encode: one line of ids per document
+        assert main(["encode", "-t", tokpath, path]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert [list(map(int, line.split())) for line in lines] == [
+            gpt2.encode_ordinary(d) for d in docs
+        ], path
+        # eval: the documents' text, joined by newlines
+        assert read_corpus(path) == "\n".join(docs), path
+        # count: the chunks of the documents (none of the JSON around them)
+        assert count_chunks(path, pattern="gpt2") == want_counts, path
+        # tokenize
+        out = str(tmp_path / f"out{k}")
+        tokenize_dataset([path], gpt2, out, format="npy", progress=False)
+        assert ids(out) == [gpt2.encode_ordinary(d) for d in docs], path

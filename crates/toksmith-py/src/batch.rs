@@ -38,7 +38,7 @@ use crate::errors::to_py;
 use crate::pools::{in_pool, pool_in, rayon_threads, PoolMap};
 use crate::text;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -492,4 +492,119 @@ pub(crate) fn encode_batch_bytes<'py>(
         Ok(())
     })?;
     Ok((out, n))
+}
+
+/// The ids of a range of texts for [`encode_batch_arrays`], BOS/EOS included, and where each
+/// text's ids end in them.
+struct Part {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+/// `Bpe.encode_batch_arrays`: encode `texts` on `threads` threads into one array of ids
+/// (little-endian, `width` bytes each) and the int64 offsets of the texts (`len(texts) + 1`,
+/// starting at 0), both as `bytearray`s numpy maps without a copy. `bos`/`eos` go before/after
+/// a text's ids: every text's when `marks` is None, else the texts whose mark has bit 0 (BOS)
+/// or bit 1 (EOS) set (a document read in several pieces gets BOS on its first, EOS on its
+/// last). No Python int is made; the GIL is released while encoding and while the ids are
+/// written into the array, each range by the thread that encoded it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode_batch_arrays<'py>(
+    py: Python<'py>,
+    enc: &Encoder,
+    texts: &[Bound<'py, PyString>],
+    allowed: &Allowed,
+    threads: usize,
+    width: usize,
+    bos: Option<u32>,
+    eos: Option<u32>,
+    marks: Option<&[u8]>,
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    use toksmith_core::encode::to_buffer::{check_width, write_ids_le};
+    check_width(width).map_err(to_py)?;
+    if let Some(m) = marks {
+        if m.len() != texts.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "marks has {} items for {} texts",
+                m.len(),
+                texts.len()
+            )));
+        }
+    }
+    let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
+    let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
+    let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads)?);
+    let mark = |k: usize| marks.map_or(3, |m| m[k]);
+    let range = |r: std::ops::Range<usize>| -> Result<Part, (usize, BatchError)> {
+        let bytes: usize = sizes[r.clone()].iter().sum();
+        let mut ids = take_ids_buffer(bytes + 2 * r.len());
+        let mut ends = Vec::with_capacity(r.len());
+        let mut utf8 = String::new();
+        for k in r {
+            let m = mark(k);
+            if let (Some(b), true) = (bos, m & 1 != 0) {
+                ids.push(b);
+            }
+            encode_text(enc, &views[k], allowed, &mut utf8, &mut ids).map_err(|e| (k, e))?;
+            if let (Some(e), true) = (eos, m & 2 != 0) {
+                ids.push(e);
+            }
+            ends.push(ids.len());
+        }
+        Ok(Part { ids, ends })
+    };
+    let outs = in_pool(py, threads, || {
+        balanced_ranges(&sizes, parts)
+            .into_par_iter()
+            .map(range)
+            .collect::<Vec<_>>()
+    })?;
+    let mut done = Vec::with_capacity(outs.len());
+    for part in outs {
+        match part {
+            Ok(part) => done.push(part),
+            // the ranges are in order, so this is the first text that failed
+            Err((k, e)) => return Err(e.into_py(&texts[k])),
+        }
+    }
+    let total: usize = done.iter().map(|p| p.ids.len()).sum();
+    let ids = PyByteArray::new_with(py, total * width, |buf| {
+        // Each range's ids go to their place in the array, in parallel: the array is cut into
+        // one disjoint slice per range first.
+        let mut slices = Vec::with_capacity(done.len());
+        let mut rest = buf;
+        for p in &done {
+            let (head, tail) = rest.split_at_mut(p.ids.len() * width);
+            slices.push(head);
+            rest = tail;
+        }
+        let parts = &done;
+        in_pool(py, threads, move || {
+            slices
+                .into_par_iter()
+                .zip(parts.par_iter())
+                .map(|(out, p)| write_ids_le(&p.ids, width, out))
+                .collect::<toksmith_core::Result<Vec<()>>>()
+        })?
+        .map_err(to_py)?;
+        Ok(())
+    })?;
+    let offsets = PyByteArray::new_with(py, (texts.len() + 1) * 8, |buf| {
+        let mut at = 0usize;
+        let mut slots = buf.chunks_exact_mut(8);
+        if let Some(s) = slots.next() {
+            s.copy_from_slice(&0i64.to_le_bytes());
+        }
+        for p in &done {
+            for &end in &p.ends {
+                if let Some(s) = slots.next() {
+                    s.copy_from_slice(&((at + end) as i64).to_le_bytes());
+                }
+            }
+            at += p.ids.len();
+        }
+        Ok(())
+    })?;
+    keep_ids_buffers(done.into_iter().map(|p| p.ids));
+    Ok((ids, offsets))
 }

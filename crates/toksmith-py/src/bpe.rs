@@ -11,7 +11,7 @@ use crate::normalizer::Normalizer;
 use crate::pools::{detached_in_pool, in_pool};
 use crate::text::{self, with_utf8};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use toksmith_core::encode::{Allowed, Encoder};
 use toksmith_core::pretokenize::Pretokenizer;
@@ -403,6 +403,27 @@ impl Bpe {
         batch::encode_batch_bytes(
             py, &self.enc, &texts, &a, threads, width, sep, lines, open, close,
         )
+    }
+
+    /// Encode `texts` on `threads` threads into one array of ids (`width` bytes each, little
+    /// endian) and their int64 offsets, as two `bytearray`s (see `batch::encode_batch_arrays`):
+    /// `encode_ordinary_batch_to_numpy`'s path, with no Python int made.
+    #[pyo3(signature = (texts, allowed=None, allow_all=false, threads=0, width=4, bos=None, eos=None, marks=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_batch_arrays<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: Option<Vec<u32>>,
+        allow_all: bool,
+        threads: usize,
+        width: usize,
+        bos: Option<u32>,
+        eos: Option<u32>,
+        marks: Option<&[u8]>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let a = allowed_from(allowed, allow_all);
+        batch::encode_batch_arrays(py, &self.enc, &texts, &a, threads, width, bos, eos, marks)
     }
 
     /// First special token found in `text` among `disallowed` ids (all when None):

@@ -1,7 +1,8 @@
 """``tokenize_dataset``: input files -> token shards, resumable, on this machine or on Ray.
 
 Per input file (in input order, each on its own: a Ray task with ``engine="ray"``) the documents
-are read in batches, encoded with ``encode_ordinary_batch`` (BOS before, EOS after each document),
+are read in batches, encoded with ``encode_ordinary_batch_to_numpy``'s native path (straight into
+one array, BOS before and EOS after each document; other tokenizers' ``encode_ordinary_batch``),
 optionally shuffled, and cut into shards of about ``shard_tokens`` tokens:
 
 * ``bin`` shards hold exactly ``shard_tokens`` tokens (documents run on into the next shard);
@@ -43,12 +44,13 @@ from typing import (
 )
 
 from .. import registry
-from .._args import thread_count
+from .._args import thread_count, threads_arg
 from .._fileio import atomic_write, finish_interrupted_saves
 from .._optional import lazy_module
 from .._version import __version__
 from ..documents import STDIN, DocumentSource, expand_inputs, is_remote, output_stem
 from ..errors import missing_extra
+from ..tokenizer import Tokenizer
 from . import datatrove, llmc, megatron, npy
 from ._base import TEMP_SUFFIX
 
@@ -166,8 +168,20 @@ def _encode_batches(
     lasts: List[bool] = []
     chars = 0
 
+    # a toksmith Tokenizer encodes the batch straight into one array, BOS/EOS included
+    arrays = tok._encode_batch_arrays if isinstance(tok, Tokenizer) else None
+
     def flush() -> Batch:
         nonlocal at_start
+        if arrays is not None:
+            last = np.array(lasts, dtype=bool)
+            first = np.empty(len(last), dtype=bool)
+            first[0] = at_start
+            first[1:] = last[:-1]
+            at_start = bool(last[-1])
+            marks = (first * b + last * (2 * e)).astype(np.uint8).tobytes()
+            ids, offsets = arrays(texts, threads_arg(threads), dtype.name, bos, eos, marks)
+            return ids, offsets[1:][last]
         lists = tok.encode_ordinary_batch(texts, threads=threads)
         n = len(lists)
         lens = np.fromiter(map(len, lists), dtype=np.int64, count=n)

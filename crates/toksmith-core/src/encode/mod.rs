@@ -9,12 +9,14 @@
 //! * `pieces.rs`: the text between added tokens, piece by piece;
 //! * `stream.rs`: ids handed over in blocks, text that arrives in parts;
 //! * `allowed.rs`: which special tokens a call may produce;
-//! * [`piece_cache`]: the per-thread cache of the pieces that are not one token.
+//! * [`piece_cache`]: the per-thread cache of the pieces that are not one token;
+//! * [`to_buffer`]: ids written into a caller's array memory.
 
 mod allowed;
 pub mod piece_cache;
 mod pieces;
 mod stream;
+pub mod to_buffer;
 
 pub use allowed::Allowed;
 pub use pieces::encode_piece;
