@@ -457,7 +457,18 @@ class CodeTokenizer(WrapperTokenizer):
         The ids end at the first ``<EOS>``; ``<PAD>`` and ``<BOS>`` are dropped. A frame
         without ``<EDIT_START>``, or with ``<FILE>`` not closed by ``</FILE>``, raises
         ValueError.
+
+        The seed's text header ``<FILE=path>`` is read too: when no ``<FILE>`` id comes
+        before ``<EDIT_START>`` and the decoded content starts with ``<FILE=path>`` (written as
+        text, as a model trained on the seed's text form writes it), ``path`` is the file path
+        and the content is what follows the ``>``. For a frame that is all text (markers
+        included), use :meth:`parse_edit_text`.
         """
+        if isinstance(tokens, str):
+            raise TypeError(
+                "tokens must be a sequence of int token ids, not str; to parse a decoded frame "
+                "(markers written as text) use parse_edit_text"
+            )
         ids = _ids_list(tokens, "tokens", self.tokenizer.n_vocab)
         if self.eos_id in ids:
             ids = ids[: ids.index(self.eos_id)]
@@ -487,20 +498,95 @@ class CodeTokenizer(WrapperTokenizer):
             region = region[: region.index(self.edit_end_id)]
         deleted = self.delete_id in region
         old_content = self.tokenizer.decode(ids[body_at:edit_at])
+        if file_path is None:
+            file_path, old_content = _text_header(old_content)
         new_content = self.tokenizer.decode([i for i in region if i != self.delete_id])
-        if deleted:
-            edit_type = "delete"
-        elif not old_content.strip():
-            edit_type = "insert"
-        else:
-            edit_type = "replace"
-        return {
-            "file_path": file_path,
-            "old_content": old_content,
-            "new_content": new_content,
-            "edit_type": edit_type,
-            "complete": complete,
-        }
+        return _edit_result(file_path, old_content, new_content, deleted, complete)
+
+    def parse_edit_text(self, text: str) -> Dict[str, Any]:
+        """:meth:`parse_edit_output` of a frame given as text, markers included: the seed's
+        ``<FILE=path>content<EDIT_START>new<EDIT_END>`` or the decoded ids
+        ``<FILE>path</FILE>content<EDIT_START>new<EDIT_END>`` (see :func:`parse_edit_text`)."""
+        return parse_edit_text(text)
+
+
+def _edit_result(
+    file_path: Optional[str], old_content: str, new_content: str, deleted: bool, complete: bool
+) -> Dict[str, Any]:
+    if deleted:
+        edit_type = "delete"
+    elif not old_content.strip():
+        edit_type = "insert"
+    else:
+        edit_type = "replace"
+    return {
+        "file_path": file_path,
+        "old_content": old_content,
+        "new_content": new_content,
+        "edit_type": edit_type,
+        "complete": complete,
+    }
+
+
+_TEXT_FILE_HEADER = "<FILE="
+
+
+def _text_header(content: str) -> Tuple[Optional[str], str]:
+    """``(path, rest)`` when ``content`` starts with the seed's text header ``<FILE=path>``
+    (a path of one line, not empty), else ``(None, content)``."""
+    if not content.startswith(_TEXT_FILE_HEADER):
+        return None, content
+    end = content.find(">", len(_TEXT_FILE_HEADER))
+    path = content[len(_TEXT_FILE_HEADER) : end]
+    if end < 0 or not path or "\n" in path or "\r" in path:
+        return None, content
+    return path, content[end + 1 :]
+
+
+def parse_edit_text(text: str) -> Dict[str, Any]:
+    """Read an edit frame from text in which the markers are written out, as the seed's
+    ``parse_edit_output`` reads ``tokenizer.decode(tokens)`` (seed 000, 5.2).
+
+    The header is the seed's ``<FILE=path>`` or the decoded ids' ``<FILE>path</FILE>``; the
+    result is :meth:`CodeTokenizer.parse_edit_output`'s. The text ends at the first ``<EOS>``,
+    and ``<PAD>`` and ``<BOS>`` are dropped. Here a marker is found by its spelling, so
+    content that holds the text ``<EDIT_START>`` cannot be told from a marker: parse ids
+    with :meth:`CodeTokenizer.parse_edit_output` where you have them.
+
+    >>> parse_edit_text("<FILE=src/a.py>x = 1\\n<EDIT_START>x = 2\\n<EDIT_END>")["file_path"]
+    'src/a.py'
+    >>> out = parse_edit_text("<FILE>a.py</FILE>x\\n<EDIT_START><DELETE><EDIT_END>")
+    >>> out["old_content"], out["edit_type"]
+    ('x\\n', 'delete')
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    text = text.split(EOS, 1)[0].replace(PAD, "").replace(BOS, "")
+    edit_at = text.find(EDIT_START)
+    if edit_at < 0:
+        raise ValueError(
+            "parse_edit_text: the text holds no <EDIT_START> marker: not an edit frame"
+        )
+    head, region = text[:edit_at], text[edit_at + len(EDIT_START) :]
+    file_path: Optional[str] = None
+    file_at = head.find(FILE)
+    if file_at >= 0:
+        end_at = head.find(FILE_END, file_at + len(FILE))
+        if end_at < 0:
+            raise ValueError(
+                "parse_edit_text: the <FILE> header is not closed by </FILE> before <EDIT_START>"
+            )
+        file_path, body = head[file_at + len(FILE) : end_at], head[end_at + len(FILE_END) :]
+    else:
+        file_at = head.find(_TEXT_FILE_HEADER)
+        file_path, body = _text_header(head[file_at:]) if file_at >= 0 else (None, head)
+        if file_path is None:
+            body = head
+    complete = EDIT_END in region
+    if complete:
+        region = region[: region.index(EDIT_END)]
+    deleted = DELETE in region
+    return _edit_result(file_path, body, region.replace(DELETE, ""), deleted, complete)
 
 
 class TokenCache:
@@ -594,4 +680,5 @@ __all__ = [
     "collect_code_corpus",
     "tokenize_file_with_edit",
     "parse_edit_output",
+    "parse_edit_text",
 ]

@@ -20,6 +20,7 @@ from toksmith.presets.cromwell import (
     CodeTokenizer,
     collect_code_corpus,
     parse_edit_output,
+    parse_edit_text,
     tokenize_file_with_edit,
 )
 
@@ -238,6 +239,81 @@ def test_parse_inverts_the_frame(code, path, old, new):
         True,
     )
     assert out["edit_type"] == ("insert" if not old.strip() else "replace")
+
+
+def test_parse_reads_the_seeds_text_header(code):
+    # a model trained on the seed's text form writes <FILE=path> as ordinary text
+    ids = [*code.encode("<FILE=src/a.py>\nx = 1\n"), code.edit_start_id, *code.encode("x = 2\n")]
+    out = code.parse_edit_output([*ids, code.edit_end_id])
+    assert out == {
+        "file_path": "src/a.py",
+        "old_content": "\nx = 1\n",
+        "new_content": "x = 2\n",
+        "edit_type": "replace",
+        "complete": True,
+    }
+    assert parse_edit_output(ids, code.tokenizer)["complete"] is False
+    # not a header: not at the start, an empty path, or a path across lines
+    for text in ("x <FILE=a.py>", "<FILE=>x", "<FILE=a\nb>x", "<FILE=a.py"):
+        out = code.parse_edit_output([*code.encode(text), code.edit_start_id])
+        assert out["file_path"] is None and out["old_content"] == text
+    # the <FILE> id header wins; its content may start with the text form
+    out = code.parse_edit_output(code.tokenize_file_with_edit("b.py", "<FILE=a.py>", ""))
+    assert (out["file_path"], out["old_content"]) == ("b.py", "<FILE=a.py>")
+
+
+def test_parse_edit_text_both_forms(code):
+    seed_form = "<FILE=path/to/file.py>\nx = 1\n<EDIT_START>\nx = 2\n<EDIT_END>"
+    out = parse_edit_text(seed_form)
+    assert out == code.parse_edit_text(seed_form)
+    assert out == {
+        "file_path": "path/to/file.py",
+        "old_content": "\nx = 1\n",
+        "new_content": "\nx = 2\n",
+        "edit_type": "replace",
+        "complete": True,
+    }
+    frame = code.tokenize_file_with_edit("a.py", "old\n", "new\n")
+    assert parse_edit_text(code.decode(frame)) == code.parse_edit_output(frame)
+    deleted = code.encode_delete("a.py", "gone\n")
+    assert parse_edit_text(code.decode(deleted)) == code.parse_edit_output(deleted)
+    out = parse_edit_text("<BOS><FILE=n.py>  <EDIT_START>print(1)<EOS><EDIT_END>")
+    assert (out["file_path"], out["edit_type"], out["new_content"], out["complete"]) == (
+        "n.py",
+        "insert",
+        "print(1)",
+        False,
+    )
+    assert parse_edit_text("old<EDIT_START>new<EDIT_END>")["file_path"] is None
+    with pytest.raises(ValueError, match="no <EDIT_START>"):
+        parse_edit_text("<FILE=a.py>x")
+    with pytest.raises(ValueError, match="not closed by </FILE>"):
+        parse_edit_text("<FILE>a.py<EDIT_START>")
+    with pytest.raises(TypeError, match="text must be a str"):
+        parse_edit_text(frame)
+    with pytest.raises(TypeError, match="use parse_edit_text"):
+        code.parse_edit_output(code.decode(frame))
+
+
+_NO_MARKERS = st.text(max_size=80).filter(lambda t: "<" not in t)
+
+
+@given(
+    path=st.text(min_size=1, max_size=30).filter(
+        lambda p: not set(p) & set("<>\r\n")
+    ),
+    old=_NO_MARKERS,
+    new=_NO_MARKERS,
+)
+def test_text_forms_invert_the_frame(code, path, old, new):
+    seed_form = f"<FILE={path}>{old}<EDIT_START>{new}<EDIT_END>"
+    ids_form = code.tokenize_file_with_edit(path, old, new)
+    expected = code.parse_edit_output(ids_form)
+    assert parse_edit_text(seed_form) == expected == parse_edit_text(code.decode(ids_form))
+    # the text header read from ids (a model that writes the seed's form)
+    assert code.parse_edit_output(code.encode(seed_form[: seed_form.index("<EDIT_START>")]) + [
+        code.edit_start_id, *code.encode(new), code.edit_end_id
+    ]) == expected
 
 
 def test_marker_text_inside_contents(code):
