@@ -35,12 +35,15 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections import OrderedDict, abc
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from .. import _core
 from .._paths import fspath
 from ..corpus import expand_paths, inner_name, iter_jsonl, read_text
+from ..documents import iter_documents
 from ..tokenizer import Tokenizer
 from ._base import WrapperTokenizer
 from ._checks import as_int as _as_int
@@ -56,6 +59,14 @@ SPECIAL_TOKENS: Tuple[str, ...] = CROMWELL_SPECIAL_TOKENS
 DEFAULT_VOCAB_SIZE = PRESET.vocab_size
 #: the file extensions :func:`collect_code_corpus` takes by default (the seed's list)
 DEFAULT_EXTENSIONS: Tuple[str, ...] = (".py", ".js", ".cpp", ".h", ".ts")
+#: Cromwell's split for encoding: a line with the line breaks before it, or a run of line
+#: breaks. A token can so hold a line break with the next line's indentation and first word
+#: (``"\\n    return "``), a keyword with the space after it (``"def "``), an operator with
+#: its spaces (``" !== "``), a number prefix (``"0x"``); it never spans two lines' text.
+CODE_PATTERN = r"[\r\n]*[^\r\n]+|[\r\n]+"
+#: the share of the learned merges that the second (superword) stage learns; the first stage
+#: learns the others inside o200k's pieces (benches/cromwell_compression.py measures shares)
+DEFAULT_SUPERWORD_SHARE = 0.2
 
 PAD, EOS, BOS, FILE, FILE_END, EDIT_START, EDIT_END, DELETE = SPECIAL_TOKENS
 
@@ -148,8 +159,20 @@ def train(
     progress: bool = False,
     text_field: str = "text",
     errors: str = "strict",
+    superword_share: float = DEFAULT_SUPERWORD_SHARE,
 ) -> "CodeTokenizer":
     """Train a Cromwell code tokenizer and return it as a :class:`CodeTokenizer`.
+
+    Training has two stages (SuperBPE, Liu et al. 2025). The first learns byte-level BPE
+    merges inside the pieces of o200k's split (words, operator runs, indentation runs, digit
+    groups). The second, ``superword_share`` of the merges (default 0.2), encodes each line
+    of the corpus (:data:`CODE_PATTERN`) with those merges and learns merges across the
+    pieces: line break + indentation + keyword (``"\\n    return"``), ``"def "``,
+    ``" = self."``, ``"0x"``, ``");\\n"``-like runs. The tokenizer encodes with
+    :data:`CODE_PATTERN` and all merges in order: byte-level BPE, so exact on any text.
+    ``superword_share=0`` trains plain o200k-pattern BPE (the pattern is then o200k).
+    A one-shot iterator of texts is read into a list first (the second stage reads the
+    corpus again).
 
     ``paths_or_texts``: a path (file, folder or glob) or a list of paths (for example
     :func:`collect_code_corpus`'s), or any other iterable of str texts, read as
@@ -170,21 +193,123 @@ def train(
     vocab_size = _as_int(vocab_size, "vocab_size")
     threads = optional_int(threads, "threads")
     progress = _flag(progress, "progress")
+    share = _check_share(superword_share)
     if extensions is not None:
         paths_or_texts = _with_extensions(paths_or_texts, _check_extensions(extensions))
     else:
         paths_or_texts = _plain_source(paths_or_texts, text_field, errors)
+    n_learned = vocab_size - len(SPECIAL_TOKENS) - 256
+    n_super = int(n_learned * share) if n_learned > 0 else 0
+    if n_super and not isinstance(paths_or_texts, (str, os.PathLike, list, tuple)):
+        paths_or_texts = list(paths_or_texts)  # read twice: once per stage
     tok = train_preset(
         PRESET,
         paths_or_texts,
-        vocab_size,
+        vocab_size - n_super,
         threads=threads,
         progress=progress,
         text_field=text_field,
         errors=errors,
         name=name,
     )
+    if n_super:
+        texts = _source_texts(paths_or_texts, text_field, errors)
+        tok = _superword_stage(tok, texts, n_super, vocab_size, threads, progress, name)
     return CodeTokenizer(tok)
+
+
+def _check_share(share: Any) -> float:
+    if isinstance(share, bool) or not isinstance(share, (int, float)):
+        raise TypeError(f"superword_share must be a float in [0, 1), not {type(share).__name__}")
+    if not 0 <= share < 1:
+        raise ValueError(f"superword_share must be in [0, 1) (0: one stage), not {share!r}")
+    return float(share)
+
+
+def _source_texts(source: Any, text_field: str, errors: str) -> Iterator[str]:
+    """The texts of a training source as the first stage read them: files through the one
+    corpus reader, texts as they are."""
+    if isinstance(source, (str, os.PathLike)):
+        yield from iter_documents(source, text_field, errors)
+        return
+    items = list(source)
+
+    def names_input(p: Any) -> bool:
+        if isinstance(p, os.PathLike):
+            return True
+        return (
+            isinstance(p, str)
+            and len(p) < 4096
+            and "\n" not in p
+            and "\0" not in p
+            and (os.path.exists(p) or any(c in p for c in "*?["))
+        )
+
+    if items and all(names_input(p) for p in items):
+        yield from iter_documents(items, text_field, errors)
+    else:
+        yield from items
+
+
+def _superword_stage(
+    tok: Tokenizer,
+    texts: Iterable[str],
+    n_super: int,
+    vocab_size: int,
+    threads: Optional[int],
+    progress: bool,
+    name: Optional[str],
+) -> Tokenizer:
+    """The second training stage: count the lines of ``texts`` (:data:`CODE_PATTERN`), encode
+    each distinct one with the first stage's merges, learn ``n_super`` merges across its
+    tokens, and return the tokenizer with all merges on :data:`CODE_PATTERN`."""
+    counter = _core.ChunkCounter(CODE_PATTERN)
+    batch: List[str] = []
+    n_threads = threads or 0
+    for t in texts:
+        batch.append(t)
+        if len(batch) >= 256:
+            counter.add_texts(batch, n_threads)
+            batch = []
+    if batch:
+        counter.add_texts(batch, n_threads)
+    counts = counter.counts()
+    ranks = tok.mergeable_ranks()
+    specials = tok.special_tokens
+    by_line = Tokenizer(ranks, pattern=CODE_PATTERN, special_tokens=specials)
+    words = by_line.encode_ordinary_batch([c.decode("utf-8") for c, _ in counts], threads=threads)
+    n = tok.n_vocab
+    spelled: List[bytes] = [b""] * n  # special tokens spell nothing a merge could make
+    for t, i in ranks.items():
+        spelled[i] = t
+    merges = _core.train_token_merges(
+        [(w, c) for w, (_, c) in zip(words, counts) if len(w) > 1],
+        spelled,
+        n_super,
+        0,
+        None,
+        None,
+        n_threads,
+    )
+    new_ranks = dict(ranks)
+    for a, b, made in merges:
+        if made >= n:
+            spelled.append(spelled[a] + spelled[b])
+            new_ranks[spelled[made]] = made
+    made_count = len(new_ranks) - len(ranks)
+    if made_count < n_super:
+        warnings.warn(
+            f"the superword stage ran out of pairs after {made_count} new tokens ({n_super} "
+            f"requested): the vocabulary has {vocab_size - n_super + made_count} tokens, not "
+            f"{vocab_size}; train on more text or ask for a smaller vocab_size",
+            stacklevel=3,
+        )
+    metadata = dict(tok.metadata)
+    metadata["superword_merges"] = made_count
+    out = Tokenizer(
+        new_ranks, pattern=CODE_PATTERN, special_tokens=specials, metadata=metadata, name=tok.name
+    )
+    return out
 
 
 def _with_extensions(source: Any, extensions: Sequence[str]) -> Any:
@@ -674,6 +799,8 @@ __all__ = [
     "SPECIAL_TOKENS",
     "DEFAULT_VOCAB_SIZE",
     "DEFAULT_EXTENSIONS",
+    "CODE_PATTERN",
+    "DEFAULT_SUPERWORD_SHARE",
     "CodeTokenizer",
     "TokenCache",
     "train",

@@ -472,7 +472,10 @@ def test_write_cwgt_metadata_with_a_lone_surrogate_names_the_field(tmp_path):
     # was: bare UnicodeEncodeError "'utf-8' codec can't encode character '\udcff' ..."
     with pytest.raises(ValueError, match="metadata domain contains a lone surrogate"):
         calm.write_cwgt(
-            tmp_path / "w.cwgt", {"d_model": 16, "n_layers": 1, "dt_rank": 1}, ("\udcff", "", ""), [1.0]
+            tmp_path / "w.cwgt",
+            {"d_model": 16, "n_layers": 1, "dt_rank": 1},
+            ("\udcff", "", ""),
+            [1.0],
         )
 
 

@@ -6,6 +6,7 @@ import pickle
 import subprocess
 import sys
 import warnings
+from collections import Counter
 
 import pytest
 import regex
@@ -27,6 +28,7 @@ from toksmith.presets.cromwell import (
 CORPORA = DATA / "corpora"
 CODE_FILES = [CORPORA / f"{n}_slice.txt" for n in ("python", "cpp", "javascript", "english")]
 VOCAB = 3000
+N_SUPER = int((VOCAB - 264) * cromwell.DEFAULT_SUPERWORD_SHARE)
 
 
 @pytest.fixture(scope="module")
@@ -56,34 +58,71 @@ def test_layout_specials_first_then_bytes_then_merges(code):
     ]
     ranks = tok.mergeable_ranks()
     assert sorted(ranks.values()) == list(range(8, VOCAB))
-    assert tok.pattern_name == "o200k" and tok.metadata["preset"] == "cromwell"
+    assert tok.pattern == cromwell.CODE_PATTERN and tok.metadata["preset"] == "cromwell"
+    assert tok.metadata["superword_merges"] == N_SUPER
 
 
-def test_merges_are_the_core_trainers_and_encoding_the_references(code):
-    # the preset is the core trainer with the preset's options: same merges as a plain
-    # train_from_iterator on the same texts
+def test_first_stage_is_the_core_trainers_and_encoding_the_references(code):
+    # the first stage is the core trainer with o200k's split: the same merges as a plain
+    # train_from_iterator on the same texts, for the first VOCAB - N_SUPER tokens
     texts = [p.read_text(encoding="utf-8") for p in CODE_FILES]
     plain = toksmith.train_from_iterator(
         texts,
-        vocab_size=VOCAB,
+        vocab_size=VOCAB - N_SUPER,
         pattern="o200k",
         special_tokens={s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)},
     )
-    assert plain.mergeable_ranks() == code.tokenizer.mergeable_ranks()
-    # and it encodes as the pure-Python reference does with its ranks (ids are ranks here)
     ranks = code.tokenizer.mergeable_ranks()
+    assert plain.mergeable_ranks() == {t: r for t, r in ranks.items() if r < VOCAB - N_SUPER}
+    # and it encodes as the pure-Python reference does with its ranks (ids are ranks here)
     for text in texts:
         sample = text[:20000]
-        assert code.encode(sample) == reference.encode(sample, toksmith.PATTERNS["o200k"], ranks)
+        assert code.encode(sample) == reference.encode(sample, cromwell.CODE_PATTERN, ranks)
+
+
+def _reference_superwords(texts, ranks, n_new):
+    """Seed-000-style second stage, naively: encode each line (CODE_PATTERN) with ``ranks``,
+    then merge the most frequent adjacent pair (ties: the smallest pair of ids) until
+    ``n_new`` new tokens exist; a pair spelling an existing token takes its id."""
+    lines = Counter()
+    for text in texts:
+        lines.update(regex.findall(cromwell.CODE_PATTERN, text))
+    words = [(reference.encode_piece(c.encode(), ranks), n) for c, n in lines.items()]
+    spelled = {i: t for t, i in ranks.items()}
+    ids_of = dict(ranks)
+    next_id = max(ranks.values()) + 1
+    new = {}
+    while len(new) < n_new:
+        pairs = Counter()
+        for ids, n in words:
+            for pair in zip(ids, ids[1:]):
+                pairs[pair] += n
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], (-p[0], -p[1])))
+        t = spelled[best[0]] + spelled[best[1]]
+        made = ids_of.get(t)
+        if made is None:
+            made = ids_of[t] = new[t] = next_id
+            spelled[made] = t
+            next_id += 1
+        words = [(reference.merge_pair(ids, best, made), n) for ids, n in words]
+    return new
 
 
 def test_small_training_equals_the_reference_trainer():
     texts = [p.read_text(encoding="utf-8")[:8000] for p in CODE_FILES[:3]]
     merges = reference.train(texts, toksmith.PATTERNS["o200k"], 200)
-    code = cromwell.train(texts, vocab_size=8 + 256 + 200)
-    ref_ranks = reference.ranks_from_merges(merges)
-    # the same tokens in the same order, shifted by the eight special ids
-    assert code.tokenizer.mergeable_ranks() == {t: r + 8 for t, r in ref_ranks.items()}
+    ref_ranks = {t: r + 8 for t, r in reference.ranks_from_merges(merges).items()}
+    # one stage: the same tokens in the same order, shifted by the eight special ids
+    plain = cromwell.train(texts, vocab_size=8 + 256 + 200, superword_share=0)
+    assert plain.tokenizer.mergeable_ranks() == ref_ranks
+    assert plain.tokenizer.pattern_name == "o200k"
+    # two stages: 200 merges in o200k's pieces, then 50 across them on each line
+    code = cromwell.train(texts, vocab_size=8 + 256 + 250, superword_share=0.2)
+    expected = {**ref_ranks, **_reference_superwords(texts, ref_ranks, 50)}
+    assert code.tokenizer.mergeable_ranks() == expected
+    assert any(b" " in t.strip(b" ") for t in expected if expected[t] >= 8 + 256 + 200)
 
 
 def test_seed_tests_round_trip(code):
@@ -119,8 +158,24 @@ def test_code_structure_becomes_tokens(code):
         b" self",
     ]:
         assert tok.encode_single_token(piece) >= 264, piece
-    ids = code.encode("\n    return self.x")
-    assert [tok.decode([i]) for i in ids][:3] == ["\n", "   ", " return"]
+    # the seed's structures that o200k's split keeps apart are learned by the second stage:
+    # line break + indentation (+ keyword), keyword + bracket, operator + operand
+    superwords = [t for t, r in tok.mergeable_ranks().items() if r >= VOCAB - N_SUPER]
+    for piece in [
+        b"\n    ",
+        b"\n        ",
+        b"\n\t\t",
+        b"\n        return",
+        b"\n\n    def",
+        b"if (",
+        b"for (",
+        b"else:",
+        b"(self,",
+        b" = 0;",
+    ]:
+        assert piece in superwords, piece
+    # o200k's pieces "\n", "   ", " return", " self", ".x" become fewer tokens
+    assert len(code.encode("\n    return self.x")) < 5
     # camelCase names split into parts before BPE (o200k's split)
     assert toksmith.split("parseJSONValue MyClass", "o200k") == [
         "parse",
@@ -299,9 +354,7 @@ _NO_MARKERS = st.text(max_size=80).filter(lambda t: "<" not in t)
 
 
 @given(
-    path=st.text(min_size=1, max_size=30).filter(
-        lambda p: not set(p) & set("<>\r\n")
-    ),
+    path=st.text(min_size=1, max_size=30).filter(lambda p: not set(p) & set("<>\r\n")),
     old=_NO_MARKERS,
     new=_NO_MARKERS,
 )
@@ -311,9 +364,13 @@ def test_text_forms_invert_the_frame(code, path, old, new):
     expected = code.parse_edit_output(ids_form)
     assert parse_edit_text(seed_form) == expected == parse_edit_text(code.decode(ids_form))
     # the text header read from ids (a model that writes the seed's form)
-    assert code.parse_edit_output(code.encode(seed_form[: seed_form.index("<EDIT_START>")]) + [
-        code.edit_start_id, *code.encode(new), code.edit_end_id
-    ]) == expected
+    assert (
+        code.parse_edit_output(
+            code.encode(seed_form[: seed_form.index("<EDIT_START>")])
+            + [code.edit_start_id, *code.encode(new), code.edit_end_id]
+        )
+        == expected
+    )
 
 
 def test_marker_text_inside_contents(code):

@@ -648,9 +648,7 @@ def write_cwgt(
                 )
             arrays.append(arr)
     flags = (head.flags & ~FLAG_HAS_EWC) | (FLAG_HAS_EWC if arrays else 0)
-    final = dataclasses.replace(
-        head, param_count=flat.size, meta_size=len(blob), flags=flags
-    )
+    final = dataclasses.replace(head, param_count=flat.size, meta_size=len(blob), flags=flags)
     packed = final.to_bytes()
     arrays.append(flat)
     if os.path.isdir(path):  # was found only after the whole file was written next to it
