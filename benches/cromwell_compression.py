@@ -32,6 +32,12 @@ from toksmith.presets import cromwell
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = ("python", "cpp", "javascript", "english")
+#: second-stage splits compared by ``--pattern``: Cromwell's (a whitespace-free run with the
+#: spaces before it, or line breaks + indentation + the first run of the line) and whole lines
+SPLITS = {
+    "runs": cromwell.CODE_PATTERN,
+    "lines": r"[\r\n]*[^\r\n]+|[\r\n]+",
+}
 
 
 def data_dir() -> Path:
@@ -87,9 +93,11 @@ def main() -> None:
     ap.add_argument("--held-mb", type=float, default=1.5, help="held-out MB measured per corpus")
     ap.add_argument("--shares", type=float, nargs="+", default=[0.0, 0.2])
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--pattern", choices=sorted(SPLITS), default="runs", help="second-stage split")
     ap.add_argument("--out", type=Path, default=REPO / "benches" / "out")
     args = ap.parse_args()
 
+    cromwell.CODE_PATTERN = SPLITS[args.pattern]  # (read by the second stage when it runs)
     data = data_dir()
     train_texts: List[str] = []
     held: Dict[str, str] = {}
@@ -106,7 +114,11 @@ def main() -> None:
     tokenizers: Dict[str, Tokenizer] = {}
     train_s: Dict[str, float] = {}
     for share in args.shares:
-        label = "plain o200k BPE" if share == 0 else f"Cromwell (superword share {share:g})"
+        label = (
+            "plain o200k BPE"
+            if share == 0
+            else f"Cromwell ({args.pattern}, superword share {share:g})"
+        )
         t = time.perf_counter()
         tokenizers[label] = cromwell.train(
             train_texts, vocab_size=args.vocab, superword_share=share, threads=args.threads
@@ -119,7 +131,13 @@ def main() -> None:
 
     all_held = "".join(held.values())
     rows = []
-    results = {"vocab": args.vocab, "train_mb": args.train_mb, "heldout": args.heldout, "rows": {}}
+    results = {
+        "vocab": args.vocab,
+        "train_mb": args.train_mb,
+        "heldout": args.heldout,
+        "pattern": SPLITS[args.pattern],
+        "rows": {},
+    }
     for label, tok in tokenizers.items():
         bpt = {name: bytes_per_token(tok, text)[0] for name, text in held.items()}
         total = len(all_held.encode()) / len(tok.encode_ordinary(all_held))

@@ -4,12 +4,16 @@ What the design asks for, and how it is met on toksmith's core:
 
 * **50,000 byte-level tokens** with byte fallback: any text, any language, encodes and decodes
   exactly.
-* **Code-aware merges** (indentation, operators, brackets, keywords): the split is o200k's, on
-  its hand-written scanner. Indentation runs, operator runs (``==``, ``!==``, ``->``), bracket
-  runs (``((``, ``))``, ``{}``) and words with their leading space (`` return``) are pieces of
-  their own, and camelCase names split into parts (``MyClass`` -> ``My`` + ``Class``), so a
-  code corpus teaches BPE exactly those tokens. The seed's training loop (which rescans the
-  corpus for every merge, and rewrites it with fixed rules) becomes toksmith's incremental trainer.
+* **Code-aware merges** (indentation, operators, brackets, keywords), in two training
+  stages. The first learns BPE inside o200k's pieces (on its hand-written scanner):
+  indentation runs, operator runs (``==``, ``!==``, ``->``), bracket runs (``((``, ``))``),
+  words with their leading space (`` return``) and camelCase parts (``My`` + ``Class``). The
+  second (SuperBPE, Liu et al. 2025) learns merges across those pieces inside the coarser
+  pieces of :data:`CODE_PATTERN` (whitespace-free runs; line breaks with the next line's
+  indentation and first run), so line break + indentation + keyword (``"\\n        return"``),
+  ``"(self,"``, ``" std::"``, ``"->_M"`` become tokens where the corpus has them. The seed's
+  training loop (which rescans the corpus for every merge) becomes toksmith's incremental
+  trainer; benches/cromwell_compression.py measures the gain on held-out text.
 * **Special tokens at ids 0-7**: ``<PAD> <EOS> <BOS> <FILE> </FILE> <EDIT_START> <EDIT_END>
   <DELETE>``; bytes take ids 8-263 and merges the ids after them.
 * **File and edit framing**: :meth:`CodeTokenizer.tokenize_file_with_edit` lays out
@@ -59,11 +63,12 @@ SPECIAL_TOKENS: Tuple[str, ...] = CROMWELL_SPECIAL_TOKENS
 DEFAULT_VOCAB_SIZE = PRESET.vocab_size
 #: the file extensions :func:`collect_code_corpus` takes by default (the seed's list)
 DEFAULT_EXTENSIONS: Tuple[str, ...] = (".py", ".js", ".cpp", ".h", ".ts")
-#: Cromwell's split for encoding: a line with the line breaks before it, or a run of line
-#: breaks. A token can so hold a line break with the next line's indentation and first word
-#: (``"\\n    return "``), a keyword with the space after it (``"def "``), an operator with
-#: its spaces (``" !== "``), a number prefix (``"0x"``); it never spans two lines' text.
-CODE_PATTERN = r"[\r\n]*[^\r\n]+|[\r\n]+"
+#: Cromwell's split for encoding: a run of non-space characters with the spaces or tabs before
+#: it, or line breaks with the next line's indentation and first run (a trailing run of spaces
+#: is a piece of its own). A token can so hold a line break with the indentation and keyword
+#: after it (``"\\n        return"``), an operator run (``"!=="``), a member access
+#: (``"self._"``, ``"->_M_"``), a number prefix (``"0x"``); never text on both sides of a space.
+CODE_PATTERN = r"[\r\n]+[^\S\r\n]*\S*|[^\S\r\n]*\S+|[^\S\r\n]+"
 #: the share of the learned merges that the second (superword) stage learns; the first stage
 #: learns the others inside o200k's pieces (benches/cromwell_compression.py measures shares)
 DEFAULT_SUPERWORD_SHARE = 0.2
@@ -165,10 +170,11 @@ def train(
 
     Training has two stages (SuperBPE, Liu et al. 2025). The first learns byte-level BPE
     merges inside the pieces of o200k's split (words, operator runs, indentation runs, digit
-    groups). The second, ``superword_share`` of the merges (default 0.2), encodes each line
-    of the corpus (:data:`CODE_PATTERN`) with those merges and learns merges across the
-    pieces: line break + indentation + keyword (``"\\n    return"``), ``"def "``,
-    ``" = self."``, ``"0x"``, ``");\\n"``-like runs. The tokenizer encodes with
+    groups). The second, ``superword_share`` of the merges (default 0.2), encodes each
+    piece of the coarser :data:`CODE_PATTERN` (a whitespace-free run with the spaces before
+    it; line breaks + indentation + the line's first run) with those merges and learns
+    merges across o200k's pieces inside it: ``"\\n        return"``, ``"(self,"``,
+    ``" self._"``, ``"->_M"``, ``" std::"``, ``"0x"``. The tokenizer encodes with
     :data:`CODE_PATTERN` and all merges in order: byte-level BPE, so exact on any text.
     ``superword_share=0`` trains plain o200k-pattern BPE (the pattern is then o200k).
     A one-shot iterator of texts is read into a list first (the second stage reads the
@@ -260,7 +266,7 @@ def _superword_stage(
     progress: bool,
     name: Optional[str],
 ) -> Tokenizer:
-    """The second training stage: count the lines of ``texts`` (:data:`CODE_PATTERN`), encode
+    """The second training stage: count the pieces of ``texts`` (:data:`CODE_PATTERN`), encode
     each distinct one with the first stage's merges, learn ``n_super`` merges across its
     tokens, and return the tokenizer with all merges on :data:`CODE_PATTERN`."""
     counter = _core.ChunkCounter(CODE_PATTERN)
@@ -280,8 +286,8 @@ def _superword_stage(
     words = by_line.encode_ordinary_batch([c.decode("utf-8") for c, _ in counts], threads=threads)
     n = tok.n_vocab
     spelled: List[bytes] = [b""] * n  # special tokens spell nothing a merge could make
-    for t, i in ranks.items():
-        spelled[i] = t
+    for token, i in ranks.items():
+        spelled[i] = token
     merges = _core.train_token_merges(
         [(w, c) for w, (_, c) in zip(words, counts) if len(w) > 1],
         spelled,
