@@ -514,3 +514,24 @@ def test_o200k_split_is_the_regex():
     for path in CODE_FILES:
         text = path.read_text(encoding="utf-8")
         assert toksmith.split(text, "o200k") == regex.findall(pattern, text)
+
+
+def test_superword_share_checked_and_short_corpus_warns(tmp_path):
+    for bad, err in ((1.0, ValueError), (-0.1, ValueError), ("0.2", TypeError), (True, TypeError)):
+        with pytest.raises(err, match="superword_share"):
+            cromwell.train(["x y"] * 3, vocab_size=300, superword_share=bad)
+    # a corpus with few pieces runs out of pairs in the second stage: fewer tokens, a warning
+    with pytest.warns(UserWarning, match=r"superword stage ran out of pairs after \d+ new tokens"):
+        small = cromwell.train(["ab ab ab\n  cd cd\n"] * 3, vocab_size=264 + 8, superword_share=0.5)
+    assert small.tokenizer.n_vocab < 272
+    text = "ab ab\n  cd  cd\n"
+    assert small.decode(small.encode(text)) == text
+    # files are read again for the second stage: the same tokenizer as from their texts
+    paths = []
+    for k, p in enumerate(CODE_FILES[:2]):
+        paths.append(tmp_path / f"f{k}.txt")
+        paths[-1].write_text(p.read_text(encoding="utf-8")[:20000], encoding="utf-8")
+    from_files = cromwell.train(paths, vocab_size=600)
+    from_texts = cromwell.train([p.read_text(encoding="utf-8") for p in paths], vocab_size=600)
+    assert from_files.tokenizer.mergeable_ranks() == from_texts.tokenizer.mergeable_ranks()
+    assert from_files.tokenizer.metadata["superword_merges"] == int(336 * 0.2)
