@@ -204,8 +204,7 @@ def train(
         paths_or_texts = _with_extensions(paths_or_texts, _check_extensions(extensions))
     else:
         paths_or_texts = _plain_source(paths_or_texts, text_field, errors)
-    n_learned = vocab_size - len(SPECIAL_TOKENS) - 256
-    n_super = int(n_learned * share) if n_learned > 0 else 0
+    n_super = superword_merges(vocab_size, share)
     if n_super and not isinstance(paths_or_texts, (str, os.PathLike, list, tuple)):
         paths_or_texts = list(paths_or_texts)  # read twice: once per stage
     tok = train_preset(
@@ -220,8 +219,28 @@ def train(
     )
     if n_super:
         texts = _source_texts(paths_or_texts, text_field, errors)
-        tok = _superword_stage(tok, texts, n_super, vocab_size, threads, progress, name)
+        tok = _superword_stage(tok, texts, n_super, vocab_size, threads)
     return CodeTokenizer(tok)
+
+
+def superword_merges(vocab_size: int, share: float = DEFAULT_SUPERWORD_SHARE) -> int:
+    """How many of a ``vocab_size`` Cromwell vocabulary's merges the second stage learns."""
+    n_learned = _as_int(vocab_size, "vocab_size") - len(SPECIAL_TOKENS) - 256
+    return int(n_learned * _check_share(share)) if n_learned > 0 else 0
+
+
+def add_superwords(
+    tok: Tokenizer,
+    texts: Iterable[str],
+    n_super: int,
+    *,
+    threads: Optional[int] = None,
+) -> Tokenizer:
+    """The second training stage on a first stage ``tok`` (o200k-pattern BPE with Cromwell's
+    special tokens) trained on ``texts``: ``n_super`` more tokens, encoding with
+    :data:`CODE_PATTERN` (what :func:`train` and ``toksmith train --preset cromwell`` do)."""
+    vocab_size = tok.n_vocab + _as_int(n_super, "n_super")
+    return _superword_stage(tok, texts, n_super, vocab_size, optional_int(threads, "threads"))
 
 
 def _check_share(share: Any) -> float:
@@ -263,8 +282,6 @@ def _superword_stage(
     n_super: int,
     vocab_size: int,
     threads: Optional[int],
-    progress: bool,
-    name: Optional[str],
 ) -> Tokenizer:
     """The second training stage: count the pieces of ``texts`` (:data:`CODE_PATTERN`), encode
     each distinct one with the first stage's merges, learn ``n_super`` merges across its
@@ -288,14 +305,9 @@ def _superword_stage(
     spelled: List[bytes] = [b""] * n  # special tokens spell nothing a merge could make
     for token, i in ranks.items():
         spelled[i] = token
-    merges = _core.train_token_merges(
-        [(w, c) for w, (_, c) in zip(words, counts) if len(w) > 1],
-        spelled,
-        n_super,
-        0,
-        None,
-        None,
-        n_threads,
+    pairs = [(w, c) for w, (_, c) in zip(words, counts) if len(w) > 1]
+    merges = (
+        _core.train_token_merges(pairs, spelled, n_super, 0, None, None, n_threads) if pairs else []
     )
     new_ranks = dict(ranks)
     for a, b, made in merges:
@@ -807,6 +819,8 @@ __all__ = [
     "DEFAULT_EXTENSIONS",
     "CODE_PATTERN",
     "DEFAULT_SUPERWORD_SHARE",
+    "superword_merges",
+    "add_superwords",
     "CodeTokenizer",
     "TokenCache",
     "train",
