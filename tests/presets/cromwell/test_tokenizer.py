@@ -504,7 +504,9 @@ def test_cli_train_preset(tmp_path):
     tok = toksmith.load(out)
     assert tok.special_tokens == {**{s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}, "<X>": 8}
     assert tok.decode_single_token_bytes(9) == b"\x00" and tok.n_vocab == 600
-    assert tok.metadata["preset"] == "cromwell" and tok.pattern_name == "o200k"
+    # both training stages: the last merges across o200k's pieces, on Cromwell's split
+    assert tok.metadata["preset"] == "cromwell" and tok.pattern == cromwell.CODE_PATTERN
+    assert tok.metadata["superword_merges"] == cromwell.superword_merges(600)
     assert CodeTokenizer(tok).encode_delete("a", "b")[-3:] == [5, 7, 6]
 
 
