@@ -83,15 +83,15 @@ mod tests {
         let mut tokens = bytes_vocab();
         tokens.push(b"ab".to_vec()); // 256
         let ab = 256;
-        // "ab ab" twice as often as "aab"
+        // "ab ab" more often than "aab"; (ab, ' ') and (' ', ab) tie: the smaller pair first
         let words = vec![
             (vec![ab, b' ' as u32, ab], 10u64),
             (vec![b'a' as u32, ab], 3),
         ];
         let merges =
             train_token_merges(&words, &tokens, 2, MergeLimits::default(), &mut |_| true).unwrap();
-        assert_eq!(merges[0], ((ab, b' ' as u32), 257));
-        assert_eq!(merges[1], ((257, ab), 258));
+        assert_eq!(merges[0], ((b' ' as u32, ab), 257));
+        assert_eq!(merges[1], ((ab, 257), 258));
         assert_eq!(merges.len(), 2);
         // a pair spelling an existing token reuses its id and makes no new one
         let words = vec![(vec![b'a' as u32, b'b' as u32, b'c' as u32], 5u64)];
