@@ -205,6 +205,17 @@ def fold_word_counts(counts: List[Tuple[bytes, int]], lowercase: bool) -> List[T
 def word_embeddings(tokens: List[bytes], dim: int, seed: int = 0, threads: int = 0) -> bytes: ...
 def word_token_seed(text: bytes, seed: int = 0) -> int: ...
 
+# the superword stage of training (toksmith.presets.cromwell)
+def train_token_merges(
+    words: List[Tuple[List[int], int]],
+    tokens: List[bytes],
+    num_new: int,
+    min_frequency: int = 0,
+    max_token_length: Optional[int] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
+    threads: int = 0,
+) -> List[Tuple[int, int, int]]: ...
+
 class WordEncoder:
     """Greedy longest-match encoder of the word-level model (token bytes end in 0xFF for </w>)."""
 

@@ -68,7 +68,7 @@ def _path_calls(tok, tmp_path):
         "calm.read_cwgt": lambda: calm.read_cwgt(bad),
         "calm.write_cwgt": lambda: calm.write_cwgt(
             bad,
-            calm.CWGTHeader(d_model=16, n_layers=1),
+            calm.CWGTHeader(d_model=16, n_layers=1, dt_rank=1),
             calm.CWGTMetadata("shell", "BOS;ATN;CMD:input", "|"),
             np.zeros(4, dtype=np.float32),
         ),

@@ -261,7 +261,7 @@ def test_write_cwgt_refuses_devices_and_pipes(tmp_path):
         with pytest.raises(OSError, match="not a regular file"):
             cwgt.write_cwgt(
                 dest,
-                cwgt.CWGTHeader(d_model=16, n_layers=1),
+                cwgt.CWGTHeader(d_model=16, n_layers=1, dt_rank=1),
                 cwgt.CWGTMetadata("shell", "BOS;ATN;CMD:input", "| ;"),
                 np.arange(4, dtype=np.float32),
             )

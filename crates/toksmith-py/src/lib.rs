@@ -28,6 +28,7 @@ mod pipeline;
 mod pools;
 mod reader;
 mod stream_state;
+mod superword;
 mod text;
 mod word_encoder;
 mod words;
@@ -63,6 +64,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(words::fold_word_counts, m)?)?;
     m.add_function(wrap_pyfunction!(words::word_embeddings, m)?)?;
     m.add_function(wrap_pyfunction!(words::word_token_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(superword::train_token_merges, m)?)?;
     patterns::add_constants(m)?;
     Ok(())
 }

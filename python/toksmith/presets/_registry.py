@@ -82,9 +82,10 @@ PRESETS: Dict[str, Preset] = {
         pattern="o200k",
         vocab_size=50000,
         special_tokens=CROMWELL_SPECIAL_TOKENS,
-        description="Cromwell's code tokenizer for mixed English + code: o200k's split (camelCase "
-        "parts, operator and bracket runs, indentation runs), 50,000 tokens, eight file/edit "
-        "special tokens at ids 0-7",
+        description="Cromwell's code tokenizer for mixed English + code: BPE on o200k's split "
+        "(camelCase parts, operator and bracket runs, indentation runs), then a fifth of the "
+        "merges across those pieces (line break + indentation + keyword, member access), "
+        "50,000 tokens, eight file/edit special tokens at ids 0-7",
         specials_first=True,
     ),
 }

@@ -41,7 +41,10 @@ from __future__ import annotations
 
 import functools
 import glob
+import math
 import os
+import warnings
+import zlib
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core, formats
@@ -793,20 +796,75 @@ def train(
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be str or None, not {type(name).__name__}")
     _thread_count(threads, "threads")
-    counts = _learned_counts(paths_or_texts, threads=threads, errors=errors)
+    corpus_bytes = [0]
+    counts = _learned_counts(paths_or_texts, threads=threads, errors=errors, size=corpus_bytes)
     specials = {_inner_name(i): i for i in range(FIRST_LEARNED)}
-    tok = train_from_counts(
-        counts,  # type: ignore[arg-type]
-        vocab_size=vocab_size,
-        pattern=INNER_PATTERN,
-        special_tokens=specials,
-        threads=threads,
-        progress=progress,
-        name=name,
-        min_frequency=min_frequency,
-    )
+
+    def learn(counts: Dict[bytes, int], progress: bool) -> Tokenizer:
+        with warnings.catch_warnings():
+            # a short vocabulary is reported below, with the corpus it would need
+            warnings.filterwarnings(
+                "ignore", message=r".*requested\): the vocabulary has", category=UserWarning
+            )
+            return train_from_counts(
+                counts,  # type: ignore[arg-type]
+                vocab_size=vocab_size,
+                pattern=INNER_PATTERN,
+                special_tokens=specials,
+                threads=threads,
+                progress=progress,
+                name=name,
+                min_frequency=min_frequency,
+            )
+
+    tok = learn(counts, progress)
+    if tok.n_vocab < vocab_size:
+        learned = tok.n_vocab - FIRST_LEARNED - 256
+        half = learn(_half_counts(counts), False).n_vocab - FIRST_LEARNED - 256
+        warnings.warn(
+            f"no pair left that occurs at least min_frequency={min_frequency} times after "
+            f"{learned} merges ({vocab_size - FIRST_LEARNED - 256} requested): the vocabulary "
+            f"has {tok.n_vocab} tokens, not {vocab_size}. "
+            + _corpus_needed(corpus_bytes[0], learned, half, vocab_size - FIRST_LEARNED - 256)
+            + " (or ask for a smaller vocab_size, or min_frequency=1)",
+            stacklevel=2,
+        )
     tok.metadata["preset"] = "cppreason"
     return CppTokenizer(tok)
+
+
+def _half_counts(counts: Dict[bytes, int]) -> Dict[bytes, int]:
+    """The counts of about half the corpus: each word keeps half its occurrences (an odd one
+    kept or not by a hash of the word, the same in every run)."""
+    out = {}
+    for word, n in counts.items():
+        k = n // 2 + (n & 1 & zlib.crc32(word))
+        if k:
+            out[word] = k
+    return out
+
+
+def _corpus_needed(size: int, learned: int, half: int, wanted: int) -> str:
+    """How much text of this kind ``wanted`` merges need, from how many merges the corpus
+    (``size`` bytes, ``learned`` merges) and about half of it (``half`` merges) allowed: merges
+    grow as a power of the corpus size (Heaps' law), whose exponent those two points give."""
+    if learned <= 0 or size <= 0:
+        return "Train on more text."
+    if 0 < half < learned:
+        exponent = min(1.0, max(0.2, math.log2(learned / half)))
+        how = f"half of it gave {half}, so merges grow as size^{exponent:.2f}"
+    else:
+        exponent = 1.0
+        how = "growing at most in proportion to it"
+    needed = size * (wanted / learned) ** (1.0 / exponent)
+    return (
+        f"The {_mb(size)} of text gave {learned} merges ({how}): {wanted} merges need about "
+        f"{_mb(needed)} of such text."
+    )
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
 
 
 def _thread_count(n: Any, what: str) -> int:
@@ -858,7 +916,11 @@ def _texts(paths_or_texts: Any, errors: str) -> Iterator[str]:
 
 
 def _learned_counts(
-    paths_or_texts: Any, *, threads: Optional[int] = None, errors: str = "strict"
+    paths_or_texts: Any,
+    *,
+    threads: Optional[int] = None,
+    errors: str = "strict",
+    size: Optional[List[int]] = None,
 ) -> Dict[bytes, int]:
     """The learned part's training counts: the words that are not fixed, told apart by the
     native encoder itself (so training sees what encoding hands to the BPE), each with its
@@ -877,13 +939,17 @@ def _learned_counts(
             fixed = [surrogates_checked(t, errors, "a training text") for t in batch]
             counter.add_counts(encoder.count_learned(fixed, INNER_PATTERN, n))
 
+    n_bytes = 0
     for t in _texts(paths_or_texts, errors):
+        n_bytes += len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass"))
         batch.append(t)
         if len(batch) >= 64:
             count(batch)
             batch.clear()
     if batch:
         count(batch)
+    if size is not None:
+        size[0] = n_bytes  # (what the corpus was: a short vocabulary says how much more it needs)
     return dict(counter.counts())
 
 

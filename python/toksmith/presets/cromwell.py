@@ -4,12 +4,16 @@ What the design asks for, and how it is met on toksmith's core:
 
 * **50,000 byte-level tokens** with byte fallback: any text, any language, encodes and decodes
   exactly.
-* **Code-aware merges** (indentation, operators, brackets, keywords): the split is o200k's, on
-  its hand-written scanner. Indentation runs, operator runs (``==``, ``!==``, ``->``), bracket
-  runs (``((``, ``))``, ``{}``) and words with their leading space (`` return``) are pieces of
-  their own, and camelCase names split into parts (``MyClass`` -> ``My`` + ``Class``), so a
-  code corpus teaches BPE exactly those tokens. The seed's training loop (which rescans the
-  corpus for every merge, and rewrites it with fixed rules) becomes toksmith's incremental trainer.
+* **Code-aware merges** (indentation, operators, brackets, keywords), in two training
+  stages. The first learns BPE inside o200k's pieces (on its hand-written scanner):
+  indentation runs, operator runs (``==``, ``!==``, ``->``), bracket runs (``((``, ``))``),
+  words with their leading space (`` return``) and camelCase parts (``My`` + ``Class``). The
+  second (SuperBPE, Liu et al. 2025) learns merges across those pieces inside the coarser
+  pieces of :data:`CODE_PATTERN` (whitespace-free runs; line breaks with the next line's
+  indentation and first run), so line break + indentation + keyword (``"\\n        return"``),
+  ``"(self,"``, ``" std::"``, ``"->_M"`` become tokens where the corpus has them. The seed's
+  training loop (which rescans the corpus for every merge) becomes toksmith's incremental
+  trainer; benches/cromwell_compression.py measures the gain on held-out text.
 * **Special tokens at ids 0-7**: ``<PAD> <EOS> <BOS> <FILE> </FILE> <EDIT_START> <EDIT_END>
   <DELETE>``; bytes take ids 8-263 and merges the ids after them.
 * **File and edit framing**: :meth:`CodeTokenizer.tokenize_file_with_edit` lays out
@@ -35,12 +39,15 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections import OrderedDict, abc
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from .. import _core
 from .._paths import fspath
 from ..corpus import expand_paths, inner_name, iter_jsonl, read_text
+from ..documents import iter_documents
 from ..tokenizer import Tokenizer
 from ._base import WrapperTokenizer
 from ._checks import as_int as _as_int
@@ -56,6 +63,15 @@ SPECIAL_TOKENS: Tuple[str, ...] = CROMWELL_SPECIAL_TOKENS
 DEFAULT_VOCAB_SIZE = PRESET.vocab_size
 #: the file extensions :func:`collect_code_corpus` takes by default (the seed's list)
 DEFAULT_EXTENSIONS: Tuple[str, ...] = (".py", ".js", ".cpp", ".h", ".ts")
+#: Cromwell's split for encoding: a run of non-space characters with the spaces or tabs before
+#: it, or line breaks with the next line's indentation and first run (a trailing run of spaces
+#: is a piece of its own). A token can so hold a line break with the indentation and keyword
+#: after it (``"\\n        return"``), an operator run (``"!=="``), a member access
+#: (``"self._"``, ``"->_M_"``), a number prefix (``"0x"``); never text on both sides of a space.
+CODE_PATTERN = r"[\r\n]+[^\S\r\n]*\S*|[^\S\r\n]*\S+|[^\S\r\n]+"
+#: the share of the learned merges that the second (superword) stage learns; the first stage
+#: learns the others inside o200k's pieces (benches/cromwell_compression.py measures shares)
+DEFAULT_SUPERWORD_SHARE = 0.2
 
 PAD, EOS, BOS, FILE, FILE_END, EDIT_START, EDIT_END, DELETE = SPECIAL_TOKENS
 
@@ -148,8 +164,21 @@ def train(
     progress: bool = False,
     text_field: str = "text",
     errors: str = "strict",
+    superword_share: float = DEFAULT_SUPERWORD_SHARE,
 ) -> "CodeTokenizer":
     """Train a Cromwell code tokenizer and return it as a :class:`CodeTokenizer`.
+
+    Training has two stages (SuperBPE, Liu et al. 2025). The first learns byte-level BPE
+    merges inside the pieces of o200k's split (words, operator runs, indentation runs, digit
+    groups). The second, ``superword_share`` of the merges (default 0.2), encodes each
+    piece of the coarser :data:`CODE_PATTERN` (a whitespace-free run with the spaces before
+    it; line breaks + indentation + the line's first run) with those merges and learns
+    merges across o200k's pieces inside it: ``"\\n        return"``, ``"(self,"``,
+    ``" self._"``, ``"->_M"``, ``" std::"``, ``"0x"``. The tokenizer encodes with
+    :data:`CODE_PATTERN` and all merges in order: byte-level BPE, so exact on any text.
+    ``superword_share=0`` trains plain o200k-pattern BPE (the pattern is then o200k).
+    A one-shot iterator of texts is read into a list first (the second stage reads the
+    corpus again).
 
     ``paths_or_texts``: a path (file, folder or glob) or a list of paths (for example
     :func:`collect_code_corpus`'s), or any other iterable of str texts, read as
@@ -170,21 +199,135 @@ def train(
     vocab_size = _as_int(vocab_size, "vocab_size")
     threads = optional_int(threads, "threads")
     progress = _flag(progress, "progress")
+    share = _check_share(superword_share)
     if extensions is not None:
         paths_or_texts = _with_extensions(paths_or_texts, _check_extensions(extensions))
     else:
         paths_or_texts = _plain_source(paths_or_texts, text_field, errors)
+    n_super = superword_merges(vocab_size, share)
+    if n_super and not isinstance(paths_or_texts, (str, os.PathLike, list, tuple)):
+        paths_or_texts = list(paths_or_texts)  # read twice: once per stage
     tok = train_preset(
         PRESET,
         paths_or_texts,
-        vocab_size,
+        vocab_size - n_super,
         threads=threads,
         progress=progress,
         text_field=text_field,
         errors=errors,
         name=name,
     )
+    if n_super:
+        texts = _source_texts(paths_or_texts, text_field, errors)
+        tok = _superword_stage(tok, texts, n_super, vocab_size, threads)
     return CodeTokenizer(tok)
+
+
+def superword_merges(vocab_size: int, share: float = DEFAULT_SUPERWORD_SHARE) -> int:
+    """How many of a ``vocab_size`` Cromwell vocabulary's merges the second stage learns."""
+    n_learned = _as_int(vocab_size, "vocab_size") - len(SPECIAL_TOKENS) - 256
+    return int(n_learned * _check_share(share)) if n_learned > 0 else 0
+
+
+def add_superwords(
+    tok: Tokenizer,
+    texts: Iterable[str],
+    n_super: int,
+    *,
+    threads: Optional[int] = None,
+) -> Tokenizer:
+    """The second training stage on a first stage ``tok`` (o200k-pattern BPE with Cromwell's
+    special tokens) trained on ``texts``: ``n_super`` more tokens, encoding with
+    :data:`CODE_PATTERN` (what :func:`train` and ``toksmith train --preset cromwell`` do)."""
+    vocab_size = tok.n_vocab + _as_int(n_super, "n_super")
+    return _superword_stage(tok, texts, n_super, vocab_size, optional_int(threads, "threads"))
+
+
+def _check_share(share: Any) -> float:
+    if isinstance(share, bool) or not isinstance(share, (int, float)):
+        raise TypeError(f"superword_share must be a float in [0, 1), not {type(share).__name__}")
+    if not 0 <= share < 1:
+        raise ValueError(f"superword_share must be in [0, 1) (0: one stage), not {share!r}")
+    return float(share)
+
+
+def _source_texts(source: Any, text_field: str, errors: str) -> Iterator[str]:
+    """The texts of a training source as the first stage read them: files through the one
+    corpus reader, texts as they are."""
+    if isinstance(source, (str, os.PathLike)):
+        yield from iter_documents(source, text_field, errors)
+        return
+    items = list(source)
+
+    def names_input(p: Any) -> bool:
+        if isinstance(p, os.PathLike):
+            return True
+        return (
+            isinstance(p, str)
+            and len(p) < 4096
+            and "\n" not in p
+            and "\0" not in p
+            and (os.path.exists(p) or any(c in p for c in "*?["))
+        )
+
+    if items and all(names_input(p) for p in items):
+        yield from iter_documents(items, text_field, errors)
+    else:
+        yield from items
+
+
+def _superword_stage(
+    tok: Tokenizer,
+    texts: Iterable[str],
+    n_super: int,
+    vocab_size: int,
+    threads: Optional[int],
+) -> Tokenizer:
+    """The second training stage: count the pieces of ``texts`` (:data:`CODE_PATTERN`), encode
+    each distinct one with the first stage's merges, learn ``n_super`` merges across its
+    tokens, and return the tokenizer with all merges on :data:`CODE_PATTERN`."""
+    counter = _core.ChunkCounter(CODE_PATTERN)
+    batch: List[str] = []
+    n_threads = threads or 0
+    for t in texts:
+        batch.append(t)
+        if len(batch) >= 256:
+            counter.add_texts(batch, n_threads)
+            batch = []
+    if batch:
+        counter.add_texts(batch, n_threads)
+    counts = counter.counts()
+    ranks = tok.mergeable_ranks()
+    specials = tok.special_tokens
+    by_line = Tokenizer(ranks, pattern=CODE_PATTERN, special_tokens=specials)
+    words = by_line.encode_ordinary_batch([c.decode("utf-8") for c, _ in counts], threads=threads)
+    n = tok.n_vocab
+    spelled: List[bytes] = [b""] * n  # special tokens spell nothing a merge could make
+    for token, i in ranks.items():
+        spelled[i] = token
+    pairs = [(w, c) for w, (_, c) in zip(words, counts) if len(w) > 1]
+    merges = (
+        _core.train_token_merges(pairs, spelled, n_super, 0, None, None, n_threads) if pairs else []
+    )
+    new_ranks = dict(ranks)
+    for a, b, made in merges:
+        if made >= n:
+            spelled.append(spelled[a] + spelled[b])
+            new_ranks[spelled[made]] = made
+    made_count = len(new_ranks) - len(ranks)
+    if made_count < n_super:
+        warnings.warn(
+            f"the superword stage ran out of pairs after {made_count} new tokens ({n_super} "
+            f"requested): the vocabulary has {vocab_size - n_super + made_count} tokens, not "
+            f"{vocab_size}; train on more text or ask for a smaller vocab_size",
+            stacklevel=3,
+        )
+    metadata = dict(tok.metadata)
+    metadata["superword_merges"] = made_count
+    out = Tokenizer(
+        new_ranks, pattern=CODE_PATTERN, special_tokens=specials, metadata=metadata, name=tok.name
+    )
+    return out
 
 
 def _with_extensions(source: Any, extensions: Sequence[str]) -> Any:
@@ -457,7 +600,18 @@ class CodeTokenizer(WrapperTokenizer):
         The ids end at the first ``<EOS>``; ``<PAD>`` and ``<BOS>`` are dropped. A frame
         without ``<EDIT_START>``, or with ``<FILE>`` not closed by ``</FILE>``, raises
         ValueError.
+
+        The seed's text header ``<FILE=path>`` is read too: when no ``<FILE>`` id comes
+        before ``<EDIT_START>`` and the decoded content starts with ``<FILE=path>`` (written as
+        text, as a model trained on the seed's text form writes it), ``path`` is the file path
+        and the content is what follows the ``>``. For a frame that is all text (markers
+        included), use :meth:`parse_edit_text`.
         """
+        if isinstance(tokens, str):
+            raise TypeError(
+                "tokens must be a sequence of int token ids, not str; to parse a decoded frame "
+                "(markers written as text) use parse_edit_text"
+            )
         ids = _ids_list(tokens, "tokens", self.tokenizer.n_vocab)
         if self.eos_id in ids:
             ids = ids[: ids.index(self.eos_id)]
@@ -487,20 +641,95 @@ class CodeTokenizer(WrapperTokenizer):
             region = region[: region.index(self.edit_end_id)]
         deleted = self.delete_id in region
         old_content = self.tokenizer.decode(ids[body_at:edit_at])
+        if file_path is None:
+            file_path, old_content = _text_header(old_content)
         new_content = self.tokenizer.decode([i for i in region if i != self.delete_id])
-        if deleted:
-            edit_type = "delete"
-        elif not old_content.strip():
-            edit_type = "insert"
-        else:
-            edit_type = "replace"
-        return {
-            "file_path": file_path,
-            "old_content": old_content,
-            "new_content": new_content,
-            "edit_type": edit_type,
-            "complete": complete,
-        }
+        return _edit_result(file_path, old_content, new_content, deleted, complete)
+
+    def parse_edit_text(self, text: str) -> Dict[str, Any]:
+        """:meth:`parse_edit_output` of a frame given as text, markers included: the seed's
+        ``<FILE=path>content<EDIT_START>new<EDIT_END>`` or the decoded ids
+        ``<FILE>path</FILE>content<EDIT_START>new<EDIT_END>`` (see :func:`parse_edit_text`)."""
+        return parse_edit_text(text)
+
+
+def _edit_result(
+    file_path: Optional[str], old_content: str, new_content: str, deleted: bool, complete: bool
+) -> Dict[str, Any]:
+    if deleted:
+        edit_type = "delete"
+    elif not old_content.strip():
+        edit_type = "insert"
+    else:
+        edit_type = "replace"
+    return {
+        "file_path": file_path,
+        "old_content": old_content,
+        "new_content": new_content,
+        "edit_type": edit_type,
+        "complete": complete,
+    }
+
+
+_TEXT_FILE_HEADER = "<FILE="
+
+
+def _text_header(content: str) -> Tuple[Optional[str], str]:
+    """``(path, rest)`` when ``content`` starts with the seed's text header ``<FILE=path>``
+    (a path of one line, not empty), else ``(None, content)``."""
+    if not content.startswith(_TEXT_FILE_HEADER):
+        return None, content
+    end = content.find(">", len(_TEXT_FILE_HEADER))
+    path = content[len(_TEXT_FILE_HEADER) : end]
+    if end < 0 or not path or "\n" in path or "\r" in path:
+        return None, content
+    return path, content[end + 1 :]
+
+
+def parse_edit_text(text: str) -> Dict[str, Any]:
+    """Read an edit frame from text in which the markers are written out, as the seed's
+    ``parse_edit_output`` reads ``tokenizer.decode(tokens)`` (seed 000, 5.2).
+
+    The header is the seed's ``<FILE=path>`` or the decoded ids' ``<FILE>path</FILE>``; the
+    result is :meth:`CodeTokenizer.parse_edit_output`'s. The text ends at the first ``<EOS>``,
+    and ``<PAD>`` and ``<BOS>`` are dropped. Here a marker is found by its spelling, so
+    content that holds the text ``<EDIT_START>`` cannot be told from a marker: parse ids
+    with :meth:`CodeTokenizer.parse_edit_output` where you have them.
+
+    >>> parse_edit_text("<FILE=src/a.py>x = 1\\n<EDIT_START>x = 2\\n<EDIT_END>")["file_path"]
+    'src/a.py'
+    >>> out = parse_edit_text("<FILE>a.py</FILE>x\\n<EDIT_START><DELETE><EDIT_END>")
+    >>> out["old_content"], out["edit_type"]
+    ('x\\n', 'delete')
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    text = text.split(EOS, 1)[0].replace(PAD, "").replace(BOS, "")
+    edit_at = text.find(EDIT_START)
+    if edit_at < 0:
+        raise ValueError(
+            "parse_edit_text: the text holds no <EDIT_START> marker: not an edit frame"
+        )
+    head, region = text[:edit_at], text[edit_at + len(EDIT_START) :]
+    file_path: Optional[str] = None
+    file_at = head.find(FILE)
+    if file_at >= 0:
+        end_at = head.find(FILE_END, file_at + len(FILE))
+        if end_at < 0:
+            raise ValueError(
+                "parse_edit_text: the <FILE> header is not closed by </FILE> before <EDIT_START>"
+            )
+        file_path, body = head[file_at + len(FILE) : end_at], head[end_at + len(FILE_END) :]
+    else:
+        file_at = head.find(_TEXT_FILE_HEADER)
+        file_path, body = _text_header(head[file_at:]) if file_at >= 0 else (None, head)
+        if file_path is None:
+            body = head
+    complete = EDIT_END in region
+    if complete:
+        region = region[: region.index(EDIT_END)]
+    deleted = DELETE in region
+    return _edit_result(file_path, body, region.replace(DELETE, ""), deleted, complete)
 
 
 class TokenCache:
@@ -588,10 +817,15 @@ __all__ = [
     "SPECIAL_TOKENS",
     "DEFAULT_VOCAB_SIZE",
     "DEFAULT_EXTENSIONS",
+    "CODE_PATTERN",
+    "DEFAULT_SUPERWORD_SHARE",
+    "superword_merges",
+    "add_superwords",
     "CodeTokenizer",
     "TokenCache",
     "train",
     "collect_code_corpus",
     "tokenize_file_with_edit",
     "parse_edit_output",
+    "parse_edit_text",
 ]

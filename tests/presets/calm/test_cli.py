@@ -107,7 +107,7 @@ def test_encode_with_model(tmp_path, capsys):
     path = tmp_path / "m.cwgt"
     calm.write_cwgt(
         path,
-        {"d_model": 16, "n_layers": 1, "l_max": 8},
+        {"d_model": 16, "n_layers": 1, "l_max": 8, "dt_rank": 1},
         {"template": "BOS;ATN;CMD:input"},
         np.zeros(1),
     )

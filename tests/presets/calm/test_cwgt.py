@@ -124,16 +124,28 @@ def test_ewc_roundtrip(tmp_path, weights):
     assert np.array_equal(calm.read_cwgt(path).ewc.fisher_diagonal, fisher)
 
 
+def test_write_refuses_a_zero_dt_rank(tmp_path):
+    # the rank is part of the model's shape: a zero is refused, never replaced by a guess
+    path = tmp_path / "m.cwgt"
+    for header in ({"d_model": 40, "n_layers": 1}, calm.CWGTHeader(d_model=40, n_layers=1)):
+        with pytest.raises(ValueError, match=r"dt_rank is 0.*d_model=40 is 3\)"):
+            calm.write_cwgt(path, header, None, np.zeros(2, np.float32))
+    assert not path.exists()
+    assert cwgt.default_dt_rank(40) == 3 and cwgt.default_dt_rank(16 * 300) == 255
+    with pytest.raises(ValueError, match="d_model must be > 0"):
+        cwgt.default_dt_rank(0)
+
+
 def test_write_derives_counts_and_accepts_dicts(tmp_path):
     path = tmp_path / "m.cwgt"
     header = calm.write_cwgt(
         str(path),
-        {"d_model": 40, "n_layers": 1, "tied": True},
+        {"d_model": 40, "n_layers": 1, "tied": True, "dt_rank": 3},
         {"domain": "d"},
         np.arange(6).reshape(2, 3),
     )
     assert header.param_count == 6 and header.tied
-    assert header.dt_rank == 3  # ceil(40 / 16)
+    assert header.dt_rank == 3
     model = calm.read_cwgt(str(path))
     assert model.header == header
     assert model.weights.tolist() == [0, 1, 2, 3, 4, 5]
@@ -449,10 +461,10 @@ def test_write_cwgt_refuses_weights_that_overflow_float32(tmp_path, weights):
     # was: stored as inf with only a RuntimeWarning (silent corruption)
     path = tmp_path / "w.cwgt"
     with pytest.raises(ValueError, match="does not fit float32"):
-        calm.write_cwgt(path, {"d_model": 16, "n_layers": 1}, None, weights)
+        calm.write_cwgt(path, {"d_model": 16, "n_layers": 1, "dt_rank": 1}, None, weights)
     assert not path.exists()
     calm.write_cwgt(
-        path, {"d_model": 16, "n_layers": 1}, None, [np.inf, 3e38]
+        path, {"d_model": 16, "n_layers": 1, "dt_rank": 1}, None, [np.inf, 3e38]
     )  # inf itself is kept
     assert calm.read_cwgt(path).weights[0] == np.inf
 
@@ -461,7 +473,10 @@ def test_write_cwgt_metadata_with_a_lone_surrogate_names_the_field(tmp_path):
     # was: bare UnicodeEncodeError "'utf-8' codec can't encode character '\udcff' ..."
     with pytest.raises(ValueError, match="metadata domain contains a lone surrogate"):
         calm.write_cwgt(
-            tmp_path / "w.cwgt", {"d_model": 16, "n_layers": 1}, ("\udcff", "", ""), [1.0]
+            tmp_path / "w.cwgt",
+            {"d_model": 16, "n_layers": 1, "dt_rank": 1},
+            ("\udcff", "", ""),
+            [1.0],
         )
 
 

@@ -252,7 +252,10 @@ def test_model_header_l_max_is_the_default(tmp_path):
     path = tmp_path / "m.cwgt"
     metadata = {"domain": "shell", "template": SHELL, "stop_conditions": "|"}
     calm.write_cwgt(
-        path, {"d_model": 16, "n_layers": 1, "l_max": 20}, metadata, np.zeros(2, np.float32)
+        path,
+        {"d_model": 16, "n_layers": 1, "l_max": 20, "dt_rank": 1},
+        metadata,
+        np.zeros(2, np.float32),
     )
     model = calm.read_cwgt(path)
     ctx = {"history": [{"cmd": "abcdef", "exit": 0}] * 3, "input": "ls"}
@@ -263,7 +266,9 @@ def test_model_header_l_max_is_the_default(tmp_path):
 
 def test_model_without_template(tmp_path):
     path = tmp_path / "m.cwgt"
-    calm.write_cwgt(path, {"d_model": 16, "n_layers": 1}, None, np.zeros(2, np.float32))
+    calm.write_cwgt(
+        path, {"d_model": 16, "n_layers": 1, "dt_rank": 1}, None, np.zeros(2, np.float32)
+    )
     with pytest.raises(ValueError, match="no template"):
         calm.build_sequence(calm.read_cwgt(path), {})
 
@@ -495,7 +500,7 @@ def test_build_sequence_unknown_key_with_a_model_template(tmp_path):
     path = tmp_path / "m.cwgt"
     calm.write_cwgt(
         path,
-        calm.CWGTHeader(d_model=16, n_layers=1),
+        calm.CWGTHeader(d_model=16, n_layers=1, dt_rank=1),
         calm.CWGTMetadata("shell", "BOS;CWD:cwd;ATN;CMD:input", "|"),
         np.zeros(4, dtype=np.float32),
     )

@@ -143,7 +143,9 @@ def test_from_metadata_and_model(tmp_path):
     meta = calm.CWGTMetadata("shell", calm.TEMPLATES["shell"], SHELL_STOPS)
     assert calm.StopConditions.from_metadata(meta).patterns == (b"|", b";", b"&&", b"||")
     path = tmp_path / "m.cwgt"
-    calm.write_cwgt(path, {"d_model": 8, "n_layers": 1}, meta, np.zeros(1, np.float32))
+    calm.write_cwgt(
+        path, {"d_model": 8, "n_layers": 1, "dt_rank": 1}, meta, np.zeros(1, np.float32)
+    )
     model = calm.read_cwgt(path)
     assert calm.StopConditions.from_metadata(model) == calm.StopConditions(SHELL_STOPS)
     assert model.stop_conditions(raw=True).raw is True

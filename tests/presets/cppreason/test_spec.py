@@ -5,6 +5,8 @@ the command line; plus regressions for the defects found against it."""
 
 from __future__ import annotations
 
+import math
+import re
 import warnings
 
 import pytest
@@ -193,6 +195,40 @@ def test_train_fills_the_vocab_size_asked_for():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every merge asked for is learned
         assert cppreason.train([text[:20000]], vocab_size=2200).vocab_size == 2200
+
+
+def test_short_vocabulary_says_how_much_corpus_it_needs():
+    # min_frequency=2 stops early on a small corpus: the one warning names the corpus that the
+    # requested size needs, extrapolated from this corpus and half of it
+    text = (DATA / "corpora" / "cpp_slice.txt").read_text(encoding="utf-8")
+    estimates = []
+    for size in (40_000, 150_000):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tok = cppreason.train([text[:size]], vocab_size=32768)
+        assert tok.vocab_size < 32768
+        assert len(caught) == 1, [str(w.message) for w in caught]
+        message = str(caught[0].message)
+        learned = tok.vocab_size - FIRST_LEARNED - 256
+        assert f"after {learned} merges (30912 requested)" in message
+        assert f"has {tok.vocab_size} tokens, not 32768" in message
+        found = re.search(
+            r"of text gave \d+ merges \(half of it gave (\d+), so merges grow as "
+            r"size\^(0\.\d\d)\): 30912 merges need about ([\d.]+) MB",
+            message,
+        )
+        assert found, message
+        half, needed = int(found[1]), float(found[3])
+        exponent = min(1.0, max(0.2, math.log2(learned / half)))
+        assert 0 < half < learned and float(found[2]) == round(exponent, 2)
+        # the estimate follows the power law through this corpus
+        n_bytes = len(text[:size].encode())
+        assert needed * 1e6 == pytest.approx(
+            n_bytes * (30912 / learned) ** (1 / exponent), rel=0.02
+        )
+        estimates.append(needed)
+    # far more than the corpus given, and of the same order from either corpus size
+    assert all(e > 1 for e in estimates) and 0.2 < estimates[0] / estimates[1] < 5
 
 
 def test_train_default_vocab_size_is_the_specs():

@@ -6,6 +6,7 @@ import pickle
 import subprocess
 import sys
 import warnings
+from collections import Counter
 
 import pytest
 import regex
@@ -20,12 +21,14 @@ from toksmith.presets.cromwell import (
     CodeTokenizer,
     collect_code_corpus,
     parse_edit_output,
+    parse_edit_text,
     tokenize_file_with_edit,
 )
 
 CORPORA = DATA / "corpora"
 CODE_FILES = [CORPORA / f"{n}_slice.txt" for n in ("python", "cpp", "javascript", "english")]
 VOCAB = 3000
+N_SUPER = int((VOCAB - 264) * cromwell.DEFAULT_SUPERWORD_SHARE)
 
 
 @pytest.fixture(scope="module")
@@ -55,34 +58,71 @@ def test_layout_specials_first_then_bytes_then_merges(code):
     ]
     ranks = tok.mergeable_ranks()
     assert sorted(ranks.values()) == list(range(8, VOCAB))
-    assert tok.pattern_name == "o200k" and tok.metadata["preset"] == "cromwell"
+    assert tok.pattern == cromwell.CODE_PATTERN and tok.metadata["preset"] == "cromwell"
+    assert tok.metadata["superword_merges"] == N_SUPER
 
 
-def test_merges_are_the_core_trainers_and_encoding_the_references(code):
-    # the preset is the core trainer with the preset's options: same merges as a plain
-    # train_from_iterator on the same texts
+def test_first_stage_is_the_core_trainers_and_encoding_the_references(code):
+    # the first stage is the core trainer with o200k's split: the same merges as a plain
+    # train_from_iterator on the same texts, for the first VOCAB - N_SUPER tokens
     texts = [p.read_text(encoding="utf-8") for p in CODE_FILES]
     plain = toksmith.train_from_iterator(
         texts,
-        vocab_size=VOCAB,
+        vocab_size=VOCAB - N_SUPER,
         pattern="o200k",
         special_tokens={s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)},
     )
-    assert plain.mergeable_ranks() == code.tokenizer.mergeable_ranks()
-    # and it encodes as the pure-Python reference does with its ranks (ids are ranks here)
     ranks = code.tokenizer.mergeable_ranks()
+    assert plain.mergeable_ranks() == {t: r for t, r in ranks.items() if r < VOCAB - N_SUPER}
+    # and it encodes as the pure-Python reference does with its ranks (ids are ranks here)
     for text in texts:
         sample = text[:20000]
-        assert code.encode(sample) == reference.encode(sample, toksmith.PATTERNS["o200k"], ranks)
+        assert code.encode(sample) == reference.encode(sample, cromwell.CODE_PATTERN, ranks)
+
+
+def _reference_superwords(texts, ranks, n_new):
+    """The second stage, naively: encode each piece of CODE_PATTERN with ``ranks``,
+    then merge the most frequent adjacent pair (ties: the smallest pair of ids) until
+    ``n_new`` new tokens exist; a pair spelling an existing token takes its id."""
+    lines = Counter()
+    for text in texts:
+        lines.update(regex.findall(cromwell.CODE_PATTERN, text))
+    words = [(reference.encode_piece(c.encode(), ranks), n) for c, n in lines.items()]
+    spelled = {i: t for t, i in ranks.items()}
+    ids_of = dict(ranks)
+    next_id = max(ranks.values()) + 1
+    new = {}
+    while len(new) < n_new:
+        pairs = Counter()
+        for ids, n in words:
+            for pair in zip(ids, ids[1:]):
+                pairs[pair] += n
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], (-p[0], -p[1])))
+        t = spelled[best[0]] + spelled[best[1]]
+        made = ids_of.get(t)
+        if made is None:
+            made = ids_of[t] = new[t] = next_id
+            spelled[made] = t
+            next_id += 1
+        words = [(reference.merge_pair(ids, best, made), n) for ids, n in words]
+    return new
 
 
 def test_small_training_equals_the_reference_trainer():
     texts = [p.read_text(encoding="utf-8")[:8000] for p in CODE_FILES[:3]]
     merges = reference.train(texts, toksmith.PATTERNS["o200k"], 200)
-    code = cromwell.train(texts, vocab_size=8 + 256 + 200)
-    ref_ranks = reference.ranks_from_merges(merges)
-    # the same tokens in the same order, shifted by the eight special ids
-    assert code.tokenizer.mergeable_ranks() == {t: r + 8 for t, r in ref_ranks.items()}
+    ref_ranks = {t: r + 8 for t, r in reference.ranks_from_merges(merges).items()}
+    # one stage: the same tokens in the same order, shifted by the eight special ids
+    plain = cromwell.train(texts, vocab_size=8 + 256 + 200, superword_share=0)
+    assert plain.tokenizer.mergeable_ranks() == ref_ranks
+    assert plain.tokenizer.pattern_name == "o200k"
+    # two stages: 200 merges in o200k's pieces, then 50 across them in CODE_PATTERN's pieces
+    code = cromwell.train(texts, vocab_size=8 + 256 + 250, superword_share=0.2)
+    expected = {**ref_ranks, **_reference_superwords(texts, ref_ranks, 50)}
+    assert code.tokenizer.mergeable_ranks() == expected
+    assert any(t.startswith(b"\n ") for t in expected if expected[t] >= 8 + 256 + 200)
 
 
 def test_seed_tests_round_trip(code):
@@ -118,8 +158,28 @@ def test_code_structure_becomes_tokens(code):
         b" self",
     ]:
         assert tok.encode_single_token(piece) >= 264, piece
-    ids = code.encode("\n    return self.x")
-    assert [tok.decode([i]) for i in ids][:3] == ["\n", "   ", " return"]
+    # the seed's structures that o200k's split keeps apart are learned by the second stage:
+    # line break + indentation (+ keyword), keyword + bracket, operator + operand
+    superwords = [t for t, r in tok.mergeable_ranks().items() if r >= VOCAB - N_SUPER]
+    for piece in [
+        b"\n    ",
+        b"\n        ",
+        b"\n\t\t",
+        b"\n        return",
+        b"\n\n    def",
+        b"\n        if",
+        b"else:",
+        b"(self,",
+        b" self._",
+        b"->_M",
+        b" std::",
+        b" 0;",
+    ]:
+        assert piece in superwords, piece
+    # never across a space inside a line
+    assert not any(b" " in t.lstrip(b" \t\r\n").rstrip(b" ") for t in superwords)
+    # o200k's pieces "\n", "   ", " return", " self", ".x" become fewer tokens
+    assert len(code.encode("\n    return self.x")) < 5
     # camelCase names split into parts before BPE (o200k's split)
     assert toksmith.split("parseJSONValue MyClass", "o200k") == [
         "parse",
@@ -238,6 +298,83 @@ def test_parse_inverts_the_frame(code, path, old, new):
         True,
     )
     assert out["edit_type"] == ("insert" if not old.strip() else "replace")
+
+
+def test_parse_reads_the_seeds_text_header(code):
+    # a model trained on the seed's text form writes <FILE=path> as ordinary text
+    ids = [*code.encode("<FILE=src/a.py>\nx = 1\n"), code.edit_start_id, *code.encode("x = 2\n")]
+    out = code.parse_edit_output([*ids, code.edit_end_id])
+    assert out == {
+        "file_path": "src/a.py",
+        "old_content": "\nx = 1\n",
+        "new_content": "x = 2\n",
+        "edit_type": "replace",
+        "complete": True,
+    }
+    assert parse_edit_output(ids, code.tokenizer)["complete"] is False
+    # not a header: not at the start, an empty path, or a path across lines
+    for text in ("x <FILE=a.py>", "<FILE=>x", "<FILE=a\nb>x", "<FILE=a.py"):
+        out = code.parse_edit_output([*code.encode(text), code.edit_start_id])
+        assert out["file_path"] is None and out["old_content"] == text
+    # the <FILE> id header wins; its content may start with the text form
+    out = code.parse_edit_output(code.tokenize_file_with_edit("b.py", "<FILE=a.py>", ""))
+    assert (out["file_path"], out["old_content"]) == ("b.py", "<FILE=a.py>")
+
+
+def test_parse_edit_text_both_forms(code):
+    seed_form = "<FILE=path/to/file.py>\nx = 1\n<EDIT_START>\nx = 2\n<EDIT_END>"
+    out = parse_edit_text(seed_form)
+    assert out == code.parse_edit_text(seed_form)
+    assert out == {
+        "file_path": "path/to/file.py",
+        "old_content": "\nx = 1\n",
+        "new_content": "\nx = 2\n",
+        "edit_type": "replace",
+        "complete": True,
+    }
+    frame = code.tokenize_file_with_edit("a.py", "old\n", "new\n")
+    assert parse_edit_text(code.decode(frame)) == code.parse_edit_output(frame)
+    deleted = code.encode_delete("a.py", "gone\n")
+    assert parse_edit_text(code.decode(deleted)) == code.parse_edit_output(deleted)
+    out = parse_edit_text("<BOS><FILE=n.py>  <EDIT_START>print(1)<EOS><EDIT_END>")
+    assert (out["file_path"], out["edit_type"], out["new_content"], out["complete"]) == (
+        "n.py",
+        "insert",
+        "print(1)",
+        False,
+    )
+    assert parse_edit_text("old<EDIT_START>new<EDIT_END>")["file_path"] is None
+    with pytest.raises(ValueError, match="no <EDIT_START>"):
+        parse_edit_text("<FILE=a.py>x")
+    with pytest.raises(ValueError, match="not closed by </FILE>"):
+        parse_edit_text("<FILE>a.py<EDIT_START>")
+    with pytest.raises(TypeError, match="text must be a str"):
+        parse_edit_text(frame)
+    with pytest.raises(TypeError, match="use parse_edit_text"):
+        code.parse_edit_output(code.decode(frame))
+
+
+_NO_MARKERS = st.text(max_size=80).filter(lambda t: "<" not in t)
+
+
+@given(
+    path=st.text(min_size=1, max_size=30).filter(lambda p: not set(p) & set("<>\r\n")),
+    old=_NO_MARKERS,
+    new=_NO_MARKERS,
+)
+def test_text_forms_invert_the_frame(code, path, old, new):
+    seed_form = f"<FILE={path}>{old}<EDIT_START>{new}<EDIT_END>"
+    ids_form = code.tokenize_file_with_edit(path, old, new)
+    expected = code.parse_edit_output(ids_form)
+    assert parse_edit_text(seed_form) == expected == parse_edit_text(code.decode(ids_form))
+    # the text header read from ids (a model that writes the seed's form)
+    assert (
+        code.parse_edit_output(
+            code.encode(seed_form[: seed_form.index("<EDIT_START>")])
+            + [code.edit_start_id, *code.encode(new), code.edit_end_id]
+        )
+        == expected
+    )
 
 
 def test_marker_text_inside_contents(code):
@@ -367,7 +504,9 @@ def test_cli_train_preset(tmp_path):
     tok = toksmith.load(out)
     assert tok.special_tokens == {**{s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}, "<X>": 8}
     assert tok.decode_single_token_bytes(9) == b"\x00" and tok.n_vocab == 600
-    assert tok.metadata["preset"] == "cromwell" and tok.pattern_name == "o200k"
+    # both training stages: the last merges across o200k's pieces, on Cromwell's split
+    assert tok.metadata["preset"] == "cromwell" and tok.pattern == cromwell.CODE_PATTERN
+    assert tok.metadata["superword_merges"] == cromwell.superword_merges(600)
     assert CodeTokenizer(tok).encode_delete("a", "b")[-3:] == [5, 7, 6]
 
 
@@ -377,3 +516,24 @@ def test_o200k_split_is_the_regex():
     for path in CODE_FILES:
         text = path.read_text(encoding="utf-8")
         assert toksmith.split(text, "o200k") == regex.findall(pattern, text)
+
+
+def test_superword_share_checked_and_short_corpus_warns(tmp_path):
+    for bad, err in ((1.0, ValueError), (-0.1, ValueError), ("0.2", TypeError), (True, TypeError)):
+        with pytest.raises(err, match="superword_share"):
+            cromwell.train(["x y"] * 3, vocab_size=300, superword_share=bad)
+    # a corpus with few pieces runs out of pairs in the second stage: fewer tokens, a warning
+    with pytest.warns(UserWarning, match=r"superword stage ran out of pairs after \d+ new tokens"):
+        small = cromwell.train(["ab ab ab\n  cd cd\n"] * 3, vocab_size=264 + 8, superword_share=0.5)
+    assert small.tokenizer.n_vocab < 272
+    text = "ab ab\n  cd  cd\n"
+    assert small.decode(small.encode(text)) == text
+    # files are read again for the second stage: the same tokenizer as from their texts
+    paths = []
+    for k, p in enumerate(CODE_FILES[:2]):
+        paths.append(tmp_path / f"f{k}.txt")
+        paths[-1].write_text(p.read_text(encoding="utf-8")[:20000], encoding="utf-8")
+    from_files = cromwell.train(paths, vocab_size=600)
+    from_texts = cromwell.train([p.read_text(encoding="utf-8") for p in paths], vocab_size=600)
+    assert from_files.tokenizer.mergeable_ranks() == from_texts.tokenizer.mergeable_ranks()
+    assert from_files.tokenizer.metadata["superword_merges"] == int(336 * 0.2)

@@ -67,6 +67,7 @@ __all__ = [
     "FLAG_HAS_EWC",
     "read_cwgt",
     "write_cwgt",
+    "default_dt_rank",
     "load_model",
 ]
 
@@ -161,8 +162,9 @@ class CWGTHeader:
 
     ``magic``, ``arch_version``, ``vocab_size``, ``l_max``, ``expand``,
     ``d_state`` and ``d_conv`` default to the seed's values (Mamba's usual 2,
-    16 and 4 for the last three); ``dt_rank`` 0 means ``ceil(d_model / 16)``
-    when writing. :func:`write_cwgt` fills in ``param_count``, ``meta_size``
+    16 and 4 for the last three); ``dt_rank`` has no default a file can hold:
+    :func:`write_cwgt` refuses 0 (Mamba's usual choice is ``ceil(d_model / 16)``,
+    :func:`default_dt_rank`). :func:`write_cwgt` fills in ``param_count``, ``meta_size``
     and the has_ewc flag from what it writes.
 
     >>> h = CWGTHeader(d_model=64, n_layers=2, dt_rank=4, flags=FLAG_TIED)
@@ -299,11 +301,6 @@ class CWGTHeader:
         """The packed 48 bytes (validated first)."""
         self.validate()
         return _STRUCT.pack(*(getattr(self, name) for name, _ in _LAYOUT))
-
-    def _with_dt_rank(self) -> "CWGTHeader":
-        if self.dt_rank == 0 and isinstance(self.d_model, int) and self.d_model > 0:
-            return dataclasses.replace(self, dt_rank=min(255, math.ceil(self.d_model / 16)))
-        return self
 
     @classmethod
     def from_bytes(cls, data: bytes, path: Optional[str] = None) -> "CWGTHeader":
@@ -460,7 +457,7 @@ def read_cwgt(path: Union[str, "os.PathLike[str]"]) -> CWGTModel:
     >>> import numpy as np, os, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = os.path.join(tmp, "tiny.cwgt")
-    ...     _ = write_cwgt(path, CWGTHeader(d_model=16, n_layers=1),
+    ...     _ = write_cwgt(path, CWGTHeader(d_model=16, n_layers=1, dt_rank=1),
     ...                    CWGTMetadata("shell", "BOS;ATN;CMD:input", "| ;"), np.arange(4, dtype=np.float32))
     ...     model = read_cwgt(path)
     ...     print(model.header.param_count, model.metadata.domain, model.weights.tolist())
@@ -580,6 +577,18 @@ def _as_float32(np: Any, values: Any, name: str) -> Any:
     return flat
 
 
+def default_dt_rank(d_model: int) -> int:
+    """Mamba's usual ``dt_rank`` for ``d_model``: ``ceil(d_model / 16)``, at most 255 (one byte).
+
+    >>> default_dt_rank(40), default_dt_rank(4096)
+    (3, 255)
+    """
+    d_model = operator.index(d_model)
+    if d_model <= 0:
+        raise ValueError(f"d_model must be > 0, not {d_model}")
+    return min(255, math.ceil(d_model / 16))
+
+
 def write_cwgt(
     path: Union[str, "os.PathLike[str]"],
     header: Union[CWGTHeader, Mapping[str, Any]],
@@ -593,8 +602,10 @@ def write_cwgt(
     sets flag bit 0). ``param_count``, ``meta_size`` and the has_ewc flag are
     always set from ``weights``, ``metadata`` and ``ewc`` (so the header of a
     model read with :func:`read_cwgt` can be reused with new metadata, or
-    without its EWC arrays), and a zero ``dt_rank`` becomes
-    ``ceil(d_model / 16)``. ``weights`` is any numeric array
+    without its EWC arrays). ``dt_rank`` must be set (1-255): a zero ``dt_rank``
+    is a ValueError, never rewritten, since the rank is part of the model's shape and
+    a guessed value would describe other weights (``default_dt_rank(d_model)`` gives
+    Mamba's usual ``ceil(d_model / 16)``). ``weights`` is any numeric array
     (flattened in C order, stored as float32); ``ewc`` is None or a pair
     ``(fisher_diagonal, anchor_weights)`` of the same size. The metadata
     template, when set, must be a valid template spec.
@@ -602,6 +613,12 @@ def write_cwgt(
     np = require_numpy("calm.write_cwgt")
     path = _fspath(path)
     head = _as_header(header)
+    if head.dt_rank == 0 and type(head.d_model) is int and head.d_model > 0:
+        # (a bad d_model is named first, by the header's own validation below)
+        raise ValueError(
+            "write_cwgt: dt_rank is 0; set the model's dt_rank (1-255) in the header "
+            f"(Mamba's usual value for d_model={head.d_model} is {default_dt_rank(head.d_model)})"
+        )
     meta = _as_metadata(metadata)
     if meta.template:
         parse_template(meta.template)
@@ -631,9 +648,7 @@ def write_cwgt(
                 )
             arrays.append(arr)
     flags = (head.flags & ~FLAG_HAS_EWC) | (FLAG_HAS_EWC if arrays else 0)
-    final = dataclasses.replace(
-        head, param_count=flat.size, meta_size=len(blob), flags=flags
-    )._with_dt_rank()
+    final = dataclasses.replace(head, param_count=flat.size, meta_size=len(blob), flags=flags)
     packed = final.to_bytes()
     arrays.append(flat)
     if os.path.isdir(path):  # was found only after the whole file was written next to it
