@@ -132,6 +132,22 @@ def test_encode_to_numpy() -> None:
     )
 
 
+def test_encode_to_buffer_of_a_wide_str() -> None:
+    """A str that CPython stores two bytes per character: its UTF-8 copy (40 MB) does not fit."""
+    check(
+        run_child(
+            f"""
+            enc = _core.Bpe(MERGING, [], "gpt2")
+            text = "\u0101" * {LONG}
+            enc.encode_to_buffer("\u0101" * 300_000)
+            limit(24 << 20)
+            def work():
+                enc.encode_to_buffer(text)
+            """
+        )
+    )
+
+
 @pytest.mark.parametrize("how", ["encode_batch", "encode_batch_bytes"])
 def test_encode_batch(how: str) -> None:
     """A batch's id buffer and output bytes grow with its texts."""

@@ -3,6 +3,8 @@ real GPT-2 and cl100k vocabularies."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 import toksmith
 from tests.strategies_interop import tiktoken_mixed_text
 from toksmith import Tokenizer
-from toksmith.unstable import byte_pair_encode
+from toksmith.unstable import _split_unstable, _tables, byte_pair_encode
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -189,8 +191,6 @@ def _reference_encode_bytes(tok, data: bytes) -> list:
     """The pure-Python encode_bytes that the native one replaced (tiktoken's algorithm step by
     step: the valid prefix, its unstable end cut off, that end and the rest merged as one
     piece): the reference where tiktoken has no counterpart (pinned tokens)."""
-    from toksmith.unstable import _split_unstable, _tables
-
     try:
         return tok.encode_ordinary(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -240,8 +240,6 @@ def test_native_encode_bytes_with_pinned_tokens(trained, data, pinned):
 def test_native_encode_bytes_long_inputs(pairs):
     """80 KB of text with an invalid byte in the middle and at the end; 200 KB of random bytes
     (a piece merged in chunks)."""
-    import random
-
     rng = random.Random(36)
     text = ("The quick brown fox, naïve café 中文 😀\n\n  x = 1\t" * 2000).encode()
     noise = bytes(rng.randrange(256) for _ in range(200_000))
