@@ -740,10 +740,11 @@ class Tokenizer(_lengths.LengthSettings):
                     )
 
     def encode_bytes(self, data: bytes) -> List[int]:
-        """Encode bytes that need not be valid UTF-8 (tiktoken's ``_encode_bytes``): valid
-        UTF-8 is encoded as :meth:`encode_ordinary` encodes its text; from the first invalid
-        byte on, the rest, together with the unstable end of the valid part before it, is
-        merged as one piece (plain byte-pair merging, O(n log n)). Decoding gives the bytes back.
+        """Encode bytes that need not be valid UTF-8 (tiktoken's ``_encode_bytes``, natively):
+        valid UTF-8 is encoded as :meth:`encode_ordinary` encodes its text; from the first
+        invalid byte on, the rest, together with the unstable end of the valid part before it,
+        is one piece: its id if it is a token, else its byte-pair merge (near-linear in its
+        length). Decoding gives the bytes back.
 
         >>> tok = Tokenizer.from_ranks({**{bytes([b]): b for b in range(256)}, b"ab": 256}, "gpt2")
         >>> tok.encode_bytes(b"ab\\xffab")

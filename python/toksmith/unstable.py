@@ -1,6 +1,7 @@
 """``encode_with_unstable``: the tokens of a prompt that more text cannot change, and every way
 the rest could continue (tiktoken's API of the same name, for completion-style prompting); and
-``encode_bytes`` / ``encode_single_piece``, which share its unstable end and plain merging.
+``encode_bytes`` (native) / ``encode_single_piece``, which share its unstable end and plain
+merging.
 
 The end of an encoding is unstable: appending text can merge the last piece with what follows
 (``"hello fan"`` + ``"ta"`` is ``"hello"``, ``" fanta"``, not ``" fan"``, ``"ta"``). The last
@@ -182,15 +183,8 @@ def encode_bytes(tok: "TokenizerLike", data: bytes) -> List[int]:
     """See :meth:`toksmith.Tokenizer.encode_bytes`."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"encode_bytes needs bytes, not {type(data).__name__}")
-    data = bytes(data)
-    try:
-        return tok.encode_ordinary(data.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        valid = e.start
-    text = data[:valid].decode("utf-8")
-    tokens, unstable = _split_unstable(tok, text, tok.encode_ordinary(text), set())
-    tokens.extend(byte_pair_encode(unstable + data[valid:], _tables(tok).ids))
-    return tokens
+    # native (toksmith_core's Encoder::encode_bytes): tiktoken's semantics, merged in Rust
+    return tok._core.encode_bytes(bytes(data))
 
 
 def encode_single_piece(tok: "TokenizerLike", piece: bytes) -> List[int]:

@@ -3,6 +3,8 @@ real GPT-2 and cl100k vocabularies."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 import toksmith
 from tests.strategies_interop import tiktoken_mixed_text
 from toksmith import Tokenizer
-from toksmith.unstable import byte_pair_encode
+from toksmith.unstable import _split_unstable, _tables, byte_pair_encode
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -183,3 +185,66 @@ def test_encode_with_unstable_when_the_pattern_drops_text(gpt2_ranks):
         stable, completions = tok.encode_with_unstable(text)
         want_stable, want = enc.encode_with_unstable(text)
         assert stable == want_stable and completions == sorted(want), text
+
+
+def _reference_encode_bytes(tok, data: bytes) -> list:
+    """The pure-Python encode_bytes that the native one replaced (tiktoken's algorithm step by
+    step: the valid prefix, its unstable end cut off, that end and the rest merged as one
+    piece): the reference where tiktoken has no counterpart (pinned tokens)."""
+    try:
+        return tok.encode_ordinary(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        valid = e.start
+    text = data[:valid].decode("utf-8")
+    tokens, unstable = _split_unstable(tok, text, tok.encode_ordinary(text), set())
+    rest = unstable + data[valid:]
+    ranks = _tables(tok).ids
+    whole = ranks.get(rest)
+    return tokens + ([whole] if whole is not None else byte_pair_encode(rest, ranks))
+
+
+# text with invalid bytes: valid UTF-8 (words, whitespace runs, CJK, emoji) cut anywhere and
+# joined with stray bytes, including the first bytes of multi-byte characters
+_MIXED_BYTES = st.lists(
+    st.one_of(
+        tiktoken_mixed_text.map(lambda s: s.encode("utf-8")),
+        st.binary(min_size=1, max_size=6),
+        st.sampled_from([b"\xe2\x82", b"\xf0\x9f", b"\xc3", b"\x80", b"\xff", b"\n \n", b"   "]),
+    ),
+    max_size=6,
+).map(b"".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_MIXED_BYTES)
+def test_native_encode_bytes_equals_tiktoken(pairs, data):
+    """Issue 36 item 10: encode_bytes is native (Rust), with tiktoken's semantics exactly."""
+    for tok, enc in pairs.values():
+        ids = tok.encode_bytes(data)
+        assert ids == enc._encode_bytes(data), data
+        assert tok.decode_bytes(ids) == data
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=_MIXED_BYTES, pinned=st.sampled_from([b"<think>", b"</think>", b""]))
+def test_native_encode_bytes_with_pinned_tokens(trained, data, pinned):
+    """Pinned tokens are produced in the valid prefix and end the unstable part (as tiktoken's
+    special tokens end a piece); checked against the former Python implementation."""
+    for tok in trained.values():
+        for d in (data + pinned + b"\xff", pinned + b"\xfe" + data, data):
+            ids = tok.encode_bytes(d)
+            assert ids == _reference_encode_bytes(tok, d), d
+            assert tok.decode_bytes(ids) == d
+
+
+def test_native_encode_bytes_long_inputs(pairs):
+    """80 KB of text with an invalid byte in the middle and at the end; 200 KB of random bytes
+    (a piece merged in chunks)."""
+    rng = random.Random(36)
+    text = ("The quick brown fox, naïve café 中文 😀\n\n  x = 1\t" * 2000).encode()
+    noise = bytes(rng.randrange(256) for _ in range(200_000))
+    for tok, enc in pairs.values():
+        for data in (text[:40_001] + b"\xff" + text[40_001:], text + b"\xc3", noise):
+            ids = tok.encode_bytes(data)
+            assert ids == enc._encode_bytes(data)
+            assert tok.decode_bytes(ids) == data

@@ -146,7 +146,8 @@ impl<'a> Job<'a> {
     }
 
     fn encode(&self, range: Range<usize>) -> Result<Encoded, (usize, BatchError)> {
-        let mut ids = take_ids_buffer(self.sizes[range.clone()].iter().sum());
+        let mut ids = take_ids_buffer(self.sizes[range.clone()].iter().sum())
+            .map_err(|e| (range.start, BatchError::Core(e)))?;
         let mut ends = Vec::with_capacity(range.len());
         let mut utf8 = String::new();
         for k in range.clone() {
@@ -434,11 +435,26 @@ pub(crate) fn encode_batch_bytes<'py>(
     let range = |r: std::ops::Range<usize>| -> Result<(Vec<u8>, usize), (usize, BatchError)> {
         let bytes: usize = sizes[r.clone()].iter().sum();
         // decimal text: at most 11 bytes per id, about 4 bytes of text per id
-        let mut out = Vec::with_capacity(if width == 0 { bytes + bytes / 2 } else { bytes });
-        let (mut ids, mut utf8, mut n) = (take_ids_buffer(bytes), String::new(), 0);
+        let first = r.start;
+        let oom = |e| (first, BatchError::Core(e));
+        let mut out = toksmith_core::mem::try_vec(
+            if width == 0 { bytes + bytes / 2 } else { bytes },
+            "the encoded ids",
+        )
+        .map_err(oom)?;
+        let mut ids = take_ids_buffer(bytes).map_err(oom)?;
+        let (mut utf8, mut n) = (String::new(), 0);
         for k in r {
             ids.clear();
             encode_text(enc, &views[k], allowed, &mut utf8, &mut ids).map_err(|e| (k, e))?;
+            // room for the most this text's ids can take (the writers below reserve no more)
+            let most = if width == 0 {
+                ids.len() * (10 + sep.len()) + open.len() + close.len() + sep.len() + 1
+            } else {
+                ids.len() * width
+            };
+            toksmith_core::mem::try_reserve(&mut out, most, "the encoded ids")
+                .map_err(|e| (k, BatchError::Core(e)))?;
             if width != 0 {
                 ids_to_le(&ids, width, &mut out).map_err(|e| (k, BatchError::Core(e)))?;
             } else if lines {
@@ -537,7 +553,8 @@ pub(crate) fn encode_batch_arrays<'py>(
     let mark = |k: usize| marks.map_or(3, |m| m[k]);
     let range = |r: std::ops::Range<usize>| -> Result<Part, (usize, BatchError)> {
         let bytes: usize = sizes[r.clone()].iter().sum();
-        let mut ids = take_ids_buffer(bytes + 2 * r.len());
+        let mut ids =
+            take_ids_buffer(bytes + 2 * r.len()).map_err(|e| (r.start, BatchError::Core(e)))?;
         let mut ends = Vec::with_capacity(r.len());
         let mut utf8 = String::new();
         for k in r {

@@ -354,16 +354,34 @@ impl Bpe {
         narrow: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let a = allowed_from(allowed, allow_all);
+        // The ids go in blocks straight into the bytes (no id vector), which grow fallibly:
+        // a text too long for memory is a MemoryError, not an abort.
+        let width = if narrow { 2 } else { 4 };
         let bytes = with_utf8(py, text, |text| -> toksmith_core::Result<Vec<u8>> {
-            let ids = self.enc.encode(text, &a)?;
-            Ok(if narrow {
-                ids.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect()
-            } else {
-                ids.iter().flat_map(|&i| i.to_le_bytes()).collect()
-            })
+            let mut out = Vec::new();
+            let mut failed = Ok(());
+            self.enc.encode_blocks(text, &a, &mut |ids: &[u32]| {
+                if failed.is_ok() {
+                    failed = toksmith_core::mem::try_reserve(
+                        &mut out,
+                        ids.len() * width,
+                        "the encoded ids",
+                    )
+                    .and_then(|_| toksmith_core::ids_format::ids_to_le(ids, width, &mut out));
+                }
+            })?;
+            failed.map(|_| out)
         })?
         .map_err(to_py)?;
-        Ok(PyBytes::new(py, &bytes))
+        // (`bytes_from` raises MemoryError where `PyBytes::new` would panic)
+        text::bytes_from(py, &bytes)
+    }
+
+    /// Encode bytes that need not be UTF-8, as tiktoken's `_encode_bytes` does
+    /// (`Encoder::encode_bytes`).
+    fn encode_bytes<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.detach(|| self.enc.encode_bytes(data)).map_err(to_py)?;
+        self.ints.ids_to_list(py, &ids)
     }
 
     #[pyo3(signature = (texts, allowed=None, allow_all=false, threads=0))]

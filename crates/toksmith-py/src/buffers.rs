@@ -33,12 +33,13 @@ static SPARE_IDS: Mutex<Vec<Vec<u32>>> = Mutex::new(Vec::new());
 const SPARE_IDS_MAX: usize = 16 << 20;
 
 /// An empty id buffer with room for `n` ids, reused from an earlier batch when one is spare.
-pub(crate) fn take_ids_buffer(n: usize) -> Vec<u32> {
+/// ([`toksmith_core::Error::OutOfMemory`] when the allocator refuses: `n` grows with the texts.)
+pub(crate) fn take_ids_buffer(n: usize) -> toksmith_core::Result<Vec<u32>> {
     let spare = SPARE_IDS.lock().map(|mut s| s.pop()).unwrap_or(None);
     let mut v = spare.unwrap_or_default();
     v.clear();
-    v.reserve(n);
-    v
+    toksmith_core::mem::try_reserve(&mut v, n, "the ids of a batch")?;
+    Ok(v)
 }
 
 /// Keep `bufs` for later batches, within [`SPARE_IDS_MAX`] (the rest is freed).

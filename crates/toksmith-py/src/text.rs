@@ -71,15 +71,30 @@ pub fn view<'a>(s: &'a Bound<'_, PyString>) -> PyResult<StrView<'a>> {
 }
 
 /// Run `f` on the UTF-8 of `text` with the GIL released (converting it there if CPython does
-/// not hold it as UTF-8 already).
+/// not hold it as UTF-8 already). The copy is allocated fallibly, for as many bytes as the text
+/// can need: a text too long for memory is a `MemoryError`, not an abort.
 pub fn with_utf8<T: Send>(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
     f: impl FnOnce(&str) -> T + Send,
 ) -> PyResult<T> {
     let v = view(text)?;
-    py.detach(|| v.utf8().map(|s| f(&s)))
-        .map_err(|e| surrogate_error(text, e))
+    match v {
+        StrView::Utf8(s) => Ok(py.detach(|| f(s))),
+        StrView::Wide(w) => {
+            // (+ 8: the converters ask for that much slack beyond the characters)
+            let most = v.max_utf8_len() + 8;
+            let mut buf = String::new();
+            buf.try_reserve_exact(most).map_err(|_| {
+                crate::errors::to_py(toksmith_core::mem::oom("the text as UTF-8", most, 1))
+            })?;
+            py.detach(|| {
+                v.append_utf8(0, w.len(), &mut buf)?;
+                Ok(f(&buf))
+            })
+            .map_err(|e| surrogate_error(text, e))
+        }
+    }
 }
 
 impl<'a> StrView<'a> {

@@ -1,6 +1,7 @@
 //! The rank buckets of the long merge: position lists keyed by rank, popped lowest rank
 //! first.
 
+use crate::error::Result;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -38,16 +39,22 @@ impl Default for Buckets {
 /// Double a full position list. A large one is copied into a fresh buffer advised as huge
 /// pages before it is touched (a 10 MB piece queues tens of MB of positions; growing them in
 /// place cost a 4 KiB page fault per 1024 positions, copied by `realloc`).
+/// ([`Error::OutOfMemory`] when the allocator refuses: the lists grow with the piece.)
+///
+/// [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
 #[cold]
-fn grow(list: &mut Vec<u32>) {
+fn grow(list: &mut Vec<u32>) -> Result<()> {
+    const WHAT: &str = "the pair positions of a long piece";
     let cap = (list.len() * 2).max(16);
     if cap * std::mem::size_of::<u32>() >= crate::mem::HUGE_MIN {
-        let mut bigger = crate::mem::big_vec(cap);
+        let mut bigger = crate::mem::try_big_vec(cap, WHAT)?;
         bigger.extend_from_slice(list);
         *list = bigger;
     } else {
-        list.reserve_exact(cap - list.len());
+        list.try_reserve_exact(cap - list.len())
+            .map_err(|_| crate::mem::oom(WHAT, cap, std::mem::size_of::<u32>()))?;
     }
+    Ok(())
 }
 
 impl Buckets {
@@ -58,7 +65,7 @@ impl Buckets {
     }
 
     #[inline]
-    pub(crate) fn push(&mut self, rank: u32, pos: u32) {
+    pub(crate) fn push(&mut self, rank: u32, pos: u32) -> Result<()> {
         let slot = if self.memo[0].0 == rank {
             self.memo[0].1
         } else if self.memo[1].0 == rank {
@@ -95,9 +102,10 @@ impl Buckets {
         }
         let list = &mut self.lists[slot];
         if list.len() == list.capacity() {
-            grow(list);
+            grow(list)?;
         }
         list.push(pos);
+        Ok(())
     }
 
     pub(crate) fn pop_min(&mut self) -> Option<(u32, Vec<u32>)> {

@@ -3,6 +3,8 @@
 
 use crate::bpe::long::merge_long;
 use crate::bpe::small::{bpe_small, Scratch, HEAP_THRESHOLD};
+use crate::error::Result;
+use crate::mem::try_reserve;
 use crate::vocab::Vocab;
 use rustc_hash::FxHashMap;
 
@@ -19,10 +21,10 @@ fn compatible(
     (a, b): (u32, u32),
     work: &mut PairWork,
     scratch: &mut Scratch,
-) -> bool {
+) -> Result<bool> {
     let key = ((a as u64) << 32) | b as u64;
     if let Some(&known) = work.known.get(&key) {
-        return known;
+        return Ok(known);
     }
     work.bytes.clear();
     for t in [a, b] {
@@ -30,10 +32,10 @@ fn compatible(
         work.bytes.extend_from_slice(&vocab.flat[s..s + len]);
     }
     work.ids.clear();
-    merge_any(vocab, &work.bytes, limit, scratch, &mut work.ids);
+    merge_any(vocab, &work.bytes, limit, scratch, &mut work.ids)?;
     let ok = work.ids[..] == [a, b];
     work.known.insert(key, ok);
-    ok
+    Ok(ok)
 }
 
 /// Buffers and memo for [`compatible`] checks.
@@ -51,9 +53,9 @@ pub(crate) fn merge_any(
     limit: u32,
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
-) {
+) -> Result<()> {
     if bytes.len() < HEAP_THRESHOLD {
-        bpe_small(vocab, bytes, limit, scratch, out);
+        bpe_small(vocab, bytes, limit, scratch, out)
     } else {
         merge_long(
             vocab,
@@ -64,7 +66,7 @@ pub(crate) fn merge_any(
             usize::MAX,
             &mut |_| {},
             &mut scratch.long,
-        );
+        )
     }
 }
 
@@ -90,8 +92,27 @@ pub(crate) fn merge_any(
 /// small on real text (differences die out within a few tokens); a run whose token grid is
 /// shifted by the junction re-merges at most the rest of its chunk. If the windows re-merged
 /// add up to more than `budget` bytes, `ids` is put back and `false` returned: the caller
-/// merges the piece in one go.
+/// merges the piece in one go. ([`crate::error::Error::OutOfMemory`] when the allocator refuses
+/// room for the ids: `ids` is then put back as it was.)
 pub(crate) fn merge_chunked(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    chunk: usize,
+    budget: usize,
+    scratch: &mut Scratch,
+    ids: &mut Vec<u32>,
+) -> Result<bool> {
+    let base = ids.len();
+    let r = merge_chunks(vocab, piece, limit, chunk, budget, scratch, ids);
+    if !matches!(r, Ok(true)) {
+        ids.truncate(base);
+    }
+    r
+}
+
+/// [`merge_chunked`], leaving `ids` as it is on failure.
+fn merge_chunks(
     vocab: &Vocab,
     piece: &[u8],
     limit: u32,
@@ -99,7 +120,7 @@ pub(crate) fn merge_chunked(
     mut budget: usize,
     scratch: &mut Scratch,
     ids: &mut Vec<u32>,
-) -> bool {
+) -> Result<bool> {
     let base = ids.len();
     let n = piece.len();
     let len = |t: u32| vocab.span(t).map_or(0, |(_, l)| l);
@@ -118,7 +139,7 @@ pub(crate) fn merge_chunked(
             usize::MAX,
             &mut |_| {},
             &mut scratch.long,
-        );
+        )?;
         if ids.len() > base
             && !compatible(
                 vocab,
@@ -126,7 +147,7 @@ pub(crate) fn merge_chunked(
                 (ids[ids.len() - 1], part[0]),
                 &mut work,
                 scratch,
-            )
+            )?
         {
             let have = ids.len() - base;
             let (mut a, mut b) = (1usize, 1usize);
@@ -134,12 +155,11 @@ pub(crate) fn merge_chunked(
                 let w0 = pos - ids[ids.len() - a..].iter().map(|&t| len(t)).sum::<usize>();
                 let w1 = pos + part[..b].iter().map(|&t| len(t)).sum::<usize>();
                 if w1 - w0 > budget {
-                    ids.truncate(base);
-                    return false;
+                    return Ok(false);
                 }
                 budget -= w1 - w0;
                 window.clear();
-                merge_any(vocab, &piece[w0..w1], limit, scratch, &mut window);
+                merge_any(vocab, &piece[w0..w1], limit, scratch, &mut window)?;
                 let last = window[window.len() - 1];
                 let left_ok = a == have
                     || compatible(
@@ -148,11 +168,12 @@ pub(crate) fn merge_chunked(
                         (ids[ids.len() - a - 1], window[0]),
                         &mut work,
                         scratch,
-                    );
+                    )?;
                 let right_ok = b == part.len()
-                    || compatible(vocab, limit, (last, part[b]), &mut work, scratch);
+                    || compatible(vocab, limit, (last, part[b]), &mut work, scratch)?;
                 if left_ok && right_ok {
                     ids.truncate(ids.len() - a);
+                    try_reserve(ids, window.len(), "the ids of a long piece")?;
                     ids.extend_from_slice(&window);
                     part.drain(..b);
                     break;
@@ -165,10 +186,11 @@ pub(crate) fn merge_chunked(
                 }
             }
         }
+        try_reserve(ids, part.len(), "the ids of a long piece")?;
         ids.extend_from_slice(&part);
         pos = end;
     }
-    true
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -217,7 +239,8 @@ mod tests {
                     usize::MAX,
                     &mut |_| {},
                     &mut scratch.long,
-                );
+                )
+                .unwrap();
                 for chunk in [1usize, 2, 3, 7, 16, 61] {
                     let mut ids = vec![7u32]; // ids already in the output stay untouched
                     assert!(merge_chunked(
@@ -228,7 +251,8 @@ mod tests {
                         usize::MAX,
                         &mut scratch,
                         &mut ids
-                    ));
+                    )
+                    .unwrap());
                     assert_eq!(ids[0], 7);
                     assert_eq!(
                         &ids[1..],
@@ -239,7 +263,7 @@ mod tests {
                     // count the cases where merging the chunks alone is wrong (junctions fixed)
                     let mut naive = vec![];
                     for c in s.chunks(chunk) {
-                        merge_any(v, c, u32::MAX, &mut scratch, &mut naive);
+                        merge_any(v, c, u32::MAX, &mut scratch, &mut naive).unwrap();
                     }
                     fixed += (naive != whole) as usize;
                 }
@@ -250,15 +274,7 @@ mod tests {
         let s = b"a".repeat(101);
         let mut ids = vec![1u32, 2];
         let mut scratch = Scratch::default();
-        assert!(!merge_chunked(
-            &vocabs[0],
-            &s,
-            u32::MAX,
-            3,
-            0,
-            &mut scratch,
-            &mut ids
-        ));
+        assert!(!merge_chunked(&vocabs[0], &s, u32::MAX, 3, 0, &mut scratch, &mut ids).unwrap());
         assert_eq!(ids, [1, 2]);
     }
 }

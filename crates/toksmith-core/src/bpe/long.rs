@@ -3,7 +3,8 @@
 //! shortcut for pieces where no two adjacent bytes form a token.
 
 use crate::bpe::buckets::Buckets;
-use crate::mem::prefetch;
+use crate::error::{Error, Result};
+use crate::mem::{prefetch, try_reserve};
 use crate::vocab::Vocab;
 
 /// If no two adjacent bytes of the piece form a token (e.g. a run of spaces in GPT-2's
@@ -15,39 +16,42 @@ pub(crate) fn no_pairs(
     out: &mut Vec<u32>,
     block: usize,
     flush: &mut dyn FnMut(&mut Vec<u32>),
-) -> bool {
+) -> Result<bool> {
     if !piece
         .windows(2)
         .all(|w| vocab.pair_table[((w[0] as usize) << 8) | w[1] as usize] >= limit)
     {
-        return false;
+        return Ok(false);
     }
     let byte_ids = vocab.byte_ids();
     extend_in_blocks(out, piece.len(), block, flush, |r, out| {
         out.extend(piece[r].iter().map(|&b| byte_ids[b as usize]))
-    });
-    true
+    })?;
+    Ok(true)
 }
 
 /// Append `n` ids, written part by part by `fill(range, out)`, calling `flush` whenever `out`
-/// holds `block` ids or more.
+/// holds `block` ids or more. `fill` appends at most as many ids as its range is long (room
+/// for them is reserved first: [`Error::OutOfMemory`] when the allocator refuses).
 pub(crate) fn extend_in_blocks(
     out: &mut Vec<u32>,
     n: usize,
     block: usize,
     flush: &mut dyn FnMut(&mut Vec<u32>),
     mut fill: impl FnMut(std::ops::Range<usize>, &mut Vec<u32>),
-) {
+) -> Result<()> {
     let step = block.clamp(1, 1 << 16);
     let mut at = 0;
     while at < n {
         let end = (at + step).min(n);
+        try_reserve(out, end - at, "the ids of a long piece")?;
         fill(at..end, out);
         if out.len() >= block {
             flush(out);
         }
         at = end;
     }
+    Ok(())
 }
 
 /// The rank-bucket merge of [`bpe_long`] over the whole piece at once. Rank buckets are found
@@ -64,17 +68,24 @@ pub(crate) fn merge_long(
     block: usize,
     flush: &mut dyn FnMut(&mut Vec<u32>),
     work: &mut LongWork,
-) {
+) -> Result<()> {
     let n = piece.len();
-    assert!(n < u32::MAX as usize, "piece too long");
-    if no_pairs(vocab, piece, limit, out, block, flush) {
-        return;
+    if n >= u32::MAX as usize {
+        // (offsets are u32; such a piece is 4 GiB of text with no split in it)
+        return Err(Error::InvalidArgument(format!(
+            "a piece of {n} bytes is too long to merge (the most is {})",
+            u32::MAX - 1
+        )));
+    }
+    if no_pairs(vocab, piece, limit, out, block, flush)? {
+        return Ok(());
     }
     const NONE: u32 = u32::MAX;
     let LongWork { nodes, buckets } = work;
     nodes.clear();
     if n > nodes.capacity() {
-        *nodes = crate::mem::big_vec(n);
+        *nodes = Vec::new(); // the old records go before the new ones are allocated
+        *nodes = crate::mem::try_big_vec(n, "the records of a long piece")?;
     }
     nodes.extend((0..n as u32).map(|i| Node {
         next: i + 1,
@@ -88,7 +99,7 @@ pub(crate) fn merge_long(
         let r = vocab.rank_below(&piece[i..i + 2], limit);
         nodes[i].rank = r;
         if r != u32::MAX {
-            buckets.push(r, i as u32);
+            buckets.push(r, i as u32)?;
         }
     }
     let end = |nodes: &[Node], j: u32| {
@@ -141,12 +152,12 @@ pub(crate) fn merge_long(
             let mut lower = false;
             for &(rank, pos) in &pushes {
                 lower |= rank < r;
-                buckets.push(rank, pos);
+                buckets.push(rank, pos)?;
             }
             if lower {
                 // A lower rank must be merged first: put the rest of this bucket back.
                 for &pos in &positions[idx..] {
-                    buckets.push(r, pos);
+                    buckets.push(r, pos)?;
                 }
                 break;
             }
@@ -156,12 +167,16 @@ pub(crate) fn merge_long(
     let mut i = 0usize;
     while i < n {
         let j = nodes[i].next as usize;
+        if out.len() == out.capacity() {
+            try_reserve(out, 1, "the ids of a long piece")?;
+        }
         out.push(vocab.rank(&piece[i..j]).expect("merged parts are tokens"));
         if out.len() >= block {
             flush(out);
         }
         i = j;
     }
+    Ok(())
 }
 
 /// One record per byte offset of a long piece (next token start, previous token start, rank

@@ -34,6 +34,7 @@ pub(crate) mod test_vocabs;
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 
+use crate::error::Result;
 use crate::vocab::Vocab;
 use chunked::{merge_chunked, CHUNK, CHUNKED_MIN};
 use long::{extend_in_blocks, merge_long, no_pairs};
@@ -49,7 +50,10 @@ use std::cell::RefCell;
 /// rest of the bucket is put back, so the global order is always respected. Entries whose pair
 /// changed since they were queued are skipped. Sequential sweeps keep memory access local:
 /// this replaced a binary heap that was 2-3x slower and degraded on 10 MB inputs.
-pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+///
+/// Every buffer that grows with the piece is allocated fallibly: [`crate::Error::OutOfMemory`]
+/// when the allocator refuses (a MemoryError in Python, not an abort).
+pub fn bpe_long(vocab: &Vocab, piece: &[u8], limit: u32, out: &mut Vec<u32>) -> Result<()> {
     bpe_long_with(
         vocab,
         piece,
@@ -71,7 +75,7 @@ pub fn bpe_long_blocks(
     block: usize,
     flush: &mut dyn FnMut(&mut Vec<u32>),
     scratch: &mut Scratch,
-) {
+) -> Result<()> {
     bpe_long_with(vocab, piece, u32::MAX, out, block, flush, scratch)
 }
 
@@ -83,28 +87,42 @@ pub(crate) fn bpe_long_with(
     block: usize,
     flush: &mut dyn FnMut(&mut Vec<u32>),
     scratch: &mut Scratch,
-) {
+) -> Result<()> {
+    let r = merge_long_piece(vocab, piece, limit, out, block, flush, scratch);
+    // (also after a failure: the buffers of a piece too big for memory are not kept)
+    scratch.long.trim(2 * CHUNK);
+    r
+}
+
+fn merge_long_piece(
+    vocab: &Vocab,
+    piece: &[u8],
+    limit: u32,
+    out: &mut Vec<u32>,
+    block: usize,
+    flush: &mut dyn FnMut(&mut Vec<u32>),
+    scratch: &mut Scratch,
+) -> Result<()> {
     if piece.len() >= CHUNKED_MIN {
-        if no_pairs(vocab, piece, limit, out, block, flush) {
-            return;
+        if no_pairs(vocab, piece, limit, out, block, flush)? {
+            return Ok(());
         }
         let budget = 4 * piece.len();
         let done = if block == usize::MAX {
-            merge_chunked(vocab, piece, limit, CHUNK, budget, scratch, out)
+            merge_chunked(vocab, piece, limit, CHUNK, budget, scratch, out)?
         } else {
             // at most one id per byte: reserved once, touched only as far as it is used
-            let mut ids = crate::mem::big_vec(piece.len());
-            let done = merge_chunked(vocab, piece, limit, CHUNK, budget, scratch, &mut ids);
+            let mut ids = crate::mem::try_big_vec(piece.len(), "the ids of a long piece")?;
+            let done = merge_chunked(vocab, piece, limit, CHUNK, budget, scratch, &mut ids)?;
             if done {
                 extend_in_blocks(out, ids.len(), block, flush, |r, out| {
                     out.extend_from_slice(&ids[r])
-                });
+                })?;
             }
             done
         };
         if done {
-            scratch.long.trim(2 * CHUNK);
-            return;
+            return Ok(());
         }
     }
     merge_long(
@@ -116,8 +134,7 @@ pub(crate) fn bpe_long_with(
         block,
         flush,
         &mut scratch.long,
-    );
-    scratch.long.trim(2 * CHUNK);
+    )
 }
 
 /// BPE merge of a piece with tokens of rank < `limit`: `bpe_small` or `bpe_long` by length.
@@ -127,17 +144,22 @@ pub(crate) fn bpe(
     limit: u32,
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
-) {
+) -> Result<()> {
     if piece.len() < HEAP_THRESHOLD {
-        bpe_small(vocab, piece, limit, scratch, out);
+        bpe_small(vocab, piece, limit, scratch, out)
     } else {
-        bpe_long_with(vocab, piece, limit, out, usize::MAX, &mut |_| {}, scratch);
+        bpe_long_with(vocab, piece, limit, out, usize::MAX, &mut |_| {}, scratch)
     }
 }
 
 /// BPE of `bytes` using only tokens with rank < `limit` (used to recover merge lists).
-pub fn bpe_merge_limited(vocab: &Vocab, bytes: &[u8], limit: u32, out: &mut Vec<u32>) {
-    with_scratch(|scratch| bpe(vocab, bytes, limit, scratch, out));
+pub fn bpe_merge_limited(
+    vocab: &Vocab,
+    bytes: &[u8],
+    limit: u32,
+    out: &mut Vec<u32>,
+) -> Result<()> {
+    with_scratch(|scratch| bpe(vocab, bytes, limit, scratch, out))
 }
 
 thread_local! {
@@ -200,17 +222,18 @@ mod tests {
                     usize::MAX,
                     &mut |_| {},
                     &mut work,
-                );
+                )
+                .unwrap();
             }
             assert_eq!(a, b, "length {len}");
         }
         // no adjacent pair is a token: the bytes are the tokens (no merge machinery)
         let s = b"cacbcc".repeat(50);
         let mut a = vec![];
-        bpe_long(&v, &s, u32::MAX, &mut a);
+        bpe_long(&v, &s, u32::MAX, &mut a).unwrap();
         assert_eq!(a, s.iter().map(|&b| b as u32).collect::<Vec<_>>());
         let mut small = vec![];
-        bpe_small(&v, &s[..100], u32::MAX, &mut Scratch::default(), &mut small);
+        bpe_small(&v, &s[..100], u32::MAX, &mut Scratch::default(), &mut small).unwrap();
         assert_eq!(small, a[..100]);
     }
 
@@ -231,8 +254,8 @@ mod tests {
                 .collect();
             let mut a = vec![];
             let mut b = vec![];
-            bpe_small(v, &s, u32::MAX, &mut Scratch::default(), &mut a);
-            bpe_long(v, &s, u32::MAX, &mut b);
+            bpe_small(v, &s, u32::MAX, &mut Scratch::default(), &mut a).unwrap();
+            bpe_long(v, &s, u32::MAX, &mut b).unwrap();
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
         }
     }
@@ -252,7 +275,7 @@ mod tests {
         let v = toy_vocab();
         let s = vec![b'a'; 1_000_001];
         let mut out = vec![];
-        bpe_long(&v, &s, u32::MAX, &mut out);
+        bpe_long(&v, &s, u32::MAX, &mut out).unwrap();
         // All "aa" merge first (leftmost first), then the trailing "aa"+"a" (rank 258) before
         // the "aa"+"aa" pairs (rank 259).
         let mut expect = vec![259u32; 249_999];
@@ -265,9 +288,10 @@ mod tests {
             u32::MAX,
             &mut Scratch::default(),
             &mut small,
-        );
+        )
+        .unwrap();
         let mut long = vec![];
-        bpe_long(&v, &s[..1001], u32::MAX, &mut long);
+        bpe_long(&v, &s[..1001], u32::MAX, &mut long).unwrap();
         assert_eq!(small, long);
     }
 }

@@ -25,15 +25,15 @@ impl Vocab {
             .with_min_len(1024)
             .map(|&(id, bytes)| {
                 let mut parts = Vec::with_capacity(4);
-                bpe_merge_limited(self, bytes, id, &mut parts);
-                (parts.len() == 2).then(|| (parts[0], parts[1]))
+                bpe_merge_limited(self, bytes, id, &mut parts)?;
+                Ok((parts.len() == 2).then(|| (parts[0], parts[1])))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let mut out = Vec::with_capacity(tokens.len());
         for (&(id, bytes), p) in tokens.iter().zip(parts) {
             let Some((a, b)) = p else {
                 let mut parts = Vec::new();
-                bpe_merge_limited(self, bytes, id, &mut parts);
+                bpe_merge_limited(self, bytes, id, &mut parts)?;
                 return Err(Error::MergesUnrecoverable(format!(
                     "token {id} ({:?}) is not the merge of two lower-ranked tokens (BPE with lower ranks gives {} parts); \
                      this rank table can be used for encoding but has no merge list",

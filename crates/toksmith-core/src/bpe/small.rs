@@ -3,6 +3,8 @@
 //! from one piece to the next.
 
 use crate::bpe::long::LongWork;
+use crate::error::Result;
+use crate::mem::try_reserve;
 use crate::vocab::Vocab;
 
 /// Pieces at least this long use `bpe_long`.
@@ -18,7 +20,8 @@ pub struct Scratch {
     pub(crate) long: LongWork,
 }
 
-/// tiktoken-style merge of a piece (meant for short ones: O(n·m)). Appends the ids to `out`.
+/// tiktoken-style merge of a piece (meant for short ones: O(n·m)). Appends the ids to `out`
+/// ([`crate::error::Error::OutOfMemory`] when `out` cannot grow).
 ///
 /// Tokens are kept in three arrays, compacted after each merge (no allocation, no `memmove`
 /// calls): `start[i]` (byte offset of token i), `rank[i]` (rank of token i + token i+1, `MAX` if
@@ -30,12 +33,13 @@ pub fn bpe_small(
     limit: u32,
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
-) {
+) -> Result<()> {
     let n = piece.len();
     let byte_ids = vocab.byte_ids();
     if n < 2 {
+        try_reserve(out, n, "the ids")?;
         out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
-        return;
+        return Ok(());
     }
     if scratch.start.len() <= n {
         let size = (n + 1).max(HEAP_THRESHOLD + 1);
@@ -96,5 +100,7 @@ pub fn bpe_small(
             rank[at - 1] = vocab.rank_below(span(start, at - 1, at + 1), limit);
         }
     }
+    try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
+    Ok(())
 }

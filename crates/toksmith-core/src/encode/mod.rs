@@ -9,10 +9,12 @@
 //! * `pieces.rs`: the text between added tokens, piece by piece;
 //! * `stream.rs`: ids handed over in blocks, text that arrives in parts;
 //! * `allowed.rs`: which special tokens a call may produce;
+//! * `bytes.rs`: bytes that need not be UTF-8 (tiktoken's `_encode_bytes`);
 //! * [`piece_cache`]: the per-thread cache of the pieces that are not one token;
 //! * [`to_buffer`]: ids written into a caller's array memory.
 
 mod allowed;
+mod bytes;
 pub mod piece_cache;
 mod pieces;
 mod stream;
@@ -84,6 +86,7 @@ impl Encoder {
                 let accept = |id: u32, kind: AddedKind| allowed.accepts(id, kind);
                 while let Some((s, e, id)) = self.matcher.find(bytes, pos, &accept) {
                     self.encode_plain(&text[pos..s], scratch, out, limit, flush)?;
+                    crate::mem::try_reserve(out, 1, "the ids")?;
                     out.push(id);
                     pos = e;
                 }
@@ -92,8 +95,9 @@ impl Encoder {
         })
     }
 
+    /// ([`Error::OutOfMemory`] when the ids do not fit in memory.)
     pub fn encode(&self, text: &str, allowed: &Allowed) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut out = crate::mem::try_vec(text.len() / 3 + 1, "the ids")?;
         self.encode_into(text, allowed, &mut out)?;
         Ok(out)
     }

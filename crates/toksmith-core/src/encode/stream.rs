@@ -69,7 +69,8 @@ impl Encoder {
                 None => {
                     scanned = top.saturating_sub(1);
                     if buf.len() >= PARTS_RESERVE_AT && buf.capacity() < size_hint {
-                        let mut room = crate::mem::big_vec::<u8>(size_hint);
+                        let mut room =
+                            crate::mem::try_big_vec::<u8>(size_hint, "the text to encode")?;
                         room.extend_from_slice(buf.as_bytes());
                         buf = String::from_utf8(room).expect("a copy of a str is UTF-8");
                     }
@@ -88,7 +89,7 @@ impl Encoder {
         sink: &mut dyn FnMut(&[u32]),
     ) -> Result<()> {
         const BLOCK: usize = 4096;
-        let mut out = Vec::with_capacity(BLOCK + HEAP_THRESHOLD);
+        let mut out = crate::mem::try_vec(BLOCK + HEAP_THRESHOLD, "the ids")?;
         let mut flush = |ids: &mut Vec<u32>| {
             sink(ids);
             ids.clear();
