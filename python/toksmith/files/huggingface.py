@@ -4,7 +4,10 @@ Export (:func:`to_huggingface`, :func:`save_huggingface`) writes a byte-level BP
 ``tokenizer.json``:
 
 * model ``BPE`` with the byte-level vocab and the merge list (recovered from the ranks when the
-  tokenizer has none; a rank table without a merge list raises :class:`ConversionError`);
+  tokenizer has none); a rank table that is no merge list (Llama 3's: some tokens are not the
+  BPE of two lower-ranked tokens) is written as ``transformers`` converts tiktoken files, every
+  split of a token into two tokens a merge, ordered by (merged id, left id, right id), with
+  ``"ignore_merges": true`` (:func:`tiktoken_merges`);
 * pre-tokenizer ``Sequence[Split(Regex(pattern), "Isolated"), ByteLevel(use_regex=False)]``
   (``"Removed"`` with ``invert=True`` for a custom pattern, which may leave text unmatched:
   toksmith and tiktoken drop that text, and so does this ``Split``),
@@ -61,13 +64,13 @@ import json
 import operator
 import os
 import warnings
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .._fileio import atomic_files
 from .._paths import fspath
 from .._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
 from ..bytelevel import str_to_token, token_to_str
-from ..errors import TokenizerFileError, TokenizerFileNotFoundError
+from ..errors import MergesError, TokenizerFileError, TokenizerFileNotFoundError
 from ..pretokenize import PATTERNS, _from_file
 from ..spec import MergeCheck, TokenizerSpec
 from ._common import (
@@ -81,7 +84,6 @@ from ._common import (
     decoded_as_bytes,
     make_folder,
     merge_pairs,
-    merge_strings,
     ranks_from_vocab_and_merges,
     read_tokenizer_file,
     require,
@@ -151,12 +153,35 @@ def _added_entry(content: str, i: int, special: bool) -> Dict[str, Any]:
     }
 
 
+def tiktoken_merges(ranks: Mapping[bytes, int]) -> List[Tuple[str, str]]:
+    """The merge list ``transformers``' ``TikTokenConverter`` writes for a rank table (with
+    ``ignore_merges``): every split of a token into two tokens, ordered by the merged token's
+    id, then the left and right parts' ids. With ``ignore_merges``, ``tokenizers`` then merges
+    as tiktoken does (a whole-token piece is taken as it is; otherwise the pair that makes the
+    lowest id), and toksmith's reader accepts exactly such lists."""
+    found = []
+    for token, i in ranks.items():
+        for k in range(1, len(token)):
+            left = ranks.get(token[:k])
+            if left is not None:
+                right = ranks.get(token[k:])
+                if right is not None:
+                    found.append((i, left, right, k, token))
+    found.sort()  # (the left part's id fixes the split: no two entries tie before k)
+    return [(token_to_str(t[:k]), token_to_str(t[k:])) for _, _, _, k, t in found]
+
+
 def huggingface_json(tok) -> Dict[str, Any]:
     """The ``tokenizer.json`` document (a dict) for ``tok``; needs no optional dependency."""
     where = "Hugging Face export"
     check_tokenizer(tok, where)
-    merges = merge_strings(tok, where)
     ranks = tok.mergeable_ranks()
+    ignore_merges = False
+    try:
+        merges = [(token_to_str(a), token_to_str(b)) for a, b in tok.merges()]
+    except MergesError:
+        # a rank table that is no merge list (Llama 3's): as transformers converts tiktoken's
+        merges, ignore_merges = tiktoken_merges(ranks), True
     added = sorted(
         [(i, t, True) for t, i in tok.special_tokens.items()]
         + [(i, t, False) for t, i in tok.pinned_tokens.items()]
@@ -205,7 +230,7 @@ def huggingface_json(tok) -> Dict[str, Any]:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": ignore_merges,
             "vocab": vocab,
             "merges": [f"{a} {b}" for a, b in merges],
         },
@@ -834,6 +859,10 @@ def _spec_from_document(
         if tables is not None
         else None
     )
+    if got is None and ignore_merges and tables is not None:
+        # merges out of order, several per token (Llama 3): _ranks_ignore_merges, natively
+        got = tables.native.ranks_ignore_merges({**specials, **pinned})
+        several_merges = got is not None
     if got is None:
         if tables is not None:  # declined: the reference below says what is wrong
             model, tables = tables.document()["model"], None
