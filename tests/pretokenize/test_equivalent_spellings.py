@@ -6,6 +6,8 @@ vocabulary ``transformers`` converts from tiktoken spell cl100k's pattern as tik
 it is rustbpe's default (cl100k without ``\\s++$``). Qwen 1 / 2 / 2.5 / 3 take the same with
 one digit per piece. A spelling that differs in anything stays on the regex engine."""
 
+import json
+
 import pytest
 import regex
 from hypothesis import given
@@ -14,6 +16,7 @@ import toksmith
 from tests.conftest import DATA
 from tests.strategies import any_text, long_ascii_text, mixed_text, tricky_text
 from toksmith import _core
+from toksmith._regex import covering
 from toksmith.files import tiktoken as tt
 from toksmith.pretokenize import PATTERNS, RUSTBPE_GPT4_PATTERN, split
 
@@ -118,3 +121,31 @@ def test_the_named_patterns_are_unchanged():
     for name, pattern in PATTERNS.items():
         assert _core.compile_pattern(pattern) == (pattern, True)
         assert _core.compile_pattern(name) == (pattern, True)
+
+
+@pytest.mark.parametrize("key", SPELLINGS)
+def test_an_isolated_split_of_a_spelling_keeps_its_scanner(key):
+    """Hugging Face's Split(pattern, "Isolated") also keeps the text between matches; these
+    patterns match at every character, so the file's pattern is the spelling itself (and runs
+    on its scanner), as transformers' converted files (Llama 3, Qwen 2) write it."""
+    pattern = SPELLINGS[key][0]
+    assert covering(pattern) == pattern
+    for name, named in PATTERNS.items():
+        assert covering(named) == named
+        assert covering(name) != name  # a bare word is a regex there, not a name
+    words = _core.WORDS_PATTERN  # drops whitespace: the gaps must be matched too
+    assert covering(words) != words
+    ranks = {bytes([b]): b for b in range(256)}
+    doc = json.loads(
+        json.dumps(
+            toksmith.files.huggingface.huggingface_json(
+                toksmith.Tokenizer.from_ranks(ranks, pattern)
+            )
+        )
+    )
+    doc["pre_tokenizer"]["pretokenizers"][0].update(
+        {"pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+    )
+    tok = toksmith.from_huggingface(doc)
+    assert tok.pattern == pattern
+    assert _core.compile_pattern(tok.pattern)[1]
