@@ -7,7 +7,8 @@ Export (:func:`to_huggingface`, :func:`save_huggingface`) writes a byte-level BP
   tokenizer has none); a rank table that is no merge list (Llama 3's: some tokens are not the
   BPE of two lower-ranked tokens) is written as ``transformers`` converts tiktoken files, every
   split of a token into two tokens a merge, ordered by (merged id, left id, right id), with
-  ``"ignore_merges": true`` (:func:`tiktoken_merges`);
+  ``"ignore_merges": true`` (:func:`tiktoken_merges`; a token that is the join of no two
+  tokens, which no such file's merges make, raises :class:`ConversionError`);
 * pre-tokenizer ``Sequence[Split(Regex(pattern), "Isolated"), ByteLevel(use_regex=False)]``
   (``"Removed"`` with ``invert=True`` for a custom pattern, which may leave text unmatched:
   toksmith and tiktoken drop that text, and so does this ``Split``),
@@ -179,9 +180,19 @@ def huggingface_json(tok) -> Dict[str, Any]:
     ignore_merges = False
     try:
         merges = [(token_to_str(a), token_to_str(b)) for a, b in tok.merges()]
-    except MergesError:
+    except MergesError as e:
         # a rank table that is no merge list (Llama 3's): as transformers converts tiktoken's
         merges, ignore_merges = tiktoken_merges(ranks), True
+        made = {a + b for a, b in merges}
+        lone = next((b for b in ranks if len(b) > 1 and token_to_str(b) not in made), None)
+        if lone is not None:
+            raise ConversionError(
+                f"{where} needs a merge list, and this tokenizer has none ({e}); written with "
+                f"ignore_merges as transformers converts tiktoken files, the token {lone!r} "
+                f"(id {ranks[lone]}) would be the join of no two tokens, which toksmith's reader "
+                "does not read back: such a rank table can only be saved as toksmith JSON or a "
+                ".tiktoken file"
+            ) from None
     added = sorted(
         [(i, t, True) for t, i in tok.special_tokens.items()]
         + [(i, t, False) for t, i in tok.pinned_tokens.items()]
