@@ -403,6 +403,9 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
     else:
         L.append("None in this run.")
     L.append("")
+    families = REPO / "benches" / "families.md"  # python -m benches.families (issue 30)
+    if families.exists():
+        L.append(families.read_text(encoding="utf-8").strip() + "\n")
     L.append(METHOD)
     notes = REPO / "benches" / "perf_notes.md"
     if notes.exists():
