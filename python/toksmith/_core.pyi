@@ -189,6 +189,9 @@ class JsonTables:
     def ranks_from_vocab_and_merges(
         self, added: Any
     ) -> Optional[Tuple[Dict[bytes, int], Dict[str, int]]]: ...
+    def ranks_ignore_merges(
+        self, added: Any
+    ) -> Optional[Tuple[Dict[bytes, int], Dict[str, int]]]: ...
 
 # the word-level </w> model (toksmith.presets.wordbpe)
 WORDS_PATTERN: str

@@ -707,8 +707,29 @@ def from_oniguruma(pattern: str) -> str:
 def covering(pattern: str) -> str:
     """A pattern that splits like Hugging Face's ``Split(pattern, "isolated")``: the matches and
     the runs of text between them are all pieces (toksmith, like tiktoken, drops unmatched text).
+
+    A pattern that runs on one of the core's GPT-2 / cl100k / o200k scanners (a named pattern,
+    or a spelling of one: Llama 3's, Qwen's) matches at every character, so nothing lies between
+    its matches: it is returned as it is, and keeps its scanner.
     """
+    if _matches_everywhere(pattern):
+        return pattern
     return f"(?:{pattern})|(?:(?!(?:{pattern}))[\\s\\S])+"
+
+
+def _matches_everywhere(pattern: str) -> bool:
+    """Whether ``pattern`` runs on a scanner whose pieces cover all text: every hand-written
+    scanner but the two word splits, which drop whitespace."""
+    try:
+        regex_text, fast = _core.compile_pattern(pattern)
+    except ValueError:
+        return False
+    # (a bare name such as "cl100k" is a regex matching that word here, not the named pattern)
+    return (
+        fast
+        and regex_text == pattern
+        and pattern not in (_core.WORDS_PATTERN, _core.CPP_WORDS_PATTERN)
+    )
 
 
 _ZERO_WIDTH_ESCAPES = {"\\b", "\\B", "\\A", "\\z", "\\Z", "\\G", "\\K"}

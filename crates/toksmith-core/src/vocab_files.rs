@@ -304,6 +304,135 @@ pub fn ranks_from_vocab_and_merges(
     Some((kept, leftovers))
 }
 
+/// `files/huggingface.py::_ranks_ignore_merges`, on decoded input, for a model with
+/// `"ignore_merges": true` whose merge list the strict reading
+/// ([`ranks_from_vocab_and_merges`]) refuses for its order: `(kept, leftovers)` as there, with
+/// every spelled token kept and only the unspelled entries left over. Declines where the
+/// reference raises (a duplicate, a merge naming or making a non-token, merged ids decreasing
+/// along the list, a split of a token into two tokens that the list lacks), and also where the
+/// strict reading would accept the list (every merge in order): the reader then takes that
+/// path, as the reference does.
+///
+/// The splits are found in time linear in the vocab's bytes (a token of length n has n-1
+/// splits, and hashing each half would make that quadratic in n): the tokens that are
+/// prefixes of a token come from a walk down a trie of the tokens, those that are its suffixes
+/// from a walk down a trie of the reversed tokens, and each split is then one lookup of an id
+/// pair.
+pub fn ranks_ignore_merges(
+    tokens: &Flat,
+    vocab: &[(Entry, u32)],
+    parts: &Flat,
+    merges: &[(usize, usize)],
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    let index = index_tokens(tokens, vocab)?;
+    let mut last = None;
+    let mut in_order = true; // what the strict reading checks
+    let mut listed: FxHashSet<(u32, u32)> = FxHashSet::default();
+    listed.reserve(merges.len());
+    for (ia, ib, (mid, _)) in merge_ids(&index, parts, merges)? {
+        if last.is_some_and(|l| mid < l) {
+            return None;
+        }
+        in_order &= mid > ia && mid > ib;
+        last = Some(mid);
+        listed.insert((ia, ib));
+    }
+    if in_order {
+        return None;
+    }
+    let spelled: Vec<&[u8]> = vocab
+        .iter()
+        .filter_map(|&(e, _)| match e {
+            Entry::Token(t) => Some(tokens.get(t)),
+            _ => None,
+        })
+        .collect();
+    let (forward, backward) = rayon::join(
+        || Trie::new(spelled.iter().map(|&b| (b.iter().copied(), index.map[b].0))),
+        || {
+            Trie::new(
+                spelled
+                    .iter()
+                    .map(|&b| (b.iter().rev().copied(), index.map[b].0)),
+            )
+        },
+    );
+    let all_listed = {
+        use rayon::prelude::*;
+        spelled.par_iter().with_min_len(1024).all(|&b| {
+            let n = b.len();
+            if n < 2 {
+                return true;
+            }
+            // suffix[d]: the id of the token b[n - d..], if any (d = 1..n-1)
+            let mut suffix = vec![None; n];
+            backward.walk(b[1..].iter().rev().copied(), |d, id| suffix[d] = Some(id));
+            let mut ok = true;
+            forward.walk(b[..n - 1].iter().copied(), |k, left| {
+                if let Some(right) = suffix[n - k] {
+                    ok &= listed.contains(&(left, right));
+                }
+            });
+            ok
+        })
+    };
+    if !all_listed {
+        return None;
+    }
+    let mut kept = Vec::with_capacity(vocab.len());
+    let mut leftovers = Vec::new();
+    for (k, &(e, _)) in vocab.iter().enumerate() {
+        match e {
+            Entry::Token(_) => kept.push(k),
+            Entry::Unspelled => leftovers.push(k),
+            Entry::Added => {}
+        }
+    }
+    Some((kept, leftovers))
+}
+
+/// A byte trie of token spellings (child links in one hash map), for [`ranks_ignore_merges`].
+struct Trie {
+    children: FxHashMap<(u32, u8), u32>,
+    /// per node, the id of the token that ends there
+    ids: Vec<Option<u32>>,
+}
+
+impl Trie {
+    fn new<I: Iterator<Item = u8>>(tokens: impl Iterator<Item = (I, u32)>) -> Self {
+        let mut t = Trie {
+            children: FxHashMap::default(),
+            ids: vec![None],
+        };
+        for (bytes, id) in tokens {
+            let mut node = 0u32;
+            for c in bytes {
+                let next = t.ids.len() as u32;
+                node = *t.children.entry((node, c)).or_insert(next);
+                if node == next {
+                    t.ids.push(None);
+                }
+            }
+            t.ids[node as usize] = Some(id);
+        }
+        t
+    }
+
+    /// Walk down `path`, calling `f(depth, id)` at each depth (1, 2...) where a token ends.
+    fn walk(&self, path: impl Iterator<Item = u8>, mut f: impl FnMut(usize, u32)) {
+        let mut node = 0u32;
+        for (k, c) in path.enumerate() {
+            match self.children.get(&(node, c)) {
+                Some(&next) => node = next,
+                None => return,
+            }
+            if let Some(id) = self.ids[node as usize] {
+                f(k + 1, id);
+            }
+        }
+    }
+}
+
 /// `formats/_common.py::check_merges_agree`: whether each merge recovered from `vocab`'s
 /// ranks is one of the file's merges (decoded parts, items of `parts`); `None` if the merges
 /// cannot be recovered. The recovery and the set of listed pairs are built in parallel.
@@ -469,6 +598,36 @@ mod tests {
         assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).is_none());
         v.push((Entry::Added, 7));
         assert!(ranks_from_vocab_and_merges(&tokens, &v, &Flat::default(), &[]).is_none());
+    }
+
+    #[test]
+    fn ignore_merges_several_merges_per_token() {
+        // Llama 3's shape: "aab" is made by two merges, one from a part of higher id ("ab")
+        let tokens = flat(&["a", "b", "aa", "aab", "ab", "Ġ"]);
+        let mut v: Vec<(Entry, u32)> = (0..6).map(|i| (Entry::Token(i), i as u32)).collect();
+        v.push((Entry::Unspelled, 6));
+        v.push((Entry::Added, 7));
+        let (p, m) = merges_of(&["a a", "aa b", "a ab", "a b"]);
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).is_none());
+        let (kept, left) = ranks_ignore_merges(&tokens, &v, &p, &m).unwrap();
+        assert_eq!(kept, vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(left, vec![6]);
+        // a split the list lacks ("a ab"), merged ids going down, a non-token part
+        for bad in [
+            &["a a", "aa b", "a b"][..],
+            &["a a", "a b", "aa b", "a ab"][..],
+            &["a a", "aa b", "a ab", "a b", "a x"][..],
+        ] {
+            let (p, m) = merges_of(bad);
+            assert!(
+                ranks_ignore_merges(&tokens, &v, &p, &m).is_none(),
+                "{bad:?}"
+            );
+        }
+        // a list in order is the strict reading's
+        let tokens = flat(&TOY);
+        let (p, m) = merges_of(&["a b", "Ġ ab"]);
+        assert!(ranks_ignore_merges(&tokens, &toy_vocab(), &p, &m).is_none());
     }
 
     #[test]

@@ -49,6 +49,40 @@ impl JsonTables {
         py: Python<'py>,
         added: &Bound<'py, PyAny>,
     ) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyDict>)>> {
+        self.ranks_with(py, added, vocab_files::ranks_from_vocab_and_merges)
+    }
+
+    /// `files/huggingface.py::_ranks_ignore_merges` on the decoded tables of a model with
+    /// `"ignore_merges": true` whose merges are out of order (Llama 3): `(ranks, leftovers)`,
+    /// or None where the reference must run (see `vocab_files::ranks_ignore_merges`).
+    #[allow(clippy::type_complexity)]
+    fn ranks_ignore_merges<'py>(
+        &self,
+        py: Python<'py>,
+        added: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyDict>)>> {
+        self.ranks_with(py, added, vocab_files::ranks_ignore_merges)
+    }
+}
+
+/// What a `vocab_files` reading of vocab + merges gives: kept entries and leftovers.
+type Reading = Option<(Vec<usize>, Vec<usize>)>;
+
+impl JsonTables {
+    /// `(ranks, leftovers)` of the decoded tables by `read` (one of `vocab_files`' readings),
+    /// with the GIL released; None where it declines.
+    #[allow(clippy::type_complexity)]
+    fn ranks_with<'py>(
+        &self,
+        py: Python<'py>,
+        added: &Bound<'py, PyAny>,
+        read: fn(
+            &vocab_files::Flat,
+            &[(vocab_files::Entry, u32)],
+            &vocab_files::Flat,
+            &[(usize, usize)],
+        ) -> Reading,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyDict>)>> {
         let Ok(added) = added.cast::<PyDict>() else {
             return Ok(None);
         };
@@ -63,8 +97,7 @@ impl JsonTables {
         let t = &self.inner;
         let done = detached_in_pool(py, || {
             let entries = t.vocab_entries(&texts)?;
-            let kept =
-                vocab_files::ranks_from_vocab_and_merges(&t.tokens, &entries, &t.parts, &t.merges)?;
+            let kept = read(&t.tokens, &entries, &t.parts, &t.merges)?;
             Some((entries, kept))
         })?;
         let Some((entries, (kept, leftovers))) = done else {

@@ -4,7 +4,11 @@ Export (:func:`to_huggingface`, :func:`save_huggingface`) writes a byte-level BP
 ``tokenizer.json``:
 
 * model ``BPE`` with the byte-level vocab and the merge list (recovered from the ranks when the
-  tokenizer has none; a rank table without a merge list raises :class:`ConversionError`);
+  tokenizer has none); a rank table that is no merge list (Llama 3's: some tokens are not the
+  BPE of two lower-ranked tokens) is written as ``transformers`` converts tiktoken files, every
+  split of a token into two tokens a merge, ordered by (merged id, left id, right id), with
+  ``"ignore_merges": true`` (:func:`tiktoken_merges`; a token that is the join of no two
+  tokens, which no such file's merges make, raises :class:`ConversionError`);
 * pre-tokenizer ``Sequence[Split(Regex(pattern), "Isolated"), ByteLevel(use_regex=False)]``
   (``"Removed"`` with ``invert=True`` for a custom pattern, which may leave text unmatched:
   toksmith and tiktoken drop that text, and so does this ``Split``),
@@ -81,7 +85,7 @@ from .._lengths import make_padding, make_truncation
 from .._paths import fspath
 from .._regex import can_match_empty, covering, from_oniguruma, to_oniguruma
 from ..bytelevel import str_to_token, token_to_str
-from ..errors import TokenizerFileError, TokenizerFileNotFoundError
+from ..errors import MergesError, TokenizerFileError, TokenizerFileNotFoundError
 from ..pretokenize import PATTERNS, _from_file
 from ..spec import MergeCheck, Padding, TokenizerSpec, Truncation
 from ._common import (
@@ -95,7 +99,6 @@ from ._common import (
     decoded_as_bytes,
     make_folder,
     merge_pairs,
-    merge_strings,
     ranks_from_vocab_and_merges,
     read_tokenizer_file,
     require,
@@ -202,12 +205,45 @@ def _added_entry(content: str, i: int, special: bool, normalized: bool = False) 
     }
 
 
+def tiktoken_merges(ranks: Mapping[bytes, int]) -> List[Tuple[str, str]]:
+    """The merge list ``transformers``' ``TikTokenConverter`` writes for a rank table (with
+    ``ignore_merges``): every split of a token into two tokens, ordered by the merged token's
+    id, then the left and right parts' ids. With ``ignore_merges``, ``tokenizers`` then merges
+    as tiktoken does (a whole-token piece is taken as it is; otherwise the pair that makes the
+    lowest id), and toksmith's reader accepts exactly such lists."""
+    found = []
+    for token, i in ranks.items():
+        for k in range(1, len(token)):
+            left = ranks.get(token[:k])
+            if left is not None:
+                right = ranks.get(token[k:])
+                if right is not None:
+                    found.append((i, left, right, k, token))
+    found.sort()  # (the left part's id fixes the split: no two entries tie before k)
+    return [(token_to_str(t[:k]), token_to_str(t[k:])) for _, _, _, k, t in found]
+
+
 def huggingface_json(tok) -> Dict[str, Any]:
     """The ``tokenizer.json`` document (a dict) for ``tok``; needs no optional dependency."""
     where = "Hugging Face export"
     check_tokenizer(tok, where)
-    merges = merge_strings(tok, where)
     ranks = tok.mergeable_ranks()
+    ignore_merges = False
+    try:
+        merges = [(token_to_str(a), token_to_str(b)) for a, b in tok.merges()]
+    except MergesError as e:
+        # a rank table that is no merge list (Llama 3's): as transformers converts tiktoken's
+        merges, ignore_merges = tiktoken_merges(ranks), True
+        made = {a + b for a, b in merges}
+        lone = next((b for b in ranks if len(b) > 1 and token_to_str(b) not in made), None)
+        if lone is not None:
+            raise ConversionError(
+                f"{where} needs a merge list, and this tokenizer has none ({e}); written with "
+                f"ignore_merges as transformers converts tiktoken files, the token {lone!r} "
+                f"(id {ranks[lone]}) would be the join of no two tokens, which toksmith's reader "
+                "does not read back: such a rank table can only be saved as toksmith JSON or a "
+                ".tiktoken file"
+            ) from None
     added = sorted(
         [(i, t, True) for t, i in tok.special_tokens.items()]
         + [(i, t, False) for t, i in tok.pinned_tokens.items()]
@@ -256,7 +292,7 @@ def huggingface_json(tok) -> Dict[str, Any]:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": ignore_merges,
             "vocab": vocab,
             "merges": [f"{a} {b}" for a, b in merges],
         },
@@ -1019,6 +1055,10 @@ def _spec_from_document(
         if tables is not None
         else None
     )
+    if got is None and ignore_merges and tables is not None:
+        # merges out of order, several per token (Llama 3): _ranks_ignore_merges, natively
+        got = tables.native.ranks_ignore_merges({**specials, **pinned})
+        several_merges = got is not None
     if got is None:
         if tables is not None:  # declined: the reference below says what is wrong
             model, tables = tables.document()["model"], None

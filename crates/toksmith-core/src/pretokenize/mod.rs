@@ -46,6 +46,19 @@ pub const NANOCHAT_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p
 /// rustbpe's default (`GPT4_PATTERN`): cl100k without `\s++$`.
 pub const RUSTBPE_GPT4_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
 
+/// cl100k's pattern as tiktoken first spelled it (before `\s++$` and the possessive
+/// quantifiers), which Llama 3 (Meta's `llama3/tokenizer.py` and Hugging Face's
+/// `tokenizer.json`), OLMo 2 and `transformers`' tiktoken converter use: it splits every text
+/// exactly as [`RUSTBPE_GPT4_PATTERN`] (`'(?i:[sdmt]|ll|ve|re)` is the same seven
+/// alternatives; a possessive quantifier at the end of an alternative, or before a class that
+/// excludes what it took, gives back nothing that could match; `\s*[\r\n]+` and `\s*[\r\n]`
+/// both end at the last CR/LF of a whitespace run), so it runs on that scanner.
+pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Qwen's pattern (Qwen 1's `tokenization_qwen.py`, Qwen 2 / 2.5 / 3's `tokenizer.json`):
+/// [`LLAMA3_PATTERN`] with one digit per piece (`\p{N}`); the cl100k scanner with
+/// `max_digits: 1`.
+pub const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 /// The named patterns, `(name, regex)`.
 /// The word split of the `</w>` model (`crate::words`): an acronym before a capitalised word,
 /// a (capitalised) lower-case run, an upper-case run, a digit run, or one character that is not
@@ -138,8 +151,12 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
             max_digits: 2,
             end_anchor: false,
         },
-        RUSTBPE_GPT4_PATTERN => Scanner::Cl100k {
+        RUSTBPE_GPT4_PATTERN | LLAMA3_PATTERN => Scanner::Cl100k {
             max_digits: 3,
+            end_anchor: false,
+        },
+        QWEN_PATTERN => Scanner::Cl100k {
+            max_digits: 1,
             end_anchor: false,
         },
         O200K_PATTERN => Scanner::O200k,
@@ -259,6 +276,16 @@ impl Pretokenizer {
                         |b| cl100k_block_starts(b, 2),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 2, false),
+                        f,
+                    ),
+                    Scanner::Cl100k {
+                        max_digits: 3,
+                        end_anchor: false,
+                    } => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, 3),
+                        #[inline(always)]
+                        |t, i| handwritten::cl100k_piece(t, i, 3, false),
                         f,
                     ),
                     Scanner::Cl100k {

@@ -91,6 +91,27 @@ fn rustbpe_default_pattern_uses_scanner() {
 }
 
 #[test]
+fn llama3_and_qwen_spellings_use_the_cl100k_scanner() {
+    for pattern in [LLAMA3_PATTERN, QWEN_PATTERN] {
+        let p = Pretokenizer::new(pattern).unwrap();
+        assert!(p.is_fast(), "{pattern}");
+        assert_eq!(p.pattern(), pattern);
+        let r = Pretokenizer::new_regex(pattern).unwrap();
+        for t in fuzz_corpus(13) {
+            assert_eq!(p.split(&t).unwrap(), r.split(&t).unwrap(), "{t:?}");
+        }
+    }
+    let q = Pretokenizer::new(QWEN_PATTERN).unwrap();
+    assert_eq!(
+        q.split("x 2024\n\n").unwrap(),
+        vec!["x", " ", "2", "0", "2", "4", "\n\n"]
+    );
+    // a near spelling that differs (two digits) stays on the regex engine
+    let near = LLAMA3_PATTERN.replace("{1,3}", "{1,2}");
+    assert!(!Pretokenizer::new(&near).unwrap().is_fast());
+}
+
+#[test]
 fn original_gpt2_pattern_same_pieces() {
     let p = Pretokenizer::new(GPT2_ORIGINAL_PATTERN).unwrap();
     let r = Pretokenizer::new_regex(GPT2_ORIGINAL_PATTERN).unwrap();
@@ -230,7 +251,12 @@ fn scanners_equal_regex_on_ascii_heavy_text() {
     for (name, _) in NAMED_PATTERNS {
         check_equal(name, &texts);
     }
-    for pattern in [RUSTBPE_GPT4_PATTERN, GPT2_ORIGINAL_PATTERN] {
+    for pattern in [
+        RUSTBPE_GPT4_PATTERN,
+        GPT2_ORIGINAL_PATTERN,
+        LLAMA3_PATTERN,
+        QWEN_PATTERN,
+    ] {
         let fast = Pretokenizer::new(pattern).unwrap();
         let slow = Pretokenizer::new_regex(pattern).unwrap();
         for t in &texts {
@@ -292,6 +318,11 @@ fn block_scanners() -> Vec<(&'static str, BlockFn, PieceFn)> {
             "nanochat",
             |b| cl100k_block_starts(b, 2),
             |t, i| cl100k_piece(t, i, 2, false),
+        ),
+        (
+            QWEN_PATTERN,
+            |b| cl100k_block_starts(b, 1),
+            |t, i| cl100k_piece(t, i, 1, false),
         ),
         ("gpt2", gpt2_block_starts, gpt2_piece),
     ]
