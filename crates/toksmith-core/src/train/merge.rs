@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::mem::{prefetch, try_vec};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -196,16 +197,18 @@ impl<S: Sym> Words<S> {
 /// first), zigzag-encoded (a word index may come after a larger one where the word-level model
 /// reuses an id) in LEB128 varints. The lists are in word order and the words are sorted by
 /// their bytes, so neighbours in a list are close: one or two bytes an entry instead of four
-/// (the largest table of training after the words themselves).
+/// (the largest table of training after the words themselves). Most pairs made late in a run
+/// occur in a few words: up to 16 bytes are held inline, so those pairs need no heap block of
+/// their own (at least 32 bytes each with the system allocator).
 #[derive(Default)]
 struct Positions {
-    bytes: Vec<u8>,
+    bytes: SmallVec<[u8; 16]>,
     /// the last word pushed (0 while empty)
     last: u32,
 }
 
 #[inline]
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+fn put_varint(out: &mut SmallVec<[u8; 16]>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -306,9 +309,20 @@ const WORDS_AHEAD: usize = 4;
 /// How many positions of a pair are decoded at a time.
 const DECODE_BATCH: usize = 4096;
 
+/// Add `delta` to the count of `pair`, and forget a pair whose count falls to zero: no word
+/// with a count holds it any more, so it is never merged (only a merge that makes one of its
+/// tokens raises a count; if an id made again by the word-level model raises it, the words
+/// that make it up are those of that merge).
 #[inline]
 fn bump(pairs: &mut FxHashMap<Pair, PairInfo>, pair: Pair, delta: i64) {
-    pairs.entry(pair).or_default().count += delta;
+    if delta > 0 {
+        pairs.entry(pair).or_default().count += delta;
+    } else if let Some(e) = pairs.get_mut(&pair) {
+        e.count += delta;
+        if e.count <= 0 {
+            pairs.remove(&pair);
+        }
+    }
 }
 
 /// What the merge loop may learn (the options of Hugging Face's `BpeTrainer` of the same
@@ -630,7 +644,7 @@ fn merge_loop<S: Sym>(
             let e = pairs.entry(k).or_insert_with(|| PairInfo {
                 count: 0,
                 pos: Positions {
-                    bytes: Vec::with_capacity(sizes[&k]),
+                    bytes: SmallVec::with_capacity(sizes[&k]),
                     last: 0,
                 },
             });
@@ -774,10 +788,11 @@ fn merge_loop<S: Sym>(
                 scratch.push(made[g].1);
                 g += 1;
             }
-            let e = pairs.entry(p).or_default();
-            e.pos.bytes.reserve_exact(scratch.bytes.len());
-            e.pos.append(&scratch);
-            if e.count > 0 {
+            // (a pair made and undone again in this merge, as (new, a) in "a b a b", has no
+            // count left, see `bump`)
+            if let Some(e) = pairs.get_mut(&p).filter(|e| e.count > 0) {
+                e.pos.bytes.reserve_exact(scratch.bytes.len());
+                e.pos.append(&scratch);
                 heap.push((e.count, Reverse(p)));
             }
         }
