@@ -309,19 +309,22 @@ const WORDS_AHEAD: usize = 4;
 /// How many positions of a pair are decoded at a time.
 const DECODE_BATCH: usize = 4096;
 
-/// Add `delta` to the count of `pair`, and forget a pair whose count falls to zero: no word
-/// with a count holds it any more, so it is never merged (only a merge that makes one of its
-/// tokens raises a count; if an id made again by the word-level model raises it, the words
-/// that make it up are those of that merge).
+/// Add `delta` to the count of `pair`, and free the position list of a pair whose count falls
+/// to zero: no word with a count holds it any more, so it is never merged (only a merge that
+/// makes one of its tokens raises a count; if an id made again by the word-level model raises
+/// it, the words that hold it are those of that merge). The counts stay in a map of their own
+/// with 16-byte slots: the hot table of the loop, read at every occurrence and heap pop.
 #[inline]
-fn bump(pairs: &mut FxHashMap<Pair, PairInfo>, pair: Pair, delta: i64) {
-    if delta > 0 {
-        pairs.entry(pair).or_default().count += delta;
-    } else if let Some(e) = pairs.get_mut(&pair) {
-        e.count += delta;
-        if e.count <= 0 {
-            pairs.remove(&pair);
-        }
+fn bump(
+    counts: &mut FxHashMap<Pair, i64>,
+    where_: &mut FxHashMap<Pair, Positions>,
+    pair: Pair,
+    delta: i64,
+) {
+    let c = counts.entry(pair).or_insert(0);
+    *c += delta;
+    if delta < 0 && *c <= 0 {
+        where_.remove(&pair);
     }
 }
 
@@ -637,27 +640,28 @@ fn merge_loop<S: Sym>(
             *sizes.entry(*k).or_insert(0) += v.pos.bytes.len();
         }
     }
-    let mut pairs: FxHashMap<Pair, PairInfo> = FxHashMap::default();
-    pairs.reserve(sizes.len());
+    let mut counts: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut where_: FxHashMap<Pair, Positions> = FxHashMap::default();
+    counts.reserve(sizes.len());
+    where_.reserve(sizes.len());
     for part in partials {
         for (k, v) in part {
-            let e = pairs.entry(k).or_insert_with(|| PairInfo {
-                count: 0,
-                pos: Positions {
+            *counts.entry(k).or_insert(0) += v.count;
+            where_
+                .entry(k)
+                .or_insert_with(|| Positions {
                     bytes: SmallVec::with_capacity(sizes[&k]),
                     last: 0,
-                },
-            });
-            e.count += v.count;
-            e.pos.append(&v.pos);
+                })
+                .append(&v.pos);
         }
     }
     drop(sizes);
 
-    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pairs
+    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = counts
         .iter()
-        .filter(|(_, e)| e.count > 0)
-        .map(|(&p, e)| (e.count, Reverse(p)))
+        .filter(|(_, &c)| c > 0)
+        .map(|(&p, &c)| (c, Reverse(p)))
         .collect();
 
     // each merge takes at least one symbol out of the words, so there are at most as many
@@ -690,7 +694,7 @@ fn merge_loop<S: Sym>(
                 continue;
             }
         }
-        let current = pairs.get(&pair).map_or(0, |e| e.count);
+        let current = counts.get(&pair).copied().unwrap_or(0);
         if current <= 0 {
             continue;
         }
@@ -711,10 +715,7 @@ fn merge_loop<S: Sym>(
         if new_id == fresh {
             token_len.push(token_len[a as usize] + token_len[b as usize]);
         }
-        let positions = pairs
-            .get_mut(&pair)
-            .map(|e| std::mem::take(&mut e.pos))
-            .unwrap_or_default();
+        let positions = where_.remove(&pair).unwrap_or_default();
         let (sa, sb, snew) = (S::from_id(a), S::from_id(b), S::from_id(new_id));
         made.clear();
         let mut dec = positions.decoder();
@@ -749,16 +750,16 @@ fn merge_loop<S: Sym>(
                         changed = true;
                         if out > 0 {
                             let x = src[out - 1].id();
-                            bump(&mut pairs, (x, a), -cnt);
-                            bump(&mut pairs, (x, new_id), cnt);
+                            bump(&mut counts, &mut where_, (x, a), -cnt);
+                            bump(&mut counts, &mut where_, (x, new_id), cnt);
                             made.push(((x, new_id), w as u32));
                         }
                         // (the count of (a, b) itself is not lowered: the pair is removed
                         // below, and no occurrence of it is left)
                         if i + 2 < l {
                             let y = src[i + 2].id();
-                            bump(&mut pairs, (b, y), -cnt);
-                            bump(&mut pairs, (new_id, y), cnt);
+                            bump(&mut counts, &mut where_, (b, y), -cnt);
+                            bump(&mut counts, &mut where_, (new_id, y), cnt);
                             made.push(((new_id, y), w as u32));
                         }
                         src[out] = snew;
@@ -790,16 +791,18 @@ fn merge_loop<S: Sym>(
             }
             // (a pair made and undone again in this merge, as (new, a) in "a b a b", has no
             // count left, see `bump`)
-            if let Some(e) = pairs.get_mut(&p).filter(|e| e.count > 0) {
-                e.pos.bytes.reserve_exact(scratch.bytes.len());
-                e.pos.append(&scratch);
-                heap.push((e.count, Reverse(p)));
+            let c = counts.get(&p).copied().unwrap_or(0);
+            if c > 0 {
+                let pos = where_.entry(p).or_default();
+                pos.bytes.reserve_exact(scratch.bytes.len());
+                pos.append(&scratch);
+                heap.push((c, Reverse(p)));
             }
         }
         if made.capacity() > 4 * made.len().max(DECODE_BATCH) {
             made.shrink_to(made.len().max(DECODE_BATCH));
         }
-        pairs.remove(&pair);
+        counts.remove(&pair);
         if merges.len().is_multiple_of(report_every) || merges.len() == num_merges {
             let go_on = progress(MergeProgress {
                 merges_done: merges.len(),
