@@ -35,56 +35,153 @@ pub struct MergeProgress {
     pub last_count: u64,
 }
 
-/// Words (unique chunks) stored flat: the ids of word `w` are
-/// `ids[at[w].start .. at[w].start + at[w].len]`; merging shrinks `len` in place.
-struct Words {
-    ids: Vec<u32>,
-    at: Vec<Word>,
+/// A symbol of the merge loop's words. A run whose ids all stay below 65535 (an alphabet plus
+/// merges of at most 65535: the byte-level trainer up to that vocabulary size) stores them as
+/// `u16`, half the memory of `u32` for the largest table of training; `MAX` of either type
+/// ends a word that merges have shortened.
+trait Sym: Copy + Eq + Send + Sync + 'static {
+    const END: Self;
+    fn from_id(id: u32) -> Self;
+    fn id(self) -> u32;
 }
 
-/// Where a word's ids are, and how often the word occurs: one record, so a word met at random
-/// in the merge loop costs one cache miss for all three, not one each.
-#[derive(Clone, Copy)]
-struct Word {
-    start: usize,
-    count: i64,
-    len: u32,
-}
-
-impl Words {
-    fn with_capacity(ids: usize, words: usize) -> Self {
-        Words {
-            ids: Vec::with_capacity(ids),
-            at: Vec::with_capacity(words),
-        }
+impl Sym for u16 {
+    const END: u16 = u16::MAX;
+    #[inline(always)]
+    fn from_id(id: u32) -> u16 {
+        id as u16
     }
+    #[inline(always)]
+    fn id(self) -> u32 {
+        self as u32
+    }
+}
 
-    /// [`Words::with_capacity`], or [`Error::OutOfMemory`] when the allocator refuses.
-    fn try_with_capacity(ids: usize, words: usize) -> Result<Self> {
+impl Sym for u32 {
+    const END: u32 = u32::MAX;
+    #[inline(always)]
+    fn from_id(id: u32) -> u32 {
+        id
+    }
+    #[inline(always)]
+    fn id(self) -> u32 {
+        self
+    }
+}
+
+/// Where a word starts (the low 32 bits of its offset in [`Words::syms`]) and how often it
+/// occurs: one 8-byte record, so a word met at random in the merge loop costs one cache miss
+/// for both (and for the next record, its end).
+#[derive(Clone, Copy)]
+struct Rec {
+    start: u32,
+    /// the count, or `u32::MAX` for a count found in [`Words::big`]
+    count: u32,
+}
+
+/// Words (unique chunks) stored end to end in one arena: word `w` is `syms[start(w) ..
+/// start(w + 1)]` up to the first [`Sym::END`] (merging shrinks a word in place and marks its
+/// new end). About `size_of::<S>()` bytes per symbol and 8 per word, where a `Vec` per word
+/// and 64-bit offsets and counts cost 24 or more beside its symbols.
+struct Words<S> {
+    syms: Vec<S>,
+    /// one per word, then one more for the end of the last word
+    recs: Vec<Rec>,
+    /// the word indices from which starts carry one more 2**32 (each 4 Gi symbols adds one:
+    /// rare, so the common case pays 4 bytes per word for its offset, not 8)
+    wraps: Vec<u32>,
+    /// the counts of `u32::MAX` or more, by word index (clamped to `i64::MAX`)
+    big: FxHashMap<u32, i64>,
+}
+
+impl<S: Sym> Words<S> {
+    /// Room for `words` words of `syms` symbols in all, or [`Error::OutOfMemory`].
+    fn try_with_capacity(syms: usize, words: usize) -> Result<Self> {
+        if words >= u32::MAX as usize {
+            return Err(Error::InvalidArgument(format!(
+                "{words} unique chunks are more than the 2**32-1 the trainer takes: train on part \
+                 of the corpus"
+            )));
+        }
         Ok(Words {
-            ids: try_vec(ids, "the symbols of the training words")?,
-            at: try_vec(words, "the training words")?,
+            syms: try_vec(syms, "the symbols of the training words")?,
+            recs: try_vec(words + 1, "the training words")?,
+            wraps: Vec::new(),
+            big: FxHashMap::default(),
         })
     }
 
-    /// Add a word of `count` occurrences spelled by `ids`.
-    fn push(&mut self, ids: impl ExactSizeIterator<Item = u32>, count: u64) {
-        self.at.push(Word {
-            start: self.ids.len(),
-            count: i64::try_from(count).unwrap_or(i64::MAX),
-            len: ids.len() as u32,
+    fn n_words(&self) -> usize {
+        self.recs.len() - 1
+    }
+
+    /// Record that the next word (or the end, for [`Words::finish`]) starts here.
+    fn push_start(&mut self, count: u64) {
+        let at = self.syms.len();
+        while self.wraps.len() < at >> 32 {
+            self.wraps.push(self.recs.len() as u32);
+        }
+        let count = if count >= u32::MAX as u64 {
+            self.big.insert(
+                self.recs.len() as u32,
+                i64::try_from(count).unwrap_or(i64::MAX),
+            );
+            u32::MAX
+        } else {
+            count as u32
+        };
+        self.recs.push(Rec {
+            start: at as u32,
+            count,
         });
-        self.ids.extend(ids);
+    }
+
+    /// Add a word of `count` occurrences spelled by `ids` (each below [`Sym::END`]).
+    fn push(&mut self, ids: impl Iterator<Item = u32>, count: u64) {
+        self.push_start(count);
+        self.syms.extend(ids.map(S::from_id));
+    }
+
+    /// Close the last word.
+    fn finish(&mut self) {
+        self.push_start(0);
+    }
+
+    #[inline]
+    fn start(&self, w: usize) -> usize {
+        let hi = if self.wraps.is_empty() {
+            0
+        } else {
+            self.wraps.partition_point(|&x| x as usize <= w)
+        };
+        (hi << 32) | self.recs[w].start as usize
+    }
+
+    /// The count of word `w`.
+    #[inline]
+    fn count(&self, w: usize) -> i64 {
+        match self.recs[w].count {
+            u32::MAX => self.big[&(w as u32)],
+            c => c as i64,
+        }
+    }
+
+    /// The symbols of word `w` as it now is.
+    #[inline]
+    fn get(&self, w: usize) -> &[S] {
+        let s = &self.syms[self.start(w)..self.start(w + 1)];
+        &s[..s.iter().position(|&x| x == S::END).unwrap_or(s.len())]
     }
 
     /// An error unless every pair count of the merge loop fits its `i64` counters: the sum over
     /// words of count x (length - 1) must stay within 2**63 - 1 (word counts from text never
     /// come near; counts given by a caller can).
     fn check_pair_total(&self) -> Result<()> {
-        let total: u128 = self
-            .at
-            .iter()
-            .map(|w| w.count as u128 * w.len.saturating_sub(1) as u128)
+        let total: u128 = (0..self.n_words())
+            .map(|w| {
+                let len = self.start(w + 1) - self.start(w);
+                self.count(w) as u128 * len.saturating_sub(1) as u128
+            })
             .sum();
         if total > i64::MAX as u128 {
             return Err(Error::InvalidArgument(format!(
@@ -94,25 +191,141 @@ impl Words {
         }
         Ok(())
     }
+}
 
-    #[inline]
-    fn get(&self, w: usize) -> &[u32] {
-        let Word { start, len, .. } = self.at[w];
-        &self.ids[start..start + len as usize]
+/// The words a pair occurs in, as the distance of each from the one before (from 0 for the
+/// first), zigzag-encoded (a word index may come after a larger one where the word-level model
+/// reuses an id) in LEB128 varints. The lists are in word order and the words are sorted by
+/// their bytes, so neighbours in a list are close: one or two bytes an entry instead of four
+/// (the largest table of training after the words themselves). Most pairs made late in a run
+/// occur in a few words: up to 16 bytes are held inline, so those pairs need no heap block of
+/// their own (at least 32 bytes each with the system allocator).
+#[derive(Default)]
+struct Positions {
+    bytes: SmallVec<[u8; 16]>,
+    /// the last word pushed (0 while empty)
+    last: u32,
+}
+
+#[inline]
+fn put_varint(out: &mut SmallVec<[u8; 16]>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The varint at `bytes[*at..]` (advancing `at`).
+#[inline]
+fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        v |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
     }
 }
 
-/// The words a pair occurs in, in index order. Most pairs occur in a handful of words: up to
-/// four are held inline, so those pairs need no allocation of their own (and freeing a million
-/// of them at the end of training is not a million `free` calls).
-type Positions = SmallVec<[u32; 4]>;
-
-/// How many words ahead the merge loop prefetches a word's ids (twice that for its record).
-const WORDS_AHEAD: usize = 4;
+#[inline]
+fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
 
 #[inline]
-fn bump(pair_counts: &mut FxHashMap<Pair, i64>, pair: Pair, delta: i64) {
-    *pair_counts.entry(pair).or_insert(0) += delta;
+fn unzigzag(z: u64) -> i64 {
+    (z >> 1) as i64 ^ -((z & 1) as i64)
+}
+
+impl Positions {
+    /// Add word `w`, unless it is the last one added.
+    #[inline]
+    fn push(&mut self, w: u32) {
+        if self.last == w && !self.bytes.is_empty() {
+            return;
+        }
+        put_varint(&mut self.bytes, zigzag(w as i64 - self.last as i64));
+        self.last = w;
+    }
+
+    /// Add the words of `other` after these (`other`'s first distance is from 0, and is
+    /// re-encoded from this list's last word: never longer).
+    fn append(&mut self, other: &Positions) {
+        if other.bytes.is_empty() {
+            return;
+        }
+        let mut at = 0;
+        let first = unzigzag(get_varint(&other.bytes, &mut at));
+        put_varint(&mut self.bytes, zigzag(first - self.last as i64));
+        self.bytes.extend_from_slice(&other.bytes[at..]);
+        self.last = other.last;
+    }
+
+    /// Reads the words back in order, `max` at a time into `buf` (a bounded buffer, so that a
+    /// pair found in every word does not need 4 more bytes per word to be merged).
+    fn decoder(&self) -> Decoder<'_> {
+        Decoder {
+            bytes: &self.bytes,
+            at: 0,
+            last: 0,
+        }
+    }
+}
+
+struct Decoder<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    last: i64,
+}
+
+impl Decoder<'_> {
+    /// Replace `buf`'s content with the next (up to) `max` words; false when none are left.
+    fn fill(&mut self, buf: &mut Vec<u32>, max: usize) -> bool {
+        buf.clear();
+        while buf.len() < max && self.at < self.bytes.len() {
+            self.last += unzigzag(get_varint(self.bytes, &mut self.at));
+            buf.push(self.last as u32);
+        }
+        !buf.is_empty()
+    }
+}
+
+/// A pair's count (weighted by word counts) and the words it occurs in (some of them no
+/// longer: an entry goes stale when a merge takes the pair out of a word, which is cheaper
+/// than finding it in the list; the merge reads each word as it now is).
+#[derive(Default)]
+struct PairInfo {
+    count: i64,
+    pos: Positions,
+}
+
+/// How many words ahead the merge loop prefetches a word's symbols (twice that for its record).
+const WORDS_AHEAD: usize = 4;
+/// How many positions of a pair are decoded at a time.
+const DECODE_BATCH: usize = 4096;
+
+/// Add `delta` to the count of `pair`, and free the position list of a pair whose count falls
+/// to zero: no word with a count holds it any more, so it is never merged (only a merge that
+/// makes one of its tokens raises a count; if an id made again by the word-level model raises
+/// it, the words that hold it are those of that merge). The counts stay in a map of their own
+/// with 16-byte slots: the hot table of the loop, read at every occurrence and heap pop.
+#[inline]
+fn bump(
+    counts: &mut FxHashMap<Pair, i64>,
+    where_: &mut FxHashMap<Pair, Positions>,
+    pair: Pair,
+    delta: i64,
+) {
+    let c = counts.entry(pair).or_insert(0);
+    *c += delta;
+    if delta < 0 && *c <= 0 {
+        where_.remove(&pair);
+    }
 }
 
 /// What the merge loop may learn (the options of Hugging Face's `BpeTrainer` of the same
@@ -124,6 +337,160 @@ pub struct MergeLimits {
     /// Never merge a pair whose token would be longer than this many bytes (the pair is passed
     /// over and the next most frequent one merged).
     pub max_token_length: Option<usize>,
+}
+
+/// Where the words of a run come from: how many and how long, and a way to copy them into
+/// the merge loop's [`Words`] (consuming the source, so that what it owned is freed before
+/// the loop starts).
+trait WordSource {
+    fn n_words(&self) -> usize;
+    fn total_symbols(&self) -> usize;
+    fn fill<S: Sym>(self, words: &mut Words<S>) -> Result<()>;
+}
+
+struct ByteSlices<'a>(&'a [(Box<[u8]>, u64)]);
+
+impl WordSource for ByteSlices<'_> {
+    fn n_words(&self) -> usize {
+        self.0.len()
+    }
+    fn total_symbols(&self) -> usize {
+        self.0.iter().map(|(c, _)| c.len()).sum()
+    }
+    fn fill<S: Sym>(self, words: &mut Words<S>) -> Result<()> {
+        for (c, n) in self.0 {
+            words.push(c.iter().map(|&b| b as u32), *n);
+        }
+        Ok(())
+    }
+}
+
+struct OwnedBytes(Vec<(Box<[u8]>, u64)>);
+
+impl WordSource for OwnedBytes {
+    fn n_words(&self) -> usize {
+        self.0.len()
+    }
+    fn total_symbols(&self) -> usize {
+        self.0.iter().map(|(c, _)| c.len()).sum()
+    }
+    fn fill<S: Sym>(self, words: &mut Words<S>) -> Result<()> {
+        // each chunk is freed as soon as it is copied
+        for (c, n) in self.0 {
+            words.push(c.iter().map(|&b| b as u32), n);
+        }
+        Ok(())
+    }
+}
+
+impl WordSource for ChunkTable {
+    fn n_words(&self) -> usize {
+        self.len()
+    }
+    fn total_symbols(&self) -> usize {
+        self.total_bytes()
+    }
+    fn fill<S: Sym>(mut self, words: &mut Words<S>) -> Result<()> {
+        self.drop_index();
+        // the words in byte order, laid out in that order (the pair counting reads them in
+        // turn, and neighbours in a pair's position list are then close)
+        let mut order: Vec<u32> = try_vec(self.len(), "the order of the training words")?;
+        order.extend(0..self.len() as u32);
+        order.par_sort_unstable_by(|&x, &y| self.chunk(x as usize).cmp(self.chunk(y as usize)));
+        for &i in &order {
+            let i = i as usize;
+            words.push(self.chunk(i).iter().map(|&b| b as u32), self.count(i));
+        }
+        Ok(())
+    }
+}
+
+struct SymbolWords<'a> {
+    words: &'a [(Vec<u32>, u64)],
+    n_symbols: usize,
+}
+
+impl WordSource for SymbolWords<'_> {
+    fn n_words(&self) -> usize {
+        self.words.len()
+    }
+    fn total_symbols(&self) -> usize {
+        self.words.iter().map(|(w, _)| w.len()).sum()
+    }
+    fn fill<S: Sym>(self, words: &mut Words<S>) -> Result<()> {
+        for (w, n) in self.words {
+            if let Some(&bad) = w.iter().find(|&&s| s as usize >= self.n_symbols) {
+                return Err(Error::InvalidArgument(format!(
+                    "symbol id {bad} is out of range: the alphabet has {} symbols",
+                    self.n_symbols
+                )));
+            }
+            words.push(w.iter().copied(), *n);
+        }
+        Ok(())
+    }
+}
+
+/// Whether a run over an alphabet of `alphabet` symbols needs `u32` symbols: the ids it makes
+/// are below `alphabet + min(num_merges, total)` (each merge takes a symbol out of the words).
+fn needs_wide(alphabet: usize, num_merges: usize, total: usize) -> bool {
+    alphabet.saturating_add(num_merges.min(total)) > u16::MAX as usize
+}
+
+/// Copy the words of `src` and run the merge loop over them, with `u32` symbols if `wide`.
+fn run_source(
+    src: impl WordSource,
+    token_len: Vec<usize>,
+    num_merges: usize,
+    limits: MergeLimits,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
+    wide: bool,
+) -> Result<Vec<Pair>> {
+    if src.n_words() == 0 {
+        return Err(Error::EmptyCorpus);
+    }
+    if wide {
+        run_as::<u32>(src, token_len, num_merges, limits, id_for, progress)
+    } else {
+        run_as::<u16>(src, token_len, num_merges, limits, id_for, progress)
+    }
+}
+
+fn run_as<S: Sym>(
+    src: impl WordSource,
+    token_len: Vec<usize>,
+    num_merges: usize,
+    limits: MergeLimits,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
+) -> Result<Vec<Pair>> {
+    let mut words = Words::<S>::try_with_capacity(src.total_symbols(), src.n_words())?;
+    src.fill(&mut words)?;
+    words.finish();
+    words.check_pair_total()?;
+    Ok(merge_loop(
+        words, token_len, num_merges, limits, id_for, progress,
+    ))
+}
+
+/// The byte-level merge loop over `src`.
+fn byte_merges(
+    src: impl WordSource,
+    num_merges: usize,
+    limits: MergeLimits,
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
+) -> Result<Vec<Pair>> {
+    let wide = needs_wide(256, num_merges, src.total_symbols());
+    run_source(
+        src,
+        vec![1; 256],
+        num_merges,
+        limits,
+        &mut |_, _, fresh| fresh,
+        progress,
+        wide,
+    )
 }
 
 /// Learn `num_merges` merges from unique chunks with counts. Ids: bytes are 0..=255 (the byte
@@ -145,9 +512,7 @@ pub fn train_merges_limited(
     limits: MergeLimits,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<Pair>> {
-    let total = chunks.iter().map(|(c, _)| c.len()).sum();
-    let words = chunks.iter().map(|(c, n)| (&**c, *n));
-    byte_merges(total, words, num_merges, limits, progress)
+    byte_merges(ByteSlices(chunks), num_merges, limits, progress)
 }
 
 /// [`train_merges_limited`] on chunks it owns: each is freed as soon as it is copied into the
@@ -159,8 +524,7 @@ pub fn train_merges_owned(
     limits: MergeLimits,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<Pair>> {
-    let total = chunks.iter().map(|(c, _)| c.len()).sum();
-    byte_merges(total, chunks.into_iter(), num_merges, limits, progress)
+    byte_merges(OwnedBytes(chunks), num_merges, limits, progress)
 }
 
 /// [`train_merges_limited`] on the chunks of a [`ChunkTable`] (what [`ChunkCounter`] counts),
@@ -171,62 +535,12 @@ pub fn train_merges_owned(
 /// [`ChunkCounter`]: crate::train::ChunkCounter
 /// [`ChunkCounter::into_counts`]: crate::train::ChunkCounter::into_counts
 pub fn train_merges_table(
-    mut table: ChunkTable,
+    table: ChunkTable,
     num_merges: usize,
     limits: MergeLimits,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<Pair>> {
-    if table.is_empty() {
-        return Err(Error::EmptyCorpus);
-    }
-    table.drop_index();
-    // the words in byte order, laid out in that order (the pair counting reads them in turn)
-    let mut order: Vec<u32> = try_vec(table.len(), "the order of the training words")?;
-    order.extend(0..table.len() as u32);
-    order.par_sort_unstable_by(|&x, &y| table.chunk(x as usize).cmp(table.chunk(y as usize)));
-    let mut words = Words::try_with_capacity(table.total_bytes(), table.len())?;
-    for &i in &order {
-        let i = i as usize;
-        words.push(table.chunk(i).iter().map(|&b| b as u32), table.count(i));
-    }
-    drop(order);
-    drop(table);
-    words.check_pair_total()?;
-    Ok(merge_loop(
-        words,
-        vec![1; 256],
-        num_merges,
-        limits,
-        &mut |_, _, fresh| fresh,
-        progress,
-    ))
-}
-
-/// The byte-level merge loop over `chunks` (`total`: their bytes in all).
-fn byte_merges<C: AsRef<[u8]>>(
-    total: usize,
-    chunks: impl ExactSizeIterator<Item = (C, u64)>,
-    num_merges: usize,
-    limits: MergeLimits,
-    progress: &mut dyn FnMut(MergeProgress) -> bool,
-) -> Result<Vec<Pair>> {
-    if chunks.len() == 0 {
-        return Err(Error::EmptyCorpus);
-    }
-    // ---- words ----
-    let mut words = Words::with_capacity(total, chunks.len());
-    for (c, n) in chunks {
-        words.push(c.as_ref().iter().map(|&b| b as u32), n);
-    }
-    words.check_pair_total()?;
-    Ok(merge_loop(
-        words,
-        vec![1; 256],
-        num_merges,
-        limits,
-        &mut |_, _, fresh| fresh,
-        progress,
-    ))
+    byte_merges(table, num_merges, limits, progress)
 }
 
 /// [`train_merges_limited`] over an alphabet of `symbol_lens.len()` symbols instead of the 256
@@ -244,24 +558,26 @@ pub fn train_symbol_merges(
     id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<(Pair, u32)>> {
-    if words_in.is_empty() {
-        return Err(Error::EmptyCorpus);
-    }
-    let n_symbols = symbol_lens.len();
-    let total: usize = words_in.iter().map(|(w, _)| w.len()).sum();
-    let mut words = Words::with_capacity(total, words_in.len());
-    for (w, n) in words_in {
-        if let Some(&bad) = w.iter().find(|&&s| s as usize >= n_symbols) {
-            return Err(Error::InvalidArgument(format!(
-                "symbol id {bad} is out of range: the alphabet has {n_symbols} symbols"
-            )));
-        }
-        words.push(w.iter().copied(), *n);
-    }
-    words.check_pair_total()?;
+    let src = SymbolWords {
+        words: words_in,
+        n_symbols: symbol_lens.len(),
+    };
+    let wide = needs_wide(symbol_lens.len(), num_merges, src.total_symbols());
+    symbol_merges(src, symbol_lens, num_merges, limits, id_for, progress, wide)
+}
+
+fn symbol_merges(
+    src: SymbolWords<'_>,
+    symbol_lens: Vec<usize>,
+    num_merges: usize,
+    limits: MergeLimits,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    progress: &mut dyn FnMut(MergeProgress) -> bool,
+    wide: bool,
+) -> Result<Vec<(Pair, u32)>> {
     let mut made = Vec::new();
-    let merges = merge_loop(
-        words,
+    let merges = run_source(
+        src,
         symbol_lens,
         num_merges,
         limits,
@@ -271,7 +587,8 @@ pub fn train_symbol_merges(
             id
         },
         progress,
-    );
+        wide,
+    )?;
     Ok(merges.into_iter().zip(made).collect())
 }
 
@@ -281,62 +598,67 @@ pub fn train_symbol_merges(
 /// bookkeeping holds either way: a word's pairs are counted from what it holds, so a word met
 /// twice in a pair's position list (possible once an existing id is reused) just changes
 /// nothing the second time.
-fn merge_loop(
-    mut words: Words,
+fn merge_loop<S: Sym>(
+    mut words: Words<S>,
     mut token_len: Vec<usize>,
     num_merges: usize,
     limits: MergeLimits,
     id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Vec<Pair> {
-    let n_words = words.at.len();
+    let n_words = words.n_words();
+    let n_syms = words.syms.len();
 
     // ---- initial pair counts and positions (parallel over word ranges) ----
     let n_threads = rayon::current_num_threads().max(1);
     let block = n_words.div_ceil(n_threads * 4).max(1);
     // per range of words: pair counts, and the words each pair occurs in
-    type Partial = (FxHashMap<Pair, i64>, FxHashMap<Pair, Positions>);
-    let partials: Vec<Partial> = (0..n_words)
+    let partials: Vec<FxHashMap<Pair, PairInfo>> = (0..n_words)
         .step_by(block)
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|lo| {
             let hi = (lo + block).min(n_words);
-            let mut pc: FxHashMap<Pair, i64> = FxHashMap::default();
-            let mut wh: FxHashMap<Pair, Positions> = FxHashMap::default();
+            let mut part: FxHashMap<Pair, PairInfo> = FxHashMap::default();
             for w in lo..hi {
-                let cnt = words.at[w].count;
-                let ids = words.get(w);
-                for p in ids.windows(2) {
-                    let pair = (p[0], p[1]);
-                    *pc.entry(pair).or_insert(0) += cnt;
-                    let v = wh.entry(pair).or_default();
-                    if v.last() != Some(&(w as u32)) {
-                        v.push(w as u32);
-                    }
+                let cnt = words.count(w);
+                for p in words.get(w).windows(2) {
+                    let e = part.entry((p[0].id(), p[1].id())).or_default();
+                    e.count += cnt;
+                    e.pos.push(w as u32);
                 }
             }
-            (pc, wh)
+            part
         })
         .collect();
-    let mut pair_counts: FxHashMap<Pair, i64> = FxHashMap::default();
-    let mut where_: FxHashMap<Pair, Positions> = FxHashMap::default();
-    // Partials are in word order, so position lists stay sorted by word index.
-    for (pc, wh) in partials {
-        for (k, v) in pc {
-            *pair_counts.entry(k).or_insert(0) += v;
-        }
-        for (k, mut v) in wh {
-            match where_.get_mut(&k) {
-                Some(e) => e.append(&mut v),
-                None => {
-                    where_.insert(k, v);
-                }
-            }
+    // The lists of all ranges, joined in word order into lists allocated at their final size
+    // (grown by doubling, they would hold up to twice their bytes, and every range's copy
+    // besides, at the peak of training).
+    let mut sizes: FxHashMap<Pair, usize> = FxHashMap::default();
+    for part in &partials {
+        for (k, v) in part {
+            *sizes.entry(*k).or_insert(0) += v.pos.bytes.len();
         }
     }
+    let mut counts: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut where_: FxHashMap<Pair, Positions> = FxHashMap::default();
+    counts.reserve(sizes.len());
+    where_.reserve(sizes.len());
+    for part in partials {
+        for (k, v) in part {
+            *counts.entry(k).or_insert(0) += v.count;
+            where_
+                .entry(k)
+                .or_insert_with(|| Positions {
+                    bytes: SmallVec::with_capacity(sizes[&k]),
+                    last: 0,
+                })
+                .append(&v.pos);
+        }
+    }
+    drop(sizes);
 
-    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pair_counts
+    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = counts
         .iter()
         .filter(|(_, &c)| c > 0)
         .map(|(&p, &c)| (c, Reverse(p)))
@@ -344,11 +666,14 @@ fn merge_loop(
 
     // each merge takes at least one symbol out of the words, so there are at most as many
     // merges as symbols (`num_merges` may be far larger: "as many as the corpus gives")
-    let mut merges: Vec<Pair> = Vec::with_capacity(num_merges.min(words.ids.len()));
-    let mut new_pairs: Vec<Pair> = Vec::new();
+    let mut merges: Vec<Pair> = Vec::with_capacity(num_merges.min(n_syms));
+    // the (pair, word) of each pair a merge makes, turned into position lists after the merge
+    let mut made: Vec<(Pair, u32)> = Vec::new();
+    let mut buf: Vec<u32> = Vec::with_capacity(DECODE_BATCH);
+    let mut scratch: Positions = Positions::default();
     // about 200 reports over the merges the corpus can give at most (a run asked for far more
     // merges than that must still report, or a Ctrl-C would wait for its end)
-    let report_every = (num_merges.min(words.ids.len()) / 200).max(64);
+    let report_every = (num_merges.min(n_syms) / 200).max(64);
     // a first report once the pairs are counted (that took a while on a big corpus)
     if !progress(MergeProgress {
         merges_done: 0,
@@ -369,7 +694,7 @@ fn merge_loop(
                 continue;
             }
         }
-        let current = pair_counts.get(&pair).copied().unwrap_or(0);
+        let current = counts.get(&pair).copied().unwrap_or(0);
         if current <= 0 {
             continue;
         }
@@ -381,93 +706,103 @@ fn merge_loop(
             break;
         }
         let fresh = token_len.len() as u32;
+        if fresh >= S::END.id() {
+            // no id left for the symbol type (u32: after 2**32-1 tokens)
+            break;
+        }
         let new_id = id_for(a, b, fresh);
         merges.push(pair);
         if new_id == fresh {
             token_len.push(token_len[a as usize] + token_len[b as usize]);
         }
         let positions = where_.remove(&pair).unwrap_or_default();
-        new_pairs.clear();
-        for (k, &w) in positions.iter().enumerate() {
-            // The words are met in index order but far apart: ask for the record of the word
-            // `2 * AHEAD` places on and for the ids of the one `AHEAD` places on, so that the
-            // cache misses overlap.
-            if let Some(&far) = positions.get(k + 2 * WORDS_AHEAD) {
-                prefetch(words.at.as_ptr().wrapping_add(far as usize));
-            }
-            if let Some(&near) = positions.get(k + WORDS_AHEAD) {
-                prefetch(
-                    words
-                        .ids
-                        .as_ptr()
-                        .wrapping_add(words.at[near as usize].start),
-                );
-            }
-            let w = w as usize;
-            let Word {
-                start: s,
-                count: cnt,
-                len,
-            } = words.at[w];
-            let l = len as usize;
-            if l < 2 {
-                continue;
-            }
-            // Merge left to right, non-overlapping, recording count deltas exactly as a
-            // rewrite of the word would change its pair multiset. In place: the output
-            // position never passes the input one (`out <= i`), and each step reads its
-            // input (up to `i + 2`) before writing at `out`.
-            let src = &mut words.ids[s..s + l];
-            let mut out = 0;
-            let mut i = 0;
-            let mut changed = false;
-            while i < l {
-                if i + 1 < l && src[i] == a && src[i + 1] == b {
-                    changed = true;
-                    if out > 0 {
-                        let x = src[out - 1];
-                        bump(&mut pair_counts, (x, a), -cnt);
-                        bump(&mut pair_counts, (x, new_id), cnt);
-                        new_pairs.push((x, new_id));
-                        let v = where_.entry((x, new_id)).or_default();
-                        if v.last() != Some(&(w as u32)) {
-                            v.push(w as u32);
+        let (sa, sb, snew) = (S::from_id(a), S::from_id(b), S::from_id(new_id));
+        made.clear();
+        let mut dec = positions.decoder();
+        while dec.fill(&mut buf, DECODE_BATCH) {
+            for (k, &w) in buf.iter().enumerate() {
+                // The words are met in index order but far apart: ask for the record of the
+                // word `2 * AHEAD` places on and for the symbols of the one `AHEAD` places on,
+                // so that the cache misses overlap.
+                if let Some(&far) = buf.get(k + 2 * WORDS_AHEAD) {
+                    prefetch(words.recs.as_ptr().wrapping_add(far as usize));
+                }
+                if let Some(&near) = buf.get(k + WORDS_AHEAD) {
+                    prefetch(words.syms.as_ptr().wrapping_add(words.start(near as usize)));
+                }
+                let w = w as usize;
+                let (s, e) = (words.start(w), words.start(w + 1));
+                if e - s < 2 {
+                    continue;
+                }
+                let cnt = words.count(w);
+                // Merge left to right, non-overlapping, recording count deltas exactly as a
+                // rewrite of the word would change its pair multiset. In place: the output
+                // position never passes the input one (`out <= i`), and each step reads its
+                // input (up to `i + 2`) before writing at `out`.
+                let src = &mut words.syms[s..e];
+                let l = src.iter().position(|&x| x == S::END).unwrap_or(src.len());
+                let mut out = 0;
+                let mut i = 0;
+                let mut changed = false;
+                while i < l {
+                    if i + 1 < l && src[i] == sa && src[i + 1] == sb {
+                        changed = true;
+                        if out > 0 {
+                            let x = src[out - 1].id();
+                            bump(&mut counts, &mut where_, (x, a), -cnt);
+                            bump(&mut counts, &mut where_, (x, new_id), cnt);
+                            made.push(((x, new_id), w as u32));
                         }
-                    }
-                    // (the count of (a, b) itself is not lowered: the pair is removed below,
-                    // and no occurrence of it is left)
-                    if i + 2 < l {
-                        let y = src[i + 2];
-                        bump(&mut pair_counts, (b, y), -cnt);
-                        bump(&mut pair_counts, (new_id, y), cnt);
-                        new_pairs.push((new_id, y));
-                        let v = where_.entry((new_id, y)).or_default();
-                        if v.last() != Some(&(w as u32)) {
-                            v.push(w as u32);
+                        // (the count of (a, b) itself is not lowered: the pair is removed
+                        // below, and no occurrence of it is left)
+                        if i + 2 < l {
+                            let y = src[i + 2].id();
+                            bump(&mut counts, &mut where_, (b, y), -cnt);
+                            bump(&mut counts, &mut where_, (new_id, y), cnt);
+                            made.push(((new_id, y), w as u32));
                         }
+                        src[out] = snew;
+                        out += 1;
+                        i += 2;
+                    } else {
+                        src[out] = src[i];
+                        out += 1;
+                        i += 1;
                     }
-                    src[out] = new_id;
-                    out += 1;
-                    i += 2;
-                } else {
-                    src[out] = src[i];
-                    out += 1;
-                    i += 1;
+                }
+                if changed {
+                    src[out] = S::END;
                 }
             }
-            if changed {
-                words.at[w].len = out as u32;
-            }
         }
-        new_pairs.sort_unstable();
-        new_pairs.dedup();
-        for &p in &new_pairs {
-            let c = pair_counts.get(&p).copied().unwrap_or(0);
+        drop(positions);
+        // the new pairs' position lists, each allocated at its size; and back on the heap
+        made.sort_unstable();
+        made.dedup();
+        let mut g = 0;
+        while g < made.len() {
+            let p = made[g].0;
+            scratch.bytes.clear();
+            scratch.last = 0;
+            while g < made.len() && made[g].0 == p {
+                scratch.push(made[g].1);
+                g += 1;
+            }
+            // (a pair made and undone again in this merge, as (new, a) in "a b a b", has no
+            // count left, see `bump`)
+            let c = counts.get(&p).copied().unwrap_or(0);
             if c > 0 {
+                let pos = where_.entry(p).or_default();
+                pos.bytes.reserve_exact(scratch.bytes.len());
+                pos.append(&scratch);
                 heap.push((c, Reverse(p)));
             }
         }
-        pair_counts.remove(&pair);
+        if made.capacity() > 4 * made.len().max(DECODE_BATCH) {
+            made.shrink_to(made.len().max(DECODE_BATCH));
+        }
+        counts.remove(&pair);
         if merges.len().is_multiple_of(report_every) || merges.len() == num_merges {
             let go_on = progress(MergeProgress {
                 merges_done: merges.len(),
@@ -655,6 +990,95 @@ mod tests {
             train_merges_owned(vec![], 5, MergeLimits::default(), &mut |_| true),
             Err(Error::EmptyCorpus)
         );
+    }
+
+    #[test]
+    fn positions_round_trip_in_any_order() {
+        let words = [0u32, 0, 1, 2, 200, 70_000, 69_999, 5, u32::MAX - 1, 3, 3];
+        let mut whole = Positions::default();
+        for &w in &words {
+            whole.push(w);
+        }
+        // pushing the last word again adds nothing; the rest come back as pushed
+        let want: Vec<u32> = vec![0, 1, 2, 200, 70_000, 69_999, 5, u32::MAX - 1, 3];
+        let mut got = Vec::new();
+        let mut buf = Vec::new();
+        let mut dec = whole.decoder();
+        while dec.fill(&mut buf, 2) {
+            assert!(buf.len() <= 2);
+            got.extend_from_slice(&buf);
+        }
+        assert_eq!(got, want);
+        // joined from two lists that each start from 0
+        let (mut left, mut right) = (Positions::default(), Positions::default());
+        for &w in &want[..4] {
+            left.push(w);
+        }
+        for &w in &want[4..] {
+            right.push(w);
+        }
+        left.append(&right);
+        assert_eq!(left.bytes, whole.bytes);
+        assert_eq!(left.last, 3);
+        left.append(&Positions::default());
+        assert_eq!(left.bytes, whole.bytes);
+    }
+
+    #[test]
+    fn narrow_and_wide_symbols_give_the_same_merges() {
+        // many words sharing pairs (lists longer than one decode batch), and counts past 2**32
+        let mut text = String::new();
+        for i in 0..12_000u32 {
+            text.push_str(&format!("a{} ", i * 7919 % 100_003));
+        }
+        let mut chunks = count(&[text.as_str(), "hello hello world"], "gpt2");
+        chunks[3].1 = 5_000_000_000;
+        chunks[7].1 = u32::MAX as u64;
+        chunks[8].1 = u32::MAX as u64 - 1;
+        for n in [1, 50, 400] {
+            let run = |wide| {
+                run_source(
+                    ByteSlices(&chunks),
+                    vec![1; 256],
+                    n,
+                    MergeLimits::default(),
+                    &mut |_, _, fresh| fresh,
+                    &mut |_| true,
+                    wide,
+                )
+                .unwrap()
+            };
+            let narrow = run(false);
+            assert_eq!(narrow, run(true), "n={n}");
+            if n <= 50 {
+                assert_eq!(narrow, naive(&chunks, n), "n={n}");
+            }
+        }
+        // the word-level path, reusing ids
+        let words: Vec<(Vec<u32>, u64)> = chunks
+            .iter()
+            .map(|(c, n)| (c.iter().map(|&b| b as u32).collect(), *n))
+            .collect();
+        let run = |wide| {
+            let mut seen: FxHashMap<Pair, u32> = FxHashMap::default();
+            symbol_merges(
+                SymbolWords {
+                    words: &words,
+                    n_symbols: 256,
+                },
+                vec![1; 256],
+                300,
+                MergeLimits::default(),
+                &mut |a, b, fresh| *seen.entry((a % 7, b % 7)).or_insert(fresh),
+                &mut |_| true,
+                wide,
+            )
+            .unwrap()
+        };
+        assert_eq!(run(false), run(true));
+        assert!(needs_wide(256, 65_280, 1 << 20));
+        assert!(!needs_wide(256, 65_279, 1 << 20));
+        assert!(!needs_wide(256, usize::MAX, 1000));
     }
 
     #[test]
