@@ -1,7 +1,10 @@
 """`toksmith convert`."""
 
+import lzma
+
 import toksmith
 from tests.cli.helpers import _err
+from tests.conftest import DATA
 from toksmith.cli import main
 
 
@@ -21,3 +24,15 @@ def test_convert_to_gpt2_says_the_pinned_tokens_are_not_stored(tok_path, tmp_pat
         pinned_tokens=tok.pinned_tokens,
     )
     assert back.encode_ordinary("in New York") == tok.encode_ordinary("in New York")
+
+
+def test_convert_of_a_pipeline_tokenizer_is_refused_by_name(tmp_path, capsys):
+    """A SentencePiece model loads exactly but has no writer yet: refused with a message (was an
+    AttributeError traceback)."""
+    model = tmp_path / "llama2.model"
+    model.write_bytes(lzma.decompress((DATA / "models" / "llama2.model.xz").read_bytes()))
+    for out in ("out.json", "tokenizer.json", "out.tiktoken"):
+        assert main(["convert", str(model), str(tmp_path / out)]) == 1
+        err = _err(capsys)
+        assert "sentencepiece tokenizer" in err and "cannot write it" in err
+        assert not (tmp_path / out).exists()

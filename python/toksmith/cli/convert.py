@@ -16,6 +16,7 @@ import json
 import sys
 
 from .._paths import fspath
+from ..errors import ConversionError
 from ..files.detect import _detect
 from ..registry import _load_detected
 from ._common import special_tokens_arg
@@ -90,6 +91,19 @@ def run(args) -> int:
     detected = _detect(path)  # once: a tokenizer.json is parsed to detect it
     source = detected[0]
     tok = _load_detected(path, detected, args.pattern, specials, args.strict)
+    saver = {
+        "tiktoken": "save_tiktoken",
+        "huggingface": "save_huggingface",
+        "gpt2": "save_gpt2_files",
+        "toksmith": "save",
+    }[target]
+    if not hasattr(tok, saver):
+        # a SentencePiece / WordPiece / Unigram pipeline: loaded exactly, not written yet
+        raise ConversionError(
+            f"{args.input} is a {source} tokenizer ({type(tok).__name__}): toksmith reads it "
+            f"with exact ids (toksmith.load_any) but cannot write it as {target} "
+            "yet; keep the original file"
+        )
     if args.name:
         tok.name = args.name
     if target == "tiktoken":
