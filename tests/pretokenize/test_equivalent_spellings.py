@@ -61,7 +61,7 @@ def test_hugging_face_files_spell_them_alike():
 def test_real_text_splits_as_regex(key, path):
     text = path.read_text(encoding="utf-8")
     check(key, text)
-    for line in text.splitlines(keepends=True)[:2000]:
+    for line in text.splitlines(keepends=True)[:300]:  # whole text above; lines: the ends
         check(key, line)
 
 
