@@ -7,33 +7,19 @@ cannot get its memory: the child must catch MemoryError and exit cleanly (no SIG
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
+
+from tests import oom
 
 resource = pytest.importorskip("resource")
 
 if not sys.platform.startswith("linux"):
     pytest.skip("RLIMIT_AS is enforced for mmap on Linux only", allow_module_level=True)
 
-PRELUDE = """
-import resource, sys
-from toksmith import _core
-
-def vm_size():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmSize")
-
-def limit(extra):
-    # (threads already started: their stacks are mapped, a new one would need more room)
-    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + extra, resource.RLIM_INFINITY))
-
+SETUP = """
 def words(n):
     # n distinct lowercase words
     out = []
@@ -51,36 +37,10 @@ def words(n):
 
 
 def run_child(body: str) -> subprocess.CompletedProcess[str]:
-    code = (
-        PRELUDE
-        + textwrap.dedent(body)
-        + textwrap.dedent(
-            """
-        try:
-            work()
-        except MemoryError as e:
-            print("MemoryError", e)
-            sys.exit(0)
-        print("no error")
-        sys.exit(3)
-        """
-        )
-    )
-    env = {
-        **os.environ,
-        "MALLOC_ARENA_MAX": "2",
-        "RAYON_NUM_THREADS": "2",
-        "TOKSMITH_NO_HUGEPAGES": "1",
-    }
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
-    )
+    return oom.run_child(body, SETUP, timeout=300)
 
 
-def check(proc: subprocess.CompletedProcess[str]) -> None:
-    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr[-2000:])
-    assert proc.stdout.startswith("MemoryError"), proc.stdout
-    assert "memory allocation of" not in proc.stderr
+check = oom.check
 
 
 def test_counting_chunks_raises_memory_error() -> None:

@@ -10,33 +10,19 @@ MemoryError and exit normally. Before, `encode_to_numpy` (the merge of a long pi
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
+
+from tests import oom
 
 resource = pytest.importorskip("resource")
 
 if not sys.platform.startswith("linux") or not hasattr(resource, "RLIMIT_AS"):
     pytest.skip("RLIMIT_AS is enforced for mmap on Linux only", allow_module_level=True)
 
-PRELUDE = """
-import resource, sys
-from toksmith import _core
-
-def vm_size():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmSize")
-
-def limit(extra):
-    # (threads already started: their stacks are mapped, a new one would need more room)
-    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + extra, resource.RLIM_INFINITY))
-
+SETUP = """
 BYTES = [(bytes([b]), b) for b in range(256)]
 # the bytes, and merges that make every run of "a" a long piece to merge
 MERGING = BYTES + [(b"aa", 256), (b"aaaa", 257), (b"ab", 258)]
@@ -48,38 +34,10 @@ LONG = 20_000_000
 
 
 def run_child(body: str) -> subprocess.CompletedProcess[str]:
-    code = (
-        PRELUDE
-        + textwrap.dedent(body)
-        + textwrap.dedent(
-            """
-        try:
-            work()
-        except MemoryError as e:
-            print("MemoryError", e)
-            sys.exit(0)
-        print("no error")
-        sys.exit(3)
-        """
-        )
-    )
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
-        "MALLOC_ARENA_MAX": "2",
-        "RAYON_NUM_THREADS": "2",
-        "TOKSMITH_NO_HUGEPAGES": "1",
-    }
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
-    )
+    return oom.run_child(body, SETUP, timeout=120)
 
 
-def check(proc: subprocess.CompletedProcess[str]) -> None:
-    # a SIGABRT is returncode -6; the message is Rust's allocation-failure abort
-    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr[-2000:])
-    assert proc.stdout.startswith("MemoryError"), proc.stdout
-    assert "memory allocation of" not in proc.stderr
+check = oom.check
 
 
 def test_encode_to_buffer_of_a_long_piece() -> None:
