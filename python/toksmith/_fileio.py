@@ -258,7 +258,7 @@ class Staging:
         self.names: List[str] = []
 
     def path(self, name: str) -> str:
-        if os.sep in name or name in ("", ".", "..") or name == _COMPLETE:
+        if os.sep in name or name in ("", ".", "..") or name in (_COMPLETE, _COMPLETE + ".part"):
             raise ValueError(f"not a plain file name: {name!r}")
         if name not in self.names:
             self.names.append(name)
@@ -279,8 +279,15 @@ def _move_into_place(src: str, directory: str, name: str) -> None:
 
 def _roll_forward(staging: str, directory: str) -> None:
     """Finish moving the files of a complete staged set (a save killed while moving them)."""
-    with open(os.path.join(staging, _COMPLETE), "rb") as f:
-        names = json.loads(f.read().decode("utf-8"))["files"]
+    try:
+        with open(os.path.join(staging, _COMPLETE), "rb") as f:
+            names = json.loads(f.read().decode("utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no readable marker: the set was not complete, and is removed
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) and n and os.sep not in n and n not in (".", "..") for n in names
+    ):
+        return  # not a marker this module wrote
     for name in names:
         src = os.path.join(staging, name)
         if os.path.isfile(src):
@@ -346,10 +353,14 @@ def atomic_files(directory: str) -> Iterator[Staging]:
             src = os.path.join(staging, name)
             with open(src, "rb+") as f:
                 os.fsync(f.fileno())
-        with open(os.path.join(staging, _COMPLETE), "wb") as f:
+        # the marker appears whole or not at all: written beside, then renamed (a kill while
+        # writing it in place left an empty marker that the next load could not read)
+        marker = os.path.join(staging, _COMPLETE)
+        with open(marker + ".part", "wb") as f:
             f.write(json.dumps({"files": stage.names}).encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
+        os.replace(marker + ".part", marker)
         _fsync_dir(staging)
         _roll_forward(staging, directory)
     finally:

@@ -191,6 +191,25 @@ def test_a_killed_set_save_is_finished_on_load(two_toks, tmp_path):
     assert _hidden(tmp_path) == []
 
 
+@pytest.mark.parametrize("marker", [b"", b'{"files": ', b"[]", b'{"files": 5}'])
+def test_a_set_save_killed_while_marking_it_complete_leaves_the_old_set(two_toks, tmp_path, marker):
+    """A kill while the completion marker was written left it empty: the next load failed on
+    it (a JSONDecodeError). An unreadable marker is a set that was not complete: removed, and
+    the old files are kept."""
+    a, b = two_toks
+    save_gpt2_files(a, tmp_path)
+    before = _gpt2_bytes(a, tmp_path / "ref")
+    stage = tmp_path / (STAGING_PREFIX + "cafef00d")
+    stage.mkdir()
+    _gpt2_bytes(b, stage)
+    (stage / "COMPLETE.json").write_bytes(marker)
+    spec = read_gpt2_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    assert toksmith.Tokenizer.from_spec(spec).encode(WORD) == a.encode(WORD)
+    assert not stage.exists()
+    for name, data in before.items():
+        assert (tmp_path / name).read_bytes() == data
+
+
 def _gpt2_bytes(tok, folder):
     save_gpt2_files(tok, folder)
     return {n: (folder / n).read_bytes() for n in ("vocab.json", "merges.txt")}
