@@ -407,6 +407,28 @@ fn balanced_ranges(sizes: &[usize], parts: usize) -> Vec<std::ops::Range<usize>>
     bounds.windows(2).map(|w| w[0]..w[1]).collect()
 }
 
+/// `range` run on each of `parts` balanced ranges of `texts` (by `sizes`) in the thread pool,
+/// the results in order; the first failure (the ranges are in order: the first text that
+/// failed) becomes the Python error, named by its text.
+fn map_ranges<'py, T: Send>(
+    py: Python<'py>,
+    threads: usize,
+    texts: &[Bound<'py, PyString>],
+    sizes: &[usize],
+    parts: usize,
+    range: impl Fn(std::ops::Range<usize>) -> Result<T, (usize, BatchError)> + Sync + Send,
+) -> PyResult<Vec<T>> {
+    let outs = in_pool(py, threads, || {
+        balanced_ranges(sizes, parts)
+            .into_par_iter()
+            .map(range)
+            .collect::<Vec<_>>()
+    })?;
+    outs.into_iter()
+        .map(|part| part.map_err(|(k, e)| e.into_py(&texts[k])))
+        .collect()
+}
+
 /// `Bpe.encode_batch_bytes`: encode `texts` on `threads` threads and write their ids straight
 /// to bytes (see its doc string); returns the bytes and the number of ids.
 #[allow(clippy::too_many_arguments)]
@@ -473,22 +495,9 @@ pub(crate) fn encode_batch_bytes<'py>(
         keep_ids_buffers([ids]);
         Ok((out, n))
     };
-    let outs = in_pool(py, threads, || {
-        balanced_ranges(&sizes, parts)
-            .into_par_iter()
-            .map(range)
-            .collect::<Vec<_>>()
-    })?;
+    let done = map_ranges(py, threads, texts, &sizes, parts, range)?;
     // The parts are copied once, into the bytes object; `sep` goes between two non-empty
     // runs of text.
-    let mut done = Vec::with_capacity(outs.len());
-    for part in outs {
-        match part {
-            Ok(part) => done.push(part),
-            // the ranges are in order, so this is the first text that failed
-            Err((k, e)) => return Err(e.into_py(&texts[k])),
-        }
-    }
     let mut chunks: Vec<&[u8]> = Vec::with_capacity(2 * done.len());
     let mut n = 0;
     for (bytes, count) in &done {
@@ -570,20 +579,7 @@ pub(crate) fn encode_batch_arrays<'py>(
         }
         Ok(Part { ids, ends })
     };
-    let outs = in_pool(py, threads, || {
-        balanced_ranges(&sizes, parts)
-            .into_par_iter()
-            .map(range)
-            .collect::<Vec<_>>()
-    })?;
-    let mut done = Vec::with_capacity(outs.len());
-    for part in outs {
-        match part {
-            Ok(part) => done.push(part),
-            // the ranges are in order, so this is the first text that failed
-            Err((k, e)) => return Err(e.into_py(&texts[k])),
-        }
-    }
+    let done = map_ranges(py, threads, texts, &sizes, parts, range)?;
     let total: usize = done.iter().map(|p| p.ids.len()).sum();
     let ids = PyByteArray::new_with(py, total * width, |buf| {
         // Each range's ids go to their place in the array, in parallel: the array is cut into
