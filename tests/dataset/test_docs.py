@@ -7,6 +7,7 @@ import importlib.util
 import os
 import re
 import runpy
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -116,11 +117,19 @@ def test_datatrove_recipe(workdir, gpt2):
 
 
 def test_litdata_recipe(workdir, gpt2):
+    """Run as the docs say (a script: litdata's workers start with spawn), then read back."""
     pytest.importorskip("torch")
-    pytest.importorskip("litdata")
-    _, scope = workdir
-    run(block("litdata.optimize("), scope)
-    ds = scope["ds"]
+    litdata = pytest.importorskip("litdata")
+    path, _ = workdir
+    script = path / "litdata_recipe.py"
+    script.write_text(block("litdata.optimize("), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ds = litdata.StreamingDataset(
+        str(path / "litdata-tokens"), item_loader=litdata.TokensLoader(block_size=5)
+    )
     stream = [int(i) for item in ds for i in item]
     want = sum((gpt2.encode_ordinary(t) + [EOT] for t in ("hello world", "second document")), [])
     assert stream == want[: len(stream)] and len(stream) >= 5
