@@ -410,8 +410,20 @@ def test_diff_framing_with_a_multi_line_message(tok):
 # ---- Validation Checklist ------------------------------------------------------------------------------
 
 
-def test_validation_checklist_exact_ids(tok):
-    # spec "Validation Checklist", items 1-12
+@pytest.fixture(scope="module")
+def tok_single() -> CppTokenizer:
+    """Trained with single punctuation words (``punctuation_runs=False``), as the checklist
+    shows them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cppreason.train([CORPUS] * 4, vocab_size=1950, punctuation_runs=False)
+
+
+@pytest.mark.parametrize("runs", [False, True])
+def test_validation_checklist_exact_ids(tok, tok_single, runs):
+    # spec "Validation Checklist", items 1-12; with punctuation runs (the default) items 10 and
+    # 11 read `);` and `(!` as one learned word each, all else is the same
+    tok = tok if runs else tok_single
     f = FIXED_IDS
     assert tok.encode("std::vector<int>") == [320, 120, 335, 226, 38, 227]  # 1
     assert tok.encode("a::b") == [*tok.encode("a"), 120, *tok.encode("b")]  # 2
@@ -423,6 +435,7 @@ def test_validation_checklist_exact_ids(tok):
     assert tok.encode("\n") == [1536] and tok.encode(" a \t") == tok.encode("a")  # 8
     assert tok.words("// Check null pointer") == ["//", "Check", "null", "pointer"]  # 9
     assert tok.encode("// Check null pointer")[0] == 147
+    end = [");"] if runs else [")", ";"]
     assert tok.words('printf("hello %d\\n", x);') == [
         "printf",
         "(",
@@ -430,10 +443,15 @@ def test_validation_checklist_exact_ids(tok):
         '%d\\n"',
         ",",
         "x",
-        ")",
-        ";",
+        *end,
     ]  # 10
-    assert tok.encode("+if (!buf) return;")[:4] == [DIFF_ADD, f["if"], f["("], f["!"]]  # 11
+    ids = tok.encode("+if (!buf) return;")  # 11
+    if runs:
+        assert ids[:2] == [DIFF_ADD, f["if"]] and min(ids[2:-3]) >= FIRST_LEARNED
+        assert tok.words("+if (!buf) return;")[2] == "(!"
+        assert ids[-3:] == [f[")"], f["return"], f[";"]]
+    else:
+        assert ids[:4] == [DIFF_ADD, f["if"], f["("], f["!"]]
     assert tok.encode("cout << endl") == [f["cout"], f["<<"], f["endl"]]  # 12
 
 

@@ -26,6 +26,7 @@ from toksmith.presets.cppreason import (
     FIRST_LEARNED,
     FIXED_IDS,
     FIXED_NAMES,
+    LEGACY_PATTERN,
     PATTERN,
     WORD_MARK,
     CppTokenizer,
@@ -50,8 +51,12 @@ def cpp() -> CppTokenizer:
 def test_pattern_is_the_cores_and_uses_the_scanner():
     from toksmith import _core
 
-    assert PATTERN == _core.CPP_WORDS_PATTERN
+    assert PATTERN == _core.CPP_RUNS_PATTERN
     assert _core.compile_pattern(PATTERN) == (PATTERN, True)
+    assert LEGACY_PATTERN == _core.CPP_WORDS_PATTERN
+    assert _core.compile_pattern(LEGACY_PATTERN) == (LEGACY_PATTERN, True)
+    assert cppreason.INNER_PATTERN == _core.WHOLE_PATTERN
+    assert _core.compile_pattern(cppreason.INNER_PATTERN) == (cppreason.INNER_PATTERN, True)
 
 
 CPP_ATOMS = st.lists(
@@ -170,24 +175,23 @@ def test_validation_checklist(cpp):
         t("// Check null pointer")[0] == "//"
         and cpp.decode(cpp.encode("// Check null pointer")) == "//Check null pointer"
     )  # 9
-    line = 'printf("hello %d\\n", x);'  # 10
-    assert cpp.words(line) == ["printf", "(", '"hello', '%d\\n"', ",", "x", ")", ";"]
+    line = 'printf("hello %d\\n", x);'  # 10 (`);` is one learned word: a punctuation run)
+    assert cpp.words(line) == ["printf", "(", '"hello', '%d\\n"', ",", "x", ");"]
     ids = cpp.encode(line)
     assert ids[:2] == [FIXED_IDS["printf"], FIXED_IDS["("]]
-    assert ids[-4:] == [FIXED_IDS[","], *cpp.encode("x"), FIXED_IDS[")"], FIXED_IDS[";"]]
+    assert ids[-2:] == [*cpp.encode("x"), *cpp.encode(");")] and len(cpp.encode(");")) == 1
     assert not any(b" " in cpp.tokenizer.decode_bytes([i]) for i in ids if i >= FIRST_LEARNED)
     # the spacing rule, but the literal's two halves would read as one word without their space
     assert cpp.decode(ids) == 'printf("hello %d\\n",x);'
     assert t("+if (!buf) return;") == [
         "<DIFF_ADD>",
         "if",
-        "(",
-        "!",
+        *t("(!"),
         *t("buf"),
         ")",
         "return",
         ";",
-    ]  # 11
+    ]  # 11 (`(!` is one learned word)
     assert cpp.encode("cout << endl") == [
         FIXED_IDS["cout"],
         FIXED_IDS["<<"],
