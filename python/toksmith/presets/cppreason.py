@@ -534,14 +534,14 @@ def _native_tables(pattern: str = PATTERN) -> Tuple[Any, Any]:
         (w, list(ids)) for w, ids in _HEADERS.items()
     ]
     encoder = _core.FixedWordEncoder(
-        PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)], (NEWLINE, DOUBLE_NEWLINE), WORD_MARK
+        pattern, table, [("+", DIFF_ADD), ("-", DIFF_DEL)], (NEWLINE, DOUBLE_NEWLINE), WORD_MARK
     )
     shown = [
         None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i]
         for i in range(FIRST_LEARNED)
     ]
     decoder = _core.FixedWordDecoder(
-        shown, WORD_MARK, sorted(_SPACED), ["@@"], PATTERN, [FIXED_IDS["+"], FIXED_IDS["-"]]
+        shown, WORD_MARK, sorted(_SPACED), ["@@"], pattern, [FIXED_IDS["+"], FIXED_IDS["-"]]
     )
     return encoder, decoder
 
@@ -639,7 +639,7 @@ class CppTokenizer(WrapperTokenizer):
         a word of its own (newline words keep the indentation after them).
 
         >>> train(["int x;"] * 5, vocab_size=1856).words('printf("hello %d", x);')
-        ['printf', '(', '"hello', '%d"', ',', 'x', ')', ';']
+        ['printf', '(', '"hello', '%d"', ',', 'x', ');']
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
@@ -670,9 +670,10 @@ class CppTokenizer(WrapperTokenizer):
         for flag, value in (("bos", bos), ("eos", eos), ("line_start", line_start)):
             if not isinstance(value, bool):
                 raise TypeError(f"{flag} must be True or False, not {value!r}")
-        if not line_start and text[:3] in ("---", "+++"):
-            # the scanner takes `---`/`+++` at position 0 for a diff header whatever line_start
-            # says; a space in front (dropped, as every space is) puts them in mid-line
+        if not line_start and text[:1] in ("-", "+"):
+            # the scanner takes `---`/`+++` at position 0 for a diff header, and a `+`/`-` there
+            # for a word of its own (the diff marker), whatever line_start says; a space in
+            # front (dropped, as every space is) puts them in mid-line
             text = " " + text
         try:
             ids = self._fixed.encode(self.tokenizer._core, text, line_start)

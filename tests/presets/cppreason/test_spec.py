@@ -326,20 +326,30 @@ def test_numbers_0_to_999_are_fixed_whole_words_only(tok):
         assert min(tok.encode(text)) >= FIRST_LEARNED and tok.decode(tok.encode(text)) == text
 
 
-def test_the_specs_diff_example(tok):
+def test_the_specs_diff_example(tok, tok_single):
     # spec "Diff Tokenization Example": hunk header, context line, added line
     diff = "@@ -42,6 +42,8 @@\n void Process(char* buf) {\n+    if (!buf) return;\n"
     ids = tok.encode(diff)
     p = FIXED_IDS
     assert ids[:11] == [1522, p["-"], 562, p[","], 526, p["+"], 562, p[","], 528, 1522, 1536]
     add = ids.index(DIFF_ADD)
-    assert ids[add - 1] == 1536 and ids[add + 1 : add + 4] == [p["if"], p["("], p["!"]]
+    assert ids[add - 1] == 1536 and ids[add + 1] == p["if"]
+    # `(!` is a punctuation run (one learned word); single punctuation words as the spec shows
     assert tok.tokenize("+if (!buf) return;") == [
+        "<DIFF_ADD>",
+        "if",
+        *tok.tokenize("(!"),
+        *tok.tokenize("buf"),
+        ")",
+        "return",
+        ";",
+    ]
+    assert tok_single.tokenize("+if (!buf) return;") == [
         "<DIFF_ADD>",
         "if",
         "(",
         "!",
-        *tok.tokenize("buf"),
+        *tok_single.tokenize("buf"),
         ")",
         "return",
         ";",
@@ -351,12 +361,14 @@ def test_the_specs_diff_example(tok):
 # ---- Decoding (Reconstruction) -------------------------------------------------------------------------
 
 
-def test_decode_restores_newlines_and_spaces_between_words_only(tok):
-    # spec "Decoding": newlines as they are; a space between two word tokens, none around punctuation
-    assert (
-        tok.decode(tok.encode("int  main ( )\n{\n\n\treturn   0 ;\n}"))
-        == "int main()\n{\n\nreturn 0;\n}"
-    )
+def test_decode_restores_newlines_and_spaces_between_words_only(tok, tok_single):
+    # spec "Decoding": newlines as they are; a space between two word tokens, none around
+    # punctuation (with punctuation runs: but between two punctuation words that would read as
+    # one run, `(` `)` as `()`)
+    text = "int  main ( )\n{\n\n\treturn   0 ;\n}"
+    assert tok_single.decode(tok_single.encode(text)) == "int main()\n{\n\nreturn 0;\n}"
+    assert tok.decode(tok.encode(text)) == "int main( )\n{\n\nreturn 0;\n}"
+    assert tok.decode(tok.encode("int  main()\n")) == "int main()\n"
     assert tok.decode(tok.encode("x\n\n\ny")) == "x\n\n\ny" and tok.encode("1\n\n\n2") == [
         521,
         1537,
@@ -383,7 +395,8 @@ def test_fim_uses_the_specs_ids(tok):
         *tok.encode("return 1;\n"),
         3,
     ]
-    assert tok.decode(ids) == "int f(){\n}\nreturn 1;\n"  # control tokens are left out
+    # control tokens are left out (`)` `{` are two words: a space keeps them from the run `){`)
+    assert tok.decode(ids) == "int f() {\n}\nreturn 1;\n"
 
 
 def test_diff_framing_is_the_specs_commit_format(tok):
@@ -414,9 +427,7 @@ def test_diff_framing_with_a_multi_line_message(tok):
 def tok_single() -> CppTokenizer:
     """Trained with single punctuation words (``punctuation_runs=False``), as the checklist
     shows them."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return cppreason.train([CORPUS] * 4, vocab_size=1950, punctuation_runs=False)
+    return train_tiny(CORPUS, punctuation_runs=False)
 
 
 @pytest.mark.parametrize("runs", [False, True])

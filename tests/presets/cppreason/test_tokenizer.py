@@ -793,14 +793,16 @@ def test_fim_suffix_in_mid_line_is_no_diff_header(tok):
 @example("x = ", "y", "+++")
 @given(FIM_PARTS, FIM_PARTS, st.none() | FIM_PARTS)
 def test_fim_parts_are_encoded_where_they_stand(prefix, suffix, middle):
-    # a part that does not start a line is encoded as it is after `;` (which forms no word with
-    # what follows it and ends no line): mid-line, so no diff marker or header at its start
+    # a part that does not start a line is encoded as it is after `x ` (a word and a space,
+    # which form no word with what follows them and end no line): mid-line, so no diff marker
+    # or header at its start
     tok = _TOK[0]
+    n = len(tok.encode("x"))
 
     def part(text, before):
         if before == "" or before.endswith("\n"):
             return tok.encode(text)
-        return tok.encode(";" + text)[1:]
+        return tok.encode("x " + text)[n:]
 
     want = [4, *tok.encode(prefix), 6, *part(suffix, prefix + (middle or "")), 5]
     if middle is not None:
@@ -815,9 +817,9 @@ def test_fim_parts_are_encoded_where_they_stand(prefix, suffix, middle):
 @given(FIM_PARTS)
 def test_encode_not_at_line_start_is_encoded_as_in_mid_line(text):
     # was: encode("--- a/f", line_start=False) gave the diff header ids [1524, 1527, ...]
-    # although the flag says the text goes on a line; mid-line it is as after `;`
+    # although the flag says the text goes on a line; mid-line it is as after `x `
     tok = _TOK[0]
-    assert tok.encode(text, line_start=False) == tok.encode(";" + text)[1:]
+    assert tok.encode(text, line_start=False) == tok.encode("x " + text)[len(tok.encode("x")) :]
     if text.startswith("--- a/"):
         assert tok.encode(text)[:2] == [1524, 1527]  # at a line's start: the header
 

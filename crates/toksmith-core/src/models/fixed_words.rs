@@ -481,6 +481,17 @@ impl WordDecoder {
             prev.last = text.chars().next_back();
             prev.spaced = self.space_after.iter().any(|w| **w == *word);
         };
+        // a learned word (a punctuation run) that starts with `+`/`-` right after a line break
+        // would read as the diff marker there: one space in front, as for `mid_line` ids
+        let runs = self.cpp_split == Some(true);
+        let push_learned = |word: &[u8], out: &mut String, prev: &mut Prev| {
+            if runs && prev.last == Some('\n') && matches!(word.first(), Some(b'+' | b'-')) {
+                out.push(' ');
+                prev.last = Some(' ');
+                prev.run.clear();
+            }
+            push(word, out, prev);
+        };
         let flush = |stream: &mut Vec<u8>, out: &mut String, prev: &mut Prev| {
             if stream.is_empty() {
                 return;
@@ -498,14 +509,14 @@ impl WordDecoder {
                     break;
                 }
                 if &stream[i..i + m.len()] == m {
-                    push(&stream[start..i], out, prev);
+                    push_learned(&stream[start..i], out, prev);
                     i += m.len();
                     start = i;
                 } else {
                     i += 1;
                 }
             }
-            push(&stream[start..], out, prev);
+            push_learned(&stream[start..], out, prev);
             stream.clear();
         };
         for &id in ids {
