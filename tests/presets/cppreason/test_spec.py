@@ -6,7 +6,9 @@ the command line; plus regressions for the defects found against it."""
 from __future__ import annotations
 
 import math
+import random
 import re
+import string
 import warnings
 
 import pytest
@@ -195,6 +197,18 @@ def test_train_fills_the_vocab_size_asked_for():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every merge asked for is learned
         assert cppreason.train([text[:20000]], vocab_size=2200).vocab_size == 2200
+
+
+def test_train_reaches_32768_when_the_corpus_allows():
+    # issue 33: the default vocab_size=32768 is reached, with no warning, from a corpus whose
+    # pairs last (12,000 distinct identifiers, each seen twice: whole-word merges)
+    rng = random.Random(33)
+    names = {"".join(rng.choice(string.ascii_lowercase) for _ in range(7)) for _ in range(12000)}
+    text = " ".join(sorted(names)) + "\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = cppreason.train([text, text], threads=1)
+    assert tok.vocab_size == 32768 == cppreason.VOCAB_SIZE
 
 
 def test_short_vocabulary_says_how_much_corpus_it_needs():

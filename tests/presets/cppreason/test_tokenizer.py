@@ -369,7 +369,10 @@ def render(text: str) -> str:
         elif w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS:
             pieces.append(("#" + w[1:].lstrip(" \t"), False))
         else:
-            pieces.append((w, w in ("+", "-") and not line_start))
+            # a `+`/`-`, or a learned punctuation run that starts with one, not in the first
+            # column: a space keeps it from reading as the diff marker after a line break
+            sign = w in ("+", "-") or (w[0] in "+-" and w not in FIXED_IDS)
+            pieces.append((w, sign and not line_start))
         line_start = False
     # the mark character cuts the word it is in, and only the word rule spaces it
     pieces = [(q, mid) for w, mid in pieces for q in regex.split(f"({WORD_MARK})", w) if q]

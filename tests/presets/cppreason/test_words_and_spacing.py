@@ -5,7 +5,7 @@ decoded text encodes back to the same ids."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.conftest import DATA
@@ -141,6 +141,7 @@ OPERATOR_SOUP = st.lists(
 
 
 @given(OPERATOR_SOUP)
+@example(["\n  ", "+", "-"])  # the learned run `+-` after a line break: not the diff marker
 def test_decoded_operators_encode_back_to_the_same_ids(tok, tok_single, atoms):
     # words with spaces between them (so `" a "` is a literal cut at its spaces), and written
     # together (punctuation runs)
