@@ -22,7 +22,6 @@ from toksmith import Tokenizer, train_from_iterator
 from toksmith.formats.tiktoken import load_tiktoken_ranks
 from toksmith.presets import cppreason
 
-
 #: the variants measured: (label, punctuation_runs, inner pattern of the learned part)
 VARIANTS = {
     "runs": ("CppReason (punctuation runs, whole words)", True, cppreason.INNER_PATTERN),
