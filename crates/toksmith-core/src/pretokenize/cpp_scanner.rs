@@ -1,5 +1,6 @@
-//! Hand-written scanner for [`super::CPP_WORDS_PATTERN`] and [`super::CPP_RUNS_PATTERN`], the word split of the CppReason
-//! preset (seed 001). Like the word scanner it drops text (spaces and tabs match nothing).
+//! Hand-written scanner for [`super::CPP_WORDS_PATTERN`] and [`super::CPP_RUNS_PATTERN`], the
+//! word splits of the CppReason preset (seed 001). Like the word scanner it drops text (spaces
+//! and tabs match nothing).
 //!
 //! At each place the regex tries its alternatives in order; the scanner does the same:
 //! 1. at the start of a line, `+++` or `---`, with ` a/` or ` b/` after it;
