@@ -195,7 +195,9 @@ class JsonTables:
 
 # the word-level </w> model (toksmith.presets.wordbpe)
 WORDS_PATTERN: str
-CPP_WORDS_PATTERN: str  # toksmith.presets.cppreason
+CPP_WORDS_PATTERN: str  # toksmith.presets.cppreason (LEGACY_PATTERN)
+CPP_RUNS_PATTERN: str  # toksmith.presets.cppreason (PATTERN)
+WHOLE_PATTERN: str  # toksmith.presets.cppreason (INNER_PATTERN)
 
 def train_words(
     words: List[Tuple[str, int]],

@@ -72,6 +72,56 @@ def test_exports_are_exact_on_held_out_text(exact_presets, name, tmp_path):
     )
 
 
+def _hf_from_gpt2_files(directory, pattern: str):
+    """The other library reading GPT-2 files (vocab.json, merges.txt): its BPE with the split
+    pattern given separately (the files do not hold it), as they are meant to be loaded."""
+    from tokenizers import Regex, decoders, models, pre_tokenizers
+
+    hf = tokenizers.Tokenizer(
+        models.BPE.from_file(str(directory / "vocab.json"), str(directory / "merges.txt"))
+    )
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    hf.decoder = decoders.ByteLevel()
+    return hf
+
+
+@pytest.mark.parametrize("name", ["nanochat", "cromwell"])
+def test_convert_writes_exact_files(exact_presets, name, tmp_path, capsys):
+    """`toksmith convert` of a saved nanochat or Cromwell tokenizer to every format: each file,
+    read by the other library, gives toksmith's ids on held-out text."""
+    tok = exact_presets[name]
+    saved = tmp_path / "tok.json"
+    tok.save(saved)
+    pattern = tok.tokenizer.pattern
+    for to in ("huggingface", "tiktoken", "gpt2"):
+        out = tmp_path / f"out-{to}"
+        assert main(["convert", str(saved), str(out), "--to", to]) == 0, capsys.readouterr()
+        capsys.readouterr()
+        if to == "huggingface":
+            hf = tokenizers.Tokenizer.from_file(str(out / "tokenizer.json"))
+            encode = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
+        elif to == "gpt2":
+            hf = _hf_from_gpt2_files(out, pattern)
+            encode = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
+        else:
+            files = [f for f in out.rglob("*") if f.is_file()] if out.is_dir() else [out]
+            (ranks_file,) = [f for f in files if f.suffix == ".tiktoken"] or files
+            enc = tiktoken.Encoding(
+                "from-file",
+                pat_str=pattern,
+                mergeable_ranks=tiktoken_load.load_tiktoken_bpe(str(ranks_file)),
+                special_tokens={},
+            )
+            encode = enc.encode_ordinary
+        for text in HELD_OUT:
+            assert encode(text) == tok.tokenizer.encode_ordinary(text), (to, text[:60])
+
+
 @pytest.fixture(scope="module")
 def cpp():
     return cppreason.train([_slice("cpp")], vocab_size=2000)
@@ -108,6 +158,16 @@ def test_convert_refuses_cppreason_and_calm(cpp, tmp_path, capsys, to):
         assert not out.exists()
 
 
+def test_cppreason_exports_are_refused_with_either_word_split(tmp_path, capsys):
+    """Punctuation runs (the default) or single punctuation: refused the same way."""
+    single = cppreason.train([_slice("cpp")], vocab_size=1900, punctuation_runs=False)
+    single.save(tmp_path / "s.json")
+    for to in ("huggingface", "tiktoken", "gpt2"):
+        out = tmp_path / f"o-{to}"
+        assert main(["convert", str(tmp_path / "s.json"), str(out), "--to", to]) != 0
+        assert "whole-word fixed ids" in capsys.readouterr().err and not out.exists()
+
+
 def test_word_and_calm_tokenizers_refuse_every_export(tmp_path):
     word = wordbpe.train([_slice("english")], 200)
     for tok, why in ((word, "word-level"), (calm.ByteTokenizer(), "320-id byte table")):
@@ -121,5 +181,7 @@ def test_word_and_calm_tokenizers_refuse_every_export(tmp_path):
             with pytest.raises(ConversionError, match=why):
                 call()
     word.save(tmp_path / "w.json")
-    assert main(["convert", str(tmp_path / "w.json"), str(tmp_path / "o"), "--to", "tiktoken"])
-    assert not (tmp_path / "o").exists()
+    for to in ("tiktoken", "huggingface", "gpt2"):
+        out = tmp_path / f"o-{to}"
+        assert main(["convert", str(tmp_path / "w.json"), str(out), "--to", to])
+        assert not out.exists()

@@ -52,5 +52,7 @@ pub(crate) fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RUSTBPE_GPT4_PATTERN", pretokenize::RUSTBPE_GPT4_PATTERN)?;
     m.add("WORDS_PATTERN", pretokenize::WORDS_PATTERN)?;
     m.add("CPP_WORDS_PATTERN", pretokenize::CPP_WORDS_PATTERN)?;
+    m.add("CPP_RUNS_PATTERN", pretokenize::CPP_RUNS_PATTERN)?;
+    m.add("WHOLE_PATTERN", pretokenize::WHOLE_PATTERN)?;
     Ok(())
 }

@@ -41,6 +41,12 @@ def register(subparsers: Any) -> None:
         default=2,
         help="merge only pairs seen at least this often (default 2, the seed's)",
     )
+    train.add_argument(
+        "--single-punctuation",
+        action="store_true",
+        help="every punctuation character a word of its own, as the seed's checklist shows "
+        "them (default: runs such as `();` are learned words, about 6%% fewer tokens)",
+    )
     add_reading_args(train)
     train.set_defaults(func=_train)
 
@@ -73,6 +79,7 @@ def _train(args: argparse.Namespace) -> int:
         progress=not args.no_progress and progress_default(),  # bars only on a terminal
         errors=args.errors,
         min_frequency=args.min_frequency,
+        punctuation_runs=not args.single_punctuation,
     )
     tok.save(args.output)
     print(f"{tok.vocab_size} tokens -> {args.output}", file=sys.stderr)

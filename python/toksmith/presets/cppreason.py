@@ -10,15 +10,22 @@ learned byte-level BPE, with whitespace as a delimiter.
   as a whole word: ``int`` is fixed, the ``int`` in ``print`` is not.
 * **Learned ids 1600-32767**: bytes, then BPE merges trained (with toksmith's trainer) on the
   words that are not fixed, each spelled with a leading ``\u2581`` (SentencePiece's word mark)
-  so that a word's first token shows where it starts. The character ``\u2581`` in the text
-  itself is the fixed token 1552 (cutting a word around it), so it decodes as itself.
+  so that a word's first token shows where it starts, and each merged whole
+  (:data:`INNER_PATTERN`: a merge may cross ``_``, case changes and digits). The character
+  ``\u2581`` in the text itself is the fixed token 1552 (cutting a word around it), so it
+  decodes as itself.
 * **Words** (:data:`PATTERN`, on a hand-written scanner in the core, fuzzed against the regex): diff headers (``+++``, ``---``
   at the start of a line, with the path prefix ``a/`` or ``b/`` after them, and ``@@``),
   preprocessor directives (``#include``, ``#  define``), hex literals, string and
   character literals, the operators longest first, identifiers, numbers (a digit with the
   letters, digits and ``_`` after it, so that a suffix or exponent stays on its number:
   ``42u``, ``1e5``, ``10ULL``; only a whole ``0``-``999`` is a fixed number), newlines (up to
-  two, with the indentation after them) and any other character. Then, as the seed's
+  two, with the indentation after them), a ``+``/``-`` that starts a line, runs of ASCII
+  punctuation (``();``, ``){``: a learned word, unless the run is a fixed token such as ``(``;
+  a run stops where an operator starts, so ``)->`` is ``)`` and ``->``) and any other
+  character. (``train(punctuation_runs=False)`` and files trained before runs existed, which
+  lack :data:`WORDS_KEY` in their metadata, use :data:`LEGACY_PATTERN`: every punctuation
+  character a word of its own, as the seed's checklist shows them.) Then, as the seed's
   ``WhitespaceSplit``, a literal is cut at its whitespace (``"hello %d\\n"`` is the words
   ``"hello`` and ``%d\\n"``): whitespace other than line breaks is never a token, not even in
   strings. A ``+`` or ``-`` at the very start of a line is the diff marker (1520, 1521),
@@ -414,8 +421,10 @@ _DIFF_NAMES = {"<DIFF_ADD>": DIFF_ADD, "<DIFF_DEL>": DIFF_DEL}
 _DIFF_SHOWN = {i: n for n, i in _DIFF_NAMES.items()}
 NEWLINE, DOUBLE_NEWLINE = 1536, 1537
 
-#: the word pattern (whitespace other than newlines matches nothing and is dropped)
-PATTERN = (
+#: the word pattern of tokenizers trained before punctuation runs (whitespace other than
+#: newlines matches nothing and is dropped); a file whose metadata lacks :data:`WORDS_KEY`
+#: keeps reading with it, so its ids stay what they were
+LEGACY_PATTERN = (
     r"(?m)^(?:\+\+\+|---)(?: [ab]/)?"
     r"|@@"
     r"|\#[ \t]*[A-Za-z_]+"
@@ -429,6 +438,31 @@ PATTERN = (
     r"|(?:\r?\n[^\S\n]*){1,2}"
     r"|\S"
 )
+#: the word pattern: :data:`LEGACY_PATTERN` with punctuation runs (a ``+``/``-`` that starts a
+#: line is a word of its own, the diff marker; a run of ASCII punctuation but quotes and ``_``
+#: is one word up to where an operator, ``@@`` or a directive starts: ``();`` and ``){`` are
+#: learned words, ``)->`` is ``)`` and the fixed ``->``)
+PATTERN = (
+    r"(?m)^(?:\+\+\+|---)(?: [ab]/)?"
+    r"|@@"
+    r"|\#[ \t]*[A-Za-z_]+"
+    r"|0[xX][0-9a-fA-F]+"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)'"
+    r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--"
+    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/"
+    r"|[\p{L}_][\p{L}\p{N}_]*"
+    r"|\p{N}[\p{L}\p{N}_]*"
+    r"|(?:\r?\n[^\S\n]*){1,2}"
+    r"|^[+\-]"
+    r"|(?:(?!<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--"
+    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/|@@|\#[ \t]*[A-Za-z_])"
+    r"[!\#$%&()*+,\-./:;<=>?@\[\\\]^`{|}~])+"
+    r"|\S"
+)
+#: the metadata key that names a tokenizer's word split (``"runs"``: :data:`PATTERN`; absent:
+#: :data:`LEGACY_PATTERN`)
+WORDS_KEY = "cppreason_words"
 #: the mark a learned word starts with (U+2581, as in SentencePiece)
 WORD_MARK = "\u2581"
 #: diff header words that are two fixed tokens
@@ -438,8 +472,10 @@ _HEADERS = {
     "--- b/": (1524, 1528),
     "+++ a/": (1525, 1527),
 }
-#: how the learned part splits a word (after the word mark it is given)
-INNER_PATTERN = "o200k"
+#: how the learned part splits a word (after the word mark it is given): not at all, so that
+#: its merges may cross ``_``, case changes and digits (``▁__first``, ``▁_M_impl`` as
+#: one token; o200k's split cost 23% more tokens, benches/perf_notes.md)
+INNER_PATTERN = r"(?s).+"
 
 
 def _build_layout() -> Tuple[List[str], Dict[str, int], Dict[int, str]]:
@@ -484,22 +520,28 @@ def _inner_name(i: int) -> str:
 _SPACED = frozenset(("---", "+++", "@@"))
 
 
+def _pattern_of(tokenizer: Tokenizer) -> str:
+    """The word split a learned tokenizer was trained with (:data:`WORDS_KEY`)."""
+    return PATTERN if tokenizer.metadata.get(WORDS_KEY) == "runs" else LEGACY_PATTERN
+
+
 @functools.lru_cache(maxsize=None)
-def _native_tables() -> Tuple[Any, Any]:
-    """The native fixed-word encoder and decoder (the same for every CppReason tokenizer: the
-    learned part is given to each call), built once."""
+def _native_tables(pattern: str = PATTERN) -> Tuple[Any, Any]:
+    """The native fixed-word encoder and decoder for a word split (the same for every
+    CppReason tokenizer with that split: the learned part is given to each call), built
+    once."""
     table = [(w, [i]) for w, i in FIXED_IDS.items()] + [
         (w, list(ids)) for w, ids in _HEADERS.items()
     ]
     encoder = _core.FixedWordEncoder(
-        PATTERN, table, [("+", DIFF_ADD), ("-", DIFF_DEL)], (NEWLINE, DOUBLE_NEWLINE), WORD_MARK
+        pattern, table, [("+", DIFF_ADD), ("-", DIFF_DEL)], (NEWLINE, DOUBLE_NEWLINE), WORD_MARK
     )
     shown = [
         None if i < 20 or CATEGORY[i] == "reserved" else FIXED_NAMES[i]
         for i in range(FIRST_LEARNED)
     ]
     decoder = _core.FixedWordDecoder(
-        shown, WORD_MARK, sorted(_SPACED), ["@@"], PATTERN, [FIXED_IDS["+"], FIXED_IDS["-"]]
+        shown, WORD_MARK, sorted(_SPACED), ["@@"], pattern, [FIXED_IDS["+"], FIXED_IDS["-"]]
     )
     return encoder, decoder
 
@@ -520,7 +562,7 @@ class CppTokenizer(WrapperTokenizer):
 
     def __init__(self, tokenizer: Union[Tokenizer, PathLike]) -> None:
         super().__init__(tokenizer)  # type: ignore[arg-type]
-        self._fixed, self._decoder = _native_tables()
+        self._fixed, self._decoder = _native_tables(_pattern_of(self.tokenizer))
 
     def _check_tokenizer(self, tokenizer: Any) -> Tokenizer:
         """A toksmith Tokenizer (or the path of a saved one) that has CppReason's fixed ids,
@@ -597,7 +639,7 @@ class CppTokenizer(WrapperTokenizer):
         a word of its own (newline words keep the indentation after them).
 
         >>> train(["int x;"] * 5, vocab_size=1856).words('printf("hello %d", x);')
-        ['printf', '(', '"hello', '%d"', ',', 'x', ')', ';']
+        ['printf', '(', '"hello', '%d"', ',', 'x', ');']
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
@@ -628,9 +670,10 @@ class CppTokenizer(WrapperTokenizer):
         for flag, value in (("bos", bos), ("eos", eos), ("line_start", line_start)):
             if not isinstance(value, bool):
                 raise TypeError(f"{flag} must be True or False, not {value!r}")
-        if not line_start and text[:3] in ("---", "+++"):
-            # the scanner takes `---`/`+++` at position 0 for a diff header whatever line_start
-            # says; a space in front (dropped, as every space is) puts them in mid-line
+        if not line_start and text[:1] in ("-", "+"):
+            # the scanner takes `---`/`+++` at position 0 for a diff header, and a `+`/`-` there
+            # for a word of its own (the diff marker), whatever line_start says; a space in
+            # front (dropped, as every space is) puts them in mid-line
             text = " " + text
         try:
             ids = self._fixed.encode(self.tokenizer._core, text, line_start)
@@ -770,6 +813,7 @@ def train(
     errors: str = "strict",
     min_frequency: int = 2,
     name: Optional[str] = "cppreason",
+    punctuation_runs: bool = True,
 ) -> CppTokenizer:
     """Learn the BPE part (ids ``1600 .. vocab_size - 1``) from C++ files or texts: the corpus
     is cut into words (:data:`PATTERN`), fixed words are left out, and the others are counted
@@ -781,7 +825,12 @@ def train(
     that matches a file; texts otherwise. ``errors="strict"`` raises on invalid UTF-8 in a file
     (or a lone surrogate in a text), ``"replace"`` reads it as U+FFFD.
     ``min_frequency=2`` (the seed's trainer setting): a pair seen once is not merged.
+    ``punctuation_runs=False``: every punctuation character is a word of its own, as the
+    seed's checklist shows them (``);`` is ``)`` ``;``), instead of runs such as ``);`` being
+    learned words (:data:`PATTERN`); about 6% more tokens on held-out C++.
     """
+    if not isinstance(punctuation_runs, bool):
+        raise TypeError(f"punctuation_runs must be True or False, not {punctuation_runs!r}")
     vocab_size = index_arg(vocab_size, INT_TYPE_ERROR, name="vocab_size", numpy=False)
     if vocab_size < FIRST_LEARNED + 256:
         raise ValueError(
@@ -797,7 +846,10 @@ def train(
         raise TypeError(f"name must be str or None, not {type(name).__name__}")
     _thread_count(threads, "threads")
     corpus_bytes = [0]
-    counts = _learned_counts(paths_or_texts, threads=threads, errors=errors, size=corpus_bytes)
+    pattern = PATTERN if punctuation_runs else LEGACY_PATTERN
+    counts = _learned_counts(
+        paths_or_texts, threads=threads, errors=errors, size=corpus_bytes, pattern=pattern
+    )
     specials = {_inner_name(i): i for i in range(FIRST_LEARNED)}
 
     def learn(counts: Dict[bytes, int], progress: bool) -> Tokenizer:
@@ -830,6 +882,8 @@ def train(
             stacklevel=2,
         )
     tok.metadata["preset"] = "cppreason"
+    if punctuation_runs:
+        tok.metadata[WORDS_KEY] = "runs"
     return CppTokenizer(tok)
 
 
@@ -921,11 +975,12 @@ def _learned_counts(
     threads: Optional[int] = None,
     errors: str = "strict",
     size: Optional[List[int]] = None,
+    pattern: str = PATTERN,
 ) -> Dict[bytes, int]:
     """The learned part's training counts: the words that are not fixed, told apart by the
     native encoder itself (so training sees what encoding hands to the BPE), each with its
     word mark, split by :data:`INNER_PATTERN`."""
-    encoder = _native_tables()[0]
+    encoder = _native_tables(pattern)[0]
     counter = _core.ChunkCounter(INNER_PATTERN)
     batch: List[str] = []
     n = 0 if threads is None else threads
@@ -966,6 +1021,7 @@ __all__ = [
     "FIXED_IDS",
     "FIXED_NAMES",
     "PATTERN",
+    "LEGACY_PATTERN",
     "SPECIAL_TOKENS",
     "CPP_KEYWORDS",
     "CPP_OPERATORS",

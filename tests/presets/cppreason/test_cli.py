@@ -113,3 +113,16 @@ def test_cli_text_that_is_not_utf8(saved, capsys, monkeypatch):
     assert capsys.readouterr().out.split() == [
         str(i) for i in cppreason.load(saved).encode("int é;")
     ]
+
+
+def test_cli_train_single_punctuation(tmp_path, capsys):
+    from toksmith.cli import main
+
+    src = tmp_path / "a.cpp"
+    src.write_text(CORPUS * 4, encoding="utf-8")
+    for flag, words in (([], ["f", "();"]), (["--single-punctuation"], ["f", "(", ")", ";"])):
+        out = tmp_path / f"t{len(flag)}.json"
+        argv = ["cppreason", "train", str(src), "-o", str(out), "--vocab-size", "1900"]
+        assert main([*argv, *flag, "--no-progress"]) == 0
+        assert cppreason.load(out).words("f();") == words
+    capsys.readouterr()

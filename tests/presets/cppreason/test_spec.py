@@ -6,7 +6,9 @@ the command line; plus regressions for the defects found against it."""
 from __future__ import annotations
 
 import math
+import random
 import re
+import string
 import warnings
 
 import pytest
@@ -197,6 +199,18 @@ def test_train_fills_the_vocab_size_asked_for():
         assert cppreason.train([text[:20000]], vocab_size=2200).vocab_size == 2200
 
 
+def test_train_reaches_32768_when_the_corpus_allows():
+    # issue 33: the default vocab_size=32768 is reached, with no warning, from a corpus whose
+    # pairs last (12,000 distinct identifiers, each seen twice: whole-word merges)
+    rng = random.Random(33)
+    names = {"".join(rng.choice(string.ascii_lowercase) for _ in range(7)) for _ in range(12000)}
+    text = " ".join(sorted(names)) + "\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = cppreason.train([text, text], threads=1)
+    assert tok.vocab_size == 32768 == cppreason.VOCAB_SIZE
+
+
 def test_short_vocabulary_says_how_much_corpus_it_needs():
     # min_frequency=2 stops early on a small corpus: the one warning names the corpus that the
     # requested size needs, extrapolated from this corpus and half of it
@@ -326,20 +340,30 @@ def test_numbers_0_to_999_are_fixed_whole_words_only(tok):
         assert min(tok.encode(text)) >= FIRST_LEARNED and tok.decode(tok.encode(text)) == text
 
 
-def test_the_specs_diff_example(tok):
+def test_the_specs_diff_example(tok, tok_single):
     # spec "Diff Tokenization Example": hunk header, context line, added line
     diff = "@@ -42,6 +42,8 @@\n void Process(char* buf) {\n+    if (!buf) return;\n"
     ids = tok.encode(diff)
     p = FIXED_IDS
     assert ids[:11] == [1522, p["-"], 562, p[","], 526, p["+"], 562, p[","], 528, 1522, 1536]
     add = ids.index(DIFF_ADD)
-    assert ids[add - 1] == 1536 and ids[add + 1 : add + 4] == [p["if"], p["("], p["!"]]
+    assert ids[add - 1] == 1536 and ids[add + 1] == p["if"]
+    # `(!` is a punctuation run (one learned word); single punctuation words as the spec shows
     assert tok.tokenize("+if (!buf) return;") == [
+        "<DIFF_ADD>",
+        "if",
+        *tok.tokenize("(!"),
+        *tok.tokenize("buf"),
+        ")",
+        "return",
+        ";",
+    ]
+    assert tok_single.tokenize("+if (!buf) return;") == [
         "<DIFF_ADD>",
         "if",
         "(",
         "!",
-        *tok.tokenize("buf"),
+        *tok_single.tokenize("buf"),
         ")",
         "return",
         ";",
@@ -351,12 +375,14 @@ def test_the_specs_diff_example(tok):
 # ---- Decoding (Reconstruction) -------------------------------------------------------------------------
 
 
-def test_decode_restores_newlines_and_spaces_between_words_only(tok):
-    # spec "Decoding": newlines as they are; a space between two word tokens, none around punctuation
-    assert (
-        tok.decode(tok.encode("int  main ( )\n{\n\n\treturn   0 ;\n}"))
-        == "int main()\n{\n\nreturn 0;\n}"
-    )
+def test_decode_restores_newlines_and_spaces_between_words_only(tok, tok_single):
+    # spec "Decoding": newlines as they are; a space between two word tokens, none around
+    # punctuation (with punctuation runs: but between two punctuation words that would read as
+    # one run, `(` `)` as `()`)
+    text = "int  main ( )\n{\n\n\treturn   0 ;\n}"
+    assert tok_single.decode(tok_single.encode(text)) == "int main()\n{\n\nreturn 0;\n}"
+    assert tok.decode(tok.encode(text)) == "int main( )\n{\n\nreturn 0;\n}"
+    assert tok.decode(tok.encode("int  main()\n")) == "int main()\n"
     assert tok.decode(tok.encode("x\n\n\ny")) == "x\n\n\ny" and tok.encode("1\n\n\n2") == [
         521,
         1537,
@@ -383,7 +409,8 @@ def test_fim_uses_the_specs_ids(tok):
         *tok.encode("return 1;\n"),
         3,
     ]
-    assert tok.decode(ids) == "int f(){\n}\nreturn 1;\n"  # control tokens are left out
+    # control tokens are left out (`)` `{` are two words: a space keeps them from the run `){`)
+    assert tok.decode(ids) == "int f() {\n}\nreturn 1;\n"
 
 
 def test_diff_framing_is_the_specs_commit_format(tok):
@@ -410,8 +437,18 @@ def test_diff_framing_with_a_multi_line_message(tok):
 # ---- Validation Checklist ------------------------------------------------------------------------------
 
 
-def test_validation_checklist_exact_ids(tok):
-    # spec "Validation Checklist", items 1-12
+@pytest.fixture(scope="module")
+def tok_single() -> CppTokenizer:
+    """Trained with single punctuation words (``punctuation_runs=False``), as the checklist
+    shows them."""
+    return train_tiny(CORPUS, punctuation_runs=False)
+
+
+@pytest.mark.parametrize("runs", [False, True])
+def test_validation_checklist_exact_ids(tok, tok_single, runs):
+    # spec "Validation Checklist", items 1-12; with punctuation runs (the default) items 10 and
+    # 11 read `);` and `(!` as one learned word each, all else is the same
+    tok = tok if runs else tok_single
     f = FIXED_IDS
     assert tok.encode("std::vector<int>") == [320, 120, 335, 226, 38, 227]  # 1
     assert tok.encode("a::b") == [*tok.encode("a"), 120, *tok.encode("b")]  # 2
@@ -423,6 +460,7 @@ def test_validation_checklist_exact_ids(tok):
     assert tok.encode("\n") == [1536] and tok.encode(" a \t") == tok.encode("a")  # 8
     assert tok.words("// Check null pointer") == ["//", "Check", "null", "pointer"]  # 9
     assert tok.encode("// Check null pointer")[0] == 147
+    end = [");"] if runs else [")", ";"]
     assert tok.words('printf("hello %d\\n", x);') == [
         "printf",
         "(",
@@ -430,10 +468,15 @@ def test_validation_checklist_exact_ids(tok):
         '%d\\n"',
         ",",
         "x",
-        ")",
-        ";",
+        *end,
     ]  # 10
-    assert tok.encode("+if (!buf) return;")[:4] == [DIFF_ADD, f["if"], f["("], f["!"]]  # 11
+    ids = tok.encode("+if (!buf) return;")  # 11
+    if runs:
+        assert ids[:2] == [DIFF_ADD, f["if"]] and min(ids[2:-3]) >= FIRST_LEARNED
+        assert tok.words("+if (!buf) return;")[2] == "(!"
+        assert ids[-3:] == [f[")"], f["return"], f[";"]]
+    else:
+        assert ids[:4] == [DIFF_ADD, f["if"], f["("], f["!"]]
     assert tok.encode("cout << endl") == [f["cout"], f["<<"], f["endl"]]  # 12
 
 

@@ -26,6 +26,7 @@ from toksmith.presets.cppreason import (
     FIRST_LEARNED,
     FIXED_IDS,
     FIXED_NAMES,
+    LEGACY_PATTERN,
     PATTERN,
     WORD_MARK,
     CppTokenizer,
@@ -50,8 +51,12 @@ def cpp() -> CppTokenizer:
 def test_pattern_is_the_cores_and_uses_the_scanner():
     from toksmith import _core
 
-    assert PATTERN == _core.CPP_WORDS_PATTERN
+    assert PATTERN == _core.CPP_RUNS_PATTERN
     assert _core.compile_pattern(PATTERN) == (PATTERN, True)
+    assert LEGACY_PATTERN == _core.CPP_WORDS_PATTERN
+    assert _core.compile_pattern(LEGACY_PATTERN) == (LEGACY_PATTERN, True)
+    assert cppreason.INNER_PATTERN == _core.WHOLE_PATTERN
+    assert _core.compile_pattern(cppreason.INNER_PATTERN) == (cppreason.INNER_PATTERN, True)
 
 
 CPP_ATOMS = st.lists(
@@ -170,24 +175,23 @@ def test_validation_checklist(cpp):
         t("// Check null pointer")[0] == "//"
         and cpp.decode(cpp.encode("// Check null pointer")) == "//Check null pointer"
     )  # 9
-    line = 'printf("hello %d\\n", x);'  # 10
-    assert cpp.words(line) == ["printf", "(", '"hello', '%d\\n"', ",", "x", ")", ";"]
+    line = 'printf("hello %d\\n", x);'  # 10 (`);` is one learned word: a punctuation run)
+    assert cpp.words(line) == ["printf", "(", '"hello', '%d\\n"', ",", "x", ");"]
     ids = cpp.encode(line)
     assert ids[:2] == [FIXED_IDS["printf"], FIXED_IDS["("]]
-    assert ids[-4:] == [FIXED_IDS[","], *cpp.encode("x"), FIXED_IDS[")"], FIXED_IDS[";"]]
+    assert ids[-2:] == [*cpp.encode("x"), *cpp.encode(");")] and len(cpp.encode(");")) == 1
     assert not any(b" " in cpp.tokenizer.decode_bytes([i]) for i in ids if i >= FIRST_LEARNED)
     # the spacing rule, but the literal's two halves would read as one word without their space
     assert cpp.decode(ids) == 'printf("hello %d\\n",x);'
     assert t("+if (!buf) return;") == [
         "<DIFF_ADD>",
         "if",
-        "(",
-        "!",
+        *t("(!"),
         *t("buf"),
         ")",
         "return",
         ";",
-    ]  # 11
+    ]  # 11 (`(!` is one learned word)
     assert cpp.encode("cout << endl") == [
         FIXED_IDS["cout"],
         FIXED_IDS["<<"],
@@ -365,7 +369,10 @@ def render(text: str) -> str:
         elif w[0] == "#" and "#" + w[1:].lstrip(" \t") in FIXED_IDS:
             pieces.append(("#" + w[1:].lstrip(" \t"), False))
         else:
-            pieces.append((w, w in ("+", "-") and not line_start))
+            # a `+`/`-`, or a learned punctuation run that starts with one, not in the first
+            # column: a space keeps it from reading as the diff marker after a line break
+            sign = w in ("+", "-") or (w[0] in "+-" and w not in FIXED_IDS)
+            pieces.append((w, sign and not line_start))
         line_start = False
     # the mark character cuts the word it is in, and only the word rule spaces it
     pieces = [(q, mid) for w, mid in pieces for q in regex.split(f"({WORD_MARK})", w) if q]
@@ -789,14 +796,16 @@ def test_fim_suffix_in_mid_line_is_no_diff_header(tok):
 @example("x = ", "y", "+++")
 @given(FIM_PARTS, FIM_PARTS, st.none() | FIM_PARTS)
 def test_fim_parts_are_encoded_where_they_stand(prefix, suffix, middle):
-    # a part that does not start a line is encoded as it is after `;` (which forms no word with
-    # what follows it and ends no line): mid-line, so no diff marker or header at its start
+    # a part that does not start a line is encoded as it is after `x ` (a word and a space,
+    # which form no word with what follows them and end no line): mid-line, so no diff marker
+    # or header at its start
     tok = _TOK[0]
+    n = len(tok.encode("x"))
 
     def part(text, before):
         if before == "" or before.endswith("\n"):
             return tok.encode(text)
-        return tok.encode(";" + text)[1:]
+        return tok.encode("x " + text)[n:]
 
     want = [4, *tok.encode(prefix), 6, *part(suffix, prefix + (middle or "")), 5]
     if middle is not None:
@@ -811,9 +820,9 @@ def test_fim_parts_are_encoded_where_they_stand(prefix, suffix, middle):
 @given(FIM_PARTS)
 def test_encode_not_at_line_start_is_encoded_as_in_mid_line(text):
     # was: encode("--- a/f", line_start=False) gave the diff header ids [1524, 1527, ...]
-    # although the flag says the text goes on a line; mid-line it is as after `;`
+    # although the flag says the text goes on a line; mid-line it is as after `x `
     tok = _TOK[0]
-    assert tok.encode(text, line_start=False) == tok.encode(";" + text)[1:]
+    assert tok.encode(text, line_start=False) == tok.encode("x " + text)[len(tok.encode("x")) :]
     if text.startswith("--- a/"):
         assert tok.encode(text)[:2] == [1524, 1527]  # at a line's start: the header
 

@@ -250,8 +250,9 @@ pub struct WordDecoder {
     space_after: Vec<Box<[u8]>>,
     space_before: Vec<Box<[u8]>>,
     split: Option<Pretokenizer>,
-    // the split is the CppReason pattern (whose joining characters are known)
-    cpp_split: bool,
+    // the split is a CppReason pattern (whose joining characters are known): with or without
+    // punctuation runs
+    cpp_split: Option<bool>,
     mid_line: Vec<u32>,
 }
 
@@ -285,7 +286,7 @@ impl WordDecoder {
                 .map(|w| w.into_bytes().into())
                 .collect(),
             split: None,
-            cpp_split: false,
+            cpp_split: None,
             mid_line: Vec::new(),
         }
     }
@@ -294,7 +295,11 @@ impl WordDecoder {
     /// written together (see [`WordDecoder`]).
     pub fn with_split(mut self, pattern: &str) -> Result<Self> {
         let split = Pretokenizer::new(pattern)?;
-        self.cpp_split = pattern == crate::pretokenize::CPP_WORDS_PATTERN;
+        self.cpp_split = match pattern {
+            crate::pretokenize::CPP_WORDS_PATTERN => Some(false),
+            crate::pretokenize::CPP_RUNS_PATTERN => Some(true),
+            _ => None,
+        };
         self.split = Some(split);
         Ok(self)
     }
@@ -308,13 +313,21 @@ impl WordDecoder {
         self
     }
 
-    /// Whether a word of the CppReason pattern can run on from a word ending in `left` into
-    /// one starting with `right`: operators, diff headers and `@@` join two of the characters
-    /// below; `#` a directive's name; quotes and `\` literals. Two letters, digits or `_` are
+    /// Whether a word of a CppReason pattern can run on from a word ending in `left` into one
+    /// starting with `right`: operators, diff headers and `@@` join two of the characters
+    /// below (with `runs`, punctuation runs join any two ASCII punctuation characters but
+    /// `_`); `#` a directive's name; quotes and `\` literals. Two letters, digits or `_` are
     /// never written together. (Checked against the scan itself in the tests.)
-    fn cpp_may_join(left: char, right: char) -> bool {
+    fn cpp_may_join(runs: bool, left: char, right: char) -> bool {
         const JOINING: &[u8] = b"<>=-+.:!&|*/%^#@";
-        let op = |c: char| c.is_ascii() && JOINING.contains(&(c as u8));
+        let op = |c: char| {
+            c.is_ascii()
+                && if runs {
+                    c.is_ascii_punctuation() && c != '_'
+                } else {
+                    JOINING.contains(&(c as u8))
+                }
+        };
         (op(left) && op(right))
             || matches!(left, '#' | '"' | '\'' | '\\')
             || matches!(right, '"' | '\'')
@@ -335,11 +348,11 @@ impl WordDecoder {
         let Some(&start) = run.first() else {
             return true;
         };
-        if self.cpp_split {
+        if let Some(runs) = self.cpp_split {
             let left = out.chars().next_back();
             let right = word.chars().next();
             if let (Some(l), Some(r)) = (left, right) {
-                if !Self::cpp_may_join(l, r) && !word.contains(['"', '\'']) {
+                if !Self::cpp_may_join(runs, l, r) && !word.contains(['"', '\'']) {
                     return true;
                 }
             }
@@ -468,6 +481,17 @@ impl WordDecoder {
             prev.last = text.chars().next_back();
             prev.spaced = self.space_after.iter().any(|w| **w == *word);
         };
+        // a learned word (a punctuation run) that starts with `+`/`-` right after a line break
+        // would read as the diff marker there: one space in front, as for `mid_line` ids
+        let runs = self.cpp_split == Some(true);
+        let push_learned = |word: &[u8], out: &mut String, prev: &mut Prev| {
+            if runs && prev.last == Some('\n') && matches!(word.first(), Some(b'+' | b'-')) {
+                out.push(' ');
+                prev.last = Some(' ');
+                prev.run.clear();
+            }
+            push(word, out, prev);
+        };
         let flush = |stream: &mut Vec<u8>, out: &mut String, prev: &mut Prev| {
             if stream.is_empty() {
                 return;
@@ -485,14 +509,14 @@ impl WordDecoder {
                     break;
                 }
                 if &stream[i..i + m.len()] == m {
-                    push(&stream[start..i], out, prev);
+                    push_learned(&stream[start..i], out, prev);
                     i += m.len();
                     start = i;
                 } else {
                     i += 1;
                 }
             }
-            push(&stream[start..], out, prev);
+            push_learned(&stream[start..], out, prev);
             stream.clear();
         };
         for &id in ids {
@@ -675,19 +699,29 @@ mod tests {
     /// random word sequences decode the same with and without it.
     #[test]
     fn decode_shortcut_equals_the_full_check() {
+        for pattern in [
+            crate::pretokenize::CPP_WORDS_PATTERN,
+            crate::pretokenize::CPP_RUNS_PATTERN,
+        ] {
+            decode_shortcut_equals_the_full_check_for(pattern);
+        }
+    }
+
+    fn decode_shortcut_equals_the_full_check_for(pattern: &str) {
         let texts = [
             "<", ">", "=", "-", "+", ".", ":", "!", "&", "|", "*", "/", "%", "^", "#", "@", "\"",
             "'", "\\", "(", ";", "\n", "~", "x", "0", "include", "++", "->", "...", "<<=", "a/",
+            ")", "{", "();", "$", "[", ",",
         ];
         let fixed: Vec<Option<String>> = texts.iter().map(|t| Some(t.to_string())).collect();
         let fast = WordDecoder::new(fixed.clone(), "~", vec![], vec![])
-            .with_split(crate::pretokenize::CPP_WORDS_PATTERN)
+            .with_split(pattern)
             .unwrap();
         let mut full = WordDecoder::new(fixed, "~", vec![], vec![])
-            .with_split(crate::pretokenize::CPP_WORDS_PATTERN)
+            .with_split(pattern)
             .unwrap();
-        assert!(fast.cpp_split);
-        full.cpp_split = false;
+        assert!(fast.cpp_split.is_some());
+        full.cpp_split = None;
         let nothing = FxHashMap::default();
         let none = learned_bytes(&nothing, 0);
         let mut state = 0x9e37_79b9_7f4a_7c15u64;

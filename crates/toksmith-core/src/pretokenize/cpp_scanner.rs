@@ -1,5 +1,6 @@
-//! Hand-written scanner for [`super::CPP_WORDS_PATTERN`], the word split of the CppReason
-//! preset (seed 001). Like the word scanner it drops text (spaces and tabs match nothing).
+//! Hand-written scanner for [`super::CPP_WORDS_PATTERN`] and [`super::CPP_RUNS_PATTERN`], the
+//! word splits of the CppReason preset (seed 001). Like the word scanner it drops text (spaces
+//! and tabs match nothing).
 //!
 //! At each place the regex tries its alternatives in order; the scanner does the same:
 //! 1. at the start of a line, `+++` or `---`, with ` a/` or ` b/` after it;
@@ -12,7 +13,10 @@
 //! 8. an identifier `[\p{L}_][\p{L}\p{N}_]*`; 9. a number `\p{N}[\p{L}\p{N}_]*` (a digit
 //!    and its suffix or exponent letters: `42u`, `1e5`, `10ULL`; `3.14` is still three words);
 //! 10. one or two line breaks, each with the whitespace after it (no further `\n`);
-//! 11. any other character that is not whitespace.
+//! 11. with punctuation runs ([`super::CPP_RUNS_PATTERN`]) only: a `+` or `-` at the start of
+//!     a line (alone: the diff marker), and 12. a run of ASCII punctuation but quotes and `_`,
+//!     up to where an operator, `@@` or a directive starts (`();`, `){`; `)->` is `)` `->`);
+//! 13. any other character that is not whitespace.
 //!
 //! Checked against the regex by fuzzing (Rust here, Python's `regex` module in the tests).
 
@@ -26,14 +30,14 @@ const OPERATORS: [&[u8]; 30] = [
 ];
 
 /// Call `f` with each word of `text`, in order.
-pub fn for_each_cpp_word<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
+pub fn for_each_cpp_word<'t, const RUNS: bool>(text: &'t str, mut f: impl FnMut(&'t str)) {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
     // no string literal closes from a `"` before this place (see `word_end`)
     let mut open_until = 0;
     while i < n {
-        match word_end(b, i, &mut open_until) {
+        match word_end::<RUNS>(b, i, &mut open_until) {
             Some(e) => {
                 // SAFETY: every alternative ends on a character boundary
                 f(unsafe { text.get_unchecked(i..e) });
@@ -51,7 +55,7 @@ pub fn for_each_cpp_word<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
 /// over it as the second half of an escape `\"` and the scan from it reads the same units
 /// from there on. Remembering `f` keeps a line of unclosed quotes linear (it was quadratic).
 #[inline]
-fn word_end(b: &[u8], i: usize, open_until: &mut usize) -> Option<usize> {
+fn word_end<const RUNS: bool>(b: &[u8], i: usize, open_until: &mut usize) -> Option<usize> {
     let c = b[i];
     let rest = &b[i..];
     // 1. diff headers at the start of a line
@@ -132,6 +136,10 @@ fn word_end(b: &[u8], i: usize, open_until: &mut usize) -> Option<usize> {
             }
         }
     }
+    // 11. a diff marker
+    if RUNS && (c == b'+' || c == b'-') && (i == 0 || b[i - 1] == b'\n') {
+        return Some(i + 1);
+    }
     let ch = char_at(b, i);
     let next = i + ch.len as usize;
     // 8. identifier, 9. number: the same tail
@@ -159,12 +167,44 @@ fn word_end(b: &[u8], i: usize, open_until: &mut usize) -> Option<usize> {
         }
         return Some(e);
     }
-    // 11. anything else but whitespace
+    // 12. a punctuation run
+    if RUNS && is_run_char(c) {
+        let mut j = i + 1;
+        while j < b.len() && is_run_char(b[j]) && !starts_other_word(b, j) {
+            j += 1;
+        }
+        return Some(j);
+    }
+    // 13. anything else but whitespace
     if is_space(ch.cat) {
         None
     } else {
         Some(next)
     }
+}
+
+/// The characters of a punctuation run (alternative 12): ASCII punctuation but `"`, `'` and
+/// `_` (which belongs to identifiers).
+#[inline]
+fn is_run_char(c: u8) -> bool {
+    c.is_ascii_punctuation() && !matches!(c, b'"' | b'\'' | b'_')
+}
+
+/// Whether an operator, `@@` or a directive starts at `j` (where a punctuation run stops).
+#[inline]
+fn starts_other_word(b: &[u8], j: usize) -> bool {
+    let rest = &b[j..];
+    if rest.starts_with(b"@@") || OPERATORS.iter().any(|op| rest.starts_with(op)) {
+        return true;
+    }
+    if rest[0] == b'#' {
+        let k = rest[1..]
+            .iter()
+            .position(|&c| c != b' ' && c != b'\t')
+            .map_or(rest.len(), |p| p + 1);
+        return k < rest.len() && (rest[k].is_ascii_alphabetic() || rest[k] == b'_');
+    }
+    false
 }
 
 /// End of the run of characters from `j` for which `pred(category, code point)` holds.

@@ -75,6 +75,7 @@ pub const WORDS_PATTERN: &str = concat!(
 /// literals, operators, identifiers, numbers (a digit and the letters, digits and `_` after
 /// it, so a suffix or exponent stays with its number: `42u`, `1e5`, `10ULL`), line breaks and
 /// any other character; spaces and tabs are dropped. It has a hand-written scanner.
+/// (CppReason tokenizers trained before punctuation runs; [`CPP_RUNS_PATTERN`] since.)
 pub const CPP_WORDS_PATTERN: &str = concat!(
     r"(?m)^(?:\+\+\+|---)(?: [ab]/)?",
     r"|@@",
@@ -89,6 +90,33 @@ pub const CPP_WORDS_PATTERN: &str = concat!(
     r"|(?:\r?\n[^\S\n]*){1,2}",
     r"|\S"
 );
+
+/// [`CPP_WORDS_PATTERN`] with punctuation runs: a `+` or `-` that starts a line is a word of
+/// its own (the diff marker), and a run of ASCII punctuation but quotes and `_` is one word up
+/// to where an operator, `@@` or a directive starts (`();`, `){`; `)->` is `)` and `->`). It
+/// has a hand-written scanner.
+pub const CPP_RUNS_PATTERN: &str = concat!(
+    r"(?m)^(?:\+\+\+|---)(?: [ab]/)?",
+    r"|@@",
+    r"|\#[ \t]*[A-Za-z_]+",
+    r"|0[xX][0-9a-fA-F]+",
+    r#"|"(?:[^"\\\n]|\\.)*""#,
+    r"|'(?:[^'\\\n]|\\.)'",
+    r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
+    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/",
+    r"|[\p{L}_][\p{L}\p{N}_]*",
+    r"|\p{N}[\p{L}\p{N}_]*",
+    r"|(?:\r?\n[^\S\n]*){1,2}",
+    r"|^[+\-]",
+    r"|(?:(?!<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
+    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/|@@|\#[ \t]*[A-Za-z_])",
+    r"[!\#$%&()*+,\-./:;<=>?@\[\\\]^`{|}~])+",
+    r"|\S"
+);
+
+/// A split that keeps the whole text as one piece: the learned part of CppReason encodes each
+/// word whole (its merges may cross `_`, case changes and digits). It has a scanner.
+pub const WHOLE_PATTERN: &str = r"(?s).+";
 
 pub const NAMED_PATTERNS: &[(&str, &str)] = &[
     ("gpt2", GPT2_PATTERN),
@@ -123,8 +151,12 @@ enum Scanner {
     O200k,
     /// [`WORDS_PATTERN`] (drops whitespace, so not a piece function)
     Words,
-    /// [`CPP_WORDS_PATTERN`] (drops spaces and tabs)
-    CppWords,
+    /// [`CPP_WORDS_PATTERN`], or [`CPP_RUNS_PATTERN`] with `runs` (drop spaces and tabs)
+    CppWords {
+        runs: bool,
+    },
+    /// [`WHOLE_PATTERN`]
+    Whole,
 }
 
 #[derive(Clone, Debug)]
@@ -161,7 +193,9 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
         },
         O200K_PATTERN => Scanner::O200k,
         WORDS_PATTERN => Scanner::Words,
-        CPP_WORDS_PATTERN => Scanner::CppWords,
+        CPP_WORDS_PATTERN => Scanner::CppWords { runs: false },
+        CPP_RUNS_PATTERN => Scanner::CppWords { runs: true },
+        WHOLE_PATTERN => Scanner::Whole,
         _ => return None,
     })
 }
@@ -299,7 +333,17 @@ impl Pretokenizer {
                         f,
                     ),
                     Scanner::Words => word_scanner::for_each_word(text, f),
-                    Scanner::CppWords => cpp_scanner::for_each_cpp_word(text, f),
+                    Scanner::CppWords { runs: false } => {
+                        cpp_scanner::for_each_cpp_word::<false>(text, f)
+                    }
+                    Scanner::CppWords { runs: true } => {
+                        cpp_scanner::for_each_cpp_word::<true>(text, f)
+                    }
+                    Scanner::Whole => {
+                        if !text.is_empty() {
+                            f(text)
+                        }
+                    }
                     Scanner::O200k => for_each_piece(
                         text,
                         blocks::o200k_block_starts,

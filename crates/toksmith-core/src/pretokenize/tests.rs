@@ -530,15 +530,21 @@ fn word_scanner_equals_regex() {
 /// texts of C++ atoms (operators, literals with escapes, diff headers, directives, CR/LF).
 #[test]
 fn cpp_scanner_equals_regex() {
-    let fast = Pretokenizer::new(CPP_WORDS_PATTERN).unwrap();
+    cpp_scanner_equals_regex_for(CPP_WORDS_PATTERN);
+    cpp_scanner_equals_regex_for(CPP_RUNS_PATTERN);
+}
+
+fn cpp_scanner_equals_regex_for(pattern: &str) {
+    let fast = Pretokenizer::new(pattern).unwrap();
     assert!(fast.is_fast());
-    let slow = Pretokenizer::new_regex(CPP_WORDS_PATTERN).unwrap();
+    let slow = Pretokenizer::new_regex(pattern).unwrap();
     let mut texts = fuzz_corpus(0x5eed_0001);
     let atoms = [
         "+", "-", "---", "+++", " a/", " b/", "@@", "@", "#", "# ", "#\t", "include", "x", "_",
         "é", "0", "0x", "0X1f", "9", "٣", "\"", "'", "\\", "\\\"", "\\'", "\\n", " ", "\t", "\n",
         "\r", "\r\n", "\u{a0}", "<", ">", "=", "<=", ">>", "->", ".", ":", "*", "/", "%", "&", "|",
-        "^", "!", "~", "?", ";", "{", "\u{301}", "中", "😀",
+        "^", "!", "~", "?", ";", "{", "}", "(", ")", "[", "]", ",", "$", "`", "();", "\u{301}",
+        "中", "😀",
     ];
     let mut rng = Rng(0xc0ffee);
     for _ in 0..6000 {
@@ -549,4 +555,16 @@ fn cpp_scanner_equals_regex() {
     for t in &texts {
         assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
     }
+}
+
+/// The whole-text split (CppReason's learned words): one piece, none for empty text.
+#[test]
+fn whole_pattern_is_one_piece() {
+    let fast = Pretokenizer::new(WHOLE_PATTERN).unwrap();
+    assert!(fast.is_fast());
+    let slow = Pretokenizer::new_regex(WHOLE_PATTERN).unwrap();
+    for t in ["", "x", "\u{2581}__first", "a\nb\r\n c ", "😀é\n\n"] {
+        assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
+    }
+    assert_eq!(fast.split("a b\n").unwrap(), vec!["a b\n"]);
 }
