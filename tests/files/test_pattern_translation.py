@@ -17,8 +17,13 @@ def onig():
     pytest.importorskip("tokenizers")
     from tokenizers import Regex, pre_tokenizers
 
+    compiled = {}  # one Split per regex: the random-pattern test splits 8 texts with each
+
     def run(regex, text):
-        split = pre_tokenizers.Split(Regex(regex), behavior="removed", invert=True)
+        split = compiled.get(regex)
+        if split is None:
+            split = pre_tokenizers.Split(Regex(regex), behavior="removed", invert=True)
+            compiled[regex] = split
         return [s for s, _ in split.pre_tokenize_str(text)]
 
     return run

@@ -1,6 +1,7 @@
 """Readable pure-Python reference of the word-level ``</w>`` model (seed 004), the slow side of
-the checks in test_wordbpe.py: word counting with the ``regex`` module, the merge loop that
-recounts every pair before each merge, and the seed's greedy longest-match ``splitWord``."""
+the checks in test_wordbpe.py: word counting with the ``regex`` module, the merge loop over a
+table of every pair's count (each word's pairs times its count), and the seed's greedy
+longest-match ``splitWord``."""
 
 from __future__ import annotations
 
@@ -24,23 +25,31 @@ def train(word_counts: Dict[str, int], num_merges: int) -> Tuple[List[str], List
     """Returns (tokens in id order without specials, merges). Atomic one-character words are
     their own tokens; the others are spelled as characters + ``</w>``; each step merges the
     most frequent pair, ties to the pair whose symbols come first (characters by code point,
-    then ``</w>``, then merged tokens in the order they were made)."""
+    then ``</w>``, then merged tokens in the order they were made). The pair counts are the sum
+    over the words of each word's own pairs times its count: a merge recounts the pairs of the
+    words it changed (subtracting their old pairs, adding their new ones)."""
     atomic = sorted(w for w in word_counts if len(w) == 1)
     words = {w: n for w, n in word_counts.items() if len(w) > 1}
     symbols = sorted({c for w in words for c in w}) + [END]
     order = {s: i for i, s in enumerate(symbols)}
     spelled = {w: list(w) + [END] for w in words}
+
+    def pairs_of(seq: List[str]) -> Counter:
+        return Counter(zip(seq, seq[1:]))
+
+    pairs: Counter = Counter()
+    for w, seq in spelled.items():
+        for p, k in pairs_of(seq).items():
+            pairs[p] += k * words[w]
     merges: List[Tuple[str, str]] = []
     for _ in range(num_merges):
-        pairs: Counter = Counter()
-        for w, seq in spelled.items():
-            for a, b in zip(seq, seq[1:]):
-                pairs[(a, b)] += words[w]
         if not pairs:
             break
         best = max(pairs, key=lambda p: (pairs[p], -order[p[0]], -order[p[1]]))
         new = best[0] + best[1]
         for w, seq in spelled.items():
+            if best[0] not in seq:
+                continue
             out, i = [], 0
             while i < len(seq):
                 if i + 1 < len(seq) and (seq[i], seq[i + 1]) == best:
@@ -49,6 +58,14 @@ def train(word_counts: Dict[str, int], num_merges: int) -> Tuple[List[str], List
                 else:
                     out.append(seq[i])
                     i += 1
+            if len(out) == len(seq):
+                continue  # the word does not have the pair
+            for p, k in pairs_of(seq).items():
+                pairs[p] -= k * words[w]
+                if not pairs[p]:
+                    del pairs[p]  # no word has this pair any more
+            for p, k in pairs_of(out).items():
+                pairs[p] += k * words[w]
             spelled[w] = out
         merges.append(best)
         if new not in order:

@@ -195,8 +195,27 @@ def test_big_batch_results_and_refcounts(small, corpus_slices, threads):
     assert sys.getrefcount(probe) == before
 
 
+@pytest.fixture(scope="module")
+def batch_in_rounds_docs(cl100k, corpus_slices):
+    """The documents of test_batch_in_rounds with tiktoken's ids (ordinary, and with special
+    tokens allowed), computed once for every thread count: tiktoken takes most of the time."""
+    _, enc = cl100k
+    base = [d for t in corpus_slices.values() for d in t.split("\n\n") if d]
+    tails = ["", " \u00e9t\u00e9", " \U0001f600"]  # ASCII, one-byte and four-byte storage
+    docs = [d + tails[k % 3] for _ in range(5) for k, d in enumerate(base)]
+    docs[-5] += "<|endoftext|>"
+    expected = enc.encode_ordinary_batch(docs)
+    # tiktoken's encode_batch encodes each document alone: only docs[-5] holds a special token
+    assert [k for k, d in enumerate(docs) if any(s in d for s in enc.special_tokens_set)] == [
+        len(docs) - 5
+    ]
+    specials = list(expected)
+    specials[-5] = enc.encode(docs[-5], allowed_special="all")
+    return docs, expected, specials
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-def test_batch_in_rounds(cl100k, corpus_slices, threads):
+def test_batch_in_rounds(cl100k, batch_in_rounds_docs, threads):
     """Batches over 1 MB are encoded in ranges of about 64 KB whose lists are built while later
     ranges are encoded, through id buffers kept from one call to the next: results (ASCII,
     Latin-1, astral and special-token documents), refcounts, and an error near the end after
@@ -204,12 +223,9 @@ def test_batch_in_rounds(cl100k, corpus_slices, threads):
     import sys
 
     tok, enc = cl100k
-    base = [d for t in corpus_slices.values() for d in t.split("\n\n") if d]
-    tails = ["", " \u00e9t\u00e9", " \U0001f600"]  # ASCII, one-byte and four-byte storage
-    docs = [d + tails[k % 3] for _ in range(5) for k, d in enumerate(base)]
-    docs[-5] += "<|endoftext|>"
+    docs, expected, tiktoken_specials = batch_in_rounds_docs
+    docs = list(docs)  # (changed below)
     assert sum(len(d.encode()) for d in docs) > 3 << 20  # several rounds
-    expected = enc.encode_ordinary_batch(docs)
     probe = tok.encode_ordinary(" the")[0]
     before = sys.getrefcount(probe)
     for _ in range(2):  # the second call reuses the id buffers of the first
@@ -219,7 +235,7 @@ def test_batch_in_rounds(cl100k, corpus_slices, threads):
         del out
     assert sys.getrefcount(probe) == before
     specials = tok.encode_batch(docs, allowed_special="all", threads=threads)
-    assert specials == enc.encode_batch(docs, allowed_special="all")
+    assert specials == tiktoken_specials
     assert specials[-5][-1] == 100257
     del specials
     # A lone surrogate near the end: the native call fails after the lists of earlier ranges
