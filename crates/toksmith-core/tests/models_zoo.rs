@@ -322,7 +322,7 @@ fn t5_tokenizer_json_pipeline_matches_tokenizers() {
                         .unwrap_or_else(|| unigram.id_to_piece(*i).unwrap().to_string())
                 })
                 .collect();
-            decoder.decode(tokens)
+            decoder.decode(tokens).unwrap()
         },
     );
 }
