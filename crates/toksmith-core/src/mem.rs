@@ -236,7 +236,10 @@ pub fn try_string(s: &str, what: &'static str) -> crate::error::Result<String> {
 }
 
 /// The items collected into a vector grown fallibly (see [`try_reserve`]).
-pub fn try_collect<T>(items: impl IntoIterator<Item = T>, what: &str) -> crate::error::Result<Vec<T>> {
+pub fn try_collect<T>(
+    items: impl IntoIterator<Item = T>,
+    what: &str,
+) -> crate::error::Result<Vec<T>> {
     let items = items.into_iter();
     let mut v = try_vec(items.size_hint().0, what)?;
     for x in items {

@@ -238,7 +238,8 @@ pub(crate) fn list_of<'py>(
     // (an iterator shorter than it said is an error). A list dropped with slots still NULL (on
     // an error) is valid, as `list_dealloc` skips them.
     unsafe {
-        let list = Bound::<PyAny>::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))?;
+        let list =
+            Bound::<PyAny>::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))?;
         let mut set = 0;
         for (k, item) in items.take(n).enumerate() {
             ffi::PyList_SET_ITEM(list.as_ptr(), k as ffi::Py_ssize_t, item?.into_ptr());

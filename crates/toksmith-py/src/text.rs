@@ -155,7 +155,12 @@ impl<'a> StrView<'a> {
 
     /// Room in `out` for the UTF-8 of characters `from..to` (as many bytes as they can need,
     /// so the converters never grow `out` themselves), or a `MemoryError`-to-be.
-    pub fn reserve_utf8(&self, from: usize, to: usize, out: &mut String) -> Result<(), ToUtf8Error> {
+    pub fn reserve_utf8(
+        &self,
+        from: usize,
+        to: usize,
+        out: &mut String,
+    ) -> Result<(), ToUtf8Error> {
         let per_char = match *self {
             StrView::Utf8(_) => 1,
             // one-byte storage: up to 2 UTF-8 bytes per character; two-byte: 3; four-byte: 4

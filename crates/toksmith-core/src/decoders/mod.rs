@@ -210,7 +210,8 @@ mod tests {
             },
         ]);
         assert_eq!(
-            d.decode(v(&["▁Hey", "▁", "<0xE2>", "<0x98>", "<0x83>", "!"])).unwrap(),
+            d.decode(v(&["▁Hey", "▁", "<0xE2>", "<0x98>", "<0x83>", "!"]))
+                .unwrap(),
             "Hey ☃!"
         );
         assert_eq!(
@@ -226,7 +227,10 @@ mod tests {
             replacement: '▁',
             prepend_scheme_never: false,
         };
-        assert_eq!(m.decode(v(&["▁▁Hey", "▁friend", "▁"])).unwrap(), "Hey friend ");
+        assert_eq!(
+            m.decode(v(&["▁▁Hey", "▁friend", "▁"])).unwrap(),
+            "Hey friend "
+        );
         let m = Decoder::Metaspace {
             replacement: '▁',
             prepend_scheme_never: true,
@@ -237,7 +241,8 @@ mod tests {
             cleanup: true,
         };
         assert_eq!(
-            w.decode(v(&["i", "do", "not", "know", "##s", "it", "'", "s", "."])).unwrap(),
+            w.decode(v(&["i", "do", "not", "know", "##s", "it", "'", "s", "."]))
+                .unwrap(),
             "i do not knows it ' s."
         );
         let s = Decoder::Strip {
@@ -245,6 +250,9 @@ mod tests {
             start: 2,
             stop: 1,
         };
-        assert_eq!(s.decode_chain(v(&["xxxaxx", "x", ""])).unwrap(), v(&["xax", "", ""]));
+        assert_eq!(
+            s.decode_chain(v(&["xxxaxx", "x", ""])).unwrap(),
+            v(&["xax", "", ""])
+        );
     }
 }

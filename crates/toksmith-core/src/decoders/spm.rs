@@ -58,7 +58,9 @@ impl SpmDecoder {
             }
             let (surface, consumed_ws) = match kind {
                 PieceType::Control => (std::borrow::Cow::Borrowed(""), false),
-                PieceType::Unknown => (std::borrow::Cow::Borrowed(self.unk_surface.as_str()), false),
+                PieceType::Unknown => {
+                    (std::borrow::Cow::Borrowed(self.unk_surface.as_str()), false)
+                }
                 _ => {
                     let mut piece = self.pieces[i].as_str();
                     let mut has_bos_ws = false;

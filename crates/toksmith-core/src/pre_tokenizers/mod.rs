@@ -183,9 +183,8 @@ impl PreTokenizer {
                     };
                     // (the text starts with the replacement after replacing if it starts
                     // with a space or with the replacement itself)
-                    let prepend = prepend
-                        && !sp.text.starts_with(' ')
-                        && !sp.text.starts_with(*replacement);
+                    let prepend =
+                        prepend && !sp.text.starts_with(' ') && !sp.text.starts_with(*replacement);
                     let mut t = TextBuf::with_capacity(sp.text.len() + 4, WHAT)?;
                     if prepend {
                         t.push_str(rep);
