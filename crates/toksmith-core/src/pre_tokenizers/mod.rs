@@ -301,7 +301,7 @@ mod tests {
             show(Behavior::MergedWithNext),
             vec!["a", "-b", "-", "-c", "-"]
         );
-        assert!(split_chars("", d, Behavior::Isolated).is_empty());
+        assert!(split_chars("", d, Behavior::Isolated).unwrap().is_empty());
     }
 
     #[test]
