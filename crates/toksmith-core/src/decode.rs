@@ -66,10 +66,11 @@ pub fn decode_into(vocab: &Vocab, ids: &[u32], out: &mut Vec<u8>) -> Result<()> 
 /// The character span of each id's bytes in the text the ids decode to: `(start, end)` in
 /// characters (code points), from the character holding the token's first byte to the one
 /// holding its last, so the byte tokens of one multi-byte character share its span. `out` is
-/// cleared first. Meaningful when the bytes are UTF-8; an unknown id is an error naming it.
+/// cleared first. Meaningful when the bytes are UTF-8; an unknown id is an error naming it, a
+/// refused allocation [`Error::OutOfMemory`].
 pub fn char_spans(vocab: &Vocab, ids: &[u32], out: &mut Vec<(usize, usize)>) -> Result<()> {
     out.clear();
-    out.reserve(ids.len());
+    crate::mem::try_reserve(out, ids.len(), "the character spans")?;
     let mut chars = 0usize; // characters begun before this token
     for &id in ids {
         let b = vocab.token_bytes(id)?;

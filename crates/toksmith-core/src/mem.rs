@@ -114,3 +114,136 @@ pub fn oom(what: &str, n: usize, size: usize) -> crate::error::Error {
         (n as u128) * (size as u128)
     ))
 }
+
+/// Push `x` onto `v`, its room allocated fallibly (see [`try_reserve`]; growth stays
+/// amortized, doubling as `Vec::push` does).
+#[inline]
+pub fn try_push<T>(v: &mut Vec<T>, x: T, what: &str) -> crate::error::Result<()> {
+    try_reserve(v, 1, what)?;
+    v.push(x);
+    Ok(())
+}
+
+/// A `String` built by appending, its growth allocated fallibly: an append the allocator
+/// refuses is remembered (the text is then left as it was, later appends are dropped), and
+/// [`TextBuf::finish`] reports it as [`Error::OutOfMemory`], so loops that append text (the
+/// normalizers, the decoders) need no `?` at every step.
+///
+/// [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
+pub struct TextBuf {
+    s: String,
+    what: &'static str,
+    /// the size of the first refused request
+    failed: Option<usize>,
+}
+
+impl TextBuf {
+    /// An empty text with room for `n` bytes (refused: an error at once).
+    pub fn with_capacity(n: usize, what: &'static str) -> crate::error::Result<Self> {
+        let mut s = String::new();
+        s.try_reserve(n).map_err(|_| oom(what, n, 1))?;
+        Ok(TextBuf {
+            s,
+            what,
+            failed: None,
+        })
+    }
+
+    /// Room for `n` more bytes; false once an allocation was refused.
+    #[inline]
+    fn room(&mut self, n: usize) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        if self.s.capacity() - self.s.len() < n && self.s.try_reserve(n).is_err() {
+            self.failed = Some(self.s.len().saturating_add(n));
+            // the text is useless now: give its memory back at once
+            self.s = String::new();
+            return false;
+        }
+        true
+    }
+
+    #[inline]
+    pub fn push(&mut self, c: char) {
+        if self.room(c.len_utf8()) {
+            self.s.push(c);
+        }
+    }
+
+    #[inline]
+    pub fn push_str(&mut self, t: &str) {
+        if self.room(t.len()) {
+            self.s.push_str(t);
+        }
+    }
+
+    /// Shorten to `n` bytes (a character boundary).
+    pub fn truncate(&mut self, n: usize) {
+        self.s.truncate(n);
+    }
+
+    /// The text, or [`Error::OutOfMemory`] if an append was refused.
+    ///
+    /// [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
+    pub fn finish(self) -> crate::error::Result<String> {
+        match self.failed {
+            None => Ok(self.s),
+            Some(n) => Err(oom(self.what, n, 1)),
+        }
+    }
+
+    /// The characters of `chars` collected (room for `hint` bytes first).
+    pub fn collect(
+        chars: impl IntoIterator<Item = char>,
+        hint: usize,
+        what: &'static str,
+    ) -> crate::error::Result<String> {
+        let mut out = TextBuf::with_capacity(hint, what)?;
+        out.extend(chars);
+        out.finish()
+    }
+}
+
+impl std::ops::Deref for TextBuf {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.s
+    }
+}
+
+impl Extend<char> for TextBuf {
+    fn extend<I: IntoIterator<Item = char>>(&mut self, chars: I) {
+        for c in chars {
+            self.push(c);
+        }
+    }
+}
+
+impl<'a> Extend<&'a str> for TextBuf {
+    fn extend<I: IntoIterator<Item = &'a str>>(&mut self, parts: I) {
+        for t in parts {
+            self.push_str(t);
+        }
+    }
+}
+
+/// A copy of `s`, allocated fallibly.
+pub fn try_string(s: &str, what: &'static str) -> crate::error::Result<String> {
+    let mut out = TextBuf::with_capacity(s.len(), what)?;
+    out.push_str(s);
+    out.finish()
+}
+
+/// The items collected into a vector grown fallibly (see [`try_reserve`]).
+pub fn try_collect<T>(
+    items: impl IntoIterator<Item = T>,
+    what: &str,
+) -> crate::error::Result<Vec<T>> {
+    let items = items.into_iter();
+    let mut v = try_vec(items.size_hint().0, what)?;
+    for x in items {
+        try_push(&mut v, x, what)?;
+    }
+    Ok(v)
+}

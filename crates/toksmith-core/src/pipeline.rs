@@ -30,7 +30,11 @@ pub enum Model {
 }
 
 impl Model {
+    /// Append the ids of `word` to `out`, whose room is reserved fallibly first: each model
+    /// gives at most one id per byte of the word (a WordPiece word too long or unknown is one
+    /// id), so `out` never grows while the model pushes.
     fn encode(&self, word: &str, out: &mut Vec<u32>) -> Result<()> {
+        crate::mem::try_reserve(out, word.len().max(1), "the encoded ids")?;
         match self {
             Model::Bpe(b) => b.encode(word, out),
             Model::Unigram(u) => u.encode(word, out),
@@ -286,8 +290,10 @@ impl Pipeline {
 
     /// Text -> ids; `match_special`: special added tokens in the text become their ids (non-
     /// special added tokens always do).
+    /// A refused allocation (the ids and the normalized and pre-tokenized text grow with the
+    /// text) is [`Error::OutOfMemory`].
     pub fn encode(&self, text: &str, match_special: bool) -> Result<Vec<u32>> {
-        let mut ids = Vec::with_capacity(text.len() / 3 + 1);
+        let mut ids = crate::mem::try_vec(text.len() / 3 + 1, "the encoded ids")?;
         let bytes = text.as_bytes();
         let accept = |_: u32, kind: AddedKind| match_special || kind == AddedKind::Pinned;
         let mut last = 0;
@@ -295,7 +301,7 @@ impl Pipeline {
             if last < start {
                 self.encode_segment(&text[last..start], last == 0, &mut ids)?;
             }
-            ids.push(id);
+            crate::mem::try_push(&mut ids, id, "the encoded ids")?;
             last = end;
         }
         if last < text.len() {
@@ -306,13 +312,13 @@ impl Pipeline {
 
     fn encode_segment(&self, seg: &str, at_start: bool, ids: &mut Vec<u32>) -> Result<()> {
         match &self.stages {
-            Stages::Spm { normalizer, .. } => self.model.encode(&normalizer.normalize(seg), ids),
+            Stages::Spm { normalizer, .. } => self.model.encode(&normalizer.normalize(seg)?, ids),
             Stages::Hf {
                 normalizer, pre, ..
             } => {
                 let n = match normalizer {
                     Some(n) => n.normalize(seg)?,
-                    None => seg.to_string(),
+                    None => crate::mem::try_string(seg, "the normalized text")?,
                 };
                 match pre {
                     Some(p) => {
@@ -328,10 +334,14 @@ impl Pipeline {
     }
 
     /// [`Pipeline::encode`] of each text, in parallel (on the current rayon pool).
-    pub fn encode_batch(&self, texts: &[String], match_special: bool) -> Result<Vec<Vec<u32>>> {
+    pub fn encode_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        match_special: bool,
+    ) -> Result<Vec<Vec<u32>>> {
         texts
             .par_iter()
-            .map(|t| self.encode(t, match_special))
+            .map(|t| self.encode(t.as_ref(), match_special))
             .collect()
     }
 
@@ -340,19 +350,30 @@ impl Pipeline {
         match &self.stages {
             Stages::Spm { decoder, .. } => decoder.decode(ids),
             Stages::Hf { decoder, .. } => {
-                let mut tokens = Vec::with_capacity(ids.len());
+                const WHAT: &str = "the decoded text";
+                let mut tokens = crate::mem::try_vec(ids.len(), WHAT)?;
                 for &id in ids {
                     let t = self.id_to_token(id).ok_or(Error::UnknownId {
                         id: u64::from(id),
                         n_vocab: self.tokens.len() as u64,
                     })?;
-                    tokens.push(t.to_string());
+                    tokens.push(crate::mem::try_string(t, WHAT)?);
                 }
-                Ok(match decoder {
+                match decoder {
                     Some(d) => d.decode(tokens),
                     // tokenizers joins the tokens with spaces when there is no decoder
-                    None => tokens.join(" "),
-                })
+                    None => {
+                        let n = tokens.iter().map(|t| t.len() + 1).sum::<usize>();
+                        let mut out = crate::mem::TextBuf::with_capacity(n, WHAT)?;
+                        for (k, t) in tokens.iter().enumerate() {
+                            if k > 0 {
+                                out.push(' ');
+                            }
+                            out.push_str(t);
+                        }
+                        out.finish()
+                    }
+                }
             }
         }
     }

@@ -127,7 +127,7 @@ fn check_spm(file: &str, golden_name: &str) {
         golden_name,
         &g[golden_name],
         |t| {
-            let n = p.normalizer.normalize(t);
+            let n = p.normalizer.normalize(t).unwrap();
             let mut ids = vec![];
             match &p.model {
                 Model::Bpe(b) => b.encode(&n, &mut ids).unwrap(),
@@ -322,7 +322,7 @@ fn t5_tokenizer_json_pipeline_matches_tokenizers() {
                         .unwrap_or_else(|| unigram.id_to_piece(*i).unwrap().to_string())
                 })
                 .collect();
-            decoder.decode(tokens)
+            decoder.decode(tokens).unwrap()
         },
     );
 }
@@ -352,7 +352,11 @@ fn bert_pipeline_matches_tokenizers() {
         "bert_hf",
         &g["bert_hf"],
         |t| p.encode(t),
-        |ids| decoder.decode(ids.iter().map(|i| by_id[i].to_string()).collect()),
+        |ids| {
+            decoder
+                .decode(ids.iter().map(|i| by_id[i].to_string()).collect())
+                .unwrap()
+        },
     );
 }
 
@@ -424,7 +428,7 @@ fn throughput() {
         let t = std::time::Instant::now();
         let mut n = 0;
         for l in &lines {
-            let norm = p.normalizer.normalize(l);
+            let norm = p.normalizer.normalize(l).unwrap();
             let mut ids = vec![];
             match &p.model {
                 Model::Bpe(b) => b.encode(&norm, &mut ids).unwrap(),

@@ -51,7 +51,7 @@ const RANGE_BYTES: usize = 1 << 16;
 
 /// Why a text of a batch failed.
 pub(crate) enum BatchError {
-    Surrogate(text::Surrogate),
+    Utf8(text::ToUtf8Error),
     Core(toksmith_core::Error),
 }
 
@@ -64,7 +64,7 @@ pub(crate) fn encode_text(
     ids: &mut Vec<u32>,
 ) -> Result<(), BatchError> {
     view.with_utf8_in(utf8, |t| enc.encode_into(t, allowed, ids))
-        .map_err(BatchError::Surrogate)?
+        .map_err(BatchError::Utf8)?
         .map_err(BatchError::Core)
 }
 
@@ -72,7 +72,7 @@ impl BatchError {
     /// The Python exception, `text` being the text that failed.
     pub(crate) fn into_py(self, text: &Bound<'_, PyString>) -> PyErr {
         match self {
-            BatchError::Surrogate(e) => text::surrogate_error(text, e),
+            BatchError::Utf8(e) => text::utf8_error(text, e),
             BatchError::Core(e) => to_py(e),
         }
     }

@@ -39,7 +39,7 @@ pub(crate) struct Bpe {
 /// Why encoding into a list failed.
 enum Failure {
     Core(toksmith_core::Error),
-    Surrogate(text::Surrogate),
+    Utf8(text::ToUtf8Error),
     Py(PyErr),
 }
 
@@ -53,7 +53,7 @@ impl Failure {
     fn into_py(self, text: &Bound<'_, PyString>) -> PyErr {
         match self {
             Failure::Core(e) => to_py(e),
-            Failure::Surrogate(s) => text::surrogate_error(text, s),
+            Failure::Utf8(s) => text::utf8_error(text, s),
             Failure::Py(e) => e,
         }
     }
@@ -121,7 +121,7 @@ impl Bpe {
                             };
                             let r = self.enc.encode_parts(allowed, cap, &mut fill, sink);
                             match bad {
-                                Some(e) => Err(Failure::Surrogate(e)),
+                                Some(e) => Err(Failure::Utf8(e)),
                                 None => r.map_err(Failure::Core),
                             }
                         })
@@ -129,7 +129,7 @@ impl Bpe {
                 } else {
                     let owned = py
                         .detach(|| v.utf8().map(|c| c.into_owned()))
-                        .map_err(|e| text::surrogate_error(text, e))?;
+                        .map_err(|e| text::utf8_error(text, e))?;
                     self.ints
                         .encode_list(py, owned.len(), |sink| {
                             self.enc
@@ -303,38 +303,45 @@ impl Bpe {
     /// Encode with a normalizer applied to the text between the allowed special tokens
     /// (`Encoder::encode_normalized`), GIL released.
     #[pyo3(signature = (text, normalizer, allowed=None, allow_all=false))]
-    fn encode_normalized(
+    fn encode_normalized<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         normalizer: &Normalizer,
         allowed: Option<Vec<u32>>,
         allow_all: bool,
-    ) -> PyResult<Vec<u32>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
-        py.detach(|| self.enc.encode_normalized(text, &a, &normalizer.inner))
-            .map_err(to_py)
+        let ids = py
+            .detach(|| self.enc.encode_normalized(text, &a, &normalizer.inner))
+            .map_err(to_py)?;
+        self.ints.ids_to_list(py, &ids)
     }
 
     /// `encode_normalized` of each text, on `threads` threads.
     #[pyo3(signature = (texts, normalizer, allowed=None, allow_all=false, threads=0))]
-    fn encode_normalized_batch(
+    fn encode_normalized_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<String>,
         normalizer: &Normalizer,
         allowed: Option<Vec<u32>>,
         allow_all: bool,
         threads: usize,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
-        in_pool(py, threads, || {
+        let all = in_pool(py, threads, || {
             texts
                 .par_iter()
                 .map(|t| self.enc.encode_normalized(t, &a, &normalizer.inner))
                 .collect::<toksmith_core::Result<Vec<_>>>()
         })?
-        .map_err(to_py)
+        .map_err(to_py)?;
+        cpython::list_of(
+            py,
+            all.iter()
+                .map(|ids| self.ints.ids_to_list(py, ids).map(Bound::into_any)),
+        )
     }
 
     /// The single bytes that are not tokens (bytes UTF-8 never uses).
@@ -489,9 +496,8 @@ impl Bpe {
         // (`bytes_from` raises MemoryError where `PyBytes::new` would panic)
         let items = outs
             .iter()
-            .map(|b| text::bytes_from(py, b))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+            .map(|b| text::bytes_from(py, b).map(Bound::into_any));
+        cpython::list_of(py, items)
     }
 
     /// The character span of each id in the decoded text (`toksmith_core::decode::char_spans`):
@@ -511,7 +517,7 @@ impl Bpe {
                 .map_err(to_py)
         })?;
         if starts_only {
-            PyList::new(py, spans.iter().map(|s| s.0))
+            cpython::list_of(py, spans.iter().map(|s| cpython::int(py, s.0 as u64)))
         } else {
             spans_to_list(py, &spans)
         }

@@ -4,7 +4,7 @@
 //! the unsafe code needs are kept by this module's private fields and checks, so the other
 //! modules hold no `unsafe` at all.
 
-use crate::text::{StrView, Surrogate, Wide};
+use crate::text::{StrView, Wide};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
@@ -57,7 +57,7 @@ pub(crate) fn append_wide_utf8(
     from: usize,
     to: usize,
     out: &mut String,
-) -> Result<(), Surrogate> {
+) -> Result<(), usize> {
     // SAFETY: the converters below append well-formed UTF-8 only (surrogates are rejected
     // before anything of theirs is written).
     let out = unsafe { out.as_mut_vec() };
@@ -109,7 +109,7 @@ impl Unit for u32 {
 }
 
 /// `first`: the index of `src[0]` in the whole string (for error positions).
-fn wide_to_utf8<U: Unit>(src: &[U], first: usize, out: &mut Vec<u8>) -> Result<(), Surrogate> {
+fn wide_to_utf8<U: Unit>(src: &[U], first: usize, out: &mut Vec<u8>) -> Result<(), usize> {
     out.reserve(src.len() * 3 + 8);
     let mut chunks = src.chunks_exact(8);
     let mut at = first;
@@ -118,13 +118,13 @@ fn wide_to_utf8<U: Unit>(src: &[U], first: usize, out: &mut Vec<u8>) -> Result<(
             out.extend(c.iter().map(|u| u.cp() as u8));
         } else {
             for (k, u) in c.iter().enumerate() {
-                push_cp(out, u.cp()).map_err(|_| Surrogate(at + k))?;
+                push_cp(out, u.cp()).map_err(|_| at + k)?;
             }
         }
         at += 8;
     }
     for (k, u) in chunks.remainder().iter().enumerate() {
-        push_cp(out, u.cp()).map_err(|_| Surrogate(at + k))?;
+        push_cp(out, u.cp()).map_err(|_| at + k)?;
     }
     Ok(())
 }
@@ -223,6 +223,59 @@ pub(crate) fn str_list<'py>(py: Python<'py>, pieces: &[&str]) -> PyResult<Bound<
             ffi::PyList_SET_ITEM(list.as_ptr(), k as ffi::Py_ssize_t, item);
         }
         Ok(list.cast_into_unchecked())
+    }
+}
+
+/// A list of the objects `items` makes, in order: `MemoryError` where `PyList::new` would
+/// panic (a list too long for memory), and the first error of an item as it is.
+pub(crate) fn list_of<'py>(
+    py: Python<'py>,
+    items: impl ExactSizeIterator<Item = PyResult<Bound<'py, PyAny>>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let n = items.len();
+    // SAFETY: `PyList_New(n)` gives n NULL slots; each slot is set at most once to an owned
+    // reference (`PyList_SET_ITEM` steals it), and the list is returned only when all n are set
+    // (an iterator shorter than it said is an error). A list dropped with slots still NULL (on
+    // an error) is valid, as `list_dealloc` skips them.
+    unsafe {
+        let list =
+            Bound::<PyAny>::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))?;
+        let mut set = 0;
+        for (k, item) in items.take(n).enumerate() {
+            ffi::PyList_SET_ITEM(list.as_ptr(), k as ffi::Py_ssize_t, item?.into_ptr());
+            set += 1;
+        }
+        if set != n {
+            return Err(pyo3::exceptions::PySystemError::new_err(
+                "an item iterator was shorter than its length",
+            ));
+        }
+        Ok(list.cast_into_unchecked())
+    }
+}
+
+/// A Python `int`: `MemoryError` where PyO3's conversion would panic.
+pub(crate) fn int(py: Python<'_>, v: u64) -> PyResult<Bound<'_, PyAny>> {
+    // SAFETY: a new reference or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromUnsignedLongLong(v)) }
+}
+
+/// A list of Python `int`s (see [`list_of`]).
+pub(crate) fn int_list<'py, T: Copy + Into<u64>>(
+    py: Python<'py>,
+    values: &[T],
+) -> PyResult<Bound<'py, PyList>> {
+    list_of(py, values.iter().map(|&v| int(py, v.into())))
+}
+
+/// A new `str` from UTF-8: `MemoryError` where `PyString::new` would panic.
+pub(crate) fn new_str<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: a valid pointer/length pair of UTF-8; a new reference or NULL with an exception.
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t),
+        )
     }
 }
 

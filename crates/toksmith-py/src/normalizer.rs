@@ -21,7 +21,8 @@ impl Normalizer {
     }
 
     /// The normalized text.
-    fn normalize(&self, py: Python<'_>, text: &str) -> PyResult<String> {
-        py.detach(|| self.inner.normalize(text)).map_err(to_py)
+    fn normalize<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+        let out = py.detach(|| self.inner.normalize(text)).map_err(to_py)?;
+        crate::cpython::new_str(py, &out)
     }
 }

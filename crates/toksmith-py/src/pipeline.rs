@@ -2,9 +2,15 @@
 //! `tokenizer.json` with Unigram / WordPiece / character BPE, a WordPiece `vocab.txt`), from
 //! `toksmith_core::pipeline`. The GIL is released around every encode and decode.
 
+//!
+//! Results are built with the fallible constructors of cpython.rs and inputs read through
+//! fallible buffers, so a text or id list too long for memory is a `MemoryError`.
+
+use crate::cpython::{self, ids_into};
 use crate::errors::to_py;
 use crate::pools::in_pool;
 use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
 use toksmith_core::pipeline;
 
 #[pyclass(module = "toksmith._core", frozen)]
@@ -89,36 +95,63 @@ impl Pipeline {
         self.inner.id_to_token(id).map(str::to_string)
     }
 
-    fn encode(&self, py: Python<'_>, text: &str, match_special: bool) -> PyResult<Vec<u32>> {
-        py.detach(|| self.inner.encode(text, match_special))
-            .map_err(to_py)
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        match_special: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = py
+            .detach(|| self.inner.encode(text, match_special))
+            .map_err(to_py)?;
+        cpython::int_list(py, &ids)
     }
 
     #[pyo3(signature = (texts, match_special, threads=0))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<String>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
         match_special: bool,
         threads: usize,
-    ) -> PyResult<Vec<Vec<u32>>> {
-        in_pool(py, threads, || {
-            self.inner.encode_batch(&texts, match_special)
+    ) -> PyResult<Bound<'py, PyList>> {
+        // (the texts' UTF-8 as CPython holds or caches it: no copies)
+        let mut utf8 = toksmith_core::mem::try_vec(texts.len(), "the texts").map_err(to_py)?;
+        for t in &texts {
+            utf8.push(t.to_str()?);
+        }
+        let all = in_pool(py, threads, || {
+            self.inner.encode_batch(&utf8, match_special)
         })?
-        .map_err(to_py)
+        .map_err(to_py)?;
+        cpython::list_of(
+            py,
+            all.iter()
+                .map(|ids| cpython::int_list(py, ids).map(Bound::into_any)),
+        )
     }
 
-    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
-        py.detach(|| self.inner.decode(&ids)).map_err(to_py)
+    fn decode<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let mut v = Vec::new();
+        ids_into(ids, &mut v)?;
+        let text = py.detach(|| self.inner.decode(&v)).map_err(to_py)?;
+        cpython::new_str(py, &text)
     }
 
     #[pyo3(signature = (batch, threads=0))]
-    fn decode_batch(
+    fn decode_batch<'py>(
         &self,
-        py: Python<'_>,
-        batch: Vec<Vec<u32>>,
+        py: Python<'py>,
+        batch: Vec<Bound<'py, PyAny>>,
         threads: usize,
-    ) -> PyResult<Vec<String>> {
-        in_pool(py, threads, || self.inner.decode_batch(&batch))?.map_err(to_py)
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut all = toksmith_core::mem::try_vec(batch.len(), "the ids").map_err(to_py)?;
+        for ids in &batch {
+            let mut v = Vec::new();
+            ids_into(ids, &mut v)?;
+            all.push(v);
+        }
+        let texts = in_pool(py, threads, || self.inner.decode_batch(&all))?.map_err(to_py)?;
+        cpython::list_of(py, texts.iter().map(|t| cpython::new_str(py, t)))
     }
 }

@@ -51,19 +51,28 @@ impl Wide<'_> {
     }
 }
 
-/// A lone surrogate (not encodable as UTF-8) was found at this character index.
-pub struct Surrogate(pub usize);
+/// Why a `str` could not be converted to UTF-8.
+pub enum ToUtf8Error {
+    /// A lone surrogate (not encodable as UTF-8) at this character index.
+    Surrogate(usize),
+    /// The room for the UTF-8 copy was refused ([`toksmith_core::Error::OutOfMemory`]).
+    Memory(toksmith_core::Error),
+}
 
-/// The `UnicodeEncodeError` CPython's encoder would raise for a lone surrogate in `text`; the
-/// Python layer catches it and retries with surrogates replaced, like tiktoken.
-pub fn surrogate_error(text: &Bound<'_, PyString>, Surrogate(at): Surrogate) -> PyErr {
-    PyUnicodeEncodeError::new_err((
-        "utf-8",
-        text.clone().unbind(),
-        at,
-        at + 1,
-        "surrogates not allowed",
-    ))
+/// The Python exception for a failed conversion of `text`: for a lone surrogate, the
+/// `UnicodeEncodeError` CPython's encoder would raise (the Python layer catches it and retries
+/// with surrogates replaced, like tiktoken); else `MemoryError`.
+pub fn utf8_error(text: &Bound<'_, PyString>, e: ToUtf8Error) -> PyErr {
+    match e {
+        ToUtf8Error::Surrogate(at) => PyUnicodeEncodeError::new_err((
+            "utf-8",
+            text.clone().unbind(),
+            at,
+            at + 1,
+            "surrogates not allowed",
+        )),
+        ToUtf8Error::Memory(e) => crate::errors::to_py(e),
+    }
 }
 
 pub fn view<'a>(s: &'a Bound<'_, PyString>) -> PyResult<StrView<'a>> {
@@ -82,28 +91,25 @@ pub fn with_utf8<T: Send>(
     match v {
         StrView::Utf8(s) => Ok(py.detach(|| f(s))),
         StrView::Wide(w) => {
-            // (+ 8: the converters ask for that much slack beyond the characters)
-            let most = v.max_utf8_len() + 8;
             let mut buf = String::new();
-            buf.try_reserve_exact(most).map_err(|_| {
-                crate::errors::to_py(toksmith_core::mem::oom("the text as UTF-8", most, 1))
-            })?;
+            v.reserve_utf8(0, w.len(), &mut buf)
+                .map_err(|e| utf8_error(text, e))?;
             py.detach(|| {
                 v.append_utf8(0, w.len(), &mut buf)?;
                 Ok(f(&buf))
             })
-            .map_err(|e| surrogate_error(text, e))
+            .map_err(|e| utf8_error(text, e))
         }
     }
 }
 
 impl<'a> StrView<'a> {
     /// The text as UTF-8 (borrowed when it already is).
-    pub fn utf8(&self) -> Result<Cow<'a, str>, Surrogate> {
+    pub fn utf8(&self) -> Result<Cow<'a, str>, ToUtf8Error> {
         match *self {
             StrView::Utf8(s) => Ok(Cow::Borrowed(s)),
             StrView::Wide(w) => {
-                let mut out = String::with_capacity(w.len() * w.kind() + 8);
+                let mut out = String::new();
                 self.append_utf8(0, w.len(), &mut out)?;
                 Ok(Cow::Owned(out))
             }
@@ -125,7 +131,7 @@ impl<'a> StrView<'a> {
         &self,
         buf: &mut String,
         f: impl FnOnce(&str) -> T,
-    ) -> Result<T, Surrogate> {
+    ) -> Result<T, ToUtf8Error> {
         match *self {
             StrView::Utf8(s) => Ok(f(s)),
             StrView::Wide(w) => {
@@ -136,13 +142,34 @@ impl<'a> StrView<'a> {
         }
     }
 
-    /// Append the UTF-8 of characters `from..to` of a `Wide` view to `out`.
-    pub fn append_utf8(&self, from: usize, to: usize, out: &mut String) -> Result<(), Surrogate> {
+    /// Append the UTF-8 of characters `from..to` of a `Wide` view to `out`, its room
+    /// reserved fallibly first ([`StrView::reserve_utf8`]).
+    pub fn append_utf8(&self, from: usize, to: usize, out: &mut String) -> Result<(), ToUtf8Error> {
         let StrView::Wide(w) = *self else {
             return Ok(());
         };
         assert!(from <= to && to <= w.len());
-        cpython::append_wide_utf8(w, from, to, out)
+        self.reserve_utf8(from, to, out)?;
+        cpython::append_wide_utf8(w, from, to, out).map_err(ToUtf8Error::Surrogate)
+    }
+
+    /// Room in `out` for the UTF-8 of characters `from..to` (as many bytes as they can need,
+    /// so the converters never grow `out` themselves), or a `MemoryError`-to-be.
+    pub fn reserve_utf8(
+        &self,
+        from: usize,
+        to: usize,
+        out: &mut String,
+    ) -> Result<(), ToUtf8Error> {
+        let per_char = match *self {
+            StrView::Utf8(_) => 1,
+            // one-byte storage: up to 2 UTF-8 bytes per character; two-byte: 3; four-byte: 4
+            StrView::Wide(w) => (w.kind() + 1).min(4),
+        };
+        // (+ 8: the converters ask for that much slack beyond the characters)
+        let most = (to - from).saturating_mul(per_char).saturating_add(8);
+        out.try_reserve(most)
+            .map_err(|_| ToUtf8Error::Memory(toksmith_core::mem::oom("the text as UTF-8", most, 1)))
     }
 }
 

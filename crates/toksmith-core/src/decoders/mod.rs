@@ -4,7 +4,12 @@
 
 pub mod spm;
 
+use crate::mem::{try_collect, try_push, try_reserve, TextBuf};
 use crate::models::spm::byte_piece_value;
+use crate::Result;
+
+/// What a refused allocation of the decoders names.
+const WHAT: &str = "the decoded text";
 
 #[derive(Debug, Clone)]
 pub enum Decoder {
@@ -53,19 +58,20 @@ pub fn cleanup(s: &str) -> String {
 }
 
 impl Decoder {
-    pub fn decode(&self, tokens: Vec<String>) -> String {
-        self.decode_chain(tokens).concat()
+    /// The text of `tokens`; [`crate::Error::OutOfMemory`] when the allocator refuses room
+    /// for the result (the token list and the text grow with the input).
+    pub fn decode(&self, tokens: Vec<String>) -> Result<String> {
+        concat(&self.decode_chain(tokens)?)
     }
 
-    pub fn decode_chain(&self, tokens: Vec<String>) -> Vec<String> {
-        match self {
+    /// The tokens after this decoder (see [`Decoder::decode`] for the errors).
+    pub fn decode_chain(&self, tokens: Vec<String>) -> Result<Vec<String>> {
+        Ok(match self {
             Decoder::Metaspace {
                 replacement,
                 prepend_scheme_never,
-            } => tokens
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
+            } => try_collect(
+                tokens.iter().enumerate().map(|(i, t)| {
                     t.chars()
                         .filter_map(|c| {
                             if c == *replacement {
@@ -75,43 +81,45 @@ impl Decoder {
                             }
                         })
                         .collect()
-                })
-                .collect(),
+                }),
+                WHAT,
+            )?,
             Decoder::ByteFallback => {
-                let mut out = Vec::with_capacity(tokens.len());
+                let mut out = crate::mem::try_vec(tokens.len(), WHAT)?;
                 let mut bytes: Vec<u8> = Vec::new();
-                let flush = |bytes: &mut Vec<u8>, out: &mut Vec<String>| {
+                let flush = |bytes: &mut Vec<u8>, out: &mut Vec<String>| -> Result<()> {
                     if bytes.is_empty() {
-                        return;
+                        return Ok(());
                     }
                     match String::from_utf8(std::mem::take(bytes)) {
-                        Ok(s) => out.push(s),
-                        Err(e) => out.extend(std::iter::repeat_n(
-                            "\u{fffd}".to_string(),
-                            e.as_bytes().len(),
-                        )),
+                        Ok(s) => try_push(out, s, WHAT),
+                        Err(e) => {
+                            let n = e.as_bytes().len();
+                            try_reserve(out, n, WHAT)?;
+                            out.extend(std::iter::repeat_n("\u{fffd}".to_string(), n));
+                            Ok(())
+                        }
                     }
                 };
                 for t in tokens {
                     match byte_piece_value(&t) {
-                        Some(b) => bytes.push(b),
+                        Some(b) => try_push(&mut bytes, b, WHAT)?,
                         None => {
-                            flush(&mut bytes, &mut out);
-                            out.push(t);
+                            flush(&mut bytes, &mut out)?;
+                            try_push(&mut out, t, WHAT)?;
                         }
                     }
                 }
-                flush(&mut bytes, &mut out);
+                flush(&mut bytes, &mut out)?;
                 out
             }
-            Decoder::Fuse => vec![tokens.concat()],
+            Decoder::Fuse => vec![concat(&tokens)?],
             Decoder::Strip {
                 content,
                 start,
                 stop,
-            } => tokens
-                .into_iter()
-                .map(|t| {
+            } => try_collect(
+                tokens.into_iter().map(|t| {
                     let chars: Vec<char> = t.chars().collect();
                     let mut a = 0;
                     while a < *start && a < chars.len() && chars[a] == *content {
@@ -124,25 +132,24 @@ impl Decoder {
                         cut += 1;
                     }
                     chars[a..b].iter().collect()
-                })
-                .collect(),
-            Decoder::Replace { pattern, content } => tokens
-                .into_iter()
-                .map(|t| {
+                }),
+                WHAT,
+            )?,
+            Decoder::Replace { pattern, content } => try_collect(
+                tokens.into_iter().map(|t| {
                     if pattern.is_empty() {
                         t
                     } else {
                         t.replace(pattern.as_str(), content)
                     }
-                })
-                .collect(),
+                }),
+                WHAT,
+            )?,
             Decoder::WordPiece {
                 prefix,
                 cleanup: clean,
-            } => tokens
-                .into_iter()
-                .enumerate()
-                .map(|(i, t)| {
+            } => try_collect(
+                tokens.into_iter().enumerate().map(|(i, t)| {
                     let t = if i == 0 {
                         t
                     } else if let Some(rest) = t.strip_prefix(prefix.as_str()) {
@@ -155,17 +162,28 @@ impl Decoder {
                     } else {
                         t
                     }
-                })
-                .collect(),
+                }),
+                WHAT,
+            )?,
             Decoder::Sequence(list) => {
                 let mut t = tokens;
                 for d in list {
-                    t = d.decode_chain(t);
+                    t = d.decode_chain(t)?;
                 }
                 t
             }
-        }
+        })
     }
+}
+
+/// The tokens joined, allocated fallibly.
+pub(crate) fn concat<S: AsRef<str>>(tokens: &[S]) -> Result<String> {
+    let n = tokens
+        .iter()
+        .fold(0usize, |n, t| n.saturating_add(t.as_ref().len()));
+    let mut out = TextBuf::with_capacity(n, WHAT)?;
+    out.extend(tokens.iter().map(AsRef::as_ref));
+    out.finish()
 }
 
 #[cfg(test)]
@@ -192,14 +210,15 @@ mod tests {
             },
         ]);
         assert_eq!(
-            d.decode(v(&["▁Hey", "▁", "<0xE2>", "<0x98>", "<0x83>", "!"])),
+            d.decode(v(&["▁Hey", "▁", "<0xE2>", "<0x98>", "<0x83>", "!"]))
+                .unwrap(),
             "Hey ☃!"
         );
         assert_eq!(
-            d.decode(v(&["▁a", "<0xE2>", "<0x98>", "b"])),
+            d.decode(v(&["▁a", "<0xE2>", "<0x98>", "b"])).unwrap(),
             "a\u{fffd}\u{fffd}b"
         );
-        assert_eq!(d.decode(v(&[])), "");
+        assert_eq!(d.decode(v(&[])).unwrap(), "");
     }
 
     #[test]
@@ -208,18 +227,22 @@ mod tests {
             replacement: '▁',
             prepend_scheme_never: false,
         };
-        assert_eq!(m.decode(v(&["▁▁Hey", "▁friend", "▁"])), "Hey friend ");
+        assert_eq!(
+            m.decode(v(&["▁▁Hey", "▁friend", "▁"])).unwrap(),
+            "Hey friend "
+        );
         let m = Decoder::Metaspace {
             replacement: '▁',
             prepend_scheme_never: true,
         };
-        assert_eq!(m.decode(v(&["▁Hey"])), " Hey");
+        assert_eq!(m.decode(v(&["▁Hey"])).unwrap(), " Hey");
         let w = Decoder::WordPiece {
             prefix: "##".into(),
             cleanup: true,
         };
         assert_eq!(
-            w.decode(v(&["i", "do", "not", "know", "##s", "it", "'", "s", "."])),
+            w.decode(v(&["i", "do", "not", "know", "##s", "it", "'", "s", "."]))
+                .unwrap(),
             "i do not knows it ' s."
         );
         let s = Decoder::Strip {
@@ -227,6 +250,9 @@ mod tests {
             start: 2,
             stop: 1,
         };
-        assert_eq!(s.decode_chain(v(&["xxxaxx", "x", ""])), v(&["xax", "", ""]));
+        assert_eq!(
+            s.decode_chain(v(&["xxxaxx", "x", ""])).unwrap(),
+            v(&["xax", "", ""])
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! (` ⁇ `), runs of byte pieces are decoded as UTF-8 (one U+FFFD per invalid byte), `▁` reads as a
 //! space, and the leading space that `add_dummy_prefix` put there is dropped.
 
+use crate::mem::{try_push, TextBuf};
 use crate::models::spm::{byte_piece_value, ModelProto, PieceType};
 use crate::{Error, Result};
 
@@ -27,8 +28,11 @@ impl SpmDecoder {
         }
     }
 
+    /// The text of `ids`: an unknown id is an error naming it, a refused allocation (the text
+    /// grows with the ids) [`Error::OutOfMemory`].
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
-        let mut text = String::new();
+        const WHAT: &str = "the decoded text";
+        let mut text = TextBuf::with_capacity(ids.len(), WHAT)?;
         let mut bytes: Vec<u8> = Vec::new();
         let mut is_bos_ws = true;
         let mut bos_ws_seen = false;
@@ -41,7 +45,11 @@ impl SpmDecoder {
                 });
             };
             if *kind == PieceType::Byte {
-                bytes.push(byte_piece_value(&self.pieces[i]).unwrap_or(0));
+                try_push(
+                    &mut bytes,
+                    byte_piece_value(&self.pieces[i]).unwrap_or(0),
+                    WHAT,
+                )?;
                 continue;
             }
             flush_bytes(&mut bytes, &mut text);
@@ -49,8 +57,10 @@ impl SpmDecoder {
                 is_bos_ws = false;
             }
             let (surface, consumed_ws) = match kind {
-                PieceType::Control => (String::new(), false),
-                PieceType::Unknown => (self.unk_surface.clone(), false),
+                PieceType::Control => (std::borrow::Cow::Borrowed(""), false),
+                PieceType::Unknown => {
+                    (std::borrow::Cow::Borrowed(self.unk_surface.as_str()), false)
+                }
                 _ => {
                     let mut piece = self.pieces[i].as_str();
                     let mut has_bos_ws = false;
@@ -63,19 +73,24 @@ impl SpmDecoder {
                             has_bos_ws = false;
                         }
                     }
-                    (piece.replace(SPACE_SYMBOL, " "), has_bos_ws)
+                    let surface = if piece.contains(SPACE_SYMBOL) {
+                        std::borrow::Cow::Owned(piece.replace(SPACE_SYMBOL, " "))
+                    } else {
+                        std::borrow::Cow::Borrowed(piece)
+                    };
+                    (surface, has_bos_ws)
                 }
             };
             bos_ws_seen = consumed_ws;
             text.push_str(&surface);
         }
         flush_bytes(&mut bytes, &mut text);
-        Ok(text)
+        text.finish()
     }
 }
 
 /// Bytes as UTF-8, each invalid byte one U+FFFD (sentencepiece decodes one character at a time).
-fn flush_bytes(bytes: &mut Vec<u8>, text: &mut String) {
+fn flush_bytes(bytes: &mut Vec<u8>, text: &mut TextBuf) {
     let mut rest: &[u8] = bytes;
     while !rest.is_empty() {
         match std::str::from_utf8(rest) {
@@ -100,8 +115,8 @@ mod tests {
 
     #[test]
     fn invalid_bytes_are_replaced_one_by_one() {
-        let mut t = String::new();
+        let mut t = TextBuf::with_capacity(0, "test").unwrap();
         flush_bytes(&mut vec![0xe2, 0x98, b'a', 0xff, 0xe2, 0x98, 0x83], &mut t);
-        assert_eq!(t, "\u{fffd}\u{fffd}a\u{fffd}☃");
+        assert_eq!(t.finish().unwrap(), "\u{fffd}\u{fffd}a\u{fffd}☃");
     }
 }

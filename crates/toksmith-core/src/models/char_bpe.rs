@@ -268,10 +268,10 @@ impl CharBpe {
         }
         let mut symbols = match self.flavor {
             Flavor::HuggingFace => self.hf_symbols(word)?,
-            Flavor::SentencePiece => self.spm_symbols(word),
+            Flavor::SentencePiece => self.spm_symbols(word)?,
         };
         let mut rev: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
-        self.merge_all(&mut symbols, &mut rev);
+        self.merge_all(&mut symbols, &mut rev)?;
         match self.flavor {
             Flavor::HuggingFace => out.extend(symbols.iter().filter(|s| s.len > 0).map(|s| s.id)),
             Flavor::SentencePiece => self.spm_output(word, &symbols, &rev, out),
@@ -280,7 +280,8 @@ impl CharBpe {
     }
 
     fn hf_symbols(&self, w: &str) -> Result<Vec<Symbol>> {
-        let mut symbols: Vec<Symbol> = Vec::with_capacity(w.len());
+        // (one symbol per byte at most, but for the bytes of a prefix or suffix: those grow it)
+        let mut symbols: Vec<Symbol> = crate::mem::try_vec(w.len(), WHAT)?;
         let push = |symbols: &mut Vec<Symbol>, id: u32, len: usize| {
             symbols.push(Symbol {
                 id,
@@ -346,9 +347,10 @@ impl CharBpe {
         Ok(symbols)
     }
 
-    fn spm_symbols(&self, w: &str) -> Vec<Symbol> {
+    fn spm_symbols(&self, w: &str) -> Result<Vec<Symbol>> {
         let bytes = w.as_bytes();
-        let mut symbols = Vec::with_capacity(w.len());
+        // (one symbol per byte at most: no growth past this room)
+        let mut symbols = crate::mem::try_vec(w.len(), WHAT)?;
         let mut pos = 0;
         while pos < bytes.len() {
             let matched = self
@@ -377,10 +379,16 @@ impl CharBpe {
             pos += len;
         }
         link(&mut symbols);
-        symbols
+        Ok(symbols)
     }
 
-    fn merge_all(&self, symbols: &mut [Symbol], rev: &mut FxHashMap<u32, (u32, u32)>) {
+    /// Apply the merges; the queue of candidate merges grows fallibly (it holds up to about
+    /// three entries per symbol).
+    fn merge_all(
+        &self,
+        symbols: &mut [Symbol],
+        rev: &mut FxHashMap<u32, (u32, u32)>,
+    ) -> Result<()> {
         let track_unused = self.flavor == Flavor::SentencePiece && self.unused.iter().any(|&u| u);
         let pair = |symbols: &[Symbol], left: usize, right: usize| -> Option<(u32, u32)> {
             let (l, r) = (symbols[left], symbols[right]);
@@ -389,22 +397,29 @@ impl CharBpe {
             }
             self.merges.get(&(l.id, r.id)).copied()
         };
-        let mut heap = BinaryHeap::with_capacity(symbols.len());
-        let mut note =
-            |heap: &mut BinaryHeap<Merge>, symbols: &[Symbol], left: usize, right: usize| {
-                if let Some((rank, new_id)) = pair(symbols, left, right) {
-                    heap.push(Merge {
-                        pos: left as u32,
-                        rank,
-                        new_id,
-                    });
-                    if track_unused && self.unused.get(new_id as usize) == Some(&true) {
-                        rev.insert(new_id, (symbols[left].id, symbols[right].id));
-                    }
+        let mut heap = BinaryHeap::from(crate::mem::try_vec(symbols.len(), WHAT)?);
+        let mut note = |heap: &mut BinaryHeap<Merge>,
+                        symbols: &[Symbol],
+                        left: usize,
+                        right: usize|
+         -> Result<()> {
+            if let Some((rank, new_id)) = pair(symbols, left, right) {
+                heap.try_reserve(1).map_err(|_| {
+                    crate::mem::oom(WHAT, heap.len() + 1, std::mem::size_of::<Merge>())
+                })?;
+                heap.push(Merge {
+                    pos: left as u32,
+                    rank,
+                    new_id,
+                });
+                if track_unused && self.unused.get(new_id as usize) == Some(&true) {
+                    rev.insert(new_id, (symbols[left].id, symbols[right].id));
                 }
-            };
+            }
+            Ok(())
+        };
         for i in 1..symbols.len() {
-            note(&mut heap, symbols, i - 1, i);
+            note(&mut heap, symbols, i - 1, i)?;
         }
         while let Some(top) = heap.pop() {
             let pos = top.pos as usize;
@@ -425,12 +440,13 @@ impl CharBpe {
                 symbols[right.next as usize].prev = pos as i32;
             }
             if symbols[pos].prev >= 0 {
-                note(&mut heap, symbols, symbols[pos].prev as usize, pos);
+                note(&mut heap, symbols, symbols[pos].prev as usize, pos)?;
             }
             if symbols[pos].next >= 0 {
-                note(&mut heap, symbols, pos, symbols[pos].next as usize);
+                note(&mut heap, symbols, pos, symbols[pos].next as usize)?;
             }
         }
+        Ok(())
     }
 
     fn spm_output(
@@ -498,6 +514,9 @@ fn link(symbols: &mut [Symbol]) {
         s.next = if i + 1 < n { i as i32 + 1 } else { -1 };
     }
 }
+
+/// What a refused allocation of the model names.
+const WHAT: &str = "the symbols of a word";
 
 #[cfg(test)]
 mod tests {

@@ -169,18 +169,21 @@ impl Unigram {
     }
 
     /// The best segmentation of `text` as (start, end, id) byte spans; unknown characters are
-    /// one span each with `id == u32::MAX`.
-    pub fn segment(&self, text: &str) -> Vec<(usize, usize, u32)> {
+    /// one span each with `id == u32::MAX`. The lattice (one node per byte) and the spans are
+    /// allocated fallibly ([`Error::OutOfMemory`]).
+    pub fn segment(&self, text: &str) -> Result<Vec<(usize, usize, u32)>> {
+        const WHAT: &str = "the segmentation lattice";
         let bytes = text.as_bytes();
         let size = bytes.len();
-        let mut best = vec![
+        let mut best = crate::mem::try_vec(size + 1, WHAT)?;
+        best.resize(
+            size + 1,
             Best {
                 score: 0.0,
                 starts_at: NO_START,
-                id: 0
-            };
-            size + 1
-        ];
+                id: 0,
+            },
+        );
         let spm = self.mode == ScoreMode::SentencePiece;
         let mut starts_at = 0usize;
         while starts_at < size {
@@ -229,17 +232,17 @@ impl Unigram {
         while end > 0 {
             let node = best[end];
             let start = node.starts_at as usize;
-            out.push((start, end, node.id));
+            crate::mem::try_push(&mut out, (start, end, node.id), WHAT)?;
             end = start;
         }
         out.reverse();
-        out
+        Ok(out)
     }
 
     /// Encode `text` (already normalized and pre-tokenized) into `out`.
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let mut prev_unk = false;
-        for (start, end, id) in self.segment(text) {
+        for (start, end, id) in self.segment(text)? {
             if id != u32::MAX {
                 out.push(id);
                 prev_unk = false;

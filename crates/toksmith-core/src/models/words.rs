@@ -290,11 +290,21 @@ impl WordEncoder {
     /// matched once (their ids copied from the first time). The table borrows the words and
     /// points into `out`: on one text that is 10-20% faster than the owned table of
     /// [`Self::encode_batch`] (measured on 2 and 25 MB of English), which must outlive a text.
+    ///
+    /// The ids and the table grow fallibly: a refused allocation is [`Error::OutOfMemory`].
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut out = crate::mem::try_vec(text.len() / 3 + 1, WHAT)?;
         let mut seen: FxHashMap<&str, (u32, u32)> = FxHashMap::default();
         let mut spelled = Vec::new();
-        let result = self.splitter.for_each_piece(text, |w| {
+        let mut failed = Ok(());
+        self.splitter.for_each_piece(text, |w| {
+            if failed.is_err() {
+                return;
+            }
+            if let Err(e) = room_for_word(&mut out, w) {
+                failed = Err(e);
+                return;
+            }
             if let Some(&(s, n)) = seen.get(w) {
                 out.extend_from_within(s as usize..(s + n) as usize);
                 return;
@@ -302,10 +312,14 @@ impl WordEncoder {
             let start = out.len();
             self.match_word(w, &mut spelled, &mut out);
             if w.len() <= 64 {
+                if seen.try_reserve(1).is_err() {
+                    failed = Err(crate::mem::oom(WHAT, seen.len() + 1, 32));
+                    return;
+                }
                 seen.insert(w, (start as u32, (out.len() - start) as u32));
             }
-        });
-        result.map(|_| out)
+        })?;
+        failed.map(|_| out)
     }
 
     /// [`Self::encode`] of each text, in parallel on the current rayon pool. Each worker keeps
@@ -321,9 +335,17 @@ impl WordEncoder {
     }
 
     fn encode_cached(&self, text: &str, cache: &mut WordCache) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut out = crate::mem::try_vec(text.len() / 3 + 1, WHAT)?;
         let mut spelled = Vec::new();
+        let mut failed = Ok(());
         self.splitter.for_each_piece(text, |w| {
+            if failed.is_err() {
+                return;
+            }
+            if let Err(e) = room_for_word(&mut out, w) {
+                failed = Err(e);
+                return;
+            }
             if let Some(ids) = cache.map.get(w) {
                 out.extend_from_slice(ids);
                 return;
@@ -334,15 +356,19 @@ impl WordEncoder {
                 cache.map.insert(w.into(), out[start..].into());
             }
         })?;
-        Ok(out)
+        failed.map(|_| out)
     }
 
     /// The words of a text as the split pattern (and lower-casing) gives them.
     pub fn words<'t>(&self, text: &'t str) -> Result<Vec<Cow<'t, str>>> {
         let mut v = Vec::new();
-        self.splitter
-            .for_each_piece(text, |w| v.push(fold_case(w, self.lowercase)))?;
-        Ok(v)
+        let mut failed = Ok(());
+        self.splitter.for_each_piece(text, |w| {
+            if failed.is_ok() {
+                failed = crate::mem::try_push(&mut v, fold_case(w, self.lowercase), "the words");
+            }
+        })?;
+        failed.map(|_| v)
     }
 
     /// How often each id occurs when every counted word is encoded (`n_vocab` slots):
@@ -470,6 +496,15 @@ pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Result<Vec<f32>>
         .zip(tokens.par_iter())
         .for_each(|(row, t)| embed_into(token_seed(t, seed), row));
     Ok(out)
+}
+
+/// What a refused allocation of the word encoder names.
+const WHAT: &str = "the encoded ids";
+
+/// Room in `out` for the ids of `word`: at most one per byte of the word and its end marker
+/// (a repeated word copies as many ids as its first match gave), so matching never grows it.
+fn room_for_word(out: &mut Vec<u32>, word: &str) -> Result<()> {
+    crate::mem::try_reserve(out, word.len() + 1, WHAT)
 }
 
 #[cfg(test)]

@@ -50,8 +50,10 @@ pub fn is_chinese_char(c: char) -> bool {
 }
 
 impl BertNormalizer {
-    pub fn normalize(&self, text: &str) -> String {
-        let mut s = String::with_capacity(text.len());
+    /// The normalized text; [`crate::Error::OutOfMemory`] when the allocator refuses its room.
+    pub fn normalize(&self, text: &str) -> crate::Result<String> {
+        const WHAT: &str = "the normalized text";
+        let mut s = crate::mem::TextBuf::with_capacity(text.len(), WHAT)?;
         for c in text.chars() {
             if self.clean_text {
                 if c == '\0' || c == '\u{fffd}' || is_control(c) {
@@ -70,13 +72,18 @@ impl BertNormalizer {
                 s.push(c);
             }
         }
+        let mut s = s.finish()?;
         if self.strip_accents.unwrap_or(self.lowercase) {
-            s = s.nfd().filter(|c| !c.is_mark_nonspacing()).collect();
+            s = crate::mem::TextBuf::collect(
+                s.nfd().filter(|c| !c.is_mark_nonspacing()),
+                s.len(),
+                WHAT,
+            )?;
         }
         if self.lowercase {
-            s = super::lowercase(&s);
+            s = super::lowercase(&s)?;
         }
-        s
+        Ok(s)
     }
 }
 
@@ -88,20 +95,20 @@ mod tests {
     fn bert_normalizer() {
         let b = BertNormalizer::default();
         assert_eq!(
-            b.normalize("Héllo\tWORLD\u{0}\u{200b}x\u{fffd}"),
+            b.normalize("Héllo\tWORLD\u{0}\u{200b}x\u{fffd}").unwrap(),
             "hello worldx"
         );
-        assert_eq!(b.normalize("中文"), " 中  文 ");
+        assert_eq!(b.normalize("中文").unwrap(), " 中  文 ");
         let keep = BertNormalizer {
             lowercase: false,
             ..Default::default()
         };
-        assert_eq!(keep.normalize("Héllo"), "Héllo");
+        assert_eq!(keep.normalize("Héllo").unwrap(), "Héllo");
         let strip = BertNormalizer {
             lowercase: false,
             strip_accents: Some(true),
             ..Default::default()
         };
-        assert_eq!(strip.normalize("Héllo"), "Hello");
+        assert_eq!(strip.normalize("Héllo").unwrap(), "Hello");
     }
 }

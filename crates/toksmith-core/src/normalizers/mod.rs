@@ -15,7 +15,11 @@ use unicode_normalization::{
 pub use bert::BertNormalizer;
 pub use precompiled::{Precompiled, SpmNormalizer};
 
+use crate::mem::{try_string, TextBuf};
 use crate::{Error, Result};
+
+/// What a refused allocation of the normalizers names.
+const WHAT: &str = "the normalized text";
 
 /// The pattern of a `Replace` (HF: `{"String": ...}` or `{"Regex": ...}`).
 #[derive(Debug, Clone)]
@@ -38,10 +42,20 @@ impl Pattern {
     /// Every non-overlapping match, left to right, replaced by `content`.
     pub fn replace_all(&self, text: &str, content: &str) -> Result<String> {
         match self {
-            Pattern::Literal(p) if p.is_empty() => Ok(text.to_string()),
-            Pattern::Literal(p) => Ok(text.replace(p.as_str(), content)),
+            Pattern::Literal(p) if p.is_empty() => try_string(text, WHAT),
+            Pattern::Literal(p) => {
+                let mut out = TextBuf::with_capacity(text.len(), WHAT)?;
+                let mut last = 0;
+                for (at, _) in text.match_indices(p.as_str()) {
+                    out.push_str(&text[last..at]);
+                    out.push_str(content);
+                    last = at + p.len();
+                }
+                out.push_str(&text[last..]);
+                out.finish()
+            }
             Pattern::Regex(r) => {
-                let mut out = String::with_capacity(text.len());
+                let mut out = TextBuf::with_capacity(text.len(), WHAT)?;
                 let mut last = 0;
                 for m in r.find_iter(text) {
                     let m = m.map_err(|e| Error::RegexRuntime(e.to_string()))?;
@@ -53,7 +67,7 @@ impl Pattern {
                     last = m.end();
                 }
                 out.push_str(&text[last..]);
-                Ok(out)
+                out.finish()
             }
         }
     }
@@ -112,15 +126,19 @@ impl Normalizer {
         }
     }
 
+    /// The normalized text; [`Error::OutOfMemory`] when the allocator refuses its room.
     pub fn normalize(&self, text: &str) -> Result<String> {
+        let n = text.len();
         Ok(match self {
-            Normalizer::Nfc => text.nfc().collect(),
-            Normalizer::Nfd => text.nfd().collect(),
-            Normalizer::Nfkc => text.nfkc().collect(),
-            Normalizer::Nfkd => text.nfkd().collect(),
-            Normalizer::Lowercase => lowercase(text),
+            Normalizer::Nfc => TextBuf::collect(text.nfc(), n, WHAT)?,
+            Normalizer::Nfd => TextBuf::collect(text.nfd(), n, WHAT)?,
+            Normalizer::Nfkc => TextBuf::collect(text.nfkc(), n, WHAT)?,
+            Normalizer::Nfkd => TextBuf::collect(text.nfkd(), n, WHAT)?,
+            Normalizer::Lowercase => lowercase(text)?,
             // tokenizers' StripAccents drops every combining mark: Mn, Mc and Me
-            Normalizer::StripAccents => text.chars().filter(|c| !c.is_mark()).collect(),
+            Normalizer::StripAccents => {
+                TextBuf::collect(text.chars().filter(|c| !c.is_mark()), n, WHAT)?
+            }
             Normalizer::Strip { left, right } => {
                 let mut t = text;
                 if *left {
@@ -129,20 +147,23 @@ impl Normalizer {
                 if *right {
                     t = t.trim_end();
                 }
-                t.to_string()
+                try_string(t, WHAT)?
             }
             Normalizer::Replace { pattern, content } => pattern.replace_all(text, content)?,
             Normalizer::Prepend(p) => {
                 if text.is_empty() {
                     String::new()
                 } else {
-                    format!("{p}{text}")
+                    let mut out = TextBuf::with_capacity(p.len().saturating_add(n), WHAT)?;
+                    out.push_str(p);
+                    out.push_str(text);
+                    out.finish()?
                 }
             }
-            Normalizer::Precompiled(p) => p.normalize_hf(text),
-            Normalizer::Bert(b) => b.normalize(text),
+            Normalizer::Precompiled(p) => p.normalize_hf(text)?,
+            Normalizer::Bert(b) => b.normalize(text)?,
             Normalizer::Sequence(list) => {
-                let mut s = text.to_string();
+                let mut s = try_string(text, WHAT)?;
                 for n in list {
                     s = n.normalize(&s)?;
                 }
@@ -152,13 +173,10 @@ impl Normalizer {
     }
 }
 
-/// Per-character lowercasing (HF's NormalizedString::lowercase: no final-sigma context rule).
-pub fn lowercase(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        out.extend(c.to_lowercase());
-    }
-    out
+/// Per-character lowercasing (HF's NormalizedString::lowercase: no final-sigma context rule);
+/// [`Error::OutOfMemory`] when the allocator refuses its room.
+pub fn lowercase(text: &str) -> Result<String> {
+    TextBuf::collect(text.chars().flat_map(char::to_lowercase), text.len(), WHAT)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::mem::TextBuf;
 use crate::models::spm::NormalizerSpec;
 use crate::models::trie::Trie;
 use crate::{Error, Result};
@@ -107,12 +108,13 @@ impl Precompiled {
         Some((self.replacement(v)?, len))
     }
 
-    /// Hugging Face's `Precompiled` normalizer.
-    pub fn normalize_hf(&self, text: &str) -> String {
+    /// Hugging Face's `Precompiled` normalizer; [`crate::Error::OutOfMemory`] when the
+    /// allocator refuses its room.
+    pub fn normalize_hf(&self, text: &str) -> crate::Result<String> {
         if self.is_empty() {
-            return text.to_string();
+            return crate::mem::try_string(text, WHAT);
         }
-        let mut out = String::with_capacity(text.len());
+        let mut out = TextBuf::with_capacity(text.len(), WHAT)?;
         for g in text.graphemes(true) {
             if g.len() < 6 {
                 if let Some(r) = self.transform_first(g) {
@@ -127,7 +129,7 @@ impl Precompiled {
                 }
             }
         }
-        out
+        out.finish()
     }
 }
 
@@ -183,9 +185,10 @@ impl SpmNormalizer {
         (&input[..len], len)
     }
 
-    pub fn normalize(&self, text: &str) -> String {
+    /// The normalized text; [`crate::Error::OutOfMemory`] when the allocator refuses its room.
+    pub fn normalize(&self, text: &str) -> crate::Result<String> {
         let mut input = text;
-        let mut out = String::with_capacity(text.len() * 3 / 2 + 3);
+        let mut out = TextBuf::with_capacity(text.len().saturating_mul(3) / 2 + 3, WHAT)?;
         let space = if self.escape_whitespaces {
             SPACE_SYMBOL
         } else {
@@ -201,7 +204,7 @@ impl SpmNormalizer {
             }
         }
         if input.is_empty() {
-            return out;
+            return out.finish();
         }
         if !self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             out.push_str(space);
@@ -239,9 +242,12 @@ impl SpmNormalizer {
         if self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             out.push_str(space);
         }
-        out
+        out.finish()
     }
 }
+
+/// What a refused allocation of the normalizers names.
+const WHAT: &str = "the normalized text";
 
 #[cfg(test)]
 mod tests {
@@ -260,15 +266,15 @@ mod tests {
     #[test]
     fn whitespace_rules_without_a_map() {
         let n = SpmNormalizer::new(&spec(true, true, true), &[], false).unwrap();
-        assert_eq!(n.normalize("  a  b  "), "▁a▁b");
-        assert_eq!(n.normalize("   "), "");
-        assert_eq!(n.normalize(""), "");
+        assert_eq!(n.normalize("  a  b  ").unwrap(), "▁a▁b");
+        assert_eq!(n.normalize("   ").unwrap(), "");
+        assert_eq!(n.normalize("").unwrap(), "");
         let n = SpmNormalizer::new(&spec(true, false, true), &[], false).unwrap();
-        assert_eq!(n.normalize("  a  b  "), "▁▁▁a▁▁b▁▁");
+        assert_eq!(n.normalize("  a  b  ").unwrap(), "▁▁▁a▁▁b▁▁");
         let n = SpmNormalizer::new(&spec(false, true, false), &[], false).unwrap();
-        assert_eq!(n.normalize(" a  b "), "a b");
+        assert_eq!(n.normalize(" a  b ").unwrap(), "a b");
         let n = SpmNormalizer::new(&spec(true, true, true), &[], true).unwrap();
-        assert_eq!(n.normalize("a b"), "a▁b▁");
+        assert_eq!(n.normalize("a b").unwrap(), "a▁b▁");
     }
 
     #[test]

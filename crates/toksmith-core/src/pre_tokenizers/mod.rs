@@ -6,7 +6,11 @@
 
 use unicode_categories::UnicodeCategories;
 
+use crate::mem::{try_push, try_reserve, try_string, try_vec, TextBuf};
 use crate::{Error, Result};
+
+/// What a refused allocation of the pre-tokenizers names.
+const WHAT: &str = "the pre-tokenized pieces";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Split {
@@ -20,6 +24,14 @@ impl Split {
             text: text.into(),
             at_start,
         }
+    }
+
+    /// A split holding a copy of `text`, allocated fallibly.
+    pub fn try_new(text: &str, at_start: bool) -> Result<Self> {
+        Ok(Split {
+            text: try_string(text, WHAT)?,
+            at_start,
+        })
     }
 }
 
@@ -65,29 +77,31 @@ pub fn is_bert_punctuation(c: char) -> bool {
     c.is_ascii_punctuation() || c.is_punctuation()
 }
 
-/// HF `NormalizedString::split` with a per-character pattern: the byte spans kept.
+/// HF `NormalizedString::split` with a per-character pattern: the byte spans kept
+/// ([`Error::OutOfMemory`] when the allocator refuses their room).
 pub fn split_chars(
     text: &str,
     is_delim: impl Fn(char) -> bool,
     behavior: Behavior,
-) -> Vec<(usize, usize)> {
+) -> Result<Vec<(usize, usize)>> {
     // (start, end, is_match) events: every delimiter character is its own match
     let mut events: Vec<(usize, usize, bool)> = Vec::new();
     let mut last = 0;
     for (b, c) in text.char_indices() {
         if is_delim(c) {
             if last < b {
-                events.push((last, b, false));
+                try_push(&mut events, (last, b, false), WHAT)?;
             }
             let e = b + c.len_utf8();
-            events.push((b, e, true));
+            try_push(&mut events, (b, e, true), WHAT)?;
             last = e;
         }
     }
     if last < text.len() {
-        events.push((last, text.len(), false));
+        try_push(&mut events, (last, text.len(), false), WHAT)?;
     }
-    let mut out: Vec<(usize, usize)> = Vec::with_capacity(events.len());
+    // (every behavior keeps at most one span per event: no growth past this room)
+    let mut out: Vec<(usize, usize)> = try_vec(events.len(), WHAT)?;
     match behavior {
         Behavior::Removed => out.extend(events.iter().filter(|e| !e.2).map(|e| (e.0, e.1))),
         Behavior::Isolated => out.extend(events.iter().map(|e| (e.0, e.1))),
@@ -124,13 +138,18 @@ pub fn split_chars(
         }
     }
     out.retain(|(s, e)| s < e);
-    out
+    Ok(out)
 }
 
-fn split_into(out: &mut Vec<Split>, parent: &Split, spans: Vec<(usize, usize)>) {
+fn split_into(out: &mut Vec<Split>, parent: &Split, spans: Vec<(usize, usize)>) -> Result<()> {
+    try_reserve(out, spans.len(), WHAT)?;
     for (s, e) in spans {
-        out.push(Split::new(&parent.text[s..e], parent.at_start && s == 0));
+        out.push(Split::try_new(
+            &parent.text[s..e],
+            parent.at_start && s == 0,
+        )?);
     }
+    Ok(())
 }
 
 impl PreTokenizer {
@@ -142,11 +161,12 @@ impl PreTokenizer {
 
     /// Pre-tokenize a whole normalized text.
     pub fn pre_tokenize_str(&self, text: &str) -> Result<Vec<Split>> {
-        self.pre_tokenize(vec![Split::new(text, true)])
+        self.pre_tokenize(vec![Split::try_new(text, true)?])
     }
 
+    /// The pieces of `splits`; [`Error::OutOfMemory`] when the allocator refuses their room.
     pub fn pre_tokenize(&self, splits: Vec<Split>) -> Result<Vec<Split>> {
-        let mut out = Vec::with_capacity(splits.len());
+        let mut out = try_vec(splits.len(), WHAT)?;
         for sp in splits.iter().filter(|s| !s.text.is_empty()) {
             match self {
                 PreTokenizer::Metaspace {
@@ -156,55 +176,65 @@ impl PreTokenizer {
                 } => {
                     let mut rep = [0u8; 4];
                     let rep: &str = replacement.encode_utf8(&mut rep);
-                    let mut t = sp.text.replace(' ', rep);
                     let prepend = match prepend_scheme {
                         PrependScheme::Always => true,
                         PrependScheme::First => sp.at_start,
                         PrependScheme::Never => false,
                     };
-                    if prepend && !t.starts_with(*replacement) {
-                        t.insert_str(0, rep);
+                    // (the text starts with the replacement after replacing if it starts
+                    // with a space or with the replacement itself)
+                    let prepend =
+                        prepend && !sp.text.starts_with(' ') && !sp.text.starts_with(*replacement);
+                    let mut t = TextBuf::with_capacity(sp.text.len() + 4, WHAT)?;
+                    if prepend {
+                        t.push_str(rep);
                     }
-                    let whole = Split::new(t, sp.at_start);
+                    for (k, part) in sp.text.split(' ').enumerate() {
+                        if k > 0 {
+                            t.push_str(rep);
+                        }
+                        t.push_str(part);
+                    }
+                    let whole = Split::new(t.finish()?, sp.at_start);
                     if *split {
                         let spans = split_chars(
                             &whole.text,
                             |c| c == *replacement,
                             Behavior::MergedWithNext,
-                        );
-                        split_into(&mut out, &whole, spans);
+                        )?;
+                        split_into(&mut out, &whole, spans)?;
                     } else {
-                        out.push(whole);
+                        try_push(&mut out, whole, WHAT)?;
                     }
                 }
                 PreTokenizer::Bert => {
-                    for w in split_chars(&sp.text, char::is_whitespace, Behavior::Removed) {
-                        let word = Split::new(&sp.text[w.0..w.1], sp.at_start && w.0 == 0);
+                    for w in split_chars(&sp.text, char::is_whitespace, Behavior::Removed)? {
+                        let word = Split::try_new(&sp.text[w.0..w.1], sp.at_start && w.0 == 0)?;
                         let spans =
-                            split_chars(&word.text, is_bert_punctuation, Behavior::Isolated);
-                        split_into(&mut out, &word, spans);
+                            split_chars(&word.text, is_bert_punctuation, Behavior::Isolated)?;
+                        split_into(&mut out, &word, spans)?;
                     }
                 }
                 PreTokenizer::WhitespaceSplit => split_into(
                     &mut out,
                     sp,
-                    split_chars(&sp.text, char::is_whitespace, Behavior::Removed),
-                ),
+                    split_chars(&sp.text, char::is_whitespace, Behavior::Removed)?,
+                )?,
                 PreTokenizer::Whitespace(re) => {
                     let mut spans = Vec::new();
                     for m in re.find_iter(&sp.text) {
                         let m = m.map_err(|e| Error::RegexRuntime(e.to_string()))?;
                         if m.start() < m.end() {
-                            spans.push((m.start(), m.end()));
+                            try_push(&mut spans, (m.start(), m.end()), WHAT)?;
                         }
                     }
-                    split_into(&mut out, sp, spans);
+                    split_into(&mut out, sp, spans)?;
                 }
                 PreTokenizer::Punctuation(behavior) => split_into(
                     &mut out,
                     sp,
-                    split_chars(&sp.text, is_bert_punctuation, *behavior),
-                ),
+                    split_chars(&sp.text, is_bert_punctuation, *behavior)?,
+                )?,
                 PreTokenizer::Digits { individual_digits } => {
                     let behavior = if *individual_digits {
                         Behavior::Isolated
@@ -214,14 +244,15 @@ impl PreTokenizer {
                     split_into(
                         &mut out,
                         sp,
-                        split_chars(&sp.text, char::is_numeric, behavior),
-                    )
+                        split_chars(&sp.text, char::is_numeric, behavior)?,
+                    )?
                 }
                 PreTokenizer::Sequence(list) => {
-                    let mut cur = vec![sp.clone()];
+                    let mut cur = vec![Split::try_new(&sp.text, sp.at_start)?];
                     for p in list {
                         cur = p.pre_tokenize(cur)?;
                     }
+                    try_reserve(&mut out, cur.len(), WHAT)?;
                     out.extend(cur);
                 }
             }
@@ -248,6 +279,7 @@ mod tests {
         let t = "a-b--c-";
         let show = |b| -> Vec<&str> {
             split_chars(t, d, b)
+                .unwrap()
                 .into_iter()
                 .map(|(s, e)| &t[s..e])
                 .collect()
@@ -269,7 +301,7 @@ mod tests {
             show(Behavior::MergedWithNext),
             vec!["a", "-b", "-", "-c", "-"]
         );
-        assert!(split_chars("", d, Behavior::Isolated).is_empty());
+        assert!(split_chars("", d, Behavior::Isolated).unwrap().is_empty());
     }
 
     #[test]
