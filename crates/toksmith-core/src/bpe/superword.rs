@@ -43,9 +43,8 @@ impl Superword {
             })
         };
         let cross = |t: &[u8]| {
-            t.windows(2).any(|w| {
-                w[0].is_ascii_alphabetic() && w[1].is_ascii_punctuation() && w[1] != b'\''
-            })
+            t.windows(2)
+                .any(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_punctuation() && w[1] != b'\'')
         };
         let cut = tokens().find(|(_, t)| cross(t))?.0;
         if (cut as usize) < n / 2 {
@@ -116,10 +115,12 @@ mod tests {
     fn vocab() -> Vocab {
         let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
         let words = [
-            "xx", "xy", "yx", "xxx", ".x", "((", "..", " x", " .", ".xy", "yy", "xyx", " xx",
-            "(x", "((x",
+            "xx", "xy", "yx", "xxx", ".x", "((", "..", " x", " .", ".xy", "yy", "xyx", " xx", "(x",
+            "((x",
         ];
-        let cross = ["x.", "y(", "x(", "x.x", "y((", " xy(", "xy(", "x..", "x)", ".x)", "y.x"];
+        let cross = [
+            "x.", "y(", "x(", "x.x", "y((", " xy(", "xy(", "x..", "x)", ".x)", "y.x",
+        ];
         for t in words.iter().chain(cross.iter()) {
             let id = m.len() as u32;
             m.push((t.as_bytes().to_vec(), id));

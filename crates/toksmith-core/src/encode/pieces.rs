@@ -157,14 +157,9 @@ impl Encoder {
                         None if piece.len() >= BLOCKED_PIECE_MIN && limit != usize::MAX => {
                             bpe_long_blocks(vocab, piece, out, limit, flush, scratch)
                         }
-                        None => encode_multi(
-                            vocab,
-                            self.superword.as_ref(),
-                            piece,
-                            cache,
-                            scratch,
-                            out,
-                        ),
+                        None => {
+                            encode_multi(vocab, self.superword.as_ref(), piece, cache, scratch, out)
+                        }
                     };
                     if let Err(e) = r {
                         failed = Err(e);

@@ -592,7 +592,11 @@ fn code_scanner_equals_regex() {
         assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
     }
     let mut all = String::new();
-    for c in (0u32..0x11_0000).step_by(7).chain(0x80..0x3100).filter_map(char::from_u32) {
+    for c in (0u32..0x11_0000)
+        .step_by(7)
+        .chain(0x80..0x3100)
+        .filter_map(char::from_u32)
+    {
         all.push('a');
         all.push(c);
         all.push(' ');
