@@ -194,6 +194,46 @@ def test_round_trip_any_text(code, text):
     assert code.decode(code.encode(text)) == text
 
 
+#: code atoms whose junctions the encoder's two-level merge cuts or keeps (letter + symbol,
+#: symbol + letter, operator runs, indentation, digits, non-ASCII whitespace)
+_ATOMS = [
+    "self",
+    ".",
+    "_",
+    "foo",
+    "(",
+    ")",
+    "[0]",
+    " ",
+    "    ",
+    "\n",
+    "\t",
+    "\r\n",
+    "return",
+    "def",
+    "!==",
+    "->",
+    "0x1F",
+    "42",
+    "é",
+    "中",
+    "\u00a0",
+    "\u2028",
+    "'s",
+    ",",
+    ":",
+    "Bar",
+]
+
+
+@given(st.lists(st.sampled_from(_ATOMS), max_size=60).map("".join))
+def test_encoding_equals_the_reference_on_code_atoms(code, text):
+    # the encoder cuts superword pieces at byte pairs no first-stage token holds and merges in
+    # two levels (crates/toksmith-core/src/bpe/superword.rs): the ids stay the plain merge's
+    ranks = code.tokenizer.mergeable_ranks()
+    assert code.encode(text) == reference.encode(text, cromwell.CODE_PATTERN, ranks)
+
+
 def test_specials_text_is_text_and_bos_eos(code):
     text = "x = '<EOS>' + '<FILE>'"
     ids = code.encode(text)

@@ -28,11 +28,13 @@ mod chunked;
 mod long;
 mod recover;
 mod small;
+mod superword;
 #[cfg(test)]
 pub(crate) mod test_vocabs;
 
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
+pub use superword::Superword;
 
 use crate::error::Result;
 use crate::vocab::Vocab;

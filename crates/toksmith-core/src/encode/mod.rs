@@ -45,6 +45,8 @@ pub struct Encoder {
     pub vocab: Vocab,
     pub pretok: Pretokenizer,
     matcher: AddedMatcher,
+    /// the two-level merge of the pieces of a superword vocabulary (Cromwell), if it is one
+    superword: Option<crate::bpe::Superword>,
     id: u64,
 }
 
@@ -57,10 +59,12 @@ impl Clone for Encoder {
 impl Encoder {
     pub fn new(vocab: Vocab, pretok: Pretokenizer) -> Self {
         let matcher = AddedMatcher::new(&vocab);
+        let superword = crate::bpe::Superword::new(&vocab);
         Encoder {
             vocab,
             pretok,
             matcher,
+            superword,
             id: NEXT_ENCODER_ID.fetch_add(1, Ordering::Relaxed),
         }
     }

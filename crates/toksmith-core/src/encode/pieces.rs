@@ -3,7 +3,7 @@
 
 use super::piece_cache::{self, PieceCache};
 use super::Encoder;
-use crate::bpe::{bpe, bpe_long_blocks, bpe_small, Scratch};
+use crate::bpe::{bpe, bpe_long_blocks, bpe_small, Scratch, Superword};
 use crate::error::Result;
 use crate::mem::try_reserve;
 use crate::vocab::Vocab;
@@ -35,6 +35,7 @@ pub fn encode_piece(
 #[inline(never)]
 fn encode_multi(
     vocab: &Vocab,
+    superword: Option<&Superword>,
     piece: &[u8],
     cache: &mut PieceCache,
     scratch: &mut Scratch,
@@ -45,7 +46,13 @@ fn encode_multi(
             out.extend_from_slice(ids);
         } else {
             let before = out.len();
-            bpe_small(vocab, piece, u32::MAX, scratch, out)?;
+            match superword {
+                Some(sw) => SEGMENTS.with(|cell| {
+                    let (seg_cache, ids) = &mut *cell.borrow_mut();
+                    sw.encode(vocab, piece, seg_cache, ids, scratch, out)
+                })?,
+                None => bpe_small(vocab, piece, u32::MAX, scratch, out)?,
+            }
             cache.insert(piece, &out[before..]);
         }
         Ok(())
@@ -63,6 +70,9 @@ fn make_room(out: &mut Vec<u32>) -> Result<()> {
 
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
+    /// The segments of [`Superword::encode`] (merged below its cut rank, so kept apart from
+    /// `CACHE`), and a buffer for their ids.
+    static SEGMENTS: RefCell<(PieceCache, Vec<u32>)> = RefCell::new(Default::default());
 }
 
 impl Encoder {
@@ -114,6 +124,9 @@ impl Encoder {
             if cache.owner != self.id {
                 cache.owner = self.id;
                 cache.clear();
+                if self.superword.is_some() {
+                    SEGMENTS.with(|cell| cell.borrow_mut().0.clear());
+                }
             }
             let cache = &mut *cache;
             let mut failed = Ok(());
@@ -144,7 +157,9 @@ impl Encoder {
                         None if piece.len() >= BLOCKED_PIECE_MIN && limit != usize::MAX => {
                             bpe_long_blocks(vocab, piece, out, limit, flush, scratch)
                         }
-                        None => encode_multi(vocab, piece, cache, scratch, out),
+                        None => {
+                            encode_multi(vocab, self.superword.as_ref(), piece, cache, scratch, out)
+                        }
                     };
                     if let Err(e) = r {
                         failed = Err(e);

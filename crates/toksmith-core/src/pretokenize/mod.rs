@@ -9,6 +9,7 @@
 
 mod blocks;
 pub(crate) mod chars;
+mod code_scanner;
 mod cpp_scanner;
 mod handwritten;
 mod word_scanner;
@@ -118,6 +119,12 @@ pub const CPP_RUNS_PATTERN: &str = concat!(
 /// word whole (its merges may cross `_`, case changes and digits). It has a scanner.
 pub const WHOLE_PATTERN: &str = r"(?s).+";
 
+/// The split of the Cromwell preset (seed 000, `toksmith.presets.cromwell.CODE_PATTERN`): a
+/// run of non-whitespace with the spaces or tabs before it, or line breaks with the next line's
+/// indentation and first run; a run of spaces or tabs before a line break or the end is a piece
+/// of its own. It has a hand-written scanner (`code_scanner.rs`).
+pub const CODE_PATTERN: &str = r"[\r\n]+[^\S\r\n]*\S*|[^\S\r\n]*\S+|[^\S\r\n]+";
+
 pub const NAMED_PATTERNS: &[(&str, &str)] = &[
     ("gpt2", GPT2_PATTERN),
     ("cl100k", CL100K_PATTERN),
@@ -157,6 +164,8 @@ enum Scanner {
     },
     /// [`WHOLE_PATTERN`]
     Whole,
+    /// [`CODE_PATTERN`]
+    Code,
 }
 
 #[derive(Clone, Debug)]
@@ -196,6 +205,7 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
         CPP_WORDS_PATTERN => Scanner::CppWords { runs: false },
         CPP_RUNS_PATTERN => Scanner::CppWords { runs: true },
         WHOLE_PATTERN => Scanner::Whole,
+        CODE_PATTERN => Scanner::Code,
         _ => return None,
     })
 }
@@ -344,6 +354,7 @@ impl Pretokenizer {
                             f(text)
                         }
                     }
+                    Scanner::Code => code_scanner::for_each_code_piece(text, f),
                     Scanner::O200k => for_each_piece(
                         text,
                         blocks::o200k_block_starts,

@@ -568,3 +568,42 @@ fn whole_pattern_is_one_piece() {
     }
     assert_eq!(fast.split("a b\n").unwrap(), vec!["a b\n"]);
 }
+
+/// Cromwell's split scanner against the regex: random texts over the fuzz alphabet (every kind
+/// of whitespace, `\u{1c}` which `\s` does not match), texts of code atoms, and each character
+/// of the Basic Multilingual Plane and beyond between a letter and a space.
+#[test]
+fn code_scanner_equals_regex() {
+    let fast = Pretokenizer::new(CODE_PATTERN).unwrap();
+    assert!(fast.is_fast());
+    let slow = Pretokenizer::new_regex(CODE_PATTERN).unwrap();
+    let mut texts = fuzz_corpus(0x5eed_0005);
+    let atoms = [
+        " ", "  ", "\t", "\n", "\r", "\r\n", "\n    ", "\u{a0}", "\u{85}", "\u{2028}", "\u{3000}",
+        "\u{1680}", "\u{200a}", "\u{202f}", "\u{205f}", "\u{200b}", "\u{0b}", "\u{0c}", "\u{1c}",
+        "x", "def", "return", "!==", "0x", "(", ")", "é", "中", "😀", "¢", "\u{2010}", "ᚠ",
+    ];
+    let mut rng = Rng(0xc0de);
+    for _ in 0..6000 {
+        let len = rng.below(16);
+        texts.push((0..len).map(|_| atoms[rng.below(atoms.len())]).collect());
+    }
+    for t in &texts {
+        assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
+    }
+    let mut all = String::new();
+    for c in (0u32..0x11_0000)
+        .step_by(7)
+        .chain(0x80..0x3100)
+        .filter_map(char::from_u32)
+    {
+        all.push('a');
+        all.push(c);
+        all.push(' ');
+    }
+    assert_eq!(fast.split(&all).unwrap(), slow.split(&all).unwrap());
+    assert_eq!(
+        fast.split("def f(x):\n    return x  \n\n\t y").unwrap(),
+        vec!["def", " f(x):", "\n    return", " x", "  ", "\n\n\t y"]
+    );
+}

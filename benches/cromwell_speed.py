@@ -1,0 +1,89 @@
+"""Cromwell's encoding speed against plain o200k-pattern BPE of the same size (issue 33).
+
+Trains (or loads from ``--cache``) Cromwell 50k and plain o200k-pattern BPE 50k on the
+training part of the corpora, as ``benches/cromwell_compression.py`` does, and measures one
+thread's ``encode_ordinary`` on each held-out corpus, in CPU seconds (the machine is shared):
+
+* warm: best of ``--runs`` on the same tokenizer (its per-thread piece cache holds every
+  piece of the text after the first run);
+* cold: the first encode of a fresh copy of the tokenizer (an empty piece cache), best of
+  ``--runs`` copies: what a stream of new text costs.
+
+    python -m benches.cromwell_speed --cache /tmp/cromwell_speed
+
+Prints a markdown table; the ids of both are checked to decode to the text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import lzma
+import pickle
+import time
+from pathlib import Path
+from typing import Dict, List
+
+from benches.cromwell_compression import CORPORA, blocks, data_dir, split_corpus
+from toksmith import Tokenizer
+from toksmith.presets import cromwell
+
+
+def cpu_mb_s(tok: Tokenizer, text: str, runs: int, cold: bool) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        t = pickle.loads(pickle.dumps(tok)) if cold else tok
+        t.encode_ordinary("x")  # (loads what the first call loads)
+        start = time.process_time()
+        t.encode_ordinary(text)
+        best = min(best, time.process_time() - start)
+    return len(text.encode()) / best / 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--vocab", type=int, default=50000)
+    ap.add_argument("--train-mb", type=float, default=8.0)
+    ap.add_argument("--heldout", type=float, default=0.15)
+    ap.add_argument("--held-mb", type=float, default=1.5)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--cache", type=Path, default=None, help="folder to keep the tokenizers in")
+    args = ap.parse_args()
+
+    data = data_dir()
+    train_texts: List[str] = []
+    held: Dict[str, str] = {}
+    for name in CORPORA:
+        with lzma.open(data / "corpora" / f"{name}.txt.xz", "rt", encoding="utf-8") as fh:
+            text = fh.read()
+        tr, he = split_corpus(text, args.heldout, int(args.train_mb * 1e6), int(args.held_mb * 1e6))
+        train_texts.extend(blocks(tr))
+        held[name] = he
+    toks: Dict[str, Tokenizer] = {}
+    for label, share in (("plain", 0.0), ("cromwell", cromwell.DEFAULT_SUPERWORD_SHARE)):
+        path = args.cache / f"{label}_{args.vocab}.json" if args.cache else None
+        if path is not None and path.exists():
+            toks[label] = Tokenizer.load(path)
+            continue
+        toks[label] = cromwell.train(
+            train_texts, vocab_size=args.vocab, superword_share=share
+        ).tokenizer
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            toks[label].save(path)
+
+    print("| corpus | plain warm | Cromwell warm | ratio | plain cold | Cromwell cold | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, text in held.items():
+        for tok in toks.values():
+            assert tok.decode(tok.encode_ordinary(text)) == text
+        w = [cpu_mb_s(t, text, args.runs, cold=False) for t in toks.values()]
+        c = [cpu_mb_s(t, text, args.runs, cold=True) for t in toks.values()]
+        print(
+            f"| {name} | {w[0]:.1f} | {w[1]:.1f} | {w[0] / w[1]:.2f}x "
+            f"| {c[0]:.1f} | {c[1]:.1f} | {c[0] / c[1]:.2f}x |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
