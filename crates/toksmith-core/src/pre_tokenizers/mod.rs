@@ -4,7 +4,11 @@
 //! A split remembers whether it starts the original text ([`Split::at_start`]), which is what
 //! Metaspace's `prepend_scheme: first` looks at.
 
+pub mod hf_split;
+
 use unicode_categories::UnicodeCategories;
+
+pub use hf_split::{ByteLevelPre, RegexSplit};
 
 use crate::{Error, Result};
 
@@ -58,6 +62,10 @@ pub enum PreTokenizer {
         individual_digits: bool,
     },
     Sequence(Vec<PreTokenizer>),
+    /// HF `Split` with a regex or literal pattern.
+    Split(Box<RegexSplit>),
+    /// HF `ByteLevel`: GPT-2's byte alphabet (for a BPE over those characters, as CLIP's).
+    ByteLevel(Box<ByteLevelPre>),
 }
 
 /// BERT punctuation: ASCII punctuation and Unicode P* categories.
@@ -217,6 +225,8 @@ impl PreTokenizer {
                         split_chars(&sp.text, char::is_numeric, behavior),
                     )
                 }
+                PreTokenizer::Split(p) => p.split(sp, &mut out)?,
+                PreTokenizer::ByteLevel(p) => p.split(sp, &mut out)?,
                 PreTokenizer::Sequence(list) => {
                     let mut cur = vec![sp.clone()];
                     for p in list {
