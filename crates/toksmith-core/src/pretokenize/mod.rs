@@ -10,12 +10,14 @@
 mod blocks;
 pub(crate) mod chars;
 mod cpp_scanner;
+mod deepseek;
 mod handwritten;
 mod word_scanner;
 #[rustfmt::skip]
 pub mod unicode_tables;
 
 use crate::error::{Error, Result};
+pub use deepseek::DEEPSEEK_V3_PATTERN;
 
 /// GPT-2 / r50k_base, in tiktoken's current form.
 pub const GPT2_PATTERN: &str =
@@ -125,6 +127,8 @@ enum Scanner {
     Words,
     /// [`CPP_WORDS_PATTERN`] (drops spaces and tabs)
     CppWords,
+    /// [`DEEPSEEK_V3_PATTERN`] (DeepSeek V3's sequence of three splits)
+    DeepSeekV3,
 }
 
 #[derive(Clone, Debug)]
@@ -162,6 +166,7 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
         O200K_PATTERN => Scanner::O200k,
         WORDS_PATTERN => Scanner::Words,
         CPP_WORDS_PATTERN => Scanner::CppWords,
+        DEEPSEEK_V3_PATTERN => Scanner::DeepSeekV3,
         _ => return None,
     })
 }
@@ -300,6 +305,7 @@ impl Pretokenizer {
                     ),
                     Scanner::Words => word_scanner::for_each_word(text, f),
                     Scanner::CppWords => cpp_scanner::for_each_cpp_word(text, f),
+                    Scanner::DeepSeekV3 => deepseek::for_each_deepseek_piece(text, f),
                     Scanner::O200k => for_each_piece(
                         text,
                         blocks::o200k_block_starts,
