@@ -47,20 +47,29 @@ def is_clip_merges(merges_text: str) -> bool:
 
 
 def _merge_pairs(lines: List[str], where: str) -> List[Tuple[str, str]]:
-    out = []
-    for n, line in enumerate(lines, 2):
-        parts = line.split()
-        if len(parts) != 2:
-            raise TokenizerFileError(
-                f"{where}: line {n}: expected 'left right', found {line[:60]!r}"
-            )
-        out.append((parts[0], parts[1]))
-    return out
+    return [(a, b) for a, b in (line.split(" ") for line in _merge_lines(lines, where))]
+
+
+def _merge_lines(lines: List[str], where: str) -> List[str]:
+    """The merge lines (``left right``) as they are, checked: one space between two symbols."""
+    joined = "\n".join(lines)
+    if joined.count(" ") == len(lines) and " \n" not in joined and "\n " not in joined:
+        if not lines or (joined[0] != " " and joined[-1] != " "):
+            return lines  # the usual case, checked at C speed
+    bad = next(
+        (n for n, m in enumerate(lines) if m.count(" ") != 1 or m[0] == " " or m[-1] == " "),
+        None,
+    )
+    if bad is not None:
+        raise TokenizerFileError(
+            f"{where}: line {bad + 2}: expected 'left right', found {lines[bad][:60]!r}"
+        )
+    return lines
 
 
 def clip_document(
     vocab: Dict[str, int],
-    merges: List[Tuple[str, str]],
+    merges: Union[List[Tuple[str, str]], List[str]],
     cleanup_decode: bool = True,
     start_normalized: bool = False,
 ) -> Dict[str, Any]:
@@ -121,13 +130,21 @@ def clip_document(
             "fuse_unk": False,
             "byte_fallback": False,
             "vocab": vocab,
-            "merges": [[a, b] for a, b in merges],
+            "merges": [m if isinstance(m, str) else " ".join(m) for m in merges],
         },
     }
 
 
-def _source(doc: Dict[str, Any], where: str) -> PipelineSource:
-    return PipelineSource("hf_json", json.dumps(doc, ensure_ascii=False), where)
+def _source(doc: Dict[str, Any], where: str, vocab_text: Optional[str] = None) -> PipelineSource:
+    """The document as JSON text; ``vocab_text``: the vocab.json text the document's vocab was
+    parsed from, put in as it is (not written again)."""
+    if vocab_text is None:
+        return PipelineSource("hf_json", json.dumps(doc, ensure_ascii=False), where)
+    model = dict(doc["model"], vocab=None)
+    text = json.dumps({**doc, "model": model}, ensure_ascii=False)
+    at = text.rindex('"vocab": null')
+    text = text[:at] + '"vocab": ' + vocab_text + text[at + len('"vocab": null') :]
+    return PipelineSource("hf_json", text, where)
 
 
 def read_clip_files(
@@ -138,21 +155,20 @@ def read_clip_files(
     where = f"{os.fsdecode(vp)} + {os.fsdecode(mp)}"
     try:
         with open(vp, encoding="utf-8") as f:
-            vocab = json.load(f)
+            vocab_text = f.read()
+        vocab = json.loads(vocab_text)
         with open(mp, encoding="utf-8") as f:
             text = f.read()
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TokenizerFileError(f"{where}: does not parse: {e}") from None
-    if not isinstance(vocab, dict) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in vocab.values()
-    ):
+    if not isinstance(vocab, dict):  # its ids are checked when the tokenizer is built
         raise TokenizerFileError(f"{os.fsdecode(vp)}: expected a JSON object of token -> id")
     lines = text.strip().split("\n")
     if lines and lines[0].startswith("#version"):
         lines = lines[1:]
-    merges = _merge_pairs([line.rstrip("\r") for line in lines if line.strip()], where)
+    merges = _merge_lines([line.rstrip("\r") for line in lines if line.strip()], where)
     doc = clip_document(vocab, merges, start_normalized=_start_normalized(vp))
-    return _source(doc, where)
+    return _source(doc, where, vocab_text)
 
 
 def _start_normalized(vocab_path: Any) -> bool:
