@@ -134,7 +134,7 @@ def main(argv=None) -> int:
         ("Qwen 1", "qwen.tiktoken (NFC of the whole text, as Qwen's code)", qwen_ranks),
         ("cl100k", "cl100k_base.tiktoken", cl100k_ranks),
         ("CLIP", "HF tokenizer.json (end-of-word BPE)", clip_json(out)),
-        ("CLIP", "vocab.json + merges.txt (vs transformers' CLIPTokenizer)", ZOO / "clip_vit_l14"),
+        ("CLIP", "vocab.json + merges.txt", ZOO / "clip_vit_l14"),
     ]
     if args.only:
         families = [f for f in families if any(w.lower() in f[0].lower() for w in args.only)]
