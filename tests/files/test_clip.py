@@ -166,3 +166,14 @@ def test_gpt2_reader_points_to_load_any(files):
         toksmith.from_gpt2_files(
             os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt")
         )
+
+
+def test_malformed_files_name_the_problem(tmp_path):
+    merges = "#version: 0.2\ni n\nt h</w>\n"
+    (tmp_path / "merges.txt").write_text(merges, encoding="utf-8")
+    (tmp_path / "vocab.json").write_text('{"i": "x", "n": 1}', encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError, match="no valid id"):
+        toksmith.load_any(tmp_path)
+    (tmp_path / "merges.txt").write_text(merges + "a b c</w>\n", encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError, match="line 4: expected 'left right'"):
+        toksmith.load_any(tmp_path)
