@@ -21,6 +21,7 @@ import os
 import statistics
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 # one thread for every library, set before any of them is imported
@@ -59,6 +60,17 @@ def converted_json(ranks_path: Path, pattern: str, specials, out: Path, name: st
     return dest
 
 
+def clip_json(out: Path) -> Path:
+    """CLIP ViT-L/14's tokenizer.json as transformers' CLIPTokenizer builds it from the zoo's
+    vocab.json + merges.txt."""
+    dest = out / "clip_tokenizer.json"
+    if not dest.exists():
+        from transformers import CLIPTokenizer
+
+        CLIPTokenizer.from_pretrained(str(ZOO / "clip_vit_l14")).backend_tokenizer.save(str(dest))
+    return dest
+
+
 def best(f, runs):
     times = []
     for _ in range(runs):
@@ -73,6 +85,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mb", type=float, default=1.0, help="MB of each corpus (one string)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=str(REPO / "benches" / "out" / "families"))
+    ap.add_argument("--only", nargs="*", help="only the families whose name has one of these")
     ap.add_argument("--md", default=str(REPO / "benches" / "families.md"))
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -118,13 +131,26 @@ def main(argv=None) -> int:
         ("OLMo 2", "HF tokenizer.json", unxz(ZOO / "olmo2_dolma2_tokenizer.json.xz", out)),
         ("cl100k", "HF tokenizer.json (toksmith's export)", cl100k_json),
         ("Llama 3", "tiktoken tokenizer.model", llama3_ranks),
-        ("Qwen 1", "qwen.tiktoken", qwen_ranks),
+        ("Qwen 1", "qwen.tiktoken (NFC of the whole text, as Qwen's code)", qwen_ranks),
         ("cl100k", "cl100k_base.tiktoken", cl100k_ranks),
+        ("CLIP", "HF tokenizer.json (end-of-word BPE)", clip_json(out)),
+        ("CLIP", "vocab.json + merges.txt", ZOO / "clip_vit_l14"),
     ]
+    if args.only:
+        families = [f for f in families if any(w.lower() in f[0].lower() for w in args.only)]
     rows = []
     for family, kind, path in families:
         is_json = path.suffix == ".json"
-        if is_json:
+        if path.is_dir():  # CLIP's folder, next to transformers' CLIPTokenizer
+            from transformers import CLIPTokenizer
+
+            t_load, _, tok = best(lambda: toksmith.load_any(path), args.runs)
+            p_load, _, ct = best(lambda: CLIPTokenizer.from_pretrained(str(path)), args.runs)
+            peer = "transformers"
+
+            def peer_encode(s, ct=ct):
+                return ct(s, add_special_tokens=False)["input_ids"]
+        elif is_json:
             t_load, _, tok = best(lambda: toksmith.load_any(path), args.runs)
             p_load, _, hf = best(lambda: tokenizers.Tokenizer.from_file(str(path)), args.runs)
             peer = "tokenizers"
@@ -146,13 +172,22 @@ def main(argv=None) -> int:
             p_load, _, enc = best(tk_load, args.runs)
             peer = "tiktoken"
 
-            def peer_encode(s, enc=enc):
-                return enc.encode_ordinary(s)
+            if tok.normalizer is not None:  # Qwen 1: NFC first, as tokenization_qwen.py
+
+                def peer_encode(s, enc=enc):
+                    return enc.encode_ordinary(unicodedata.normalize("NFC", s))
+            else:
+
+                def peer_encode(s, enc=enc):
+                    return enc.encode_ordinary(s)
 
         cells = {}
         for label, s in texts.items():
             mb = len(s.encode("utf-8")) / 1e6
-            t, _, ids = best(lambda: tok.encode(s, disallowed_special=()), args.runs)
+            if isinstance(tok, toksmith.Tokenizer):
+                t, _, ids = best(lambda: tok.encode(s, disallowed_special=()), args.runs)
+            else:  # a PipelineTokenizer (CLIP): special tokens as in the peer
+                t, _, ids = best(lambda: tok.encode(s), args.runs)
             p, _, pids = best(lambda: peer_encode(s), args.runs)
             cells[label] = (mb / t, mb / p, ids == pids)
         rows.append((family, kind, peer, t_load, p_load, cells))
@@ -164,6 +199,10 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
 
+    if args.only:  # a partial run prints its rows only
+        for family, kind, peer, t_load, p_load, cells in rows:
+            print(render_row(family, kind, peer, t_load, p_load, cells))
+        return 0 if all(e for r in rows for (_, _, e) in r[5].values()) else 1
     # Llama 3's pattern before it ran on the cl100k scanner: the same regex in a group, which
     # the scanner does not recognise (the regex engine splits it the same)
     llama = toksmith.from_tiktoken(llama3_ranks)
@@ -180,6 +219,18 @@ def main(argv=None) -> int:
     Path(args.md).write_text(md, encoding="utf-8")
     print(md)
     return 0 if all(e for r in rows for (_, _, e) in r[5].values()) else 1
+
+
+def render_row(family, kind, peer, t_load, p_load, cells) -> str:
+    parts = []
+    for c in CORPORA:
+        a, b, eq = cells[c]
+        parts += [f"{a:.1f}" if eq else "ids differ", f"{b:.1f}"]
+    return (
+        f"| {family} | {kind} (vs {peer}) | {t_load:.2f} s | {p_load:.2f} s | "
+        + " | ".join(parts)
+        + " |"
+    )
 
 
 def render(rows, before, args) -> str:
@@ -204,16 +255,8 @@ def render(rows, before, args) -> str:
         + " |",
         "|---|---|---|---|" + "---|---|" * len(cols),
     ]
-    for family, kind, peer, t_load, p_load, cells in rows:
-        parts = []
-        for c in cols:
-            a, b, eq = cells[c]
-            parts += [f"{a:.1f}" if eq else "ids differ", f"{b:.1f}"]
-        L.append(
-            f"| {family} | {kind} (vs {peer}) | {t_load:.2f} s | {p_load:.2f} s | "
-            + " | ".join(parts)
-            + " |"
-        )
+    for row in rows:
+        L.append(render_row(*row))
     L += [
         "",
         "Llama 3's pattern (and OLMo 2's: the same text) on the regex engine, as before it ran on "

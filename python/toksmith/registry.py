@@ -14,6 +14,7 @@ import os
 from typing import Any, Callable, Dict, Mapping, Optional, Union
 
 from ._paths import fspath
+from .files import clip as _clip
 from .files import gpt2 as _gpt2
 from .files import huggingface as _huggingface
 from .files import pipeline_files as _pipeline_files
@@ -136,7 +137,7 @@ def load_any(
     """Load a tokenizer file of any supported format (see :mod:`toksmith.files.detect`): a
     :class:`toksmith.Tokenizer` for byte-level BPE, a
     :class:`toksmith.pipeline_tokenizer.PipelineTokenizer` for a SentencePiece ``.model``, a
-    WordPiece folder or a Unigram / WordPiece / character-BPE ``tokenizer.json``.
+    WordPiece folder, CLIP's files or a Unigram / WordPiece / character-BPE ``tokenizer.json``.
 
     ``pattern`` and ``special_tokens`` apply to the formats that do not store them (``.tiktoken``
     rank files and GPT-2 files); giving them for a toksmith or Hugging Face file is an error.
@@ -154,6 +155,13 @@ def load_any(
         raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
     p = fspath(path)
     return _load_detected(p, _detect(p), pattern, special_tokens, strict)
+
+
+def _head(file: str, raw: Optional[bytes]) -> bytes:
+    if raw is not None:
+        return raw[:4096]
+    with open(file, "rb") as f:
+        return f.read(4096)
 
 
 #: loaders of the file formats whose tokenizers live above this layer (the presets): each preset
@@ -177,7 +185,7 @@ def _load_detected(
     """:func:`load_any` once ``_detect(p)`` has named the format (callers that also report the
     format detect once)."""
     fmt, file, doc, tables, raw = detected
-    if fmt in ("toksmith", "huggingface", "sentencepiece", "wordpiece") and (
+    if fmt in ("toksmith", "huggingface", "sentencepiece", "wordpiece", "clip") and (
         pattern is not None or special_tokens is not None
     ):
         raise ValueError(
@@ -188,6 +196,10 @@ def _load_detected(
         return PipelineTokenizer.from_source(_pipeline_files.read_sentencepiece(file, raw))
     if fmt == "wordpiece":
         return PipelineTokenizer.from_source(_pipeline_files.read_wordpiece_folder(file))
+    if fmt == "clip":
+        if os.path.isdir(file) or not _clip.looks_like_clip_gz(_head(file, raw)):
+            return PipelineTokenizer.from_source(_clip.read_clip_files(*_gpt2_files_for(file)))
+        return PipelineTokenizer.from_source(_clip.read_clip_bpe_gz(file, raw))
     if fmt == "huggingface" and _pipeline_files.is_pipeline_json(doc):
         return PipelineTokenizer.from_source(_pipeline_files.read_hf_pipeline_json(file, raw))
     if fmt == "calm":

@@ -8,6 +8,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import toksmith
 from toksmith.bytelevel import str_to_token, token_to_str
@@ -94,3 +96,38 @@ def test_an_unknown_sequence_names_the_component():
     doc["pre_tokenizer"]["pretokenizers"][0] = _split("\\p{N}{1,2}")
     with pytest.raises(toksmith.ConversionError, match=r"pre_tokenizer Sequence\['Split', 'Split'"):
         toksmith.from_huggingface(doc)
+
+
+def test_runs_on_the_native_scanner():
+    # the one pattern of DeepSeek V3's sequence has a hand-written scanner (not the regex engine)
+    tok = toksmith.from_huggingface(_document())
+    assert tok._core.fast_pretokenizer
+
+
+_POOL = list(
+    "一丁龥ぁゝゟ゠アヿ・ーッ\u3099\u309a\u3040 　\n\r\t\x0b12３五①٣!?.,'#(。「"
+    "aZéß\u0301\u200d\x00😀\u00a0\u2028"
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_POOL), max_size=30).map("".join) | st.text(max_size=20))
+def test_pieces_equal_tokenizers_on_any_text(text):
+    pre = _pre_tokenizer()
+    want = [str_to_token(p).decode("utf-8") for p, _ in pre.pre_tokenize_str(text)]
+    assert split(text, _deepseek_pattern()) == want
+
+
+_CACHE: dict = {}
+
+
+def _pre_tokenizer():
+    if "pre" not in _CACHE:
+        _CACHE["pre"] = tokenizers.Tokenizer.from_str(json.dumps(_document())).pre_tokenizer
+    return _CACHE["pre"]
+
+
+def _deepseek_pattern():
+    if "pattern" not in _CACHE:
+        _CACHE["pattern"] = toksmith.from_huggingface(_document()).pattern
+    return _CACHE["pattern"]

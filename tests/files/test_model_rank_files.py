@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import unicodedata
 
 import pytest
 
@@ -79,21 +80,41 @@ def test_recognised_file_matches_the_models_tiktoken(key, tmp_path, monkeypatch)
         special_tokens=e.special_tokens,
     )
     texts = all_texts(list(e.special_tokens)[:40])
+    # Qwen's tokenization_qwen.py: unicodedata.normalize("NFC", text), then tiktoken's encode
+    model = (lambda t: unicodedata.normalize("NFC", t)) if key == "qwen1" else (lambda t: t)
     assert tok.encode_batch(texts, allowed_special="all") == enc.encode_batch(
-        texts, allowed_special="all"
+        [model(t) for t in texts], allowed_special="all"
     )
-    assert tok.encode_ordinary_batch(texts) == enc.encode_ordinary_batch(texts)
+    assert tok.encode_ordinary_batch(texts) == enc.encode_ordinary_batch([model(t) for t in texts])
     for t in texts:
         ids = tok.encode(t, allowed_special="all")
         assert tok.decode(ids) == enc.decode(ids)
 
 
-def test_qwen1_records_its_normalizer(tmp_path, monkeypatch):
+def test_qwen1_normalizes_the_whole_text(tmp_path, monkeypatch):
     path = unxz(SLICES["qwen1"], tmp_path)
-    _as_slice(monkeypatch, "qwen1", path)
+    e = _as_slice(monkeypatch, "qwen1", path)
     tok = toksmith.load_any(path)
     assert tok.metadata["normalizer"]["form"] == "NFC"
-    assert tok.metadata["normalizer"]["applied"] is False
+    assert tok.metadata["normalizer"]["applied"] is True
+    assert tok.normalizer == {"type": "toksmith.WholeText", "normalizer": {"type": "NFC"}}
+    enc = tiktoken.Encoding(
+        "qwen1",
+        pat_str=e.pattern,
+        mergeable_ranks=tiktoken_load.load_tiktoken_bpe(path),
+        special_tokens=e.special_tokens,
+    )
+    # NFC joins '>' + U+0338 into '≯' before special tokens are looked for, as Qwen's code does
+    for t in ["<|endoftext|>\u0338 e\u0301", "A\u030a <|im_start|>x", "\u212b\ufb01"]:
+        want = enc.encode(unicodedata.normalize("NFC", t), allowed_special="all")
+        assert tok.encode(t, allowed_special="all") == want, t
+    assert tok.encode("e\u0301") == tok.encode("\u00e9")
+    # saved and loaded again as toksmith JSON, the normalizer stays
+    tok.save(tmp_path / "q.json")
+    back = toksmith.load(tmp_path / "q.json")
+    assert back.encode("<|endoftext|>\u0338", allowed_special="all") == tok.encode(
+        "<|endoftext|>\u0338", allowed_special="all"
+    )
 
 
 def test_preset_checks_the_hash(tmp_path):

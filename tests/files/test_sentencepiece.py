@@ -305,7 +305,7 @@ def test_bad_tokenizer_json_components(tmp_path):
     tok = toksmith.load_any(path)
     assert tok.encode("a b a") == [1, 0, 1]
     for key, value, match in [
-        ("pre_tokenizer", {"type": "Split", "pattern": {"String": " "}}, "Split"),
+        ("pre_tokenizer", {"type": "UnicodeScripts"}, "UnicodeScripts"),
         ("normalizer", {"type": "NoSuchThing"}, "NoSuchThing"),
         ("model", {"type": "Unigram", "unk_id": 5, "vocab": [["a", 0.0]]}, "unk_id"),
     ]:

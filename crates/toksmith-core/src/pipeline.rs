@@ -18,7 +18,9 @@ use crate::models::spm::{ModelProto, ModelType, PieceType};
 use crate::models::unigram::Unigram;
 use crate::models::wordpiece::WordPiece;
 use crate::normalizers::{BertNormalizer, Normalizer, Pattern, Precompiled, SpmNormalizer};
-use crate::pre_tokenizers::{Behavior, PreTokenizer, PrependScheme, Split};
+use crate::pre_tokenizers::{
+    Behavior, ByteLevelPre, PreTokenizer, PrependScheme, RegexSplit, Split,
+};
 use crate::{Error, Result};
 
 /// The model at the heart of a pipeline.
@@ -85,8 +87,19 @@ pub struct Pipeline {
     tokens: Vec<Option<String>>,
     added: Vec<Added>,
     matcher: AddedMatcher,
+    /// added tokens with `normalized: true` (content normalized), matched in the normalized text
+    /// between the others, as `tokenizers` does; None when there are none
+    norm_matcher: Option<AddedMatcher>,
     /// the default of `match_special`: what the reference library does
     matches_special_by_default: bool,
+}
+
+fn kind_of(special: bool) -> AddedKind {
+    if special {
+        AddedKind::Special
+    } else {
+        AddedKind::Pinned
+    }
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -115,6 +128,7 @@ impl Pipeline {
             tokens,
             added,
             matcher,
+            norm_matcher: None,
             matches_special_by_default,
         }
     }
@@ -226,6 +240,7 @@ impl Pipeline {
             .transpose()?;
         let decoder = opt(&doc, "decoder").map(hf_decoder).transpose()?;
         let mut added = Vec::new();
+        let mut norm_added: Vec<(String, u32, bool)> = Vec::new();
         if let Some(list) = opt(&doc, "added_tokens") {
             let list = list
                 .as_array()
@@ -241,6 +256,16 @@ impl Pipeline {
                     }
                 }
                 let special = t.get("special").and_then(Value::as_bool).unwrap_or(false);
+                // tokenizers' AddedToken default: normalized unless special
+                let normalized = t
+                    .get("normalized")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(!special);
+                if normalized {
+                    if let Some(n) = &normalizer {
+                        norm_added.push((n.normalize(content)?, id, special));
+                    }
+                }
                 let slot = id as usize;
                 if slot >= tokens.len() {
                     if slot > tokens.len() + (1 << 24) {
@@ -263,7 +288,25 @@ impl Pipeline {
             pre,
             decoder,
         };
-        Ok(Self::assemble(model, stages, tokens, added, true))
+        let mut p = Self::assemble(model, stages, tokens, added, true);
+        if !norm_added.is_empty() {
+            // the normalized ones are found in the normalized text only: the raw-text matcher
+            // keeps the others
+            let raw: Vec<&Added> = p
+                .added
+                .iter()
+                .filter(|a| !norm_added.iter().any(|n| n.1 == a.id))
+                .collect();
+            p.matcher = AddedMatcher::from_tokens(
+                raw.iter()
+                    .map(|a| (a.text.as_bytes(), a.id, kind_of(a.special))),
+            );
+            p.norm_matcher =
+                Some(AddedMatcher::from_tokens(norm_added.iter().map(
+                    |(t, id, special)| (t.as_bytes(), *id, kind_of(*special)),
+                )));
+        }
+        Ok(p)
     }
 
     pub fn model(&self) -> &Model {
@@ -299,37 +342,68 @@ impl Pipeline {
         let mut last = 0;
         while let Some((start, end, id)) = self.matcher.find(bytes, last, &accept) {
             if last < start {
-                self.encode_segment(&text[last..start], last == 0, &mut ids)?;
+                self.encode_segment(&text[last..start], last == 0, match_special, &mut ids)?;
             }
             crate::mem::try_push(&mut ids, id, "the encoded ids")?;
             last = end;
         }
         if last < text.len() {
-            self.encode_segment(&text[last..], last == 0, &mut ids)?;
+            self.encode_segment(&text[last..], last == 0, match_special, &mut ids)?;
         }
         Ok(ids)
     }
 
-    fn encode_segment(&self, seg: &str, at_start: bool, ids: &mut Vec<u32>) -> Result<()> {
+    fn encode_segment(
+        &self,
+        seg: &str,
+        at_start: bool,
+        match_special: bool,
+        ids: &mut Vec<u32>,
+    ) -> Result<()> {
         match &self.stages {
             Stages::Spm { normalizer, .. } => self.model.encode(&normalizer.normalize(seg)?, ids),
-            Stages::Hf {
-                normalizer, pre, ..
-            } => {
+            Stages::Hf { normalizer, .. } => {
                 let n = match normalizer {
                     Some(n) => n.normalize(seg)?,
                     None => crate::mem::try_string(seg, "the normalized text")?,
                 };
-                match pre {
-                    Some(p) => {
-                        for s in p.pre_tokenize(vec![Split::new(n, at_start)])? {
-                            self.model.encode(&s.text, ids)?;
-                        }
-                        Ok(())
+                let Some(m) = &self.norm_matcher else {
+                    return self.encode_normalized(n, at_start, ids);
+                };
+                let accept = |_: u32, kind: AddedKind| match_special || kind == AddedKind::Pinned;
+                let mut last = 0;
+                while let Some((start, end, id)) = m.find(n.as_bytes(), last, &accept) {
+                    if last < start {
+                        self.encode_normalized(
+                            n[last..start].to_string(),
+                            at_start && last == 0,
+                            ids,
+                        )?;
                     }
-                    None => self.model.encode(&n, ids),
+                    ids.push(id);
+                    last = end;
                 }
+                if last < n.len() {
+                    self.encode_normalized(n[last..].to_string(), at_start && last == 0, ids)?;
+                }
+                Ok(())
             }
+        }
+    }
+
+    /// The pre-tokenizer and the model on normalized text (a Hugging Face pipeline).
+    fn encode_normalized(&self, n: String, at_start: bool, ids: &mut Vec<u32>) -> Result<()> {
+        match &self.stages {
+            Stages::Spm { .. } => self.model.encode(&n, ids),
+            Stages::Hf { pre, .. } => match pre {
+                Some(p) => {
+                    for s in p.pre_tokenize(vec![Split::new(n, at_start)])? {
+                        self.model.encode(&s.text, ids)?;
+                    }
+                    Ok(())
+                }
+                None => self.model.encode(&n, ids),
+            },
         }
     }
 
@@ -586,6 +660,10 @@ fn pattern(v: &Value, what: &str) -> Result<Pattern> {
 pub(crate) fn hf_normalizer(v: &Value) -> Result<Normalizer> {
     let what = "normalizer";
     Ok(match type_of(v, what)? {
+        "toksmith.WholeText" => Normalizer::WholeText(Box::new(hf_normalizer(
+            v.get("normalizer")
+                .ok_or_else(|| bad("toksmith.WholeText normalizer: no \"normalizer\""))?,
+        )?)),
         "NFC" => Normalizer::Nfc,
         "NFD" => Normalizer::Nfd,
         "NFKC" => Normalizer::Nfkc,
@@ -673,6 +751,28 @@ fn hf_pre_tokenizer(v: &Value) -> Result<PreTokenizer> {
         "Digits" => PreTokenizer::Digits {
             individual_digits: bool_or(v, "individual_digits", false),
         },
+        "Split" => {
+            let what = "Split pre_tokenizer";
+            let b = behavior(v, what)?;
+            let invert = bool_or(v, "invert", false);
+            let p = v
+                .get("pattern")
+                .ok_or_else(|| bad(format!("{what}: no \"pattern\"")))?;
+            let split = if let Some(s) = p.get("String").and_then(Value::as_str) {
+                RegexSplit::literal(s, b, invert)?
+            } else if let Some(r) = p.get("Regex").and_then(Value::as_str) {
+                RegexSplit::regex(r, b, invert)?
+            } else {
+                return Err(bad(format!(
+                    "{what}: a pattern that is neither String nor Regex"
+                )));
+            };
+            PreTokenizer::Split(Box::new(split))
+        }
+        "ByteLevel" => PreTokenizer::ByteLevel(Box::new(ByteLevelPre::new(
+            bool_or(v, "add_prefix_space", true),
+            bool_or(v, "use_regex", true),
+        )?)),
         "Sequence" => PreTokenizer::Sequence(
             list(v, "pretokenizers", "Sequence pre_tokenizer")?
                 .iter()
@@ -726,6 +826,17 @@ fn hf_decoder(v: &Value) -> Result<Decoder> {
                 .to_string(),
             cleanup: bool_or(v, "cleanup", true),
         },
+        "ByteLevel" => Decoder::ByteLevel,
+        // not a `tokenizers` type: what transformers' CLIP tokenizer does after decoding
+        "toksmith.EndOfWordCleanup" => {
+            Decoder::EndOfWordCleanup(str_field(v, "suffix", "decoder")?.to_string())
+        }
+        "BPEDecoder" => Decoder::BpeSuffix(
+            v.get("suffix")
+                .and_then(Value::as_str)
+                .unwrap_or("</w>")
+                .to_string(),
+        ),
         "Sequence" => Decoder::Sequence(
             list(v, "decoders", "Sequence decoder")?
                 .iter()

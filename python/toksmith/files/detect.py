@@ -15,6 +15,9 @@ sentencepiece a SentencePiece ``.model`` file, or a folder with ``tokenizer.mode
               ``spiece.model`` (and no ``tokenizer.json``)
 wordpiece     a ``vocab.txt`` (WordPiece, one token a line), or a folder holding one (with
               ``tokenizer_config.json``, as BERT's)
+clip          CLIP's ``vocab.json`` + ``merges.txt`` (merges with the ``</w>`` end-of-word
+              suffix: a folder, or either file with its partner beside it), or OpenAI CLIP's
+              ``bpe_simple_vocab_16e6.txt.gz``
 ============  ==========================================================================
 
 A rank file has no pattern and no special tokens: :func:`load_any` uses those of the
@@ -42,6 +45,7 @@ from .._jsontables import JsonTables, split_json_tables
 from .._paths import fspath
 from ..errors import TokenizerFileError, TokenizerFileNotFoundError
 from ._common import read_tokenizer_file, unique_keys_hook
+from .clip import is_clip_merges, looks_like_clip_gz
 from .pipeline_files import join, looks_like_sentencepiece, wordpiece_vocab_path
 from .tekken import is_tekken
 
@@ -55,6 +59,7 @@ FORMATS = (
     "sentencepiece",
     "wordpiece",
     "tekken",
+    "clip",
 )
 
 #: the SentencePiece model files of a model folder, in the order they are looked for
@@ -62,6 +67,17 @@ _SPM_NAMES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
 
 _GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 _RANK_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2}[ \t\x0b\x0c]+\d+[ \t\x0b\x0c]*$")
+
+
+def _clip_or_gpt2(merges: str) -> str:
+    """``"clip"`` when a GPT-2-style merges file has CLIP's end-of-word suffix, else ``"gpt2"``
+    (an unreadable file stays ``"gpt2"``: its reader reports it)."""
+    try:
+        with open(merges, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return "gpt2"
+    return "clip" if is_clip_merges(head.decode("utf-8", "replace")) else "gpt2"
 
 
 def _gpt2_pair(folder: str) -> Optional[Tuple[str, str]]:
@@ -166,8 +182,9 @@ def _detect(p: str) -> Detected:
         tj = os.path.join(p, "tokenizer.json")
         if os.path.isfile(tj):
             return _detect(tj)
-        if _gpt2_pair(p):
-            return "gpt2", p, None, None, None
+        pair = _gpt2_pair(p)
+        if pair:
+            return _clip_or_gpt2(pair[1]), p, None, None, None
         for name in _SPM_NAMES:
             spm = join(p, name)
             if os.path.isfile(spm):
@@ -190,9 +207,13 @@ def _detect(p: str) -> Detected:
     # Meta's Llama 3 / 4 tokenizer.model is a tiktoken rank file despite its name
     if looks_like_sentencepiece(p, head) and not _is_rank_file(head):
         return "sentencepiece", p, None, None, raw
+    if looks_like_clip_gz(head):
+        return "clip", p, None, None, raw
     stripped = head.lstrip()
     if stripped.startswith(b"{"):
         fmt, doc, tables = _sniff_json(p, head, raw)
+        if fmt == "gpt2" and raw is None:
+            fmt = _clip_pair_or(fmt, p)
         return fmt, p, doc, tables, raw
     first = (stripped[3:] if stripped.startswith(b"\xef\xbb\xbf") else stripped).split(b"\n", 1)[0]
     first = first.split(b"\r", 1)[0]  # \r\n or \r line ends
@@ -200,13 +221,22 @@ def _detect(p: str) -> Detected:
         return "tiktoken", p, None, None, raw
     # a merges file without its "#version" line: named as _gpt2_files_for pairs it (gpt2_vocab.bpe)
     if first.startswith(b"#version") or os.path.basename(p).endswith(("merges.txt", "vocab.bpe")):
-        return "gpt2", p, None, None, raw
+        fmt = "clip" if raw is None and is_clip_merges(head.decode("utf-8", "replace")) else "gpt2"
+        return fmt, p, None, None, raw
     if wordpiece_vocab_path(p):
         return "wordpiece", p, None, None, raw
     raise TokenizerFileError(
         f"{p}: unknown tokenizer file format (expected toksmith JSON, a .tiktoken rank file, a Hugging Face "
         "tokenizer.json, GPT-2 vocab.json/merges.txt, a SentencePiece .model or a WordPiece vocab.txt)"
     )
+
+
+def _clip_pair_or(fmt: str, p: str) -> str:
+    """``"clip"`` for a vocab.json whose partner merges file is CLIP's, else ``fmt``."""
+    try:
+        return _clip_or_gpt2(_gpt2_files_for(p)[1])
+    except (OSError, TokenizerFileError):
+        return fmt  # no partner: reported when the GPT-2 files are read
 
 
 def _gpt2_files_for(p: str) -> Tuple[str, str]:

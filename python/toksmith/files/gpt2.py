@@ -91,14 +91,16 @@ def _refuse_end_of_word(merges_text: str, where: str) -> None:
     """CLIP's files (``vocab.json`` + ``merges.txt``) look like GPT-2's but run another BPE:
     words are lower-cased and cleaned, and each word's last symbol carries a ``</w>`` suffix
     (merges such as ``"e r</w>"``). toksmith's byte-level BPE has no end-of-word marker, so
-    such files are refused by name rather than misread."""
+    such files are refused here by name rather than misread (:func:`toksmith.load_any` reads
+    them, see :mod:`toksmith.files.clip`)."""
     lines = merges_text.splitlines()[:2000]
     marked = sum(1 for line in lines if line.endswith("</w>"))
     if lines and marked * 10 >= len(lines):
         raise ConversionError(
             f"{where}: an end-of-word BPE (CLIP's: {marked} of the first {len(lines)} merges end "
-            "with '</w>'), with lower-casing and whitespace clean-up: toksmith represents only "
-            "byte-level BPE without an end-of-word suffix exactly, so it cannot load this file"
+            "with '</w>'), with lower-casing and whitespace clean-up, which toksmith.Tokenizer "
+            "does not run: load CLIP's files with toksmith.load_any(path), which gives a "
+            "PipelineTokenizer with CLIP's ids"
         )
 
 

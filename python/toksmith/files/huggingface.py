@@ -223,6 +223,24 @@ def tiktoken_merges(ranks: Mapping[bytes, int]) -> List[Tuple[str, str]]:
     return [(token_to_str(t[:k]), token_to_str(t[k:])) for _, _, _, k, t in found]
 
 
+def _exported_normalizer(norm: Optional[Dict[str, Any]], where: str) -> Optional[Dict[str, Any]]:
+    """The normalizer written to a ``tokenizer.json``: toksmith's whole-text normalizer (Qwen
+    1's NFC, :func:`toksmith.files.tiktoken.whole_text_normalizer`) becomes its inner one, which
+    ``tokenizers`` applies between special tokens; the ids differ only where the normalizer
+    joins a special token's last character with the text after it (``>`` + U+0338 -> ``≯``),
+    which the warning says."""
+    if not norm or norm.get("type") != "toksmith.WholeText":
+        return norm
+    inner = norm.get("normalizer")
+    warnings.warn(
+        f"{where}: the normalizer {inner} is applied to the whole text by this tokenizer, and by "
+        "tokenizers to the text between special tokens: the ids differ where it would join a "
+        "special token with the next character (such as '>' + U+0338)",
+        stacklevel=3,
+    )
+    return inner
+
+
 def huggingface_json(tok) -> Dict[str, Any]:
     """The ``tokenizer.json`` document (a dict) for ``tok``; needs no optional dependency."""
     where = "Hugging Face export"
@@ -264,7 +282,7 @@ def huggingface_json(tok) -> Dict[str, Any]:
         "added_tokens": [
             _added_entry(t, i, sp, not sp and tok.normalizer is not None) for i, t, sp in added
         ],
-        "normalizer": tok.normalizer,
+        "normalizer": _exported_normalizer(tok.normalizer, where),
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
@@ -1050,15 +1068,15 @@ def _spec_from_document(
     merges = None
     ignore_merges = model.get("ignore_merges") is True
     several_merges = False  # the merge list was checked by _ranks_ignore_merges
-    got = (
-        tables.native.ranks_from_vocab_and_merges({**specials, **pinned})
-        if tables is not None
-        else None
-    )
-    if got is None and ignore_merges and tables is not None:
-        # merges out of order, several per token (Llama 3): _ranks_ignore_merges, natively
+    got = None
+    if ignore_merges and tables is not None:
+        # merges out of order, several per token (Llama 3): _ranks_ignore_merges, natively; it
+        # declines a list the strict reading accepts, which then reads it (tried first, the
+        # strict reading would refuse Llama 3's 280k merges after a second of work)
         got = tables.native.ranks_ignore_merges({**specials, **pinned})
         several_merges = got is not None
+    if got is None and tables is not None:
+        got = tables.native.ranks_from_vocab_and_merges({**specials, **pinned})
     if got is None:
         if tables is not None:  # declined: the reference below says what is wrong
             model, tables = tables.document()["model"], None

@@ -89,8 +89,9 @@ def _walk_types(node: Any) -> List[str]:
 
 def is_pipeline_json(doc: Any) -> bool:
     """Whether a parsed ``tokenizer.json`` belongs to the pipeline tokenizer: a Unigram or
-    WordPiece model, or BPE with no ``ByteLevel`` stage (BPE over characters, usually with
-    ``byte_fallback``). Byte-level BPE stays with :class:`toksmith.Tokenizer`."""
+    WordPiece model, BPE with no ``ByteLevel`` stage (BPE over characters, usually with
+    ``byte_fallback``) or BPE with an end-of-word suffix (CLIP's, byte-level or not).
+    Byte-level BPE stays with :class:`toksmith.Tokenizer`."""
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         return False
     kind = doc["model"].get("type")
@@ -98,6 +99,9 @@ def is_pipeline_json(doc: Any) -> bool:
         return True
     if kind != "BPE":
         return False
+    if doc["model"].get("end_of_word_suffix"):
+        # byte-level or not, an end-of-word BPE (CLIP's) is a BPE over symbols
+        return True
     stages = [doc.get(k) for k in ("pre_tokenizer", "decoder", "normalizer", "post_processor")]
     return "ByteLevel" not in _walk_types(stages)
 

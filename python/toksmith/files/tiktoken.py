@@ -318,8 +318,8 @@ _QWEN1_SHA = "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"
 
 #: the rank files of open models recognised by sha256 (``preset=`` takes these names too);
 #: pattern and special tokens as each model's own code builds its ``tiktoken.Encoding``.
-#: Qwen's own ``tokenize`` applies Unicode NFC to the text first, which toksmith does not (the
-#: spec records it in ``metadata["normalizer"]``): the ids are those of Qwen's Encoding.
+#: Qwen's own ``tokenize`` applies Unicode NFC to the whole text first, and so does toksmith
+#: (the spec's normalizer, :func:`whole_text_normalizer`): the ids are those of Qwen's code.
 MODEL_RANK_FILES: Dict[str, OpenAIEncoding] = {
     e.name: e
     for e in [
@@ -366,8 +366,16 @@ MODEL_RANK_FILES: Dict[str, OpenAIEncoding] = {
 }
 # the same file serves both Whisper presets: recognised as the first (99 languages)
 _BY_SHA.update({e.sha256: e.name for e in MODEL_RANK_FILES.values() if e.name != "whisper-v3"})
-#: what a recognised model's own code does to the text before encoding, which toksmith does not
+#: what a recognised model's own code does to the whole text before encoding (Qwen 1's
+#: ``tokenization_qwen.py``: ``unicodedata.normalize("NFC", text)``, then tiktoken's ``encode``)
 _MODEL_NORMALIZERS = {"qwen1": "NFC"}
+
+
+def whole_text_normalizer(form: str) -> Dict[str, Any]:
+    """The normalizer object of a Unicode form applied to the whole text before special
+    tokens are looked for (toksmith's ``toksmith.WholeText`` wrapper; a Hugging Face
+    normalizer only sees the text between special tokens)."""
+    return {"type": "toksmith.WholeText", "normalizer": {"type": form}}
 
 
 def openai_encoding(name: str) -> OpenAIEncoding:
@@ -653,19 +661,23 @@ def _spec_from_rank_file(
     if empty:
         # tiktoken keeps them as b"" tokens that no text encodes to; toksmith leaves the ids unused
         metadata["empty_tokens"] = sorted(empty)
+    normalizer = None
     if enc_info is not None and enc_info.name in _MODEL_NORMALIZERS:
+        form = _MODEL_NORMALIZERS[enc_info.name]
         metadata["normalizer"] = {
-            "form": _MODEL_NORMALIZERS[enc_info.name],
-            "applied": False,
-            "note": "the model's own tokenize() normalizes the text first; toksmith encodes it as "
-            "given (apply unicodedata.normalize yourself for the model's ids on such text)",
+            "form": form,
+            "applied": True,
+            "note": "the model's own tokenize() normalizes the whole text first, then finds "
+            "special tokens; toksmith does the same natively",
         }
+        normalizer = whole_text_normalizer(form)
     return TokenizerSpec(
         ranks,
         pattern=_from_file(pattern),
         special_tokens=special_tokens,
         name=name,
         metadata=metadata,
+        normalizer=normalizer,
     )
 
 

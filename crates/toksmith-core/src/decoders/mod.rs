@@ -40,6 +40,14 @@ pub enum Decoder {
         cleanup: bool,
     },
     Sequence(Vec<Decoder>),
+    /// GPT-2's byte alphabet back to bytes, all tokens into one text (a token with a character
+    /// outside the alphabet kept as its own UTF-8), invalid UTF-8 as U+FFFD.
+    ByteLevel,
+    /// HF `BPEDecoder`: the end-of-word suffix becomes a space (nothing on the last token).
+    BpeSuffix(String),
+    /// transformers' CLIP tokenizer after its decoder: the end-of-word suffix becomes a space in
+    /// the whole text, which is then stripped of whitespace as Python's `str.strip` does.
+    EndOfWordCleanup(String),
 }
 
 /// The clean-up of tokenization spaces (HF `wordpiece::cleanup`).
@@ -165,6 +173,36 @@ impl Decoder {
                 }),
                 WHAT,
             )?,
+            Decoder::ByteLevel => {
+                let mut bytes = Vec::new();
+                for t in &tokens {
+                    let at = bytes.len();
+                    if !crate::bytelevel::decode_into(t, &mut bytes) {
+                        bytes.truncate(at);
+                        bytes.extend_from_slice(t.as_bytes());
+                    }
+                }
+                vec![String::from_utf8_lossy(&bytes).into_owned()]
+            }
+            Decoder::BpeSuffix(suffix) => {
+                let n = tokens.len().saturating_sub(1);
+                tokens
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| t.replace(suffix.as_str(), if i == n { "" } else { " " }))
+                    .collect()
+            }
+            Decoder::EndOfWordCleanup(suffix) => {
+                let all = concat(&tokens)?;
+                let all = if suffix.is_empty() {
+                    all
+                } else {
+                    all.replace(suffix.as_str(), " ")
+                };
+                // Python's isspace: Unicode White_Space and the separators U+001C..U+001F
+                let space = |c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c);
+                vec![all.trim_matches(space).to_string()]
+            }
             Decoder::Sequence(list) => {
                 let mut t = tokens;
                 for d in list {

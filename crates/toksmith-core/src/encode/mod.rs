@@ -117,6 +117,10 @@ impl Encoder {
         allowed: &Allowed,
         norm: &Normalizer,
     ) -> Result<Vec<u32>> {
+        if let Normalizer::WholeText(n) = norm {
+            // normalized first, special tokens then found in the normalized text
+            return self.encode(&n.normalize_cow(text)?, allowed);
+        }
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         let mut pos = 0;
         if !matches!(allowed, Allowed::None) {

@@ -97,6 +97,10 @@ pub enum Normalizer {
     Precompiled(Precompiled),
     Bert(BertNormalizer),
     Sequence(Vec<Normalizer>),
+    /// Not a `tokenizers` normalizer: the inner one applied to the whole text before special
+    /// tokens are looked for (Qwen 1's own code NFC-normalizes the text, then encodes it with
+    /// tiktoken), where Hugging Face normalizes the text between them.
+    WholeText(Box<Normalizer>),
 }
 
 impl Normalizer {
@@ -117,6 +121,7 @@ impl Normalizer {
             Normalizer::Nfd => is_nfd_quick(text.chars()) == IsNormalized::Yes,
             Normalizer::Nfkc => is_nfkc_quick(text.chars()) == IsNormalized::Yes,
             Normalizer::Nfkd => is_nfkd_quick(text.chars()) == IsNormalized::Yes,
+            Normalizer::WholeText(n) => return n.normalize_cow(text),
             _ => false,
         };
         if unchanged {
@@ -169,6 +174,7 @@ impl Normalizer {
                 }
                 s
             }
+            Normalizer::WholeText(n) => n.normalize(text)?,
         })
     }
 }

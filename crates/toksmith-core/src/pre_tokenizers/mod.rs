@@ -4,9 +4,13 @@
 //! A split remembers whether it starts the original text ([`Split::at_start`]), which is what
 //! Metaspace's `prepend_scheme: first` looks at.
 
+pub mod hf_split;
+
 use unicode_categories::UnicodeCategories;
 
 use crate::mem::{try_push, try_reserve, try_string, try_vec, TextBuf};
+pub use hf_split::{ByteLevelPre, RegexSplit};
+
 use crate::{Error, Result};
 
 /// What a refused allocation of the pre-tokenizers names.
@@ -70,6 +74,10 @@ pub enum PreTokenizer {
         individual_digits: bool,
     },
     Sequence(Vec<PreTokenizer>),
+    /// HF `Split` with a regex or literal pattern.
+    Split(Box<RegexSplit>),
+    /// HF `ByteLevel`: GPT-2's byte alphabet (for a BPE over those characters, as CLIP's).
+    ByteLevel(Box<ByteLevelPre>),
 }
 
 /// BERT punctuation: ASCII punctuation and Unicode P* categories.
@@ -247,6 +255,8 @@ impl PreTokenizer {
                         split_chars(&sp.text, char::is_numeric, behavior)?,
                     )?
                 }
+                PreTokenizer::Split(p) => p.split(sp, &mut out)?,
+                PreTokenizer::ByteLevel(p) => p.split(sp, &mut out)?,
                 PreTokenizer::Sequence(list) => {
                     let mut cur = vec![Split::try_new(&sp.text, sp.at_start)?];
                     for p in list {

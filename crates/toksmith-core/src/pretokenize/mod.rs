@@ -11,12 +11,14 @@ mod blocks;
 pub(crate) mod chars;
 mod code_scanner;
 mod cpp_scanner;
+mod deepseek;
 mod handwritten;
 mod word_scanner;
 #[rustfmt::skip]
 pub mod unicode_tables;
 
 use crate::error::{Error, Result};
+pub use deepseek::DEEPSEEK_V3_PATTERN;
 
 /// GPT-2 / r50k_base, in tiktoken's current form.
 pub const GPT2_PATTERN: &str =
@@ -166,6 +168,8 @@ enum Scanner {
     Whole,
     /// [`CODE_PATTERN`]
     Code,
+    /// [`DEEPSEEK_V3_PATTERN`] (DeepSeek V3's sequence of three splits)
+    DeepSeekV3,
 }
 
 #[derive(Clone, Debug)]
@@ -206,6 +210,7 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
         CPP_RUNS_PATTERN => Scanner::CppWords { runs: true },
         WHOLE_PATTERN => Scanner::Whole,
         CODE_PATTERN => Scanner::Code,
+        DEEPSEEK_V3_PATTERN => Scanner::DeepSeekV3,
         _ => return None,
     })
 }
@@ -355,6 +360,7 @@ impl Pretokenizer {
                         }
                     }
                     Scanner::Code => code_scanner::for_each_code_piece(text, f),
+                    Scanner::DeepSeekV3 => deepseek::for_each_deepseek_piece(text, f),
                     Scanner::O200k => for_each_piece(
                         text,
                         blocks::o200k_block_starts,

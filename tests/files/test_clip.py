@@ -1,0 +1,179 @@
+"""CLIP's tokenizer files (vocab.json + merges.txt with the </w> suffix, OpenAI's
+bpe_simple_vocab_16e6.txt.gz, a CLIP tokenizer.json): ids and decode equal to transformers'
+CLIPTokenizer (and tokenizers for the tokenizer.json), from the real merges of CLIP ViT-L/14."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+
+import toksmith
+from toksmith.files.detect import detect_format
+
+from .model_texts import all_texts, unxz
+
+transformers = pytest.importorskip("transformers")
+tokenizers = pytest.importorskip("tokenizers")
+
+SPECIALS = ["<|startoftext|>", "<|endoftext|>"]
+EXTRA = [
+    "<|STARTOFTEXT|>A Photo of <|ENDOFTEXT|> a cat<|endoftext|>",
+    "<|endoftext|>\u0338 and <|startoftext|>\u0338",
+    "It's   ME\t\tHere,\u00a0don't   you'll  KNOW",
+    "a\u030a\u0301 Å \u212b ﬁ x" * 3,
+]
+
+
+def _bytes_to_unicode():
+    # CLIP's simple_tokenizer.bytes_to_unicode, as its source writes it
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, [chr(c) for c in cs]))
+
+
+def _clip_vocab(merges):
+    # CLIP's SimpleTokenizer.__init__
+    vocab = list(_bytes_to_unicode().values())
+    vocab = vocab + [v + "</w>" for v in vocab]
+    vocab += ["".join(m) for m in merges]
+    vocab += SPECIALS
+    return {t: i for i, t in enumerate(vocab)}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """(the folder with vocab.json + merges.txt + CLIP ViT-L/14's tokenizer_config.json, the
+    same without the config, the merges text)."""
+    d = tmp_path_factory.mktemp("clip")
+    merges_path = unxz("vocabs/models/clip_vit_l14_merges.txt", d)
+    with open(merges_path, encoding="utf-8") as f:
+        text = f.read()
+    merges = [tuple(line.split()) for line in text.strip().split("\n")[1:]]
+    folders = []
+    for name, config in (("with_config", True), ("bare", False)):
+        folder = d / name
+        folder.mkdir()
+        (folder / "merges.txt").write_text(text, encoding="utf-8")
+        with open(folder / "vocab.json", "w", encoding="utf-8") as f:
+            json.dump(_clip_vocab(merges), f, ensure_ascii=False)
+        if config:
+            token = {"content": "", "lstrip": False, "normalized": True, "rstrip": False}
+            token["single_word"] = False
+            cfg = {
+                "bos_token": {**token, "__type": "AddedToken", "content": "<|startoftext|>"},
+                "eos_token": {**token, "__type": "AddedToken", "content": "<|endoftext|>"},
+                "unk_token": {**token, "__type": "AddedToken", "content": "<|endoftext|>"},
+                "pad_token": "<|endoftext|>",
+                "do_lower_case": True,
+                "errors": "replace",
+                "model_max_length": 77,
+                "tokenizer_class": "CLIPTokenizer",
+            }
+            (folder / "tokenizer_config.json").write_text(json.dumps(cfg), encoding="utf-8")
+        folders.append(str(folder))
+    return folders[0], folders[1], text
+
+
+def _texts():
+    return all_texts(SPECIALS) + EXTRA
+
+
+def _check(tok, ref_ids, ref_decode):
+    texts = _texts()
+    got = tok.encode_batch(texts)
+    for t, ids in zip(texts, got):
+        assert ids == ref_ids(t), t
+        assert tok.decode(ids) == ref_decode(ids), t
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_folder_matches_transformers(files, which):
+    folder = files[which]
+    ref = transformers.CLIPTokenizer.from_pretrained(folder)
+    assert detect_format(folder) == "clip"
+    tok = toksmith.load_any(folder)
+    assert tok.n_vocab == 49408 and tok.special_tokens == {
+        "<|startoftext|>": 49406,
+        "<|endoftext|>": 49407,
+    }
+    _check(
+        tok,
+        lambda t: ref(t, add_special_tokens=False)["input_ids"],
+        lambda ids: ref.decode(ids),
+    )
+    # either file of the pair names the same tokenizer
+    for name in ("vocab.json", "merges.txt"):
+        assert detect_format(os.path.join(folder, name)) == "clip"
+        assert toksmith.load_any(os.path.join(folder, name)).encode(EXTRA[0]) == tok.encode(
+            EXTRA[0]
+        )
+
+
+def test_original_gz_matches_transformers(files, tmp_path):
+    bare, text = files[1], files[2]
+    lines = text.strip().split("\n")[1:]
+    # the original file: a header line, CLIP's 48894 merges, then more that CLIP never reads
+    body = "\n".join(['"bpe_simple_vocab_16e6.txt#version: 0.2'] + lines + lines[:500]) + "\n"
+    gz = tmp_path / "bpe_simple_vocab_16e6.txt.gz"
+    gz.write_bytes(gzip.compress(body.encode("utf-8")))
+    assert detect_format(str(gz)) == "clip"
+    tok = toksmith.load_any(gz)
+    ref = transformers.CLIPTokenizer.from_pretrained(bare)
+    _check(
+        tok,
+        lambda t: ref(t, add_special_tokens=False)["input_ids"],
+        lambda ids: ref.decode(ids),
+    )
+    short = tmp_path / "short.txt.gz"
+    short.write_bytes(gzip.compress("\n".join(['"x#version: 0.2'] + lines[:100]).encode()))
+    with pytest.raises(toksmith.TokenizerFileError, match="truncated"):
+        toksmith.load_any(short)
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_tokenizer_json_matches_tokenizers(files, tmp_path, normalized):
+    ref = transformers.CLIPTokenizer.from_pretrained(files[0])
+    doc = json.loads(ref.backend_tokenizer.to_str())
+    for a in doc["added_tokens"]:
+        a["normalized"] = normalized  # found in the raw or in the lower-cased text
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    tok = toksmith.load_any(path)
+    _check(
+        tok,
+        lambda t: hf.encode(t, add_special_tokens=False).ids,
+        lambda ids: hf.decode(ids, skip_special_tokens=False),
+    )
+
+
+def test_gpt2_reader_points_to_load_any(files):
+    folder = files[1]
+    with pytest.raises(toksmith.ConversionError, match="end-of-word BPE .*load_any"):
+        toksmith.from_gpt2_files(
+            os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt")
+        )
+
+
+def test_malformed_files_name_the_problem(tmp_path):
+    merges = "#version: 0.2\ni n\nt h</w>\n"
+    (tmp_path / "merges.txt").write_text(merges, encoding="utf-8")
+    (tmp_path / "vocab.json").write_text('{"i": "x", "n": 1}', encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError, match="no valid id"):
+        toksmith.load_any(tmp_path)
+    (tmp_path / "merges.txt").write_text(merges + "a b c</w>\n", encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError, match="line 4: expected 'left right'"):
+        toksmith.load_any(tmp_path)
