@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::added::{AddedKind, AddedMatcher};
 use crate::decoders::spm::SpmDecoder;
 use crate::decoders::Decoder;
+use crate::mem::{try_reserve, try_vec};
 use crate::models::char_bpe::{BpeOptions, CharBpe};
 use crate::models::spm::{ModelProto, ModelType, PieceType};
 use crate::models::unigram::Unigram;
@@ -287,7 +288,7 @@ impl Pipeline {
     /// Text -> ids; `match_special`: special added tokens in the text become their ids (non-
     /// special added tokens always do).
     pub fn encode(&self, text: &str, match_special: bool) -> Result<Vec<u32>> {
-        let mut ids = Vec::with_capacity(text.len() / 3 + 1);
+        let mut ids = try_vec(text.len() / 3 + 1, "the ids")?;
         let bytes = text.as_bytes();
         let accept = |_: u32, kind: AddedKind| match_special || kind == AddedKind::Pinned;
         let mut last = 0;
@@ -295,6 +296,7 @@ impl Pipeline {
             if last < start {
                 self.encode_segment(&text[last..start], last == 0, &mut ids)?;
             }
+            try_reserve(&mut ids, 1, "the ids")?;
             ids.push(id);
             last = end;
         }
@@ -306,7 +308,9 @@ impl Pipeline {
 
     fn encode_segment(&self, seg: &str, at_start: bool, ids: &mut Vec<u32>) -> Result<()> {
         match &self.stages {
-            Stages::Spm { normalizer, .. } => self.model.encode(&normalizer.normalize(seg), ids),
+            Stages::Spm { normalizer, .. } => {
+                self.model.encode(&normalizer.try_normalize(seg)?, ids)
+            }
             Stages::Hf {
                 normalizer, pre, ..
             } => {
