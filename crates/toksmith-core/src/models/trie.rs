@@ -21,9 +21,16 @@ pub struct Trie {
 #[derive(Debug, Clone)]
 struct Packed {
     root: Box<[u32; 256]>,
-    /// per node: (first edge, number of edges)
-    ranges: Vec<(u32, u32)>,
+    /// per node: its edges and value side by side (one cache line per step)
+    nodes: Vec<Node>,
     edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    first_edge: u32,
+    n_edges: u32,
+    value: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -71,25 +78,29 @@ impl Trie {
             .collect();
         all.sort_unstable();
         let mut root = Box::new([NONE; 256]);
-        let mut ranges = vec![(0u32, 0u32); self.values.len()];
+        let mut nodes: Vec<Node> = self
+            .values
+            .iter()
+            .map(|&value| Node {
+                first_edge: 0,
+                n_edges: 0,
+                value,
+            })
+            .collect();
         let mut edges = Vec::with_capacity(all.len());
         for &(node, byte, child) in &all {
             if node == 0 {
                 root[byte as usize] = child;
                 continue;
             }
-            let r = &mut ranges[node as usize];
-            if r.1 == 0 {
-                r.0 = edges.len() as u32;
+            let r = &mut nodes[node as usize];
+            if r.n_edges == 0 {
+                r.first_edge = edges.len() as u32;
             }
-            r.1 += 1;
+            r.n_edges += 1;
             edges.push(Edge { byte, child });
         }
-        self.packed = Some(Packed {
-            root,
-            ranges,
-            edges,
-        });
+        self.packed = Some(Packed { root, nodes, edges });
     }
 
     #[inline(always)]
@@ -104,7 +115,11 @@ impl Trie {
             let c = p.root[b as usize];
             return (c != NONE).then_some(c);
         }
-        let (start, n) = p.ranges[node as usize];
+        let Node {
+            first_edge: start,
+            n_edges: n,
+            ..
+        } = p.nodes[node as usize];
         let run = &p.edges[start as usize..(start + n) as usize];
         if run.len() <= 12 {
             run.iter().find(|e| e.byte == b).map(|e| e.child)
@@ -118,6 +133,20 @@ impl Trie {
     /// Calls `f(length, value)` for every key that is a prefix of `text`, shortest first.
     #[inline]
     pub fn common_prefixes(&self, text: &[u8], mut f: impl FnMut(usize, u32)) {
+        if let Some(p) = &self.packed {
+            let mut node = 0u32;
+            for (i, &b) in text.iter().enumerate() {
+                match self.step(node, b) {
+                    Some(n) => node = n,
+                    None => return,
+                }
+                let v = p.nodes[node as usize].value;
+                if v != NONE {
+                    f(i + 1, v);
+                }
+            }
+            return;
+        }
         let mut node = 0u32;
         for (i, &b) in text.iter().enumerate() {
             match self.step(node, b) {
