@@ -406,6 +406,9 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
     families = REPO / "benches" / "families.md"  # python -m benches.families (issue 30)
     if families.exists():
         L.append(families.read_text(encoding="utf-8").strip() + "\n")
+    models = REPO / "benches" / "pipeline_models.md"  # python -m benches.pipeline_models (31)
+    if models.exists():
+        L.append(models.read_text(encoding="utf-8").strip() + "\n")
     L.append(METHOD)
     pipeline = REPO / "benches" / "pipeline_results.md"  # benches/pipeline.py's rows, by hand
     if pipeline.exists():

@@ -12,6 +12,11 @@
 //! the leftmost pair wins, as in `bpe_model.cc`). Characters that are not pieces stay unknown
 //! (fused, or bytes with byte fallback) after merging; user-defined pieces are matched first and
 //! never merged; merges into UNUSED pieces are undone at the end (sentencepiece's resegment).
+//!
+//! sentencepiece merges over the whole normalized text. When no piece has a `▁` right after
+//! another character (true of Llama 2 and Mistral), no merge can join the text before a `▁`
+//! that follows another character with the text from there on, so the text is cut into words
+//! there and each word is merged alone, once per distinct word ([`word_cache`]): the same ids.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -20,7 +25,11 @@ use rustc_hash::FxHashMap;
 
 use super::spm::{byte_piece, ModelProto, PieceType};
 use super::trie::Trie;
+use super::word_cache;
+use crate::mem::{try_reserve, try_vec};
 use crate::{Error, Result};
+
+const SPACE: char = '\u{2581}';
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flavor {
@@ -47,6 +56,14 @@ pub struct CharBpe {
     /// SentencePiece: UNUSED pieces (undone into their two halves at the end).
     unused: Vec<bool>,
     byte_ids: Option<Box<[u32; 256]>>,
+    /// SentencePiece: the id of each ASCII character (u32::MAX: none), as `vocab` has it.
+    ascii_ids: Box<[u32; 128]>,
+    /// SentencePiece: cut the text into words before each `▁` that follows another character.
+    split_at_space: bool,
+    /// The tag of this model's entries in the word cache.
+    owner: u64,
+    /// SentencePiece: some piece is UNUSED (merges into one are tracked to be undone).
+    any_unused: bool,
 }
 
 /// Options of a Hugging Face BPE model (the `model` object of `tokenizer.json`).
@@ -162,6 +179,10 @@ impl CharBpe {
             user_defined: None,
             unused: Vec::new(),
             byte_ids,
+            ascii_ids: Box::new([u32::MAX; 128]),
+            split_at_space: false,
+            owner: word_cache::new_owner(),
+            any_unused: false,
         })
     }
 
@@ -234,6 +255,27 @@ impl CharBpe {
         } else {
             None
         };
+        // Cutting before `▁` is exact when no merge can join a character and a following `▁`:
+        // no mergeable piece has one, and `▁` is a piece itself (so a word never starts with an
+        // unknown character that the previous word's unknowns would fuse with).
+        let joins_space = |p: &str| {
+            p.chars()
+                .zip(p.chars().skip(1))
+                .any(|(a, b)| b == SPACE && a != SPACE)
+        };
+        let split_at_space = !m.trainer_spec.treat_whitespace_as_suffix
+            && vocab
+                .get(SPACE.encode_utf8(&mut [0; 4]) as &str)
+                .is_some_and(|&i| !unused[i as usize])
+            && !mergeable.iter().any(|&i| joins_space(&m.pieces[i].piece));
+        let any_unused = unused.iter().any(|&u| u);
+        let mut ascii_ids = Box::new([u32::MAX; 128]);
+        for (c, slot) in ascii_ids.iter_mut().enumerate() {
+            if let Some(&id) = lookup_vocab.get((c as u8 as char).encode_utf8(&mut [0; 4]) as &str)
+            {
+                *slot = id;
+            }
+        }
         Ok(CharBpe {
             vocab: lookup_vocab,
             merges,
@@ -248,6 +290,10 @@ impl CharBpe {
             user_defined: any_user_defined.then_some(user_defined),
             unused,
             byte_ids,
+            ascii_ids,
+            split_at_space,
+            owner: word_cache::new_owner(),
+            any_unused,
         })
     }
 
@@ -256,7 +302,29 @@ impl CharBpe {
     }
 
     /// Encode one word (HF: a pre-tokenized piece; SentencePiece: the whole normalized text).
-    pub fn encode(&self, word: &str, out: &mut Vec<u32>) -> Result<()> {
+    pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        if !self.split_at_space {
+            return word_cache::cached(self.owner, text, out, |out| self.encode_word(text, out));
+        }
+        let bytes = text.as_bytes();
+        let space = [0xe2, 0x96, 0x81];
+        let mut start = 0;
+        let mut i = 1;
+        while i + 3 <= bytes.len() {
+            if bytes[i] == 0xe2 && bytes[i..i + 3] == space && (i < 3 || bytes[i - 3..i] != space) {
+                let w = &text[start..i];
+                word_cache::cached(self.owner, w, out, |out| self.encode_word(w, out))?;
+                start = i;
+                i += 3;
+            } else {
+                i += 1;
+            }
+        }
+        let w = &text[start..];
+        word_cache::cached(self.owner, w, out, |out| self.encode_word(w, out))
+    }
+
+    fn encode_word(&self, word: &str, out: &mut Vec<u32>) -> Result<()> {
         if word.is_empty() {
             return Ok(());
         }
@@ -273,15 +341,28 @@ impl CharBpe {
         let mut rev: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
         self.merge_all(&mut symbols, &mut rev)?;
         match self.flavor {
-            Flavor::HuggingFace => out.extend(symbols.iter().filter(|s| s.len > 0).map(|s| s.id)),
-            Flavor::SentencePiece => self.spm_output(word, &symbols, &rev, out),
+            Flavor::HuggingFace => {
+                try_reserve(out, symbols.len(), "the ids")?;
+                out.extend(symbols.iter().filter(|s| s.len > 0).map(|s| s.id))
+            }
+            Flavor::SentencePiece => {
+                // every id covers at least one byte of the word
+                try_reserve(out, word.len(), "the ids")?;
+                self.spm_output(word, &symbols, &rev, out)
+            }
         }
         Ok(())
     }
 
     fn hf_symbols(&self, w: &str) -> Result<Vec<Symbol>> {
-        // (one symbol per byte at most, but for the bytes of a prefix or suffix: those grow it)
-        let mut symbols: Vec<Symbol> = crate::mem::try_vec(w.len(), WHAT)?;
+        // at most one symbol per byte of the lookup strings, prefix and suffix included
+        let affixes = self
+            .continuing_subword_prefix
+            .as_ref()
+            .map_or(0, |p| p.len())
+            + self.end_of_word_suffix.as_ref().map_or(0, |s| s.len());
+        let mut symbols: Vec<Symbol> =
+            try_vec(w.len().saturating_mul(affixes + 1), "the BPE symbols")?;
         let push = |symbols: &mut Vec<Symbol>, id: u32, len: usize| {
             symbols.push(Symbol {
                 id,
@@ -349,8 +430,7 @@ impl CharBpe {
 
     fn spm_symbols(&self, w: &str) -> Result<Vec<Symbol>> {
         let bytes = w.as_bytes();
-        // (one symbol per byte at most: no growth past this room)
-        let mut symbols = crate::mem::try_vec(w.len(), WHAT)?;
+        let mut symbols = try_vec(w.len(), "the BPE symbols")?;
         let mut pos = 0;
         while pos < bytes.len() {
             let matched = self
@@ -359,6 +439,7 @@ impl CharBpe {
                 .and_then(|t| t.longest_prefix(&bytes[pos..]));
             let (len, id, frozen) = match matched {
                 Some((len, id)) => (len, id, true),
+                None if bytes[pos] < 0x80 => (1, self.ascii_ids[bytes[pos] as usize], false),
                 None => {
                     let len = super::unigram::utf8_len(bytes[pos]).min(bytes.len() - pos);
                     let id = self
@@ -382,14 +463,12 @@ impl CharBpe {
         Ok(symbols)
     }
 
-    /// Apply the merges; the queue of candidate merges grows fallibly (it holds up to about
-    /// three entries per symbol).
     fn merge_all(
         &self,
         symbols: &mut [Symbol],
         rev: &mut FxHashMap<u32, (u32, u32)>,
     ) -> Result<()> {
-        let track_unused = self.flavor == Flavor::SentencePiece && self.unused.iter().any(|&u| u);
+        let track_unused = self.any_unused;
         let pair = |symbols: &[Symbol], left: usize, right: usize| -> Option<(u32, u32)> {
             let (l, r) = (symbols[left], symbols[right]);
             if l.frozen || r.frozen {
@@ -397,29 +476,25 @@ impl CharBpe {
             }
             self.merges.get(&(l.id, r.id)).copied()
         };
-        let mut heap = BinaryHeap::from(crate::mem::try_vec(symbols.len(), WHAT)?);
-        let mut note = |heap: &mut BinaryHeap<Merge>,
-                        symbols: &[Symbol],
-                        left: usize,
-                        right: usize|
-         -> Result<()> {
-            if let Some((rank, new_id)) = pair(symbols, left, right) {
-                heap.try_reserve(1).map_err(|_| {
-                    crate::mem::oom(WHAT, heap.len() + 1, std::mem::size_of::<Merge>())
-                })?;
-                heap.push(Merge {
-                    pos: left as u32,
-                    rank,
-                    new_id,
-                });
-                if track_unused && self.unused.get(new_id as usize) == Some(&true) {
-                    rev.insert(new_id, (symbols[left].id, symbols[right].id));
+        // every merge pushes at most two candidates and removes one symbol
+        let mut heap = BinaryHeap::new();
+        heap.try_reserve(symbols.len().saturating_mul(3))
+            .map_err(|_| crate::mem::oom("the BPE merges", symbols.len() * 3, 12))?;
+        let mut note =
+            |heap: &mut BinaryHeap<Merge>, symbols: &[Symbol], left: usize, right: usize| {
+                if let Some((rank, new_id)) = pair(symbols, left, right) {
+                    heap.push(Merge {
+                        pos: left as u32,
+                        rank,
+                        new_id,
+                    });
+                    if track_unused && self.unused.get(new_id as usize) == Some(&true) {
+                        rev.insert(new_id, (symbols[left].id, symbols[right].id));
+                    }
                 }
-            }
-            Ok(())
-        };
+            };
         for i in 1..symbols.len() {
-            note(&mut heap, symbols, i - 1, i)?;
+            note(&mut heap, symbols, i - 1, i);
         }
         while let Some(top) = heap.pop() {
             let pos = top.pos as usize;
@@ -440,10 +515,10 @@ impl CharBpe {
                 symbols[right.next as usize].prev = pos as i32;
             }
             if symbols[pos].prev >= 0 {
-                note(&mut heap, symbols, symbols[pos].prev as usize, pos)?;
+                note(&mut heap, symbols, symbols[pos].prev as usize, pos);
             }
             if symbols[pos].next >= 0 {
-                note(&mut heap, symbols, pos, symbols[pos].next as usize)?;
+                note(&mut heap, symbols, pos, symbols[pos].next as usize);
             }
         }
         Ok(())
@@ -514,9 +589,6 @@ fn link(symbols: &mut [Symbol]) {
         s.next = if i + 1 < n { i as i32 + 1 } else { -1 };
     }
 }
-
-/// What a refused allocation of the model names.
-const WHAT: &str = "the symbols of a word";
 
 #[cfg(test)]
 mod tests {

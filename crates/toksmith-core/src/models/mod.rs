@@ -7,12 +7,14 @@
 //! * [`unigram`]: Unigram (Viterbi over piece scores; SentencePiece and Hugging Face);
 //! * [`wordpiece`]: WordPiece (greedy longest match with a continuing-subword prefix);
 //! * [`spm`]: the SentencePiece `.model` protobuf reader;
-//! * [`trie`]: the byte trie the models above share.
+//! * [`trie`]: the byte trie the models above share;
+//! * [`word_cache`]: the per-thread cache of whole words' ids.
 
 pub mod char_bpe;
 pub mod fixed_words;
 pub mod spm;
 pub mod trie;
 pub mod unigram;
+pub mod word_cache;
 pub mod wordpiece;
 pub mod words;

@@ -17,6 +17,8 @@
 
 use super::spm::{byte_piece, ModelProto, PieceType};
 use super::trie::Trie;
+use super::word_cache;
+use crate::mem::{try_reserve, try_vec};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,14 +32,18 @@ pub struct Unigram {
     pieces: Vec<String>,
     scores: Vec<f64>,
     trie: Trie,
-    /// Per id: a user-defined piece (sentencepiece's bonus score).
-    user_defined: Vec<bool>,
     unk_id: Option<u32>,
     unk_score: f64,
-    max_score: f64,
     /// `<0xAB>` ids when byte fallback is on and all 256 byte pieces exist.
     byte_ids: Option<Box<[u32; 256]>>,
     mode: ScoreMode,
+    /// Per id: the score a lattice node of the piece gets (user-defined bonus included; in
+    /// SentencePiece mode an f32 value).
+    node_scores: Vec<f64>,
+    /// The tag of this model's entries in the word cache (Hugging Face mode only: there each
+    /// word's lattice starts from 0; sentencepiece sums f32 scores over the whole text, so a
+    /// word's best path may depend on the score it starts from).
+    owner: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -92,16 +98,29 @@ impl Unigram {
                 _ => {}
             }
         }
+        trie.finish();
         let pieces: Vec<String> = m.pieces.iter().map(|p| p.piece.clone()).collect();
         let byte_ids = byte_ids_of(&pieces, m.trainer_spec.byte_fallback);
+        let node_scores = m
+            .pieces
+            .iter()
+            .zip(&user_defined)
+            .map(|(p, &user)| {
+                if user {
+                    f64::from(p.piece.len() as f32 * max_score - 0.1f32)
+                } else {
+                    f64::from(p.score)
+                }
+            })
+            .collect();
         Ok(Unigram {
             scores: m.pieces.iter().map(|p| f64::from(p.score)).collect(),
+            node_scores,
+            owner: word_cache::new_owner(),
             pieces,
             trie,
-            user_defined,
             unk_id: Some(m.unk_id()),
             unk_score: f64::from(min_score - 10.0f32),
-            max_score: f64::from(max_score),
             byte_ids,
             mode: ScoreMode::SentencePiece,
         })
@@ -137,16 +156,17 @@ impl Unigram {
             min_score = min_score.min(*s);
             trie.insert(p.as_bytes(), i as u32);
         }
+        trie.finish();
         let (pieces, scores): (Vec<String>, Vec<f64>) = vocab.into_iter().unzip();
         let byte_ids = byte_ids_of(&pieces, byte_fallback);
         Ok(Unigram {
+            node_scores: scores.clone(),
+            owner: word_cache::new_owner(),
             pieces,
             scores,
             trie,
-            user_defined: vec![false; n],
             unk_id,
             unk_score: min_score - 10.0,
-            max_score: 0.0,
             byte_ids,
             mode: ScoreMode::HuggingFace,
         })
@@ -164,18 +184,38 @@ impl Unigram {
         self.pieces.get(id as usize).map(|s| s.as_str())
     }
 
+    /// Each piece's score, as the file gives it.
+    pub fn scores(&self) -> &[f64] {
+        &self.scores
+    }
+
     pub fn unk_id(&self) -> Option<u32> {
         self.unk_id
     }
 
     /// The best segmentation of `text` as (start, end, id) byte spans; unknown characters are
-    /// one span each with `id == u32::MAX`. The lattice (one node per byte) and the spans are
-    /// allocated fallibly ([`Error::OutOfMemory`]).
+    /// one span each with `id == u32::MAX`. The lattice and the spans are allocated fallibly
+    /// ([`crate::Error::OutOfMemory`]).
     pub fn segment(&self, text: &str) -> Result<Vec<(usize, usize, u32)>> {
-        const WHAT: &str = "the segmentation lattice";
+        const WHAT: &str = "the segmentation spans";
+        let best = self.lattice(text)?;
+        let mut out = Vec::new();
+        let mut end = text.len();
+        while end > 0 {
+            let node = best[end];
+            let start = node.starts_at as usize;
+            crate::mem::try_push(&mut out, (start, end, node.id), WHAT)?;
+            end = start;
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The best path's last node at each byte position of `text`.
+    fn lattice(&self, text: &str) -> Result<Vec<Best>> {
         let bytes = text.as_bytes();
         let size = bytes.len();
-        let mut best = crate::mem::try_vec(size + 1, WHAT)?;
+        let mut best = try_vec(size + 1, "the Unigram lattice")?;
         best.resize(
             size + 1,
             Best {
@@ -185,20 +225,18 @@ impl Unigram {
             },
         );
         let spm = self.mode == ScoreMode::SentencePiece;
+        let node_scores = &self.node_scores[..];
         let mut starts_at = 0usize;
         while starts_at < size {
             let here = best[starts_at].score;
+            let here32 = here as f32;
             let mblen = utf8_len(bytes[starts_at]).min(size - starts_at);
             let mut has_single_node = false;
             self.trie
                 .common_prefixes(&bytes[starts_at..], |length, id| {
-                    let score = if self.user_defined[id as usize] {
-                        f64::from(length as f32 * self.max_score as f32 - 0.1f32)
-                    } else {
-                        self.scores[id as usize]
-                    };
+                    let score = node_scores[id as usize];
                     let candidate = if spm {
-                        f64::from(score as f32 + here as f32)
+                        f64::from(score as f32 + here32)
                     } else {
                         score + here
                     };
@@ -214,7 +252,7 @@ impl Unigram {
                 });
             if !has_single_node {
                 let candidate = if spm {
-                    f64::from(self.unk_score as f32 + here as f32)
+                    f64::from(self.unk_score as f32 + here32)
                 } else {
                     self.unk_score + here
                 };
@@ -227,22 +265,39 @@ impl Unigram {
             }
             starts_at += mblen;
         }
-        let mut out = Vec::new();
-        let mut end = size;
-        while end > 0 {
-            let node = best[end];
-            let start = node.starts_at as usize;
-            crate::mem::try_push(&mut out, (start, end, node.id), WHAT)?;
-            end = start;
-        }
-        out.reverse();
-        Ok(out)
+        Ok(best)
     }
 
     /// Encode `text` (already normalized and pre-tokenized) into `out`.
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        match self.mode {
+            ScoreMode::HuggingFace => {
+                word_cache::cached(self.owner, text, out, |out| self.encode_uncached(text, out))
+            }
+            ScoreMode::SentencePiece => self.encode_uncached(text, out),
+        }
+    }
+
+    fn encode_uncached(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        let best = self.lattice(text)?;
+        let mut n = 0;
+        let mut end = text.len();
+        while end > 0 {
+            end = best[end].starts_at as usize;
+            n += 1;
+        }
+        let mut spans = try_vec(n, "the Unigram segmentation")?;
+        let mut end = text.len();
+        while end > 0 {
+            let node = best[end];
+            spans.push((node.starts_at as usize, end, node.id));
+            end = node.starts_at as usize;
+        }
+        drop(best);
+        // every id covers at least one byte
+        try_reserve(out, text.len(), "the ids")?;
         let mut prev_unk = false;
-        for (start, end, id) in self.segment(text)? {
+        for &(start, end, id) in spans.iter().rev() {
             if id != u32::MAX {
                 out.push(id);
                 prev_unk = false;

@@ -39,6 +39,8 @@ impl WordPiece {
                 }
             }
         }
+        first.finish();
+        cont.finish();
         Ok(WordPiece {
             first,
             cont,

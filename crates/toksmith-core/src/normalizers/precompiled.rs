@@ -13,7 +13,6 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::mem::TextBuf;
 use crate::models::spm::NormalizerSpec;
 use crate::models::trie::Trie;
 use crate::{Error, Result};
@@ -22,6 +21,8 @@ use crate::{Error, Result};
 pub struct Precompiled {
     units: Vec<u32>,
     normalized: Vec<u8>,
+    /// Bit b set: no key starts with the ASCII byte b (the byte is its own normalization).
+    plain_ascii: u128,
 }
 
 impl Precompiled {
@@ -47,10 +48,25 @@ impl Precompiled {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        Ok(Precompiled {
+        let mut p = Precompiled {
             units,
             normalized: blob[4 + size..].to_vec(),
-        })
+            plain_ascii: 0,
+        };
+        p.plain_ascii = (0..128u8)
+            .filter(|&b| !p.starts_any(b))
+            .fold(0, |m, b| m | (1 << b));
+        Ok(p)
+    }
+
+    /// Whether some key starts with byte `b`.
+    fn starts_any(&self, b: u8) -> bool {
+        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
+        let Some(&root) = self.units.first() else {
+            return false;
+        };
+        let pos = offset(root) ^ b as usize;
+        matches!(self.units.get(pos), Some(&u) if u & ((1 << 31) | 0xff) == u32::from(b))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -108,13 +124,45 @@ impl Precompiled {
         Some((self.replacement(v)?, len))
     }
 
-    /// Hugging Face's `Precompiled` normalizer; [`crate::Error::OutOfMemory`] when the
-    /// allocator refuses its room.
-    pub fn normalize_hf(&self, text: &str) -> crate::Result<String> {
+    /// Hugging Face's `Precompiled` normalizer.
+    pub fn normalize_hf(&self, text: &str) -> Result<String> {
         if self.is_empty() {
-            return crate::mem::try_string(text, WHAT);
+            return crate::mem::try_string(text, "the normalized text");
         }
-        let mut out = TextBuf::with_capacity(text.len(), WHAT)?;
+        let mut out = String::new();
+        grow(&mut out, text.len())?;
+        let bytes = text.as_bytes();
+        // An ASCII character other than CR followed by another ASCII character (or the end) is a
+        // grapheme cluster of its own: one that no key starts with is copied as it is. The
+        // rest goes through the clusters, cut where two ASCII characters (no CR LF) meet, which
+        // is always a cluster boundary.
+        let own_cluster = |i: usize| {
+            let b = bytes[i];
+            b < 0x80 && b != b'\r' && bytes.get(i + 1).is_none_or(|&n| n < 0x80)
+        };
+        let mut i = 0;
+        while i < bytes.len() {
+            if own_cluster(i) && self.plain_ascii & (1 << bytes[i]) != 0 {
+                let start = i;
+                while i < bytes.len() && own_cluster(i) && self.plain_ascii & (1 << bytes[i]) != 0 {
+                    i += 1;
+                }
+                out.push_str(&text[start..i]);
+                continue;
+            }
+            let start = i;
+            i += 1;
+            while i < bytes.len()
+                && !(bytes[i] < 0x80 && bytes[i - 1] < 0x80 && bytes[i - 1] != b'\r')
+            {
+                i += 1;
+            }
+            self.clusters_hf(&text[start..i], &mut out);
+        }
+        Ok(out)
+    }
+
+    fn clusters_hf(&self, text: &str, out: &mut String) {
         for g in text.graphemes(true) {
             if g.len() < 6 {
                 if let Some(r) = self.transform_first(g) {
@@ -129,7 +177,6 @@ impl Precompiled {
                 }
             }
         }
-        out.finish()
     }
 }
 
@@ -143,6 +190,9 @@ pub struct SpmNormalizer {
     remove_extra_whitespaces: bool,
     escape_whitespaces: bool,
     treat_whitespace_as_suffix: bool,
+    /// Bit b set: the ASCII byte b is not a space and neither a rule nor a user-defined piece
+    /// starts with it, so it normalizes to itself.
+    plain_ascii: u128,
 }
 
 const SPACE_SYMBOL: &str = "\u{2581}";
@@ -157,8 +207,14 @@ impl SpmNormalizer {
         for (i, s) in user_defined.iter().enumerate() {
             trie.insert(s.as_bytes(), i as u32);
         }
+        trie.finish();
+        let map = Precompiled::from_blob(&spec.precompiled_charsmap)?;
+        let plain_ascii = (0..128u8)
+            .filter(|&b| b != b' ' && !map.starts_any(b) && !trie.starts_with_byte(b))
+            .fold(0, |m, b| m | (1u128 << b));
         Ok(SpmNormalizer {
-            map: Precompiled::from_blob(&spec.precompiled_charsmap)?,
+            map,
+            plain_ascii,
             user_defined: (!user_defined.is_empty()).then_some(trie),
             add_dummy_prefix: spec.add_dummy_prefix,
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
@@ -185,10 +241,11 @@ impl SpmNormalizer {
         (&input[..len], len)
     }
 
-    /// The normalized text; [`crate::Error::OutOfMemory`] when the allocator refuses its room.
-    pub fn normalize(&self, text: &str) -> crate::Result<String> {
+    /// The normalized text; [`Error::OutOfMemory`] when the output cannot grow.
+    pub fn normalize(&self, text: &str) -> Result<String> {
         let mut input = text;
-        let mut out = TextBuf::with_capacity(text.len().saturating_mul(3) / 2 + 3, WHAT)?;
+        let mut out = String::new();
+        grow(&mut out, text.len() + 3)?;
         let space = if self.escape_whitespaces {
             SPACE_SYMBOL
         } else {
@@ -204,19 +261,31 @@ impl SpmNormalizer {
             }
         }
         if input.is_empty() {
-            return out.finish();
+            return Ok(out);
         }
         if !self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             out.push_str(space);
         }
         let mut is_prev_space = self.remove_extra_whitespaces;
         while !input.is_empty() {
+            let plain = |b: u8| b < 0x80 && self.plain_ascii & (1 << b) != 0;
+            if plain(input.as_bytes()[0]) {
+                // a run of characters that are their own normalization (never a space)
+                let run = input.bytes().position(|b| !plain(b)).unwrap_or(input.len());
+                grow(&mut out, run)?;
+                out.push_str(&input[..run]);
+                is_prev_space = false;
+                input = &input[run..];
+                continue;
+            }
             let (r, len) = self.prefix(input);
             let mut sp = r;
             if is_prev_space {
                 sp = sp.trim_start_matches(' ');
             }
             if !sp.is_empty() {
+                // at most 3 bytes (`▁`) for each byte (a space)
+                grow(&mut out, sp.len() * 3)?;
                 if self.escape_whitespaces {
                     for (i, part) in sp.split(' ').enumerate() {
                         if i > 0 {
@@ -240,14 +309,22 @@ impl SpmNormalizer {
             }
         }
         if self.treat_whitespace_as_suffix && self.add_dummy_prefix {
+            grow(&mut out, space.len())?;
             out.push_str(space);
         }
-        out.finish()
+        Ok(out)
     }
 }
 
-/// What a refused allocation of the normalizers names.
-const WHAT: &str = "the normalized text";
+/// Room for `n` more bytes in `out`, or [`Error::OutOfMemory`].
+#[inline]
+fn grow(out: &mut String, n: usize) -> Result<()> {
+    if out.capacity() - out.len() >= n {
+        return Ok(());
+    }
+    out.try_reserve(n)
+        .map_err(|_| crate::mem::oom("the normalized text", out.len().saturating_add(n), 1))
+}
 
 #[cfg(test)]
 mod tests {
