@@ -287,9 +287,18 @@ impl Pipeline {
     /// Text -> ids; `match_special`: special added tokens in the text become their ids (non-
     /// special added tokens always do).
     pub fn encode(&self, text: &str, match_special: bool) -> Result<Vec<u32>> {
+        self.encode_allowing(text, if match_special { None } else { Some(&[]) })
+    }
+
+    /// Text -> ids; `allowed`: the special tokens (by id) that become their ids when the text
+    /// holds them (`None`: all of them); the others are plain text. Non-special added tokens
+    /// always become their ids.
+    pub fn encode_allowing(&self, text: &str, allowed: Option<&[u32]>) -> Result<Vec<u32>> {
         let mut ids = Vec::with_capacity(text.len() / 3 + 1);
         let bytes = text.as_bytes();
-        let accept = |_: u32, kind: AddedKind| match_special || kind == AddedKind::Pinned;
+        let accept = |id: u32, kind: AddedKind| {
+            kind == AddedKind::Pinned || allowed.is_none_or(|a| a.contains(&id))
+        };
         let mut last = 0;
         while let Some((start, end, id)) = self.matcher.find(bytes, last, &accept) {
             if last < start {
@@ -332,6 +341,18 @@ impl Pipeline {
         texts
             .par_iter()
             .map(|t| self.encode(t, match_special))
+            .collect()
+    }
+
+    /// [`Pipeline::encode_allowing`] of each text, in parallel (on the current rayon pool).
+    pub fn encode_batch_allowing(
+        &self,
+        texts: &[String],
+        allowed: Option<&[u32]>,
+    ) -> Result<Vec<Vec<u32>>> {
+        texts
+            .par_iter()
+            .map(|t| self.encode_allowing(t, allowed))
             .collect()
     }
 
