@@ -46,6 +46,19 @@ _DOC_KEYS = re.compile(r'"(?:truncation|padding|post_processor)"\s*:\s*(?!null)'
 SpecialSet = Union[str, FrozenSet[str], Sequence[str], set]
 
 
+def _fixed_char_starts(text: str) -> List[int]:
+    """For each character of ``fix_surrogates(text)`` (and its end), its index in ``text``: a
+    surrogate pair is one character there."""
+    starts = []
+    i, n = 0, len(text)
+    while i < n:
+        starts.append(i)
+        pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < n and "\udc00" <= text[i + 1] <= "\udfff"
+        i += 2 if pair else 1
+    starts.append(n)
+    return starts
+
+
 class PipelineTokenizer(LengthSettings):
     """A SentencePiece, Unigram, WordPiece or character-BPE tokenizer.
 
@@ -363,6 +376,43 @@ class PipelineTokenizer(LengthSettings):
             return ids
         return self._finished([ids], add)[0]
 
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        special: Optional[bool] = None,
+        allowed_special: Optional[SpecialSet] = None,
+        disallowed_special: Optional[SpecialSet] = None,
+        add_special_tokens: Optional[bool] = None,
+    ) -> Tuple[List[int], List[Tuple[int, int]]]:
+        """Encode like :meth:`encode` (without truncation and padding) and give each id's
+        ``(start, end)`` character span in ``text``, as ``tokenizers``' ``Encoding.offsets``:
+        the normalized text is aligned to ``text`` (a ``Metaspace`` ``▁`` or a BERT
+        ``[UNK]`` spans the characters it stands for; the tokens a :attr:`template` adds span
+        ``(0, 0)``). Tokens made of part of a character (byte fallback) span the whole
+        character. A run of text that a normalizer does not change piecewise (rare: characters
+        that compose with their neighbours) is aligned as a whole: its tokens span all of it.
+
+        >>> import toksmith  # doctest: +SKIP
+        >>> bert.encode_with_offsets("Hello, world")  # doctest: +SKIP
+        ([101, 7592, 1010, 2088, 102], [(0, 0), (0, 5), (5, 6), (7, 12), (0, 0)])
+        """
+        text = self._check_text(text)
+        allowed, rx = self._allowed_ids(special, allowed_special, disallowed_special)
+        self._check_disallowed(text, rx)
+        try:
+            ids, spans = self._core.encode_with_offsets(text, allowed)
+        except UnicodeEncodeError:
+            ids, spans = self._core.encode_with_offsets(fix_surrogates(text), allowed)
+            starts = _fixed_char_starts(text)
+            spans = [(starts[a], starts[b]) for a, b in spans]
+        if self._check_add(add_special_tokens):
+            assert self._template is not None
+            prefix, suffix = self._template
+            ids = [*prefix, *ids, *suffix]
+            spans = [(0, 0)] * len(prefix) + spans + [(0, 0)] * len(suffix)
+        return ids, spans
+
     def encode_ordinary(self, text: str) -> List[int]:
         """The ids of the text alone, special tokens as plain text (tiktoken's
         ``encode_ordinary``): no template, truncation or padding."""
@@ -598,7 +648,14 @@ class PipelineTokenizer(LengthSettings):
         """Write ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json``
         into ``directory`` (created if needed), for ``tokenizers.Tokenizer.from_file`` and
         ``transformers.PreTrainedTokenizerFast.from_pretrained``: the same ids as :meth:`encode`
-        with ``special=True`` (``tokenizers`` always matches special tokens in the text)."""
+        with ``special=True`` (``tokenizers`` always matches special tokens in the text), and
+        for a ``tokenizer.json`` or WordPiece folder the same template. A SentencePiece model
+        is written as ``transformers`` converts it, its normalizer spelled out with
+        ``tokenizers``' parts and its BPE merges in score order; no template (sentencepiece
+        adds no ``<s>``). One thing the format cannot say: a Hugging Face Unigram model
+        matches the text of its unknown piece (``<unk>`` written in the text) as that piece,
+        which sentencepiece never does. A model that the format cannot hold at all
+        (user-defined pieces, whitespace as a suffix) raises :class:`ConversionError`."""
         _pipeline_files.save_pipeline_huggingface(self.to_huggingface_json(), directory)
 
     def __repr__(self) -> str:

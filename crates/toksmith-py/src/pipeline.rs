@@ -178,6 +178,35 @@ impl Pipeline {
         .map_err(to_py)
     }
 
+    /// The ids of `encode_allowing` and each one's `(start, end)` character span in `text`.
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<Vec<u32>>,
+    ) -> PyResult<(Vec<u32>, Vec<(usize, usize)>)> {
+        py.detach(|| {
+            let (ids, spans) = self.inner.encode_with_offsets(text, allowed.as_deref())?;
+            // byte offset -> index of the character it is in (or starts)
+            let mut at = vec![0usize; text.len() + 1];
+            let mut n = 0;
+            for (i, c) in text.char_indices() {
+                at[i..i + c.len_utf8()].fill(n);
+                n += 1;
+            }
+            at[text.len()] = n;
+            let chars = spans
+                .into_iter()
+                .map(|(a, b)| {
+                    let end = at[b] + usize::from(!text.is_char_boundary(b));
+                    (at[a], end)
+                })
+                .collect();
+            Ok((ids, chars))
+        })
+        .map_err(to_py)
+    }
+
     #[pyo3(signature = (texts, match_special, threads=0))]
     fn encode_batch(
         &self,

@@ -248,20 +248,21 @@ def _template_json(
 
 
 def _spm_merges(pieces: List[Tuple[str, float, str]]) -> List[List[str]]:
-    """The merges of a SentencePiece BPE model as ``transformers`` converts them: each split of
-    a normal piece into two pieces, in the order of the merged piece's id (a BPE model's pieces
-    are in score order), then of the two pieces' ids."""
+    """The merges of a SentencePiece BPE model: each split of a normal piece into two pieces,
+    in the order sentencepiece merges them, by the merged piece's score (highest first; Llama
+    gives its runs of spaces the lowest score, though their ids are low), then its id, then
+    the two pieces' ids."""
     vocab: Dict[str, int] = {}
     for i, (p, _, _) in enumerate(pieces):
         vocab.setdefault(p, i)
     merges = []
-    for i, (p, _, kind) in enumerate(pieces):
+    for i, (p, score, kind) in enumerate(pieces):
         if kind not in ("normal", "user_defined", "unused") or len(p) < 2:
             continue
         for k in range(1, len(p)):
             a, b = p[:k], p[k:]
             if a in vocab and b in vocab:
-                merges.append((i, vocab[a], vocab[b], a, b))
+                merges.append((-score, i, vocab[a], vocab[b], a, b))
     merges.sort()
     return [[a, b] for *_, a, b in merges]
 
