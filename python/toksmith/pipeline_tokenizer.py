@@ -513,7 +513,7 @@ class PipelineTokenizer(LengthSettings):
         every text's ids."""
         import numpy as np
 
-        marks = []
+        marks: List[Optional[int]] = []
         for what, v in (("bos", bos), ("eos", eos)):
             if v is None:
                 marks.append(None)

@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
+use unicode_segmentation::UnicodeSegmentation;
 
 use crate::added::{AddedKind, AddedMatcher};
 use crate::decoders::spm::SpmDecoder;
@@ -634,17 +635,23 @@ impl Aligned {
     }
 
     /// Each unit (a byte range of the text) replaced by what `f` makes of it, aligned to the
-    /// unit's origin.
+    /// unit's origin (`first`: to the origin of its first character, as `tokenizers` aligns
+    /// what a grapheme becomes).
     fn map_units(
         &self,
         units: &[(usize, usize)],
         f: &dyn Fn(&str) -> Result<String>,
+        first: bool,
     ) -> Result<Aligned> {
         let mut text = String::with_capacity(self.text.len());
         let mut align = Vec::with_capacity(self.align.len());
         for &(a, b) in units {
             let out = f(&self.text[a..b])?;
-            let r = self.span(a, b);
+            let r = if first {
+                self.align[a]
+            } else {
+                self.span(a, b)
+            };
             align.extend(std::iter::repeat_n(r, out.len()));
             text.push_str(&out);
         }
@@ -652,8 +659,8 @@ impl Aligned {
     }
 
     /// `f` (a normalizer that maps characters, mostly on their own) applied a character at a
-    /// time, else a word at a time, else to the whole text: the first whose result is `f` of
-    /// the whole text.
+    /// time, else a grapheme, else a word at a time, else to the whole text: the first whose
+    /// result is `f` of the whole text.
     fn local(&self, f: &dyn Fn(&str) -> Result<String>) -> Result<Aligned> {
         let want = f(&self.text)?;
         let chars: Vec<(usize, usize)> = self
@@ -661,7 +668,16 @@ impl Aligned {
             .char_indices()
             .map(|(i, c)| (i, i + c.len_utf8()))
             .collect();
-        let a = self.map_units(&chars, f)?;
+        let a = self.map_units(&chars, f, false)?;
+        if a.text == want {
+            return Ok(a);
+        }
+        let graphemes: Vec<(usize, usize)> = self
+            .text
+            .grapheme_indices(true)
+            .map(|(i, g)| (i, i + g.len()))
+            .collect();
+        let a = self.map_units(&graphemes, f, true)?;
         if a.text == want {
             return Ok(a);
         }
@@ -679,15 +695,16 @@ impl Aligned {
         if start < self.text.len() {
             words.push((start, self.text.len()));
         }
-        let a = self.map_units(&words, f)?;
+        let a = self.map_units(&words, f, false)?;
         if a.text == want {
             return Ok(a);
         }
-        self.map_units(&[(0, self.text.len())], f)
+        self.map_units(&[(0, self.text.len())], f, false)
     }
 
     /// The byte ranges `spans` (in order, not overlapping) replaced by `content`, aligned to
-    /// the origin of what they replace.
+    /// the origin of the last character they replace (as `tokenizers` aligns a replacement:
+    /// the matched characters are removed, the new ones added after the last of them).
     fn replace_spans(&self, spans: &[(usize, usize)], content: &str) -> Aligned {
         let mut text = String::with_capacity(self.text.len());
         let mut align = Vec::with_capacity(self.align.len());
@@ -696,7 +713,7 @@ impl Aligned {
             text.push_str(&self.text[last..a]);
             align.extend_from_slice(&self.align[last..a]);
             text.push_str(content);
-            align.extend(std::iter::repeat_n(self.span(a, b), content.len()));
+            align.extend(std::iter::repeat_n(self.align[b - 1], content.len()));
             last = b;
         }
         text.push_str(&self.text[last..]);
@@ -829,8 +846,7 @@ fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Aligned {
             } else {
                 sp.to_string()
             };
-            out.align
-                .extend(std::iter::repeat_n(*range, piece.len()));
+            out.align.extend(std::iter::repeat_n(*range, piece.len()));
             out.text.push_str(&piece);
             is_prev_space = sp.ends_with(' ');
         }
@@ -1290,6 +1306,26 @@ mod tests {
         assert_eq!(p.decode(&[1, 2, 3, 4]).unwrap(), "[CLS] hellos!");
         assert!(p.decode(&[9]).is_err());
         assert!(Pipeline::from_hf_json("{\"model\":{\"type\":\"Foo\"}}").is_err());
+    }
+
+    #[test]
+    fn offsets_follow_the_normalizer() {
+        let json = r###"{"added_tokens":[{"id":1,"content":"[CLS]","special":true}],
+            "normalizer":{"type":"Sequence","normalizers":[{"type":"Lowercase"},
+            {"type":"Replace","pattern":{"Regex":" {2,}"},"content":" "}]},
+            "pre_tokenizer":{"type":"BertPreTokenizer"},
+            "model":{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##",
+            "vocab":{"[UNK]":0,"[CLS]":1,"hello":2,"##s":3,"!":4,"x":5}}}"###;
+        let p = Pipeline::from_hf_json(json).unwrap();
+        let text = "[CLS]HELLOS!   x \u{e9}t\u{e9}";
+        let (ids, spans) = p.encode_with_offsets(text, None).unwrap();
+        assert_eq!(ids, p.encode(text, true).unwrap());
+        assert_eq!(ids, vec![1, 2, 3, 4, 5, 0]);
+        // byte spans: [CLS], HELLO, S, !, x, the unknown word
+        assert_eq!(
+            spans,
+            vec![(0, 5), (5, 10), (10, 11), (11, 12), (15, 16), (17, 22)]
+        );
     }
 
     #[test]
