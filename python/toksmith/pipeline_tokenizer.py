@@ -37,6 +37,7 @@ from .errors import (
 from .files import pipeline_files as _pipeline_files
 from .files.huggingface import _post_template, read_padding, read_truncation
 from .files.pipeline_files import PipelineSource
+from .spec import Padding, Truncation
 
 #: a truncation, padding or post-processor that is not null (a vocab entry named so also
 #: matches: then the document is parsed to tell)
@@ -658,11 +659,30 @@ class PipelineTokenizer(LengthSettings):
         (user-defined pieces, whitespace as a suffix) raises :class:`ConversionError`."""
         _pipeline_files.save_pipeline_huggingface(self.to_huggingface_json(), directory)
 
+    def __reduce__(self):
+        """Pickled as the file it was read from (and its name, truncation and padding), so
+        that it goes to worker processes (``multiprocessing``, ``datasets.map``)."""
+        if self._source is None:
+            raise TypeError("a PipelineTokenizer not read from a file cannot be pickled")
+        return (_rebuild, (self._source, self.name, self._truncation, self._padding))
+
     def __repr__(self) -> str:
         return (
             f"<PipelineTokenizer {self.model_kind} n_vocab={self.n_vocab}"
             f"{' ' + repr(self.name) if self.name else ''}>"
         )
+
+
+def _rebuild(
+    source: PipelineSource,
+    name: str,
+    truncation: Optional[Truncation],
+    padding: Optional[Padding],
+) -> PipelineTokenizer:
+    tok = PipelineTokenizer.from_source(source)
+    tok.name = name
+    tok._truncation, tok._padding = truncation, padding
+    return tok
 
 
 class PipelineStreamDecoder:

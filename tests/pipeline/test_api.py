@@ -140,3 +140,19 @@ def test_bert_folder_template_matches_transformers(files):
     for text in TEXTS:
         assert tok.encode(text) == ref(text)["input_ids"], text
     assert tok.encode_batch(TEXTS) == ref(TEXTS)["input_ids"]
+
+
+def test_pickle_and_reset(files, hf_refs):
+    import pickle
+
+    tok = toksmith.load_any(hf_refs["bert"][1])
+    tok.enable_truncation(5)
+    back = pickle.loads(pickle.dumps(tok))
+    assert back.truncation == tok.truncation and back.template == tok.template
+    assert back.encode_batch(TEXTS) == tok.encode_batch(TEXTS)
+    llama = toksmith.load_any(files / "llama2.model")
+    assert pickle.loads(pickle.dumps(llama)).encode(TEXTS[5]) == llama.encode(TEXTS[5])
+    d = llama.stream_decoder()
+    assert d.push_many(llama.encode("\U0001f917")[:3]) == ""  # 2 of its 4 bytes: pending
+    d.reset()
+    assert d.push_many(llama.encode("Hi")) + d.flush() == "Hi"
