@@ -68,6 +68,9 @@ enum Stages {
     },
 }
 
+/// The ids of a text and each one's `(start, end)` byte span in it.
+pub type IdsAndSpans = (Vec<u32>, Vec<(usize, usize)>);
+
 /// What [`Pipeline::encode_with_offsets`] needs of a SentencePiece normalizer spec.
 #[derive(Debug, Clone)]
 struct SpmSpec {
@@ -428,11 +431,7 @@ impl Pipeline {
     /// aligned as a whole: its tokens then span the whole run between added tokens). The ids
     /// are those of `encode_allowing`. A token made of part of a character (a byte-fallback
     /// token) spans the whole character.
-    pub fn encode_with_offsets(
-        &self,
-        text: &str,
-        allowed: Option<&[u32]>,
-    ) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+    pub fn encode_with_offsets(&self, text: &str, allowed: Option<&[u32]>) -> Result<IdsAndSpans> {
         let mut ids = Vec::new();
         let mut spans = Vec::new();
         let bytes = text.as_bytes();

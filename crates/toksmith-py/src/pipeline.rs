@@ -184,7 +184,7 @@ impl Pipeline {
         py: Python<'_>,
         text: &str,
         allowed: Option<Vec<u32>>,
-    ) -> PyResult<(Vec<u32>, Vec<(usize, usize)>)> {
+    ) -> PyResult<pipeline::IdsAndSpans> {
         py.detach(|| {
             let (ids, spans) = self.inner.encode_with_offsets(text, allowed.as_deref())?;
             // byte offset -> index of the character it is in (or starts)
