@@ -26,13 +26,17 @@ def test_convert_to_gpt2_says_the_pinned_tokens_are_not_stored(tok_path, tmp_pat
     assert back.encode_ordinary("in New York") == tok.encode_ordinary("in New York")
 
 
-def test_convert_of_a_pipeline_tokenizer_is_refused_by_name(tmp_path, capsys):
-    """A SentencePiece model loads exactly but has no writer yet: refused with a message (was an
-    AttributeError traceback)."""
+def test_convert_of_a_pipeline_tokenizer_to_a_byte_level_format_is_refused_by_name(
+    tmp_path, capsys
+):
+    """A SentencePiece model is written --to huggingface (tests/pipeline/test_export.py); the
+    byte-level formats are refused with a message naming the model (was an AttributeError
+    traceback)."""
     model = tmp_path / "llama2.model"
     model.write_bytes(lzma.decompress((DATA / "models" / "llama2.model.xz").read_bytes()))
     for out in ("out.json", "tokenizer.json", "out.tiktoken"):
         assert main(["convert", str(model), str(tmp_path / out)]) == 1
         err = _err(capsys)
-        assert "sentencepiece tokenizer" in err and "cannot write it" in err
+        assert "sentencepiece tokenizer" in err and "BPE over characters" in err
+        assert "--to huggingface" in err
         assert not (tmp_path / out).exists()

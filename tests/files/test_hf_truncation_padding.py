@@ -292,7 +292,7 @@ def test_bad_switch_arguments(call, kw):
 
 def test_pipeline_tokenizer_applies_them(tmp_path):
     """A WordPiece tokenizer.json (BERT, whose post-processor adds [CLS]/[SEP]): the ids of
-    tokenizers' encode(add_special_tokens=False), truncated and padded alike."""
+    tokenizers' encode, with and without add_special_tokens, truncated and padded alike."""
     vocab = tmp_path / "vocab.txt"
     vocab.write_bytes(
         lzma.decompress((DATA / "models" / "bert_base_uncased_vocab.txt.xz").read_bytes())
@@ -306,15 +306,20 @@ def test_pipeline_tokenizer_applies_them(tmp_path):
     assert isinstance(tok, PipelineTokenizer)
     assert tok.truncation == hf.truncation and tok.padding == hf.padding
     for text in TEXTS:
-        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids, text
-    assert tok.encode_batch(TEXTS) == [
+        assert (
+            tok.encode(text, add_special_tokens=False)
+            == hf.encode(text, add_special_tokens=False).ids
+        ), text
+        assert tok.encode(text) == hf.encode(text).ids, text
+    assert tok.encode_batch(TEXTS, add_special_tokens=False) == [
         e.ids for e in hf.encode_batch(TEXTS, add_special_tokens=False)
     ]
+    assert tok.encode_batch(TEXTS) == [e.ids for e in hf.encode_batch(TEXTS)]
     tok.no_truncation()
     tok.no_padding()
     hf.no_truncation()
     hf.no_padding()
-    assert tok.encode_batch(TEXTS) == [
+    assert tok.encode_batch(TEXTS, add_special_tokens=False) == [
         e.ids for e in hf.encode_batch(TEXTS, add_special_tokens=False)
     ]
     doc = json.loads(hf.to_str())

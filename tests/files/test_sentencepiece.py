@@ -258,12 +258,14 @@ def test_tokenizer_json_matches_tokenizers(files, tmp_path, kind, make, source, 
     assert detect_format(tmp_path) == "huggingface"
     assert toksmith.load_any(tmp_path).encode("Hello world") == tok.encode("Hello world")
     for text in ALL_TEXTS:
-        ids = tok.encode(text)
+        ids = tok.encode(text, add_special_tokens=False)
         assert ids == ref.encode(text, add_special_tokens=False).ids, text
         assert tok.decode(ids) == ref.decode(ids, skip_special_tokens=False), text
+        # the post-processor's tokens (BERT's [CLS] and [SEP]) by default, as tokenizers
+        assert tok.encode(text) == ref.encode(text).ids, text
     for ids in random_ids(tok.n_vocab, kind):
         assert tok.decode(ids) == ref.decode(ids, skip_special_tokens=False), ids
-    assert tok.encode_batch(ALL_TEXTS) == [
+    assert tok.encode_batch(ALL_TEXTS, add_special_tokens=False) == [
         e.ids for e in ref.encode_batch(ALL_TEXTS, add_special_tokens=False)
     ]
 
@@ -278,7 +280,7 @@ def test_bert_folder_matches_transformers(files):
         t: ref.convert_tokens_to_ids(t) for t in ("[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]")
     }
     for text in ALL_TEXTS:
-        ids = tok.encode(text)
+        ids = tok.encode(text, add_special_tokens=False)
         assert ids == ref(text, add_special_tokens=False)["input_ids"], text
     # the folder's own vocab.txt as a file
     assert toksmith.load_any(folder / "vocab.txt").encode("Hello") == tok.encode("Hello")
@@ -288,7 +290,8 @@ def test_bert_folder_decodes_as_tokenizers(files):
     tok = toksmith.load_any(files / "bert")
     ref = _bert_tokenizer_json(files / "bert" / "vocab.txt")
     for text in ALL_TEXTS:
-        ids = tok.encode(text)
+        ids = tok.encode(text)  # with [CLS] and [SEP]
+        assert ids[0] == 101 and ids[-1] == 102
         assert tok.decode(ids) == ref.decode(ids, skip_special_tokens=False), text
 
 

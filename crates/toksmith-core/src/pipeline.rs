@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
+use unicode_segmentation::UnicodeSegmentation;
 
 use crate::added::{AddedKind, AddedMatcher};
 use crate::decoders::spm::SpmDecoder;
@@ -63,12 +64,27 @@ enum Stages {
     Spm {
         normalizer: SpmNormalizer,
         decoder: SpmDecoder,
+        /// the spec again, and its charsmap, for the aligned normalization of the offsets
+        spec: Box<SpmSpec>,
     },
     Hf {
         normalizer: Option<Normalizer>,
         pre: Option<PreTokenizer>,
         decoder: Option<Decoder>,
     },
+}
+
+/// The ids of a text and each one's `(start, end)` byte span in it.
+pub type IdsAndSpans = (Vec<u32>, Vec<(usize, usize)>);
+
+/// What [`Pipeline::encode_with_offsets`] needs of a SentencePiece normalizer spec.
+#[derive(Debug, Clone)]
+struct SpmSpec {
+    map: Option<Precompiled>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool,
+    treat_whitespace_as_suffix: bool,
 }
 
 /// An added token: its text, id and whether it is special.
@@ -92,6 +108,9 @@ pub struct Pipeline {
     norm_matcher: Option<AddedMatcher>,
     /// the default of `match_special`: what the reference library does
     matches_special_by_default: bool,
+    /// the model's continuing-subword prefix and end-of-word suffix (`##` of WordPiece), which
+    /// the offsets of a token leave out of its text
+    affixes: (Option<String>, Option<String>),
 }
 
 fn kind_of(special: bool) -> AddedKind {
@@ -130,6 +149,7 @@ impl Pipeline {
             matcher,
             norm_matcher: None,
             matches_special_by_default,
+            affixes: (None, None),
         }
     }
 
@@ -170,9 +190,23 @@ impl Pipeline {
             })
             .collect();
         let tokens = m.pieces.iter().map(|p| Some(p.piece.clone())).collect();
+        let n = &m.normalizer_spec;
+        let map = if n.precompiled_charsmap.is_empty() {
+            None
+        } else {
+            Some(Precompiled::from_blob(&n.precompiled_charsmap)?)
+        };
+        let spec = Box::new(SpmSpec {
+            map,
+            add_dummy_prefix: n.add_dummy_prefix,
+            remove_extra_whitespaces: n.remove_extra_whitespaces,
+            escape_whitespaces: n.escape_whitespaces,
+            treat_whitespace_as_suffix: m.trainer_spec.treat_whitespace_as_suffix,
+        });
         let stages = Stages::Spm {
             normalizer,
             decoder: SpmDecoder::new(&m),
+            spec,
         };
         Ok(Self::assemble(model, stages, tokens, added, false))
     }
@@ -215,13 +249,9 @@ impl Pipeline {
             }),
         };
         let tokens = tokens_of(&vocab)?;
-        Ok(Self::assemble(
-            Model::WordPiece(wp),
-            stages,
-            tokens,
-            added,
-            true,
-        ))
+        let mut p = Self::assemble(Model::WordPiece(wp), stages, tokens, added, true);
+        p.affixes = (Some("##".into()), None);
+        Ok(p)
     }
 
     /// A Hugging Face `tokenizer.json` whose model is Unigram, WordPiece or BPE (over
@@ -306,6 +336,17 @@ impl Pipeline {
                     |(t, id, special)| (t.as_bytes(), *id, kind_of(*special)),
                 )));
         }
+        p.affixes = match &p.model {
+            Model::WordPiece(_) => (
+                Some(opt_string(model_v, "continuing_subword_prefix").unwrap_or("##".into())),
+                None,
+            ),
+            Model::Bpe(_) => (
+                opt_string(model_v, "continuing_subword_prefix"),
+                opt_string(model_v, "end_of_word_suffix"),
+            ),
+            Model::Unigram(_) => (None, None),
+        };
         Ok(p)
     }
 
@@ -336,19 +377,28 @@ impl Pipeline {
     /// A refused allocation (the ids and the normalized and pre-tokenized text grow with the
     /// text) is [`Error::OutOfMemory`].
     pub fn encode(&self, text: &str, match_special: bool) -> Result<Vec<u32>> {
+        self.encode_allowing(text, if match_special { None } else { Some(&[]) })
+    }
+
+    /// Text -> ids; `allowed`: the special tokens (by id) that become their ids when the text
+    /// holds them (`None`: all of them); the others are plain text. Non-special added tokens
+    /// always become their ids.
+    pub fn encode_allowing(&self, text: &str, allowed: Option<&[u32]>) -> Result<Vec<u32>> {
         let mut ids = crate::mem::try_vec(text.len() / 3 + 1, "the encoded ids")?;
         let bytes = text.as_bytes();
-        let accept = |_: u32, kind: AddedKind| match_special || kind == AddedKind::Pinned;
+        let accept = |id: u32, kind: AddedKind| {
+            kind == AddedKind::Pinned || allowed.is_none_or(|a| a.contains(&id))
+        };
         let mut last = 0;
         while let Some((start, end, id)) = self.matcher.find(bytes, last, &accept) {
             if last < start {
-                self.encode_segment(&text[last..start], last == 0, match_special, &mut ids)?;
+                self.encode_segment(&text[last..start], last == 0, allowed, &mut ids)?;
             }
             crate::mem::try_push(&mut ids, id, "the encoded ids")?;
             last = end;
         }
         if last < text.len() {
-            self.encode_segment(&text[last..], last == 0, match_special, &mut ids)?;
+            self.encode_segment(&text[last..], last == 0, allowed, &mut ids)?;
         }
         Ok(ids)
     }
@@ -357,7 +407,7 @@ impl Pipeline {
         &self,
         seg: &str,
         at_start: bool,
-        match_special: bool,
+        allowed: Option<&[u32]>,
         ids: &mut Vec<u32>,
     ) -> Result<()> {
         match &self.stages {
@@ -370,7 +420,9 @@ impl Pipeline {
                 let Some(m) = &self.norm_matcher else {
                     return self.encode_normalized(n, at_start, ids);
                 };
-                let accept = |_: u32, kind: AddedKind| match_special || kind == AddedKind::Pinned;
+                let accept = |id: u32, kind: AddedKind| {
+                    kind == AddedKind::Pinned || allowed.is_none_or(|a| a.contains(&id))
+                };
                 let mut last = 0;
                 while let Some((start, end, id)) = m.find(n.as_bytes(), last, &accept) {
                     if last < start {
@@ -380,7 +432,7 @@ impl Pipeline {
                             ids,
                         )?;
                     }
-                    ids.push(id);
+                    crate::mem::try_push(ids, id, "the encoded ids")?;
                     last = end;
                 }
                 if last < n.len() {
@@ -416,6 +468,18 @@ impl Pipeline {
         texts
             .par_iter()
             .map(|t| self.encode(t.as_ref(), match_special))
+            .collect()
+    }
+
+    /// [`Pipeline::encode_allowing`] of each text, in parallel (on the current rayon pool).
+    pub fn encode_batch_allowing(
+        &self,
+        texts: &[String],
+        allowed: Option<&[u32]>,
+    ) -> Result<Vec<Vec<u32>>> {
+        texts
+            .par_iter()
+            .map(|t| self.encode_allowing(t, allowed))
             .collect()
     }
 
@@ -455,6 +519,504 @@ impl Pipeline {
     pub fn decode_batch(&self, batch: &[Vec<u32>]) -> Result<Vec<String>> {
         batch.par_iter().map(|ids| self.decode(ids)).collect()
     }
+
+    /// [`Pipeline::encode_allowing`] with each token's `(start, end)` byte span in `text`, as
+    /// `tokenizers`' `Encoding.offsets` gives them: the normalized text is aligned to the
+    /// original one (each normalizer applied to one character, or one word, at a time, and
+    /// checked against the whole normalization; a text that does not normalize piecewise is
+    /// aligned as a whole: its tokens then span the whole run between added tokens). The ids
+    /// are those of `encode_allowing`. A token made of part of a character (a byte-fallback
+    /// token) spans the whole character.
+    pub fn encode_with_offsets(&self, text: &str, allowed: Option<&[u32]>) -> Result<IdsAndSpans> {
+        let mut ids = Vec::new();
+        let mut spans = Vec::new();
+        let bytes = text.as_bytes();
+        let accept = |id: u32, kind: AddedKind| {
+            kind == AddedKind::Pinned || allowed.is_none_or(|a| a.contains(&id))
+        };
+        let mut last = 0;
+        while let Some((start, end, id)) = self.matcher.find(bytes, last, &accept) {
+            if last < start {
+                self.segment_offsets(&text[last..start], last, &mut ids, &mut spans)?;
+            }
+            ids.push(id);
+            spans.push((start, end));
+            last = end;
+        }
+        if last < text.len() {
+            self.segment_offsets(&text[last..], last, &mut ids, &mut spans)?;
+        }
+        Ok((ids, spans))
+    }
+
+    fn segment_offsets(
+        &self,
+        seg: &str,
+        base: usize,
+        ids: &mut Vec<u32>,
+        spans: &mut Vec<(usize, usize)>,
+    ) -> Result<()> {
+        let at_start = base == 0;
+        let words = match &self.stages {
+            Stages::Spm {
+                normalizer, spec, ..
+            } => {
+                let real = normalizer.normalize(seg)?;
+                let a = spm_aligned(spec, seg, base);
+                vec![if a.text == real {
+                    a
+                } else {
+                    Aligned::coarse(real, (base, base + seg.len()))
+                }]
+            }
+            Stages::Hf {
+                normalizer, pre, ..
+            } => {
+                let a = Aligned::new(seg, base);
+                let a = match normalizer {
+                    None => a,
+                    Some(n) => {
+                        let real = n.normalize(seg)?;
+                        match normalize_aligned(n, a)? {
+                            a if a.text == real => a,
+                            _ => Aligned::coarse(real, (base, base + seg.len())),
+                        }
+                    }
+                };
+                match pre {
+                    None => vec![a],
+                    Some(p) => pre_tokenize_aligned(p, a, at_start)?,
+                }
+            }
+        };
+        for w in words {
+            let from = ids.len();
+            self.model.encode(&w.text, ids)?;
+            for (a, b) in self.token_spans(&w.text, &ids[from..]) {
+                spans.push(w.span(a, b));
+            }
+        }
+        Ok(())
+    }
+
+    /// The byte span in `word` of each of the tokens `ids` the model made of it: each token's
+    /// text in turn (without the model's prefix and suffix; one byte for a byte-fallback
+    /// token), an unknown token what lies before the next token's text.
+    fn token_spans(&self, word: &str, ids: &[u32]) -> Vec<(usize, usize)> {
+        let n = ids.len();
+        let piece = |k: usize| self.piece_of(ids, k);
+        let fits = |p: &Piece<'_>, at: usize| -> Option<usize> {
+            match p {
+                Piece::Byte(b) => (word.as_bytes().get(at) == Some(b)).then_some(1),
+                Piece::Text(t) => word[at..].starts_with(t).then_some(t.len()),
+            }
+        };
+        let mut out = Vec::with_capacity(n);
+        let mut pos = 0;
+        for k in 0..n {
+            let start = pos;
+            let here = if word.is_char_boundary(pos) || matches!(piece(k), Piece::Byte(_)) {
+                fits(&piece(k), pos)
+            } else {
+                None
+            };
+            pos = match here {
+                Some(len) if len > 0 || k + 1 < n => pos + len,
+                // an unknown token: up to where the next token's text is, or the rest
+                _ if k + 1 == n => word.len(),
+                _ => {
+                    let next = piece(k + 1);
+                    let mut q = next_boundary(word, pos);
+                    while q < word.len() && fits(&next, q).is_none() {
+                        q = next_boundary(word, q);
+                    }
+                    q
+                }
+            };
+            out.push((start, pos.min(word.len())));
+        }
+        out
+    }
+}
+
+impl Pipeline {
+    /// The text of the token `ids[k]` in the word it comes from, for [`Pipeline::token_spans`].
+    fn piece_of(&self, ids: &[u32], k: usize) -> Piece<'_> {
+        let (prefix, suffix) = &self.affixes;
+        let Some(mut t) = self.id_to_token(ids[k]) else {
+            return Piece::Text("\u{0}\u{0}");
+        };
+        if let Some(b) = crate::models::spm::byte_piece_value(t) {
+            return Piece::Byte(b);
+        }
+        if let Some(p) = prefix.as_deref().filter(|p| !p.is_empty()) {
+            if k > 0 {
+                t = t.strip_prefix(p).unwrap_or(t);
+            }
+        }
+        if let Some(sfx) = suffix.as_deref().filter(|x| !x.is_empty()) {
+            if k + 1 == ids.len() {
+                t = t.strip_suffix(sfx).unwrap_or(t);
+            }
+        }
+        Piece::Text(t)
+    }
+}
+
+/// The first character boundary of `s` after `i`.
+fn next_boundary(s: &str, i: usize) -> usize {
+    let mut j = i + 1;
+    while j < s.len() && !s.is_char_boundary(j) {
+        j += 1;
+    }
+    j.min(s.len())
+}
+
+/// A token's text for [`Pipeline::token_spans`].
+enum Piece<'a> {
+    Text(&'a str),
+    Byte(u8),
+}
+
+/// A normalized text and, for each of its bytes, the byte range of the original text it comes
+/// from (what `tokenizers`' `NormalizedString` keeps).
+#[derive(Debug, Clone)]
+struct Aligned {
+    text: String,
+    align: Vec<(usize, usize)>,
+}
+
+impl Aligned {
+    fn new(text: &str, base: usize) -> Self {
+        let mut align = Vec::with_capacity(text.len());
+        for (i, c) in text.char_indices() {
+            let n = c.len_utf8();
+            align.extend(std::iter::repeat_n((base + i, base + i + n), n));
+        }
+        Aligned {
+            text: text.to_string(),
+            align,
+        }
+    }
+
+    /// `text` with every byte aligned to the whole `range`.
+    fn coarse(text: String, range: (usize, usize)) -> Self {
+        let align = vec![range; text.len()];
+        Aligned { text, align }
+    }
+
+    /// The original range of the normalized bytes `a..b`; an empty one sits where the byte
+    /// `a` comes from (or at the end).
+    fn span(&self, a: usize, b: usize) -> (usize, usize) {
+        if a >= b {
+            let at = self
+                .align
+                .get(a)
+                .map(|r| r.0)
+                .or(self.align.last().map(|r| r.1))
+                .unwrap_or(0);
+            return (at, at);
+        }
+        let lo = self.align[a..b].iter().map(|r| r.0).min().unwrap_or(0);
+        let hi = self.align[a..b].iter().map(|r| r.1).max().unwrap_or(0);
+        (lo, hi)
+    }
+
+    fn slice(&self, a: usize, b: usize) -> Aligned {
+        Aligned {
+            text: self.text[a..b].to_string(),
+            align: self.align[a..b].to_vec(),
+        }
+    }
+
+    /// Each unit (a byte range of the text) replaced by what `f` makes of it, aligned to the
+    /// unit's origin (`first`: to the origin of its first character, as `tokenizers` aligns
+    /// what a grapheme becomes).
+    fn map_units(
+        &self,
+        units: &[(usize, usize)],
+        f: &dyn Fn(&str) -> Result<String>,
+        first: bool,
+    ) -> Result<Aligned> {
+        let mut text = String::with_capacity(self.text.len());
+        let mut align = Vec::with_capacity(self.align.len());
+        for &(a, b) in units {
+            let out = f(&self.text[a..b])?;
+            let r = if first {
+                self.align[a]
+            } else {
+                self.span(a, b)
+            };
+            align.extend(std::iter::repeat_n(r, out.len()));
+            text.push_str(&out);
+        }
+        Ok(Aligned { text, align })
+    }
+
+    /// `f` (a normalizer that maps characters, mostly on their own) applied a character at a
+    /// time, else a grapheme, else a word at a time, else to the whole text: the first whose
+    /// result is `f` of the whole text.
+    fn local(&self, f: &dyn Fn(&str) -> Result<String>) -> Result<Aligned> {
+        let want = f(&self.text)?;
+        let chars: Vec<(usize, usize)> = self
+            .text
+            .char_indices()
+            .map(|(i, c)| (i, i + c.len_utf8()))
+            .collect();
+        let a = self.map_units(&chars, f, false)?;
+        if a.text == want {
+            return Ok(a);
+        }
+        let graphemes: Vec<(usize, usize)> = self
+            .text
+            .grapheme_indices(true)
+            .map(|(i, g)| (i, i + g.len()))
+            .collect();
+        let a = self.map_units(&graphemes, f, true)?;
+        if a.text == want {
+            return Ok(a);
+        }
+        let mut words = Vec::new();
+        let mut start = 0;
+        for (i, c) in self.text.char_indices() {
+            if c == ' ' {
+                if start < i {
+                    words.push((start, i));
+                }
+                words.push((i, i + 1));
+                start = i + 1;
+            }
+        }
+        if start < self.text.len() {
+            words.push((start, self.text.len()));
+        }
+        let a = self.map_units(&words, f, false)?;
+        if a.text == want {
+            return Ok(a);
+        }
+        self.map_units(&[(0, self.text.len())], f, false)
+    }
+
+    /// The byte ranges `spans` (in order, not overlapping) replaced by `content`, aligned to
+    /// the origin of the last character they replace (as `tokenizers` aligns a replacement:
+    /// the matched characters are removed, the new ones added after the last of them).
+    fn replace_spans(&self, spans: &[(usize, usize)], content: &str) -> Aligned {
+        let mut text = String::with_capacity(self.text.len());
+        let mut align = Vec::with_capacity(self.align.len());
+        let mut last = 0;
+        for &(a, b) in spans {
+            text.push_str(&self.text[last..a]);
+            align.extend_from_slice(&self.align[last..a]);
+            text.push_str(content);
+            align.extend(std::iter::repeat_n(self.align[b - 1], content.len()));
+            last = b;
+        }
+        text.push_str(&self.text[last..]);
+        align.extend_from_slice(&self.align[last..]);
+        Aligned { text, align }
+    }
+
+    /// `s` put before a non-empty text, aligned to its first character (as `tokenizers`
+    /// aligns a prepended string).
+    fn prepend(&self, s: &str) -> Aligned {
+        if self.text.is_empty() {
+            return self.clone();
+        }
+        let first = self.align[0];
+        let mut align = vec![first; s.len()];
+        align.extend_from_slice(&self.align);
+        Aligned {
+            text: format!("{s}{}", self.text),
+            align,
+        }
+    }
+
+    fn append(&self, s: &str) -> Aligned {
+        if self.text.is_empty() {
+            return self.clone();
+        }
+        let last = *self.align.last().unwrap_or(&(0, 0));
+        let mut out = self.clone();
+        out.text.push_str(s);
+        out.align.extend(std::iter::repeat_n(last, s.len()));
+        out
+    }
+}
+
+/// The byte ranges `pattern` matches in `text`, as [`Pattern::replace_all`] replaces them.
+fn pattern_spans(pattern: &Pattern, text: &str) -> Result<Vec<(usize, usize)>> {
+    Ok(match pattern {
+        Pattern::Literal(p) if p.is_empty() => Vec::new(),
+        Pattern::Literal(p) => text
+            .match_indices(p.as_str())
+            .map(|(i, m)| (i, i + m.len()))
+            .collect(),
+        Pattern::Regex(r) => {
+            let mut out = Vec::new();
+            for m in r.find_iter(text) {
+                let m = m.map_err(|e| Error::RegexRuntime(e.to_string()))?;
+                if m.start() < m.end() {
+                    out.push((m.start(), m.end()));
+                }
+            }
+            out
+        }
+    })
+}
+
+/// [`Normalizer::normalize`] of an aligned text.
+fn normalize_aligned(n: &Normalizer, a: Aligned) -> Result<Aligned> {
+    Ok(match n {
+        Normalizer::Sequence(list) => {
+            let mut a = a;
+            for n in list {
+                a = normalize_aligned(n, a)?;
+            }
+            a
+        }
+        Normalizer::Prepend(s) => a.prepend(s),
+        Normalizer::Replace { pattern, content } => {
+            a.replace_spans(&pattern_spans(pattern, &a.text)?, content)
+        }
+        Normalizer::Strip { left, right } => {
+            let start = if *left {
+                a.text.len() - a.text.trim_start().len()
+            } else {
+                0
+            };
+            let end = if *right {
+                a.text.trim_end().len()
+            } else {
+                a.text.len()
+            };
+            a.slice(start, end.max(start))
+        }
+        other => a.local(&|t: &str| other.normalize(t))?,
+    })
+}
+
+/// sentencepiece's normalization (`SpmNormalizer::normalize`, without user-defined pieces)
+/// of an aligned text.
+fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Aligned {
+    let src = Aligned::new(seg, base);
+    // the charsmap: its longest rule at each place, or one character
+    let mut units: Vec<(String, (usize, usize))> = Vec::new();
+    let mut i = 0;
+    while i < seg.len() {
+        let rest = &seg[i..];
+        let (r, len) = match spec.map.as_ref().and_then(|m| m.longest(rest.as_bytes())) {
+            Some((r, len)) if len > 0 => (r.to_string(), len),
+            _ => {
+                let len = rest.chars().next().map_or(1, char::len_utf8);
+                (rest[..len].to_string(), len)
+            }
+        };
+        units.push((r, src.span(i, i + len)));
+        i += len;
+    }
+    let space = if spec.escape_whitespaces {
+        "\u{2581}"
+    } else {
+        " "
+    };
+    let mut out = Aligned {
+        text: String::new(),
+        align: Vec::new(),
+    };
+    let mut k = 0;
+    if spec.remove_extra_whitespaces {
+        while k < units.len() && units[k].0 == " " {
+            k += 1;
+        }
+    }
+    let mut is_prev_space = spec.remove_extra_whitespaces;
+    for (r, range) in &units[k..] {
+        let mut sp = r.as_str();
+        if is_prev_space {
+            sp = sp.trim_start_matches(' ');
+        }
+        if !sp.is_empty() {
+            let piece = if spec.escape_whitespaces {
+                sp.replace(' ', space)
+            } else {
+                sp.to_string()
+            };
+            out.align.extend(std::iter::repeat_n(*range, piece.len()));
+            out.text.push_str(&piece);
+            is_prev_space = sp.ends_with(' ');
+        }
+        if !spec.remove_extra_whitespaces {
+            is_prev_space = false;
+        }
+    }
+    if spec.remove_extra_whitespaces {
+        while out.text.ends_with(space) {
+            let n = out.text.len() - space.len();
+            out.text.truncate(n);
+            out.align.truncate(n);
+        }
+    }
+    if spec.add_dummy_prefix {
+        out = if spec.treat_whitespace_as_suffix {
+            out.append(space)
+        } else {
+            out.prepend(space)
+        };
+    }
+    out
+}
+
+/// [`PreTokenizer::pre_tokenize`] of an aligned text: the splits, each found in the text
+/// (a leading `Metaspace` replaces and prepends on the aligned text first). Splits that cannot
+/// be found are aligned to the whole text.
+fn pre_tokenize_aligned(p: &PreTokenizer, a: Aligned, at_start: bool) -> Result<Vec<Aligned>> {
+    let real = p.pre_tokenize(vec![Split::new(a.text.clone(), at_start)])?;
+    let meta = match p {
+        PreTokenizer::Sequence(list) => list.first(),
+        other => Some(other),
+    };
+    let a = match meta {
+        Some(PreTokenizer::Metaspace {
+            replacement,
+            prepend_scheme,
+            ..
+        }) => {
+            let mut rep = [0u8; 4];
+            let rep: &str = replacement.encode_utf8(&mut rep);
+            let spaces = pattern_spans(&Pattern::Literal(" ".into()), &a.text)?;
+            let t = a.replace_spans(&spaces, rep);
+            let prepend = match prepend_scheme {
+                PrependScheme::Always => true,
+                PrependScheme::First => at_start,
+                PrependScheme::Never => false,
+            };
+            if prepend && !t.text.starts_with(*replacement) {
+                t.prepend(rep)
+            } else {
+                t
+            }
+        }
+        _ => a,
+    };
+    let mut out = Vec::with_capacity(real.len());
+    let mut pos = 0;
+    for s in &real {
+        match a.text[pos..].find(s.text.as_str()) {
+            Some(i) => {
+                let start = pos + i;
+                pos = start + s.text.len();
+                out.push(a.slice(start, pos));
+            }
+            None => {
+                let whole = a.span(0, a.text.len());
+                return Ok(real
+                    .into_iter()
+                    .map(|s| Aligned::coarse(s.text, whole))
+                    .collect());
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// id -> token of a token -> id map, checked: ids dense enough and each once.
@@ -876,6 +1438,26 @@ mod tests {
         assert_eq!(p.decode(&[1, 2, 3, 4]).unwrap(), "[CLS] hellos!");
         assert!(p.decode(&[9]).is_err());
         assert!(Pipeline::from_hf_json("{\"model\":{\"type\":\"Foo\"}}").is_err());
+    }
+
+    #[test]
+    fn offsets_follow_the_normalizer() {
+        let json = r###"{"added_tokens":[{"id":1,"content":"[CLS]","special":true}],
+            "normalizer":{"type":"Sequence","normalizers":[{"type":"Lowercase"},
+            {"type":"Replace","pattern":{"Regex":" {2,}"},"content":" "}]},
+            "pre_tokenizer":{"type":"BertPreTokenizer"},
+            "model":{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##",
+            "vocab":{"[UNK]":0,"[CLS]":1,"hello":2,"##s":3,"!":4,"x":5}}}"###;
+        let p = Pipeline::from_hf_json(json).unwrap();
+        let text = "[CLS]HELLOS!   x \u{e9}t\u{e9}";
+        let (ids, spans) = p.encode_with_offsets(text, None).unwrap();
+        assert_eq!(ids, p.encode(text, true).unwrap());
+        assert_eq!(ids, vec![1, 2, 3, 4, 5, 0]);
+        // byte spans: [CLS], HELLO, S, !, x, the unknown word
+        assert_eq!(
+            spans,
+            vec![(0, 5), (5, 10), (10, 11), (11, 12), (15, 16), (17, 22)]
+        );
     }
 
     #[test]

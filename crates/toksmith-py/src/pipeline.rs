@@ -11,7 +11,21 @@ use crate::errors::to_py;
 use crate::pools::in_pool;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
+use toksmith_core::models::spm::{ModelProto, ModelType, PieceType};
 use toksmith_core::pipeline;
+
+/// What `Pipeline.spm_model_info` gives: the pieces as (piece, score, type), the model type,
+/// byte_fallback, treat_whitespace_as_suffix and the normalizer spec (precompiled charsmap,
+/// add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces) and whether a denormalizer
+/// with a charsmap is present.
+type SpmInfo = (
+    Vec<(String, f32, &'static str)>,
+    &'static str,
+    bool,
+    bool,
+    (Vec<u8>, bool, bool, bool),
+    bool,
+);
 
 #[pyclass(module = "toksmith._core", frozen)]
 pub struct Pipeline {
@@ -65,6 +79,51 @@ impl Pipeline {
         Ok(Pipeline { inner })
     }
 
+    /// The fields of a SentencePiece `.model` file that a `tokenizer.json` export needs.
+    #[staticmethod]
+    fn spm_model_info(py: Python<'_>, data: Vec<u8>) -> PyResult<SpmInfo> {
+        let m = py
+            .detach(|| ModelProto::parse(&data))
+            .map_err(|e| to_py(e.into()))?;
+        let kind = |k: PieceType| match k {
+            PieceType::Normal => "normal",
+            PieceType::Unknown => "unknown",
+            PieceType::Control => "control",
+            PieceType::UserDefined => "user_defined",
+            PieceType::Unused => "unused",
+            PieceType::Byte => "byte",
+        };
+        let pieces = m
+            .pieces
+            .iter()
+            .map(|p| (p.piece.clone(), p.score, kind(p.kind)))
+            .collect();
+        let model_type = match m.trainer_spec.model_type {
+            ModelType::Unigram => "unigram",
+            ModelType::Bpe => "bpe",
+            ModelType::Word => "word",
+            ModelType::Char => "char",
+        };
+        let n = &m.normalizer_spec;
+        let denormalizer = m
+            .denormalizer_spec
+            .as_ref()
+            .is_some_and(|d| !d.precompiled_charsmap.is_empty());
+        Ok((
+            pieces,
+            model_type,
+            m.trainer_spec.byte_fallback,
+            m.trainer_spec.treat_whitespace_as_suffix,
+            (
+                n.precompiled_charsmap.clone(),
+                n.add_dummy_prefix,
+                n.remove_extra_whitespaces,
+                n.escape_whitespaces,
+            ),
+            denormalizer,
+        ))
+    }
+
     /// `"bpe"`, `"unigram"` or `"wordpiece"`.
     #[getter]
     fn model_kind(&self) -> &'static str {
@@ -105,6 +164,60 @@ impl Pipeline {
             .detach(|| self.inner.encode(text, match_special))
             .map_err(to_py)?;
         cpython::int_list(py, &ids)
+    }
+
+    /// `allowed`: the special tokens (ids) matched in the text; None: all of them.
+    fn encode_allowing(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<Vec<u32>>,
+    ) -> PyResult<Vec<u32>> {
+        py.detach(|| self.inner.encode_allowing(text, allowed.as_deref()))
+            .map_err(to_py)
+    }
+
+    #[pyo3(signature = (texts, allowed, threads=0))]
+    fn encode_batch_allowing(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: Option<Vec<u32>>,
+        threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        in_pool(py, threads, || {
+            self.inner.encode_batch_allowing(&texts, allowed.as_deref())
+        })?
+        .map_err(to_py)
+    }
+
+    /// The ids of `encode_allowing` and each one's `(start, end)` character span in `text`.
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<Vec<u32>>,
+    ) -> PyResult<pipeline::IdsAndSpans> {
+        py.detach(|| {
+            let (ids, spans) = self.inner.encode_with_offsets(text, allowed.as_deref())?;
+            // byte offset -> index of the character it is in (or starts)
+            let mut at = vec![0usize; text.len() + 1];
+            let mut n = 0;
+            for (i, c) in text.char_indices() {
+                at[i..i + c.len_utf8()].fill(n);
+                n += 1;
+            }
+            at[text.len()] = n;
+            let chars = spans
+                .into_iter()
+                .map(|(a, b)| {
+                    let end = at[b] + usize::from(!text.is_char_boundary(b));
+                    (at[a], end)
+                })
+                .collect();
+            Ok((ids, chars))
+        })
+        .map_err(to_py)
     }
 
     #[pyo3(signature = (texts, match_special, threads=0))]

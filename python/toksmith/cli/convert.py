@@ -18,10 +18,18 @@ import sys
 from .._paths import fspath
 from ..errors import ConversionError
 from ..files.detect import _detect
+from ..pipeline_tokenizer import PipelineTokenizer
 from ..registry import _load_detected
 from ._common import special_tokens_arg
 
 TARGETS = ("tiktoken", "huggingface", "gpt2", "toksmith")
+
+#: what a pipeline tokenizer's model is, in the message that refuses a byte-level target
+_MODEL_NAMES = {
+    "bpe": "BPE over characters (with byte fallback)",
+    "unigram": "Unigram",
+    "wordpiece": "WordPiece",
+}
 
 
 def register(sub) -> None:
@@ -97,12 +105,13 @@ def run(args) -> int:
         "gpt2": "save_gpt2_files",
         "toksmith": "save",
     }[target]
+    if isinstance(tok, PipelineTokenizer):
+        return _convert_pipeline(tok, args, source, target)
     if not hasattr(tok, saver):
-        # a SentencePiece / WordPiece / Unigram pipeline: loaded exactly, not written yet
         raise ConversionError(
             f"{args.input} is a {source} tokenizer ({type(tok).__name__}): toksmith reads it "
-            f"with exact ids (toksmith.load_any) but cannot write it as {target} "
-            "yet; keep the original file"
+            f"with exact ids (toksmith.load_any) but cannot write it as {target}; keep the "
+            "original file"
         )
     if args.name:
         tok.name = args.name
@@ -139,6 +148,30 @@ def run(args) -> int:
             f"{json.dumps(tok.special_tokens, ensure_ascii=False)}, pinned_tokens="
             f"{json.dumps(tok.pinned_tokens, ensure_ascii=False)} when loading them "
             "(toksmith.from_gpt2_files), or they load as special tokens",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _convert_pipeline(tok: PipelineTokenizer, args, source: str, target: str) -> int:
+    """A SentencePiece / Unigram / WordPiece / character-BPE tokenizer: written as a Hugging
+    Face folder; the byte-level formats cannot hold it."""
+    if target != "huggingface":
+        raise ConversionError(
+            f"{args.input} is a {source} tokenizer whose model is "
+            f"{_MODEL_NAMES.get(tok.model_kind, tok.model_kind)}, not byte-level BPE: a "
+            f"{target} file holds byte-level BPE only; convert it --to huggingface"
+        )
+    tok.save_huggingface(args.output)
+    print(
+        f"{args.input} ({source}) -> {args.output} ({target}): n_vocab={tok.n_vocab}, "
+        f"model={tok.model_kind}, {len(tok.special_tokens)} special",
+        file=sys.stderr,
+    )
+    if tok.source_kind == "sentencepiece":
+        print(
+            "note: tokenizers matches special tokens written in the text (sentencepiece reads "
+            "them as text): ids equal toksmith's encode(text, special=True)",
             file=sys.stderr,
         )
     return 0

@@ -10,6 +10,7 @@ import stat
 from .. import _core
 from ..corpus import inner_name
 from ..errors import missing_extra
+from ..pipeline_tokenizer import PipelineTokenizer
 from ._common import add_tokenizer_arg, load_tokenizer, open_io, read_blocks, refuse_preset_file
 
 
@@ -203,13 +204,21 @@ def run(args) -> int:
             "--lines does not go with a .npy input (one array: the ids of one text); leave "
             "--lines out, or pass --format text or json for a file of lines"
         )
+    # a SentencePiece / WordPiece... decoder joins tokens (drops the first one's space, glues
+    # "##" pieces): ids read in parts go through one stream decoder
+    stream = tok.stream_decoder() if isinstance(tok, PipelineTokenizer) else None
     sniff = args.format == "auto" and fmt == "text"  # no telling extension (stdin, a pipe, ids.txt)
     with open_io(args.input, args.output) as (fin, fout):
         if sniff:
             fmt = _sniff_format(fin, allow_npy=not args.lines)
         if fmt == "npy":
-            for ids in _npy_ids(fin, name):
-                fout.write(tok.decode_bytes(ids))
+            if stream is not None:  # parts of the ids decoded alone lose what joins them
+                for ids in _npy_ids(fin, name):
+                    fout.write(stream.push_many(ids).encode("utf-8"))
+                fout.write(stream.flush().encode("utf-8"))
+            else:
+                for ids in _npy_ids(fin, name):
+                    fout.write(tok.decode_bytes(ids))
         elif args.lines:
             for lineno, line in enumerate(fin, 1):
                 where = f"{name}:{lineno}"
@@ -222,6 +231,10 @@ def run(args) -> int:
                 fout.write(tok.decode_bytes(ids) + (b"\n" if line.endswith(b"\n") else b""))
         elif fmt == "json":
             fout.write(tok.decode_bytes(_json_ids(fin.read(), name)))
+        elif stream is not None:
+            for ids in _text_ids(fin, name):
+                fout.write(stream.push_many(ids).encode("utf-8"))
+            fout.write(stream.flush().encode("utf-8"))
         else:
             for ids in _text_ids(fin, name):
                 fout.write(tok.decode_bytes(ids))

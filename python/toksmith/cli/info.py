@@ -54,6 +54,12 @@ def run(args) -> int:
         "pinned_tokens": getattr(tok, "pinned_tokens", {}),
         "metadata": getattr(tok, "metadata", {}),
     }
+    model_kind = getattr(tok, "model_kind", None)  # a PipelineTokenizer: no pattern, no ranks
+    if model_kind is not None:
+        info["model"] = model_kind
+        info["source"] = tok.source_kind
+        info["mergeable_tokens"] = None
+        info["pattern"] = None
     # what a tokenizer.json adds to the byte-level BPE (printed only when there is one)
     for key in ("normalizer", "template"):
         if getattr(tok, key, None) is not None:
@@ -63,8 +69,11 @@ def run(args) -> int:
         return 0
     print(f"name:              {_escaped(info['name'])}")
     print(f"n_vocab:           {info['n_vocab']}")
-    print(f"mergeable tokens:  {info['mergeable_tokens']}")
-    print(f"pattern:           {info['pattern_name'] or 'custom'}  {_escaped(info['pattern'])}")
+    if "model" in info:
+        print(f"model:             {info['model']} ({info['source']} file)")
+    else:
+        print(f"mergeable tokens:  {info['mergeable_tokens']}")
+        print(f"pattern:           {info['pattern_name'] or 'custom'}  {_escaped(info['pattern'])}")
     if "normalizer" in info:
         print(f"normalizer:        {json.dumps(info['normalizer'], ensure_ascii=False)}")
     if "template" in info:
