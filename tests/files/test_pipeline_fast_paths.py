@@ -109,7 +109,11 @@ def test_wordpiece_packed_trie_matches_tokenizers(tmp_path):
     ref = tokenizers.BertWordPieceTokenizer(str(vocab), lowercase=True)
     tok = toksmith.load_any(vocab)
     words = "unaffable tokenization xylophonist ##ing HELLO naïve 日本 a1b2c3 " * 3
-    assert tok.encode(words) == ref.encode(words, add_special_tokens=False).ids
+    assert (
+        tok.encode(words, add_special_tokens=False)
+        == ref.encode(words, add_special_tokens=False).ids
+    )
+    assert tok.encode(words) == ref.encode(words).ids  # [CLS] ... [SEP], as BERT's template
 
 
 @pytest.mark.parametrize("extra_mb", [16, 40, 120])
