@@ -159,8 +159,18 @@ def test_tokenizer_json_matches_tokenizers(files, tmp_path, normalized):
         lambda t: hf.encode(t).ids,
         lambda ids: hf.decode(ids, skip_special_tokens=False),
     )
-    for t in _texts():
+    for t in [*_texts(), "A <|startoftext|>b <|endoftext|>", "<|ENDOFTEXT|> x"]:
         assert tok.encode(t, add_special_tokens=False) == hf.encode(t, add_special_tokens=False).ids
+        # the offsets path finds the added tokens where encode does (normalized or raw text)
+        ids, spans = tok.encode_with_offsets(t)
+        assert ids == tok.encode(t) == hf.encode(t).ids, t
+        assert len(spans) == len(ids), t
+        # (CLIP's normalizer does not change text piecewise: the runs between added tokens are
+        # aligned as a whole; the added tokens' own spans are exact)
+        ref = hf.encode(t)
+        for i, x in enumerate(ids):
+            if x in (49406, 49407) and ref.offsets[i] != (0, 0):
+                assert spans[i] == ref.offsets[i], t
 
 
 def test_gpt2_reader_points_to_load_any(files):

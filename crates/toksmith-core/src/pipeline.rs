@@ -537,14 +537,14 @@ impl Pipeline {
         let mut last = 0;
         while let Some((start, end, id)) = self.matcher.find(bytes, last, &accept) {
             if last < start {
-                self.segment_offsets(&text[last..start], last, &mut ids, &mut spans)?;
+                self.segment_offsets(&text[last..start], last, allowed, &mut ids, &mut spans)?;
             }
             ids.push(id);
             spans.push((start, end));
             last = end;
         }
         if last < text.len() {
-            self.segment_offsets(&text[last..], last, &mut ids, &mut spans)?;
+            self.segment_offsets(&text[last..], last, allowed, &mut ids, &mut spans)?;
         }
         Ok((ids, spans))
     }
@@ -553,6 +553,7 @@ impl Pipeline {
         &self,
         seg: &str,
         base: usize,
+        allowed: Option<&[u32]>,
         ids: &mut Vec<u32>,
         spans: &mut Vec<(usize, usize)>,
     ) -> Result<()> {
@@ -583,12 +584,51 @@ impl Pipeline {
                         }
                     }
                 };
-                match pre {
-                    None => vec![a],
-                    Some(p) => pre_tokenize_aligned(p, a, at_start)?,
+                // added tokens marked `normalized` are found in the normalized text, as in
+                // `encode_segment`: the runs between them are pre-tokenized on their own
+                let Some(m) = &self.norm_matcher else {
+                    let words = match pre {
+                        None => vec![a],
+                        Some(p) => pre_tokenize_aligned(p, a, at_start)?,
+                    };
+                    return self.words_offsets(words, ids, spans);
+                };
+                let accept = |id: u32, kind: AddedKind| {
+                    kind == AddedKind::Pinned || allowed.is_none_or(|l| l.contains(&id))
+                };
+                let mut last = 0;
+                let run = |from: usize, to: usize, ids: &mut Vec<u32>, spans: &mut Vec<_>| {
+                    let part = a.slice(from, to);
+                    let words = match pre {
+                        None => vec![part],
+                        Some(p) => pre_tokenize_aligned(p, part, at_start && from == 0)?,
+                    };
+                    self.words_offsets(words, ids, spans)
+                };
+                while let Some((start, end, id)) = m.find(a.text.as_bytes(), last, &accept) {
+                    if last < start {
+                        run(last, start, ids, spans)?;
+                    }
+                    ids.push(id);
+                    spans.push(a.span(start, end));
+                    last = end;
                 }
+                if last < a.text.len() {
+                    run(last, a.text.len(), ids, spans)?;
+                }
+                return Ok(());
             }
         };
+        self.words_offsets(words, ids, spans)
+    }
+
+    /// The model's ids of each pre-tokenized word, with their spans in the original text.
+    fn words_offsets(
+        &self,
+        words: Vec<Aligned>,
+        ids: &mut Vec<u32>,
+        spans: &mut Vec<(usize, usize)>,
+    ) -> Result<()> {
         for w in words {
             let from = ids.len();
             self.model.encode(&w.text, ids)?;
