@@ -8,6 +8,7 @@ import base64
 import dataclasses
 import hashlib
 import unicodedata
+import warnings
 
 import pytest
 
@@ -115,6 +116,19 @@ def test_qwen1_normalizes_the_whole_text(tmp_path, monkeypatch):
     assert back.encode("<|endoftext|>\u0338", allowed_special="all") == tok.encode(
         "<|endoftext|>\u0338", allowed_special="all"
     )
+    # exported to tokenizer.json, every added token is marked normalized, so tokenizers
+    # normalizes the whole text first too: the same ids, no warning
+    tokenizers = pytest.importorskip("tokenizers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok.save_huggingface(tmp_path / "hf")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    for t in [
+        "<|endoftext|>\u0338 e\u0301",
+        "A\u030a <|im_start|>x\u0338",
+        "\u212b\ufb01 <|endoftext|>",
+    ]:
+        assert hf.encode(t).ids == tok.encode(t, allowed_special="all"), t
 
 
 def test_preset_checks_the_hash(tmp_path):

@@ -223,22 +223,19 @@ def tiktoken_merges(ranks: Mapping[bytes, int]) -> List[Tuple[str, str]]:
     return [(token_to_str(t[:k]), token_to_str(t[k:])) for _, _, _, k, t in found]
 
 
-def _exported_normalizer(norm: Optional[Dict[str, Any]], where: str) -> Optional[Dict[str, Any]]:
+def _exported_normalizer(norm: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     """The normalizer written to a ``tokenizer.json``: toksmith's whole-text normalizer (Qwen
-    1's NFC, :func:`toksmith.files.tiktoken.whole_text_normalizer`) becomes its inner one, which
-    ``tokenizers`` applies between special tokens; the ids differ only where the normalizer
-    joins a special token's last character with the text after it (``>`` + U+0338 -> ``≯``),
-    which the warning says."""
+    1's NFC, :func:`toksmith.files.tiktoken.whole_text_normalizer`) becomes its inner one, and
+    :func:`huggingface_json` then marks every added token ``normalized``, so ``tokenizers``
+    normalizes the whole text before it looks for them, as the whole-text normalizer does."""
     if not norm or norm.get("type") != "toksmith.WholeText":
         return norm
-    inner = norm.get("normalizer")
-    warnings.warn(
-        f"{where}: the normalizer {inner} is applied to the whole text by this tokenizer, and by "
-        "tokenizers to the text between special tokens: the ids differ where it would join a "
-        "special token with the next character (such as '>' + U+0338)",
-        stacklevel=3,
-    )
+    inner: Optional[Dict[str, Any]] = norm.get("normalizer")
     return inner
+
+
+def _whole_text(norm: Optional[Dict[str, Any]]) -> bool:
+    return bool(norm) and norm.get("type") == "toksmith.WholeText"  # type: ignore[union-attr]
 
 
 def huggingface_json(tok) -> Dict[str, Any]:
@@ -278,11 +275,18 @@ def huggingface_json(tok) -> Dict[str, Any]:
         "version": "1.0",
         "truncation": None if truncation is None else truncation.to_huggingface(),
         "padding": None if padding is None else padding.to_huggingface(),
-        # with a normalizer, toksmith finds pinned tokens in the normalized text
+        # with a normalizer, toksmith finds pinned tokens in the normalized text; with a
+        # whole-text one, every added token (then tokenizers normalizes all the text first)
         "added_tokens": [
-            _added_entry(t, i, sp, not sp and tok.normalizer is not None) for i, t, sp in added
+            _added_entry(
+                t,
+                i,
+                sp,
+                _whole_text(tok.normalizer) or (not sp and tok.normalizer is not None),
+            )
+            for i, t, sp in added
         ],
-        "normalizer": _exported_normalizer(tok.normalizer, where),
+        "normalizer": _exported_normalizer(tok.normalizer),
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
