@@ -408,14 +408,17 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
         L.append(families.read_text(encoding="utf-8").strip() + "\n")
     models = REPO / "benches" / "pipeline_models.md"  # python -m benches.pipeline_models (31)
     if models.exists():
+        L.append("## SentencePiece, Unigram and WordPiece models (issue 31)\n")
+        L.append(
+            "`python -m benches.pipeline_models`: one thread, CPU-time medians, ids compared.\n"
+        )
         L.append(models.read_text(encoding="utf-8").strip() + "\n")
     L.append(METHOD)
     pipeline = REPO / "benches" / "pipeline_results.md"  # benches/pipeline.py's rows, by hand
     if pipeline.exists():
         L.append(pipeline.read_text().strip() + "\n")
     notes = REPO / "benches" / "perf_notes.md"
-    if notes.exists():
-        L.append("## Performance notes\n")
+    if notes.exists():  # the notes start with their own heading
         L.append(notes.read_text().strip() + "\n")
     return "\n".join(L).rstrip() + "\n"
 
