@@ -125,3 +125,39 @@ __all__ = [
     "thread_count",
     "threads_arg",
 ]
+
+
+#: the numpy dtypes the array encoders write, each with the first id it cannot hold
+ARRAY_DTYPES = {"uint16": 1 << 16, "uint32": 1 << 32, "int32": 1 << 31, "int64": 1 << 63}
+
+
+def array_dtype(dtype: Any, top: int) -> str:
+    """The name of the numpy dtype for ids up to ``top``: ``dtype`` (one of
+    :data:`ARRAY_DTYPES`), or for None the smallest of uint16 and uint32 that holds them.
+    Needs numpy (the callers check for it first: the message names their extra)."""
+    if dtype is None:
+        return "uint16" if top < 65536 else "uint32"
+    import numpy as np
+
+    try:
+        name = str(np.dtype(dtype))
+    except (TypeError, ValueError, UnicodeError):  # not a dtype at all
+        name = ""
+    if name not in ARRAY_DTYPES:
+        raise ValueError(
+            f"dtype must be one of {', '.join(map(repr, ARRAY_DTYPES))} (or None), not {dtype!r}"
+        )
+    if top >= ARRAY_DTYPES[name]:
+        wider = "uint32 or int64" if name == "int32" else "uint32"
+        raise ValueError(f"dtype {name} cannot hold ids up to {top}; use {wider}")
+    return name
+
+
+def mark_id(name: str, value: Any, n_vocab: int) -> Optional[int]:
+    """A ``bos``/``eos`` argument: None, or a token id below ``n_vocab``."""
+    if value is None:
+        return None
+    i = as_id(value)
+    if i is None or i >= n_vocab:
+        raise ValueError(f"{name} must be a token id (an int in 0..{n_vocab - 1}), not {value!r}")
+    return i

@@ -24,7 +24,7 @@ import re
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from . import _core, _lengths
-from ._args import as_id, fix_surrogates, threads_arg
+from ._args import array_dtype, as_id, fix_surrogates, mark_id, threads_arg
 from ._lengths import LengthSettings
 from .errors import (
     ConversionError,
@@ -457,23 +457,10 @@ class PipelineTokenizer(LengthSettings):
 
     def _dtype(self, dtype: Any, top: int) -> str:
         try:
-            import numpy as np
+            import numpy  # noqa: F401
         except ImportError:
             raise missing_extra("numpy", "numpy") from None
-        if dtype is None:
-            return "uint16" if top < 65536 else "uint32"
-        try:
-            name = str(np.dtype(dtype))
-        except (TypeError, ValueError, UnicodeError):
-            name = ""
-        limits = {"uint16": 1 << 16, "uint32": 1 << 32, "int32": 1 << 31, "int64": 1 << 63}
-        if name not in limits:
-            raise ValueError(
-                f"dtype must be one of {', '.join(map(repr, limits))} (or None), not {dtype!r}"
-            )
-        if top >= limits[name]:
-            raise ValueError(f"dtype {name} cannot hold ids up to {top}; use uint32")
-        return name
+        return array_dtype(dtype, top)
 
     def encode_to_numpy(
         self,
@@ -514,17 +501,7 @@ class PipelineTokenizer(LengthSettings):
         every text's ids."""
         import numpy as np
 
-        marks: List[Optional[int]] = []
-        for what, v in (("bos", bos), ("eos", eos)):
-            if v is None:
-                marks.append(None)
-                continue
-            i = as_id(v)
-            if i is None or i >= self.n_vocab:
-                raise ValueError(
-                    f"{what} must be a token id (an int in 0..{self.n_vocab - 1}), not {v!r}"
-                )
-            marks.append(i)
+        marks = [mark_id("bos", bos, self.n_vocab), mark_id("eos", eos, self.n_vocab)]
         name = self._dtype(dtype, self.n_vocab - 1)
         rows = self.encode_ordinary_batch(texts, threads=threads, num_threads=num_threads)
         head = [] if marks[0] is None else [marks[0]]

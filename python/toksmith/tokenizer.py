@@ -37,8 +37,10 @@ from . import _core, _lengths
 
 # (MAX_THREADS, _as_id, _fix_surrogates and _threads stay importable from here, where they were)
 from ._args import MAX_THREADS as MAX_THREADS
+from ._args import array_dtype as _array_dtype
 from ._args import as_id as _as_id
 from ._args import fix_surrogates as _fix_surrogates
+from ._args import mark_id as _mark_id
 from ._args import threads_arg as _threads
 from .decoding import StreamDecoder, _check_errors, _is_index
 from .errors import (
@@ -912,36 +914,11 @@ class Tokenizer(_lengths.LengthSettings):
             import numpy as np
         except ImportError:
             raise missing_extra("numpy", "numpy") from None
-        marked = []
-        for name, v in (("bos", bos), ("eos", eos)):
-            if v is None:
-                continue
-            i = _as_id(v)
-            if i is None or i >= self.n_vocab:
-                raise ValueError(
-                    f"{name} must be a token id (an int in 0..{self.n_vocab - 1}), not {v!r}"
-                )
-            marked.append(i)
-        bos = None if bos is None else _as_id(bos)
-        eos = None if eos is None else _as_id(eos)
-        top = max([self.n_vocab - 1, *marked])
-        if dtype is None:
-            name = "uint16" if top < 65536 else "uint32"
-        else:
-            try:
-                name = str(np.dtype(dtype))
-            except (TypeError, ValueError, UnicodeError):  # not a dtype at all
-                name = ""
-        widths = {"uint16": 2, "uint32": 4, "int32": 4, "int64": 8}
-        if name not in widths:
-            raise ValueError(
-                f"dtype must be one of {', '.join(map(repr, widths))} (or None), not {dtype!r}"
-            )
-        if name == "uint16" and top >= 65536:
-            raise ValueError(f"dtype uint16 cannot hold ids up to {top}; use uint32")
-        if name == "int32" and top >= 2**31:
-            raise ValueError(f"dtype int32 cannot hold ids up to {top}; use uint32 or int64")
-        width = widths[name]
+        bos = _mark_id("bos", bos, self.n_vocab)
+        eos = _mark_id("eos", eos, self.n_vocab)
+        top = max([self.n_vocab - 1, *(m for m in (bos, eos) if m is not None)])
+        name = _array_dtype(dtype, top)
+        width = np.dtype(name).itemsize
         if self._normalizer is not None:
             # the native array path does not normalize: the ids of the normalizing batch
             # encoder, with the marks' bos/eos, packed into the arrays

@@ -21,7 +21,7 @@ from .._paths import fspath
 from ..errors import ConversionError, TokenizerFileError, TokenizerFileNotFoundError
 from ..spec import Padding, Truncation
 from ._common import make_folder, write_json
-from .huggingface import _BOS, _EOS, VERY_LARGE_INTEGER, _role
+from .huggingface import _BOS, _EOS, VERY_LARGE_INTEGER, _added_entry, _role
 
 #: the kinds of :class:`PipelineSource`
 KINDS = ("sentencepiece", "hf_json", "wordpiece")
@@ -212,18 +212,6 @@ def read_wordpiece_folder(path: Union[str, os.PathLike]) -> PipelineSource:
 
 #: sentencepiece's whitespace symbol
 _SPACE = "\u2581"
-
-
-def _added(content: str, i: int, special: bool) -> Dict[str, Any]:
-    return {
-        "id": i,
-        "content": content,
-        "single_word": False,
-        "lstrip": False,
-        "rstrip": False,
-        "normalized": False,
-        "special": special,
-    }
 
 
 def _template_json(
@@ -419,7 +407,8 @@ def pipeline_tokenizer_json(
         "version": "1.0",
         **lengths,
         "added_tokens": [
-            _added(t, i, True) for t, i in sorted(special_tokens.items(), key=lambda kv: kv[1])
+            _added_entry(t, i, True)
+            for t, i in sorted(special_tokens.items(), key=lambda kv: kv[1])
         ],
         "normalizer": parts["normalizer"],
         "pre_tokenizer": parts["pre_tokenizer"],
