@@ -4,7 +4,7 @@
 
 use fancy_regex::Regex;
 
-use super::{Behavior, Split};
+use super::{spans_of_events, Behavior, Split};
 use crate::bytelevel::BYTE_TO_CHAR;
 use crate::{Error, Result};
 
@@ -18,49 +18,6 @@ fn compile(pattern: &str) -> Result<Regex> {
         position: None,
         message: e.to_string(),
     })
-}
-
-/// HF `SplitDelimiterBehavior` on (start, end, is_delimiter) events that tile a text: the byte
-/// spans kept, empty ones dropped.
-pub fn spans_of_events(events: &[(usize, usize, bool)], behavior: Behavior) -> Vec<(usize, usize)> {
-    let mut out: Vec<(usize, usize)> = Vec::with_capacity(events.len());
-    match behavior {
-        Behavior::Removed => out.extend(events.iter().filter(|e| !e.2).map(|e| (e.0, e.1))),
-        Behavior::Isolated => out.extend(events.iter().map(|e| (e.0, e.1))),
-        Behavior::Contiguous => {
-            let mut prev = None;
-            for &(s, e, m) in events {
-                match out.last_mut() {
-                    Some(last) if prev == Some(m) => last.1 = e,
-                    _ => out.push((s, e)),
-                }
-                prev = Some(m);
-            }
-        }
-        Behavior::MergedWithPrevious => {
-            let mut prev_match = false;
-            for &(s, e, m) in events {
-                match out.last_mut() {
-                    Some(last) if m && !prev_match => last.1 = e,
-                    _ => out.push((s, e)),
-                }
-                prev_match = m;
-            }
-        }
-        Behavior::MergedWithNext => {
-            let mut prev_match = false;
-            for &(s, e, m) in events.iter().rev() {
-                match out.last_mut() {
-                    Some(last) if m && !prev_match => last.0 = s,
-                    _ => out.push((s, e)),
-                }
-                prev_match = m;
-            }
-            out.reverse();
-        }
-    }
-    out.retain(|(s, e)| s < e);
-    out
 }
 
 /// The events of a regex over `text`: each match, and the text between matches (HF's
@@ -105,7 +62,7 @@ impl RegexSplit {
 
     pub fn split(&self, sp: &Split, out: &mut Vec<Split>) -> Result<()> {
         let events = regex_events(&self.re, &sp.text, self.invert)?;
-        for (s, e) in spans_of_events(&events, self.behavior) {
+        for (s, e) in spans_of_events(&events, self.behavior)? {
             out.push(Split::new(&sp.text[s..e], sp.at_start && s == 0));
         }
         Ok(())
@@ -146,7 +103,7 @@ impl ByteLevelPre {
         match &self.re {
             Some(re) => {
                 let events = regex_events(re, &text, false)?;
-                for (s, e) in spans_of_events(&events, Behavior::Isolated) {
+                for (s, e) in spans_of_events(&events, Behavior::Isolated)? {
                     out.push(Split::new(spelled(&text[s..e]), sp.at_start && s == 0));
                 }
             }
@@ -195,7 +152,7 @@ mod tests {
     fn behaviors_on_regex_events() {
         let re = compile("-").unwrap();
         let ev = regex_events(&re, "a-b--c-", false).unwrap();
-        let show = |b| -> Vec<(usize, usize)> { spans_of_events(&ev, b) };
+        let show = |b| -> Vec<(usize, usize)> { spans_of_events(&ev, b).unwrap() };
         assert_eq!(show(Behavior::Removed), vec![(0, 1), (2, 3), (5, 6)]);
         assert_eq!(show(Behavior::Contiguous).len(), 6);
     }

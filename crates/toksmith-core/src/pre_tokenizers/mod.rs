@@ -108,6 +108,15 @@ pub fn split_chars(
     if last < text.len() {
         try_push(&mut events, (last, text.len(), false), WHAT)?;
     }
+    spans_of_events(&events, behavior)
+}
+
+/// HF `SplitDelimiterBehavior` on (start, end, is_delimiter) events that tile a text: the byte
+/// spans kept, empty ones dropped ([`Error::OutOfMemory`] when the allocator refuses their room).
+pub fn spans_of_events(
+    events: &[(usize, usize, bool)],
+    behavior: Behavior,
+) -> Result<Vec<(usize, usize)>> {
     // (every behavior keeps at most one span per event: no growth past this room)
     let mut out: Vec<(usize, usize)> = try_vec(events.len(), WHAT)?;
     match behavior {
@@ -115,7 +124,7 @@ pub fn split_chars(
         Behavior::Isolated => out.extend(events.iter().map(|e| (e.0, e.1))),
         Behavior::Contiguous => {
             let mut prev = None;
-            for &(s, e, m) in &events {
+            for &(s, e, m) in events {
                 match out.last_mut() {
                     Some(last) if prev == Some(m) => last.1 = e,
                     _ => out.push((s, e)),
@@ -125,7 +134,7 @@ pub fn split_chars(
         }
         Behavior::MergedWithPrevious => {
             let mut prev_match = false;
-            for &(s, e, m) in &events {
+            for &(s, e, m) in events {
                 match out.last_mut() {
                     Some(last) if m && !prev_match => last.1 = e,
                     _ => out.push((s, e)),
