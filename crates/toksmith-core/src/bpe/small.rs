@@ -20,6 +20,24 @@ pub struct Scratch {
     pub(crate) long: LongWork,
 }
 
+impl Scratch {
+    /// The `start`, `rank` and `id` arrays for `n` tokens (`n + 1` slots each), grown first if
+    /// they are shorter (never below the heap threshold, so short pieces never grow them).
+    fn arrays(&mut self, n: usize) -> (&mut [u32], &mut [u32], &mut [u32]) {
+        if self.start.len() <= n {
+            let size = (n + 1).max(HEAP_THRESHOLD + 1);
+            self.start.resize(size, 0);
+            self.rank.resize(size, 0);
+            self.id.resize(size, 0);
+        }
+        (
+            &mut self.start[..=n],
+            &mut self.rank[..=n],
+            &mut self.id[..=n],
+        )
+    }
+}
+
 /// tiktoken-style merge of a piece (meant for short ones: O(n·m)). Appends the ids to `out`
 /// ([`crate::error::Error::OutOfMemory`] when `out` cannot grow).
 ///
@@ -41,15 +59,7 @@ pub fn bpe_small(
         out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
         return Ok(());
     }
-    if scratch.start.len() <= n {
-        let size = (n + 1).max(HEAP_THRESHOLD + 1);
-        scratch.start.resize(size, 0);
-        scratch.rank.resize(size, 0);
-        scratch.id.resize(size, 0);
-    }
-    let start = &mut scratch.start[..=n];
-    let rank = &mut scratch.rank[..=n];
-    let id = &mut scratch.id[..=n];
+    let (start, rank, id) = scratch.arrays(n);
     for i in 0..n {
         start[i] = i as u32;
         id[i] = byte_ids[piece[i] as usize];
@@ -137,15 +147,7 @@ pub(crate) fn bpe_small_tokens(
         out.extend_from_slice(ids);
         return Ok(());
     }
-    if scratch.start.len() <= n {
-        let size = (n + 1).max(HEAP_THRESHOLD + 1);
-        scratch.start.resize(size, 0);
-        scratch.rank.resize(size, 0);
-        scratch.id.resize(size, 0);
-    }
-    let start = &mut scratch.start[..=n];
-    let rank = &mut scratch.rank[..=n];
-    let id = &mut scratch.id[..=n];
+    let (start, rank, id) = scratch.arrays(n);
     let mut at = 0u32;
     for (i, &t) in ids.iter().enumerate() {
         start[i] = at;
