@@ -185,12 +185,12 @@ def _load_detected(
     """:func:`load_any` once ``_detect(p)`` has named the format (callers that also report the
     format detect once)."""
     fmt, file, doc, tables, raw = detected
-    if fmt in ("toksmith", "huggingface", "sentencepiece", "wordpiece", "clip") and (
-        pattern is not None or special_tokens is not None
-    ):
+    names = {"js-tiktoken": "js-tiktoken", "tekken": "Tekken"}
+    self_describing = ("toksmith", "huggingface", "sentencepiece", "wordpiece", "clip", *names)
+    if fmt in self_describing and (pattern is not None or special_tokens is not None):
         raise ValueError(
-            f"{p} is a {fmt} file, which stores its own pattern and special tokens: "
-            "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
+            f"{p} is a {names.get(fmt, fmt)} file, which stores its own pattern and special "
+            "tokens: pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
         )
     if fmt == "sentencepiece":
         return PipelineTokenizer.from_source(_pipeline_files.read_sentencepiece(file, raw))
@@ -219,19 +219,9 @@ def _load_detected(
             )
         )
     if fmt == "js-tiktoken":
-        if pattern is not None or special_tokens is not None:
-            raise ValueError(
-                f"{p} is a js-tiktoken file, which stores its own pattern and special tokens: "
-                "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
-            )
         assert doc is not None
         return Tokenizer.from_spec(_tiktoken.read_js_tiktoken(doc, file))
     if fmt == "tekken":
-        if pattern is not None or special_tokens is not None:
-            raise ValueError(
-                f"{p} is a Tekken file, which stores its own pattern and special tokens: "
-                "pattern=/special_tokens= only apply to .tiktoken and GPT-2 files"
-            )
         assert doc is not None
         return Tokenizer.from_spec(_tekken.read_tekken(doc, file))
     if fmt == "tiktoken":

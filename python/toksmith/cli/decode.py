@@ -185,6 +185,18 @@ def _sniff_format(fin, allow_npy: bool) -> str:
     return "json" if head.startswith(b"[") else "text"
 
 
+def _decode_parts(parts, tok, stream, fout) -> None:
+    """Write the bytes of ids read in parts; a stream decoder (when given) keeps what joins the
+    parts, which decoding each part alone would lose."""
+    if stream is None:
+        for ids in parts:
+            fout.write(tok.decode_bytes(ids))
+        return
+    for ids in parts:
+        fout.write(stream.push_many(ids).encode("utf-8"))
+    fout.write(stream.flush().encode("utf-8"))
+
+
 def run(args) -> int:
     tok = load_tokenizer(args.tokenizer, args.pattern)
     refuse_preset_file(tok, "decode")
@@ -212,13 +224,7 @@ def run(args) -> int:
         if sniff:
             fmt = _sniff_format(fin, allow_npy=not args.lines)
         if fmt == "npy":
-            if stream is not None:  # parts of the ids decoded alone lose what joins them
-                for ids in _npy_ids(fin, name):
-                    fout.write(stream.push_many(ids).encode("utf-8"))
-                fout.write(stream.flush().encode("utf-8"))
-            else:
-                for ids in _npy_ids(fin, name):
-                    fout.write(tok.decode_bytes(ids))
+            _decode_parts(_npy_ids(fin, name), tok, stream, fout)
         elif args.lines:
             for lineno, line in enumerate(fin, 1):
                 where = f"{name}:{lineno}"
@@ -231,12 +237,7 @@ def run(args) -> int:
                 fout.write(tok.decode_bytes(ids) + (b"\n" if line.endswith(b"\n") else b""))
         elif fmt == "json":
             fout.write(tok.decode_bytes(_json_ids(fin.read(), name)))
-        elif stream is not None:
-            for ids in _text_ids(fin, name):
-                fout.write(stream.push_many(ids).encode("utf-8"))
-            fout.write(stream.flush().encode("utf-8"))
         else:
-            for ids in _text_ids(fin, name):
-                fout.write(tok.decode_bytes(ids))
+            _decode_parts(_text_ids(fin, name), tok, stream, fout)
         fout.flush()
     return 0

@@ -421,10 +421,8 @@ _DIFF_NAMES = {"<DIFF_ADD>": DIFF_ADD, "<DIFF_DEL>": DIFF_DEL}
 _DIFF_SHOWN = {i: n for n, i in _DIFF_NAMES.items()}
 NEWLINE, DOUBLE_NEWLINE = 1536, 1537
 
-#: the word pattern of tokenizers trained before punctuation runs (whitespace other than
-#: newlines matches nothing and is dropped); a file whose metadata lacks :data:`WORDS_KEY`
-#: keeps reading with it, so its ids stay what they were
-LEGACY_PATTERN = (
+#: the alternatives both word patterns begin with
+_WORDS = (
     r"(?m)^(?:\+\+\+|---)(?: [ab]/)?"
     r"|@@"
     r"|\#[ \t]*[A-Za-z_]+"
@@ -436,24 +434,16 @@ LEGACY_PATTERN = (
     r"|[\p{L}_][\p{L}\p{N}_]*"
     r"|\p{N}[\p{L}\p{N}_]*"
     r"|(?:\r?\n[^\S\n]*){1,2}"
-    r"|\S"
 )
+#: the word pattern of tokenizers trained before punctuation runs (whitespace other than
+#: newlines matches nothing and is dropped); a file whose metadata lacks :data:`WORDS_KEY`
+#: keeps reading with it, so its ids stay what they were
+LEGACY_PATTERN = _WORDS + r"|\S"
 #: the word pattern: :data:`LEGACY_PATTERN` with punctuation runs (a ``+``/``-`` that starts a
 #: line is a word of its own, the diff marker; a run of ASCII punctuation but quotes and ``_``
 #: is one word up to where an operator, ``@@`` or a directive starts: ``();`` and ``){`` are
 #: learned words, ``)->`` is ``)`` and the fixed ``->``)
-PATTERN = (
-    r"(?m)^(?:\+\+\+|---)(?: [ab]/)?"
-    r"|@@"
-    r"|\#[ \t]*[A-Za-z_]+"
-    r"|0[xX][0-9a-fA-F]+"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'(?:[^'\\\n]|\\.)'"
-    r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--"
-    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/"
-    r"|[\p{L}_][\p{L}\p{N}_]*"
-    r"|\p{N}[\p{L}\p{N}_]*"
-    r"|(?:\r?\n[^\S\n]*){1,2}"
+PATTERN = _WORDS + (
     r"|^[+\-]"
     r"|(?:(?!<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--"
     r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/|@@|\#[ \t]*[A-Za-z_])"
