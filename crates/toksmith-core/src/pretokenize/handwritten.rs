@@ -479,9 +479,8 @@ pub fn o200k_piece(t: &Text, i: usize) -> usize {
 /// pass: the greedy `U*` stops at `k`; an `Ll` there continues it as `L+`; else `U*` gives back
 /// up to its last character that is also in `L` (`Lm`, `Lo`, `M`), which `L+` then takes
 /// alone (what follows it in the run is `Lu`/`Lt`); with no such character `U+ L*` takes the
-/// run (`L*` is empty: the character at `k` is not in `L`). A run of CJK, kana, Hangul or
-/// Indic/Thai letters and marks is read once, where `o200k_upper_star_lower_plus` read it
-/// twice (once forwards, once giving back).
+/// run (`L*` is empty: the character at `k` is not in `L`). Nothing is given back and read
+/// again, as `o200k_upper_star_lower_plus` does (which the rare mark-first case still uses).
 #[inline(always)]
 fn o200k_word(t: &Text, s: usize) -> Option<usize> {
     const UPPER: u16 = (1 << LU) | (1 << LT) | (1 << LM) | (1 << LO) | (1 << MARK);
