@@ -82,12 +82,32 @@ pub fn char_at(s: &[u8], i: usize) -> Ch {
             4,
         )
     };
-    Ch {
-        cp,
-        cat: category(cp),
-        len,
-    }
+    // Every code point of a 2- or 3-byte sequence is in the BMP: one load from the flat table
+    // instead of the two dependent loads of the two-stage one.
+    let cat = if len < 4 {
+        BMP_CAT[cp as usize & 0xFFFF]
+    } else {
+        category(cp)
+    };
+    Ch { cp, cat, len }
 }
+
+/// Category of every code point of the Basic Multilingual Plane, flattened from the two-stage
+/// tables at compile time (64 KiB; text in one script touches a few of its cache lines).
+pub static BMP_CAT: [u8; 0x10000] = {
+    let mut t = [0u8; 0x10000];
+    let mut hi = 0;
+    while hi < 0x100 {
+        let block = STAGE1[hi] as usize;
+        let mut lo = 0;
+        while lo < 0x100 {
+            t[(hi << 8) | lo] = STAGE2[(block << 8) | lo];
+            lo += 1;
+        }
+        hi += 1;
+    }
+    t
+};
 
 /// A cursor over valid UTF-8 that yields `Ch` values.
 pub struct Text<'a> {

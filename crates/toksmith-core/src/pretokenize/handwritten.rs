@@ -9,6 +9,7 @@
 
 use super::chars::*;
 use super::unicode_tables::{FOLD_D, FOLD_E, FOLD_L, FOLD_M, FOLD_R, FOLD_S, FOLD_T, FOLD_V};
+use super::unicode_tables::{LL, LM, LO, LT, LU, MARK};
 
 #[inline(always)]
 fn is_crlf(cp: u32) -> bool {
@@ -473,12 +474,57 @@ pub fn o200k_piece(t: &Text, i: usize) -> usize {
     }
 }
 
+/// o200k's first two alternatives without their prefix and suffix, `U* L+` else `U+ L*` (`U`
+/// = `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, `L` = `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`), at `s`, in one
+/// pass: the greedy `U*` stops at `k`; an `Ll` there continues it as `L+`; else `U*` gives back
+/// up to its last character that is also in `L` (`Lm`, `Lo`, `M`), which `L+` then takes
+/// alone (what follows it in the run is `Lu`/`Lt`); with no such character `U+ L*` takes the
+/// run (`L*` is empty: the character at `k` is not in `L`). Nothing is given back and read
+/// again, as `o200k_upper_star_lower_plus` does (which the rare mark-first case still uses).
+#[inline(always)]
+fn o200k_word(t: &Text, s: usize) -> Option<usize> {
+    const UPPER: u16 = (1 << LU) | (1 << LT) | (1 << LM) | (1 << LO) | (1 << MARK);
+    const BOTH: u16 = (1 << LM) | (1 << LO) | (1 << MARK);
+    let b = t.bytes;
+    let mut k = s;
+    let mut last_both = s;
+    while k < b.len() {
+        let c = char_at(b, k);
+        let bit = 1u16 << c.cat;
+        if bit & UPPER == 0 {
+            if c.cat == LL {
+                return Some(t.run(k + c.len as usize, is_o200k_lower));
+            }
+            break;
+        }
+        k += c.len as usize;
+        if bit & BOTH != 0 {
+            last_both = k;
+        }
+    }
+    if last_both > s {
+        Some(last_both)
+    } else if k > s {
+        Some(k)
+    } else {
+        None
+    }
+}
+
 /// `o200k_piece` for any text (the ASCII fast paths left it undecided).
 #[inline(always)]
 fn o200k_general(t: &Text, i: usize) -> usize {
     let c = char_at(t.bytes, i);
     let n = i + c.len as usize;
     let prefix = is_prefix(c);
+    if c.cat != MARK {
+        // Alternatives 1 and 2 with the prefix if `c` is one (then without it they cannot match:
+        // `c` is in neither `U` nor `L`), else without (a letter is in `U` or is `Ll`).
+        if let Some(e) = o200k_word(t, if prefix { n } else { i }) {
+            return o200k_contraction(t, e);
+        }
+        return o200k_rest(t, i, c, n);
+    }
     // Alternative 1: P? U* L+ C?   (P tried first, then without it)
     if prefix {
         if let Some(e) = o200k_upper_star_lower_plus(t, n) {
@@ -499,6 +545,12 @@ fn o200k_general(t: &Text, i: usize) -> usize {
     if e > i {
         return o200k_contraction(t, t.run(e, is_o200k_lower));
     }
+    o200k_rest(t, i, c, n)
+}
+
+/// o200k's alternatives 3-7 at `i` (character `c`, ending at `n`), where no word matches.
+#[inline(always)]
+fn o200k_rest(t: &Text, i: usize, c: Ch, n: usize) -> usize {
     // Alternative 3: \p{N}{1,3}
     if is_number(c.cat) {
         let mut e = n;

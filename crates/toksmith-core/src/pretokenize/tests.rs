@@ -285,6 +285,60 @@ fn byte_classes_match_categories() {
     }
 }
 
+#[test]
+fn char_at_equals_two_stage_tables_on_every_code_point() {
+    use super::chars::*;
+    let mut buf = [0u8; 4];
+    for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+        let s = c.encode_utf8(&mut buf);
+        let ch = char_at(s.as_bytes(), 0);
+        assert_eq!(ch.cp, c as u32);
+        assert_eq!(ch.len as usize, s.len());
+        assert_eq!(ch.cat, category(c as u32), "U+{:04X}", c as u32);
+    }
+}
+
+/// Letters of every case class, marks and digits of one script each: runs of one script are
+/// what the non-ASCII paths of the scanners read in their loops.
+const SCRIPTS: &[&str] = &[
+    "абвгдежзийклмнопрстуАБВГДЖЗЯЁё\u{483}",
+    "αβγδεζηθικλμνξοπρστυΑΒΓΔΩάέήᾼᾳ\u{345}\u{342}",
+    "中文字的是不了人我在有他这为之大来以个国们到说时要㐀",
+    "あいうえおかきくけこアイウエオカキクケコンーゝゞ々ｱｲ\u{3099}",
+    "가나다라마바사아자차카타파하한국어ㄱㄴㅏ\u{1100}\u{1161}\u{11a8}",
+    "ابتثجحخدذرزسشصضطظعغ\u{64b}\u{64e}ـאבגדהוזחט\u{5b4}",
+    "कखगघचछजझटडतथदधनप\u{93e}\u{93f}\u{940}\u{94d}\u{902}অআক\u{9be}",
+    "กขคงจฉชซญดตถทนบปผ\u{e31}\u{e34}\u{e47}\u{e48}ะาำเแๆ",
+    "AZÀΩЖaæжωǅᾈʰˀ々ー中あ\u{301}\u{903}\u{93f}ﬁ",
+    "0123456789٠١٢٣۴۵०१२३৪๓໔༥²½Ⅻ〇",
+];
+const SEPARATORS: &[&str] = &[
+    " ", "  ", "\n", "\r\n", " \n ", "\u{3000}", "\u{a0}", ".", "、", "'s", "'LL", "/\n", "-", "",
+    "", "", "the", "It", "42",
+];
+
+fn script_text(rng: &mut Rng, words: usize) -> String {
+    let mut s = String::new();
+    for _ in 0..rng.below(words + 1) {
+        let alphabet: Vec<char> = SCRIPTS[rng.below(SCRIPTS.len())].chars().collect();
+        for _ in 0..1 + rng.below(12) {
+            s.push(alphabet[rng.below(alphabet.len())]);
+        }
+        s.push_str(SEPARATORS[rng.below(SEPARATORS.len())]);
+    }
+    s
+}
+
+#[test]
+fn scanners_equal_regex_on_script_runs() {
+    let mut rng = Rng(0x5c21_97ab_0037_0001);
+    let mut texts: Vec<String> = (0..1500).map(|_| script_text(&mut rng, 8)).collect();
+    texts.extend((0..20).map(|_| script_text(&mut rng, 200)));
+    for name in ["gpt2", "cl100k", "o200k", "nanochat"] {
+        check_equal(name, &texts);
+    }
+}
+
 /// Mostly-ASCII text for the block scanner: the ASCII pieces of `ascii_heavy_text` with a
 /// non-ASCII character only now and then (`one_in`), so that many 64-byte blocks are all ASCII.
 fn mostly_ascii_text(rng: &mut Rng, pieces: usize, one_in: usize) -> String {
