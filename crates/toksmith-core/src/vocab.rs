@@ -268,11 +268,6 @@ impl Vocab {
     /// Ask for the cache line where a lookup of `bytes` (3 to 8 of them) starts, ahead of it.
     #[inline(always)]
     pub(crate) fn prefetch_short(&self, bytes: &[u8]) {
-        // (not for strings the filter rules out: their lookup will not touch the table)
-        if packed_non_ascii(u64::pack(bytes)) && !self.wide_filter.may_contain(Filter::hash(bytes))
-        {
-            return;
-        }
         self.short.prefetch(bytes);
     }
 
