@@ -8,7 +8,7 @@ use crate::added::AddedMatcher;
 pub use crate::added::{AddedKind, AddedToken};
 use crate::error::{Error, Result};
 pub use crate::table::InlineKey;
-use crate::table::InlineTable;
+use crate::table::{packed_non_ascii, Filter, InlineTable};
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, Debug)]
@@ -21,6 +21,10 @@ pub struct Vocab {
     /// Fast lookup of mergeable tokens of up to 8 / 16 bytes.
     pub(crate) short: InlineTable<u64>,
     pub(crate) medium: InlineTable<u128>,
+    /// Tokens of 9 bytes and more, and of 3 to 8 bytes with a non-ASCII byte: most strings
+    /// that are not tokens are ruled out before the lookup in `short`, `medium` or `ranks`.
+    pub(crate) long_filter: Filter,
+    pub(crate) wide_filter: Filter,
     /// id of each single byte.
     pub(crate) byte_ids: [u32; 256],
     /// id -> bytes (flat storage); `offsets[id]..offsets[id + 1]`, `present[id]` says if used.
@@ -99,7 +103,15 @@ impl Vocab {
         let tables = || {
             rayon::join(
                 || InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 1),
-                || InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 9),
+                || {
+                    (
+                        InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 9),
+                        Filter::new(ranks.keys().map(|k| &k[..]), |k| k.len() >= 9),
+                        Filter::new(ranks.keys().map(|k| &k[..]), |k| {
+                            (3..=8).contains(&k.len()) && !k.is_ascii()
+                        }),
+                    )
+                },
             )
         };
         let layout = || -> Result<_> {
@@ -172,12 +184,14 @@ impl Vocab {
             }
             Ok((pair_table, flat, offsets, present, spans))
         };
-        let ((short, medium), layout) = rayon::join(tables, layout);
+        let ((short, (medium, long_filter, wide_filter)), layout) = rayon::join(tables, layout);
         let (pair_table, flat, offsets, present, spans) = layout?;
         Ok(Vocab {
             pair_table,
             short,
             medium,
+            long_filter,
+            wide_filter,
             ranks,
             byte_ids,
             flat,
@@ -227,7 +241,14 @@ impl Vocab {
             return if r == u32::MAX { None } else { Some(r) };
         }
         if bytes.len() <= 8 {
+            if packed_non_ascii(u64::pack(bytes))
+                && !self.wide_filter.may_contain(Filter::hash(bytes))
+            {
+                return None;
+            }
             self.short.get(bytes)
+        } else if !self.long_filter.may_contain(Filter::hash(bytes)) {
+            None
         } else if bytes.len() <= 16 {
             self.medium.get(bytes)
         } else {
@@ -300,5 +321,52 @@ impl AddedMatcher {
                 .iter()
                 .map(|a| (a.text.as_bytes(), a.id, a.kind)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rank` (filters, inline tables, hash map) finds every token and nothing else, for
+    /// tokens of every length class, ASCII or not.
+    #[test]
+    fn rank_finds_tokens_and_only_them() {
+        let mut seed = 5u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let chars = ["a", "é", "中", "ไ", "😀", " ", "я"];
+        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        let mut seen: std::collections::HashSet<Vec<u8>> =
+            m.iter().map(|(t, _)| t.clone()).collect();
+        let mut others = vec![];
+        for _ in 0..6000 {
+            let n = 1 + (next() % 12) as usize;
+            let mut t: Vec<u8> = (0..n)
+                .flat_map(|_| chars[(next() % 7) as usize].bytes())
+                .collect();
+            if next() % 4 == 0 {
+                t.truncate(t.len() - 1); // (a token may end inside a character)
+            }
+            if t.len() >= 2 && seen.insert(t.clone()) {
+                if next() % 2 == 0 {
+                    let id = m.len() as u32;
+                    m.push((t, id));
+                } else {
+                    others.push(t);
+                }
+            }
+        }
+        let v = Vocab::new(m.clone(), vec![]).unwrap();
+        for (t, id) in &m {
+            assert_eq!(v.rank(t), Some(*id), "{t:?}");
+        }
+        for t in &others {
+            assert_eq!(v.rank(t), None, "{t:?}");
+        }
     }
 }

@@ -297,3 +297,35 @@ mod tests {
         assert_eq!(small, long);
     }
 }
+
+#[cfg(test)]
+mod multilingual_tests {
+    use super::*;
+    use crate::bpe::test_vocabs::{multilingual_text, multilingual_vocab, reference_merge};
+
+    /// Both merges give the reference merge's ids on random runs of CJK, kana, Thai and Latin
+    /// characters of every length up to 360 bytes (the short merge's vector path starts above
+    /// 16 tokens, the long merge at 128 bytes).
+    #[test]
+    fn merges_match_the_reference_on_long_multilingual_runs() {
+        let mut seed = 37u64;
+        let v = multilingual_vocab(&mut seed);
+        let mut scratch = Scratch::default();
+        for k in 0..300 {
+            let n_chars = 1 + k % 120;
+            let piece = multilingual_text(&mut seed, n_chars);
+            let want = reference_merge(&v, &piece);
+            let mut got = vec![];
+            bpe(&v, &piece, u32::MAX, &mut scratch, &mut got).unwrap();
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&piece));
+            let mut long = vec![];
+            bpe_long(&v, &piece, u32::MAX, &mut long).unwrap();
+            assert_eq!(long, want, "{:?}", String::from_utf8_lossy(&piece));
+            {
+                let mut small = vec![];
+                bpe_small(&v, &piece, u32::MAX, &mut scratch, &mut small).unwrap();
+                assert_eq!(small, want, "{:?}", String::from_utf8_lossy(&piece));
+            }
+        }
+    }
+}
