@@ -66,7 +66,20 @@ FAMILIES: List[Tuple[str, List[Tuple[int, int]]]] = [
     ("emoji", [(0x1F300, 0x1FAFF), (0x2600, 0x27BF), (0x1F1E6, 0x1F1FF)]),
 ]
 SLICES = [name for name, _ in FAMILIES] + ["mixed"]
-LIBS = ("toksmith", "tiktoken", "fastokens", "hf")
+#: toksmith, the nine exact peers of issue 37 (benches/libs.py PEERS), Hugging Face tokenizers
+LIBS = (
+    "toksmith",
+    "tiktoken",
+    "fastokens",
+    "toktok",
+    "quicktok",
+    "splintr",
+    "rs-bpe",
+    "bpe-openai",
+    "wordchipper",
+    "riptoken",
+    "hf",
+)
 EMOJI = [
     "\U0001f600", "\U0001f602", "\U0001f44d", "\U0001f44d\U0001f3fd", "\u2764\ufe0f",
     "\U0001f389", "\U0001f914", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7",
@@ -308,12 +321,14 @@ def measure(task: dict) -> dict:
     for vname, spec in task["specs"].items():
         for lib in task["libs"]:
             if lib == "hf" and not spec.get("hf"):
-                notes[lib] = f"not measured: {spec.get('hf_source')}"
+                notes[f"{lib} ({vname})"] = f"not measured: {spec.get('hf_source')}"
                 continue
             try:
-                adapters[(vname, lib)] = make(lib, spec)
+                adapters[(vname, lib)] = a = make(lib, spec)
+                if a.note:
+                    notes[f"{lib} ({vname})"] = a.note
             except Exception as e:  # noqa: BLE001
-                notes[lib] = f"not measured: {type(e).__name__}: {e}"
+                notes[f"{lib} ({vname})"] = f"not measured: {type(e).__name__}: {e}"
     # Each round encodes its own documents (part r + 1 of the slice; part 0 warms up): a library
     # that caches whole inputs or pieces across calls sees no text twice.
     nparts = task["rounds"] + 1
@@ -496,13 +511,10 @@ def main(argv=None) -> int:
     t0 = time.time()
     slices = build_slices(mode, out_dir / "cache" / "scripts")
     specs = vocab_specs(mode, out_dir)
-    libs = []
-    for lib in args.libs:
-        import importlib.util
+    from .libs import missing_reason
 
-        mod = {"hf": "tokenizers"}.get(lib, lib)
-        if importlib.util.find_spec(mod) is not None:
-            libs.append(lib)
+    missing = {lib: missing_reason(lib) for lib in args.libs}
+    libs = [lib for lib in args.libs if missing[lib] is None]
     if "hf" in libs:
         add_hf(specs, "".join(slices["mixed"])[:100_000], out_dir)
     from .libs import ncores
@@ -519,7 +531,7 @@ def main(argv=None) -> int:
         "vocabs": {k: {"source": v["source"], "hf": v.get("hf_source")} for k, v in specs.items()},
         "versions": one["versions"],
         "notes": {
-            **{lib: "not installed" for lib in args.libs if lib not in libs},
+            **{lib: why for lib, why in missing.items() if why},
             **one["notes"],
         },
         "one_thread": summarize(one, slices),
