@@ -5,8 +5,9 @@ messages in 183 languages) is cut into lines, each line is given the script fami
 its letters belong to, and the lines of each family are grouped into documents of 1-8 KB:
 
     latin (with diacritics), cyrillic, greek, cjk (Han without kana), kana (Japanese: any kana),
-    korean, arabic_hebrew, indic (Devanagari .. Sinhala), thai, emoji, and mixed (the corpus as
-    it comes, every language shuffled together).
+    korean, arabic_hebrew, indic (Devanagari .. Sinhala), thai, emoji, mixed (the corpus as
+    it comes, every language shuffled together), and mixed_docs (issue 37's batch of mixed
+    documents: English, C++, JavaScript and multilingual documents, a quarter each, shuffled).
 
 No corpus here has emoji, so the emoji slice is English chat lines (``chat.jsonl.xz``) with
 emoji (single code points, skin tones, ZWJ sequences, flags) put between words with a fixed
@@ -17,7 +18,9 @@ Every library is measured in this one process, interleaved: each round times eve
 every (vocabulary, slice) in a rotating order, so a slow stretch of the shared machine hits all
 of them; one thread is CPU time of ``encode`` on each document (the process pinned to one CPU
 before anything is imported), batch is the wall time of ``encode_batch`` on all documents (all
-cores, after the one-thread rounds, in a second process that is not pinned). Rates are medians
+cores, after the one-thread rounds, in a second process that is not pinned; there toksmith's
+batch on mixed_docs is also timed on 2 threads against 1, beside the parallel control of
+``benches.run``, which tells what 2 threads could give at that moment). Rates are medians
 over rounds, ratios the median of each round's ratio. Every library's ids are compared with
 tiktoken's on every slice; a library that differs is reported and not ranked.
 
@@ -65,7 +68,10 @@ FAMILIES: List[Tuple[str, List[Tuple[int, int]]]] = [
     ("thai", [(0xE00, 0xE7F)]),
     ("emoji", [(0x1F300, 0x1FAFF), (0x2600, 0x27BF), (0x1F1E6, 0x1F1FF)]),
 ]
-SLICES = [name for name, _ in FAMILIES] + ["mixed"]
+SLICES = [name for name, _ in FAMILIES] + ["mixed", "mixed_docs"]
+#: the corpora of the ``mixed_docs`` slice besides the multilingual one (issue 37's batch of
+#: mixed documents: English, C/C++, JavaScript standing in for TypeScript, multilingual)
+MIXED_DOCS = ("english", "cpp", "javascript")
 #: toksmith, the nine exact peers of issue 37 (benches/libs.py PEERS), Hugging Face tokenizers
 LIBS = (
     "toksmith",
@@ -162,7 +168,9 @@ def build_slices(mode: str, cache: Path) -> Dict[str, List[str]]:
     per_family, mixed_bytes, _, _ = SIZES[mode]
     path = cache / f"scripts_{mode}.json"
     if path.exists():
-        return json.loads(path.read_text(encoding="utf-8"))
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if sorted(cached) == sorted(SLICES):  # else made by an older version: made again
+            return cached
     if mode == "smoke":
         text = SMOKE_SAMPLE.read_text(encoding="utf-8")
         chat = [ln for ln in text.splitlines() if ln.isascii() and " " in ln][:200]
@@ -193,9 +201,35 @@ def build_slices(mode: str, cache: Path) -> Dict[str, List[str]]:
     mixed = list(lines)
     rng.shuffle(mixed)
     slices["mixed"] = to_docs(mixed, rng, mixed_bytes)
+    slices["mixed_docs"] = mixed_documents(mode, rng, mixed, mixed_bytes)
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(slices, ensure_ascii=False), encoding="utf-8")
     return slices
+
+
+def mixed_documents(mode: str, rng: random.Random, ml_lines: List[str], budget: int) -> List[str]:
+    """Issue 37's batch of mixed documents: English, C++ and JavaScript documents of 1-8 KB cut
+    from their corpora (tests/data slices in smoke mode) and multilingual ones, a quarter of
+    ``budget`` each, shuffled together."""
+    from .data import read_text
+
+    quarter = budget // 4
+    docs = to_docs(ml_lines[len(ml_lines) // 2 :], rng, quarter)
+    for name in MIXED_DOCS:
+        if mode == "smoke":
+            text = read_text(REPO / "tests" / "data" / "corpora" / f"{name}_slice.txt")
+        else:
+            with lzma.open(shared_data_dir() / "corpora" / f"{name}.txt.xz", "rt") as f:
+                text = f.read(4 * quarter)
+        at = total = 0
+        while at < len(text) and total < quarter:
+            n = rng.randint(min(1024, quarter // 16), min(8192, max(quarter // 8, 1)))
+            doc = text[at : at + n]
+            docs.append(doc)
+            at += n
+            total += len(doc.encode("utf-8"))
+    rng.shuffle(docs)
+    return docs
 
 
 # ---------------------------------------------------------------------------- vocabularies
@@ -364,6 +398,7 @@ def measure(task: dict) -> dict:
                     times.setdefault(vname, {}).setdefault(sname, {}).setdefault(key[1], []).append(
                         dt
                     )
+    scaling = measure_scaling(task, adapters, parts) if batch else {}
     # ids equal to tiktoken's on every document of the slice
     equal: Dict[str, Dict[str, Dict[str, bool]]] = {}
     for vname, lib in keys:
@@ -374,6 +409,7 @@ def measure(task: dict) -> dict:
             )
     return {
         "times": times,
+        "scaling": scaling,
         "part_bytes": part_bytes,
         "equal": equal,
         "notes": notes,
@@ -382,6 +418,37 @@ def measure(task: dict) -> dict:
             for lib in task["libs"]
         },
     }
+
+
+def measure_scaling(task: dict, adapters: dict, parts: Dict[str, List[List[str]]]) -> dict:
+    """toksmith's batch on ``mixed_docs``: 2 threads against 1 (wall time, interleaved, each
+    round its own documents), with the parallel control of benches.run measured between them
+    (what 2 threads of a perfectly parallel workload gave at that moment)."""
+    from .run import parallel_control
+
+    out: dict = {}
+    for vname in task["specs"]:
+        a = adapters.get((vname, "toksmith"))
+        if a is None or "mixed_docs" not in parts:
+            continue
+        ratios, controls = [], []
+        for r in range(task["rounds"]):
+            docs = parts["mixed_docs"][r + 1]
+            t = {}
+            for th in (1, 2) if r % 2 == 0 else (2, 1):
+                t0 = time.perf_counter()
+                a.encode_batch(docs, th)
+                t[th] = time.perf_counter() - t0
+            ratios.append(t[1] / t[2])
+            controls.append(parallel_control(2, 16)["speedup"])
+        out[vname] = {
+            "ratio": statistics.median(ratios),
+            "control": statistics.median(controls),
+            "ratio_over_control": statistics.median(r / c for r, c in zip(ratios, controls)),
+            "ratios": ratios,
+            "controls": controls,
+        }
+    return out
 
 
 def _toksmith_version() -> str:
@@ -442,7 +509,14 @@ def render(results: dict) -> str:
         f"{results['batch_rounds']} batch on {results['threads']} threads (wall). Medians; the "
         "ratio is the median of each round's ratio. Libraries: "
         + ", ".join(f"{k} {v}" for k, v in results["versions"].items())
-        + ".",
+        + "."
+        + (
+            " Load average at the end: "
+            + ", ".join(f"{x:.1f}" for x in results["load_average"])
+            + "."
+            if results.get("load_average")
+            else ""
+        ),
         "",
     ]
     for vname, spec in results["vocabs"].items():
@@ -476,6 +550,14 @@ def render(results: dict) -> str:
                     + " | ".join(cells)
                     + f" | {vs_peer} | {vs_tk} |"
                 )
+            lines.append("")
+        sc = results.get("scaling", {}).get(vname)
+        if sc:
+            lines.append(
+                f"toksmith's batch on mixed_docs, 2 threads / 1 thread: {sc['ratio']:.2f}x "
+                f"(parallel control {sc['control']:.2f}x, ratio / control "
+                f"{sc['ratio_over_control']:.2f}; medians of {len(sc['ratios'])} rounds)."
+            )
             lines.append("")
     if results.get("notes"):
         lines.append("Notes: " + "; ".join(f"{k}: {v}" for k, v in results["notes"].items()))
@@ -536,6 +618,8 @@ def main(argv=None) -> int:
         },
         "one_thread": summarize(one, slices),
         "batch": summarize(bat, slices),
+        "scaling": bat.get("scaling", {}),
+        "load_average": os.getloadavg(),
         "duration_s": time.time() - t0,
     }
     (out_dir / "scripts.json").write_text(json.dumps(results, indent=1))
