@@ -80,7 +80,7 @@ def test_smoke_run(tmp_path):
         sc = res["scaling"][vocab]  # toksmith's batch on mixed_docs, 2 threads / 1
         assert sc["ratio"] > 0 and sc["control"] > 0
     md = (tmp_path / "scripts.md").read_text()
-    assert "## Encoding by script" in md and "mixed_docs, 2 threads / 1 thread" in md
+    assert "## Speed per script (issue 37)" in md and "mixed_docs, 2 threads / 1 thread" in md
 
 
 def test_mixed_documents_mix_code_prose_and_scripts():
