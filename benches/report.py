@@ -406,6 +406,9 @@ def render(res: dict, chart: Optional[str], publish: bool) -> str:
     families = REPO / "benches" / "families.md"  # python -m benches.families (issue 30)
     if families.exists():
         L.append(families.read_text(encoding="utf-8").strip() + "\n")
+    scripts = REPO / "benches" / "scripts_results.md"  # benches.scripts --publish (issue 37)
+    if scripts.exists():
+        L.append(scripts.read_text(encoding="utf-8").strip() + "\n")
     models = REPO / "benches" / "pipeline_models.md"  # python -m benches.pipeline_models (31)
     if models.exists():
         L.append("## SentencePiece, Unigram and WordPiece models (issue 31)\n")

@@ -5,8 +5,9 @@ messages in 183 languages) is cut into lines, each line is given the script fami
 its letters belong to, and the lines of each family are grouped into documents of 1-8 KB:
 
     latin (with diacritics), cyrillic, greek, cjk (Han without kana), kana (Japanese: any kana),
-    korean, arabic_hebrew, indic (Devanagari .. Sinhala), thai, emoji, and mixed (the corpus as
-    it comes, every language shuffled together).
+    korean, arabic_hebrew, indic (Devanagari .. Sinhala), thai, emoji, mixed (the corpus as
+    it comes, every language shuffled together), and mixed_docs (issue 37's batch of mixed
+    documents: English, C++, JavaScript and multilingual documents, a quarter each, shuffled).
 
 No corpus here has emoji, so the emoji slice is English chat lines (``chat.jsonl.xz``) with
 emoji (single code points, skin tones, ZWJ sequences, flags) put between words with a fixed
@@ -17,7 +18,9 @@ Every library is measured in this one process, interleaved: each round times eve
 every (vocabulary, slice) in a rotating order, so a slow stretch of the shared machine hits all
 of them; one thread is CPU time of ``encode`` on each document (the process pinned to one CPU
 before anything is imported), batch is the wall time of ``encode_batch`` on all documents (all
-cores, after the one-thread rounds, in a second process that is not pinned). Rates are medians
+cores, after the one-thread rounds, in a second process that is not pinned; there toksmith's
+batch on mixed_docs is also timed on 2 threads against 1, beside the parallel control of
+``benches.run``, which tells what 2 threads could give at that moment). Rates are medians
 over rounds, ratios the median of each round's ratio. Every library's ids are compared with
 tiktoken's on every slice; a library that differs is reported and not ranked.
 
@@ -65,8 +68,24 @@ FAMILIES: List[Tuple[str, List[Tuple[int, int]]]] = [
     ("thai", [(0xE00, 0xE7F)]),
     ("emoji", [(0x1F300, 0x1FAFF), (0x2600, 0x27BF), (0x1F1E6, 0x1F1FF)]),
 ]
-SLICES = [name for name, _ in FAMILIES] + ["mixed"]
-LIBS = ("toksmith", "tiktoken", "fastokens", "hf")
+SLICES = [name for name, _ in FAMILIES] + ["mixed", "mixed_docs"]
+#: the corpora of the ``mixed_docs`` slice besides the multilingual one (issue 37's batch of
+#: mixed documents: English, C/C++, JavaScript standing in for TypeScript, multilingual)
+MIXED_DOCS = ("english", "cpp", "javascript")
+#: toksmith, the nine exact peers of issue 37 (benches/libs.py PEERS), Hugging Face tokenizers
+LIBS = (
+    "toksmith",
+    "tiktoken",
+    "fastokens",
+    "toktok",
+    "quicktok",
+    "splintr",
+    "rs-bpe",
+    "bpe-openai",
+    "wordchipper",
+    "riptoken",
+    "hf",
+)
 EMOJI = [
     "\U0001f600", "\U0001f602", "\U0001f44d", "\U0001f44d\U0001f3fd", "\u2764\ufe0f",
     "\U0001f389", "\U0001f914", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7",
@@ -149,7 +168,9 @@ def build_slices(mode: str, cache: Path) -> Dict[str, List[str]]:
     per_family, mixed_bytes, _, _ = SIZES[mode]
     path = cache / f"scripts_{mode}.json"
     if path.exists():
-        return json.loads(path.read_text(encoding="utf-8"))
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if sorted(cached) == sorted(SLICES):  # else made by an older version: made again
+            return cached
     if mode == "smoke":
         text = SMOKE_SAMPLE.read_text(encoding="utf-8")
         chat = [ln for ln in text.splitlines() if ln.isascii() and " " in ln][:200]
@@ -180,9 +201,35 @@ def build_slices(mode: str, cache: Path) -> Dict[str, List[str]]:
     mixed = list(lines)
     rng.shuffle(mixed)
     slices["mixed"] = to_docs(mixed, rng, mixed_bytes)
+    slices["mixed_docs"] = mixed_documents(mode, rng, mixed, mixed_bytes)
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(slices, ensure_ascii=False), encoding="utf-8")
     return slices
+
+
+def mixed_documents(mode: str, rng: random.Random, ml_lines: List[str], budget: int) -> List[str]:
+    """Issue 37's batch of mixed documents: English, C++ and JavaScript documents of 1-8 KB cut
+    from their corpora (tests/data slices in smoke mode) and multilingual ones, a quarter of
+    ``budget`` each, shuffled together."""
+    from .data import read_text
+
+    quarter = budget // 4
+    docs = to_docs(ml_lines[len(ml_lines) // 2 :], rng, quarter)
+    for name in MIXED_DOCS:
+        if mode == "smoke":
+            text = read_text(REPO / "tests" / "data" / "corpora" / f"{name}_slice.txt")
+        else:
+            with lzma.open(shared_data_dir() / "corpora" / f"{name}.txt.xz", "rt") as f:
+                text = f.read(4 * quarter)
+        at = total = 0
+        while at < len(text) and total < quarter:
+            n = rng.randint(min(1024, quarter // 16), min(8192, max(quarter // 8, 1)))
+            doc = text[at : at + n]
+            docs.append(doc)
+            at += n
+            total += len(doc.encode("utf-8"))
+    rng.shuffle(docs)
+    return docs
 
 
 # ---------------------------------------------------------------------------- vocabularies
@@ -308,12 +355,14 @@ def measure(task: dict) -> dict:
     for vname, spec in task["specs"].items():
         for lib in task["libs"]:
             if lib == "hf" and not spec.get("hf"):
-                notes[lib] = f"not measured: {spec.get('hf_source')}"
+                notes[f"{lib} ({vname})"] = f"not measured: {spec.get('hf_source')}"
                 continue
             try:
-                adapters[(vname, lib)] = make(lib, spec)
+                adapters[(vname, lib)] = a = make(lib, spec)
+                if a.note:
+                    notes[f"{lib} ({vname})"] = a.note
             except Exception as e:  # noqa: BLE001
-                notes[lib] = f"not measured: {type(e).__name__}: {e}"
+                notes[f"{lib} ({vname})"] = f"not measured: {type(e).__name__}: {e}"
     # Each round encodes its own documents (part r + 1 of the slice; part 0 warms up): a library
     # that caches whole inputs or pieces across calls sees no text twice.
     nparts = task["rounds"] + 1
@@ -349,6 +398,7 @@ def measure(task: dict) -> dict:
                     times.setdefault(vname, {}).setdefault(sname, {}).setdefault(key[1], []).append(
                         dt
                     )
+    scaling = measure_scaling(task, adapters, parts) if batch else {}
     # ids equal to tiktoken's on every document of the slice
     equal: Dict[str, Dict[str, Dict[str, bool]]] = {}
     for vname, lib in keys:
@@ -359,6 +409,7 @@ def measure(task: dict) -> dict:
             )
     return {
         "times": times,
+        "scaling": scaling,
         "part_bytes": part_bytes,
         "equal": equal,
         "notes": notes,
@@ -367,6 +418,37 @@ def measure(task: dict) -> dict:
             for lib in task["libs"]
         },
     }
+
+
+def measure_scaling(task: dict, adapters: dict, parts: Dict[str, List[List[str]]]) -> dict:
+    """toksmith's batch on ``mixed_docs``: 2 threads against 1 (wall time, interleaved, each
+    round its own documents), with the parallel control of benches.run measured between them
+    (what 2 threads of a perfectly parallel workload gave at that moment)."""
+    from .run import parallel_control
+
+    out: dict = {}
+    for vname in task["specs"]:
+        a = adapters.get((vname, "toksmith"))
+        if a is None or "mixed_docs" not in parts:
+            continue
+        ratios, controls = [], []
+        for r in range(task["rounds"]):
+            docs = parts["mixed_docs"][r + 1]
+            t = {}
+            for th in (1, 2) if r % 2 == 0 else (2, 1):
+                t0 = time.perf_counter()
+                a.encode_batch(docs, th)
+                t[th] = time.perf_counter() - t0
+            ratios.append(t[1] / t[2])
+            controls.append(parallel_control(2, 16)["speedup"])
+        out[vname] = {
+            "ratio": statistics.median(ratios),
+            "control": statistics.median(controls),
+            "ratio_over_control": statistics.median(r / c for r, c in zip(ratios, controls)),
+            "ratios": ratios,
+            "controls": controls,
+        }
+    return out
 
 
 def _toksmith_version() -> str:
@@ -421,13 +503,25 @@ def summarize(res: dict, slices: Dict[str, List[str]]) -> Dict[str, dict]:
 
 def render(results: dict) -> str:
     lines = [
-        "## Encoding by script (issue 37)",
+        "## Speed per script (issue 37)",
+        "",
+        "`python -m benches.scripts --quick --publish` (this section: benches/scripts_results.md, "
+        "which BENCHMARKS.md takes in). Toksmith against every exact peer of issue 37 that "
+        "installs here; a library whose ids differ from tiktoken's on a slice is marked and not "
+        "ranked there.",
         "",
         f"Mode {results['mode']}; {results['rounds']} interleaved rounds one thread (CPU time), "
         f"{results['batch_rounds']} batch on {results['threads']} threads (wall). Medians; the "
         "ratio is the median of each round's ratio. Libraries: "
         + ", ".join(f"{k} {v}" for k, v in results["versions"].items())
-        + ".",
+        + "."
+        + (
+            " Load average at the end: "
+            + ", ".join(f"{x:.1f}" for x in results["load_average"])
+            + "."
+            if results.get("load_average")
+            else ""
+        ),
         "",
     ]
     for vname, spec in results["vocabs"].items():
@@ -462,11 +556,22 @@ def render(results: dict) -> str:
                     + f" | {vs_peer} | {vs_tk} |"
                 )
             lines.append("")
+        sc = results.get("scaling", {}).get(vname)
+        if sc:
+            lines.append(
+                f"toksmith's batch on mixed_docs, 2 threads / 1 thread: {sc['ratio']:.2f}x "
+                f"(parallel control {sc['control']:.2f}x, ratio / control "
+                f"{sc['ratio_over_control']:.2f}; medians of {len(sc['ratios'])} rounds)."
+            )
+            lines.append("")
     if results.get("notes"):
         lines.append("Notes: " + "; ".join(f"{k}: {v}" for k, v in results["notes"].items()))
         lines.append("")
     lines.append(
-        "The emoji slice is English chat lines with emoji inserted (no corpus here has emoji)."
+        "The emoji slice is English chat lines with emoji inserted (no corpus here has emoji). "
+        "The peers install as splintr-rs, toktok-rs and quicktok-v1 (modules splintr, toktok, "
+        "quicktok): PyPI's splintr, toktok and quicktok are other projects (a multi-GPU "
+        "training helper, a word splitter, a trainable byte-level BPE)."
     )
     return "\n".join(lines) + "\n"
 
@@ -478,6 +583,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--libs", nargs="+", default=list(LIBS), choices=LIBS)
     ap.add_argument("--rounds", type=int, default=0)
+    ap.add_argument(
+        "--publish",
+        action="store_true",
+        help="also write benches/scripts_results.md (the section BENCHMARKS.md takes in)",
+    )
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--pin", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -496,13 +606,10 @@ def main(argv=None) -> int:
     t0 = time.time()
     slices = build_slices(mode, out_dir / "cache" / "scripts")
     specs = vocab_specs(mode, out_dir)
-    libs = []
-    for lib in args.libs:
-        import importlib.util
+    from .libs import missing_reason
 
-        mod = {"hf": "tokenizers"}.get(lib, lib)
-        if importlib.util.find_spec(mod) is not None:
-            libs.append(lib)
+    missing = {lib: missing_reason(lib) for lib in args.libs}
+    libs = [lib for lib in args.libs if missing[lib] is None]
     if "hf" in libs:
         add_hf(specs, "".join(slices["mixed"])[:100_000], out_dir)
     from .libs import ncores
@@ -519,15 +626,19 @@ def main(argv=None) -> int:
         "vocabs": {k: {"source": v["source"], "hf": v.get("hf_source")} for k, v in specs.items()},
         "versions": one["versions"],
         "notes": {
-            **{lib: "not installed" for lib in args.libs if lib not in libs},
+            **{lib: why for lib, why in missing.items() if why},
             **one["notes"],
         },
         "one_thread": summarize(one, slices),
         "batch": summarize(bat, slices),
+        "scaling": bat.get("scaling", {}),
+        "load_average": os.getloadavg(),
         "duration_s": time.time() - t0,
     }
     (out_dir / "scripts.json").write_text(json.dumps(results, indent=1))
     (out_dir / "scripts.md").write_text(render(results))
+    if args.publish:
+        (REPO / "benches" / "scripts_results.md").write_text(render(results))
     print(render(results))
     differ = [
         (v, s)

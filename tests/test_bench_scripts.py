@@ -12,7 +12,14 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # benches/ is a folder of the repository, not an installed package
 
-from benches.scripts import SLICES, _family_table, classify  # noqa: E402
+from benches.libs import (  # noqa: E402
+    builtin_encoding,
+    check_token_table,
+    missing_reason,
+    openai_encoding,
+)
+from benches.scripts import SLICES, _family_table, classify, mixed_documents  # noqa: E402
+from benches.vocabs import read_tiktoken  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -69,4 +76,43 @@ def test_smoke_run(tmp_path):
             for row in table.values():
                 assert row["ids_equal"] == {"toksmith": True, "tiktoken": True}
                 assert row["mbps"]["toksmith"] > 0 and row["vs_tiktoken"] > 0
-    assert "## Encoding by script" in (tmp_path / "scripts.md").read_text()
+    for vocab in ("cl100k_base", "o200k_base"):
+        sc = res["scaling"][vocab]  # toksmith's batch on mixed_docs, 2 threads / 1
+        assert sc["ratio"] > 0 and sc["control"] > 0
+    md = (tmp_path / "scripts.md").read_text()
+    assert "## Speed per script (issue 37)" in md and "mixed_docs, 2 threads / 1 thread" in md
+
+
+def test_mixed_documents_mix_code_prose_and_scripts():
+    import random
+
+    docs = mixed_documents(
+        "smoke", random.Random(1), ["Настройки экрана", "显示设置"] * 200, 40_000
+    )
+    text = "".join(docs)
+    assert len(docs) >= 8
+    assert "#include" in text or "std::" in text  # C++
+    assert "function" in text or "const " in text  # JavaScript
+    assert "Настройки" in text and "显示设置" in text
+
+
+def test_builtin_encodings_are_taken_only_for_openais_files(tmp_path):
+    """Peers that have only built-in OpenAI encodings are measured only on OpenAI's own file
+    and pattern, and their token table must be the file's."""
+    cl100k = REPO / "tests" / "data" / "vocabs" / "cl100k_base.tiktoken"
+    spec = {"name": "cl100k_base", "ranks": str(cl100k), "pattern": "cl100k"}
+    assert openai_encoding(spec) == "cl100k_base"
+    assert builtin_encoding(spec, "x") == "cl100k_base"
+    assert openai_encoding(dict(spec, pattern="o200k")) is None
+    other = tmp_path / "other.tiktoken"
+    other.write_bytes(cl100k.read_bytes()[:-1])  # the last line without its newline
+    with pytest.raises(RuntimeError, match="not OpenAI's cl100k_base or o200k_base"):
+        builtin_encoding(dict(spec, ranks=str(other)), "x")
+    ranks = read_tiktoken(cl100k)
+    table = {r: t for t, r in ranks.items()}
+    check_token_table("x", spec, table.get)
+    table[1000] = b"?"
+    with pytest.raises(RuntimeError, match="at rank 1000"):
+        check_token_table("x", spec, table.get)
+    assert missing_reason("toksmith") is None
+    assert missing_reason("no-such-lib") is not None

@@ -82,6 +82,9 @@ class Bpe:
     def find_special(
         self, text: str, disallowed: Optional[List[int]] = None
     ) -> Optional[Tuple[str, int]]: ...
+    def first_special(
+        self, texts: List[str], disallowed: Optional[List[int]] = None, threads: int = 0
+    ) -> Optional[int]: ...
     def encode_normalized(
         self,
         text: str,

@@ -628,6 +628,22 @@ class Tokenizer(_lengths.LengthSettings):
         except UnicodeEncodeError:
             return self._core.find_special(_fix_surrogates(text), ids)
 
+    def _may_hold_disallowed(
+        self, texts: List[str], plan: Tuple[Optional[List[int]], List[str]], threads: int
+    ) -> Sequence[int]:
+        """The indices of the texts that :meth:`_find_disallowed` must check, in order: from the
+        first text that holds a disallowed special token (searched natively on ``threads``
+        threads: one text after the other, this was the serial part of a batch), or every text
+        when strings other than special tokens are disallowed (``str.find`` looks for those)."""
+        ids, others = plan
+        if others or len(texts) < 2:
+            return range(len(texts))
+        try:
+            first = self._core.first_special(texts, ids, threads)
+        except UnicodeEncodeError:  # lone surrogates: _find_special replaces them text by text
+            return range(len(texts))
+        return range(len(texts) if first is None else first, len(texts))
+
     def _find_disallowed(self, text: str, plan: Tuple[Optional[List[int]], List[str]]) -> None:
         ids, others = plan
         hit = None
@@ -822,13 +838,13 @@ class Tokenizer(_lengths.LengthSettings):
         texts = self._check_texts(texts)
         allowed, allow_all = self._allowed(allowed_special)
         plan = self._disallowed_plan(allowed_special, disallowed_special)
+        n = _threads(threads, num_threads)
         if plan is not None:
-            for i, t in enumerate(texts):
+            for i in self._may_hold_disallowed(texts, plan, n):
                 try:
-                    self._find_disallowed(t, plan)
+                    self._find_disallowed(texts[i], plan)
                 except DisallowedSpecialError as e:
                     raise DisallowedSpecialError(f"texts[{i}]: {e}") from None
-        n = _threads(threads, num_threads)
         if self._normalizer is not None:
             return self._normalized_batch(texts, allowed, allow_all, n)
         with _NoGC():

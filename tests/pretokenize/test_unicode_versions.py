@@ -2,8 +2,12 @@
 
 Every code point (assigned or not, surrogates aside) is encoded in several contexts (letters,
 digits, marks, spaces, newlines, apostrophes, punctuation on either side, and next to its
-neighbours in code point order) with real rank files, and the ids must equal tiktoken's.
+neighbours in code point order) with real rank files, and the ids must equal tiktoken's. A
+seeded fuzz test then strings random code points of every plane together with those contexts
+(runs of non-ASCII letters, marks and spaces that the fixed contexts do not build).
 """
+
+import random
 
 import pytest
 
@@ -94,3 +98,62 @@ def test_issue_37_example(cl100k_ranks):
     )
     ours = toksmith.Tokenizer.from_ranks(cl100k_ranks, pattern="o200k")
     assert ours.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+# Pieces for the fuzz test: ASCII contexts that start, end or join pieces.
+FUZZ_CONTEXTS = [
+    "a",
+    "Z",
+    "7",
+    "123",
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\t",
+    "'",
+    "'s",
+    "'LL",
+    "!",
+    "?!",
+    "_",
+]
+
+
+def fuzz_texts(seed: int, n: int) -> list[str]:
+    """``n`` random texts of 1-24 parts: a code point of any plane (surrogates aside), a
+    non-ASCII code point of the first plane, or an ASCII context."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(n):
+        parts = []
+        for _ in range(rng.randint(1, 24)):
+            r = rng.random()
+            if r < 0.45:
+                cp = rng.randrange(0x110000 - 0x800)
+                parts.append(chr(cp + 0x800 if cp >= 0xD800 else cp))
+            elif r < 0.7:
+                cp = rng.randrange(0x80, 0xF800)
+                parts.append(chr(cp + 0x800 if cp >= 0xD800 else cp))
+            else:
+                parts.append(rng.choice(FUZZ_CONTEXTS))
+        texts.append("".join(parts))
+    return texts
+
+
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
+def test_fuzzed_code_points_give_tiktokens_ids(pattern, cl100k_ranks):
+    """Issue 37: random strings over all code points, ids compared with tiktoken itself (the
+    cl100k ranks for both patterns: the pattern decides the pieces)."""
+    theirs = tiktoken.Encoding(
+        f"{pattern}_fuzz",
+        pat_str=PATTERNS[pattern],
+        mergeable_ranks=cl100k_ranks,
+        special_tokens={},
+    )
+    ours = toksmith.Tokenizer.from_ranks(cl100k_ranks, pattern=pattern)
+    texts = fuzz_texts(37, 3000)
+    mine = ours.encode_ordinary_batch(texts)
+    ref = [theirs.encode_ordinary(t) for t in texts]
+    bad = [t for t, a, b in zip(texts, mine, ref) if a != b]
+    assert not bad, f"{pattern}: {len(bad)} texts differ from tiktoken's ids, first {bad[0]!r}"

@@ -212,3 +212,24 @@ def test_batch_disallowed_error_names_the_text(ab_tok):
     with pytest.raises(toksmith.DisallowedSpecialError, match=r"texts\[2\]: .*'<s>'"):
         ab_tok.encode_batch(["a", "b", "c<s>", "d<s>"])
     assert isinstance(toksmith.DisallowedSpecialError("x"), ValueError)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_disallowed_check_in_parallel_names_the_first_text(ab_tok, threads):
+    # The check runs natively on the batch's threads over ranges of texts (it was a serial
+    # Python loop); the error must still name the first text that holds a disallowed token.
+    texts = [("\u00e9t\u00e9 \u4e2d\u6587 " if k % 3 else "ab ") * (k % 50 + 1) for k in range(400)]
+    for k in (390, 250, 399):
+        texts[k] += "<s>"
+    with pytest.raises(toksmith.DisallowedSpecialError, match=r"texts\[250\]: .*'<s>'"):
+        ab_tok.encode_batch(texts, threads=threads)
+    # only the disallowed ones count: <|endoftext|> earlier is allowed here, <s> is not
+    texts[10] += "<|endoftext|>"
+    with pytest.raises(toksmith.DisallowedSpecialError, match=r"texts\[250\]: .*'<s>'"):
+        ab_tok.encode_batch(texts, threads=threads, allowed_special={"<|endoftext|>"})
+    # a lone surrogate (the native search refuses the text): the same answer, text by text
+    texts[5] += "\ud800"
+    with pytest.raises(toksmith.DisallowedSpecialError, match=r"texts\[10\]: .*endoftext"):
+        ab_tok.encode_batch(texts, threads=threads)
+    clean = [t.replace("<s>", "").replace("<|endoftext|>", "") for t in texts]
+    assert ab_tok.encode_batch(clean, threads=threads) == [ab_tok.encode(t) for t in clean]

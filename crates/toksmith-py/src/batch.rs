@@ -429,6 +429,37 @@ fn map_ranges<'py, T: Send>(
         .collect()
 }
 
+/// `Bpe.first_special`: the index of the first of `texts` that holds a special token among
+/// `disallowed` (all when None), searched on `threads` threads; None when no text holds one.
+/// `encode_batch`'s check for disallowed special tokens: done one text after the other on the
+/// calling thread (each non-ASCII str converted to UTF-8 there too), it was the one serial part
+/// of a batch of mixed documents.
+pub(crate) fn first_special<'py>(
+    py: Python<'py>,
+    enc: &Encoder,
+    texts: &[Bound<'py, PyString>],
+    disallowed: Option<&[u32]>,
+    threads: usize,
+) -> PyResult<Option<usize>> {
+    let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
+    let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
+    let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads)?);
+    let range = |r: std::ops::Range<usize>| -> Result<Option<usize>, (usize, BatchError)> {
+        let mut utf8 = String::new();
+        for k in r {
+            let hit = views[k]
+                .with_utf8_in(&mut utf8, |t| enc.find_special(t, disallowed).is_some())
+                .map_err(|e| (k, BatchError::Utf8(e)))?;
+            if hit {
+                return Ok(Some(k));
+            }
+        }
+        Ok(None)
+    };
+    let found = map_ranges(py, threads, texts, &sizes, parts, range)?;
+    Ok(found.into_iter().flatten().next())
+}
+
 /// `Bpe.encode_batch_bytes`: encode `texts` on `threads` threads and write their ids straight
 /// to bytes (see its doc string); returns the bytes and the number of ids.
 #[allow(clippy::too_many_arguments)]

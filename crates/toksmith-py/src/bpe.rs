@@ -463,6 +463,19 @@ impl Bpe {
         py.detach(|| self.enc.find_special(text, disallowed.as_deref()))
     }
 
+    /// Index of the first of `texts` that holds a special token among `disallowed` ids (all
+    /// when None), searched on `threads` threads; None when none does.
+    #[pyo3(signature = (texts, disallowed=None, threads=0))]
+    fn first_special<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        disallowed: Option<Vec<u32>>,
+        threads: usize,
+    ) -> PyResult<Option<usize>> {
+        batch::first_special(py, &self.enc, &texts, disallowed.as_deref(), threads)
+    }
+
     fn decode_bytes<'py>(
         &self,
         py: Python<'py>,
