@@ -265,8 +265,10 @@ def reference_encode(tok: CppTokenizer, text: str, line_start: bool = True) -> l
     """``line_start``: the text starts a line, so a ``+``/``-`` word at its position 0 (not after
     leading spaces, which the pattern skips) is a diff marker, as after a ``\n``."""
     out = []
-    if not line_start and text[:3] in ("---", "+++"):
-        text = " " + text  # in mid-line: not a diff header (the pattern's ^ is the text's start)
+    if not line_start and text[:1] in ("-", "+"):
+        # in mid-line: neither a diff header nor a marker (the pattern's ^ is the text's start),
+        # so a leading +/- is read as in " +-": a punctuation run ("+-") or an operator
+        text = " " + text
     first = regex.search(PATTERN, text)
     line_start = line_start and first is not None and first.start() == 0
     for w, part in reference_words(text):
@@ -325,6 +327,7 @@ CODE = st.lists(
 
 
 @example(" +", True)
+@example("+-", False)  # mid-line: one punctuation run, not two words
 @example("\t-x", True)
 @given(CODE, st.booleans())
 def test_encode_equals_the_reference_on_random_code(text, line_start):
