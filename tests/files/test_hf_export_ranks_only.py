@@ -11,8 +11,8 @@ import json
 import pytest
 
 import toksmith
-from toksmith.files import tiktoken as tt
 from tests.complexity import assert_linear
+from toksmith.files import tiktoken as tt
 from toksmith.files.huggingface import (
     _tiktoken_merges_reference,
     huggingface_json,
