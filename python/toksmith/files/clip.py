@@ -135,7 +135,11 @@ def clip_document(
             "fuse_unk": False,
             "byte_fallback": False,
             "vocab": vocab,
-            "merges": [m if isinstance(m, str) else " ".join(m) for m in merges],
+            "merges": (
+                list(merges)  # lines already (checked at C speed: no loop per merge)
+                if set(map(type, merges)) <= {str}
+                else [m if isinstance(m, str) else " ".join(m) for m in merges]
+            ),
         },
     }
 
