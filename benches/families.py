@@ -206,8 +206,8 @@ def main(argv=None) -> int:
             mb = len(s.encode("utf-8")) / 1e6
             if isinstance(tok, toksmith.Tokenizer):
                 t, _, ids = best(lambda: tok.encode(s, disallowed_special=()), args.runs)
-            else:  # a PipelineTokenizer (CLIP): special tokens as in the peer
-                t, _, ids = best(lambda: tok.encode(s), args.runs)
+            else:  # a PipelineTokenizer (CLIP): no template tokens, as the peer is called
+                t, _, ids = best(lambda: tok.encode(s, add_special_tokens=False), args.runs)
             p, _, pids = best(lambda: peer_encode(s), args.runs)
             cells[label] = (mb / t, mb / p, ids == pids)
         rows.append((family, kind, peer, t_load, p_load, cells))
