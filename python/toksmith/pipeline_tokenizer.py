@@ -25,6 +25,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from . import _core, _lengths
 from ._args import array_dtype, as_id, fix_surrogates, mark_id, threads_arg
+from ._jsontables import split_json_tables
 from ._lengths import LengthSettings
 from .errors import (
     ConversionError,
@@ -107,7 +108,10 @@ class PipelineTokenizer(LengthSettings):
         tok = cls(core, source.where)
         tok._source = source
         if source.kind == "hf_json" and _DOC_KEYS.search(str(source.data)):
-            doc = json.loads(source.data)  # the core has read it: valid JSON
+            # the core has read it: valid JSON; without the model's tables where the native
+            # split takes it (a CLIP file's vocab and merges are most of its text)
+            got = split_json_tables(str(source.data).encode("utf-8"), "huggingface")
+            doc = got[0] if got is not None else json.loads(source.data)
             if isinstance(doc, dict):
                 tok._truncation = read_truncation(doc.get("truncation"), source.where)
                 tok._padding = read_padding(doc.get("padding"), source.where)

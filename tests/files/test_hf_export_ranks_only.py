@@ -11,8 +11,13 @@ import json
 import pytest
 
 import toksmith
+from tests.complexity import assert_linear
 from toksmith.files import tiktoken as tt
-from toksmith.files.huggingface import huggingface_json, tiktoken_merges
+from toksmith.files.huggingface import (
+    _tiktoken_merges_reference,
+    huggingface_json,
+    tiktoken_merges,
+)
 
 from .model_texts import all_texts, unxz
 
@@ -91,6 +96,33 @@ def test_the_merges_are_those_transformers_writes(llama3_like, tmp_path):
     assert tiktoken_merges(llama3_like.mergeable_ranks()) == [tuple(m) for m in theirs]
     doc = huggingface_json(llama3_like)
     assert doc["model"]["merges"] == [f"{a} {b}" for a, b in theirs]
+
+
+def test_the_native_merge_list_is_the_reference_one(llama3_like, qwen1):
+    for tok in (llama3_like, qwen1):
+        ranks = tok.mergeable_ranks()
+        assert tiktoken_merges(ranks) == _tiktoken_merges_reference(ranks)
+    # runs of one byte (every cut of every token is a split), other runs, and ids given twice
+    # (ties broken by the cut, then the token, as the reference's tuples)
+    ranks = {bytes([b]): b for b in range(256)}
+    for n in range(2, 40):
+        ranks[b"a" * n] = 300 + n
+        ranks[b"ab" * n] = 400 + n
+        ranks[b"ba" * (n // 2) + b"\xff"] = 600 + n % 7
+    got = tiktoken_merges(ranks)
+    assert got == _tiktoken_merges_reference(ranks)
+    assert len([m for m in got if m[0] + m[1] == "a" * 30]) == 29
+
+
+def test_the_merge_list_is_found_in_linear_time():
+    """A long token costs a lookup of each of its prefixes and suffixes by hashing: quadratic."""
+    single = {bytes([b]): b for b in range(256)}
+
+    def run(n):
+        ranks = {**single, b"ab" * n: 256, b"b" + b"ab" * (n - 1): 257, b"a" * n: 258}
+        assert tiktoken_merges(ranks) == [("a", "b" + "ab" * (n - 1))]
+
+    assert_linear(run, 100_000)
 
 
 def test_a_rank_table_with_a_merge_list_exports_it(qwen1, tmp_path):

@@ -257,13 +257,20 @@ impl Pipeline {
     /// A Hugging Face `tokenizer.json` whose model is Unigram, WordPiece or BPE (over
     /// characters: a byte-level BPE file belongs to toksmith's own `Bpe`).
     pub fn from_hf_json(json: &str) -> Result<Self> {
-        let doc: Value =
-            serde_json::from_str(json).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        // the model's vocab and merges straight into their tables where the file is plain
+        // (no repeated key, well-formed tables); else the whole document as a Value
+        let (doc, tables) = match fast_hf_document(json) {
+            Some((doc, tables)) => (doc, tables),
+            None => (
+                serde_json::from_str(json).map_err(|e| bad(format!("not valid JSON: {e}")))?,
+                ModelTables::default(),
+            ),
+        };
         let model_v = doc
             .get("model")
             .filter(|m| m.is_object())
             .ok_or_else(|| bad("no \"model\" object"))?;
-        let (model, mut tokens) = hf_model(model_v)?;
+        let (model, mut tokens) = hf_model(model_v, tables)?;
         let normalizer = opt(&doc, "normalizer").map(hf_normalizer).transpose()?;
         let pre = opt(&doc, "pre_tokenizer")
             .map(hf_pre_tokenizer)
@@ -1132,11 +1139,215 @@ fn vocab_map(v: &Value, what: &str) -> Result<FxHashMap<String, u32>> {
     Ok(out)
 }
 
-fn hf_model(v: &Value) -> Result<(Model, Vec<Option<String>>)> {
+/// A BPE model's `merges` (`"left right"` strings or pairs of strings) as a Value.
+fn merge_list(v: &Value, what: &str) -> Result<Vec<(String, String)>> {
+    let mut merges = Vec::new();
+    for m in list(v, "merges", what)? {
+        let pair = match m {
+            Value::String(s) => s
+                .split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string())),
+            Value::Array(p) if p.len() == 2 => p[0]
+                .as_str()
+                .zip(p[1].as_str())
+                .map(|(a, b)| (a.to_string(), b.to_string())),
+            _ => None,
+        };
+        merges.push(pair.ok_or_else(|| bad(format!("{what}: a bad merge {m}")))?);
+    }
+    Ok(merges)
+}
+
+/// A tokenizer.json model's vocab object and merge list, read without building their Values
+/// (a Value of a 50k-entry vocab is a B-tree of owned strings, copied again into the model's
+/// hash map: most of a CLIP load).
+#[derive(Default)]
+struct ModelTables {
+    vocab: Option<FxHashMap<String, u32>>,
+    merges: Option<Vec<(String, String)>>,
+}
+
+/// The document with its model's vocab (if an object) and merges left out, and those tables;
+/// None where the file is not plain (invalid JSON, a repeated key in the document or the
+/// model, a vocab id that is not an integer in 0..2^32, a merge that `merge_list` refuses): the
+/// caller then reads the whole document as a Value, and reports what is wrong.
+fn fast_hf_document(json: &str) -> Option<(Value, ModelTables)> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    struct Members<'a> {
+        tables: &'a mut ModelTables,
+        in_model: bool,
+    }
+    impl<'de> DeserializeSeed<'de> for Members<'_> {
+        type Value = serde_json::Map<String, Value>;
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Members<'_> {
+        type Value = serde_json::Map<String, Value>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut out = serde_json::Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if out.contains_key(&key)
+                    || (self.in_model && key == "vocab" && self.tables.vocab.is_some())
+                    || (self.in_model && key == "merges" && self.tables.merges.is_some())
+                {
+                    return Err(serde::de::Error::custom("repeated key"));
+                }
+                let value = match (&*key, self.in_model) {
+                    ("model", false) => Value::Object(map.next_value_seed(Members {
+                        tables: &mut *self.tables,
+                        in_model: true,
+                    })?),
+                    ("vocab", true) => match map.next_value_seed(VocabSeed)? {
+                        Ok(vocab) => {
+                            self.tables.vocab = Some(vocab);
+                            continue;
+                        }
+                        Err(other) => other, // a Unigram list
+                    },
+                    ("merges", true) => {
+                        self.tables.merges = Some(map.next_value_seed(MergesSeed)?);
+                        continue;
+                    }
+                    _ => map.next_value()?,
+                };
+                out.insert(key, value);
+            }
+            Ok(out)
+        }
+    }
+
+    /// An object of token -> id, or any other value as a Value.
+    struct VocabSeed;
+    impl<'de> DeserializeSeed<'de> for VocabSeed {
+        type Value = std::result::Result<FxHashMap<String, u32>, Value>;
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for VocabSeed {
+        type Value = std::result::Result<FxHashMap<String, u32>, Value>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a vocab")
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut out = FxHashMap::default();
+            out.reserve(map.size_hint().unwrap_or(0));
+            while let Some(key) = map.next_key::<String>()? {
+                let id: u64 = map.next_value()?;
+                let id = u32::try_from(id).map_err(serde::de::Error::custom)?;
+                out.insert(key, id); // a repeated key: the last, as a Value's map keeps
+            }
+            Ok(Ok(out))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            seq: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let v = serde::de::Deserialize::deserialize(
+                serde::de::value::SeqAccessDeserializer::new(seq),
+            )?;
+            Ok(Err(Value::Array(v)))
+        }
+    }
+
+    /// A merge list as `merge_list` reads it.
+    struct MergesSeed;
+    impl<'de> DeserializeSeed<'de> for MergesSeed {
+        type Value = Vec<(String, String)>;
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+    impl<'de> Visitor<'de> for MergesSeed {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a merge list")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(m) = seq.next_element::<OneMerge>()? {
+                out.push(m.0);
+            }
+            Ok(out)
+        }
+    }
+
+    struct OneMerge((String, String));
+    impl<'de> serde::de::Deserialize<'de> for OneMerge {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = OneMerge;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a merge")
+                }
+                fn visit_str<E: serde::de::Error>(
+                    self,
+                    s: &str,
+                ) -> std::result::Result<OneMerge, E> {
+                    s.split_once(' ')
+                        .map(|(a, b)| OneMerge((a.to_string(), b.to_string())))
+                        .ok_or_else(|| E::custom("no space"))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> std::result::Result<OneMerge, A::Error> {
+                    let short = || serde::de::Error::custom("short");
+                    let a: String = seq.next_element()?.ok_or_else(short)?;
+                    let b: String = seq.next_element()?.ok_or_else(short)?;
+                    if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                        return Err(serde::de::Error::custom("long"));
+                    }
+                    Ok(OneMerge((a, b)))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    let mut tables = ModelTables::default();
+    let mut de = serde_json::Deserializer::from_str(json);
+    let doc = Members {
+        tables: &mut tables,
+        in_model: false,
+    }
+    .deserialize(&mut de)
+    .ok()?;
+    de.end().ok()?;
+    Some((Value::Object(doc), tables))
+}
+
+fn hf_model(v: &Value, tables: ModelTables) -> Result<(Model, Vec<Option<String>>)> {
     let kind = match v.get("type").and_then(Value::as_str) {
         Some(t) => t,
         // older files have no type: tell them apart by their fields
-        None if v.get("merges").is_some() => "BPE",
+        None if v.get("merges").is_some() || tables.merges.is_some() => "BPE",
         None if v.get("continuing_subword_prefix").is_some() => "WordPiece",
         None => "Unigram",
     };
@@ -1165,7 +1376,10 @@ fn hf_model(v: &Value) -> Result<(Model, Vec<Option<String>>)> {
         }
         "WordPiece" => {
             let what = "WordPiece model";
-            let vocab = vocab_map(v, what)?;
+            let vocab = match tables.vocab {
+                Some(vocab) => vocab,
+                None => vocab_map(v, what)?,
+            };
             let unk = str_field(v, "unk_token", what)?;
             let prefix = v
                 .get("continuing_subword_prefix")
@@ -1185,21 +1399,14 @@ fn hf_model(v: &Value) -> Result<(Model, Vec<Option<String>>)> {
                     "BPE dropout is random: toksmith encodes deterministically",
                 ));
             }
-            let vocab = vocab_map(v, what)?;
-            let mut merges = Vec::new();
-            for m in list(v, "merges", what)? {
-                let pair = match m {
-                    Value::String(s) => s
-                        .split_once(' ')
-                        .map(|(a, b)| (a.to_string(), b.to_string())),
-                    Value::Array(p) if p.len() == 2 => p[0]
-                        .as_str()
-                        .zip(p[1].as_str())
-                        .map(|(a, b)| (a.to_string(), b.to_string())),
-                    _ => None,
-                };
-                merges.push(pair.ok_or_else(|| bad(format!("{what}: a bad merge {m}")))?);
-            }
+            let vocab = match tables.vocab {
+                Some(vocab) => vocab,
+                None => vocab_map(v, what)?,
+            };
+            let merges = match tables.merges {
+                Some(merges) => merges,
+                None => merge_list(v, what)?,
+            };
             let options = BpeOptions {
                 unk_token: opt_string(v, "unk_token"),
                 fuse_unk: bool_or(v, "fuse_unk", false),
@@ -1504,5 +1711,45 @@ mod tests {
     fn truncated_spm_model_is_an_error() {
         let e = Pipeline::from_spm_model(&[0x0a, 0x80]).unwrap_err();
         assert!(e.to_string().contains("offset"), "{e}");
+    }
+
+    #[test]
+    fn plain_files_skip_the_value_of_their_tables() {
+        let bpe = r#"{"version":"1.0","model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},
+            "merges":["a b",["b","a"]],"dropout":null},"decoder":null}"#;
+        let (doc, tables) = fast_hf_document(bpe).expect("plain");
+        assert_eq!(
+            doc,
+            serde_json::json!({"version":"1.0","decoder":null,
+            "model":{"type":"BPE","dropout":null}})
+        );
+        assert_eq!(tables.vocab.unwrap().len(), 3);
+        let pairs = [("a", "b"), ("b", "a")].map(|(a, b)| (a.to_string(), b.to_string()));
+        assert_eq!(tables.merges.unwrap(), pairs.to_vec());
+        // a Unigram vocab (a list) stays in the document
+        let unigram = r#"{"model":{"type":"Unigram","vocab":[["a",-1.0]]}}"#;
+        let (doc, tables) = fast_hf_document(unigram).expect("plain");
+        assert_eq!(doc["model"]["vocab"], serde_json::json!([["a", -1.0]]));
+        assert!(tables.vocab.is_none() && tables.merges.is_none());
+        // the rest is left to the Value reading, which reports it
+        for odd in [
+            r#"{"model":{"vocab":{"a":0},"vocab":{"a":0}}}"#,
+            r#"{"model":{},"model":{}}"#,
+            r#"{"model":{"vocab":{"a":1.0}}}"#,
+            r#"{"model":{"vocab":{"a":-1}}}"#,
+            r#"{"model":{"vocab":{"a":4294967296}}}"#,
+            r#"{"model":{"merges":["ab"]}}"#,
+            r#"{"model":{"merges":[["a"]]}}"#,
+            r#"{"model":{"merges":[["a","b","c"]]}}"#,
+            r#"{"model":{"merges":null}}"#,
+            r#"{"model":{"vocab":{}}} x"#,
+        ] {
+            assert!(fast_hf_document(odd).is_none(), "{odd}");
+        }
+        let json = r#"{"model":{"type":"BPE","vocab":{"a":1.5},"merges":[]}}"#;
+        let Err(e) = Pipeline::from_hf_json(json) else {
+            panic!("accepted");
+        };
+        assert!(e.to_string().contains("no valid id"), "{e}");
     }
 }

@@ -9,6 +9,7 @@
 //! give exactly the reference's result (the tests compare the two on valid and corrupted
 //! files).
 
+use crate::bytelevel;
 use crate::vocab::Vocab;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -313,11 +314,9 @@ pub fn ranks_from_vocab_and_merges(
 /// strict reading would accept the list (every merge in order): the reader then takes that
 /// path, as the reference does.
 ///
-/// The splits are found in time linear in the vocab's bytes (a token of length n has n-1
-/// splits, and hashing each half would make that quadratic in n): the tokens that are
-/// prefixes of a token come from a walk down a trie of the tokens, those that are its suffixes
-/// from a walk down a trie of the reversed tokens, and each split is then one lookup of an id
-/// pair.
+/// The splits come from [`token_splits`] (no hashing of every prefix and suffix, which would
+/// be quadratic in a token's length); each listed merge is one of them, so every split is
+/// listed exactly when there are as many splits as distinct listed merges.
 pub fn ranks_ignore_merges(
     tokens: &Flat,
     vocab: &[(Entry, u32)],
@@ -347,36 +346,7 @@ pub fn ranks_ignore_merges(
             _ => None,
         })
         .collect();
-    let (forward, backward) = rayon::join(
-        || Trie::new(spelled.iter().map(|&b| (b.iter().copied(), index.map[b].0))),
-        || {
-            Trie::new(
-                spelled
-                    .iter()
-                    .map(|&b| (b.iter().rev().copied(), index.map[b].0)),
-            )
-        },
-    );
-    let all_listed = {
-        use rayon::prelude::*;
-        spelled.par_iter().with_min_len(1024).all(|&b| {
-            let n = b.len();
-            if n < 2 {
-                return true;
-            }
-            // suffix[d]: the id of the token b[n - d..], if any (d = 1..n-1)
-            let mut suffix = vec![None; n];
-            backward.walk(b[1..].iter().rev().copied(), |d, id| suffix[d] = Some(id));
-            let mut ok = true;
-            forward.walk(b[..n - 1].iter().copied(), |k, left| {
-                if let Some(right) = suffix[n - k] {
-                    ok &= listed.contains(&(left, right));
-                }
-            });
-            ok
-        })
-    };
-    if !all_listed {
+    if token_splits(&spelled).len() != listed.len() {
         return None;
     }
     let mut kept = Vec::with_capacity(vocab.len());
@@ -391,46 +361,113 @@ pub fn ranks_ignore_merges(
     Some((kept, leftovers))
 }
 
-/// A byte trie of token spellings (child links in one hash map), for [`ranks_ignore_merges`].
-struct Trie {
-    children: FxHashMap<(u32, u8), u32>,
-    /// per node, the id of the token that ends there
-    ids: Vec<Option<u32>>,
-}
-
-impl Trie {
-    fn new<I: Iterator<Item = u8>>(tokens: impl Iterator<Item = (I, u32)>) -> Self {
-        let mut t = Trie {
-            children: FxHashMap::default(),
-            ids: vec![None],
-        };
-        for (bytes, id) in tokens {
-            let mut node = 0u32;
-            for c in bytes {
-                let next = t.ids.len() as u32;
-                node = *t.children.entry((node, c)).or_insert(next);
-                if node == next {
-                    t.ids.push(None);
+/// Every split of a token into two tokens: `(token, left, right)` as indices into `tokens`
+/// (distinct byte strings), in no particular order.
+///
+/// Time O(B log N) for N tokens of B bytes in all, whatever their lengths: the tokens that are
+/// proper prefixes of each token come from one scan of the tokens in sorted order
+/// ([`prefix_lists`]), those that are proper suffixes from a scan of the reversed tokens, and a
+/// token of length n splits at k where a prefix of length k meets a suffix of length n - k
+/// (two sorted lists merged). Hashing every prefix and suffix instead costs O(n^2) for a token
+/// of length n; a hashed trie costs a random memory access per byte (three times slower on
+/// Llama 3's vocabulary).
+pub fn token_splits(tokens: &[&[u8]]) -> Vec<(u32, u32, u32)> {
+    let reversed: Vec<Vec<u8>> = tokens
+        .iter()
+        .map(|t| t.iter().rev().copied().collect())
+        .collect();
+    let reversed: Vec<&[u8]> = reversed.iter().map(|t| &t[..]).collect();
+    let ((pspans, pitems), (sspans, sitems)) =
+        rayon::join(|| prefix_lists(tokens), || prefix_lists(&reversed));
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let n = t.len();
+        let (ps, pl) = pspans[i];
+        let prefixes = &pitems[ps as usize..(ps + pl) as usize];
+        let (ss, sl) = sspans[i];
+        let mut suffixes = sitems[ss as usize..(ss + sl) as usize]
+            .iter()
+            .rev()
+            .peekable();
+        // prefixes by increasing length k, suffixes by decreasing length: meet at k + m = n
+        for &(k, left) in prefixes {
+            if k == 0 {
+                continue; // an empty token: no split has an empty part
+            }
+            let want = n - k as usize;
+            while suffixes.next_if(|&&(m, _)| m as usize > want).is_some() {}
+            if let Some(&&(m, right)) = suffixes.peek() {
+                if m as usize == want {
+                    out.push((i as u32, left, right));
                 }
             }
-            t.ids[node as usize] = Some(id);
         }
-        t
     }
+    out
+}
 
-    /// Walk down `path`, calling `f(depth, id)` at each depth (1, 2...) where a token ends.
-    fn walk(&self, path: impl Iterator<Item = u8>, mut f: impl FnMut(usize, u32)) {
-        let mut node = 0u32;
-        for (k, c) in path.enumerate() {
-            match self.children.get(&(node, c)) {
-                Some(&next) => node = next,
-                None => return,
-            }
-            if let Some(id) = self.ids[node as usize] {
-                f(k + 1, id);
-            }
+/// `files/huggingface.py::tiktoken_merges`: the merge list `transformers`' `TikTokenConverter`
+/// writes for a rank table (every split of a token into two tokens), spelled in the byte-level
+/// alphabet and ordered by (merged id, left id, right id, cut, merged token's bytes).
+pub fn tiktoken_merges(ranks: &[(Vec<u8>, u32)]) -> Vec<(String, String)> {
+    let tokens: Vec<&[u8]> = ranks.iter().map(|(t, _)| &t[..]).collect();
+    let mut splits: Vec<(u32, u32, u32, usize, u32)> = token_splits(&tokens)
+        .into_iter()
+        .map(|(t, l, r)| {
+            let id = |k: u32| ranks[k as usize].1;
+            (id(t), id(l), id(r), tokens[l as usize].len(), t)
+        })
+        .collect();
+    splits.sort_unstable_by(|a, b| {
+        (a.0, a.1, a.2, a.3)
+            .cmp(&(b.0, b.1, b.2, b.3))
+            .then_with(|| tokens[a.4 as usize].cmp(tokens[b.4 as usize]))
+    });
+    let spell = |b: &[u8]| -> String {
+        b.iter()
+            .map(|&x| {
+                char::from_u32(u32::from(bytelevel::BYTE_TO_CHAR[x as usize]))
+                    .expect("in the alphabet")
+            })
+            .collect()
+    };
+    splits
+        .iter()
+        .map(|&(_, _, _, k, t)| {
+            let t = tokens[t as usize];
+            (spell(&t[..k]), spell(&t[k..]))
+        })
+        .collect()
+}
+
+/// For each of `keys` (distinct byte strings), the keys that are proper prefixes of it as
+/// `(length, index)` by increasing length: `(spans, items)`, key `i`'s list being
+/// `items[spans[i].0..][..spans[i].1]`.
+///
+/// In sorted order, the keys that are prefixes of the previous key form a chain (a stack);
+/// those that are also prefixes of the next key are the ones no longer than the two keys'
+/// common prefix (any prefix of the next key sorts between it and the previous key's
+/// prefixes, so it is on the stack). Each common prefix is measured once: O(B) after the sort.
+#[allow(clippy::type_complexity)]
+fn prefix_lists(keys: &[&[u8]]) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(keys[b as usize]));
+    let mut spans = vec![(0u32, 0u32); keys.len()];
+    let mut items: Vec<(u32, u32)> = Vec::with_capacity(keys.len());
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    let mut prev: &[u8] = &[];
+    for &i in &order {
+        let key = keys[i as usize];
+        let common = prev.iter().zip(key).take_while(|(a, b)| a == b).count();
+        while stack.last().is_some_and(|&(len, _)| len as usize > common) {
+            stack.pop();
         }
+        spans[i as usize] = (items.len() as u32, stack.len() as u32);
+        items.extend_from_slice(&stack);
+        stack.push((key.len() as u32, i));
+        prev = key;
     }
+    (spans, items)
 }
 
 /// `formats/_common.py::check_merges_agree`: whether each merge recovered from `vocab`'s
@@ -628,6 +665,57 @@ mod tests {
         let tokens = flat(&TOY);
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
         assert!(ranks_ignore_merges(&tokens, &toy_vocab(), &p, &m).is_none());
+    }
+
+    /// Every split by brute force: each cut of each token, both halves looked up.
+    fn splits_by_brute_force(tokens: &[&[u8]]) -> Vec<(u32, u32, u32)> {
+        let at: FxHashMap<&[u8], u32> = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, i as u32))
+            .collect();
+        let mut out = Vec::new();
+        for (i, t) in tokens.iter().enumerate() {
+            for k in 1..t.len() {
+                if let (Some(&l), Some(&r)) = (at.get(&t[..k]), at.get(&t[k..])) {
+                    out.push((i as u32, l, r));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn token_splits_are_every_cut_into_two_tokens() {
+        // small alphabets make many tokens that are prefixes and suffixes of others
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..40 {
+            let mut set: FxHashSet<Vec<u8>> = FxHashSet::default();
+            let alphabet = 1 + round % 4;
+            for _ in 0..(20 + round * 5) {
+                let len = (next() % 9) as usize;
+                set.insert((0..len).map(|_| b'a' + (next() % alphabet) as u8).collect());
+            }
+            let owned: Vec<Vec<u8>> = set.into_iter().collect();
+            let tokens: Vec<&[u8]> = owned.iter().map(|t| &t[..]).collect();
+            let mut got = token_splits(&tokens);
+            got.sort_unstable();
+            assert_eq!(got, splits_by_brute_force(&tokens), "{owned:?}");
+        }
+        // one long run: every cut of a^n into a^k + a^(n-k)
+        let owned: Vec<Vec<u8>> = (1..=300).map(|n| vec![b'a'; n]).collect();
+        let tokens: Vec<&[u8]> = owned.iter().map(|t| &t[..]).collect();
+        let mut got = token_splits(&tokens);
+        got.sort_unstable();
+        assert_eq!(got.len(), 299 * 300 / 2);
+        assert_eq!(got, splits_by_brute_force(&tokens));
     }
 
     #[test]

@@ -309,6 +309,14 @@ pub fn split_gpt2_files(
         .map(|inner| JsonTables { inner })
 }
 
+/// `files/huggingface.py::tiktoken_merges` on a rank dict `{bytes: int}` (None if it is not
+/// one, ids in 0..2^32): the byte-level spelled merge pairs.
+#[pyfunction]
+pub fn tiktoken_merges(py: Python<'_>, ranks: &Bound<'_, PyAny>) -> Option<Vec<(String, String)>> {
+    let ranks = plain_ranks(ranks)?;
+    Some(py.detach(|| vocab_files::tiktoken_merges(&ranks)))
+}
+
 /// A rank dict `{bytes: int}` as `(bytes, id)` pairs, if every key is `bytes` and every value
 /// an exact `int` in 0..2^32.
 pub fn plain_ranks(d: &Bound<'_, PyAny>) -> Option<Ranks> {

@@ -54,6 +54,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::ranks_from_vocab_and_merges, m)?)?;
     m.add_function(wrap_pyfunction!(files::split_json_tables, m)?)?;
     m.add_function(wrap_pyfunction!(files::split_gpt2_files, m)?)?;
+    m.add_function(wrap_pyfunction!(files::tiktoken_merges, m)?)?;
     m.add_class::<json_tables::JsonTables>()?;
     m.add_class::<word_encoder::WordEncoder>()?;
     m.add_class::<fixed_word_encoder::FixedWordEncoder>()?;

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import zlib
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -36,6 +37,10 @@ PATTERN = (
 )
 #: the merges CLIP reads from its files (``merges[1 : 49152 - 256 - 2 + 1]``)
 N_MERGES = 49152 - 256 - 2
+
+
+#: a line of whitespace only (as ``str.strip`` sees it) between two lines
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 
 
 def is_clip_merges(merges_text: str) -> bool:
@@ -130,7 +135,11 @@ def clip_document(
             "fuse_unk": False,
             "byte_fallback": False,
             "vocab": vocab,
-            "merges": [m if isinstance(m, str) else " ".join(m) for m in merges],
+            "merges": (
+                list(merges)  # lines already (checked at C speed: no loop per merge)
+                if set(map(type, merges)) <= {str}
+                else [m if isinstance(m, str) else " ".join(m) for m in merges]
+            ),
         },
     }
 
@@ -163,10 +172,13 @@ def read_clip_files(
         raise TokenizerFileError(f"{where}: does not parse: {e}") from None
     if not isinstance(vocab, dict):  # its ids are checked when the tokenizer is built
         raise TokenizerFileError(f"{os.fsdecode(vp)}: expected a JSON object of token -> id")
-    lines = text.strip().split("\n")
+    body = text.strip()
+    lines = body.split("\n") if body else []
     if lines and lines[0].startswith("#version"):
         lines = lines[1:]
-    merges = _merge_lines([line.rstrip("\r") for line in lines if line.strip()], where)
+    if "\r" in body or _BLANK_LINE.search(body):  # else each line is kept as it is
+        lines = [line.rstrip("\r") for line in lines if line.strip()]
+    merges = _merge_lines(lines, where)
     doc = clip_document(vocab, merges, start_normalized=_start_normalized(vp))
     return _source(doc, where, vocab_text)
 
