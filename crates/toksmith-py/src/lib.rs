@@ -15,6 +15,7 @@ mod batch;
 mod bpe;
 mod buffers;
 mod chunk_counter;
+mod convert;
 mod cpython;
 mod errors;
 mod files;

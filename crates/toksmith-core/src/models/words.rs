@@ -59,20 +59,41 @@ pub fn fold_counts(
     chunks: &[(Box<[u8]>, u64)],
     lowercase_words: bool,
 ) -> Result<Vec<(String, u64)>> {
+    fold_counts_of(chunks.iter().map(|(c, n)| (&c[..], *n)), lowercase_words)
+}
+
+/// [`fold_counts`] of counted words given one by one. What grows with the words (the table,
+/// each folded word, the result) is allocated fallibly: [`Error::OutOfMemory`] when refused.
+pub fn fold_counts_of<'c>(
+    chunks: impl IntoIterator<Item = (&'c [u8], u64)>,
+    lowercase_words: bool,
+) -> Result<Vec<(String, u64)>> {
+    const WHAT: &str = "the folded word counts";
     let mut out: FxHashMap<String, u64> = FxHashMap::default();
     for (c, n) in chunks {
         let w = std::str::from_utf8(c)
             .map_err(|_| Error::InvalidArgument("a counted word is not valid UTF-8".into()))?;
-        let slot = out
-            .entry(fold_case(w, lowercase_words).into_owned())
-            .or_insert(0);
-        *slot = slot.checked_add(*n).ok_or_else(|| {
+        let key = fold_case(w, lowercase_words);
+        let slot = match out.get_mut(&*key) {
+            Some(slot) => slot,
+            None => {
+                out.try_reserve(1)
+                    .map_err(|_| crate::mem::oom(WHAT, out.len() + 1, 40))?;
+                let mut k = String::new();
+                k.try_reserve_exact(key.len())
+                    .map_err(|_| crate::mem::oom(WHAT, key.len(), 1))?;
+                k.push_str(&key);
+                out.entry(k).or_insert(0)
+            }
+        };
+        *slot = slot.checked_add(n).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "the count of the word {w:?} adds up past 2**64-1; pass smaller counts (scale them down)"
             ))
         })?;
     }
-    let mut v: Vec<(String, u64)> = out.into_iter().collect();
+    let mut v = crate::mem::try_vec(out.len(), WHAT)?;
+    v.extend(out);
     v.sort_unstable();
     Ok(v)
 }
@@ -480,7 +501,7 @@ pub fn embed_into(s: u64, out: &mut [f32]) {
 }
 
 /// The embeddings of `tokens` (their texts), `dim` numbers each, row after row; in parallel.
-pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Result<Vec<f32>> {
+pub fn embeddings<T: AsRef<[u8]> + Sync>(tokens: &[T], dim: usize, seed: u64) -> Result<Vec<f32>> {
     let n = tokens
         .len()
         .checked_mul(dim)
@@ -494,7 +515,7 @@ pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Result<Vec<f32>>
     }
     out.par_chunks_mut(dim)
         .zip(tokens.par_iter())
-        .for_each(|(row, t)| embed_into(token_seed(t, seed), row));
+        .for_each(|(row, t)| embed_into(token_seed(t.as_ref(), seed), row));
     Ok(out)
 }
 
