@@ -29,8 +29,8 @@ use toksmith_core::mem;
 pub(crate) struct Seq<T>(pub Vec<T>);
 
 impl<T> std::ops::Deref for Seq<T> {
-    type Target = Vec<T>;
-    fn deref(&self) -> &Vec<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         &self.0
     }
 }
@@ -170,7 +170,7 @@ impl<'py, A: Item<'py>, B: Item<'py>, C: Item<'py>> Item<'py> for (A, B, C) {
 /// `Vec<T>` extraction takes), in a vector whose room is allocated fallibly.
 pub(crate) fn read_seq<'py, T: Item<'py>>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<T>> {
     let mut v = Vec::new();
-    let mut push = |v: &mut Vec<T>, item: &Bound<'py, PyAny>| -> PyResult<()> {
+    let push = |v: &mut Vec<T>, item: &Bound<'py, PyAny>| -> PyResult<()> {
         let x = T::read(item)?;
         mem::try_push(v, x, "the items of an argument").map_err(to_py)
     };

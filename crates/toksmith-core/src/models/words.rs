@@ -243,15 +243,16 @@ pub struct WordEncoder {
 impl WordEncoder {
     /// `tokens`: (bytes, id) with [`END_OF_WORD`] for a final `</w>`; every token must be
     /// whole UTF-8 characters, optionally followed by that one marker byte.
-    pub fn new(
+    pub fn new<B: AsRef<[u8]>>(
         pattern: &str,
         lowercase: bool,
-        tokens: &[(Vec<u8>, u32)],
+        tokens: &[(B, u32)],
         unk: u32,
     ) -> Result<Self> {
         let splitter = Pretokenizer::new(pattern)?;
         let mut trie = Trie::new();
         for (bytes, id) in tokens {
+            let bytes = bytes.as_ref();
             let body = match bytes.split_last() {
                 Some((&END_OF_WORD, body)) => body,
                 _ => &bytes[..],
@@ -346,13 +347,19 @@ impl WordEncoder {
     /// [`Self::encode`] of each text, in parallel on the current rayon pool. Each worker keeps
     /// the ids of the words it has matched (up to [`BATCH_CACHE_WORDS`] of them) from text to
     /// text, so short documents do not match their common words again and again.
+    /// The result's room (one vector per text) is allocated fallibly, as are the ids.
     pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<u32>>> {
-        texts
-            .par_iter()
-            .map_init(WordCache::default, |cache, t| {
-                self.encode_cached(t.as_ref(), cache)
+        let mut all = crate::mem::try_vec(texts.len(), "the ids of a batch")?;
+        // (within the room just reserved: no allocation)
+        all.resize_with(texts.len(), Vec::new);
+        all.par_iter_mut()
+            .zip(texts.par_iter())
+            .map_init(WordCache::default, |cache, (ids, t)| {
+                *ids = self.encode_cached(t.as_ref(), cache)?;
+                Ok(())
             })
-            .collect()
+            .collect::<Result<()>>()?;
+        Ok(all)
     }
 
     fn encode_cached(&self, text: &str, cache: &mut WordCache) -> Result<Vec<u32>> {
