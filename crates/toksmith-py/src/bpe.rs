@@ -217,8 +217,9 @@ impl Bpe {
         added: Seq<(String, u32, bool)>,
         pattern: &str,
     ) -> PyResult<Self> {
-        let mergeable = convert::try_map(mergeable.0.into_iter(), "the tokens", |(b, id)| (b.0, id))
-            .map_err(to_py)?;
+        let mergeable =
+            convert::try_map(mergeable.0.into_iter(), "the tokens", |(b, id)| (b.0, id))
+                .map_err(to_py)?;
         Bpe::build(py, mergeable, added.0, pattern)
     }
 

@@ -7,8 +7,8 @@ use crate::pools::{in_pool, interruptible_in_pool, merge_loop_in_pool};
 use crate::reader;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use toksmith_core::mem::{try_push, try_vec};
 use std::collections::HashMap;
+use toksmith_core::mem::{try_push, try_vec};
 use toksmith_core::pretokenize::Pretokenizer;
 use toksmith_core::train;
 
@@ -193,31 +193,32 @@ impl ChunkCounter {
         }
         let matcher = &self.pinned;
         const WHAT: &str = "the chunks of an arena";
-        let parts = py.detach(|| -> toksmith_core::Result<Vec<(&[u8], u64)>> {
-            let mut parts = try_vec(counts.len(), WHAT)?;
-            for (k, &n) in counts.iter().enumerate() {
-                let chunk = &arena[offsets[k] as usize..offsets[k + 1] as usize];
-                if n == 0 || chunk.is_empty() {
-                    continue;
-                }
-                if !cut || !matcher.has_pinned() {
-                    try_push(&mut parts, (chunk, n), WHAT)?;
-                    continue;
-                }
-                let mut pos = 0;
-                while let Some((s, e, _)) = matcher.find(chunk, pos, &|_, _| true) {
-                    if s > pos {
-                        try_push(&mut parts, (&chunk[pos..s], n), WHAT)?;
+        let parts = py
+            .detach(|| -> toksmith_core::Result<Vec<(&[u8], u64)>> {
+                let mut parts = try_vec(counts.len(), WHAT)?;
+                for (k, &n) in counts.iter().enumerate() {
+                    let chunk = &arena[offsets[k] as usize..offsets[k + 1] as usize];
+                    if n == 0 || chunk.is_empty() {
+                        continue;
                     }
-                    pos = e;
+                    if !cut || !matcher.has_pinned() {
+                        try_push(&mut parts, (chunk, n), WHAT)?;
+                        continue;
+                    }
+                    let mut pos = 0;
+                    while let Some((s, e, _)) = matcher.find(chunk, pos, &|_, _| true) {
+                        if s > pos {
+                            try_push(&mut parts, (&chunk[pos..s], n), WHAT)?;
+                        }
+                        pos = e;
+                    }
+                    if pos < chunk.len() {
+                        try_push(&mut parts, (&chunk[pos..], n), WHAT)?;
+                    }
                 }
-                if pos < chunk.len() {
-                    try_push(&mut parts, (&chunk[pos..], n), WHAT)?;
-                }
-            }
-            Ok(parts)
-        })
-        .map_err(to_py)?;
+                Ok(parts)
+            })
+            .map_err(to_py)?;
         let mut pairs: u128 = self.arena_pairs;
         for (c, n) in &parts {
             pairs += *n as u128 * (c.len().saturating_sub(1)).max(1) as u128;
@@ -271,7 +272,8 @@ impl ChunkCounter {
         ))
     }
 
-    /// {"bytes": .., "pieces": .., "texts": .., "unique": ..}
+    /// {"bytes": .., "pieces": .., "texts": .., "unique": .., "table_bytes": ..}: `table_bytes`
+    /// is what the unique chunks and their counts take on the heap.
     fn stats(&mut self) -> PyResult<HashMap<&'static str, u64>> {
         let inner = self.get()?;
         Ok(HashMap::from([
@@ -279,6 +281,7 @@ impl ChunkCounter {
             ("pieces", inner.pieces_seen),
             ("texts", inner.texts_seen),
             ("unique", inner.num_unique() as u64),
+            ("table_bytes", inner.table().heap_bytes() as u64),
         ]))
     }
 
@@ -303,7 +306,8 @@ impl ChunkCounter {
         let t = inner.table();
         cpython::list_of(
             py,
-            ids.iter().map(|&i| (t.chunk(i as usize), t.count(i as usize)).out(py)),
+            ids.iter()
+                .map(|&i| (t.chunk(i as usize), t.count(i as usize)).out(py)),
         )
     }
 

@@ -194,7 +194,7 @@ pub(crate) fn read_seq<'py, T: Item<'py>>(obj: &Bound<'py, PyAny>) -> PyResult<V
     }
     if !cpython::is_sequence(obj) {
         return Err(PyTypeError::new_err(format!(
-            "'{}' object cannot be converted to 'Sequence'",
+            "'{}' object cannot be cast as 'Sequence'",
             obj.get_type().name()?
         )));
     }

@@ -835,16 +835,23 @@ pub(crate) struct RoomLists<'l> {
 }
 
 impl<'py, 't> IdLists<'py, 't> {
-    /// Room for the lists of `n` documents, built from the ints of `table`.
-    pub(crate) fn new(py: Python<'py>, table: &'t IntTable, n: usize) -> Self {
-        IdLists {
+    /// Room for the lists of `n` documents, built from the ints of `table` (`MemoryError` when
+    /// refused).
+    pub(crate) fn new(py: Python<'py>, table: &'t IntTable, n: usize) -> PyResult<Self> {
+        let zeros = || -> PyResult<Vec<usize>> {
+            let mut v = toksmith_core::mem::try_vec(n, "the lists of a batch")
+                .map_err(crate::errors::to_py)?;
+            v.resize(n, 0);
+            Ok(v)
+        };
+        Ok(IdLists {
             py,
             table,
             batch: NEXT_BATCH.fetch_add(1, Ordering::Relaxed),
-            made: RefCell::new((vec![0; n], vec![0; n])),
+            made: RefCell::new((zeros()?, zeros()?)),
             room: std::cell::Cell::new(0),
             unfilled: AtomicUsize::new(0),
-        }
+        })
     }
 
     /// Keep `list` (an owned reference) as document `k`'s, of `n` ids. A document's list is
@@ -875,7 +882,8 @@ impl<'py, 't> IdLists<'py, 't> {
     pub(crate) fn make_room(&self, first: usize, ends: &[usize]) -> PyResult<RoomLists<'_>> {
         // (counted first: if making them fails half-way, `finish` refuses)
         self.unfilled.fetch_add(1, Ordering::Relaxed);
-        let mut lists = Vec::with_capacity(ends.len());
+        let mut lists = toksmith_core::mem::try_vec(ends.len(), "the lists of a batch")
+            .map_err(crate::errors::to_py)?;
         let mut at = 0;
         for (k, &end) in (first..).zip(ends) {
             let n = end - at;

@@ -29,8 +29,8 @@ impl FixedWordDecoder {
         pattern: Option<&str>,
         mid_line: Seq<u32>,
     ) -> PyResult<Self> {
-        let inner = WordDecoder::new(fixed.0, mark, space_after.0, space_before.0)
-            .with_mid_line(&mid_line);
+        let inner =
+            WordDecoder::new(fixed.0, mark, space_after.0, space_before.0).with_mid_line(&mid_line);
         Ok(FixedWordDecoder {
             inner: match pattern {
                 Some(p) => inner.with_split(p).map_err(to_py)?,

@@ -204,23 +204,23 @@ impl Pipeline {
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
         let (ids, chars): pipeline::IdsAndSpans = py
             .detach(|| -> toksmith_core::Result<_> {
-            let (ids, spans) = self.inner.encode_with_offsets(text, allowed.as_deref())?;
-            // byte offset -> index of the character it is in (or starts)
-            let mut at = toksmith_core::mem::try_vec(text.len() + 1, "the character offsets")?;
-            at.resize(text.len() + 1, 0usize);
-            let mut n = 0;
-            for (i, c) in text.char_indices() {
-                at[i..i + c.len_utf8()].fill(n);
-                n += 1;
-            }
-            at[text.len()] = n;
-            let chars = convert::try_map(spans.into_iter(), "the spans", |(a, b)| {
-                let end = at[b] + usize::from(!text.is_char_boundary(b));
-                (at[a], end)
-            })?;
-            Ok((ids, chars))
-        })
-        .map_err(to_py)?;
+                let (ids, spans) = self.inner.encode_with_offsets(text, allowed.as_deref())?;
+                // byte offset -> index of the character it is in (or starts)
+                let mut at = toksmith_core::mem::try_vec(text.len() + 1, "the character offsets")?;
+                at.resize(text.len() + 1, 0usize);
+                let mut n = 0;
+                for (i, c) in text.char_indices() {
+                    at[i..i + c.len_utf8()].fill(n);
+                    n += 1;
+                }
+                at[text.len()] = n;
+                let chars = convert::try_map(spans.into_iter(), "the spans", |(a, b)| {
+                    let end = at[b] + usize::from(!text.is_char_boundary(b));
+                    (at[a], end)
+                })?;
+                Ok((ids, chars))
+            })
+            .map_err(to_py)?;
         Ok((cpython::int_list(py, &ids)?, convert::list(py, &chars)?))
     }
 

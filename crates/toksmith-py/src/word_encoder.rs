@@ -89,7 +89,8 @@ impl WordEncoder {
     fn encode_word<'py>(&self, py: Python<'py>, word: &str) -> PyResult<Bound<'py, PyList>> {
         // (room for an id per byte and the end marker: more only where lower-casing lengthens
         // the word)
-        let mut out = toksmith_core::mem::try_vec(word.len() + 1, "the ids of a word").map_err(to_py)?;
+        let mut out =
+            toksmith_core::mem::try_vec(word.len() + 1, "the ids of a word").map_err(to_py)?;
         self.inner.encode_word(word, &mut out);
         self.ints.ids_to_list(py, &out)
     }

@@ -118,24 +118,25 @@ pub fn train_words(
     min_frequency: u64,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<WordMerges> {
-    let mut alphabet: Vec<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
+    // (the characters through a set: the alphabet is small, the words' characters are not)
+    let chars: rustc_hash::FxHashSet<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
+    let mut alphabet: Vec<char> = chars.into_iter().collect();
     alphabet.sort_unstable();
-    alphabet.dedup();
     let index: FxHashMap<char, u32> = alphabet
         .iter()
         .enumerate()
         .map(|(i, &c)| (c, i as u32))
         .collect();
     let end = alphabet.len() as u32;
-    let spelled: Vec<(Vec<u32>, u64)> = words
-        .iter()
-        .filter(|(w, n)| !w.is_empty() && *n > 0)
-        .map(|(w, n)| {
-            let mut s: Vec<u32> = w.chars().map(|c| index[&c]).collect();
-            s.push(end);
-            (s, *n)
-        })
-        .collect();
+    // (one vector per word: their room, which grows with the words, is allocated fallibly)
+    const WHAT: &str = "the spelled training words";
+    let mut spelled: Vec<(Vec<u32>, u64)> = crate::mem::try_vec(words.len(), WHAT)?;
+    for (w, n) in words.iter().filter(|(w, n)| !w.is_empty() && *n > 0) {
+        let mut s = crate::mem::try_vec(w.chars().count() + 1, WHAT)?;
+        s.extend(w.chars().map(|c| index[&c]));
+        s.push(end);
+        spelled.push((s, *n));
+    }
     let limits = MergeLimits {
         min_frequency,
         max_token_length: None,
