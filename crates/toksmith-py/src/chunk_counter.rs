@@ -249,22 +249,23 @@ impl ChunkCounter {
         Bound<'py, PyBytes>,
     )> {
         let inner = self.get()?;
-        let (arena, offsets, counts) = py
-            .detach(|| -> toksmith_core::Result<_> {
-                let ids = inner.sorted_ids()?;
-                let t = inner.table();
-                let mut arena = try_vec(t.total_bytes(), "an exported arena")?;
-                let mut offsets = try_vec(8 * (ids.len() + 1), "an exported arena's offsets")?;
-                let mut counts = try_vec(8 * ids.len(), "an exported arena's counts")?;
-                offsets.extend_from_slice(&0u64.to_le_bytes());
-                for &i in &ids {
-                    arena.extend_from_slice(t.chunk(i as usize));
-                    offsets.extend_from_slice(&(arena.len() as u64).to_le_bytes());
-                    counts.extend_from_slice(&t.count(i as usize).to_le_bytes());
-                }
-                Ok((arena, offsets, counts))
-            })
-            .map_err(to_py)?;
+        // (in a pool of ours: the sort of the ids is parallel, and rayon's global pool is
+        // never used, see pools.rs)
+        let (arena, offsets, counts) = in_pool(py, 0, || -> toksmith_core::Result<_> {
+            let ids = inner.sorted_ids()?;
+            let t = inner.table();
+            let mut arena = try_vec(t.total_bytes(), "an exported arena")?;
+            let mut offsets = try_vec(8 * (ids.len() + 1), "an exported arena's offsets")?;
+            let mut counts = try_vec(8 * ids.len(), "an exported arena's counts")?;
+            offsets.extend_from_slice(&0u64.to_le_bytes());
+            for &i in &ids {
+                arena.extend_from_slice(t.chunk(i as usize));
+                offsets.extend_from_slice(&(arena.len() as u64).to_le_bytes());
+                counts.extend_from_slice(&t.count(i as usize).to_le_bytes());
+            }
+            Ok((arena, offsets, counts))
+        })?
+        .map_err(to_py)?;
         Ok((
             cpython::bytes_from(py, &arena)?,
             cpython::bytes_from(py, &offsets)?,
@@ -302,7 +303,7 @@ impl ChunkCounter {
     /// [(chunk bytes, count)] sorted by chunk.
     fn counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let inner = self.get()?;
-        let ids = py.detach(|| inner.sorted_ids()).map_err(to_py)?;
+        let ids = in_pool(py, 0, || inner.sorted_ids())?.map_err(to_py)?;
         let t = inner.table();
         cpython::list_of(
             py,

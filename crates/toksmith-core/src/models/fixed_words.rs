@@ -206,6 +206,9 @@ impl FixedWords {
                         match local.get_mut(w) {
                             Some(c) => *c += 1,
                             None => {
+                                local
+                                    .try_reserve(1)
+                                    .map_err(|_| crate::mem::oom(WHAT, local.len() + 1, 32))?;
                                 local.insert(fallible_string(w, WHAT)?, 1);
                             }
                         }
