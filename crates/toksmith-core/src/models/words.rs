@@ -256,7 +256,7 @@ impl WordEncoder {
             let bytes = bytes.as_ref();
             let body = match bytes.split_last() {
                 Some((&END_OF_WORD, body)) => body,
-                _ => &bytes[..],
+                _ => bytes,
             };
             if bytes.is_empty() || std::str::from_utf8(body).is_err() {
                 return Err(Error::InvalidVocab(format!(
