@@ -38,13 +38,17 @@ sys.exit(3)
 """
 
 
-def run_child(body: str, setup: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``setup`` then ``body`` (which defines ``work()``) after :data:`PRELUDE`."""
+def run_child(
+    body: str, setup: str = "", timeout: float = 120, arenas: int = 2
+) -> subprocess.CompletedProcess:
+    """Run ``setup`` then ``body`` (which defines ``work()``) after :data:`PRELUDE`, with at
+    most ``arenas`` malloc arenas (1: the pool threads allocate where the limit applies too;
+    each further arena reserves 64 MiB up front, inside which the limit does not bite)."""
     code = PRELUDE + textwrap.dedent(setup) + textwrap.dedent(body) + _EPILOGUE
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
-        "MALLOC_ARENA_MAX": "2",
+        "MALLOC_ARENA_MAX": str(arenas),
         "RAYON_NUM_THREADS": "2",
         "TOKSMITH_NO_HUGEPAGES": "1",
     }

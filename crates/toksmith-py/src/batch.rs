@@ -148,7 +148,8 @@ impl<'a> Job<'a> {
     fn encode(&self, range: Range<usize>) -> Result<Encoded, (usize, BatchError)> {
         let mut ids = take_ids_buffer(self.sizes[range.clone()].iter().sum())
             .map_err(|e| (range.start, BatchError::Core(e)))?;
-        let mut ends = Vec::with_capacity(range.len());
+        let mut ends = toksmith_core::mem::try_vec(range.len(), "the ends of a batch's ids")
+            .map_err(|e| (range.start, BatchError::Core(e)))?;
         let mut utf8 = String::new();
         for k in range.clone() {
             encode_text(self.enc, &self.views[k], self.allowed, &mut utf8, &mut ids)
@@ -254,8 +255,7 @@ pub(crate) fn encode_batch<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     // Views of each str (which `texts` keeps alive; Python strings are immutable): UTF-8 is
     // borrowed where CPython has it, otherwise converted by the thread that encodes it.
-    let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
-    let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
+    let (views, sizes) = views_and_sizes(texts)?;
     let n_threads = rayon_threads(threads)?.max(1);
     let total: usize = sizes.iter().sum();
     // about one id per 4 bytes: count references when the ids outnumber the vocabulary 4:1
@@ -263,7 +263,7 @@ pub(crate) fn encode_batch<'py>(
     let parts = total.div_ceil(RANGE_BYTES).max(4 * n_threads);
     let ranges = balanced_ranges(&sizes, parts);
     let helpers = if ranges.len() < 2 { 0 } else { n_threads - 1 };
-    let lists = IdLists::new(py, ints, texts.len());
+    let lists = IdLists::new(py, ints, texts.len())?;
     let job = Job {
         enc,
         allowed,
@@ -481,8 +481,7 @@ pub(crate) fn encode_batch_bytes<'py>(
             "width must be 0 (text), 2 or 4, not {width}"
         )));
     }
-    let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
-    let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
+    let (views, sizes) = views_and_sizes(texts)?;
     let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads)?);
     // The output of a range of texts, and its number of ids; a failure names the text.
     let range = |r: std::ops::Range<usize>| -> Result<(Vec<u8>, usize), (usize, BatchError)> {
@@ -587,15 +586,15 @@ pub(crate) fn encode_batch_arrays<'py>(
             )));
         }
     }
-    let views: Vec<text::StrView> = texts.iter().map(text::view).collect::<PyResult<_>>()?;
-    let sizes: Vec<usize> = views.iter().map(text::StrView::max_utf8_len).collect();
+    let (views, sizes) = views_and_sizes(texts)?;
     let parts = (sizes.iter().sum::<usize>() >> 16).max(4 * rayon_threads(threads)?);
     let mark = |k: usize| marks.map_or(3, |m| m[k]);
     let range = |r: std::ops::Range<usize>| -> Result<Part, (usize, BatchError)> {
         let bytes: usize = sizes[r.clone()].iter().sum();
         let mut ids =
             take_ids_buffer(bytes + 2 * r.len()).map_err(|e| (r.start, BatchError::Core(e)))?;
-        let mut ends = Vec::with_capacity(r.len());
+        let mut ends = toksmith_core::mem::try_vec(r.len(), "the ends of a batch's ids")
+            .map_err(|e| (r.start, BatchError::Core(e)))?;
         let mut utf8 = String::new();
         for k in r {
             let m = mark(k);
@@ -651,4 +650,20 @@ pub(crate) fn encode_batch_arrays<'py>(
     })?;
     keep_ids_buffers(done.into_iter().map(|p| p.ids));
     Ok((ids, offsets))
+}
+
+/// A view of each text (see [`text::view`]) and the most UTF-8 bytes it can have, in vectors
+/// allocated fallibly (a batch's length follows the input).
+fn views_and_sizes<'a>(
+    texts: &'a [Bound<'_, PyString>],
+) -> PyResult<(Vec<text::StrView<'a>>, Vec<usize>)> {
+    const WHAT: &str = "the texts of a batch";
+    let mut views = toksmith_core::mem::try_vec(texts.len(), WHAT).map_err(crate::errors::to_py)?;
+    let mut sizes = toksmith_core::mem::try_vec(texts.len(), WHAT).map_err(crate::errors::to_py)?;
+    for t in texts {
+        let v = text::view(t)?;
+        sizes.push(v.max_utf8_len());
+        views.push(v);
+    }
+    Ok((views, sizes))
 }

@@ -3,6 +3,7 @@
 
 use crate::batch;
 use crate::buffers::{with_decode_buffers, with_id_buffer};
+use crate::convert::{self, Bytes, Seq};
 use crate::cpython::{self, ids_into, spans_to_list, IntTable};
 use crate::errors::to_py;
 use crate::files;
@@ -12,17 +13,16 @@ use crate::pools::{detached_in_pool, in_pool};
 use crate::text::{self, with_utf8};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
-use rayon::prelude::*;
 use toksmith_core::encode::{Allowed, Encoder};
 use toksmith_core::pretokenize::Pretokenizer;
 use toksmith_core::vocab::{AddedKind, AddedToken, Vocab};
 
-fn allowed_from(allowed: Option<Vec<u32>>, allow_all: bool) -> Allowed {
+fn allowed_from(allowed: Option<Seq<u32>>, allow_all: bool) -> Allowed {
     if allow_all {
         Allowed::All
     } else {
         match allowed {
-            Some(v) if !v.is_empty() => Allowed::Some(v),
+            Some(v) if !v.is_empty() => Allowed::Some(v.0),
             _ => Allowed::None,
         }
     }
@@ -213,11 +213,14 @@ impl Bpe {
     #[new]
     fn new(
         py: Python<'_>,
-        mergeable: Vec<(Vec<u8>, u32)>,
-        added: Vec<(String, u32, bool)>,
+        mergeable: Seq<(Bytes, u32)>,
+        added: Seq<(String, u32, bool)>,
         pattern: &str,
     ) -> PyResult<Self> {
-        Bpe::build(py, mergeable, added, pattern)
+        let mergeable =
+            convert::try_map(mergeable.0.into_iter(), "the tokens", |(b, id)| (b.0, id))
+                .map_err(to_py)?;
+        Bpe::build(py, mergeable, added.0, pattern)
     }
 
     /// `Bpe(list(ranks.items()), added, pattern)` straight from a rank dict, or None unless
@@ -227,11 +230,11 @@ impl Bpe {
     fn from_ranks(
         py: Python<'_>,
         ranks: &Bound<'_, PyAny>,
-        added: Vec<(String, u32, bool)>,
+        added: Seq<(String, u32, bool)>,
         pattern: &str,
     ) -> PyResult<Option<Self>> {
         match files::plain_ranks(ranks) {
-            Some(mergeable) => Bpe::build(py, mergeable, added, pattern).map(Some),
+            Some(mergeable) => Bpe::build(py, mergeable, added.0, pattern).map(Some),
             None => Ok(None),
         }
     }
@@ -293,7 +296,7 @@ impl Bpe {
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyString>,
-        allowed: Option<Vec<u32>>,
+        allowed: Option<Seq<u32>>,
         allow_all: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
@@ -308,7 +311,7 @@ impl Bpe {
         py: Python<'py>,
         text: &str,
         normalizer: &Normalizer,
-        allowed: Option<Vec<u32>>,
+        allowed: Option<Seq<u32>>,
         allow_all: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
@@ -323,18 +326,17 @@ impl Bpe {
     fn encode_normalized_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Seq<String>,
         normalizer: &Normalizer,
-        allowed: Option<Vec<u32>>,
+        allowed: Option<Seq<u32>>,
         allow_all: bool,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let a = allowed_from(allowed, allow_all);
         let all = in_pool(py, threads, || {
-            texts
-                .par_iter()
-                .map(|t| self.enc.encode_normalized(t, &a, &normalizer.inner))
-                .collect::<toksmith_core::Result<Vec<_>>>()
+            convert::try_par_map(&texts, "the ids of a batch", |t| {
+                self.enc.encode_normalized(t, &a, &normalizer.inner)
+            })
         })?
         .map_err(to_py)?;
         cpython::list_of(
@@ -356,7 +358,7 @@ impl Bpe {
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyString>,
-        allowed: Option<Vec<u32>>,
+        allowed: Option<Seq<u32>>,
         allow_all: bool,
         narrow: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
@@ -395,8 +397,8 @@ impl Bpe {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, pyo3::types::PyString>>,
-        allowed: Option<Vec<u32>>,
+        texts: Seq<Bound<'py, PyString>>,
+        allowed: Option<Seq<u32>>,
         allow_all: bool,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
@@ -414,8 +416,8 @@ impl Bpe {
     fn encode_batch_bytes<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
-        allowed: Option<Vec<u32>>,
+        texts: Seq<Bound<'py, PyString>>,
+        allowed: Option<Seq<u32>>,
         allow_all: bool,
         threads: usize,
         width: usize,
@@ -438,8 +440,8 @@ impl Bpe {
     fn encode_batch_arrays<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
-        allowed: Option<Vec<u32>>,
+        texts: Seq<Bound<'py, PyString>>,
+        allowed: Option<Seq<u32>>,
         allow_all: bool,
         threads: usize,
         width: usize,
@@ -458,7 +460,7 @@ impl Bpe {
         &self,
         py: Python<'_>,
         text: &str,
-        disallowed: Option<Vec<u32>>,
+        disallowed: Option<Seq<u32>>,
     ) -> Option<(String, usize)> {
         py.detach(|| self.enc.find_special(text, disallowed.as_deref()))
     }
@@ -488,22 +490,20 @@ impl Bpe {
     fn decode_bytes_batch<'py>(
         &self,
         py: Python<'py>,
-        batch: Vec<Bound<'py, PyAny>>,
+        batch: Seq<Bound<'py, PyAny>>,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         // (read through `ids_into`: a list too long for memory raises MemoryError)
-        let batch = batch
-            .iter()
-            .map(|ids| {
-                let mut v = Vec::new();
-                ids_into(ids, &mut v).map(|_| v)
-            })
-            .collect::<PyResult<Vec<Vec<u32>>>>()?;
+        let mut all = toksmith_core::mem::try_vec(batch.len(), "the ids").map_err(to_py)?;
+        for ids in batch.iter() {
+            let mut v = Vec::new();
+            ids_into(ids, &mut v)?;
+            all.push(v);
+        }
         let outs = in_pool(py, threads, || {
-            batch
-                .par_iter()
-                .map(|ids| toksmith_core::decode::decode_bytes(&self.enc.vocab, ids))
-                .collect::<toksmith_core::Result<Vec<_>>>()
+            convert::try_par_map(&all, "the decoded texts", |ids| {
+                toksmith_core::decode::decode_bytes(&self.enc.vocab, ids)
+            })
         })?
         .map_err(to_py)?;
         // (`bytes_from` raises MemoryError where `PyBytes::new` would panic)
@@ -581,7 +581,8 @@ impl Bpe {
     }
 
     /// [(left_id, right_id, merged_id)] recovered from the ranks.
-    fn recover_merges(&self, py: Python<'_>) -> PyResult<Vec<(u32, u32, u32)>> {
-        detached_in_pool(py, || self.enc.vocab.recover_merges())?.map_err(to_py)
+    fn recover_merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let merges = detached_in_pool(py, || self.enc.vocab.recover_merges())?.map_err(to_py)?;
+        convert::list(py, &merges)
     }
 }

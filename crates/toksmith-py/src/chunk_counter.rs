@@ -1,11 +1,14 @@
 //! `ChunkCounter`: counts the chunks of a corpus and runs the BPE merge loop on them.
 
+use crate::convert::{self, Bytes, Out, Seq};
+use crate::cpython;
 use crate::errors::to_py;
 use crate::pools::{in_pool, interruptible_in_pool, merge_loop_in_pool};
 use crate::reader;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use std::collections::HashMap;
+use toksmith_core::mem::{try_push, try_vec};
 use toksmith_core::pretokenize::Pretokenizer;
 use toksmith_core::train;
 
@@ -30,10 +33,10 @@ fn u64s(data: &[u8], what: &str) -> PyResult<Vec<u64>> {
             data.len()
         )));
     }
-    Ok(data
-        .chunks_exact(8)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-        .collect())
+    convert::try_map(data.chunks_exact(8), what, |b| {
+        u64::from_le_bytes(b.try_into().expect("8 bytes"))
+    })
+    .map_err(to_py)
 }
 
 impl ChunkCounter {
@@ -80,19 +83,19 @@ impl ChunkCounter {
 #[pymethods]
 impl ChunkCounter {
     #[new]
-    #[pyo3(signature = (pattern, pinned=Vec::new()))]
-    fn new(pattern: &str, pinned: Vec<String>) -> PyResult<Self> {
+    #[pyo3(signature = (pattern, pinned=Seq::default()))]
+    fn new(pattern: &str, pinned: Seq<String>) -> PyResult<Self> {
         let pre = Pretokenizer::new(pattern).map_err(to_py)?;
         let matcher = train::pinned_matcher(&pinned);
         Ok(ChunkCounter {
-            inner: Some(train::ChunkCounter::new(pre, pinned)),
+            inner: Some(train::ChunkCounter::new(pre, pinned.0)),
             pinned: matcher,
             arena_pairs: 0,
         })
     }
 
     #[pyo3(signature = (texts, threads=0))]
-    fn add_texts(&mut self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<()> {
+    fn add_texts(&mut self, py: Python<'_>, texts: Seq<String>, threads: usize) -> PyResult<()> {
         let inner = self.get()?;
         in_pool(py, threads, || inner.add_texts(&texts))?.map_err(to_py)
     }
@@ -138,9 +141,9 @@ impl ChunkCounter {
         }
     }
 
-    fn add_counts(&mut self, counts: Vec<(Vec<u8>, u64)>) -> PyResult<()> {
+    fn add_counts(&mut self, counts: Seq<(Bytes, u64)>) -> PyResult<()> {
         let inner = self.get()?;
-        for (c, n) in counts {
+        for (c, n) in counts.0 {
             inner.add_count(&c, n).map_err(to_py)?;
         }
         Ok(())
@@ -189,30 +192,33 @@ impl ChunkCounter {
             ));
         }
         let matcher = &self.pinned;
-        let parts: Vec<(&[u8], u64)> = py.detach(|| {
-            let mut parts = Vec::with_capacity(counts.len());
-            for (k, &n) in counts.iter().enumerate() {
-                let chunk = &arena[offsets[k] as usize..offsets[k + 1] as usize];
-                if n == 0 || chunk.is_empty() {
-                    continue;
-                }
-                if !cut || !matcher.has_pinned() {
-                    parts.push((chunk, n));
-                    continue;
-                }
-                let mut pos = 0;
-                while let Some((s, e, _)) = matcher.find(chunk, pos, &|_, _| true) {
-                    if s > pos {
-                        parts.push((&chunk[pos..s], n));
+        const WHAT: &str = "the chunks of an arena";
+        let parts = py
+            .detach(|| -> toksmith_core::Result<Vec<(&[u8], u64)>> {
+                let mut parts = try_vec(counts.len(), WHAT)?;
+                for (k, &n) in counts.iter().enumerate() {
+                    let chunk = &arena[offsets[k] as usize..offsets[k + 1] as usize];
+                    if n == 0 || chunk.is_empty() {
+                        continue;
                     }
-                    pos = e;
+                    if !cut || !matcher.has_pinned() {
+                        try_push(&mut parts, (chunk, n), WHAT)?;
+                        continue;
+                    }
+                    let mut pos = 0;
+                    while let Some((s, e, _)) = matcher.find(chunk, pos, &|_, _| true) {
+                        if s > pos {
+                            try_push(&mut parts, (&chunk[pos..s], n), WHAT)?;
+                        }
+                        pos = e;
+                    }
+                    if pos < chunk.len() {
+                        try_push(&mut parts, (&chunk[pos..], n), WHAT)?;
+                    }
                 }
-                if pos < chunk.len() {
-                    parts.push((&chunk[pos..], n));
-                }
-            }
-            parts
-        });
+                Ok(parts)
+            })
+            .map_err(to_py)?;
         let mut pairs: u128 = self.arena_pairs;
         for (c, n) in &parts {
             pairs += *n as u128 * (c.len().saturating_sub(1)).max(1) as u128;
@@ -242,28 +248,33 @@ impl ChunkCounter {
         Bound<'py, PyBytes>,
         Bound<'py, PyBytes>,
     )> {
-        let v = self.get()?.counts_snapshot();
-        let (arena, offsets, counts) = py.detach(|| {
-            let total: usize = v.iter().map(|(b, _)| b.len()).sum();
-            let mut arena = Vec::with_capacity(total);
-            let mut offsets = Vec::with_capacity(8 * (v.len() + 1));
-            let mut counts = Vec::with_capacity(8 * v.len());
+        let inner = self.get()?;
+        // (in a pool of ours: the sort of the ids is parallel, and rayon's global pool is
+        // never used, see pools.rs)
+        let (arena, offsets, counts) = in_pool(py, 0, || -> toksmith_core::Result<_> {
+            let ids = inner.sorted_ids()?;
+            let t = inner.table();
+            let mut arena = try_vec(t.total_bytes(), "an exported arena")?;
+            let mut offsets = try_vec(8 * (ids.len() + 1), "an exported arena's offsets")?;
+            let mut counts = try_vec(8 * ids.len(), "an exported arena's counts")?;
             offsets.extend_from_slice(&0u64.to_le_bytes());
-            for (b, c) in &v {
-                arena.extend_from_slice(b);
+            for &i in &ids {
+                arena.extend_from_slice(t.chunk(i as usize));
                 offsets.extend_from_slice(&(arena.len() as u64).to_le_bytes());
-                counts.extend_from_slice(&c.to_le_bytes());
+                counts.extend_from_slice(&t.count(i as usize).to_le_bytes());
             }
-            (arena, offsets, counts)
-        });
+            Ok((arena, offsets, counts))
+        })?
+        .map_err(to_py)?;
         Ok((
-            PyBytes::new(py, &arena),
-            PyBytes::new(py, &offsets),
-            PyBytes::new(py, &counts),
+            cpython::bytes_from(py, &arena)?,
+            cpython::bytes_from(py, &offsets)?,
+            cpython::bytes_from(py, &counts)?,
         ))
     }
 
-    /// {"bytes": .., "pieces": .., "texts": .., "unique": ..}
+    /// {"bytes": .., "pieces": .., "texts": .., "unique": .., "table_bytes": ..}: `table_bytes`
+    /// is what the unique chunks and their counts take on the heap.
     fn stats(&mut self) -> PyResult<HashMap<&'static str, u64>> {
         let inner = self.get()?;
         Ok(HashMap::from([
@@ -271,21 +282,34 @@ impl ChunkCounter {
             ("pieces", inner.pieces_seen),
             ("texts", inner.texts_seen),
             ("unique", inner.num_unique() as u64),
+            ("table_bytes", inner.table().heap_bytes() as u64),
         ]))
     }
 
     /// [(word, count)] sorted by word, lower-cased (counts of words that become equal added up)
     /// if asked: the counts of the word-level preset, without a round trip through bytes.
-    fn word_counts(&mut self, py: Python<'_>, lowercase: bool) -> PyResult<Vec<(String, u64)>> {
-        let v = self.get()?.counts_snapshot();
-        py.detach(|| toksmith_core::words::fold_counts(&v, lowercase))
-            .map_err(to_py)
+    fn word_counts<'py>(
+        &mut self,
+        py: Python<'py>,
+        lowercase: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let inner = self.get()?;
+        let v = py
+            .detach(|| toksmith_core::words::fold_counts_of(inner.table().iter(), lowercase))
+            .map_err(to_py)?;
+        convert::list(py, &v)
     }
 
     /// [(chunk bytes, count)] sorted by chunk.
     fn counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let v = self.get()?.counts_snapshot();
-        PyList::new(py, v.iter().map(|(b, c)| (PyBytes::new(py, b), *c)))
+        let inner = self.get()?;
+        let ids = in_pool(py, 0, || inner.sorted_ids())?.map_err(to_py)?;
+        let t = inner.table();
+        cpython::list_of(
+            py,
+            ids.iter()
+                .map(|&i| (t.chunk(i as usize), t.count(i as usize)).out(py)),
+        )
     }
 
     /// Run the merge loop; returns [(left, right)] in internal ids (bytes 0..255, merge k = 256+k).
@@ -293,15 +317,15 @@ impl ChunkCounter {
     /// loop and is raised here, as is a Ctrl-C (see `merge_loop_in_pool`). `min_frequency` and
     /// `max_token_length` limit the merges (see `train::MergeLimits`).
     #[pyo3(signature = (num_merges, progress=None, threads=0, min_frequency=0, max_token_length=None))]
-    fn train(
+    fn train<'py>(
         &mut self,
-        py: Python<'_>,
+        py: Python<'py>,
         num_merges: usize,
         progress: Option<Py<PyAny>>,
         threads: usize,
         min_frequency: u64,
         max_token_length: Option<usize>,
-    ) -> PyResult<Vec<(u32, u32)>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let limits = train::MergeLimits {
             min_frequency,
             max_token_length,
@@ -314,6 +338,6 @@ impl ChunkCounter {
         let result = merge_loop_in_pool(py, threads, progress, |report| {
             train::train_merges_table(counter.into_table(), num_merges, limits, report)
         })?;
-        result.map_err(to_py)
+        convert::list(py, &result.map_err(to_py)?)
     }
 }

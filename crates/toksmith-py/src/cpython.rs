@@ -254,6 +254,28 @@ pub(crate) fn list_of<'py>(
     }
 }
 
+/// A tuple of `items`: `MemoryError` where `PyTuple::new` would panic.
+pub(crate) fn tuple_of<'py, const N: usize>(
+    py: Python<'py>,
+    items: [Bound<'py, PyAny>; N],
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `PyTuple_New(N)` gives N NULL slots, each set below exactly once to an owned
+    // reference (`PyTuple_SET_ITEM` steals it) before the tuple is returned.
+    unsafe {
+        let t = Bound::<PyAny>::from_owned_ptr_or_err(py, ffi::PyTuple_New(N as ffi::Py_ssize_t))?;
+        for (k, item) in items.into_iter().enumerate() {
+            ffi::PyTuple_SET_ITEM(t.as_ptr(), k as ffi::Py_ssize_t, item.into_ptr());
+        }
+        Ok(t)
+    }
+}
+
+/// Whether `obj` passes `PySequence_Check` (what PyO3's `Vec<T>` extraction asks of it).
+pub(crate) fn is_sequence(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: a live object (bound, GIL held); the check only reads its type.
+    unsafe { ffi::PySequence_Check(obj.as_ptr()) != 0 }
+}
+
 /// A Python `int`: `MemoryError` where PyO3's conversion would panic.
 pub(crate) fn int(py: Python<'_>, v: u64) -> PyResult<Bound<'_, PyAny>> {
     // SAFETY: a new reference or NULL with an exception set.
@@ -346,7 +368,7 @@ pub(crate) fn copy_from_bytearray(chunk: &Bound<'_, PyByteArray>, out: &mut [u8]
 const IDS_AHEAD: usize = 16;
 
 /// Ids from a Python object into a buffer the caller reuses (cleared first): a list of ints on a
-/// fast path (no intermediate objects), any other sequence through PyO3. Negative or too large
+/// fast path (no intermediate objects), any other sequence through `convert::read_seq`. Negative or too large
 /// values raise OverflowError, non-ints TypeError (the Python layer turns both into a message
 /// naming the bad id).
 pub(crate) fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()> {
@@ -404,7 +426,8 @@ pub(crate) fn ids_into(obj: &Bound<'_, PyAny>, v: &mut Vec<u32>) -> PyResult<()>
         }
         Ok(())
     } else {
-        *v = obj.extract::<Vec<u32>>()?;
+        // (PyO3's `Vec<u32>` would allocate its room infallibly)
+        *v = crate::convert::read_seq::<u32>(obj)?;
         Ok(())
     }
 }
@@ -812,16 +835,23 @@ pub(crate) struct RoomLists<'l> {
 }
 
 impl<'py, 't> IdLists<'py, 't> {
-    /// Room for the lists of `n` documents, built from the ints of `table`.
-    pub(crate) fn new(py: Python<'py>, table: &'t IntTable, n: usize) -> Self {
-        IdLists {
+    /// Room for the lists of `n` documents, built from the ints of `table` (`MemoryError` when
+    /// refused).
+    pub(crate) fn new(py: Python<'py>, table: &'t IntTable, n: usize) -> PyResult<Self> {
+        let zeros = || -> PyResult<Vec<usize>> {
+            let mut v = toksmith_core::mem::try_vec(n, "the lists of a batch")
+                .map_err(crate::errors::to_py)?;
+            v.resize(n, 0);
+            Ok(v)
+        };
+        Ok(IdLists {
             py,
             table,
             batch: NEXT_BATCH.fetch_add(1, Ordering::Relaxed),
-            made: RefCell::new((vec![0; n], vec![0; n])),
+            made: RefCell::new((zeros()?, zeros()?)),
             room: std::cell::Cell::new(0),
             unfilled: AtomicUsize::new(0),
-        }
+        })
     }
 
     /// Keep `list` (an owned reference) as document `k`'s, of `n` ids. A document's list is
@@ -852,7 +882,8 @@ impl<'py, 't> IdLists<'py, 't> {
     pub(crate) fn make_room(&self, first: usize, ends: &[usize]) -> PyResult<RoomLists<'_>> {
         // (counted first: if making them fails half-way, `finish` refuses)
         self.unfilled.fetch_add(1, Ordering::Relaxed);
-        let mut lists = Vec::with_capacity(ends.len());
+        let mut lists = toksmith_core::mem::try_vec(ends.len(), "the lists of a batch")
+            .map_err(crate::errors::to_py)?;
         let mut at = 0;
         for (k, &end) in (first..).zip(ends) {
             let n = end - at;

@@ -3,11 +3,12 @@
 
 use crate::bpe::Bpe;
 use crate::buffers::with_id_buffer;
+use crate::convert::{self, Seq};
+use crate::cpython;
 use crate::errors::to_py;
 use crate::pools::in_pool;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
-use rayon::prelude::*;
+use pyo3::types::PyList;
 use toksmith_core::encode::Allowed;
 use toksmith_core::fixed_words::FixedWords;
 use toksmith_core::pretokenize::Pretokenizer;
@@ -40,8 +41,8 @@ impl FixedWordEncoder {
     #[new]
     fn new(
         pattern: &str,
-        table: Vec<(String, Vec<u32>)>,
-        line_start: Vec<(String, u32)>,
+        table: Seq<(String, Vec<u32>)>,
+        line_start: Seq<(String, u32)>,
         newline: [u32; 2],
         mark: &str,
     ) -> PyResult<Self> {
@@ -53,7 +54,7 @@ impl FixedWordEncoder {
             .max()
             .unwrap_or(0);
         Ok(FixedWordEncoder {
-            inner: FixedWords::new(pattern, table, line_start, newline, mark).map_err(to_py)?,
+            inner: FixedWords::new(pattern, table.0, line_start.0, newline, mark).map_err(to_py)?,
             max_id,
         })
     }
@@ -83,17 +84,23 @@ impl FixedWordEncoder {
 
     /// The words of `text` as encoding sees them (`FixedWords::for_each_word`).
     #[pyo3(signature = (text, line_start=true))]
-    fn words(&self, py: Python<'_>, text: &str, line_start: bool) -> PyResult<Vec<String>> {
-        py.detach(|| {
-            let mut out = Vec::new();
-            self.inner
-                .for_each_word(text, line_start, |w, _| {
-                    out.push(w.to_string());
-                    Ok(())
-                })
-                .map(|_| out)
-        })
-        .map_err(to_py)
+    fn words<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        line_start: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let words = py
+            .detach(|| {
+                let mut out: Vec<&str> = Vec::new();
+                self.inner
+                    .for_each_word(text, line_start, |w, _| {
+                        toksmith_core::mem::try_push(&mut out, w, "the words")
+                    })
+                    .map(|_| out)
+            })
+            .map_err(to_py)?;
+        convert::list(py, &words)
     }
 
     /// The learned part's training counts from `texts`: [(chunk bytes, count)] of the words
@@ -102,14 +109,14 @@ impl FixedWordEncoder {
     fn count_learned<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Seq<String>,
         inner_pattern: &str,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let inner = Pretokenizer::new(inner_pattern).map_err(to_py)?;
         let chunks =
             in_pool(py, threads, || self.inner.count_learned(&texts, &inner))?.map_err(to_py)?;
-        PyList::new(py, chunks.iter().map(|(b, c)| (PyBytes::new(py, b), *c)))
+        convert::list(py, &chunks)
     }
 
     /// `encode` of each text, in parallel.
@@ -118,26 +125,25 @@ impl FixedWordEncoder {
         &self,
         py: Python<'py>,
         bpe: &Bpe,
-        texts: Vec<String>,
+        texts: Seq<String>,
         threads: usize,
-    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         self.check(bpe)?;
         let all: Vec<Vec<u32>> = in_pool(py, threads, || {
-            texts
-                .par_iter()
-                .map(|t| {
-                    let mut out = Vec::with_capacity(t.len() / 3 + 1);
-                    self.inner
-                        .encode_with(t, true, &mut out, |w, o| {
-                            bpe.enc.encode_into(w, &Allowed::None, o)
-                        })
-                        .map(|_| out)
-                })
-                .collect::<toksmith_core::Result<Vec<_>>>()
+            convert::try_par_map(&texts, "the ids of a batch", |t| {
+                let mut out = toksmith_core::mem::try_vec(t.len() / 3 + 1, "the ids")?;
+                self.inner
+                    .encode_with(t, true, &mut out, |w, o| {
+                        bpe.enc.encode_into(w, &Allowed::None, o)
+                    })
+                    .map(|_| out)
+            })
         })?
         .map_err(to_py)?;
-        all.iter()
-            .map(|ids| bpe.ints.ids_to_list(py, ids))
-            .collect()
+        cpython::list_of(
+            py,
+            all.iter()
+                .map(|ids| bpe.ints.ids_to_list(py, ids).map(Bound::into_any)),
+        )
     }
 }

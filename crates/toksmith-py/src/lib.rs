@@ -7,7 +7,9 @@
 //! `WordEncoder` (word_encoder.rs), `FixedWordEncoder` (fixed_word_encoder.rs) and
 //! `FixedWordDecoder` (fixed_word_decoder.rs), `Pipeline` (pipeline.rs), `Normalizer` (normalizer.rs). Functions by concern: patterns.rs, ids.rs
 //! (id formats), files.rs (tokenizer-file readers), words.rs (the word-level model). Shared
-//! machinery: pools.rs (thread pools), buffers.rs (buffers reused between calls), text.rs
+//! machinery: convert.rs (sequence arguments and results without an aborting allocation: every
+//! input-sized `Vec`/`String` argument is a `convert::Seq`/`Bytes`, every input-sized result is
+//! built through `convert::Out`), pools.rs (thread pools), buffers.rs (buffers reused between calls), text.rs
 //! (UTF-8 views of `str`), batch.rs (batch encoding), reader.rs (Python file objects as
 //! `Read`), and cpython.rs, the one module with raw CPython and FFI code.
 
@@ -15,6 +17,7 @@ mod batch;
 mod bpe;
 mod buffers;
 mod chunk_counter;
+mod convert;
 mod cpython;
 mod errors;
 mod files;

@@ -6,6 +6,7 @@
 //! Results are built with the fallible constructors of cpython.rs and inputs read through
 //! fallible buffers, so a text or id list too long for memory is a `MemoryError`.
 
+use crate::convert::{self, Bytes, Seq};
 use crate::cpython::{self, ids_into};
 use crate::errors::to_py;
 use crate::pools::in_pool;
@@ -36,7 +37,7 @@ pub struct Pipeline {
 impl Pipeline {
     /// A SentencePiece `.model` file's bytes.
     #[staticmethod]
-    fn from_spm_model(py: Python<'_>, data: Vec<u8>) -> PyResult<Self> {
+    fn from_spm_model(py: Python<'_>, data: Bytes) -> PyResult<Self> {
         let inner = py
             .detach(|| pipeline::Pipeline::from_spm_model(&data))
             .map_err(to_py)?;
@@ -59,7 +60,7 @@ impl Pipeline {
         py: Python<'_>,
         vocab_txt: &str,
         unk_token: &str,
-        special: Vec<String>,
+        special: Seq<String>,
         lowercase: bool,
         strip_accents: Option<bool>,
         handle_chinese_chars: bool,
@@ -81,7 +82,7 @@ impl Pipeline {
 
     /// The fields of a SentencePiece `.model` file that a `tokenizer.json` export needs.
     #[staticmethod]
-    fn spm_model_info(py: Python<'_>, data: Vec<u8>) -> PyResult<SpmInfo> {
+    fn spm_model_info(py: Python<'_>, data: Bytes) -> PyResult<SpmInfo> {
         let m = py
             .detach(|| ModelProto::parse(&data))
             .map_err(|e| to_py(e.into()))?;
@@ -167,70 +168,73 @@ impl Pipeline {
     }
 
     /// `allowed`: the special tokens (ids) matched in the text; None: all of them.
-    fn encode_allowing(
+    fn encode_allowing<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
-        allowed: Option<Vec<u32>>,
-    ) -> PyResult<Vec<u32>> {
-        py.detach(|| self.inner.encode_allowing(text, allowed.as_deref()))
-            .map_err(to_py)
+        allowed: Option<Seq<u32>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = py
+            .detach(|| self.inner.encode_allowing(text, allowed.as_deref()))
+            .map_err(to_py)?;
+        cpython::int_list(py, &ids)
     }
 
     #[pyo3(signature = (texts, allowed, threads=0))]
-    fn encode_batch_allowing(
+    fn encode_batch_allowing<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<String>,
-        allowed: Option<Vec<u32>>,
+        py: Python<'py>,
+        texts: Seq<String>,
+        allowed: Option<Seq<u32>>,
         threads: usize,
-    ) -> PyResult<Vec<Vec<u32>>> {
-        in_pool(py, threads, || {
+    ) -> PyResult<Bound<'py, PyList>> {
+        let all = in_pool(py, threads, || {
             self.inner.encode_batch_allowing(&texts, allowed.as_deref())
         })?
-        .map_err(to_py)
+        .map_err(to_py)?;
+        convert::list(py, &all)
     }
 
     /// The ids of `encode_allowing` and each one's `(start, end)` character span in `text`.
-    fn encode_with_offsets(
+    fn encode_with_offsets<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
-        allowed: Option<Vec<u32>>,
-    ) -> PyResult<pipeline::IdsAndSpans> {
-        py.detach(|| {
-            let (ids, spans) = self.inner.encode_with_offsets(text, allowed.as_deref())?;
-            // byte offset -> index of the character it is in (or starts)
-            let mut at = vec![0usize; text.len() + 1];
-            let mut n = 0;
-            for (i, c) in text.char_indices() {
-                at[i..i + c.len_utf8()].fill(n);
-                n += 1;
-            }
-            at[text.len()] = n;
-            let chars = spans
-                .into_iter()
-                .map(|(a, b)| {
+        allowed: Option<Seq<u32>>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let (ids, chars): pipeline::IdsAndSpans = py
+            .detach(|| -> toksmith_core::Result<_> {
+                let (ids, spans) = self.inner.encode_with_offsets(text, allowed.as_deref())?;
+                // byte offset -> index of the character it is in (or starts)
+                let mut at = toksmith_core::mem::try_vec(text.len() + 1, "the character offsets")?;
+                at.resize(text.len() + 1, 0usize);
+                let mut n = 0;
+                for (i, c) in text.char_indices() {
+                    at[i..i + c.len_utf8()].fill(n);
+                    n += 1;
+                }
+                at[text.len()] = n;
+                let chars = convert::try_map(spans.into_iter(), "the spans", |(a, b)| {
                     let end = at[b] + usize::from(!text.is_char_boundary(b));
                     (at[a], end)
-                })
-                .collect();
-            Ok((ids, chars))
-        })
-        .map_err(to_py)
+                })?;
+                Ok((ids, chars))
+            })
+            .map_err(to_py)?;
+        Ok((cpython::int_list(py, &ids)?, convert::list(py, &chars)?))
     }
 
     #[pyo3(signature = (texts, match_special, threads=0))]
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<Bound<'py, PyString>>,
+        texts: Seq<Bound<'py, PyString>>,
         match_special: bool,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         // (the texts' UTF-8 as CPython holds or caches it: no copies)
         let mut utf8 = toksmith_core::mem::try_vec(texts.len(), "the texts").map_err(to_py)?;
-        for t in &texts {
+        for t in texts.iter() {
             utf8.push(t.to_str()?);
         }
         let all = in_pool(py, threads, || {
@@ -255,11 +259,11 @@ impl Pipeline {
     fn decode_batch<'py>(
         &self,
         py: Python<'py>,
-        batch: Vec<Bound<'py, PyAny>>,
+        batch: Seq<Bound<'py, PyAny>>,
         threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let mut all = toksmith_core::mem::try_vec(batch.len(), "the ids").map_err(to_py)?;
-        for ids in &batch {
+        for ids in batch.iter() {
             let mut v = Vec::new();
             ids_into(ids, &mut v)?;
             all.push(v);

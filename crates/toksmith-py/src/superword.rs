@@ -1,6 +1,7 @@
 //! `train_token_merges`: the superword stage of training (`toksmith_core::train::superword`),
 //! used by the Cromwell preset's second stage.
 
+use crate::convert::{self, Bytes, Seq};
 use crate::errors::to_py;
 use crate::pools::merge_loop_in_pool;
 use pyo3::prelude::*;
@@ -12,16 +13,16 @@ use toksmith_core::train::{self, MergeLimits};
 #[pyfunction]
 #[pyo3(signature = (words, tokens, num_new, min_frequency=0, max_token_length=None, progress=None, threads=0))]
 #[allow(clippy::too_many_arguments)]
-pub fn train_token_merges(
-    py: Python<'_>,
-    words: Vec<(Vec<u32>, u64)>,
-    tokens: Vec<Vec<u8>>,
+pub fn train_token_merges<'py>(
+    py: Python<'py>,
+    words: Seq<(Vec<u32>, u64)>,
+    tokens: Seq<Bytes>,
     num_new: usize,
     min_frequency: u64,
     max_token_length: Option<usize>,
     progress: Option<Py<PyAny>>,
     threads: usize,
-) -> PyResult<Vec<(u32, u32, u32)>> {
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
     let limits = MergeLimits {
         min_frequency,
         max_token_length,
@@ -29,9 +30,11 @@ pub fn train_token_merges(
     let result = merge_loop_in_pool(py, threads, progress, |report| {
         train::train_token_merges(&words, &tokens, num_new, limits, report)
     })?;
-    Ok(result
-        .map_err(to_py)?
-        .into_iter()
-        .map(|((a, b), c)| (a, b, c))
-        .collect())
+    let merges = result.map_err(to_py)?;
+    crate::cpython::list_of(
+        py,
+        merges
+            .iter()
+            .map(|&((a, b), c)| convert::Out::out(&(a, b, c), py)),
+    )
 }

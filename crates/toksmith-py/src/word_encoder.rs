@@ -1,7 +1,8 @@
 //! `WordEncoder`: the greedy longest-match encoder of the word-level `</w>` model
 //! (`toksmith_core::words`), and its token statistics.
 
-use crate::cpython::IntTable;
+use crate::convert::{self, Bytes, Seq};
+use crate::cpython::{self, IntTable};
 use crate::errors::to_py;
 use crate::pools::in_pool;
 use pyo3::prelude::*;
@@ -30,7 +31,7 @@ impl WordEncoder {
         py: Python<'_>,
         pattern: &str,
         lowercase: bool,
-        tokens: Vec<(Vec<u8>, u32)>,
+        tokens: Seq<(Bytes, u32)>,
         unk: u32,
         n_vocab: Option<usize>,
     ) -> PyResult<Self> {
@@ -73,45 +74,48 @@ impl WordEncoder {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Seq<String>,
         threads: usize,
-    ) -> PyResult<Vec<Bound<'py, PyList>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let all = in_pool(py, threads, || self.inner.encode_batch(&texts))?.map_err(to_py)?;
-        all.iter()
-            .map(|ids| self.ints.ids_to_list(py, ids))
-            .collect()
+        cpython::list_of(
+            py,
+            all.iter()
+                .map(|ids| self.ints.ids_to_list(py, ids).map(Bound::into_any)),
+        )
     }
 
     /// The ids of one word (not split; lower-cased if the encoder lower-cases).
-    fn encode_word(&self, word: &str) -> Vec<u32> {
-        let mut out = Vec::new();
+    fn encode_word<'py>(&self, py: Python<'py>, word: &str) -> PyResult<Bound<'py, PyList>> {
+        // (room for an id per byte and the end marker: more only where lower-casing lengthens
+        // the word)
+        let mut out =
+            toksmith_core::mem::try_vec(word.len() + 1, "the ids of a word").map_err(to_py)?;
         self.inner.encode_word(word, &mut out);
-        out
+        self.ints.ids_to_list(py, &out)
     }
 
-    fn words(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
-        py.detach(|| {
-            self.inner
-                .words(text)
-                .map(|v| v.into_iter().map(|w| w.into_owned()).collect())
-        })
-        .map_err(to_py)
+    fn words<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let words = py.detach(|| self.inner.words(text)).map_err(to_py)?;
+        convert::list(py, &words)
     }
 
     #[pyo3(signature = (words, n_vocab, threads=0))]
-    fn token_counts(
+    fn token_counts<'py>(
         &self,
-        py: Python<'_>,
-        words: Vec<(String, u64)>,
+        py: Python<'py>,
+        words: Seq<(String, u64)>,
         n_vocab: usize,
         threads: usize,
-    ) -> PyResult<Vec<u64>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         if n_vocab > self.ints.len() {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "n_vocab={n_vocab} is more than the {} ids this encoder gives",
                 self.ints.len()
             )));
         }
-        in_pool(py, threads, || self.inner.token_counts(&words, n_vocab))?.map_err(to_py)
+        let counts =
+            in_pool(py, threads, || self.inner.token_counts(&words, n_vocab))?.map_err(to_py)?;
+        convert::list(py, &counts)
     }
 }

@@ -3,10 +3,12 @@
 //! (word_encoder.rs); the whole-word fixed-id vocabulary in front of BPE
 //! (`toksmith_core::fixed_words`, CppReason) is `FixedWordEncoder` and `FixedWordDecoder`.
 
+use crate::convert::{self, Bytes, Seq};
+use crate::cpython;
 use crate::errors::to_py;
 use crate::pools::{in_pool, merge_loop_in_pool};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use toksmith_core::words;
 
 /// Learn merges over the characters of counted words (each spelled with `</w>`); returns
@@ -14,42 +16,44 @@ use toksmith_core::words;
 /// alphabet[i], symbol len(alphabet) is `</w>`; `made` is the next new symbol id, or an earlier
 /// symbol's id when the merge spells the same string.
 /// The alphabet (as a str) and the merges as (left, right, made).
-type LearnedWords = (String, Vec<(u32, u32, u32)>);
+type LearnedWords<'py> = (Bound<'py, PyAny>, Bound<'py, PyList>);
 
 #[pyfunction]
 #[pyo3(signature = (words, num_merges, min_frequency=0, progress=None, threads=0))]
-pub fn train_words(
-    py: Python<'_>,
-    words: Vec<(String, u64)>,
+pub fn train_words<'py>(
+    py: Python<'py>,
+    words: Seq<(String, u64)>,
     num_merges: usize,
     min_frequency: u64,
     progress: Option<Py<PyAny>>,
     threads: usize,
-) -> PyResult<LearnedWords> {
+) -> PyResult<LearnedWords<'py>> {
     let result = merge_loop_in_pool(py, threads, progress, |report| {
         words::train_words(&words, num_merges, min_frequency, report)
     })?;
     let m = result.map_err(to_py)?;
-    Ok((
-        m.alphabet.into_iter().collect(),
-        m.merges.into_iter().map(|((a, b), c)| (a, b, c)).collect(),
-    ))
+    let alphabet: String = m.alphabet.into_iter().collect();
+    let merges = cpython::list_of(
+        py,
+        m.merges
+            .iter()
+            .map(|&((a, b), c)| convert::Out::out(&(a, b, c), py)),
+    )?;
+    Ok((cpython::new_str(py, &alphabet)?, merges))
 }
 
 /// Fold counted words ([(bytes, count)], e.g. `ChunkCounter.counts()`) to lower case if asked,
 /// adding up the counts of words that become equal; sorted by word.
 #[pyfunction]
-pub fn fold_word_counts(
-    py: Python<'_>,
-    counts: Vec<(Vec<u8>, u64)>,
+pub fn fold_word_counts<'py>(
+    py: Python<'py>,
+    counts: Seq<(Bytes, u64)>,
     lowercase: bool,
-) -> PyResult<Vec<(String, u64)>> {
-    let chunks: Vec<(Box<[u8]>, u64)> = counts
-        .into_iter()
-        .map(|(c, n)| (c.into_boxed_slice(), n))
-        .collect();
-    py.detach(|| words::fold_counts(&chunks, lowercase))
-        .map_err(to_py)
+) -> PyResult<Bound<'py, PyList>> {
+    let folded = py
+        .detach(|| words::fold_counts_of(counts.iter().map(|(c, n)| (&c[..], *n)), lowercase))
+        .map_err(to_py)?;
+    convert::list(py, &folded)
 }
 
 /// Embeddings of token texts (UTF-8 bytes): `dim` little-endian f32 per token, row after row.
@@ -57,7 +61,7 @@ pub fn fold_word_counts(
 #[pyo3(signature = (tokens, dim, seed=0, threads=0))]
 pub fn word_embeddings<'py>(
     py: Python<'py>,
-    tokens: Vec<Vec<u8>>,
+    tokens: Seq<Bytes>,
     dim: usize,
     seed: u64,
     threads: usize,

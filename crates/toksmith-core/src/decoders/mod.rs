@@ -176,32 +176,51 @@ impl Decoder {
             Decoder::ByteLevel => {
                 let mut bytes = Vec::new();
                 for t in &tokens {
+                    // (a token's bytes are at most as many as its UTF-8: room for that first)
+                    try_reserve(&mut bytes, t.len(), WHAT)?;
                     let at = bytes.len();
                     if !crate::bytelevel::decode_into(t, &mut bytes) {
                         bytes.truncate(at);
                         bytes.extend_from_slice(t.as_bytes());
                     }
                 }
-                vec![String::from_utf8_lossy(&bytes).into_owned()]
+                vec![lossy(bytes)?]
             }
             Decoder::BpeSuffix(suffix) => {
                 let n = tokens.len().saturating_sub(1);
-                tokens
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, t)| t.replace(suffix.as_str(), if i == n { "" } else { " " }))
-                    .collect()
+                try_collect(
+                    tokens
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, t)| t.replace(suffix.as_str(), if i == n { "" } else { " " })),
+                    WHAT,
+                )?
             }
             Decoder::EndOfWordCleanup(suffix) => {
                 let all = concat(&tokens)?;
                 let all = if suffix.is_empty() {
                     all
                 } else {
-                    all.replace(suffix.as_str(), " ")
+                    // (one space for each suffix: never longer than the text)
+                    let mut out = TextBuf::with_capacity(all.len(), WHAT)?;
+                    let mut parts = all.split(suffix.as_str());
+                    if let Some(first) = parts.next() {
+                        out.push_str(first);
+                    }
+                    for part in parts {
+                        out.push(' ');
+                        out.push_str(part);
+                    }
+                    out.finish()?
                 };
                 // Python's isspace: Unicode White_Space and the separators U+001C..U+001F
                 let space = |c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c);
-                vec![all.trim_matches(space).to_string()]
+                let trimmed = all.trim_matches(space);
+                if trimmed.len() == all.len() {
+                    vec![all]
+                } else {
+                    vec![concat(&[trimmed])?]
+                }
             }
             Decoder::Sequence(list) => {
                 let mut t = tokens;
@@ -211,6 +230,26 @@ impl Decoder {
                 t
             }
         })
+    }
+}
+
+/// `bytes` as text, invalid UTF-8 replaced as `String::from_utf8_lossy` replaces it: no copy
+/// when it is valid, else one allocated fallibly.
+fn lossy(bytes: Vec<u8>) -> Result<String> {
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            // (a replacement character is 3 bytes for at least one invalid byte)
+            let mut out = TextBuf::with_capacity(bytes.len(), WHAT)?;
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    out.push('\u{fffd}');
+                }
+            }
+            out.finish()
+        }
     }
 }
 

@@ -194,6 +194,9 @@ impl FixedWords {
         texts: &[S],
         inner: &Pretokenizer,
     ) -> Result<Vec<(Box<[u8]>, u64)>> {
+        // (the tables and words grow with the corpus: allocated fallibly, an error when
+        // refused; the merge of two tables grows the larger by at most the smaller)
+        const WHAT: &str = "the counts of learned words";
         let marked: FxHashMap<String, u64> = texts
             .par_iter()
             .try_fold(
@@ -203,7 +206,10 @@ impl FixedWords {
                         match local.get_mut(w) {
                             Some(c) => *c += 1,
                             None => {
-                                local.insert(w.to_string(), 1);
+                                local
+                                    .try_reserve(1)
+                                    .map_err(|_| crate::mem::oom(WHAT, local.len() + 1, 32))?;
+                                local.insert(fallible_string(w, WHAT)?, 1);
                             }
                         }
                         Ok(())
@@ -213,15 +219,47 @@ impl FixedWords {
                 },
             )
             .map(|r| r.map(|(local, _)| local))
-            .try_reduce(FxHashMap::default, |a, b| Ok(add_counts(a, b)))?;
+            .try_reduce(FxHashMap::default, |a, b| {
+                let mut b = b;
+                b.try_reserve(a.len())
+                    .map_err(|_| crate::mem::oom(WHAT, a.len() + b.len(), 40))?;
+                Ok(add_counts(a, b))
+            })?;
         let mut chunks: FxHashMap<Box<[u8]>, u64> = FxHashMap::default();
+        let mut failed = Ok(());
         for (w, n) in &marked {
             inner.for_each_piece(w, |p| {
-                *chunks.entry(p.as_bytes().into()).or_insert(0) += n;
+                if failed.is_err() {
+                    return;
+                }
+                if let Some(c) = chunks.get_mut(p.as_bytes()) {
+                    *c += n;
+                } else if chunks.try_reserve(1).is_err() {
+                    failed = Err(crate::mem::oom(WHAT, chunks.len() + 1, 24));
+                } else {
+                    match fallible_string(p, WHAT) {
+                        Ok(s) => {
+                            chunks.insert(s.into_bytes().into_boxed_slice(), *n);
+                        }
+                        Err(e) => failed = Err(e),
+                    }
+                }
             })?;
+            failed.clone()?;
         }
-        Ok(chunks.into_iter().collect())
+        let mut out = crate::mem::try_vec(chunks.len(), WHAT)?;
+        out.extend(chunks);
+        Ok(out)
     }
+}
+
+/// A copy of `w` in a `String` of exactly its length, allocated fallibly.
+fn fallible_string(w: &str, what: &str) -> Result<String> {
+    let mut s = String::new();
+    s.try_reserve_exact(w.len())
+        .map_err(|_| crate::mem::oom(what, w.len(), 1))?;
+    s.push_str(w);
+    Ok(s)
 }
 
 /// The way back: ids to words, and words to text by a spacing rule (the seed's: a space
@@ -408,6 +446,18 @@ impl WordDecoder {
             // goes next to it but by the word rule)
             mark: bool,
             window: String,
+            // the text's room was refused (the text is then dropped: an error at the end)
+            failed: bool,
+        }
+        const WHAT: &str = "the decoded text";
+        /// Room for `n` more bytes in `out`, allocated fallibly; false (and `failed` set)
+        /// once refused.
+        fn room(out: &mut String, n: usize, failed: &mut bool) -> bool {
+            if *failed || (out.capacity() - out.len() < n && out.try_reserve(n).is_err()) {
+                *failed = true;
+                return false;
+            }
+            true
         }
         let mut out = String::new();
         let mut prev = Prev {
@@ -418,10 +468,11 @@ impl WordDecoder {
             quote: false,
             mark: false,
             window: String::new(),
+            failed: false,
         };
         let mut stream: Vec<u8> = Vec::new();
         let push = |word: &[u8], out: &mut String, prev: &mut Prev| {
-            if word.is_empty() {
+            if word.is_empty() || prev.failed {
                 return;
             }
             let text = String::from_utf8_lossy(word);
@@ -443,6 +494,9 @@ impl WordDecoder {
                                 !self.keeps_apart(split, out, &prev.run, &text, &mut prev.window)
                             })))
                 {
+                    if !room(out, 1, &mut prev.failed) {
+                        return;
+                    }
                     out.push(' ');
                     prev.run.clear();
                 }
@@ -477,6 +531,9 @@ impl WordDecoder {
                 }
                 prev.run.push(out.len());
             }
+            if !room(out, text.len(), &mut prev.failed) {
+                return;
+            }
             out.push_str(&text);
             prev.last = text.chars().next_back();
             prev.spaced = self.space_after.iter().any(|w| **w == *word);
@@ -486,6 +543,9 @@ impl WordDecoder {
         let runs = self.cpp_split == Some(true);
         let push_learned = |word: &[u8], out: &mut String, prev: &mut Prev| {
             if runs && prev.last == Some('\n') && matches!(word.first(), Some(b'+' | b'-')) {
+                if !room(out, 1, &mut prev.failed) {
+                    return;
+                }
                 out.push(' ');
                 prev.last = Some(' ');
                 prev.run.clear();
@@ -523,7 +583,10 @@ impl WordDecoder {
             if let Some(f) = self.fixed.get(id as usize) {
                 flush(&mut stream, &mut out, &mut prev);
                 if let Some(text) = f {
-                    if self.mid_line.contains(&id) && prev.last == Some('\n') {
+                    if self.mid_line.contains(&id)
+                        && prev.last == Some('\n')
+                        && room(&mut out, 1, &mut prev.failed)
+                    {
                         out.push(' ');
                         prev.last = Some(' ');
                         prev.run.clear();
@@ -531,10 +594,18 @@ impl WordDecoder {
                     push(text, &mut out, &mut prev);
                 }
             } else {
-                stream.extend_from_slice(learned(id)?);
+                let bytes = learned(id)?;
+                crate::mem::try_reserve(&mut stream, bytes.len(), WHAT)?;
+                stream.extend_from_slice(bytes);
+            }
+            if prev.failed {
+                break;
             }
         }
         flush(&mut stream, &mut out, &mut prev);
+        if prev.failed {
+            return Err(crate::mem::oom(WHAT, out.len().saturating_mul(2), 1));
+        }
         Ok(out)
     }
 }

@@ -59,20 +59,41 @@ pub fn fold_counts(
     chunks: &[(Box<[u8]>, u64)],
     lowercase_words: bool,
 ) -> Result<Vec<(String, u64)>> {
+    fold_counts_of(chunks.iter().map(|(c, n)| (&c[..], *n)), lowercase_words)
+}
+
+/// [`fold_counts`] of counted words given one by one. What grows with the words (the table,
+/// each folded word, the result) is allocated fallibly: [`Error::OutOfMemory`] when refused.
+pub fn fold_counts_of<'c>(
+    chunks: impl IntoIterator<Item = (&'c [u8], u64)>,
+    lowercase_words: bool,
+) -> Result<Vec<(String, u64)>> {
+    const WHAT: &str = "the folded word counts";
     let mut out: FxHashMap<String, u64> = FxHashMap::default();
     for (c, n) in chunks {
         let w = std::str::from_utf8(c)
             .map_err(|_| Error::InvalidArgument("a counted word is not valid UTF-8".into()))?;
-        let slot = out
-            .entry(fold_case(w, lowercase_words).into_owned())
-            .or_insert(0);
-        *slot = slot.checked_add(*n).ok_or_else(|| {
+        let key = fold_case(w, lowercase_words);
+        let slot = match out.get_mut(&*key) {
+            Some(slot) => slot,
+            None => {
+                out.try_reserve(1)
+                    .map_err(|_| crate::mem::oom(WHAT, out.len() + 1, 40))?;
+                let mut k = String::new();
+                k.try_reserve_exact(key.len())
+                    .map_err(|_| crate::mem::oom(WHAT, key.len(), 1))?;
+                k.push_str(&key);
+                out.entry(k).or_insert(0)
+            }
+        };
+        *slot = slot.checked_add(n).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "the count of the word {w:?} adds up past 2**64-1; pass smaller counts (scale them down)"
             ))
         })?;
     }
-    let mut v: Vec<(String, u64)> = out.into_iter().collect();
+    let mut v = crate::mem::try_vec(out.len(), WHAT)?;
+    v.extend(out);
     v.sort_unstable();
     Ok(v)
 }
@@ -97,24 +118,25 @@ pub fn train_words(
     min_frequency: u64,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<WordMerges> {
-    let mut alphabet: Vec<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
+    // (the characters through a set: the alphabet is small, the words' characters are not)
+    let chars: rustc_hash::FxHashSet<char> = words.iter().flat_map(|(w, _)| w.chars()).collect();
+    let mut alphabet: Vec<char> = chars.into_iter().collect();
     alphabet.sort_unstable();
-    alphabet.dedup();
     let index: FxHashMap<char, u32> = alphabet
         .iter()
         .enumerate()
         .map(|(i, &c)| (c, i as u32))
         .collect();
     let end = alphabet.len() as u32;
-    let spelled: Vec<(Vec<u32>, u64)> = words
-        .iter()
-        .filter(|(w, n)| !w.is_empty() && *n > 0)
-        .map(|(w, n)| {
-            let mut s: Vec<u32> = w.chars().map(|c| index[&c]).collect();
-            s.push(end);
-            (s, *n)
-        })
-        .collect();
+    // (one vector per word: their room, which grows with the words, is allocated fallibly)
+    const WHAT: &str = "the spelled training words";
+    let mut spelled: Vec<(Vec<u32>, u64)> = crate::mem::try_vec(words.len(), WHAT)?;
+    for (w, n) in words.iter().filter(|(w, n)| !w.is_empty() && *n > 0) {
+        let mut s = crate::mem::try_vec(w.chars().count() + 1, WHAT)?;
+        s.extend(w.chars().map(|c| index[&c]));
+        s.push(end);
+        spelled.push((s, *n));
+    }
     let limits = MergeLimits {
         min_frequency,
         max_token_length: None,
@@ -222,18 +244,19 @@ pub struct WordEncoder {
 impl WordEncoder {
     /// `tokens`: (bytes, id) with [`END_OF_WORD`] for a final `</w>`; every token must be
     /// whole UTF-8 characters, optionally followed by that one marker byte.
-    pub fn new(
+    pub fn new<B: AsRef<[u8]>>(
         pattern: &str,
         lowercase: bool,
-        tokens: &[(Vec<u8>, u32)],
+        tokens: &[(B, u32)],
         unk: u32,
     ) -> Result<Self> {
         let splitter = Pretokenizer::new(pattern)?;
         let mut trie = Trie::new();
         for (bytes, id) in tokens {
+            let bytes = bytes.as_ref();
             let body = match bytes.split_last() {
                 Some((&END_OF_WORD, body)) => body,
-                _ => &bytes[..],
+                _ => bytes,
             };
             if bytes.is_empty() || std::str::from_utf8(body).is_err() {
                 return Err(Error::InvalidVocab(format!(
@@ -325,13 +348,19 @@ impl WordEncoder {
     /// [`Self::encode`] of each text, in parallel on the current rayon pool. Each worker keeps
     /// the ids of the words it has matched (up to [`BATCH_CACHE_WORDS`] of them) from text to
     /// text, so short documents do not match their common words again and again.
+    /// The result's room (one vector per text) is allocated fallibly, as are the ids.
     pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<u32>>> {
-        texts
-            .par_iter()
-            .map_init(WordCache::default, |cache, t| {
-                self.encode_cached(t.as_ref(), cache)
+        let mut all = crate::mem::try_vec(texts.len(), "the ids of a batch")?;
+        // (within the room just reserved: no allocation)
+        all.resize_with(texts.len(), Vec::new);
+        all.par_iter_mut()
+            .zip(texts.par_iter())
+            .map_init(WordCache::default, |cache, (ids, t)| {
+                *ids = self.encode_cached(t.as_ref(), cache)?;
+                Ok(())
             })
-            .collect()
+            .collect::<Result<()>>()?;
+        Ok(all)
     }
 
     fn encode_cached(&self, text: &str, cache: &mut WordCache) -> Result<Vec<u32>> {
@@ -480,7 +509,7 @@ pub fn embed_into(s: u64, out: &mut [f32]) {
 }
 
 /// The embeddings of `tokens` (their texts), `dim` numbers each, row after row; in parallel.
-pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Result<Vec<f32>> {
+pub fn embeddings<T: AsRef<[u8]> + Sync>(tokens: &[T], dim: usize, seed: u64) -> Result<Vec<f32>> {
     let n = tokens
         .len()
         .checked_mul(dim)
@@ -494,7 +523,7 @@ pub fn embeddings(tokens: &[Vec<u8>], dim: usize, seed: u64) -> Result<Vec<f32>>
     }
     out.par_chunks_mut(dim)
         .zip(tokens.par_iter())
-        .for_each(|(row, t)| embed_into(token_seed(t, seed), row));
+        .for_each(|(row, t)| embed_into(token_seed(t.as_ref(), seed), row));
     Ok(out)
 }
 

@@ -152,6 +152,15 @@ impl ChunkTable {
         Ok(())
     }
 
+    /// The bytes the table holds on the heap: its arrays' and its index's allocations (room
+    /// not used yet included), the chunks' own bytes among them.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.capacity()
+            + 4 * (self.ends.capacity() + self.wraps.capacity())
+            + 8 * self.counts.capacity()
+            + self.index.allocation_size()
+    }
+
     /// Every chunk with its count, in insertion order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], u64)> + '_ {
         (0..self.len()).map(|i| (self.chunk(i), self.counts[i]))

@@ -422,6 +422,24 @@ impl ChunkCounter {
         self.counts
     }
 
+    /// The unique chunks and their counts, as stored (read them by id in the order of
+    /// [`ChunkCounter::sorted_ids`]).
+    pub fn table(&self) -> &ChunkTable {
+        &self.counts
+    }
+
+    /// The ids of the unique chunks of [`ChunkCounter::table`] sorted by their bytes (the
+    /// order of [`ChunkCounter::counts_snapshot`]), in a vector allocated fallibly: 4 bytes a
+    /// chunk, where a snapshot copies every chunk into a heap block of its own.
+    pub fn sorted_ids(&self) -> Result<Vec<u32>> {
+        let n = self.counts.len();
+        let mut ids = crate::mem::try_vec(n, "the order of unique chunks")?;
+        ids.extend(0..n as u32);
+        let t = &self.counts;
+        ids.par_sort_unstable_by(|&a, &b| t.chunk(a as usize).cmp(t.chunk(b as usize)));
+        Ok(ids)
+    }
+
     pub fn counts_snapshot(&self) -> Vec<(Box<[u8]>, u64)> {
         let mut v: Vec<(Box<[u8]>, u64)> = self.counts.iter().map(|(k, c)| (k.into(), c)).collect();
         v.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));

@@ -14,9 +14,9 @@ use rustc_hash::FxHashMap;
 /// that already exists reuses its id (it makes no new token). Returns the merges in order with
 /// the id each made; fresh ids continue from `tokens.len()`. The merge list stops once it has
 /// made `num_new` new tokens, or when the words run out of pairs (within `limits`).
-pub fn train_token_merges(
+pub fn train_token_merges<T: AsRef<[u8]>>(
     words: &[(Vec<u32>, u64)],
-    tokens: &[Vec<u8>],
+    tokens: &[T],
     num_new: usize,
     limits: MergeLimits,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
@@ -27,12 +27,12 @@ pub fn train_token_merges(
             tokens.len()
         )));
     }
-    let mut spelled: Vec<Vec<u8>> = tokens.to_vec();
+    let mut spelled: Vec<Vec<u8>> = tokens.iter().map(|t| t.as_ref().to_vec()).collect();
     let mut index: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-    for (i, t) in tokens.iter().enumerate() {
+    for (i, t) in spelled.iter().enumerate() {
         index.entry(t.clone()).or_insert(i as u32);
     }
-    let lens: Vec<usize> = tokens.iter().map(Vec::len).collect();
+    let lens: Vec<usize> = spelled.iter().map(Vec::len).collect();
     // Merges that only re-spell existing tokens are rare (the words come from an encoder that
     // already merged every adjacent pair spelling a token); a little room covers them.
     let asked = num_new + num_new / 16 + 64;
