@@ -364,19 +364,12 @@ mod tests {
     fn encoder_equals_the_plain_merge_of_each_piece() {
         use crate::encode::Encoder;
         use crate::pretokenize::Pretokenizer;
-        // long tokens (17, 24 and 48 bytes) made of "x.x" runs, after the cross-word ones
-        let late = [
-            "x.xx.x",
-            "x.xx.xx.xx.x",
-            "x.xx.xx.xx.xx.xx.xx.xx.x",
-            "x.xx.xx.xx.xx.xx.x",
-            "x.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.xx.x",
-            "x.xx.xx.xx.xy",
-            "x.xx.xx.xx.xy(",
-        ];
+        // long tokens made of "yy" (a word-level token): 4, 8, 16, 24 and 32 bytes
+        let ys: Vec<String> = [4, 8, 16, 24, 32].iter().map(|&n| "y".repeat(n)).collect();
+        let late: Vec<&str> = ys.iter().map(|y| y.as_str()).collect();
         let v = vocab_with(&WORDS, &late);
         let sw = Superword::new(&v).unwrap();
-        assert!(sw.may_be_long_token(late[2].as_bytes()));
+        assert!(sw.may_be_long_token(late[4].as_bytes()));
         let pretok = Pretokenizer::new(r"\S+|\s+").unwrap();
         let mut seed = 0x9876_5432u64;
         let mut next = move || {
@@ -389,7 +382,7 @@ mod tests {
         for _ in 0..6000 {
             let r = next();
             match r % 4 {
-                0 => (0..1 + r % 12).for_each(|_| text.push_str("x.x")),
+                0 => (0..1 + r % 70).for_each(|_| text.push('y')),
                 1 => (0..1 + (r >> 8) % 70)
                     .for_each(|k| text.push(b"xy.()"[((r >> k) % 5) as usize] as char)),
                 _ => text.push_str(

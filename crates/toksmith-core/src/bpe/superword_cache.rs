@@ -182,7 +182,7 @@ mod tests {
         let piece = |k: u32| -> Vec<u8> {
             let len = LONG_MIN + (k as usize * 7) % (MAX_PIECE - LONG_MIN + 1);
             (0..len)
-                .map(|j| (k.wrapping_mul(31).wrapping_add(j as u32 / 5) % 7) as u8)
+                .map(|j| (k.wrapping_mul(31).wrapping_add(j as u32) % 251) as u8)
                 .collect()
         };
         let mut first = std::collections::HashMap::new();
