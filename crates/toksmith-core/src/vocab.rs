@@ -271,6 +271,17 @@ impl Vocab {
         self.short.prefetch(bytes);
     }
 
+    /// Ask for the cache line where `rank(bytes)` starts its probe (3 to 16 bytes; else
+    /// nothing), ahead of the lookup.
+    #[inline(always)]
+    pub(crate) fn prefetch_rank(&self, bytes: &[u8]) {
+        match bytes.len() {
+            3..=8 => self.short.prefetch(bytes),
+            9..=16 => self.medium.prefetch(bytes),
+            _ => {}
+        }
+    }
+
     /// Id of any token (mergeable first, then added tokens) given its bytes.
     pub fn token_id(&self, bytes: &[u8]) -> Option<u32> {
         self.rank(bytes).or_else(|| {

@@ -29,12 +29,14 @@ mod long;
 mod recover;
 mod small;
 mod superword;
+mod superword_cache;
 #[cfg(test)]
 pub(crate) mod test_vocabs;
 
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;
+pub use superword_cache::{SuperwordCaches, LONG_MIN};
 
 use crate::error::Result;
 use crate::vocab::Vocab;

@@ -103,7 +103,7 @@ pub fn bpe_small(
 /// Above this many tokens, the merge loop searches and shifts its arrays with vector code.
 const WIDE: usize = 16;
 
-/// The merge loop of [`bpe_small`] and [`bpe_small_tokens`] over `m` tokens (`start[..=m]`,
+/// The merge loop of [`bpe_small`] over `m` tokens (`start[..=m]`,
 /// `rank[..m]` with `rank[m - 1] == MAX`, `id[..m]`); returns the number of tokens left.
 #[inline(always)]
 fn merge_loop(
@@ -161,40 +161,4 @@ fn merge_loop(
         }
     }
     m
-}
-
-/// [`bpe_small`] of `piece` (with every token) resumed from a state it passes through: `ids`
-/// are tokens that spell `piece`, as the merge of tokens below some rank left them when no
-/// pair of theirs was below it (`bpe::superword` builds them). From there the merge goes on
-/// exactly as it would have from the bytes.
-pub(crate) fn bpe_small_tokens(
-    vocab: &Vocab,
-    piece: &[u8],
-    ids: &[u32],
-    scratch: &mut Scratch,
-    out: &mut Vec<u32>,
-) -> Result<()> {
-    let n = ids.len();
-    if n < 2 {
-        try_reserve(out, n, "the ids")?;
-        out.extend_from_slice(ids);
-        return Ok(());
-    }
-    let (start, rank, id) = scratch.arrays(n);
-    let mut at = 0u32;
-    for (i, &t) in ids.iter().enumerate() {
-        start[i] = at;
-        id[i] = t;
-        at += vocab.span(t).map_or(0, |(_, len)| len as u32);
-    }
-    start[n] = at;
-    debug_assert_eq!(at as usize, piece.len());
-    for i in 0..n - 1 {
-        rank[i] = vocab.rank_below(&piece[start[i] as usize..start[i + 2] as usize], u32::MAX);
-    }
-    rank[n - 1] = u32::MAX;
-    let m = merge_loop(vocab, piece, u32::MAX, start, rank, id, n);
-    try_reserve(out, m, "the ids")?;
-    out.extend_from_slice(&id[..m]);
-    Ok(())
 }

@@ -70,6 +70,12 @@ impl<K: InlineKey> Table<K> {
         (s.len != 0).then_some((s.start, s.n))
     }
 
+    #[inline(always)]
+    fn prefetch(&self, bytes: &[u8]) {
+        let i = K::pack(bytes).slot(bytes.len(), self.shift);
+        crate::mem::prefetch(self.slots.as_ptr().wrapping_add(i));
+    }
+
     /// Insert a piece known to be absent.
     fn insert(&mut self, bytes: &[u8], start: u32, n: u8) {
         if (self.used + 1) * 2 > self.slots.len() {
@@ -191,6 +197,17 @@ impl PieceCache {
         } else {
             *self.long.get(piece)?
         })
+    }
+
+    /// Ask for the cache line where `get(piece)` starts its probe (pieces of up to 16 bytes).
+    #[inline(always)]
+    pub fn prefetch(&self, piece: &[u8]) {
+        match piece.len() {
+            0 => {}
+            1..=8 => self.short.prefetch(piece),
+            9..=16 => self.medium.prefetch(piece),
+            _ => {}
+        }
     }
 
     /// Remember the ids of `piece` (absent so far; at most [`MAX_PIECE`] bytes, so at most that

@@ -3,7 +3,7 @@
 
 use super::piece_cache::{self, PieceCache};
 use super::Encoder;
-use crate::bpe::{bpe, bpe_long_blocks, bpe_small, Scratch, Superword};
+use crate::bpe::{bpe, bpe_long_blocks, bpe_small, Scratch, Superword, SuperwordCaches, LONG_MIN};
 use crate::error::Result;
 use crate::mem::try_reserve;
 use crate::vocab::Vocab;
@@ -11,6 +11,9 @@ use std::cell::RefCell;
 
 /// In a blocked encode, pieces at least this long hand their ids over in blocks too.
 const BLOCKED_PIECE_MIN: usize = 1 << 16;
+
+/// How many pieces ahead of its encoding a superword piece's lookups are requested.
+const AHEAD: usize = 8;
 
 /// Encode one piece (no special tokens) with the full vocabulary.
 #[inline]
@@ -30,35 +33,62 @@ pub fn encode_piece(
     }
 }
 
+/// A superword encoder's merge and this thread's caches of it.
+struct SuperwordRef<'a> {
+    sw: &'a Superword,
+    caches: &'a mut SuperwordCaches,
+}
+
 /// Encode a piece that is not a single token: from the piece cache, else by BPE. (`out` has
 /// room for [`piece_cache::MAX_PIECE`] more ids: a cached piece's ids fit.)
 #[inline(never)]
 fn encode_multi(
     vocab: &Vocab,
-    superword: Option<&Superword>,
+    superword: Option<&mut SuperwordRef>,
     piece: &[u8],
     cache: &mut PieceCache,
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
 ) -> Result<()> {
-    if piece.len() <= piece_cache::MAX_PIECE && cache.in_use() {
+    if piece.len() > piece_cache::MAX_PIECE {
+        return bpe(vocab, piece, u32::MAX, scratch, out); // not a token: the caller looked it up
+    }
+    let Some(SuperwordRef { sw, caches }) = superword else {
+        if !cache.in_use() {
+            return bpe_small(vocab, piece, u32::MAX, scratch, out);
+        }
         if let Some(ids) = cache.get(piece) {
             out.extend_from_slice(ids);
         } else {
             let before = out.len();
-            match superword {
-                Some(sw) => SEGMENTS.with(|cell| {
-                    let (seg_cache, ids) = &mut *cell.borrow_mut();
-                    sw.encode(vocab, piece, seg_cache, ids, scratch, out)
-                })?,
-                None => bpe_small(vocab, piece, u32::MAX, scratch, out)?,
-            }
+            bpe_small(vocab, piece, u32::MAX, scratch, out)?;
             cache.insert(piece, &out[before..]);
         }
-        Ok(())
+        return Ok(());
+    };
+    let SuperwordCaches {
+        segments,
+        ids,
+        long,
+    } = &mut **caches;
+    if piece.len() >= LONG_MIN {
+        if let Some(c) = long.get(piece) {
+            out.extend_from_slice(c);
+        } else {
+            let before = out.len();
+            sw.encode(vocab, piece, segments, ids, scratch, out)?;
+            long.insert(piece, &out[before..]);
+        }
+    } else if !cache.in_use() {
+        sw.encode(vocab, piece, segments, ids, scratch, out)?;
+    } else if let Some(c) = cache.get(piece) {
+        out.extend_from_slice(c);
     } else {
-        bpe(vocab, piece, u32::MAX, scratch, out) // not a token: the caller looked it up
+        let before = out.len();
+        sw.encode(vocab, piece, segments, ids, scratch, out)?;
+        cache.insert(piece, &out[before..]);
     }
+    Ok(())
 }
 
 /// Room for [`piece_cache::MAX_PIECE`] more ids in `out` (see `encode_plain`).
@@ -70,9 +100,9 @@ fn make_room(out: &mut Vec<u32>) -> Result<()> {
 
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
-    /// The segments of [`Superword::encode`] (merged below its cut rank, so kept apart from
-    /// `CACHE`), and a buffer for their ids.
-    static SEGMENTS: RefCell<(PieceCache, Vec<u32>)> = RefCell::new(Default::default());
+    /// The caches of [`Superword::encode`] (its segments are merged below its cut rank, so
+    /// kept apart from `CACHE`; whole pieces of 17-64 bytes), kept for `CACHE`'s owner.
+    static SUPERWORD: RefCell<SuperwordCaches> = RefCell::new(Default::default());
 }
 
 impl Encoder {
@@ -118,59 +148,138 @@ impl Encoder {
         flush: &mut dyn FnMut(&mut Vec<u32>),
         last: &mut usize,
     ) -> Result<()> {
-        let vocab = &self.vocab;
         CACHE.with(|cell| {
             let mut cache = cell.borrow_mut();
-            if cache.owner != self.id {
+            let fresh = cache.owner != self.id;
+            if fresh {
                 cache.owner = self.id;
                 cache.clear();
-                if self.superword.is_some() {
-                    SEGMENTS.with(|cell| cell.borrow_mut().0.clear());
-                }
             }
             let cache = &mut *cache;
-            let mut failed = Ok(());
-            // The common case (the piece is one token) stays small enough to be inlined into
-            // the scanner loop; everything else is out of line.
+            match &self.superword {
+                None => {
+                    self.encode_pieces::<TRACK>(text, None, cache, scratch, out, limit, flush, last)
+                }
+                Some(sw) => SUPERWORD.with(|cell| {
+                    let mut caches = cell.borrow_mut();
+                    if fresh {
+                        caches.clear();
+                    }
+                    let sw = SuperwordRef {
+                        sw,
+                        caches: &mut caches,
+                    };
+                    self.encode_pieces::<TRACK>(
+                        text,
+                        Some(sw),
+                        cache,
+                        scratch,
+                        out,
+                        limit,
+                        flush,
+                        last,
+                    )
+                }),
+            }
+        })
+    }
+
+    /// The pieces of `text`, encoded with this thread's caches (see `encode_plain_impl`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn encode_pieces<const TRACK: bool>(
+        &self,
+        text: &str,
+        mut superword: Option<SuperwordRef>,
+        cache: &mut PieceCache,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+        limit: usize,
+        flush: &mut dyn FnMut(&mut Vec<u32>),
+        last: &mut usize,
+    ) -> Result<()> {
+        let vocab = &self.vocab;
+        let mut failed = Ok(());
+        // The common case (the piece is one token) stays small enough to be inlined into
+        // the scanner loop; everything else is out of line.
+        let mut encode = |piece: &[u8], cache: &mut PieceCache, sw: &mut Option<SuperwordRef>| {
+            if failed.is_err() {
+                return; // (the scanner runs to the end; nothing more is encoded)
+            }
+            if out.capacity() - out.len() < piece_cache::MAX_PIECE {
+                if let Err(e) = make_room(out) {
+                    failed = Err(e);
+                    return;
+                }
+            }
+            if TRACK {
+                *last = out.len();
+            }
+            // (a long piece that no long token hashes like is no token: no lookup)
+            let id = match sw {
+                Some(r) if piece.len() >= LONG_MIN && !r.sw.may_be_long_token(piece) => None,
+                _ => vocab.rank(piece),
+            };
+            let r = match id {
+                Some(id) => {
+                    out.push(id);
+                    Ok(())
+                }
+                None if piece.len() >= BLOCKED_PIECE_MIN && limit != usize::MAX => {
+                    bpe_long_blocks(vocab, piece, out, limit, flush, scratch)
+                }
+                None => encode_multi(vocab, sw.as_mut(), piece, cache, scratch, out),
+            };
+            if let Err(e) = r {
+                failed = Err(e);
+                return;
+            }
+            if out.len() >= limit {
+                flush(out);
+            }
+        };
+        if superword.is_some() {
+            // Superword pieces are long and varied: their lookups miss the CPU caches. So the
+            // lines of each piece's lookups (vocabulary, piece cache) are requested when the
+            // scanner finds it, and the piece is encoded `AHEAD` pieces later.
+            let bytes = text.as_bytes();
+            let base = bytes.as_ptr() as usize;
+            let mut ring = [(0usize, 0usize); AHEAD];
+            let mut count = 0usize;
             self.pretok.for_each_piece(
                 text,
                 #[inline(always)]
                 |p| {
-                    if failed.is_err() {
-                        return; // (the scanner runs to the end; nothing more is encoded)
-                    }
-                    if out.capacity() - out.len() < piece_cache::MAX_PIECE {
-                        if let Err(e) = make_room(out) {
-                            failed = Err(e);
-                            return;
+                    let b = p.as_bytes();
+                    if b.len() < LONG_MIN {
+                        vocab.prefetch_rank(b);
+                        cache.prefetch(b);
+                    } else if let Some(r) = &superword {
+                        if b.len() <= piece_cache::MAX_PIECE {
+                            r.caches.long.prefetch(b);
                         }
                     }
-                    if TRACK {
-                        *last = out.len();
+                    let slot = &mut ring[count % AHEAD];
+                    if count >= AHEAD {
+                        let (s, e) = *slot;
+                        encode(&bytes[s..e], cache, &mut superword);
                     }
-                    let piece = p.as_bytes();
-                    let r = match vocab.rank(piece) {
-                        Some(id) => {
-                            out.push(id);
-                            Ok(())
-                        }
-                        None if piece.len() >= BLOCKED_PIECE_MIN && limit != usize::MAX => {
-                            bpe_long_blocks(vocab, piece, out, limit, flush, scratch)
-                        }
-                        None => {
-                            encode_multi(vocab, self.superword.as_ref(), piece, cache, scratch, out)
-                        }
-                    };
-                    if let Err(e) = r {
-                        failed = Err(e);
-                        return;
-                    }
-                    if out.len() >= limit {
-                        flush(out);
-                    }
+                    let s = b.as_ptr() as usize - base;
+                    *slot = (s, s + b.len());
+                    count += 1;
                 },
             )?;
-            failed
-        })
+            for c in count.saturating_sub(AHEAD)..count {
+                let (s, e) = ring[c % AHEAD];
+                encode(&bytes[s..e], cache, &mut superword);
+            }
+        } else {
+            self.pretok.for_each_piece(
+                text,
+                #[inline(always)]
+                |p| encode(p.as_bytes(), cache, &mut superword),
+            )?;
+        }
+        failed
     }
 }
