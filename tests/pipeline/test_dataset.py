@@ -17,7 +17,12 @@ def documents():
     english = (DATA / "corpora" / "english_slice.txt").read_text(encoding="utf-8")
     docs = english.split("\n\n")[:40]
     code = (DATA / "corpora" / "python_slice.txt").read_text(encoding="utf-8")
-    docs += [code[:3000], "", "  leading and trailing spaces  ", "<s> </s> <unk> stay text 日本語 🤗"]
+    docs += [
+        code[:3000],
+        "",
+        "  leading and trailing spaces  ",
+        "<s> </s> <unk> stay text 日本語 🤗",
+    ]
     return docs
 
 
