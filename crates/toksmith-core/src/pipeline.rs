@@ -662,7 +662,7 @@ impl Pipeline {
         let mut pos = 0;
         for k in 0..n {
             let start = pos;
-            let here = if never_text == Some(ids[k]) {
+            let here = if never_text.is_some() && never_text == ids.get(k).copied() {
                 None
             } else if word.is_char_boundary(pos) || matches!(piece(k), Piece::Byte(_)) {
                 fits(&piece(k), pos)

@@ -135,9 +135,8 @@ impl Unigram {
                 }
             })
             .collect();
-        let in_trie = |p: &super::spm::Piece| {
-            matches!(p.kind, PieceType::Normal | PieceType::UserDefined)
-        };
+        let in_trie =
+            |p: &super::spm::Piece| matches!(p.kind, PieceType::Normal | PieceType::UserDefined);
         let word_split = trie.get(SPACE.as_bytes()).is_some()
             && n < UNK_RUN as usize
             && m.pieces
@@ -412,7 +411,7 @@ impl Unigram {
                 out.push(self.unk_id.unwrap_or(0));
                 let unk = self.unk_score as f32;
                 for _ in 0..u32::MAX - e {
-                    s = unk + s;
+                    s += unk;
                 }
             }
         }
@@ -500,7 +499,14 @@ impl Unigram {
                 });
             if !has_single_node {
                 let candidate = unk_score + here;
-                consider(best, second, starts_at + mblen, starts_at, u32::MAX, candidate);
+                consider(
+                    best,
+                    second,
+                    starts_at + mblen,
+                    starts_at,
+                    u32::MAX,
+                    candidate,
+                );
             }
             starts_at += mblen;
         }
@@ -533,7 +539,11 @@ impl Unigram {
         scratch.ids.reverse();
         let bound = margin * f64::from(1u32 << 21) / f64::from(steps.max(1)) - largest;
         // never above the true bound after rounding to f32
-        Ok(if bound.is_nan() { -1.0 } else { (bound * 0.999) as f32 })
+        Ok(if bound.is_nan() {
+            -1.0
+        } else {
+            (bound * 0.999) as f32
+        })
     }
 
     /// The ids of the best path in `best` (a lattice of `text`) into `out`.
