@@ -405,7 +405,7 @@ impl Unigram {
         for &e in path {
             if e < UNK_RUN {
                 out.push(e);
-                s = self.node_scores32[e as usize] + s;
+                s += self.node_scores32[e as usize];
             } else {
                 // only cached where there is an unknown id and no byte fallback
                 out.push(self.unk_id.unwrap_or(0));
