@@ -658,11 +658,20 @@ impl Pipeline {
                 Piece::Text(t) => word[at..].starts_with(t).then_some(t.len()),
             }
         };
+        // A `.model` file's unknown piece never matches text (as sentencepiece, `<unk>` in the
+        // text is its characters), so its spelling must not be looked for.
+        let never_text = match (&self.stages, &self.model) {
+            (Stages::Spm { .. }, Model::Unigram(u)) => u.unk_id(),
+            (Stages::Spm { .. }, Model::Bpe(b)) => b.unk_id(),
+            _ => None,
+        };
         let mut out = Vec::with_capacity(n);
         let mut pos = 0;
         for k in 0..n {
             let start = pos;
-            let here = if word.is_char_boundary(pos) || matches!(piece(k), Piece::Byte(_)) {
+            let here = if never_text.is_some() && never_text == ids.get(k).copied() {
+                None
+            } else if word.is_char_boundary(pos) || matches!(piece(k), Piece::Byte(_)) {
                 fits(&piece(k), pos)
             } else {
                 None

@@ -79,12 +79,17 @@ Batch = Tuple["np.ndarray", "np.ndarray"]  # tokens, ends of the documents that 
 
 
 def tokenizer_identity(tok: Any) -> str:
-    """sha256 of what fixes the ids: the split pattern, the byte-level ranks, the special and
-    pinned tokens."""
+    """sha256 of what fixes the ids: the split pattern and the byte-level ranks (a pipeline
+    tokenizer: its `tokenizer.json`), the special and pinned tokens."""
     h = hashlib.sha256()
-    h.update(tok.pattern.encode("utf-8", "surrogatepass") + b"\0")
-    for b, r in sorted(tok.mergeable_ranks().items(), key=lambda kv: kv[1]):
-        h.update(b"%d:%d:" % (r, len(b)) + b)
+    if hasattr(tok, "mergeable_ranks"):
+        h.update(tok.pattern.encode("utf-8", "surrogatepass") + b"\0")
+        for b, r in sorted(tok.mergeable_ranks().items(), key=lambda kv: kv[1]):
+            h.update(b"%d:%d:" % (r, len(b)) + b)
+    else:
+        # a PipelineTokenizer (SentencePiece, Unigram, WordPiece): its whole pipeline
+        pipeline = json.dumps(tok.to_huggingface_json(), sort_keys=True)
+        h.update(b"pipeline\0" + pipeline.encode("utf-8", "surrogatepass"))
     extra = {
         "special": dict(sorted(tok.special_tokens.items())),
         "pinned": dict(sorted(getattr(tok, "pinned_tokens", {}).items())),

@@ -187,6 +187,11 @@ impl CharBpe {
     }
 
     /// The model of a SentencePiece `.model` file whose model_type is BPE.
+    /// The id of the unknown token, if the model has one.
+    pub fn unk_id(&self) -> Option<u32> {
+        self.unk_id
+    }
+
     pub fn from_spm(m: &ModelProto) -> Result<Self> {
         let n = m.pieces.len();
         if n >= (u32::MAX / 2) as usize {

@@ -18,6 +18,7 @@
 use super::spm::{byte_piece, ModelProto, PieceType};
 use super::trie::Trie;
 use super::word_cache;
+use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::mem::{try_reserve, try_vec};
 use crate::{Error, Result};
 
@@ -40,9 +41,16 @@ pub struct Unigram {
     /// Per id: the score a lattice node of the piece gets (user-defined bonus included; in
     /// SentencePiece mode an f32 value).
     node_scores: Vec<f64>,
-    /// The tag of this model's entries in the word cache (Hugging Face mode only: there each
-    /// word's lattice starts from 0; sentencepiece sums f32 scores over the whole text, so a
-    /// word's best path may depend on the score it starts from).
+    /// `node_scores` as f32 (SentencePiece mode adds them as f32).
+    node_scores32: Vec<f32>,
+    /// SentencePiece mode: no piece has `▁` other than as its first character and `▁` is a
+    /// piece, so every lattice path has a node boundary before each `▁` and the text can be
+    /// segmented word by word (see [`Unigram::encode_words`]).
+    word_split: bool,
+    /// The tag of this model's entries in the word cache. In Hugging Face mode each word's
+    /// lattice starts from 0, so the ids of a word are its entry. sentencepiece sums f32 scores
+    /// over the whole text, so a word's best path may depend on the score it starts from: there
+    /// an entry also holds the largest start score for which its ids are exact.
     owner: u64,
 }
 
@@ -54,6 +62,20 @@ struct Best {
 }
 
 const NO_START: u32 = u32::MAX;
+
+const SPACE: &str = "\u{2581}";
+
+/// Cached paths write a run of k unknown characters as `u32::MAX - k` (k <= MAX_PIECE), so
+/// the word cache is used only by vocabularies with fewer pieces than this.
+const UNK_RUN: u32 = u32::MAX - MAX_PIECE as u32;
+
+/// Buffers reused across the words of one text.
+#[derive(Default)]
+struct Scratch {
+    best: Vec<Best>,
+    second: Vec<f64>,
+    ids: Vec<u32>,
+}
 
 fn byte_ids_of(pieces: &[String], enabled: bool) -> Option<Box<[u32; 256]>> {
     if !enabled {
@@ -113,9 +135,20 @@ impl Unigram {
                 }
             })
             .collect();
+        let in_trie =
+            |p: &super::spm::Piece| matches!(p.kind, PieceType::Normal | PieceType::UserDefined);
+        let word_split = trie.get(SPACE.as_bytes()).is_some()
+            && n < UNK_RUN as usize
+            && m.pieces
+                .iter()
+                .filter(|p| in_trie(p))
+                .all(|p| p.piece.match_indices(SPACE).all(|(at, _)| at == 0));
+        let node_scores: Vec<f64> = node_scores;
         Ok(Unigram {
             scores: m.pieces.iter().map(|p| f64::from(p.score)).collect(),
+            node_scores32: node_scores.iter().map(|&x| x as f32).collect(),
             node_scores,
+            word_split,
             owner: word_cache::new_owner(),
             pieces,
             trie,
@@ -160,7 +193,9 @@ impl Unigram {
         let (pieces, scores): (Vec<String>, Vec<f64>) = vocab.into_iter().unzip();
         let byte_ids = byte_ids_of(&pieces, byte_fallback);
         Ok(Unigram {
+            node_scores32: scores.iter().map(|&x| x as f32).collect(),
             node_scores: scores.clone(),
+            word_split: false,
             owner: word_cache::new_owner(),
             pieces,
             scores,
@@ -213,9 +248,18 @@ impl Unigram {
 
     /// The best path's last node at each byte position of `text`.
     fn lattice(&self, text: &str) -> Result<Vec<Best>> {
+        let mut best = Vec::new();
+        self.lattice_into(text, 0.0, &mut best)?;
+        Ok(best)
+    }
+
+    /// [`Unigram::lattice`] into `best`, the path scores starting from `start` (sentencepiece's
+    /// running f32 sum where `text` is one word of a longer text).
+    fn lattice_into(&self, text: &str, start: f64, best: &mut Vec<Best>) -> Result<()> {
         let bytes = text.as_bytes();
         let size = bytes.len();
-        let mut best = try_vec(size + 1, "the Unigram lattice")?;
+        best.clear();
+        try_reserve(best, size + 1, "the Unigram lattice")?;
         best.resize(
             size + 1,
             Best {
@@ -224,6 +268,7 @@ impl Unigram {
                 id: 0,
             },
         );
+        best[0].score = start;
         let spm = self.mode == ScoreMode::SentencePiece;
         let node_scores = &self.node_scores[..];
         let mut starts_at = 0usize;
@@ -265,7 +310,7 @@ impl Unigram {
             }
             starts_at += mblen;
         }
-        Ok(best)
+        Ok(())
     }
 
     /// Encode `text` (already normalized and pre-tokenized) into `out`.
@@ -274,12 +319,235 @@ impl Unigram {
             ScoreMode::HuggingFace => {
                 word_cache::cached(self.owner, text, out, |out| self.encode_uncached(text, out))
             }
+            ScoreMode::SentencePiece if self.word_split => self.encode_words(text, out),
             ScoreMode::SentencePiece => self.encode_uncached(text, out),
         }
     }
 
     fn encode_uncached(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        let best = self.lattice(text)?;
+        let mut best = Vec::new();
+        self.lattice_into(text, 0.0, &mut best)?;
+        self.emit(text, &best, out)
+    }
+
+    /// sentencepiece's whole-text Viterbi, one word at a time (only where `word_split`).
+    ///
+    /// No node crosses a `▁` that is not its first character, so the best path of the text
+    /// ends a node before each `▁`: the text is cut there into words, each word's lattice
+    /// starts from the running f32 score of the words before it, and the ids are those of the
+    /// whole-text lattice. In exact arithmetic a word's best path would not depend on that
+    /// start score, but sentencepiece rounds each sum to f32, which can flip a near-tie (and
+    /// flips exact ties such as `+` `++` / `++` `+` by position). So a word's cache entry is
+    /// its exact best path plus a bound: the path is the f32 one whenever |start score| is
+    /// below it (every decision of the lattice wins by more than the rounding can move it,
+    /// see [`Unigram::robust_path`]). Otherwise, and for words with unknown characters, the
+    /// word's own f32 lattice runs from the running score, exactly as the whole text would.
+    fn encode_words(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        let mut scratch = Scratch::default();
+        word_cache::with(self.owner, |mut cache| {
+            let bytes = text.as_bytes();
+            let mut score = 0f32;
+            let mut start = 0;
+            while start < bytes.len() {
+                let first = utf8_len(bytes[start]).min(bytes.len() - start);
+                let end = text[start + first..]
+                    .find('\u{2581}')
+                    .map_or(bytes.len(), |at| start + first + at);
+                let word = &text[start..end];
+                score = self.encode_word(word, score, cache.as_deref_mut(), &mut scratch, out)?;
+                start = end;
+            }
+            Ok(())
+        })
+    }
+
+    /// One word of [`Unigram::encode_words`] starting from the f32 path score `score`; returns
+    /// the score at its end.
+    fn encode_word(
+        &self,
+        word: &str,
+        score: f32,
+        cache: Option<&mut PieceCache>,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<f32> {
+        try_reserve(out, word.len(), "the ids")?;
+        let Some(cache) = cache.filter(|_| word.len() <= MAX_PIECE) else {
+            return self.word_from(word, score, scratch, out);
+        };
+        if !cache.in_use() {
+            return self.word_from(word, score, scratch, out);
+        }
+        if let Some(entry) = cache.get(word.as_bytes()) {
+            let (&bound, ids) = entry.split_last().expect("entries end with their bound");
+            if score.abs() < f32::from_bits(bound) {
+                return Ok(self.replay(score, ids, out));
+            }
+            return self.word_from(word, score, scratch, out);
+        }
+        let bound = self.robust_path(word, scratch)?;
+        scratch.ids.push(bound.to_bits());
+        if scratch.ids.len() <= MAX_PIECE {
+            cache.insert(word.as_bytes(), &scratch.ids);
+        }
+        scratch.ids.pop();
+        if score.abs() < bound {
+            return Ok(self.replay(score, &scratch.ids, out));
+        }
+        self.word_from(word, score, scratch, out)
+    }
+
+    /// The ids of a cached path (ids and [`UNK_RUN`] markers) into `out`; returns the f32
+    /// score at its end, summed node by node as the lattice sums it.
+    #[inline]
+    fn replay(&self, start: f32, path: &[u32], out: &mut Vec<u32>) -> f32 {
+        let mut s = start;
+        for &e in path {
+            if e < UNK_RUN {
+                out.push(e);
+                s += self.node_scores32[e as usize];
+            } else {
+                // only cached where there is an unknown id and no byte fallback
+                out.push(self.unk_id.unwrap_or(0));
+                let unk = self.unk_score as f32;
+                for _ in 0..u32::MAX - e {
+                    s += unk;
+                }
+            }
+        }
+        s
+    }
+
+    /// The word's own f32 lattice from `score`: its ids into `out`, the score at its end.
+    fn word_from(
+        &self,
+        word: &str,
+        score: f32,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<f32> {
+        self.lattice_into(word, f64::from(score), &mut scratch.best)?;
+        let end = scratch.best[word.len()].score as f32;
+        self.emit(word, &scratch.best, out)?;
+        Ok(end)
+    }
+
+    /// The exact best path of `word` (its ids into `scratch.ids`) and the largest |start score|
+    /// below which sentencepiece's f32 lattice finds the same path; a negative bound where
+    /// the path has an unknown character (its ids are not cached) or a decision is a tie.
+    ///
+    /// The lattice runs in f64 from 0 (sums of a few f32 scores: exact up to 2^-53 relative),
+    /// keeping at each position the margin of the best candidate over the next one. Started
+    /// from S in f32, each path sum of at most `steps` additions, every partial sum at most
+    /// |S| + M in magnitude (M: the largest |candidate| here), is off by at most
+    /// steps * 2^-24 * (|S| + M) (a little more with the error compounding), so every decision
+    /// is the exact one while each margin exceeds twice that. With a factor 2 to spare for the
+    /// f64 sums: |S| < margin * 2^21 / steps - M.
+    fn robust_path(&self, word: &str, scratch: &mut Scratch) -> Result<f32> {
+        let bytes = word.as_bytes();
+        let size = bytes.len();
+        let best = &mut scratch.best;
+        let second = &mut scratch.second;
+        best.clear();
+        second.clear();
+        try_reserve(best, size + 1, "the Unigram lattice")?;
+        try_reserve(second, size + 1, "the Unigram lattice")?;
+        best.resize(
+            size + 1,
+            Best {
+                score: 0.0,
+                starts_at: NO_START,
+                id: 0,
+            },
+        );
+        second.resize(size + 1, f64::NEG_INFINITY);
+        let node_scores = &self.node_scores[..];
+        let unk_score = f64::from(self.unk_score as f32);
+        let mut largest = 0f64;
+        let mut steps = 0u32;
+        let mut starts_at = 0usize;
+        let mut consider = |best: &mut [Best], second: &mut [f64], at, from, id, candidate: f64| {
+            largest = largest.max(candidate.abs());
+            let target: &mut Best = &mut best[at];
+            if target.starts_at == NO_START {
+                *target = Best {
+                    score: candidate,
+                    starts_at: from as u32,
+                    id,
+                };
+            } else if candidate > target.score {
+                second[at] = target.score;
+                *target = Best {
+                    score: candidate,
+                    starts_at: from as u32,
+                    id,
+                };
+            } else if candidate > second[at] {
+                second[at] = candidate;
+            }
+        };
+        while starts_at < size {
+            steps += 1;
+            let here = best[starts_at].score;
+            let mblen = utf8_len(bytes[starts_at]).min(size - starts_at);
+            let mut has_single_node = false;
+            self.trie
+                .common_prefixes(&bytes[starts_at..], |length, id| {
+                    let candidate = node_scores[id as usize] + here;
+                    consider(best, second, starts_at + length, starts_at, id, candidate);
+                    has_single_node |= length == mblen;
+                });
+            if !has_single_node {
+                let candidate = unk_score + here;
+                consider(
+                    best,
+                    second,
+                    starts_at + mblen,
+                    starts_at,
+                    u32::MAX,
+                    candidate,
+                );
+            }
+            starts_at += mblen;
+        }
+        let margin = best
+            .iter()
+            .zip(second.iter())
+            .map(|(b, &s)| b.score - s)
+            .fold(f64::INFINITY, f64::min);
+        // the path, a run of k unknown characters as the marker u32::MAX - k (one unknown id;
+        // with byte fallback, the bytes, which are not cached)
+        scratch.ids.clear();
+        let cache_unknowns = self.byte_ids.is_none() && self.unk_id.is_some();
+        let mut end = size;
+        while end > 0 {
+            let node = best[end];
+            if node.id == u32::MAX {
+                match scratch.ids.last_mut() {
+                    _ if !cache_unknowns => {
+                        scratch.ids.clear();
+                        return Ok(-1.0);
+                    }
+                    Some(last) if *last > UNK_RUN => *last -= 1,
+                    _ => scratch.ids.push(u32::MAX - 1),
+                }
+            } else {
+                scratch.ids.push(node.id);
+            }
+            end = node.starts_at as usize;
+        }
+        scratch.ids.reverse();
+        let bound = margin * f64::from(1u32 << 21) / f64::from(steps.max(1)) - largest;
+        // never above the true bound after rounding to f32
+        Ok(if bound.is_nan() {
+            -1.0
+        } else {
+            (bound * 0.999) as f32
+        })
+    }
+
+    /// The ids of the best path in `best` (a lattice of `text`) into `out`.
+    fn emit(&self, text: &str, best: &[Best], out: &mut Vec<u32>) -> Result<()> {
         let mut n = 0;
         let mut end = text.len();
         while end > 0 {
@@ -293,7 +561,6 @@ impl Unigram {
             spans.push((node.starts_at as usize, end, node.id));
             end = node.starts_at as usize;
         }
-        drop(best);
         // every id covers at least one byte
         try_reserve(out, text.len(), "the ids")?;
         let mut prev_unk = false;

@@ -59,3 +59,19 @@ pub fn cached(
         Ok(())
     })
 }
+
+/// Run `f` with this thread's cache (emptied first when another model filled it), for models
+/// that keep more than ids in an entry or look words up in a loop of their own; `None` when
+/// the cache is borrowed already on this thread.
+pub fn with<R>(owner: u64, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
+    CACHE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut cache) => {
+            if cache.owner != owner {
+                cache.clear();
+                cache.owner = owner;
+            }
+            f(Some(&mut cache))
+        }
+        Err(_) => f(None),
+    })
+}
