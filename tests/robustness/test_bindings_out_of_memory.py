@@ -144,13 +144,15 @@ def test_chunk_counter_word_counts_and_export() -> None:
             c.add_texts([" ".join(words(300_000))])
             tight(2 << 20)
             def work():
+                # (export_arena() runs out of memory in almost every run; in a few, free chunks
+                # that the parallel counting left inside the heap hold its result, and then
+                # word_counts() meets the limit with that result still alive)
                 try:
-                    c.export_arena()
+                    kept = c.export_arena()
                 except MemoryError:
-                    pass
-                else:
-                    raise AssertionError("export_arena() did not run out of memory")
+                    kept = None
                 c.word_counts(False)
+                return kept
             """
         )
     )
