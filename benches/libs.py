@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .vocabs import read_tiktoken
 
@@ -49,14 +49,10 @@ class Adapter:
         return None
 
 
-class Toksmith(Adapter):
-    name = "toksmith"
+class OrdinaryAdapter(Adapter):
+    """A library with tiktoken's ``encode_ordinary`` and ``decode`` on ``self.tok``."""
 
-    def __init__(self, spec):
-        import toksmith
-
-        ranks = read_tiktoken(spec["ranks"])
-        self.tok = toksmith.Tokenizer.from_ranks(ranks, spec["pattern"], spec.get("specials") or {})
+    tok: Any
 
     def encode(self, text):
         return self.tok.encode_ordinary(text)
@@ -65,11 +61,21 @@ class Toksmith(Adapter):
         f = self.tok.encode_ordinary
         return [f(d) for d in docs]
 
-    def encode_batch(self, docs, threads):
-        return self.tok.encode_ordinary_batch(docs, threads=threads)
-
     def decode(self, ids):
         return self.tok.decode(ids)
+
+
+class Toksmith(OrdinaryAdapter):
+    name = "toksmith"
+
+    def __init__(self, spec):
+        import toksmith
+
+        ranks = read_tiktoken(spec["ranks"])
+        self.tok = toksmith.Tokenizer.from_ranks(ranks, spec["pattern"], spec.get("specials") or {})
+
+    def encode_batch(self, docs, threads):
+        return self.tok.encode_ordinary_batch(docs, threads=threads)
 
     def stream_decode(self, ids):
         d = self.tok.stream_decoder()
@@ -242,7 +248,7 @@ def _split_flat(flat: List[int], offsets: List[int]) -> List[List[int]]:
     return [flat[a:b] for a, b in zip(offsets, offsets[1:])]
 
 
-class Splintr(Adapter):
+class Splintr(OrdinaryAdapter):
     """splintr-rs (module ``splintr``), from the same .tiktoken file. Its batch runs on rayon's
     global pool: the thread count comes from ``RAYON_NUM_THREADS`` (all cores by default)."""
 
@@ -264,18 +270,8 @@ class Splintr(Adapter):
             check_token_table(self.name, spec, self._token_bytes)
             self.note = f"built-in {name} (the file's pattern: {str(e).splitlines()[0]})"
 
-    def encode(self, text):
-        return self.tok.encode_ordinary(text)
-
-    def encode_each(self, docs):
-        f = self.tok.encode_ordinary
-        return [f(d) for d in docs]
-
     def encode_batch(self, docs, threads):
         return self.tok.encode_batch(docs)
-
-    def decode(self, ids):
-        return self.tok.decode(ids)
 
     def _token_bytes(self, rank: int) -> Optional[bytes]:
         try:
@@ -284,7 +280,7 @@ class Splintr(Adapter):
             return None
 
 
-class Riptoken(Adapter):
+class Riptoken(OrdinaryAdapter):
     """riptoken's CoreBPE from the same .tiktoken file (batch: rayon's global pool)."""
 
     name = "riptoken"
@@ -294,21 +290,11 @@ class Riptoken(Adapter):
 
         self.tok = riptoken.CoreBPE(dict(_ranks(str(spec["ranks"]))), {}, spec["regex"])
 
-    def encode(self, text):
-        return self.tok.encode_ordinary(text)
-
-    def encode_each(self, docs):
-        f = self.tok.encode_ordinary
-        return [f(d) for d in docs]
-
     def encode_batch(self, docs, threads):
         return self.tok.encode_ordinary_batch(docs)
 
-    def decode(self, ids):
-        return self.tok.decode(ids)
 
-
-class Toktok(Adapter):
+class Toktok(OrdinaryAdapter):
     """toktok-rs (module ``toktok``): built-in encodings only (compiled into the module). Its
     public API only counts; the full encoder is ``toktok._encoding(name)``, which its docs name
     for "anyone who knowingly wants the full encode/decode surface"."""
@@ -323,24 +309,14 @@ class Toktok(Adapter):
         table = self.tok.token_byte_values()
         check_token_table(self.name, spec, lambda r: table[r] if r < len(table) else None)
 
-    def encode(self, text):
-        return self.tok.encode_ordinary(text)
-
-    def encode_each(self, docs):
-        f = self.tok.encode_ordinary
-        return [f(d) for d in docs]
-
     def encode_batch(self, docs, threads):
         flat, offsets = self.tok.encode_batch(docs, threads, False)
         return _split_flat(
             memoryview(flat).cast("I").tolist(), memoryview(offsets).cast("q").tolist()
         )
 
-    def decode(self, ids):
-        return self.tok.decode(ids)
 
-
-class Quicktok(Adapter):
+class Quicktok(OrdinaryAdapter):
     """quicktok-v1 (module ``quicktok``): built-in encodings only."""
 
     name = "quicktok"
@@ -359,19 +335,9 @@ class Quicktok(Adapter):
         except KeyError:
             return None
 
-    def encode(self, text):
-        return self.tok.encode_ordinary(text)
-
-    def encode_each(self, docs):
-        f = self.tok.encode_ordinary
-        return [f(d) for d in docs]
-
     def encode_batch(self, docs, threads):
         flat, offsets = self.tok.encode_batch(docs, threads, False)
         return _split_flat(flat.tolist(), offsets.tolist())
-
-    def decode(self, ids):
-        return self.tok.decode(ids)
 
 
 class RsBpe(Adapter):
@@ -405,7 +371,7 @@ class RsBpe(Adapter):
         return self.tok.decode(ids)
 
 
-class BpeOpenai(Adapter):
+class BpeOpenai(OrdinaryAdapter):
     """bpe-openai (module ``bpe_openai``, over the ``bpe-openai`` Rust crate): built-in
     encodings only; its batch is a Python thread pool."""
 
@@ -419,18 +385,8 @@ class BpeOpenai(Adapter):
         table = self.tok.token_byte_values()
         check_token_table(self.name, spec, lambda r: table[r] if r < len(table) else None)
 
-    def encode(self, text):
-        return self.tok.encode_ordinary(text)
-
-    def encode_each(self, docs):
-        f = self.tok.encode_ordinary
-        return [f(d) for d in docs]
-
     def encode_batch(self, docs, threads):
         return self.tok.encode_ordinary_batch(docs, num_threads=threads)
-
-    def decode(self, ids):
-        return self.tok.decode(ids)
 
 
 class Wordchipper(Adapter):
