@@ -74,42 +74,38 @@ pub const WORDS_PATTERN: &str = concat!(
     r"|[^\s\p{L}\p{M}\p{N}]"
 );
 
+/// The alternatives both CppReason word patterns begin with.
+macro_rules! cpp_words_common {
+    () => {
+        concat!(
+            r"(?m)^(?:\+\+\+|---)(?: [ab]/)?",
+            r"|@@",
+            r"|\#[ \t]*[A-Za-z_]+",
+            r"|0[xX][0-9a-fA-F]+",
+            r#"|"(?:[^"\\\n]|\\.)*""#,
+            r"|'(?:[^'\\\n]|\\.)'",
+            r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
+            r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/",
+            r"|[\p{L}_][\p{L}\p{N}_]*",
+            r"|\p{N}[\p{L}\p{N}_]*",
+            r"|(?:\r?\n[^\S\n]*){1,2}",
+        )
+    };
+}
+
 /// The word split of the CppReason preset (seed 001): diff headers, preprocessor directives,
 /// literals, operators, identifiers, numbers (a digit and the letters, digits and `_` after
 /// it, so a suffix or exponent stays with its number: `42u`, `1e5`, `10ULL`), line breaks and
 /// any other character; spaces and tabs are dropped. It has a hand-written scanner.
 /// (CppReason tokenizers trained before punctuation runs; [`CPP_RUNS_PATTERN`] since.)
-pub const CPP_WORDS_PATTERN: &str = concat!(
-    r"(?m)^(?:\+\+\+|---)(?: [ab]/)?",
-    r"|@@",
-    r"|\#[ \t]*[A-Za-z_]+",
-    r"|0[xX][0-9a-fA-F]+",
-    r#"|"(?:[^"\\\n]|\\.)*""#,
-    r"|'(?:[^'\\\n]|\\.)'",
-    r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
-    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/",
-    r"|[\p{L}_][\p{L}\p{N}_]*",
-    r"|\p{N}[\p{L}\p{N}_]*",
-    r"|(?:\r?\n[^\S\n]*){1,2}",
-    r"|\S"
-);
+pub const CPP_WORDS_PATTERN: &str = concat!(cpp_words_common!(), r"|\S");
 
 /// [`CPP_WORDS_PATTERN`] with punctuation runs: a `+` or `-` that starts a line is a word of
 /// its own (the diff marker), and a run of ASCII punctuation but quotes and `_` is one word up
 /// to where an operator, `@@` or a directive starts (`();`, `){`; `)->` is `)` and `->`). It
 /// has a hand-written scanner.
 pub const CPP_RUNS_PATTERN: &str = concat!(
-    r"(?m)^(?:\+\+\+|---)(?: [ab]/)?",
-    r"|@@",
-    r"|\#[ \t]*[A-Za-z_]+",
-    r"|0[xX][0-9a-fA-F]+",
-    r#"|"(?:[^"\\\n]|\\.)*""#,
-    r"|'(?:[^'\\\n]|\\.)'",
-    r"|<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
-    r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/",
-    r"|[\p{L}_][\p{L}\p{N}_]*",
-    r"|\p{N}[\p{L}\p{N}_]*",
-    r"|(?:\r?\n[^\S\n]*){1,2}",
+    cpp_words_common!(),
     r"|^[+\-]",
     r"|(?:(?!<=>|<<=|>>=|->\*|\.\.\.|::|->|\.\*|==|!=|<=|>=|&&|\|\||<<|>>|\+\+|--",
     r"|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\#\#|//|/\*|\*/|@@|\#[ \t]*[A-Za-z_])",
