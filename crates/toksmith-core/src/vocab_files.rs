@@ -128,6 +128,9 @@ fn py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
+/// A merge as its two halves, borrowed from the file's text.
+pub type Pair<'a> = (&'a str, &'a str);
+
 /// `files/clip.py::read_clip_files` (as `transformers`' CLIPTokenizer reads the files): the
 /// token -> id object of `vocab.json` and the merges of `merges.txt` (the text stripped, a
 /// `#version` first line dropped, then one `left right` pair a line). None where that reader
@@ -138,7 +141,7 @@ fn py_space(c: char) -> bool {
 pub fn parse_clip_files<'m>(
     vocab_json: &[u8],
     merges_txt: &'m [u8],
-) -> Option<(FxHashMap<String, u32>, Vec<(&'m str, &'m str)>)> {
+) -> Option<(FxHashMap<String, u32>, Vec<Pair<'m>>)> {
     let text = std::str::from_utf8(merges_txt).ok()?;
     if text.contains('\r') {
         return None;
