@@ -286,6 +286,8 @@ class Pipeline:
     @staticmethod
     def from_hf_json(json: str) -> Pipeline: ...
     @staticmethod
+    def from_clip_files(shell: str, vocab_json: bytes, merges_txt: bytes) -> Optional[Pipeline]: ...
+    @staticmethod
     def from_wordpiece_vocab(
         vocab_txt: str,
         unk_token: str,

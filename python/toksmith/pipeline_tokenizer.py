@@ -35,6 +35,7 @@ from .errors import (
     VocabError,
     missing_extra,
 )
+from .files import clip as _clip
 from .files import pipeline_files as _pipeline_files
 from .files.huggingface import _post_template, read_padding, read_truncation
 from .files.pipeline_files import PipelineSource
@@ -91,6 +92,8 @@ class PipelineTokenizer(LengthSettings):
             elif source.kind == "hf_json":
                 assert isinstance(source.data, str)
                 core = _core.Pipeline.from_hf_json(source.data)
+            elif source.kind == "clip":
+                core = _clip.clip_pipeline(source)
             elif source.kind == "wordpiece":
                 assert isinstance(source.data, str)
                 core = _core.Pipeline.from_wordpiece_vocab(
@@ -143,8 +146,9 @@ class PipelineTokenizer(LengthSettings):
 
     @property
     def source_kind(self) -> Optional[str]:
-        """The kind of file it was read from: ``"sentencepiece"``, ``"hf_json"`` or
-        ``"wordpiece"`` (None when built otherwise)."""
+        """The kind of file it was read from: ``"sentencepiece"``, ``"hf_json"``,
+        ``"wordpiece"`` or ``"clip"`` (CLIP's ``vocab.json`` + ``merges.txt``; None when built
+        otherwise)."""
         return None if self._source is None else self._source.kind
 
     @property
@@ -600,8 +604,11 @@ class PipelineTokenizer(LengthSettings):
         :func:`toksmith.files.pipeline_files.pipeline_tokenizer_json`)."""
         if self._source is None:
             raise ConversionError("this tokenizer was not read from a file: nothing to export")
+        source = self._source
+        if source.kind == "clip":  # CLIP's vocab.json + merges.txt: their tokenizer.json
+            source = _clip.clip_json_source(source)
         return _pipeline_files.pipeline_tokenizer_json(
-            self._source,
+            source,
             self.special_tokens,
             self._template,
             self._truncation,

@@ -7,11 +7,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pickle
 
 import pytest
 
 import toksmith
+from toksmith.files.clip import read_clip_files
 from toksmith.files.detect import detect_format
+from toksmith.pipeline_tokenizer import PipelineTokenizer
 
 from .model_texts import all_texts, unxz
 
@@ -190,3 +193,63 @@ def test_malformed_files_name_the_problem(tmp_path):
     (tmp_path / "merges.txt").write_text(merges + "a b c</w>\n", encoding="utf-8")
     with pytest.raises(toksmith.TokenizerFileError, match="line 4: expected 'left right'"):
         toksmith.load_any(tmp_path)
+
+
+def test_odd_files_read_as_the_python_reader(files, tmp_path):
+    # CR LF lines, a lone CR and blank lines (the native reader declines them: read in Python,
+    # as before) and a file without the header (read natively) give the same tokenizer
+    folder, text = files[1], files[2]
+    ref = toksmith.load_any(folder)
+    assert ref.source_kind == "clip"
+    body = text.strip().split("\n")
+    variants = {
+        "crlf": "\r\n".join(body) + "\r\n",
+        "cr": "\r".join(body),
+        "blank": "\n\n".join(body[:3]) + "\n \t\n" + "\n".join(body[3:]) + "\n\n",
+        "no_header": "\n".join(body[1:]),
+    }
+    sample = _texts()[:20] + EXTRA
+    for name, merges in variants.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "merges.txt").write_bytes(merges.encode("utf-8"))
+        with open(os.path.join(folder, "vocab.json"), "rb") as f:
+            (d / "vocab.json").write_bytes(f.read())
+        tok = toksmith.load_any(d)
+        assert tok.encode_batch(sample) == ref.encode_batch(sample), name
+
+
+def test_export_and_pickle_keep_the_ids(files, tmp_path):
+    # the exported document (its decoder is toksmith's: CLIPTokenizer's clean-up) read back
+    tok = toksmith.load_any(files[0])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(tok.to_huggingface_json()), encoding="utf-8")
+    back = toksmith.load_any(path)
+    again = pickle.loads(pickle.dumps(tok))
+    assert again.source_kind == "clip" and back.source_kind == "hf_json"
+    for t in _texts()[:20] + EXTRA:
+        ids = tok.encode(t, add_special_tokens=False)
+        assert back.encode(t, add_special_tokens=False) == ids, t
+        assert again.encode(t, add_special_tokens=False) == ids, t
+        assert back.decode(ids) == again.decode(ids) == tok.decode(ids), t
+
+
+def test_bad_files_name_the_file(tmp_path):
+    vocab, merges = tmp_path / "vocab.json", tmp_path / "merges.txt"
+
+    def load():
+        return PipelineTokenizer.from_source(read_clip_files(vocab, merges))
+
+    merges.write_text("#version: 0.2\ni n\nt h</w>\n", encoding="utf-8")
+    vocab.write_text('["i", "n"]', encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError, match="vocab.json: expected a JSON object"):
+        load()
+    vocab.write_text('{"i": 0, "n": 1', encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError, match="merges.txt: does not parse"):
+        load()
+    vocab.write_text('{"i": 0, "n": 1, "in": 2}', encoding="utf-8")
+    with pytest.raises(toksmith.TokenizerFileError, match="merges.txt: .*merge .*not in the vocab"):
+        load()
+    merges.write_bytes(b"#version: 0.2\ni n\n\xff h</w>\n")
+    with pytest.raises(toksmith.TokenizerFileError, match="merges.txt: does not parse"):
+        load()

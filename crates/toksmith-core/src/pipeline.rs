@@ -22,6 +22,7 @@ use crate::normalizers::{BertNormalizer, Normalizer, Pattern, Precompiled, SpmNo
 use crate::pre_tokenizers::{
     Behavior, ByteLevelPre, PreTokenizer, PrependScheme, RegexSplit, Split,
 };
+use crate::vocab_files;
 use crate::{Error, Result};
 
 /// The model at the heart of a pipeline.
@@ -266,6 +267,60 @@ impl Pipeline {
                 ModelTables::default(),
             ),
         };
+        Self::from_hf_doc(doc, tables)
+    }
+
+    /// CLIP's `vocab.json` + `merges.txt` (their bytes) with `shell`: the `tokenizer.json`
+    /// document of its pipeline without the model's vocab and merges, whose added tokens
+    /// without an `"id"` take their content's id in the vocabulary (and are left out where it
+    /// has no such token), and whose model's `unk_token` is none where the vocabulary does
+    /// not have it. The same tokenizer as `from_hf_json` of the whole document, without
+    /// writing the tables into JSON and reading them again. `Ok(None)` where the files are not
+    /// plain ([`vocab_files::parse_clip_files`]): the caller reads them the slow way, which
+    /// reports what is wrong.
+    pub fn from_clip_files(
+        shell: &str,
+        vocab_json: &[u8],
+        merges_txt: &[u8],
+    ) -> Result<Option<Self>> {
+        let Some((vocab, merges)) = vocab_files::parse_clip_files(vocab_json, merges_txt) else {
+            return Ok(None);
+        };
+        let mut doc: Value =
+            serde_json::from_str(shell).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        if let Some(list) = doc.get_mut("added_tokens").and_then(Value::as_array_mut) {
+            list.retain_mut(|t| {
+                if t.get("id").is_some() {
+                    return true;
+                }
+                let id = t
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .and_then(|c| vocab.get(c));
+                match (id.copied(), t.as_object_mut()) {
+                    (Some(id), Some(obj)) => {
+                        obj.insert("id".into(), Value::from(id));
+                        true
+                    }
+                    _ => false,
+                }
+            });
+        }
+        if let Some(model) = doc.get_mut("model").and_then(Value::as_object_mut) {
+            let unk = model.get("unk_token").and_then(Value::as_str);
+            if unk.is_some_and(|t| !vocab.contains_key(t)) {
+                model.insert("unk_token".into(), Value::Null);
+            }
+        }
+        let tables = ModelTables {
+            vocab: Some(vocab),
+            merges: None,
+            merge_refs: Some(merges),
+        };
+        Self::from_hf_doc(doc, tables).map(Some)
+    }
+
+    fn from_hf_doc(doc: Value, tables: ModelTables<'_>) -> Result<Self> {
         let model_v = doc
             .get("model")
             .filter(|m| m.is_object())
@@ -1171,21 +1226,23 @@ fn merge_list(v: &Value, what: &str) -> Result<Vec<(String, String)>> {
 /// (a Value of a 50k-entry vocab is a B-tree of owned strings, copied again into the model's
 /// hash map: most of a CLIP load).
 #[derive(Default)]
-struct ModelTables {
+struct ModelTables<'a> {
     vocab: Option<FxHashMap<String, u32>>,
     merges: Option<Vec<(String, String)>>,
+    /// merges borrowed from the file's text (CLIP's merges.txt)
+    merge_refs: Option<Vec<(&'a str, &'a str)>>,
 }
 
 /// The document with its model's vocab (if an object) and merges left out, and those tables;
 /// None where the file is not plain (invalid JSON, a repeated key in the document or the
 /// model, a vocab id that is not an integer in 0..2^32, a merge that `merge_list` refuses): the
 /// caller then reads the whole document as a Value, and reports what is wrong.
-fn fast_hf_document(json: &str) -> Option<(Value, ModelTables)> {
+fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use std::fmt;
 
     struct Members<'a> {
-        tables: &'a mut ModelTables,
+        tables: &'a mut ModelTables<'static>,
         in_model: bool,
     }
     impl<'de> DeserializeSeed<'de> for Members<'_> {
@@ -1352,7 +1409,7 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables)> {
     Some((Value::Object(doc), tables))
 }
 
-fn hf_model(v: &Value, tables: ModelTables) -> Result<(Model, Vec<Option<String>>)> {
+fn hf_model(v: &Value, tables: ModelTables<'_>) -> Result<(Model, Vec<Option<String>>)> {
     let kind = match v.get("type").and_then(Value::as_str) {
         Some(t) => t,
         // older files have no type: tell them apart by their fields
@@ -1412,10 +1469,6 @@ fn hf_model(v: &Value, tables: ModelTables) -> Result<(Model, Vec<Option<String>
                 Some(vocab) => vocab,
                 None => vocab_map(v, what)?,
             };
-            let merges = match tables.merges {
-                Some(merges) => merges,
-                None => merge_list(v, what)?,
-            };
             let options = BpeOptions {
                 unk_token: opt_string(v, "unk_token"),
                 fuse_unk: bool_or(v, "fuse_unk", false),
@@ -1425,7 +1478,11 @@ fn hf_model(v: &Value, tables: ModelTables) -> Result<(Model, Vec<Option<String>
                 ignore_merges: bool_or(v, "ignore_merges", false),
             };
             let tokens = tokens_of(&vocab)?;
-            let b = CharBpe::new(vocab, &merges, options)?;
+            let b = match (tables.merge_refs, tables.merges) {
+                (Some(merges), _) => CharBpe::new(vocab, &merges, options)?,
+                (None, Some(merges)) => CharBpe::new(vocab, &merges, options)?,
+                (None, None) => CharBpe::new(vocab, &merge_list(v, what)?, options)?,
+            };
             Ok((Model::Bpe(b), tokens))
         }
         t => Err(bad(format!("model type {t:?} is not supported"))),

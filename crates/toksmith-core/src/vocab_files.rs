@@ -122,6 +122,80 @@ pub fn parse_merges_text(text: &str) -> Option<Vec<(&str, &str)>> {
     Some(out)
 }
 
+/// Whitespace as Python's `str.strip` and `str.isspace` see it: Unicode White_Space and the
+/// four separators U+001C..U+001F.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// A merge as its two halves, borrowed from the file's text.
+pub type Pair<'a> = (&'a str, &'a str);
+
+/// `files/clip.py::read_clip_files` (as `transformers`' CLIPTokenizer reads the files): the
+/// token -> id object of `vocab.json` and the merges of `merges.txt` (the text stripped, a
+/// `#version` first line dropped, then one `left right` pair a line). None where that reader
+/// raises or cleans the text first (invalid UTF-8 or JSON, anything but an object of ids in
+/// 0..2^32, a CR, a blank line, a line that is no pair) and where Python's strip could see
+/// other whitespace than this one: the caller then runs the Python reader. A repeated token
+/// takes its last id, as `json.loads` does.
+pub fn parse_clip_files<'m>(
+    vocab_json: &[u8],
+    merges_txt: &'m [u8],
+) -> Option<(FxHashMap<String, u32>, Vec<Pair<'m>>)> {
+    let text = std::str::from_utf8(merges_txt).ok()?;
+    if text.contains('\r') {
+        return None;
+    }
+    let body = text.trim_matches(py_space);
+    let mut merges = Vec::with_capacity(body.len() / 10);
+    if !body.is_empty() {
+        for (n, line) in body.split('\n').enumerate() {
+            if n == 0 && line.starts_with("#version") {
+                continue;
+            }
+            let (a, b) = line.split_once(' ')?;
+            if a.is_empty() || b.is_empty() || b.contains(' ') {
+                return None;
+            }
+            merges.push((a, b));
+        }
+    }
+    let vocab = parse_vocab_object(std::str::from_utf8(vocab_json).ok()?)?;
+    Some((vocab, merges))
+}
+
+/// A JSON object of token -> id (`vocab.json`) straight into a hash map; None for anything
+/// else.
+fn parse_vocab_object(json: &str) -> Option<FxHashMap<String, u32>> {
+    use serde::de::{Deserializer, MapAccess, Visitor};
+    use std::fmt;
+
+    struct Object;
+    impl<'de> Visitor<'de> for Object {
+        type Value = FxHashMap<String, u32>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object of token -> id")
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut out = FxHashMap::default();
+            out.reserve(map.size_hint().unwrap_or(0));
+            while let Some(key) = map.next_key::<String>()? {
+                let id: u64 = map.next_value()?;
+                let id = u32::try_from(id).map_err(serde::de::Error::custom)?;
+                out.insert(key, id);
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(json);
+    let vocab = (&mut de).deserialize_map(Object).ok()?;
+    de.end().ok()?;
+    Some(vocab)
+}
+
 /// Byte strings stored end to end (no allocation per string).
 #[derive(Default, Debug)]
 pub struct Flat {
@@ -734,5 +808,45 @@ mod tests {
         ranks.push((b"abc".to_vec(), 256));
         let not_bpe = Vocab::new(ranks, vec![]).unwrap();
         assert_eq!(merges_listed(&not_bpe, &p, &m), None);
+    }
+
+    #[test]
+    fn clip_files_as_the_python_reader_or_declined() {
+        let vocab = br#"{"a": 0, "b": 1, "ab</w>": 2, "a": 3}"#;
+        let (v, m) = parse_clip_files(vocab, b"#version: 0.2\na b</w>\nx y\n\n").unwrap();
+        assert_eq!(v.len(), 3);
+        assert_eq!(v["a"], 3); // the last of a repeated key, as json.loads
+        assert_eq!(m, vec![("a", "b</w>"), ("x", "y")]);
+        // stripped as str.strip: U+001F and U+3000 are whitespace to Python
+        let (_, m) = parse_clip_files(vocab, "\u{1f} a b\u{3000}\n".as_bytes()).unwrap();
+        assert_eq!(m, vec![("a", "b")]);
+        let (_, m) = parse_clip_files(vocab, b" \n\t").unwrap();
+        assert!(m.is_empty());
+        // a header only as the first line: later it is a pair like any other
+        let (_, m) = parse_clip_files(vocab, b"a b\n#version: 0.2\n").unwrap();
+        assert_eq!(m, vec![("a", "b"), ("#version:", "0.2")]);
+        for merges in [
+            &b"a b\r\nc d"[..],
+            b"a b\n\nc d",
+            b"a b\n \nc d",
+            b"a  b",
+            b"a b c",
+            b"ab",
+            b"a \nb c",
+            b"\xff b",
+        ] {
+            assert!(parse_clip_files(vocab, merges).is_none(), "{merges:?}");
+        }
+        for vocab in [
+            &br#"{"a": -1}"#[..],
+            br#"{"a": 1.0}"#,
+            br#"{"a": 4294967296}"#,
+            br#"["a"]"#,
+            br#"{"a": 1} x"#,
+            b"\xef\xbb\xbf{}",
+            br#"{"a": "1"}"#,
+        ] {
+            assert!(parse_clip_files(vocab, b"a b").is_none(), "{vocab:?}");
+        }
     }
 }

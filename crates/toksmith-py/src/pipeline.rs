@@ -53,6 +53,22 @@ impl Pipeline {
         Ok(Pipeline { inner })
     }
 
+    /// CLIP's `vocab.json` + `merges.txt` (their bytes) with the rest of its `tokenizer.json`
+    /// document (`shell`); None where the files are not plain (the caller reads them in
+    /// Python, which reports what is wrong).
+    #[staticmethod]
+    fn from_clip_files(
+        py: Python<'_>,
+        shell: &str,
+        vocab_json: Bytes,
+        merges_txt: Bytes,
+    ) -> PyResult<Option<Self>> {
+        let inner = py
+            .detach(|| pipeline::Pipeline::from_clip_files(shell, &vocab_json, &merges_txt))
+            .map_err(to_py)?;
+        Ok(inner.map(|inner| Pipeline { inner }))
+    }
+
     /// A WordPiece `vocab.txt` with BERT's normalizer, pre-tokenizer and decoder.
     #[staticmethod]
     #[pyo3(signature = (vocab_txt, unk_token, special, lowercase, strip_accents, handle_chinese_chars))]

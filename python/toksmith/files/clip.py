@@ -6,10 +6,12 @@ vocabulary is derived from them as ``clip.simple_tokenizer.SimpleTokenizer`` doe
 CLIP's BPE is byte-level BPE over words with an end-of-word marker: the text is NFC-normalized,
 whitespace runs become one space and it is lower-cased; words are split by CLIP's pattern,
 spelled in GPT-2's byte alphabet, and the last symbol of each word carries ``</w>``. These files
-are read as the ``tokenizer.json`` document ``transformers``' ``CLIPTokenizer`` builds from them
-(ids equal to ``CLIPTokenizer(...)(text, add_special_tokens=False)``), run by
+are the ``tokenizer.json`` document ``transformers``' ``CLIPTokenizer`` builds from them (ids
+equal to ``CLIPTokenizer(...)(text, add_special_tokens=False)``), run by
 :class:`toksmith.pipeline_tokenizer.PipelineTokenizer`; decoding drops the suffixes and strips
-the text as that tokenizer's ``decode`` does.
+the text as that tokenizer's ``decode`` does. ``vocab.json`` + ``merges.txt`` are read natively
+straight into the model's tables (:func:`clip_pipeline`); the document is only written for
+files the native reader declines (it then reports what is wrong) and for export.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import re
 import zlib
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from .. import _core
 from .._paths import fspath
 from ..bytelevel import BYTE_TO_CHAR
 from ..errors import TokenizerFileError
@@ -73,7 +76,7 @@ def _merge_lines(lines: List[str], where: str) -> List[str]:
 
 
 def clip_document(
-    vocab: Dict[str, int],
+    vocab: Optional[Dict[str, int]],
     merges: Union[List[Tuple[str, str]], List[str]],
     cleanup_decode: bool = True,
     start_normalized: bool = False,
@@ -82,10 +85,12 @@ def clip_document(
     (``cleanup_decode``: decode as ``transformers``' CLIPTokenizer does, suffixes to spaces and
     the text stripped, rather than as its ``tokenizers`` backend does; ``start_normalized``:
     the start token is found in the normalized (lower-cased) text, as transformers does when
-    ``tokenizer_config.json`` says so)."""
+    ``tokenizer_config.json`` says so). ``vocab=None``: the document without the model's vocab
+    and merges, its start and end tokens without ids (``_core.Pipeline.from_clip_files`` takes
+    them from the vocabulary it reads)."""
     added = [
         {
-            "id": vocab[t],
+            **({} if vocab is None else {"id": vocab[t]}),
             "content": t,
             "single_word": False,
             "lstrip": False,
@@ -94,7 +99,7 @@ def clip_document(
             "special": True,
         }
         for t in (START, END)
-        if t in vocab
+        if vocab is None or t in vocab
     ]
     decoder: Dict[str, Any] = {"type": "ByteLevel"}
     if cleanup_decode:
@@ -129,16 +134,22 @@ def clip_document(
         "model": {
             "type": "BPE",
             "dropout": None,
-            "unk_token": END if END in vocab else None,
+            "unk_token": END if vocab is None or END in vocab else None,
             "continuing_subword_prefix": "",
             "end_of_word_suffix": SUFFIX,
             "fuse_unk": False,
             "byte_fallback": False,
-            "vocab": vocab,
-            "merges": (
-                list(merges)  # lines already (checked at C speed: no loop per merge)
-                if set(map(type, merges)) <= {str}
-                else [m if isinstance(m, str) else " ".join(m) for m in merges]
+            **(
+                {}
+                if vocab is None
+                else {
+                    "vocab": vocab,
+                    "merges": (
+                        list(merges)  # lines already (checked at C speed: no loop per merge)
+                        if set(map(type, merges)) <= {str}
+                        else [m if isinstance(m, str) else " ".join(m) for m in merges]
+                    ),
+                }
             ),
         },
     }
@@ -159,19 +170,59 @@ def _source(doc: Dict[str, Any], where: str, vocab_text: Optional[str] = None) -
 def read_clip_files(
     vocab_json: Union[str, os.PathLike], merges_txt: Union[str, os.PathLike]
 ) -> PipelineSource:
-    """CLIP's ``vocab.json`` + ``merges.txt``, as ``transformers``' CLIPTokenizer reads them."""
+    """CLIP's ``vocab.json`` + ``merges.txt``: their bytes, read as ``transformers``'
+    CLIPTokenizer reads them when the tokenizer is built (:func:`clip_pipeline`)."""
     vp, mp = fspath(vocab_json), fspath(merges_txt)
     where = f"{os.fsdecode(vp)} + {os.fsdecode(mp)}"
+    with open(vp, "rb") as f:
+        vocab_raw = f.read()
+    with open(mp, "rb") as f:
+        merges_raw = f.read()
+    options = (
+        ("merges", merges_raw),
+        ("start_normalized", _start_normalized(vp)),
+        ("vocab_file", os.fsdecode(vp)),
+    )
+    return PipelineSource("clip", vocab_raw, where, options)
+
+
+def _text(raw: bytes) -> str:
+    """A file's text as ``open(path, encoding="utf-8").read()`` gives it (universal newlines:
+    CR LF and a lone CR become LF)."""
+    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def clip_pipeline(source: PipelineSource) -> "_core.Pipeline":
+    """The native tokenizer of a :func:`read_clip_files` source: the files straight into the
+    model's tables, or (where the native reader declines them: odd or bad files) the document
+    of :func:`clip_json_source`, which reports what is wrong. Errors of the vocabulary itself
+    come as :class:`toksmith.errors.VocabError`."""
+    assert source.kind == "clip" and isinstance(source.data, bytes)
+    shell = clip_document(None, [], start_normalized=source.option("start_normalized", False))
+    core = _core.Pipeline.from_clip_files(
+        json.dumps(shell, ensure_ascii=False), source.data, source.option("merges")
+    )
+    if core is None:
+        core = _core.Pipeline.from_hf_json(str(clip_json_source(source).data))
+    return core
+
+
+def clip_json_source(source: PipelineSource) -> PipelineSource:
+    """A :func:`read_clip_files` source as the ``tokenizer.json`` document of its tokenizer
+    (for export, and for files the native reader declines: the checks and messages are
+    here)."""
+    assert source.kind == "clip" and isinstance(source.data, bytes)
+    where = source.where
     try:
-        with open(vp, encoding="utf-8") as f:
-            vocab_text = f.read()
+        vocab_text = _text(source.data)
         vocab = json.loads(vocab_text)
-        with open(mp, encoding="utf-8") as f:
-            text = f.read()
+        text = _text(source.option("merges"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TokenizerFileError(f"{where}: does not parse: {e}") from None
     if not isinstance(vocab, dict):  # its ids are checked when the tokenizer is built
-        raise TokenizerFileError(f"{os.fsdecode(vp)}: expected a JSON object of token -> id")
+        raise TokenizerFileError(
+            f"{source.option('vocab_file')}: expected a JSON object of token -> id"
+        )
     body = text.strip()
     lines = body.split("\n") if body else []
     if lines and lines[0].startswith("#version"):
@@ -179,7 +230,7 @@ def read_clip_files(
     if "\r" in body or _BLANK_LINE.search(body):  # else each line is kept as it is
         lines = [line.rstrip("\r") for line in lines if line.strip()]
     merges = _merge_lines(lines, where)
-    doc = clip_document(vocab, merges, start_normalized=_start_normalized(vp))
+    doc = clip_document(vocab, merges, start_normalized=source.option("start_normalized", False))
     return _source(doc, where, vocab_text)
 
 
@@ -252,6 +303,8 @@ __all__ = [
     "START",
     "SUFFIX",
     "clip_document",
+    "clip_json_source",
+    "clip_pipeline",
     "clip_vocab",
     "is_clip_merges",
     "looks_like_clip_gz",

@@ -24,7 +24,7 @@ from ._common import make_folder, write_json
 from .huggingface import _BOS, _EOS, VERY_LARGE_INTEGER, _added_entry, _role
 
 #: the kinds of :class:`PipelineSource`
-KINDS = ("sentencepiece", "hf_json", "wordpiece")
+KINDS = ("sentencepiece", "hf_json", "wordpiece", "clip")
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,10 @@ class PipelineSource:
     """A non-byte-level tokenizer file as plain data.
 
     ``kind``: ``"sentencepiece"`` (``data`` is the ``.model`` file's bytes), ``"hf_json"``
-    (``data`` is the ``tokenizer.json`` text) or ``"wordpiece"`` (``data`` is ``vocab.txt``'s
-    text; ``options`` holds what ``tokenizer_config.json`` says). ``where`` names the file in
+    (``data`` is the ``tokenizer.json`` text), ``"wordpiece"`` (``data`` is ``vocab.txt``'s
+    text; ``options`` holds what ``tokenizer_config.json`` says) or ``"clip"`` (``data`` is
+    CLIP's ``vocab.json`` bytes, ``options`` holds ``merges.txt``'s bytes: see
+    :mod:`toksmith.files.clip`). ``where`` names the file in
     messages.
     """
 

@@ -58,6 +58,9 @@ pub struct CharBpe {
     byte_ids: Option<Box<[u32; 256]>>,
     /// SentencePiece: the id of each ASCII character (u32::MAX: none), as `vocab` has it.
     ascii_ids: Box<[u32; 128]>,
+    /// SentencePiece: the id of each other character that `vocab` has (looked up by the char,
+    /// not hashed and compared as a string).
+    char_ids: FxHashMap<char, u32>,
     /// SentencePiece: cut the text into words before each `▁` that follows another character.
     split_at_space: bool,
     /// The tag of this model's entries in the word cache.
@@ -123,9 +126,9 @@ fn byte_ids_of(vocab: &FxHashMap<String, u32>) -> Option<Box<[u32; 256]>> {
 
 impl CharBpe {
     /// Hugging Face BPE: `vocab` (token -> id) and `merges` in priority order.
-    pub fn new(
+    pub fn new<S: AsRef<str>>(
         vocab: FxHashMap<String, u32>,
-        merges: &[(String, String)],
+        merges: &[(S, S)],
         options: BpeOptions,
     ) -> Result<Self> {
         let prefix_len = options
@@ -133,7 +136,10 @@ impl CharBpe {
             .as_ref()
             .map_or(0, |p| p.len());
         let mut table = FxHashMap::default();
+        table.reserve(merges.len());
+        let mut merged = String::new();
         for (rank, (a, b)) in merges.iter().enumerate() {
+            let (a, b) = (a.as_ref(), b.as_ref());
             let get = |t: &str| {
                 vocab.get(t).copied().ok_or_else(|| {
                     Error::InvalidVocab(format!(
@@ -149,7 +155,9 @@ impl CharBpe {
                     "merge {a:?} {b:?}: the right part is shorter than the continuing_subword_prefix"
                 ))
             })?;
-            let merged = format!("{a}{rest}");
+            merged.clear();
+            merged.push_str(a);
+            merged.push_str(rest);
             let im = get(&merged)?;
             table.entry((ia, ib)).or_insert((rank as u32, im));
         }
@@ -180,6 +188,7 @@ impl CharBpe {
             unused: Vec::new(),
             byte_ids,
             ascii_ids: Box::new([u32::MAX; 128]),
+            char_ids: FxHashMap::default(),
             split_at_space: false,
             owner: word_cache::new_owner(),
             any_unused: false,
@@ -281,6 +290,15 @@ impl CharBpe {
                 *slot = id;
             }
         }
+        let mut char_ids = FxHashMap::default();
+        for (t, &id) in &lookup_vocab {
+            let mut chars = t.chars();
+            if let (Some(c), None) = (chars.next(), chars.next()) {
+                if !c.is_ascii() {
+                    char_ids.insert(c, id);
+                }
+            }
+        }
         Ok(CharBpe {
             vocab: lookup_vocab,
             merges,
@@ -296,6 +314,7 @@ impl CharBpe {
             unused,
             byte_ids,
             ascii_ids,
+            char_ids,
             split_at_space,
             owner: word_cache::new_owner(),
             any_unused,
@@ -446,13 +465,10 @@ impl CharBpe {
                 Some((len, id)) => (len, id, true),
                 None if bytes[pos] < 0x80 => (1, self.ascii_ids[bytes[pos] as usize], false),
                 None => {
-                    let len = super::unigram::utf8_len(bytes[pos]).min(bytes.len() - pos);
-                    let id = self
-                        .vocab
-                        .get(&w[pos..pos + len])
-                        .copied()
-                        .unwrap_or(u32::MAX);
-                    (len, id, false)
+                    // pos is on a char boundary of w
+                    let c = w[pos..].chars().next().unwrap_or('\u{fffd}');
+                    let id = self.char_ids.get(&c).copied().unwrap_or(u32::MAX);
+                    (c.len_utf8(), id, false)
                 }
             };
             symbols.push(Symbol {
@@ -559,6 +575,9 @@ impl CharBpe {
                     out.push(unk);
                 }
                 prev_unk = true;
+            } else if rev.is_empty() {
+                out.push(s.id); // no merge into an UNUSED piece to undo
+                prev_unk = false;
             } else {
                 stack.push(s.id);
                 while let Some(id) = stack.pop() {
@@ -655,13 +674,13 @@ mod tests {
             end_of_word_suffix: Some("</w>".into()),
             ..Default::default()
         };
-        let m = CharBpe::new(v.clone(), &[], opts.clone()).unwrap();
+        let m = CharBpe::new(v.clone(), &[] as &[(String, String)], opts.clone()).unwrap();
         assert_eq!(enc(&m, "abb"), vec![1, 2, 4]);
         assert_eq!(enc(&m, "xyab"), vec![0, 5, 4]);
         assert_eq!(enc(&m, "b"), vec![3]);
         let m = CharBpe::new(
             v,
-            &[],
+            &[] as &[(String, String)],
             BpeOptions {
                 fuse_unk: false,
                 ..opts
@@ -679,7 +698,7 @@ mod tests {
             .collect();
         let m = CharBpe::new(
             v,
-            &[],
+            &[] as &[(String, String)],
             BpeOptions {
                 unk_token: Some("<unk>".into()),
                 byte_fallback: true,
@@ -692,7 +711,7 @@ mod tests {
         let v = vocab(&["<unk>", "a", "<0xC3>"]);
         let m = CharBpe::new(
             v,
-            &[],
+            &[] as &[(String, String)],
             BpeOptions {
                 unk_token: Some("<unk>".into()),
                 byte_fallback: true,
@@ -704,7 +723,7 @@ mod tests {
         // an unknown unk token is a configuration error
         assert!(CharBpe::new(
             vocab(&["a"]),
-            &[],
+            &[] as &[(String, String)],
             BpeOptions {
                 unk_token: Some("?".into()),
                 ..Default::default()
