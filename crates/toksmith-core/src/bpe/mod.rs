@@ -36,7 +36,7 @@ pub(crate) mod test_vocabs;
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;
-pub use superword_cache::{SuperwordCaches, LONG_MIN};
+pub use superword_cache::{LongCache, SuperwordCaches, LONG_MIN};
 
 use crate::error::Result;
 use crate::vocab::Vocab;

@@ -3,7 +3,10 @@
 //!
 //! Pieces of up to 16 bytes (nearly all of them) live in open-addressing tables with the key
 //! bytes inline, like the vocabulary's: one probe sequence, no allocation per entry, no key
-//! comparison through a pointer. Longer pieces (up to [`MAX_PIECE`] bytes) go to a hash map.
+//! comparison through a pointer. Longer pieces (up to [`MAX_PIECE`] bytes) go to the
+//! superword merge's [`LongCache`] (keys back to back in one vector): on non-Latin text most
+//! pieces that are not one token are that long and four in five are new, and a hash map of
+//! boxed keys cost an allocation per insert and a free per entry at every clear.
 //! The ids of every entry are stored back to back in one vector.
 //!
 //! On text whose pieces hardly ever repeat (random characters), every lookup misses and every
@@ -12,8 +15,8 @@
 //! [`WINDOW`] lookups, and after a window with fewer than one hit in eight the next
 //! [`BYPASS`] pieces skip the cache. Ordinary text hits 65-85% from its first window on.
 
+use crate::bpe::LongCache;
 use crate::table::{probe, InlineKey};
-use rustc_hash::FxHashMap;
 
 /// Longest piece that is cached.
 pub const MAX_PIECE: usize = 64;
@@ -124,7 +127,7 @@ pub struct PieceCache {
     pub owner: u64,
     short: Table<u64>,
     medium: Table<u128>,
-    long: FxHashMap<Box<[u8]>, (u32, u32)>,
+    long: LongCache,
     ids: Vec<u32>,
     /// lookups and hits in the current window; pieces left to skip the cache
     lookups: u32,
@@ -138,7 +141,7 @@ impl Default for PieceCache {
             owner: 0,
             short: Table::new(),
             medium: Table::new(),
-            long: FxHashMap::default(),
+            long: LongCache::default(),
             ids: Vec::new(),
             lookups: 0,
             hits: 0,
@@ -148,8 +151,9 @@ impl Default for PieceCache {
 }
 
 impl PieceCache {
+    /// (the long pieces' cache empties itself when full)
     fn entries(&self) -> usize {
-        self.short.used + self.medium.used + self.long.len()
+        self.short.used + self.medium.used
     }
 
     /// Forget everything.
@@ -181,22 +185,18 @@ impl PieceCache {
             self.lookups = 0;
             self.hits = 0;
         }
-        let (start, n) = self.find(piece)?;
-        self.hits += 1;
-        Some(&self.ids[start as usize..(start + n) as usize])
-    }
-
-    #[inline(always)]
-    fn find(&self, piece: &[u8]) -> Option<(u32, u32)> {
-        Some(if piece.len() <= 8 {
-            let (s, n) = self.short.get(piece)?;
-            (s, n as u32)
+        let found = if piece.len() <= 8 {
+            self.short.get(piece)
         } else if piece.len() <= 16 {
-            let (s, n) = self.medium.get(piece)?;
-            (s, n as u32)
+            self.medium.get(piece)
         } else {
-            *self.long.get(piece)?
-        })
+            let ids = self.long.get(piece)?;
+            self.hits += 1;
+            return Some(ids);
+        };
+        let (start, n) = found?;
+        self.hits += 1;
+        Some(&self.ids[start as usize..start as usize + n as usize])
     }
 
     /// Ask for the cache line where `get(piece)` starts its probe (pieces of up to 16 bytes).
@@ -217,15 +217,17 @@ impl PieceCache {
         if self.entries() >= MAX_ENTRIES {
             self.clear();
         }
+        if piece.len() > 16 {
+            self.long.insert(piece, ids);
+            return;
+        }
         let start = self.ids.len() as u32;
         self.ids.extend_from_slice(ids);
         let n = ids.len() as u8;
         if piece.len() <= 8 {
             self.short.insert(piece, start, n);
-        } else if piece.len() <= 16 {
-            self.medium.insert(piece, start, n);
         } else {
-            self.long.insert(piece.into(), (start, ids.len() as u32));
+            self.medium.insert(piece, start, n);
         }
     }
 }
