@@ -70,7 +70,7 @@ impl PivotRule {
     #[inline]
     pub fn pivot(&self, seg: &[u8]) -> Option<usize> {
         let q = seg.iter().position(|&b| !is_space(b))?;
-        if q < 2 || q > SIDE_MAX || seg.len() - q + 1 > SIDE_MAX {
+        if !(2..=SIDE_MAX).contains(&q) || seg.len() - q + 1 > SIDE_MAX {
             return None;
         }
         let (x, y, z) = (seg[q - 2], seg[q - 1], seg[q] as usize);
