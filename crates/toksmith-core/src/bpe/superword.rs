@@ -16,7 +16,7 @@
 //! never put one in a piece. Vocabularies with such a token in their first half get no
 //! [`Superword`] (nothing to gain).
 //!
-//! The encoder keeps whole pieces of 17-64 bytes in a cache of their own
+//! The encoder keeps whole pieces of 17-255 bytes in a cache of their own
 //! ([`super::superword_cache`]) and looks a long piece up in the vocabulary only when a filter
 //! of the long tokens' hashes (8 KB) lets it through.
 

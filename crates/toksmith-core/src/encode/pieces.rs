@@ -107,7 +107,7 @@ fn make_room(out: &mut Vec<u32>) -> Result<()> {
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
     /// The caches of [`Superword::encode`] (its segments are merged below its cut rank, so
-    /// kept apart from `CACHE`; whole pieces of 17-64 bytes), kept for `CACHE`'s owner.
+    /// kept apart from `CACHE`; whole pieces of 17-255 bytes), kept for `CACHE`'s owner.
     static SUPERWORD: RefCell<SuperwordCaches> = RefCell::new(Default::default());
 }
 
