@@ -30,13 +30,14 @@ mod recover;
 mod small;
 mod superword;
 mod superword_cache;
+mod superword_pivot;
 #[cfg(test)]
 pub(crate) mod test_vocabs;
 
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;
-pub use superword_cache::{LongCache, SuperwordCaches, LONG_MIN};
+pub use superword_cache::{LongCache, SuperwordCaches, LONG_MAX, LONG_MIN};
 
 use crate::error::Result;
 use crate::vocab::Vocab;

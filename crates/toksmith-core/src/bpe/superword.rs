@@ -16,12 +16,14 @@
 //! never put one in a piece. Vocabularies with such a token in their first half get no
 //! [`Superword`] (nothing to gain).
 //!
-//! The encoder keeps whole pieces of 17-64 bytes in a cache of their own
+//! The encoder keeps whole pieces of 17-255 bytes in a cache of their own
 //! ([`super::superword_cache`]) and looks a long piece up in the vocabulary only when a filter
 //! of the long tokens' hashes (8 KB) lets it through.
 
-use super::small::{bpe_small, Scratch};
-use super::superword_cache::{long_hash, LONG_MIN};
+use super::bpe;
+use super::small::Scratch;
+use super::superword_cache::{long_hash, LONG_MAX, LONG_MIN};
+use super::superword_pivot::{merge_at_pivot, PivotRule};
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::error::Result;
 use crate::mem::try_reserve;
@@ -39,6 +41,8 @@ pub struct Superword {
     /// more: a long piece whose bit is clear is no token (8 KB that stay in the CPU cache, where
     /// the lookup of a long piece is a hash map's)
     long_tokens: Box<[u64; 1024]>,
+    /// where a whitespace-then-word segment may be merged from its sides
+    pivots: PivotRule,
 }
 
 /// `(left id, right id) -> id` for each split into two tokens of every token that the merge
@@ -54,14 +58,34 @@ pub struct Superword {
 /// the resumed merge only makes tokens of `S` (it merges pairs found in the table), so a pair
 /// holding one spells no token outside `S`, and a pair of two tokens from the start was
 /// adjacent at the start: it spells no token below `cut` either.
+///
+/// The table is megabytes (16 bytes a slot, 100,854 splits on Cromwell 50k): a probe misses the
+/// CPU caches, and most pairs of a piece that is merged afresh are in no token. So a blocked
+/// Bloom filter (one 64-bit word per key, two bits in it: 256 KB for Cromwell 50k, about 1%
+/// false positives) answers most absent pairs from the L2 cache.
 #[derive(Clone, Debug)]
 struct Pairs {
     /// `(key, id)`; key `(a << 32) | b`, `EMPTY` for a free slot
     slots: Vec<(u64, u32)>,
     shift: u32,
+    /// word `hash >> filter_shift` has bits [`filter_bits`]`(hash)` set for every key
+    filter: Vec<u64>,
+    filter_shift: u32,
 }
 
 const EMPTY: u64 = u64::MAX;
+
+#[inline(always)]
+fn pair_hash(key: u64) -> u64 {
+    key.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The two bits of a key in its filter word (from the middle of the hash: the top bits pick
+/// the word and the slot).
+#[inline(always)]
+fn filter_bits(hash: u64) -> u64 {
+    (1 << ((hash >> 20) & 63)) | (1 << ((hash >> 26) & 63))
+}
 
 impl Pairs {
     fn new(vocab: &Vocab, cut: u32) -> Pairs {
@@ -96,23 +120,29 @@ impl Pairs {
         }
         splits.retain(|&(_, _, t)| in_s[t as usize]);
         let size = (splits.len() * 2 + 2).next_power_of_two().max(64);
+        // about three keys a word
+        let words = (splits.len() / 3 + 1).next_power_of_two().max(64);
         let mut p = Pairs {
             slots: vec![(EMPTY, u32::MAX); size],
             shift: 64 - size.trailing_zeros(),
+            filter: vec![0; words],
+            filter_shift: 64 - words.trailing_zeros(),
         };
         for (a, b, id) in splits {
             let key = ((a as u64) << 32) | b as u64;
-            let i = p.find(key);
+            let h = pair_hash(key);
+            let i = p.find(key, h);
             p.slots[i] = (key, id);
+            p.filter[(h >> p.filter_shift) as usize] |= filter_bits(h);
         }
         p
     }
 
-    /// The slot of `key`, or the empty slot where it would go.
+    /// The slot of `key` (hash `h`), or the empty slot where it would go.
     #[inline(always)]
-    fn find(&self, key: u64) -> usize {
+    fn find(&self, key: u64, h: u64) -> usize {
         let mask = self.slots.len() - 1;
-        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        let mut i = (h >> self.shift) as usize;
         loop {
             let k = self.slots[i].0;
             if k == key || k == EMPTY {
@@ -122,17 +152,61 @@ impl Pairs {
         }
     }
 
+    /// False when no token is spelled by `a` then `b` (the filter; true may be a false alarm).
+    #[inline(always)]
+    fn may_have(&self, a: u32, b: u32) -> bool {
+        let h = pair_hash(((a as u64) << 32) | b as u64);
+        let bits = filter_bits(h);
+        self.filter[(h >> self.filter_shift) as usize] & bits == bits
+    }
+
     /// The id of the token that `a` then `b` spell, `u32::MAX` if none (at or above `cut`).
     #[inline(always)]
     fn get(&self, a: u32, b: u32) -> u32 {
-        self.slots[self.find(((a as u64) << 32) | b as u64)].1
+        let key = ((a as u64) << 32) | b as u64;
+        let h = pair_hash(key);
+        let bits = filter_bits(h);
+        if self.filter[(h >> self.filter_shift) as usize] & bits != bits {
+            return u32::MAX;
+        }
+        self.slots[self.find(key, h)].1
     }
 
-    /// The rank-ordered merge of `ids` (at most [`MAX_PIECE`] of them, none of whose adjacent
-    /// pairs spells a token below `cut`), appended to `out`.
+    /// Ask for the cache line of the slot where `get(a, b)` starts.
+    #[inline(always)]
+    fn prefetch(&self, a: u32, b: u32) {
+        let h = pair_hash(((a as u64) << 32) | b as u64);
+        let i = (h >> self.shift) as usize;
+        crate::mem::prefetch(self.slots.as_ptr().wrapping_add(i));
+    }
+
+    /// The rank-ordered merge of `ids` (none of whose adjacent pairs spells a token below
+    /// `cut`), appended to `out`.
+    #[inline(always)]
     fn merge(&self, ids: &mut [u32], out: &mut Vec<u32>) -> Result<()> {
+        if ids.len() <= MAX_PIECE {
+            self.merge_with(ids, &mut [u32::MAX; MAX_PIECE], out)
+        } else {
+            self.merge_long(ids, out)
+        }
+    }
+
+    #[inline(never)]
+    fn merge_long(&self, ids: &mut [u32], out: &mut Vec<u32>) -> Result<()> {
+        debug_assert!(ids.len() <= LONG_MAX);
+        self.merge_with(ids, &mut [u32::MAX; LONG_MAX], out)
+    }
+
+    /// `merge` with `rank` (at least as long as `ids`) for the pairs' ranks.
+    #[inline(always)]
+    fn merge_with(&self, ids: &mut [u32], rank: &mut [u32], out: &mut Vec<u32>) -> Result<()> {
         let mut m = ids.len();
-        let mut rank = [u32::MAX; MAX_PIECE];
+        // the pairs that pass the filter are requested first, then looked up
+        for i in 1..m {
+            if self.may_have(ids[i - 1], ids[i]) {
+                self.prefetch(ids[i - 1], ids[i]);
+            }
+        }
         for i in 1..m {
             rank[i - 1] = self.get(ids[i - 1], ids[i]);
         }
@@ -201,11 +275,13 @@ impl Superword {
             let k = (long_hash(t) >> 48) as usize;
             long_tokens[k >> 6] |= 1 << (k & 63);
         }
+        let pivots = PivotRule::new(tokens().filter(|&(id, _)| id < cut).map(|(_, t)| t));
         Some(Superword {
             cut,
             joined,
             pairs,
             long_tokens,
+            pivots,
         })
     }
 
@@ -218,44 +294,66 @@ impl Superword {
     /// False when `piece` ([`LONG_MIN`] bytes or more) is surely not a token.
     #[inline(always)]
     pub fn may_be_long_token(&self, piece: &[u8]) -> bool {
-        if piece.len() > MAX_PIECE {
+        if piece.len() > LONG_MAX {
             return true; // (not hashed: looked up)
         }
         let k = (long_hash(piece) >> 48) as usize;
         self.long_tokens[k >> 6] & (1 << (k & 63)) != 0
     }
 
-    /// Append the ids of `piece` (at most [`MAX_PIECE`] bytes, not a single token) to `out`:
+    /// Append the ids of `piece` (at most [`LONG_MAX`] bytes, not a single token) to `out`:
     /// the segments merged below the cut rank (from `cache` when it has them), then the merge
-    /// resumed over the whole piece. `ids` is a buffer for the segments' ids.
+    /// resumed over the whole piece. `ids` is a buffer for the segments' ids; `sides` caches
+    /// the sides of whitespace-then-word segments.
+    #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &self,
         vocab: &Vocab,
         piece: &[u8],
         cache: &mut PieceCache,
+        sides: &mut PieceCache,
         ids: &mut Vec<u32>,
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
     ) -> Result<()> {
-        debug_assert!(piece.len() <= MAX_PIECE);
+        debug_assert!(piece.len() <= LONG_MAX);
+        // The segments' ends first, and their lookups' lines requested (a piece merged here is
+        // new, so its segments' lines are often not in the CPU caches), then the lookups.
+        let mut ends = [0u8; LONG_MAX + 1];
+        let mut n = 0;
+        for k in 1..piece.len() {
+            if !self.joined(piece[k - 1], piece[k]) {
+                ends[n] = k as u8;
+                n += 1;
+            }
+        }
+        ends[n] = piece.len() as u8;
+        n += 1;
+        let mut a = 0;
+        for &e in &ends[..n] {
+            let seg = &piece[a..e as usize];
+            vocab.prefetch_rank(seg);
+            cache.prefetch(seg);
+            a = e as usize;
+        }
         ids.clear();
         let mut a = 0;
-        for k in 1..=piece.len() {
-            if k < piece.len() && self.joined(piece[k - 1], piece[k]) {
-                continue;
-            }
-            let seg = &piece[a..k];
-            a = k;
+        for &e in &ends[..n] {
+            let seg = &piece[a..e as usize];
+            a = e as usize;
             match vocab.rank(seg) {
                 Some(r) if r < self.cut => ids.push(r),
                 _ => {
-                    if !cache.in_use() {
-                        bpe_small(vocab, seg, self.cut, scratch, ids)?;
+                    if seg.len() > MAX_PIECE || !cache.in_use() {
+                        bpe(vocab, seg, self.cut, scratch, ids)?;
                     } else if let Some(c) = cache.get(seg) {
                         ids.extend_from_slice(c);
                     } else {
                         let before = ids.len();
-                        bpe_small(vocab, seg, self.cut, scratch, ids)?;
+                        match self.pivots.pivot(seg) {
+                            Some(p) => merge_at_pivot(vocab, seg, p, self.cut, sides, ids)?,
+                            None => bpe(vocab, seg, self.cut, scratch, ids)?,
+                        }
                         cache.insert(seg, &ids[before..]);
                     }
                 }
@@ -292,10 +390,11 @@ mod tests {
         vocab_with(&WORDS, &[])
     }
 
-    /// `sw.encode` of random pieces of `alphabet` equals `bpe_small` with every token.
+    /// `sw.encode` of random pieces of `alphabet` equals the plain merge with every token.
     fn check_random_pieces(v: &Vocab, sw: &Superword, alphabet: &[u8], max_len: u64) {
         let mut seed = 0x1234_5678u64;
         let (mut cache, mut ids, mut scratch) = (PieceCache::default(), vec![], Scratch::default());
+        let mut sides = PieceCache::default();
         for _ in 0..20_000 {
             seed ^= seed << 13;
             seed ^= seed >> 7;
@@ -311,9 +410,17 @@ mod tests {
                 })
                 .collect();
             let (mut want, mut got) = (vec![], vec![]);
-            bpe_small(v, &piece, u32::MAX, &mut scratch, &mut want).unwrap();
-            sw.encode(v, &piece, &mut cache, &mut ids, &mut scratch, &mut got)
-                .unwrap();
+            bpe(v, &piece, u32::MAX, &mut scratch, &mut want).unwrap();
+            sw.encode(
+                v,
+                &piece,
+                &mut cache,
+                &mut sides,
+                &mut ids,
+                &mut scratch,
+                &mut got,
+            )
+            .unwrap();
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&piece));
         }
     }
@@ -326,6 +433,38 @@ mod tests {
         assert!(sw.joined(b'.', b'x') && !sw.joined(b'x', b'.'));
         check_random_pieces(&v, &sw, b"xy.() ", 24);
         check_random_pieces(&v, &sw, b"xy.() ", MAX_PIECE as u64);
+        // pieces of up to 255 bytes (segments, and id runs, longer than the generic cache's)
+        check_random_pieces(&v, &sw, b"xy.() ", LONG_MAX as u64);
+        check_random_pieces(&v, &sw, b"xxxxy.", LONG_MAX as u64);
+    }
+
+    /// The filter of the id pairs lets every pair of the table through, and keeps most others
+    /// out (it only saves probes: `get` is exact either way).
+    #[test]
+    fn pair_filter_has_every_key() {
+        let v = vocab();
+        let sw = Superword::new(&v).unwrap();
+        let p = &sw.pairs;
+        let keys: Vec<u64> = p
+            .slots
+            .iter()
+            .map(|s| s.0)
+            .filter(|&k| k != EMPTY)
+            .collect();
+        assert!(keys.len() > 10);
+        for &k in &keys {
+            assert!(p.may_have((k >> 32) as u32, k as u32));
+            assert_eq!(
+                p.get((k >> 32) as u32, k as u32),
+                p.slots[p.find(k, pair_hash(k))].1
+            );
+        }
+        let n = v.n_vocab() as u32;
+        let passed = (0..n)
+            .flat_map(|a| (0..n).map(move |b| (a, b)))
+            .filter(|&(a, b)| p.may_have(a, b))
+            .count();
+        assert!(passed < keys.len() + (n * n) as usize / 4, "{passed}");
     }
 
     #[test]
@@ -359,7 +498,7 @@ mod tests {
     }
 
     /// The whole encoder (pieces looked up ahead, long pieces filtered and cached apart, the
-    /// segment and piece caches warm or cold) against `bpe_small` of each piece.
+    /// segment and piece caches warm or cold) against the plain merge of each piece.
     #[test]
     fn encoder_equals_the_plain_merge_of_each_piece() {
         use crate::encode::Encoder;
@@ -385,6 +524,9 @@ mod tests {
                 0 => (0..1 + r % 70).for_each(|_| text.push('y')),
                 1 => (0..1 + (r >> 8) % 70)
                     .for_each(|k| text.push(b"xy.()"[((r >> k) % 5) as usize] as char)),
+                // 65-300 bytes: the long cache, the merge of long id runs, and `bpe` past it
+                2 if r % 16 == 2 => (0..65 + (r >> 8) % 236)
+                    .for_each(|k| text.push(b"xy.()xx"[((r >> (k % 50)) % 7) as usize] as char)),
                 _ => text.push_str(
                     ["x.xx.xx.xx.xy(", "x.x", "(x.y", "xyx)", "xx.xx.x"][(r >> 3) as usize % 5],
                 ),
@@ -395,7 +537,7 @@ mod tests {
         let mut scratch = Scratch::default();
         pretok
             .for_each_piece(&text, |p| {
-                bpe_small(&v, p.as_bytes(), u32::MAX, &mut scratch, &mut want).unwrap()
+                bpe(&v, p.as_bytes(), u32::MAX, &mut scratch, &mut want).unwrap()
             })
             .unwrap();
         assert!(want
@@ -409,6 +551,55 @@ mod tests {
         let other = Encoder::new(vocab(), pretok);
         other.encode_ordinary("x.x y(").unwrap();
         assert_eq!(enc.encode_ordinary(&text).unwrap(), want);
+    }
+
+    /// Whitespace runs then words (`"\n    xy"`): merged from the sides of the pivot when no
+    /// token holds its three bytes, with whitespace and word tokens whose ranks interleave so
+    /// that either side may take the pivot; equal to the plain merge either way.
+    #[test]
+    fn whitespace_then_word_segments_equal_the_plain_merge() {
+        let ws = [
+            "  ", " x", "\n ", "xy", "   ", " xy", "\n  ", "    ", " y", "\n\n", "\n   ", "yx",
+            " yx", "      ", "\n    ", " xyx", "\t ", " \t", "\n\t", "\n\n ", "\n\n.",
+        ];
+        let v = vocab_with(&ws, &[]);
+        let sw = Superword::new(&v).unwrap();
+        assert!(sw.pivots.pivot(b"\n    xy").is_some());
+        assert!(sw.pivots.pivot(b"  xy").is_some());
+        // "\n\n." is a token below the cut: no pivot between the line breaks and the dot
+        assert_eq!(sw.pivots.pivot(b"\n\n.x"), None);
+        assert_eq!(sw.pivots.pivot(b" xy"), None);
+        check_random_pieces(&v, &sw, b"   \n\txy.", 40);
+        check_random_pieces(&v, &sw, b"    \nxy", 70);
+        // each kind of pivot: runs of 2-20 whitespace bytes, then a word
+        let (mut cache, mut ids, mut scratch) = (PieceCache::default(), vec![], Scratch::default());
+        let mut sides = PieceCache::default();
+        let mut r = 77u64;
+        for _ in 0..5000 {
+            r = r
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let mut piece = vec![];
+            for k in 0..2 + (r >> 33) % 19 {
+                piece.push(b"  \n \t  "[((r >> (k % 40)) % 7) as usize]);
+            }
+            for k in 0..1 + (r >> 50) % 9 {
+                piece.push(b"xyxy.("[((r >> (2 * k + 1)) % 6) as usize]);
+            }
+            let (mut want, mut got) = (vec![], vec![]);
+            bpe(&v, &piece, u32::MAX, &mut scratch, &mut want).unwrap();
+            sw.encode(
+                &v,
+                &piece,
+                &mut cache,
+                &mut sides,
+                &mut ids,
+                &mut scratch,
+                &mut got,
+            )
+            .unwrap();
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&piece));
+        }
     }
 
     #[test]

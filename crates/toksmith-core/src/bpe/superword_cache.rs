@@ -1,5 +1,5 @@
 //! The per-thread caches of the superword merge ([`super::Superword`]): its segments, and the
-//! whole pieces of 17 to [`MAX_PIECE`] bytes.
+//! whole pieces of [`LONG_MIN`] to [`LONG_MAX`] bytes.
 //!
 //! A sixth of Cromwell's pieces on code are of 17-64 bytes and not one token; the generic piece
 //! cache keeps such pieces in a hash map of boxed keys (a probe of its control bytes, then of
@@ -8,32 +8,44 @@
 //! vector: one probe, then one comparison with bytes that are usually in the same line as
 //! those of the pieces inserted around them, and the slot can be requested ahead of the lookup.
 
-use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
+use crate::encode::piece_cache::PieceCache;
+#[cfg(doc)]
+use crate::encode::piece_cache::MAX_PIECE;
 
 /// Pieces from this length on go to the [`LongCache`] (shorter ones to the generic cache).
 pub const LONG_MIN: usize = 17;
-/// The long cache is emptied when it holds this many pieces.
+/// The longest piece that the superword merge and the [`LongCache`] take (a key's length is
+/// one byte); longer ones are merged by the generic BPE each time. (The generic cache stops at
+/// [`MAX_PIECE`] bytes, but 3.5% of held-out C++ is in Cromwell pieces of 65-255 bytes: rules
+/// such as `//-----...`, long qualified names, that repeat.)
+pub const LONG_MAX: usize = 255;
+/// The long cache is emptied when it holds this many pieces, or this many key bytes (its ids
+/// then take at most four times as much).
 const MAX_LONG: usize = 1 << 16;
+const MAX_LONG_BYTES: usize = 1 << 22;
 
 /// The caches of one thread's superword merges.
 #[derive(Default)]
 pub struct SuperwordCaches {
     /// the segments, merged below the cut rank
     pub segments: PieceCache,
+    /// the sides of whitespace-then-word segments ([`super::superword_pivot`])
+    pub sides: PieceCache,
     /// a buffer for the segments' ids
     pub ids: Vec<u32>,
-    /// the whole pieces of [`LONG_MIN`] to [`MAX_PIECE`] bytes
+    /// the whole pieces of [`LONG_MIN`] to [`LONG_MAX`] bytes
     pub long: LongCache,
 }
 
 impl SuperwordCaches {
     pub fn clear(&mut self) {
         self.segments.clear();
+        self.sides.clear();
         self.long.clear();
     }
 }
 
-/// A hash of a piece of [`LONG_MIN`] to [`MAX_PIECE`] bytes, never 0 (the empty slot).
+/// A hash of a piece of [`LONG_MIN`] bytes or more, never 0 (the empty slot).
 #[inline(always)]
 pub(crate) fn long_hash(p: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -60,7 +72,7 @@ struct Slot {
     start: u32,
 }
 
-/// Whole-piece cache for pieces of [`LONG_MIN`] to [`MAX_PIECE`] bytes.
+/// Whole-piece cache for pieces of [`LONG_MIN`] to [`LONG_MAX`] bytes.
 pub struct LongCache {
     slots: Vec<Slot>,
     shift: u32,
@@ -116,7 +128,7 @@ impl LongCache {
         crate::mem::prefetch(self.slots.as_ptr().wrapping_add(i));
     }
 
-    /// The ids of `piece` ([`LONG_MIN`] to [`MAX_PIECE`] bytes), if cached.
+    /// The ids of `piece` ([`LONG_MIN`] to [`LONG_MAX`] bytes), if cached.
     #[inline(always)]
     pub fn get(&self, piece: &[u8]) -> Option<&[u32]> {
         let s = self.slots[self.find(piece, long_hash(piece))];
@@ -129,8 +141,8 @@ impl LongCache {
 
     /// Remember the ids of `piece` (absent so far).
     pub fn insert(&mut self, piece: &[u8], ids: &[u32]) {
-        debug_assert!((LONG_MIN..=MAX_PIECE).contains(&piece.len()) && ids.len() <= MAX_PIECE);
-        if self.used >= MAX_LONG {
+        debug_assert!((LONG_MIN..=LONG_MAX).contains(&piece.len()) && ids.len() <= LONG_MAX);
+        if self.used >= MAX_LONG || self.keys.len() >= MAX_LONG_BYTES {
             self.clear();
         }
         if (self.used + 1) * 2 > self.slots.len() {
@@ -180,7 +192,7 @@ mod tests {
     fn finds_what_was_inserted_across_growth_and_clear() {
         let mut c = LongCache::default();
         let piece = |k: u32| -> Vec<u8> {
-            let len = LONG_MIN + (k as usize * 7) % (MAX_PIECE - LONG_MIN + 1);
+            let len = LONG_MIN + (k as usize * 7) % (LONG_MAX - LONG_MIN + 1);
             (0..len)
                 .map(|j| (k.wrapping_mul(31).wrapping_add(j as u32) % 251) as u8)
                 .collect()
@@ -202,14 +214,16 @@ mod tests {
         c.clear();
         assert!(c.get(&piece(5)).is_none());
         // pieces that differ in their last byte only, or in length only
-        let a = [7u8; 40];
-        let mut b = a;
-        b[39] = 8;
-        c.insert(&a, &[1]);
-        assert_eq!(c.get(&b), None);
-        assert_eq!(c.get(&a[..39]), None);
-        c.insert(&a[..39], &[2, 3]);
-        assert_eq!(c.get(&a), Some(&[1u32][..]));
-        assert_eq!(c.get(&a[..39]), Some(&[2u32, 3][..]));
+        for n in [40, LONG_MAX] {
+            let a = vec![7u8; n];
+            let mut b = a.clone();
+            b[n - 1] = 8;
+            c.insert(&a, &[1]);
+            assert_eq!(c.get(&b), None);
+            assert_eq!(c.get(&a[..n - 1]), None);
+            c.insert(&a[..n - 1], &[2, 3]);
+            assert_eq!(c.get(&a), Some(&[1u32][..]));
+            assert_eq!(c.get(&a[..n - 1]), Some(&[2u32, 3][..]));
+        }
     }
 }

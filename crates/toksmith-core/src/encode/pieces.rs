@@ -3,7 +3,9 @@
 
 use super::piece_cache::{self, PieceCache};
 use super::Encoder;
-use crate::bpe::{bpe, bpe_long_blocks, bpe_small, Scratch, Superword, SuperwordCaches, LONG_MIN};
+use crate::bpe::{
+    bpe, bpe_long_blocks, bpe_small, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN,
+};
 use crate::error::Result;
 use crate::mem::try_reserve;
 use crate::vocab::Vocab;
@@ -50,10 +52,11 @@ fn encode_multi(
     scratch: &mut Scratch,
     out: &mut Vec<u32>,
 ) -> Result<()> {
-    if piece.len() > piece_cache::MAX_PIECE {
-        return bpe(vocab, piece, u32::MAX, scratch, out); // not a token: the caller looked it up
-    }
-    let Some(SuperwordRef { sw, caches }) = superword else {
+    // (not a token: the caller looked it up)
+    let Some(SuperwordRef { sw, caches }) = superword.filter(|_| piece.len() <= LONG_MAX) else {
+        if piece.len() > piece_cache::MAX_PIECE {
+            return bpe(vocab, piece, u32::MAX, scratch, out);
+        }
         if !cache.in_use() {
             return bpe_small(vocab, piece, u32::MAX, scratch, out);
         }
@@ -68,24 +71,27 @@ fn encode_multi(
     };
     let SuperwordCaches {
         segments,
+        sides,
         ids,
         long,
     } = &mut **caches;
     if piece.len() >= LONG_MIN {
         if let Some(c) = long.get(piece) {
+            // (up to LONG_MAX ids: more than the room made before each piece)
+            try_reserve(out, c.len(), "the ids")?;
             out.extend_from_slice(c);
         } else {
             let before = out.len();
-            sw.encode(vocab, piece, segments, ids, scratch, out)?;
+            sw.encode(vocab, piece, segments, sides, ids, scratch, out)?;
             long.insert(piece, &out[before..]);
         }
     } else if !cache.in_use() {
-        sw.encode(vocab, piece, segments, ids, scratch, out)?;
+        sw.encode(vocab, piece, segments, sides, ids, scratch, out)?;
     } else if let Some(c) = cache.get(piece) {
         out.extend_from_slice(c);
     } else {
         let before = out.len();
-        sw.encode(vocab, piece, segments, ids, scratch, out)?;
+        sw.encode(vocab, piece, segments, sides, ids, scratch, out)?;
         cache.insert(piece, &out[before..]);
     }
     Ok(())
@@ -101,7 +107,7 @@ fn make_room(out: &mut Vec<u32>) -> Result<()> {
 thread_local! {
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
     /// The caches of [`Superword::encode`] (its segments are merged below its cut rank, so
-    /// kept apart from `CACHE`; whole pieces of 17-64 bytes), kept for `CACHE`'s owner.
+    /// kept apart from `CACHE`; whole pieces of 17-255 bytes), kept for `CACHE`'s owner.
     static SUPERWORD: RefCell<SuperwordCaches> = RefCell::new(Default::default());
 }
 
@@ -255,7 +261,7 @@ impl Encoder {
                         vocab.prefetch_rank(b);
                         cache.prefetch(b);
                     } else if let Some(r) = &superword {
-                        if b.len() <= piece_cache::MAX_PIECE {
+                        if b.len() <= LONG_MAX {
                             r.caches.long.prefetch(b);
                         }
                     }

@@ -56,6 +56,19 @@ fn class_at(text: &str, b: &[u8], i: usize) -> (u8, usize) {
     }
 }
 
+/// Flags (bit 7 of a byte) for the bytes of `x` (8 bytes, little-endian) that may not be `S`:
+/// those below 0x21 and the lead bytes (0xc0 and above; only four of them can be whitespace).
+/// The lowest flag is exact (the subtraction borrows only from a byte below 0x21 upwards), so
+/// the bytes below it are all `S`.
+#[inline(always)]
+fn maybe_not_s(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = x.wrapping_sub(ONES * 0x21) & !x & HIGH;
+    let lead = x & (x << 1) & HIGH;
+    below | lead
+}
+
 /// Call `f` with each piece of `text`, in order.
 #[inline]
 pub fn for_each_code_piece<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
@@ -67,6 +80,21 @@ pub fn for_each_code_piece<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
     let mut start = 0;
     let (mut prev, mut i) = class_at(text, b, 0);
     while i < n {
+        // `S` bytes never start a piece: they are stepped over 8 at a time (a run of them
+        // may start or end inside a character, as above)
+        if i + 8 <= n {
+            let m = maybe_not_s(u64::from_le_bytes(b[i..i + 8].try_into().unwrap()));
+            if m == 0 {
+                prev = S;
+                i += 8;
+                continue;
+            }
+            let k = (m.trailing_zeros() / 8) as usize;
+            if k > 0 {
+                prev = S;
+                i += k;
+            }
+        }
         let (c, next) = class_at(text, b, i);
         if (c == N && prev != N) || (c == H && prev == S) {
             // SAFETY: `start` and `i` are character boundaries (class_at steps over whole
