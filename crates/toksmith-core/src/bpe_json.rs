@@ -361,7 +361,11 @@ impl<'de> Visitor<'de> for VocabTable<'_> {
                     out.tokens.bytes.truncate(start);
                     None
                 };
-                try_push(&mut out.entries, (id, spelled), "the vocabulary of a tokenizer file")
+                try_push(
+                    &mut out.entries,
+                    (id, spelled),
+                    "the vocabulary of a tokenizer file",
+                )
             };
             add().map_err(|e| refused(&mut out.failed, e))?;
         }
@@ -584,20 +588,27 @@ mod tests {
     #[test]
     fn toksmith_files_keep_their_tables_at_the_top() {
         let raw = r#"{"format":"toksmith","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"],"model":{"vocab":{}}}"#;
-        let s = split(raw.as_bytes(), Layout::Toksmith).unwrap().expect("accepted");
+        let s = split(raw.as_bytes(), Layout::Toksmith)
+            .unwrap()
+            .expect("accepted");
         assert_eq!(s.rest, r#"{"format":"toksmith","model":{"vocab":{}}}"#);
         assert_eq!(
             (s.entries.len(), s.merges.len(), s.has_merges),
             (3, 1, true)
         );
         let none = r#"{"format":"toksmith","vocab":{"a":0},"merges":null}"#;
-        let s = split(none.as_bytes(), Layout::Toksmith).unwrap().expect("accepted");
+        let s = split(none.as_bytes(), Layout::Toksmith)
+            .unwrap()
+            .expect("accepted");
         assert!(!s.has_merges && s.merges.is_empty());
         for bad in [
             r#"{"format":"toksmith","vocab":{"a":0},"merges":[["a","b"]]}"#, // pairs: lines only
             r#"{"format":"toksmith","merges":[]}"#,                          // no vocab
         ] {
-            assert!(split(bad.as_bytes(), Layout::Toksmith).unwrap().is_none(), "{bad}");
+            assert!(
+                split(bad.as_bytes(), Layout::Toksmith).unwrap().is_none(),
+                "{bad}"
+            );
         }
         // a tokenizer.json's merges may not be null
         assert!(split_hf(br#"{"model":{"vocab":{},"merges":null}}"#).is_none());
@@ -625,7 +636,13 @@ mod tests {
             split_gpt2(br#"{"a":0}"#, "a 中\n").unwrap().is_none(),
             "outside the alphabet"
         );
-        assert!(split_gpt2(br#"[1]"#, "").unwrap().is_none(), "not an object");
-        assert!(split_gpt2(br#"{"a":0} {}"#, "").unwrap().is_none(), "trailing text");
+        assert!(
+            split_gpt2(br#"[1]"#, "").unwrap().is_none(),
+            "not an object"
+        );
+        assert!(
+            split_gpt2(br#"{"a":0} {}"#, "").unwrap().is_none(),
+            "trailing text"
+        );
     }
 }

@@ -325,7 +325,12 @@ pub fn try_bytes(b: &[u8], what: &str) -> crate::error::Result<Vec<u8>> {
 }
 
 /// `s` with every `from` replaced by `to` (`str::replace`), allocated fallibly.
-pub fn try_replace(s: &str, from: &str, to: &str, what: &'static str) -> crate::error::Result<String> {
+pub fn try_replace(
+    s: &str,
+    from: &str,
+    to: &str,
+    what: &'static str,
+) -> crate::error::Result<String> {
     let mut out = TextBuf::with_capacity(s.len(), what)?;
     let mut last = 0;
     for (at, m) in s.match_indices(from) {
@@ -362,11 +367,11 @@ pub fn try_par_map<T: Sync, U: Send + Default>(
     let mut out = try_vec(items.len(), what)?;
     // (within the room just reserved: no allocation)
     out.resize_with(items.len(), U::default);
-    out.par_iter_mut()
-        .zip(items.par_iter())
-        .try_for_each(|(o, x)| -> crate::error::Result<()> {
+    out.par_iter_mut().zip(items.par_iter()).try_for_each(
+        |(o, x)| -> crate::error::Result<()> {
             *o = f(x)?;
             Ok(())
-        })?;
+        },
+    )?;
     Ok(out)
 }

@@ -189,7 +189,8 @@ impl Vocab {
         };
         let ((short, (medium, long_filter, wide_filter)), layout) = rayon::join(tables, layout);
         let (pair_table, flat, offsets, present, spans) = layout?;
-        let (short, medium, long_filter, wide_filter) = (short?, medium?, long_filter?, wide_filter?);
+        let (short, medium, long_filter, wide_filter) =
+            (short?, medium?, long_filter?, wide_filter?);
         Ok(Vocab {
             pair_table,
             short,

@@ -235,7 +235,11 @@ type MergeIds = (u32, u32, (u32, u32));
 fn merge_ids(index: &Index<'_>, parts: &Flat, merges: &[(usize, usize)]) -> Read<Vec<MergeIds>> {
     use rayon::prelude::*;
     // filled in place: rayon's collect would allocate infallibly
-    let mut out = try_filled(merges.len(), (0, 0, (0, 0)), "the merges of a tokenizer file")?;
+    let mut out = try_filled(
+        merges.len(),
+        (0, 0, (0, 0)),
+        "the merges of a tokenizer file",
+    )?;
     let found = out
         .par_iter_mut()
         .zip(merges)
@@ -627,13 +631,18 @@ mod tests {
         ] {
             assert!(parse_tiktoken(bad.as_bytes()).unwrap().is_none(), "{bad:?}");
         }
-        assert_eq!(parse_tiktoken(b"YQ== 4294967295").unwrap().unwrap()[0].1, u32::MAX);
+        assert_eq!(
+            parse_tiktoken(b"YQ== 4294967295").unwrap().unwrap()[0].1,
+            u32::MAX
+        );
     }
 
     #[test]
     fn merges_text() {
         assert_eq!(
-            parse_merges_text("#version: 0.2\r\nĠ t\n\nh e\r\n").unwrap().unwrap(),
+            parse_merges_text("#version: 0.2\r\nĠ t\n\nh e\r\n")
+                .unwrap()
+                .unwrap(),
             vec![("Ġ", "t"), ("h", "e")]
         );
         for bad in ["a b c", "a", " a", "a ", "x y\n#version"] {
@@ -669,10 +678,15 @@ mod tests {
         let tokens = flat(&TOY);
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
         assert_eq!(
-            toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m))).unwrap().unwrap(),
+            toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m)))
+                .unwrap()
+                .unwrap(),
             Some(vec![(0, 1), (2, 3)])
         );
-        assert_eq!(toksmith_tables(&tokens, &toy_vocab(), None).unwrap(), Some(None));
+        assert_eq!(
+            toksmith_tables(&tokens, &toy_vocab(), None).unwrap(),
+            Some(None)
+        );
         for bad in [
             &["Ġ ab", "a b"][..],
             &["a b"],
@@ -681,14 +695,18 @@ mod tests {
         ] {
             let (p, m) = merges_of(bad);
             assert!(
-                toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m))).unwrap().is_none(),
+                toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m)))
+                    .unwrap()
+                    .is_none(),
                 "{bad:?}"
             );
         }
         let dup_id = [(Entry::Token(0), 0), (Entry::Token(1), 0)];
         assert!(toksmith_tables(&tokens, &dup_id, None).unwrap().is_none());
         let unspelled = [(Entry::Token(0), 0), (Entry::Unspelled, 1)];
-        assert!(toksmith_tables(&tokens, &unspelled, None).unwrap().is_none());
+        assert!(toksmith_tables(&tokens, &unspelled, None)
+            .unwrap()
+            .is_none());
     }
 
     #[test]
@@ -699,15 +717,25 @@ mod tests {
         v.push((Entry::Token(5), 6));
         v.push((Entry::Added, 7));
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
-        let (kept, left) = ranks_from_vocab_and_merges(&tokens, &v, &p, &m).unwrap().unwrap();
+        let (kept, left) = ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .unwrap();
         assert_eq!(kept, vec![0, 1, 2, 3, 4]);
         assert_eq!(left, vec![5, 6]);
         let (p, m) = merges_of(&["Ġ ab", "a b"]);
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).unwrap().is_none());
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .is_none());
         let (p, m) = merges_of(&["a ba"]);
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).unwrap().is_none());
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .is_none());
         v.push((Entry::Added, 7));
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &Flat::default(), &[]).unwrap().is_none());
+        assert!(
+            ranks_from_vocab_and_merges(&tokens, &v, &Flat::default(), &[])
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
@@ -718,7 +746,9 @@ mod tests {
         v.push((Entry::Unspelled, 6));
         v.push((Entry::Added, 7));
         let (p, m) = merges_of(&["a a", "aa b", "a ab", "a b"]);
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).unwrap().is_none());
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .is_none());
         let (kept, left) = ranks_ignore_merges(&tokens, &v, &p, &m).unwrap().unwrap();
         assert_eq!(kept, vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(left, vec![6]);
@@ -737,7 +767,9 @@ mod tests {
         // a list in order is the strict reading's
         let tokens = flat(&TOY);
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
-        assert!(ranks_ignore_merges(&tokens, &toy_vocab(), &p, &m).unwrap().is_none());
+        assert!(ranks_ignore_merges(&tokens, &toy_vocab(), &p, &m)
+            .unwrap()
+            .is_none());
     }
 
     /// Every split by brute force: each cut of each token, both halves looked up.

@@ -138,7 +138,10 @@ pub fn parse_tiktoken_ranks<'py>(
     py: Python<'py>,
     raw: &[u8],
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    match py.detach(|| vocab_files::parse_tiktoken(raw)).map_err(to_py)? {
+    match py
+        .detach(|| vocab_files::parse_tiktoken(raw))
+        .map_err(to_py)?
+    {
         Some(r) => Ok(Some(ranks_dict(py, r.iter().map(|(b, i)| (&b[..], *i)))?)),
         None => Ok(None),
     }

@@ -440,7 +440,13 @@ impl WordEncoder {
         let (counts, overflowed) = words
             .par_iter()
             .fold(
-                || -> Acc { (crate::mem::try_filled(n_vocab, 0u64, WHAT), Vec::new(), false) },
+                || -> Acc {
+                    (
+                        crate::mem::try_filled(n_vocab, 0u64, WHAT),
+                        Vec::new(),
+                        false,
+                    )
+                },
                 |(acc, mut ids, mut over), (w, n)| {
                     let Ok(mut acc) = acc else {
                         return (acc, ids, over);

@@ -678,9 +678,7 @@ fn merge_loop<S: Sym>(
             if pos.bytes.is_empty() {
                 // (the whole list's room at once: appends then never allocate)
                 let n = sizes[&k];
-                pos.bytes
-                    .try_reserve_exact(n)
-                    .map_err(|_| refused(n, 1))?;
+                pos.bytes.try_reserve_exact(n).map_err(|_| refused(n, 1))?;
             }
             pos.append(&v.pos)?;
         }
@@ -1107,7 +1105,7 @@ mod tests {
                 vec![1; 256],
                 300,
                 MergeLimits::default(),
-                &mut |a, b, fresh| *seen.entry((a % 7, b % 7)).or_insert(fresh),
+                &mut |a, b, fresh| Ok(*seen.entry((a % 7, b % 7)).or_insert(fresh)),
                 &mut |_| true,
                 wide,
             )
