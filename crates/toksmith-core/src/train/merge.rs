@@ -1033,7 +1033,7 @@ mod tests {
         let words = [0u32, 0, 1, 2, 200, 70_000, 69_999, 5, u32::MAX - 1, 3, 3];
         let mut whole = Positions::default();
         for &w in &words {
-            whole.push(w);
+            whole.push(w).unwrap();
         }
         // pushing the last word again adds nothing; the rest come back as pushed
         let want: Vec<u32> = vec![0, 1, 2, 200, 70_000, 69_999, 5, u32::MAX - 1, 3];
@@ -1048,15 +1048,15 @@ mod tests {
         // joined from two lists that each start from 0
         let (mut left, mut right) = (Positions::default(), Positions::default());
         for &w in &want[..4] {
-            left.push(w);
+            left.push(w).unwrap();
         }
         for &w in &want[4..] {
-            right.push(w);
+            right.push(w).unwrap();
         }
-        left.append(&right);
+        left.append(&right).unwrap();
         assert_eq!(left.bytes, whole.bytes);
         assert_eq!(left.last, 3);
-        left.append(&Positions::default());
+        left.append(&Positions::default()).unwrap();
         assert_eq!(left.bytes, whole.bytes);
     }
 
