@@ -16,7 +16,9 @@
 //! Python reader then parses the whole file itself and raises its usual message.
 
 use crate::bytelevel;
-use crate::vocab_files::{self, Entry, Flat};
+use crate::error::Error;
+use crate::mem::{try_push, try_reserve_set, try_vec};
+use crate::vocab_files::{self, Entry, Flat, Read};
 use rustc_hash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -41,6 +43,22 @@ pub struct BpeJson {
     /// Whether the file has a merge list (a tokenizer.json's `model.merges`, a toksmith file's
     /// non-null `merges`).
     pub has_merges: bool,
+    /// The allocation refused while decoding (the parse then stops; [`split`] returns it).
+    failed: Option<Error>,
+}
+
+/// The serde error of a refused allocation, remembered in `failed`.
+fn refused<E: de::Error>(failed: &mut Option<Error>, e: Error) -> E {
+    *failed = Some(e);
+    E::custom("out of memory")
+}
+
+/// The result of a parse that failed (`Ok(None)`: declined) or gave `out`.
+fn finish(mut out: BpeJson, ok: bool) -> Read<BpeJson> {
+    match out.failed.take() {
+        Some(e) => Err(e),
+        None => Ok(ok.then_some(out)),
+    }
 }
 
 impl BpeJson {
@@ -51,8 +69,9 @@ impl BpeJson {
     pub fn vocab_entries<S: AsRef<str>>(
         &self,
         added: &rustc_hash::FxHashMap<u32, S>,
-    ) -> Option<Vec<(Entry, u32)>> {
-        let mut out = Vec::with_capacity(self.entries.len());
+    ) -> Read<Vec<(Entry, u32)>> {
+        const WHAT: &str = "the vocabulary of a tokenizer file";
+        let mut out = try_vec(self.entries.len(), WHAT)?;
         // keys that are not spelled tokens, to find repeats among them; repeats among spelled
         // tokens have equal bytes, which the token index rejects
         let mut others: FxHashSet<&[u8]> = FxHashSet::default();
@@ -61,10 +80,10 @@ impl BpeJson {
             let key = self.keys.get(k);
             let entry = if let Some(text) = added.get(&id) {
                 if key != text.as_ref().as_bytes() {
-                    return None;
+                    return Ok(None);
                 }
                 if let Some(t) = spelled {
-                    spelled_added.push(t);
+                    try_push(&mut spelled_added, t, WHAT)?;
                 }
                 Entry::Added
             } else {
@@ -73,28 +92,30 @@ impl BpeJson {
                     None => Entry::Unspelled,
                 }
             };
-            if !matches!(entry, Entry::Token(_)) && !others.insert(key) {
-                return None;
+            if !matches!(entry, Entry::Token(_)) {
+                try_reserve_set(&mut others, 1, WHAT)?;
+                if !others.insert(key) {
+                    return Ok(None);
+                }
             }
             out.push((entry, id));
         }
         // an added token's key that is also a token's spelling is the same key twice
         if !spelled_added.is_empty() {
-            let spelled: FxHashSet<&[u8]> = out
-                .iter()
-                .filter_map(|&(e, _)| match e {
-                    Entry::Token(t) => Some(self.tokens.get(t)),
-                    _ => None,
-                })
-                .collect();
+            let mut spelled: FxHashSet<&[u8]> = FxHashSet::default();
+            try_reserve_set(&mut spelled, out.len(), WHAT)?;
+            spelled.extend(out.iter().filter_map(|&(e, _)| match e {
+                Entry::Token(t) => Some(self.tokens.get(t)),
+                _ => None,
+            }));
             if spelled_added
                 .iter()
                 .any(|&t| spelled.contains(self.tokens.get(t)))
             {
-                return None;
+                return Ok(None);
             }
         }
-        Some(out)
+        Ok(Some(out))
     }
 }
 
@@ -109,40 +130,56 @@ pub enum Layout {
 
 /// Split a JSON tokenizer file (its raw bytes) into the rest of the document and its decoded
 /// tables; None to let the Python reader handle the file (see the module docs).
-pub fn split(raw: &[u8], layout: Layout) -> Option<BpeJson> {
+pub fn split(raw: &[u8], layout: Layout) -> Read<BpeJson> {
     let mut out = BpeJson::default();
-    let mut de = deserializer(raw)?;
+    let Some(mut de) = deserializer(raw) else {
+        return Ok(None);
+    };
     let rest = Members {
         out: &mut out,
         layout,
         in_model: false,
     }
-    .deserialize(&mut de)
-    .ok()?;
-    de.end().ok()?;
-    out.rest = rest;
-    Some(out)
+    .deserialize(&mut de);
+    let ok = match rest {
+        Ok(rest) => {
+            out.rest = rest;
+            de.end().is_ok()
+        }
+        Err(_) => false,
+    };
+    finish(out, ok)
 }
 
 /// GPT-2's files, `encoder.json` (or `vocab.json`: one object, token -> id) and `vocab.bpe` (or
 /// `merges.txt`: `"left right"` lines, read as [`vocab_files::parse_merges_text`] does), decoded;
 /// None to let the Python reader handle them. The rest of the document is `{}`.
-pub fn split_gpt2(vocab_json: &[u8], merges_text: &str) -> Option<BpeJson> {
+pub fn split_gpt2(vocab_json: &[u8], merges_text: &str) -> Read<BpeJson> {
     let mut out = BpeJson::default();
-    let mut de = deserializer(vocab_json)?;
-    VocabTable { out: &mut out }.deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    for (a, b) in vocab_files::parse_merges_text(merges_text)? {
+    let Some(mut de) = deserializer(vocab_json) else {
+        return Ok(None);
+    };
+    let table = VocabTable { out: &mut out }.deserialize(&mut de);
+    if table.is_err() || de.end().is_err() {
+        return finish(out, false);
+    }
+    let Some(lines) = vocab_files::parse_merges_text(merges_text)? else {
+        return Ok(None);
+    };
+    for (a, b) in lines {
         let merge = OneMerge {
             parts: &mut out.parts,
             merges: &mut out.merges,
+            failed: &mut out.failed,
             lines_only: true,
         };
-        merge.pair::<serde_json::Error>(a, b).ok()?;
+        if merge.pair::<serde_json::Error>(a, b).is_err() {
+            return finish(out, false);
+        }
     }
     out.has_merges = true;
     out.rest = "{}".to_string();
-    Some(out)
+    finish(out, true)
 }
 
 /// A JSON reader over a file's bytes, once they are known to be UTF-8 (checked here in one pass:
@@ -175,21 +212,29 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
 }
 
 /// Append `key: value` to a JSON object's text (`text` holds `{` and the members so far).
-fn member(text: &mut String, key: &str, value: &str) {
+fn member(text: &mut crate::mem::TextBuf, key: &str, value: &str) {
     if text.len() > 1 {
         text.push(',');
     }
-    text.push_str(&serde_json::to_string(key).expect("a str serializes"));
+    // written straight into the text: no copy sized by the key
+    serde_json::to_writer(&mut *text, key).expect("a str serializes");
     text.push(':');
     text.push_str(value);
 }
 
 /// A map's keys must be distinct: Python's `json` keeps the last of a repeated key.
-fn first_time<E: de::Error>(seen: &mut Vec<String>, key: &str) -> Result<(), E> {
-    if seen.iter().any(|k| k == key) {
+fn first_time<E: de::Error>(
+    seen: &mut FxHashSet<String>,
+    key: &str,
+    failed: &mut Option<Error>,
+) -> Result<(), E> {
+    const WHAT: &str = "the keys of a tokenizer file";
+    if seen.contains(key) {
         return Err(E::custom("repeated key"));
     }
-    seen.push(key.to_owned());
+    let owned = crate::mem::try_string(key, WHAT).map_err(|e| refused(failed, e))?;
+    try_reserve_set(seen, 1, WHAT).map_err(|e| refused(failed, e))?;
+    seen.insert(owned);
     Ok(())
 }
 
@@ -217,11 +262,13 @@ impl<'de> Visitor<'de> for Members<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let toksmith = self.layout == Layout::Toksmith;
         let tables_here = toksmith || self.in_model;
-        let mut text = String::from("{");
-        let mut seen = Vec::new();
+        let mut text = crate::mem::TextBuf::with_capacity(64, "the rest of a tokenizer file")
+            .map_err(|e| refused(&mut self.out.failed, e))?;
+        text.push('{');
+        let mut seen = FxHashSet::default();
         let mut found = false;
         while let Some(Key(key)) = map.next_key::<Key>()? {
-            first_time(&mut seen, &key)?;
+            first_time(&mut seen, &key, &mut self.out.failed)?;
             match &*key {
                 "model" if !toksmith && !self.in_model => {
                     let model = map.next_value_seed(Members {
@@ -254,7 +301,7 @@ impl<'de> Visitor<'de> for Members<'_> {
             return Err(de::Error::custom("no tables"));
         }
         text.push('}');
-        Ok(text)
+        text.finish().map_err(|e| refused(&mut self.out.failed, e))
     }
 }
 
@@ -298,21 +345,29 @@ impl<'de> Visitor<'de> for VocabTable<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let out = self.out;
-        let n = map.size_hint().unwrap_or(0);
-        out.entries.reserve(n);
         while let Some(Key(key)) = map.next_key::<Key>()? {
             let Id(id) = map.next_value()?;
-            let start = out.keys.bytes.len();
-            out.keys.bytes.extend_from_slice(key.as_bytes());
-            out.keys.end_item(start);
-            let start = out.tokens.bytes.len();
-            let spelled = if bytelevel::decode_into(&key, &mut out.tokens.bytes) {
-                Some(out.tokens.end_item(start))
-            } else {
-                out.tokens.bytes.truncate(start);
-                None
+            let mut add = || -> crate::error::Result<()> {
+                let start = out.keys.bytes.len();
+                out.keys.reserve(key.len())?;
+                out.keys.bytes.extend_from_slice(key.as_bytes());
+                out.keys.end_item(start)?;
+                let start = out.tokens.bytes.len();
+                // (room for the spelling first: decode_into then never allocates)
+                out.tokens.reserve(key.len())?;
+                let spelled = if bytelevel::decode_into(&key, &mut out.tokens.bytes) {
+                    Some(out.tokens.end_item(start)?)
+                } else {
+                    out.tokens.bytes.truncate(start);
+                    None
+                };
+                try_push(
+                    &mut out.entries,
+                    (id, spelled),
+                    "the vocabulary of a tokenizer file",
+                )
             };
-            out.entries.push((id, spelled));
+            add().map_err(|e| refused(&mut out.failed, e))?;
         }
         Ok(())
     }
@@ -352,6 +407,7 @@ impl<'de> Visitor<'de> for MergeList<'_> {
             .next_element_seed(OneMerge {
                 parts: &mut out.parts,
                 merges: &mut out.merges,
+                failed: &mut out.failed,
                 lines_only: self.toksmith,
             })?
             .is_some()
@@ -364,6 +420,7 @@ impl<'de> Visitor<'de> for MergeList<'_> {
 struct OneMerge<'a> {
     parts: &'a mut Flat,
     merges: &'a mut Vec<(usize, usize)>,
+    failed: &'a mut Option<Error>,
     lines_only: bool,
 }
 
@@ -408,6 +465,10 @@ impl OneMerge<'_> {
             return Err(bad());
         }
         let start = self.parts.bytes.len();
+        // (room for both spellings first: decode_into then never allocates)
+        self.parts
+            .reserve(a.len() + b.len())
+            .map_err(|e| refused(self.failed, e))?;
         if !bytelevel::decode_into(a, &mut self.parts.bytes) {
             return Err(bad());
         }
@@ -415,8 +476,12 @@ impl OneMerge<'_> {
         if !bytelevel::decode_into(b, &mut self.parts.bytes) {
             return Err(bad());
         }
-        self.merges.push(self.parts.end_pair(start, mid));
-        Ok(())
+        let pair = self
+            .parts
+            .end_pair(start, mid)
+            .map_err(|e| refused(self.failed, e))?;
+        try_push(self.merges, pair, "the merges of a tokenizer file")
+            .map_err(|e| refused(self.failed, e))
     }
 }
 
@@ -425,7 +490,7 @@ mod tests {
     use super::*;
 
     fn split_hf(raw: &[u8]) -> Option<BpeJson> {
-        split(raw, Layout::HuggingFace)
+        split(raw, Layout::HuggingFace).expect("no allocation refused")
     }
 
     fn doc(vocab: &str, merges: &str) -> String {
@@ -504,38 +569,46 @@ mod tests {
         let s = split_hf(doc(r#"{"中":0,"中":1}"#, "[]").as_bytes()).unwrap();
         assert!(s
             .vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())
+            .unwrap()
             .is_none());
         let s = split_hf(doc(r#"{"<s>":0,"x":1}"#, "[]").as_bytes()).unwrap();
         let added: rustc_hash::FxHashMap<u32, &str> = [(0, "<s>")].into_iter().collect();
-        let e = s.vocab_entries(&added).unwrap();
+        let e = s.vocab_entries(&added).unwrap().unwrap();
         assert_eq!(e[0], (Entry::Added, 0));
         let wrong: rustc_hash::FxHashMap<u32, &str> = [(0, "<t>")].into_iter().collect();
         assert!(
-            s.vocab_entries(&wrong).is_none(),
+            s.vocab_entries(&wrong).unwrap().is_none(),
             "id of an added token with another text"
         );
         // the added token's text is also spelled by a token entry: one key twice
         let s = split_hf(doc(r#"{"<s>":0,"<s>":1}"#, "[]").as_bytes()).unwrap();
-        assert!(s.vocab_entries(&added).is_none());
+        assert!(s.vocab_entries(&added).unwrap().is_none());
     }
 
     #[test]
     fn toksmith_files_keep_their_tables_at_the_top() {
         let raw = r#"{"format":"toksmith","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"],"model":{"vocab":{}}}"#;
-        let s = split(raw.as_bytes(), Layout::Toksmith).expect("accepted");
+        let s = split(raw.as_bytes(), Layout::Toksmith)
+            .unwrap()
+            .expect("accepted");
         assert_eq!(s.rest, r#"{"format":"toksmith","model":{"vocab":{}}}"#);
         assert_eq!(
             (s.entries.len(), s.merges.len(), s.has_merges),
             (3, 1, true)
         );
         let none = r#"{"format":"toksmith","vocab":{"a":0},"merges":null}"#;
-        let s = split(none.as_bytes(), Layout::Toksmith).expect("accepted");
+        let s = split(none.as_bytes(), Layout::Toksmith)
+            .unwrap()
+            .expect("accepted");
         assert!(!s.has_merges && s.merges.is_empty());
         for bad in [
             r#"{"format":"toksmith","vocab":{"a":0},"merges":[["a","b"]]}"#, // pairs: lines only
             r#"{"format":"toksmith","merges":[]}"#,                          // no vocab
         ] {
-            assert!(split(bad.as_bytes(), Layout::Toksmith).is_none(), "{bad}");
+            assert!(
+                split(bad.as_bytes(), Layout::Toksmith).unwrap().is_none(),
+                "{bad}"
+            );
         }
         // a tokenizer.json's merges may not be null
         assert!(split_hf(br#"{"model":{"vocab":{},"merges":null}}"#).is_none());
@@ -547,6 +620,7 @@ mod tests {
             br#"{"a":0,"b":1,"ab":2,"<|e|>":3}"#,
             "#version: 0.2\r\na b\r\n\n",
         )
+        .unwrap()
         .expect("accepted");
         assert_eq!(
             (s.entries.len(), s.merges.len(), s.rest.as_str()),
@@ -555,14 +629,20 @@ mod tests {
         let (a, b) = s.merges[0];
         assert_eq!((s.parts.get(a), s.parts.get(b)), (&b"a"[..], &b"b"[..]));
         assert!(
-            split_gpt2(br#"{"a":0}"#, "a b c\n").is_none(),
+            split_gpt2(br#"{"a":0}"#, "a b c\n").unwrap().is_none(),
             "malformed line"
         );
         assert!(
-            split_gpt2(br#"{"a":0}"#, "a 中\n").is_none(),
+            split_gpt2(br#"{"a":0}"#, "a 中\n").unwrap().is_none(),
             "outside the alphabet"
         );
-        assert!(split_gpt2(br#"[1]"#, "").is_none(), "not an object");
-        assert!(split_gpt2(br#"{"a":0} {}"#, "").is_none(), "trailing text");
+        assert!(
+            split_gpt2(br#"[1]"#, "").unwrap().is_none(),
+            "not an object"
+        );
+        assert!(
+            split_gpt2(br#"{"a":0} {}"#, "").unwrap().is_none(),
+            "trailing text"
+        );
     }
 }

@@ -1,5 +1,22 @@
-//! Memory helpers for the hot paths: cache prefetch hints and huge-page advice for large
-//! fresh buffers.
+//! Memory helpers: cache prefetch hints and huge-page advice for large fresh buffers, and the
+//! fallible allocation helpers (`try_*`, [`TextBuf`]) with which every buffer and table that
+//! grows with an input, a file or an argument is allocated, so that a refusal is
+//! [`Error::OutOfMemory`] (`MemoryError` in Python) instead of an abort (issue 36).
+//!
+//! Allocations left infallible, each bounded otherwise:
+//! - by a constant: the 256-entry byte tables, the 2-byte pair table of a vocabulary (256 KiB),
+//!   the base64 and byte-level alphabets, scratch buffers of a fixed batch (`DECODE_BATCH`);
+//! - by the thread count: the per-worker partial tables' list in training, rayon's job lists;
+//! - by the split pattern or a named preset: compiled patterns, pre-tokenizer tables;
+//! - by Unicode: the character alphabet of word-level training (at most 1.1M characters);
+//! - by one small token or key, on an error path: the messages of errors (`format!`);
+//! - by what a third-party decoder allocates as it parses a file of at most
+//!   `MAX_TOKENIZER_FILE_BYTES` (1 GiB), with no fallible API: serde_json's value trees and its
+//!   scratch buffer for an escaped string (and the owned copy of an escaped key in
+//!   `bpe_json`), prost's `ModelProto` of a SentencePiece model and the pieces copied from it;
+//! - shrinking reallocations (`shrink_to`), which never ask for more memory.
+//!
+//! [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
 
 /// A hint to start loading the cache line at `p` (a no-op on other architectures).
 #[inline(always)]
@@ -220,6 +237,20 @@ impl Extend<char> for TextBuf {
     }
 }
 
+/// JSON (or any UTF-8) written into the text; a refused append is reported by
+/// [`TextBuf::finish`], never here.
+impl std::io::Write for TextBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let s = std::str::from_utf8(b)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        self.push_str(s);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl<'a> Extend<&'a str> for TextBuf {
     fn extend<I: IntoIterator<Item = &'a str>>(&mut self, parts: I) {
         for t in parts {
@@ -246,4 +277,101 @@ pub fn try_collect<T>(
         try_push(&mut v, x, what)?;
     }
     Ok(v)
+}
+
+/// A vector of `n` copies of `x` (`vec![x; n]`), allocated fallibly (see [`try_reserve`]).
+pub fn try_filled<T: Clone>(n: usize, x: T, what: &str) -> crate::error::Result<Vec<T>> {
+    let mut v = try_vec(n, what)?;
+    v.resize(n, x);
+    Ok(v)
+}
+
+/// Room for `additional` more entries in `m`, or [`Error::OutOfMemory`] naming `what`: the
+/// tables built from a file's entries reserve them all first, so no insert allocates.
+///
+/// [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
+pub fn try_reserve_map<K, V, S>(
+    m: &mut std::collections::HashMap<K, V, S>,
+    additional: usize,
+    what: &str,
+) -> crate::error::Result<()>
+where
+    K: Eq + std::hash::Hash,
+    S: std::hash::BuildHasher,
+{
+    m.try_reserve(additional)
+        .map_err(|_| oom(what, additional, std::mem::size_of::<(K, V)>() + 1))
+}
+
+/// [`try_reserve_map`] for a set.
+pub fn try_reserve_set<T, S>(
+    m: &mut std::collections::HashSet<T, S>,
+    additional: usize,
+    what: &str,
+) -> crate::error::Result<()>
+where
+    T: Eq + std::hash::Hash,
+    S: std::hash::BuildHasher,
+{
+    m.try_reserve(additional)
+        .map_err(|_| oom(what, additional, std::mem::size_of::<T>() + 1))
+}
+
+/// A copy of `b`, allocated fallibly.
+pub fn try_bytes(b: &[u8], what: &str) -> crate::error::Result<Vec<u8>> {
+    let mut v = try_vec(b.len(), what)?;
+    v.extend_from_slice(b);
+    Ok(v)
+}
+
+/// `s` with every `from` replaced by `to` (`str::replace`), allocated fallibly.
+pub fn try_replace(
+    s: &str,
+    from: &str,
+    to: &str,
+    what: &'static str,
+) -> crate::error::Result<String> {
+    let mut out = TextBuf::with_capacity(s.len(), what)?;
+    let mut last = 0;
+    for (at, m) in s.match_indices(from) {
+        out.push_str(&s[last..at]);
+        out.push_str(to);
+        last = at + m.len();
+    }
+    out.push_str(&s[last..]);
+    out.finish()
+}
+
+/// `f` of each item, collected into a vector grown fallibly; the first error stops it.
+pub fn try_map<T, U>(
+    items: impl IntoIterator<Item = T>,
+    mut f: impl FnMut(T) -> crate::error::Result<U>,
+    what: &str,
+) -> crate::error::Result<Vec<U>> {
+    let items = items.into_iter();
+    let mut v = try_vec(items.size_hint().0, what)?;
+    for x in items {
+        try_push(&mut v, f(x)?, what)?;
+    }
+    Ok(v)
+}
+
+/// `f` of each item, in parallel (the current rayon pool), into a vector allocated fallibly
+/// (rayon's `collect` allocates its result infallibly); the first error is returned.
+pub fn try_par_map<T: Sync, U: Send + Default>(
+    items: &[T],
+    f: impl Fn(&T) -> crate::error::Result<U> + Sync + Send,
+    what: &str,
+) -> crate::error::Result<Vec<U>> {
+    use rayon::prelude::*;
+    let mut out = try_vec(items.len(), what)?;
+    // (within the room just reserved: no allocation)
+    out.resize_with(items.len(), U::default);
+    out.par_iter_mut().zip(items.par_iter()).try_for_each(
+        |(o, x)| -> crate::error::Result<()> {
+            *o = f(x)?;
+            Ok(())
+        },
+    )?;
+    Ok(out)
 }

@@ -6,7 +6,6 @@
 //! Added tokens are matched in the raw text (leftmost, then longest) before normalization, as
 //! `tokenizers` does for tokens with `normalized: false`; special ones only when the call asks.
 
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 use unicode_segmentation::UnicodeSegmentation;
@@ -527,10 +526,11 @@ impl Pipeline {
         texts: &[S],
         match_special: bool,
     ) -> Result<Vec<Vec<u32>>> {
-        texts
-            .par_iter()
-            .map(|t| self.encode(t.as_ref(), match_special))
-            .collect()
+        crate::mem::try_par_map(
+            texts,
+            |t| self.encode(t.as_ref(), match_special),
+            "the ids of a batch",
+        )
     }
 
     /// [`Pipeline::encode_allowing`] of each text, in parallel (on the current rayon pool).
@@ -539,10 +539,11 @@ impl Pipeline {
         texts: &[String],
         allowed: Option<&[u32]>,
     ) -> Result<Vec<Vec<u32>>> {
-        texts
-            .par_iter()
-            .map(|t| self.encode_allowing(t, allowed))
-            .collect()
+        crate::mem::try_par_map(
+            texts,
+            |t| self.encode_allowing(t, allowed),
+            "the ids of a batch",
+        )
     }
 
     /// Ids -> text, as the reference library decodes (special tokens kept).
@@ -579,7 +580,7 @@ impl Pipeline {
     }
 
     pub fn decode_batch(&self, batch: &[Vec<u32>]) -> Result<Vec<String>> {
-        batch.par_iter().map(|ids| self.decode(ids)).collect()
+        crate::mem::try_par_map(batch, |ids| self.decode(ids), "the decoded texts")
     }
 
     /// [`Pipeline::encode_allowing`] with each token's `(start, end)` byte span in `text`, as

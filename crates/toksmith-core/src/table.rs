@@ -127,12 +127,12 @@ impl<K: InlineKey> InlineTable<K> {
     pub(crate) fn new<'a>(
         entries: impl Iterator<Item = (&'a [u8], u32)> + Clone,
         min_len: usize,
-    ) -> Self {
+    ) -> crate::error::Result<Self> {
         let fits = |b: &[u8]| b.len() >= min_len && b.len() <= K::MAX;
         let n = entries.clone().filter(|(b, _)| fits(b)).count();
         let cap = ((n * 3) / 2 + 1).next_power_of_two().max(16);
         let mut t = InlineTable {
-            slots: vec![Slot::default(); cap],
+            slots: crate::mem::try_filled(cap, Slot::default(), "a vocabulary's lookup table")?,
             shift: 64 - cap.trailing_zeros(),
         };
         for (b, id) in entries {
@@ -146,7 +146,7 @@ impl<K: InlineKey> InlineTable<K> {
                 };
             }
         }
-        t
+        Ok(t)
     }
 
     #[inline(always)]
@@ -194,11 +194,11 @@ impl Filter {
     pub(crate) fn new<'a>(
         keys: impl Iterator<Item = &'a [u8]> + Clone,
         keep: impl Fn(&[u8]) -> bool,
-    ) -> Self {
+    ) -> crate::error::Result<Self> {
         let n = keys.clone().filter(|k| keep(k)).count();
         let blocks = (n * 16 / 512 + 1).next_power_of_two();
         let mut f = Filter {
-            blocks: vec![[0u64; 8]; blocks],
+            blocks: crate::mem::try_filled(blocks, [0u64; 8], "a vocabulary's filter")?,
             shift: 64 - blocks.trailing_zeros(),
         };
         for k in keys.filter(|k| keep(k)) {
@@ -207,7 +207,7 @@ impl Filter {
                 f.blocks[b][bit >> 6] |= 1 << (bit & 63);
             }
         }
-        f
+        Ok(f)
     }
 
     /// A hash of a string's length and of its first and last 8 bytes (the exact lookup after
@@ -259,7 +259,7 @@ fn filter_has_no_false_negatives_and_few_false_positives() {
             (0..len).map(|_| next() as u8).collect()
         })
         .collect();
-    let f = Filter::new(keys.iter().map(|k| &k[..]), |_| true);
+    let f = Filter::new(keys.iter().map(|k| &k[..]), |_| true).unwrap();
     let has = |k: &[u8]| f.may_contain(Filter::hash(k));
     assert!(keys.iter().all(|k| has(k)));
     // strings that differ from a key in one byte (first, middle or last) or in length
@@ -279,10 +279,10 @@ fn filter_has_no_false_negatives_and_few_false_positives() {
     }
     assert!(passed < keys.len() / 30, "{passed} false positives");
     // an empty set passes nothing
-    let empty = Filter::new(std::iter::empty(), |_| true);
+    let empty = Filter::new(std::iter::empty(), |_| true).unwrap();
     assert!(!empty.may_contain(Filter::hash(b"0123456789")));
     // a selection: only the kept keys are in
-    let long = Filter::new(keys.iter().map(|k| &k[..]), |k| k.len() >= 9);
+    let long = Filter::new(keys.iter().map(|k| &k[..]), |k| k.len() >= 9).unwrap();
     let short: Vec<_> = keys.iter().filter(|k| k.len() < 9).collect();
     let passed = short
         .iter()

@@ -45,8 +45,9 @@ pub fn never_in_utf8(b: u8) -> bool {
 impl Vocab {
     /// Build from mergeable tokens `(bytes, id)` and added tokens.
     pub fn new(mergeable: Vec<(Vec<u8>, u32)>, added: Vec<AddedToken>) -> Result<Self> {
+        const WHAT: &str = "a vocabulary";
         let mut ranks: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
-        ranks.reserve(mergeable.len());
+        crate::mem::try_reserve_map(&mut ranks, mergeable.len(), WHAT)?;
         let mut max_id = 0u32;
         let n_tokens = mergeable.len();
         // the token bytes move into the table (no copy per token)
@@ -115,9 +116,10 @@ impl Vocab {
             )
         };
         let layout = || -> Result<_> {
-            let mut by_id: Vec<(u32, &[u8])> = Vec::with_capacity(n_tokens + added.len());
+            let mut by_id: Vec<(u32, &[u8])> = crate::mem::try_vec(n_tokens + added.len(), WHAT)?;
             by_id.extend(ranks.iter().map(|(b, &id)| (id, &b[..])));
             let mut seen_text: FxHashMap<&str, u32> = FxHashMap::default();
+            crate::mem::try_reserve_map(&mut seen_text, added.len(), WHAT)?;
             for a in &added {
                 if a.text.is_empty() {
                     return Err(Error::InvalidVocab(format!(
@@ -150,9 +152,11 @@ impl Vocab {
             } else {
                 max_id as usize + 1
             };
-            let mut flat = Vec::new();
-            let mut offsets = Vec::with_capacity(n + 1);
-            let mut present = vec![false; n];
+            // ids may be sparse: these tables are sized by the largest id, not by the tokens
+            let total: usize = by_id.iter().map(|(_, b)| b.len()).sum();
+            let mut flat = crate::mem::try_vec(total + 16, WHAT)?;
+            let mut offsets = crate::mem::try_vec(n + 1, WHAT)?;
+            let mut present = crate::mem::try_filled(n, false, WHAT)?;
             let mut it = by_id.iter().peekable();
             for id in 0..n as u32 {
                 offsets.push(flat.len() as u32);
@@ -165,15 +169,14 @@ impl Vocab {
                 }
             }
             offsets.push(flat.len() as u32);
-            let spans: Vec<(u32, u32)> = (0..n)
-                .map(|i| {
-                    if present[i] {
-                        (offsets[i], offsets[i + 1] - offsets[i])
-                    } else {
-                        (0, u32::MAX)
-                    }
-                })
-                .collect();
+            let mut spans: Vec<(u32, u32)> = crate::mem::try_vec(n, WHAT)?;
+            spans.extend((0..n).map(|i| {
+                if present[i] {
+                    (offsets[i], offsets[i + 1] - offsets[i])
+                } else {
+                    (0, u32::MAX)
+                }
+            }));
             // Padding so the decoder may copy 16 bytes at a time past the last token.
             flat.extend_from_slice(&[0u8; 16]);
             let mut pair_table = vec![u32::MAX; 1 << 16];
@@ -186,6 +189,8 @@ impl Vocab {
         };
         let ((short, (medium, long_filter, wide_filter)), layout) = rayon::join(tables, layout);
         let (pair_table, flat, offsets, present, spans) = layout?;
+        let (short, medium, long_filter, wide_filter) =
+            (short?, medium?, long_filter?, wide_filter?);
         Ok(Vocab {
             pair_table,
             short,

@@ -10,8 +10,17 @@
 //! files).
 
 use crate::bytelevel;
+use crate::error::Result;
+use crate::mem::{
+    try_collect, try_filled, try_push, try_reserve, try_reserve_map, try_reserve_set, try_vec,
+};
 use crate::vocab::Vocab;
 use rustc_hash::{FxHashMap, FxHashSet};
+
+/// What the readers return: `Ok(None)` where they decline (the caller runs the Python
+/// reference), an error only for memory the allocator refused (every table here grows with the
+/// file, up to `MAX_TOKENIZER_FILE_BYTES`).
+pub type Read<T> = Result<Option<T>>;
 
 /// Mergeable tokens `(bytes, id)` in file order.
 pub type Ranks = Vec<(Vec<u8>, u32)>;
@@ -37,7 +46,7 @@ fn decode_base64(s: &[u8], out: &mut Vec<u8>) -> bool {
     }
     let pad = s.iter().rev().take(2).take_while(|&&c| c == b'=').count();
     let body = &s[..s.len() - pad];
-    out.reserve(body.len() * 3 / 4);
+    // (the caller reserved the room: pushes below never allocate)
     let mut acc = 0u32;
     let mut bits = 0u32;
     for &c in body {
@@ -72,8 +81,9 @@ fn parse_id(s: &[u8]) -> Option<u32> {
 }
 
 /// `formats/tiktoken.py::_parse_ranks`: lines of `base64-token rank`; blank lines skipped.
-pub fn parse_tiktoken(raw: &[u8]) -> Option<Ranks> {
-    let mut out: Ranks = Vec::with_capacity(raw.len() / 12);
+pub fn parse_tiktoken(raw: &[u8]) -> Read<Ranks> {
+    const WHAT: &str = "the ranks of a tiktoken file";
+    let mut out: Ranks = try_vec(raw.len() / 12, WHAT)?;
     for line in raw.split(|&c| c == b'\n') {
         let mut end = line.len();
         while end > 0 && line[end - 1] == b'\r' {
@@ -86,40 +96,48 @@ pub fn parse_tiktoken(raw: &[u8]) -> Option<Ranks> {
         {
             continue;
         }
-        let sp = line.iter().position(|&c| c == b' ')?;
+        let Some(sp) = line.iter().position(|&c| c == b' ') else {
+            return Ok(None);
+        };
         let (tok, rank) = (&line[..sp], &line[sp + 1..]);
         if rank.contains(&b' ') {
-            return None;
+            return Ok(None);
         }
-        let mut bytes = Vec::new();
+        let mut bytes = try_vec(tok.len() / 4 * 3, WHAT)?;
         if !decode_base64(tok, &mut bytes) || bytes.is_empty() {
-            return None;
+            return Ok(None);
         }
-        out.push((bytes, parse_id(rank)?));
+        let Some(id) = parse_id(rank) else {
+            return Ok(None);
+        };
+        try_push(&mut out, (bytes, id), WHAT)?;
     }
     let mut tokens: FxHashSet<&[u8]> = FxHashSet::default();
-    tokens.reserve(out.len());
+    try_reserve_set(&mut tokens, out.len(), WHAT)?;
     let unique = out.iter().all(|(b, _)| tokens.insert(b))
-        && distinct(out.iter().map(|&(_, id)| id), out.len());
-    (unique && !out.is_empty()).then_some(out)
+        && distinct(out.iter().map(|&(_, id)| id), out.len())?;
+    Ok((unique && !out.is_empty()).then_some(out))
 }
 
 /// `formats/gpt2.py::read_merges_file` on decoded text: an optional `#version` first line,
 /// then one `left right` pair a line; empty lines skipped.
-pub fn parse_merges_text(text: &str) -> Option<Vec<(&str, &str)>> {
-    let mut out = Vec::with_capacity(text.len() / 8);
+pub fn parse_merges_text(text: &str) -> Read<Vec<(&str, &str)>> {
+    const WHAT: &str = "the merges of a merges file";
+    let mut out = try_vec(text.len() / 8, WHAT)?;
     for (n, line) in text.split('\n').enumerate() {
         let line = line.trim_end_matches('\r');
         if line.is_empty() || (n == 0 && line.starts_with("#version")) {
             continue;
         }
-        let (a, b) = line.split_once(' ')?;
+        let Some((a, b)) = line.split_once(' ') else {
+            return Ok(None);
+        };
         if a.is_empty() || b.is_empty() || b.contains(' ') {
-            return None;
+            return Ok(None);
         }
-        out.push((a, b));
+        try_push(&mut out, (a, b), WHAT)?;
     }
-    Some(out)
+    Ok(Some(out))
 }
 
 /// Whitespace as Python's `str.strip` and `str.isspace` see it: Unicode White_Space and the
@@ -203,26 +221,38 @@ pub struct Flat {
     spans: Vec<(u32, u32)>,
 }
 
+const FLAT: &str = "the strings of a tokenizer file";
+
 impl Flat {
-    pub fn with_capacity(items: usize, bytes: usize) -> Self {
-        Flat {
-            bytes: Vec::with_capacity(bytes),
-            spans: Vec::with_capacity(items),
-        }
+    /// Room for `items` strings of `bytes` bytes in all (refused: out of memory); the bytes are
+    /// pushed by the caller, after reserving them with [`Flat::reserve`].
+    pub fn with_capacity(items: usize, bytes: usize) -> Result<Self> {
+        Ok(Flat {
+            bytes: try_vec(bytes, FLAT)?,
+            spans: try_vec(items, FLAT)?,
+        })
+    }
+
+    /// Room for `n` more bytes.
+    pub fn reserve(&mut self, n: usize) -> Result<()> {
+        try_reserve(&mut self.bytes, n, FLAT)
     }
 
     /// Close the string made of the bytes pushed since the last call; returns its index.
-    pub fn end_item(&mut self, start: usize) -> usize {
-        self.spans
-            .push((start as u32, (self.bytes.len() - start) as u32));
-        self.spans.len() - 1
+    pub fn end_item(&mut self, start: usize) -> Result<usize> {
+        try_push(
+            &mut self.spans,
+            (start as u32, (self.bytes.len() - start) as u32),
+            FLAT,
+        )?;
+        Ok(self.spans.len() - 1)
     }
 
     /// Close two strings: the bytes since `start`, split at `mid`.
-    pub fn end_pair(&mut self, start: usize, mid: usize) -> (usize, usize) {
-        self.spans.push((start as u32, (mid - start) as u32));
-        self.end_item(mid);
-        (self.spans.len() - 2, self.spans.len() - 1)
+    pub fn end_pair(&mut self, start: usize, mid: usize) -> Result<(usize, usize)> {
+        try_push(&mut self.spans, (start as u32, (mid - start) as u32), FLAT)?;
+        self.end_item(mid)?;
+        Ok((self.spans.len() - 2, self.spans.len() - 1))
     }
 
     pub fn get(&self, i: usize) -> &[u8] {
@@ -249,15 +279,15 @@ struct Index<'a> {
 
 impl<'a> Index<'a> {
     /// None if two entries have the same bytes.
-    fn new(tokens: impl Iterator<Item = (&'a [u8], u32, usize)>, n: usize) -> Option<Self> {
+    fn new(tokens: impl Iterator<Item = (&'a [u8], u32, usize)>, n: usize) -> Read<Self> {
         let mut map = FxHashMap::default();
-        map.reserve(n);
+        try_reserve_map(&mut map, n, "the index of a vocabulary")?;
         for (b, id, at) in tokens {
             if map.insert(b, (id, at as u32)).is_some() {
-                return None;
+                return Ok(None);
             }
         }
-        Some(Index { map })
+        Ok(Some(Index { map }))
     }
 
     /// Ids of both parts and (id, entry) of their concatenation, each a token.
@@ -276,22 +306,30 @@ type MergeIds = (u32, u32, (u32, u32));
 
 /// The ids of every merge, looked up in parallel;
 /// None if a part or a result is not a token.
-fn merge_ids(index: &Index<'_>, parts: &Flat, merges: &[(usize, usize)]) -> Option<Vec<MergeIds>> {
+fn merge_ids(index: &Index<'_>, parts: &Flat, merges: &[(usize, usize)]) -> Read<Vec<MergeIds>> {
     use rayon::prelude::*;
-    merges
-        .par_iter()
+    // filled in place: rayon's collect would allocate infallibly
+    let mut out = try_filled(
+        merges.len(),
+        (0, 0, (0, 0)),
+        "the merges of a tokenizer file",
+    )?;
+    let found = out
+        .par_iter_mut()
+        .zip(merges)
         .with_min_len(4096)
-        .map_init(Vec::new, |buf, &(a, b)| {
-            index.merge(parts.get(a), parts.get(b), buf)
-        })
-        .collect()
+        .try_for_each_init(Vec::new, |buf, (slot, &(a, b))| {
+            *slot = index.merge(parts.get(a), parts.get(b), buf)?;
+            Some(())
+        });
+    Ok(found.map(|()| out))
 }
 
 /// No id twice.
-fn distinct(ids: impl Iterator<Item = u32>, n: usize) -> bool {
+fn distinct(ids: impl Iterator<Item = u32>, n: usize) -> Result<bool> {
     let mut seen = FxHashSet::default();
-    seen.reserve(n);
-    ids.into_iter().all(|i| seen.insert(i))
+    try_reserve_set(&mut seen, n, "the ids of a vocabulary")?;
+    Ok(ids.into_iter().all(|i| seen.insert(i)))
 }
 
 /// `serialization.py::from_dict`, its vocab and merge checks, on decoded input: `vocab` holds
@@ -304,31 +342,36 @@ pub fn toksmith_tables(
     tokens: &Flat,
     vocab: &[(Entry, u32)],
     merges: Option<(&Flat, &[(usize, usize)])>,
-) -> Option<Option<Vec<(u32, u32)>>> {
+) -> Read<Option<Vec<(u32, u32)>>> {
     if vocab.iter().any(|&(e, _)| !matches!(e, Entry::Token(_))) {
-        return None;
+        return Ok(None);
     }
-    let index = index_tokens(tokens, vocab)?;
-    let Some((parts, merges)) = merges else {
-        return Some(None);
+    let Some(index) = index_tokens(tokens, vocab)? else {
+        return Ok(None);
     };
-    let mut out = Vec::with_capacity(merges.len());
+    let Some((parts, merges)) = merges else {
+        return Ok(Some(None));
+    };
+    let Some(ids) = merge_ids(&index, parts, merges)? else {
+        return Ok(None);
+    };
+    let mut out = try_vec(merges.len(), "the merges of a tokenizer file")?;
     let mut last = None;
-    for (ia, ib, (mid, _)) in merge_ids(&index, parts, merges)? {
+    for (ia, ib, (mid, _)) in ids {
         if last.is_some_and(|l| mid <= l) || mid <= ia || mid <= ib {
-            return None;
+            return Ok(None);
         }
         last = Some(mid);
         out.push((ia, ib));
     }
     let multi = index.map.keys().filter(|b| b.len() > 1).count();
-    (out.len() == multi).then_some(Some(out))
+    Ok((out.len() == multi).then_some(Some(out)))
 }
 
 /// The index of a vocab's tokens; None if an id, or a token's bytes, occurs twice.
-fn index_tokens<'a>(tokens: &'a Flat, vocab: &[(Entry, u32)]) -> Option<Index<'a>> {
-    if !distinct(vocab.iter().map(|&(_, id)| id), vocab.len()) {
-        return None;
+fn index_tokens<'a>(tokens: &'a Flat, vocab: &[(Entry, u32)]) -> Read<Index<'a>> {
+    if !distinct(vocab.iter().map(|&(_, id)| id), vocab.len())? {
+        return Ok(None);
     }
     Index::new(
         vocab
@@ -352,31 +395,38 @@ pub fn ranks_from_vocab_and_merges(
     vocab: &[(Entry, u32)],
     parts: &Flat,
     merges: &[(usize, usize)],
-) -> Option<(Vec<usize>, Vec<usize>)> {
-    let index = index_tokens(tokens, vocab)?;
-    let mut produced = vec![false; vocab.len()];
+) -> Read<(Vec<usize>, Vec<usize>)> {
+    const WHAT: &str = "the tokens of a vocabulary";
+    let Some(index) = index_tokens(tokens, vocab)? else {
+        return Ok(None);
+    };
+    let mut produced = try_filled(vocab.len(), false, WHAT)?;
     let mut last = None;
-    for (ia, ib, (mid, at)) in merge_ids(&index, parts, merges)? {
+    let Some(ids) = merge_ids(&index, parts, merges)? else {
+        return Ok(None);
+    };
+    for (ia, ib, (mid, at)) in ids {
         if last.is_some_and(|l| mid < l) || mid <= ia || mid <= ib {
-            return None;
+            return Ok(None);
         }
         last = Some(mid);
         produced[at as usize] = true;
     }
-    let mut kept = Vec::with_capacity(vocab.len());
-    let mut leftovers: Vec<usize> = (0..vocab.len())
-        .filter(|&k| vocab[k].0 == Entry::Unspelled)
-        .collect();
+    let mut kept = try_vec(vocab.len(), WHAT)?;
+    let mut leftovers: Vec<usize> = try_collect(
+        (0..vocab.len()).filter(|&k| vocab[k].0 == Entry::Unspelled),
+        WHAT,
+    )?;
     for (k, &(e, _)) in vocab.iter().enumerate() {
         if let Entry::Token(t) = e {
             if tokens.get(t).len() > 1 && !produced[k] {
-                leftovers.push(k);
+                try_push(&mut leftovers, k, WHAT)?;
             } else {
                 kept.push(k);
             }
         }
     }
-    Some((kept, leftovers))
+    Ok(Some((kept, leftovers)))
 }
 
 /// `files/huggingface.py::_ranks_ignore_merges`, on decoded input, for a model with
@@ -396,43 +446,49 @@ pub fn ranks_ignore_merges(
     vocab: &[(Entry, u32)],
     parts: &Flat,
     merges: &[(usize, usize)],
-) -> Option<(Vec<usize>, Vec<usize>)> {
-    let index = index_tokens(tokens, vocab)?;
+) -> Read<(Vec<usize>, Vec<usize>)> {
+    const WHAT: &str = "the tokens of a vocabulary";
+    let Some(index) = index_tokens(tokens, vocab)? else {
+        return Ok(None);
+    };
     let mut last = None;
     let mut in_order = true; // what the strict reading checks
     let mut listed: FxHashSet<(u32, u32)> = FxHashSet::default();
-    listed.reserve(merges.len());
-    for (ia, ib, (mid, _)) in merge_ids(&index, parts, merges)? {
+    try_reserve_set(&mut listed, merges.len(), WHAT)?;
+    let Some(ids) = merge_ids(&index, parts, merges)? else {
+        return Ok(None);
+    };
+    for (ia, ib, (mid, _)) in ids {
         if last.is_some_and(|l| mid < l) {
-            return None;
+            return Ok(None);
         }
         in_order &= mid > ia && mid > ib;
         last = Some(mid);
         listed.insert((ia, ib));
     }
     if in_order {
-        return None;
+        return Ok(None);
     }
-    let spelled: Vec<&[u8]> = vocab
-        .iter()
-        .filter_map(|&(e, _)| match e {
+    let spelled: Vec<&[u8]> = try_collect(
+        vocab.iter().filter_map(|&(e, _)| match e {
             Entry::Token(t) => Some(tokens.get(t)),
             _ => None,
-        })
-        .collect();
-    if token_splits(&spelled).len() != listed.len() {
-        return None;
+        }),
+        WHAT,
+    )?;
+    if token_splits(&spelled)?.len() != listed.len() {
+        return Ok(None);
     }
-    let mut kept = Vec::with_capacity(vocab.len());
+    let mut kept = try_vec(vocab.len(), WHAT)?;
     let mut leftovers = Vec::new();
     for (k, &(e, _)) in vocab.iter().enumerate() {
         match e {
             Entry::Token(_) => kept.push(k),
-            Entry::Unspelled => leftovers.push(k),
+            Entry::Unspelled => try_push(&mut leftovers, k, WHAT)?,
             Entry::Added => {}
         }
     }
-    Some((kept, leftovers))
+    Ok(Some((kept, leftovers)))
 }
 
 /// Every split of a token into two tokens: `(token, left, right)` as indices into `tokens`
@@ -445,14 +501,23 @@ pub fn ranks_ignore_merges(
 /// (two sorted lists merged). Hashing every prefix and suffix instead costs O(n^2) for a token
 /// of length n; a hashed trie costs a random memory access per byte (three times slower on
 /// Llama 3's vocabulary).
-pub fn token_splits(tokens: &[&[u8]]) -> Vec<(u32, u32, u32)> {
-    let reversed: Vec<Vec<u8>> = tokens
-        .iter()
-        .map(|t| t.iter().rev().copied().collect())
-        .collect();
-    let reversed: Vec<&[u8]> = reversed.iter().map(|t| &t[..]).collect();
-    let ((pspans, pitems), (sspans, sitems)) =
-        rayon::join(|| prefix_lists(tokens), || prefix_lists(&reversed));
+pub fn token_splits(tokens: &[&[u8]]) -> Result<Vec<(u32, u32, u32)>> {
+    const WHAT: &str = "the splits of a vocabulary's tokens";
+    // the reversed tokens end to end, then sliced
+    let total = tokens.iter().map(|t| t.len()).sum();
+    let mut flat = try_vec(total, WHAT)?;
+    for t in tokens {
+        flat.extend(t.iter().rev());
+    }
+    let mut reversed: Vec<&[u8]> = try_vec(tokens.len(), WHAT)?;
+    let mut rest = &flat[..];
+    for t in tokens {
+        let (r, tail) = rest.split_at(t.len());
+        reversed.push(r);
+        rest = tail;
+    }
+    let (prefixes, suffixes) = rayon::join(|| prefix_lists(tokens), || prefix_lists(&reversed));
+    let ((pspans, pitems), (sspans, sitems)) = (prefixes?, suffixes?);
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         let n = t.len();
@@ -472,46 +537,48 @@ pub fn token_splits(tokens: &[&[u8]]) -> Vec<(u32, u32, u32)> {
             while suffixes.next_if(|&&(m, _)| m as usize > want).is_some() {}
             if let Some(&&(m, right)) = suffixes.peek() {
                 if m as usize == want {
-                    out.push((i as u32, left, right));
+                    try_push(&mut out, (i as u32, left, right), WHAT)?;
                 }
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// `files/huggingface.py::tiktoken_merges`: the merge list `transformers`' `TikTokenConverter`
 /// writes for a rank table (every split of a token into two tokens), spelled in the byte-level
 /// alphabet and ordered by (merged id, left id, right id, cut, merged token's bytes).
-pub fn tiktoken_merges(ranks: &[(Vec<u8>, u32)]) -> Vec<(String, String)> {
-    let tokens: Vec<&[u8]> = ranks.iter().map(|(t, _)| &t[..]).collect();
-    let mut splits: Vec<(u32, u32, u32, usize, u32)> = token_splits(&tokens)
-        .into_iter()
-        .map(|(t, l, r)| {
+pub fn tiktoken_merges(ranks: &[(Vec<u8>, u32)]) -> Result<Vec<(String, String)>> {
+    const WHAT: &str = "the merges of a rank table";
+    let tokens: Vec<&[u8]> = try_collect(ranks.iter().map(|(t, _)| &t[..]), WHAT)?;
+    let mut splits: Vec<(u32, u32, u32, usize, u32)> = try_collect(
+        token_splits(&tokens)?.into_iter().map(|(t, l, r)| {
             let id = |k: u32| ranks[k as usize].1;
             (id(t), id(l), id(r), tokens[l as usize].len(), t)
-        })
-        .collect();
+        }),
+        WHAT,
+    )?;
     splits.sort_unstable_by(|a, b| {
         (a.0, a.1, a.2, a.3)
             .cmp(&(b.0, b.1, b.2, b.3))
             .then_with(|| tokens[a.4 as usize].cmp(tokens[b.4 as usize]))
     });
-    let spell = |b: &[u8]| -> String {
-        b.iter()
-            .map(|&x| {
+    let spell = |b: &[u8]| -> Result<String> {
+        crate::mem::TextBuf::collect(
+            b.iter().map(|&x| {
                 char::from_u32(u32::from(bytelevel::BYTE_TO_CHAR[x as usize]))
                     .expect("in the alphabet")
-            })
-            .collect()
+            }),
+            2 * b.len(),
+            "the merges of a rank table",
+        )
     };
-    splits
-        .iter()
-        .map(|&(_, _, _, k, t)| {
-            let t = tokens[t as usize];
-            (spell(&t[..k]), spell(&t[k..]))
-        })
-        .collect()
+    let mut out = try_vec(splits.len(), WHAT)?;
+    for &(_, _, _, k, t) in &splits {
+        let t = tokens[t as usize];
+        out.push((spell(&t[..k])?, spell(&t[k..])?));
+    }
+    Ok(out)
 }
 
 /// For each of `keys` (distinct byte strings), the keys that are proper prefixes of it as
@@ -523,11 +590,12 @@ pub fn tiktoken_merges(ranks: &[(Vec<u8>, u32)]) -> Vec<(String, String)> {
 /// common prefix (any prefix of the next key sorts between it and the previous key's
 /// prefixes, so it is on the stack). Each common prefix is measured once: O(B) after the sort.
 #[allow(clippy::type_complexity)]
-fn prefix_lists(keys: &[&[u8]]) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
-    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+fn prefix_lists(keys: &[&[u8]]) -> Result<(Vec<(u32, u32)>, Vec<(u32, u32)>)> {
+    const WHAT: &str = "the prefixes of a vocabulary's tokens";
+    let mut order: Vec<u32> = try_collect(0..keys.len() as u32, WHAT)?;
     order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(keys[b as usize]));
-    let mut spans = vec![(0u32, 0u32); keys.len()];
-    let mut items: Vec<(u32, u32)> = Vec::with_capacity(keys.len());
+    let mut spans = try_filled(keys.len(), (0u32, 0u32), WHAT)?;
+    let mut items: Vec<(u32, u32)> = try_vec(keys.len(), WHAT)?;
     let mut stack: Vec<(u32, u32)> = Vec::new();
     let mut prev: &[u8] = &[];
     for &i in &order {
@@ -537,35 +605,44 @@ fn prefix_lists(keys: &[&[u8]]) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
             stack.pop();
         }
         spans[i as usize] = (items.len() as u32, stack.len() as u32);
+        try_reserve(&mut items, stack.len(), WHAT)?;
         items.extend_from_slice(&stack);
-        stack.push((key.len() as u32, i));
+        try_push(&mut stack, (key.len() as u32, i), WHAT)?;
         prev = key;
     }
-    (spans, items)
+    Ok((spans, items))
 }
 
 /// `formats/_common.py::check_merges_agree`: whether each merge recovered from `vocab`'s
 /// ranks is one of the file's merges (decoded parts, items of `parts`); `None` if the merges
 /// cannot be recovered. The recovery and the set of listed pairs are built in parallel.
-pub fn merges_listed(vocab: &Vocab, parts: &Flat, merges: &[(usize, usize)]) -> Option<bool> {
+pub fn merges_listed(vocab: &Vocab, parts: &Flat, merges: &[(usize, usize)]) -> Read<bool> {
     let (recovered, listed) = rayon::join(
-        || vocab.recover_merges().ok(),
-        || {
+        || vocab.recover_merges(),
+        || -> Result<_> {
             let mut listed: FxHashSet<(&[u8], &[u8])> = FxHashSet::default();
-            listed.reserve(merges.len());
+            try_reserve_set(&mut listed, merges.len(), "the merges of a tokenizer file")?;
             for &(a, b) in merges {
                 listed.insert((parts.get(a), parts.get(b)));
             }
-            listed
+            Ok(listed)
         },
     );
-    for (a, b, _) in recovered? {
-        let pair = (vocab.token_bytes(a).ok()?, vocab.token_bytes(b).ok()?);
-        if !listed.contains(&pair) {
-            return Some(false);
+    let listed = listed?;
+    let recovered = match recovered {
+        Ok(r) => r,
+        Err(e @ crate::error::Error::OutOfMemory(_)) => return Err(e),
+        Err(_) => return Ok(None),
+    };
+    for (a, b, _) in recovered {
+        let (Ok(l), Ok(r)) = (vocab.token_bytes(a), vocab.token_bytes(b)) else {
+            return Ok(None);
+        };
+        if !listed.contains(&(l, r)) {
+            return Ok(Some(false));
         }
     }
-    Some(true)
+    Ok(Some(true))
 }
 
 #[cfg(test)]
@@ -612,7 +689,7 @@ mod tests {
     fn tiktoken_lines() {
         let raw = format!("{} 0\r\n\n  \n{} 1\n{} 2", b64(b"a"), b64(b"b"), b64(b"ab"));
         assert_eq!(
-            parse_tiktoken(raw.as_bytes()).unwrap(),
+            parse_tiktoken(raw.as_bytes()).unwrap().unwrap(),
             vec![(b"a".to_vec(), 0), (b"b".to_vec(), 1), (b"ab".to_vec(), 2)]
         );
         for bad in [
@@ -626,19 +703,24 @@ mod tests {
             "\n\n",
             "YQ==\t1",
         ] {
-            assert!(parse_tiktoken(bad.as_bytes()).is_none(), "{bad:?}");
+            assert!(parse_tiktoken(bad.as_bytes()).unwrap().is_none(), "{bad:?}");
         }
-        assert_eq!(parse_tiktoken(b"YQ== 4294967295").unwrap()[0].1, u32::MAX);
+        assert_eq!(
+            parse_tiktoken(b"YQ== 4294967295").unwrap().unwrap()[0].1,
+            u32::MAX
+        );
     }
 
     #[test]
     fn merges_text() {
         assert_eq!(
-            parse_merges_text("#version: 0.2\r\nĠ t\n\nh e\r\n").unwrap(),
+            parse_merges_text("#version: 0.2\r\nĠ t\n\nh e\r\n")
+                .unwrap()
+                .unwrap(),
             vec![("Ġ", "t"), ("h", "e")]
         );
         for bad in ["a b c", "a", " a", "a ", "x y\n#version"] {
-            assert!(parse_merges_text(bad).is_none(), "{bad:?}");
+            assert!(parse_merges_text(bad).unwrap().is_none(), "{bad:?}");
         }
     }
 
@@ -648,7 +730,7 @@ mod tests {
         for s in items {
             let start = f.bytes.len();
             assert!(bytelevel::decode_into(s, &mut f.bytes));
-            f.end_item(start);
+            f.end_item(start).unwrap();
         }
         f
     }
@@ -670,10 +752,15 @@ mod tests {
         let tokens = flat(&TOY);
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
         assert_eq!(
-            toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m))).unwrap(),
+            toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m)))
+                .unwrap()
+                .unwrap(),
             Some(vec![(0, 1), (2, 3)])
         );
-        assert_eq!(toksmith_tables(&tokens, &toy_vocab(), None), Some(None));
+        assert_eq!(
+            toksmith_tables(&tokens, &toy_vocab(), None).unwrap(),
+            Some(None)
+        );
         for bad in [
             &["Ġ ab", "a b"][..],
             &["a b"],
@@ -682,14 +769,18 @@ mod tests {
         ] {
             let (p, m) = merges_of(bad);
             assert!(
-                toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m))).is_none(),
+                toksmith_tables(&tokens, &toy_vocab(), Some((&p, &m)))
+                    .unwrap()
+                    .is_none(),
                 "{bad:?}"
             );
         }
         let dup_id = [(Entry::Token(0), 0), (Entry::Token(1), 0)];
-        assert!(toksmith_tables(&tokens, &dup_id, None).is_none());
+        assert!(toksmith_tables(&tokens, &dup_id, None).unwrap().is_none());
         let unspelled = [(Entry::Token(0), 0), (Entry::Unspelled, 1)];
-        assert!(toksmith_tables(&tokens, &unspelled, None).is_none());
+        assert!(toksmith_tables(&tokens, &unspelled, None)
+            .unwrap()
+            .is_none());
     }
 
     #[test]
@@ -700,15 +791,25 @@ mod tests {
         v.push((Entry::Token(5), 6));
         v.push((Entry::Added, 7));
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
-        let (kept, left) = ranks_from_vocab_and_merges(&tokens, &v, &p, &m).unwrap();
+        let (kept, left) = ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .unwrap();
         assert_eq!(kept, vec![0, 1, 2, 3, 4]);
         assert_eq!(left, vec![5, 6]);
         let (p, m) = merges_of(&["Ġ ab", "a b"]);
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).is_none());
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .is_none());
         let (p, m) = merges_of(&["a ba"]);
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).is_none());
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .is_none());
         v.push((Entry::Added, 7));
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &Flat::default(), &[]).is_none());
+        assert!(
+            ranks_from_vocab_and_merges(&tokens, &v, &Flat::default(), &[])
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
@@ -719,8 +820,10 @@ mod tests {
         v.push((Entry::Unspelled, 6));
         v.push((Entry::Added, 7));
         let (p, m) = merges_of(&["a a", "aa b", "a ab", "a b"]);
-        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m).is_none());
-        let (kept, left) = ranks_ignore_merges(&tokens, &v, &p, &m).unwrap();
+        assert!(ranks_from_vocab_and_merges(&tokens, &v, &p, &m)
+            .unwrap()
+            .is_none());
+        let (kept, left) = ranks_ignore_merges(&tokens, &v, &p, &m).unwrap().unwrap();
         assert_eq!(kept, vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(left, vec![6]);
         // a split the list lacks ("a ab"), merged ids going down, a non-token part
@@ -731,14 +834,16 @@ mod tests {
         ] {
             let (p, m) = merges_of(bad);
             assert!(
-                ranks_ignore_merges(&tokens, &v, &p, &m).is_none(),
+                ranks_ignore_merges(&tokens, &v, &p, &m).unwrap().is_none(),
                 "{bad:?}"
             );
         }
         // a list in order is the strict reading's
         let tokens = flat(&TOY);
         let (p, m) = merges_of(&["a b", "Ġ ab"]);
-        assert!(ranks_ignore_merges(&tokens, &toy_vocab(), &p, &m).is_none());
+        assert!(ranks_ignore_merges(&tokens, &toy_vocab(), &p, &m)
+            .unwrap()
+            .is_none());
     }
 
     /// Every split by brute force: each cut of each token, both halves looked up.
@@ -779,14 +884,14 @@ mod tests {
             }
             let owned: Vec<Vec<u8>> = set.into_iter().collect();
             let tokens: Vec<&[u8]> = owned.iter().map(|t| &t[..]).collect();
-            let mut got = token_splits(&tokens);
+            let mut got = token_splits(&tokens).unwrap();
             got.sort_unstable();
             assert_eq!(got, splits_by_brute_force(&tokens), "{owned:?}");
         }
         // one long run: every cut of a^n into a^k + a^(n-k)
         let owned: Vec<Vec<u8>> = (1..=300).map(|n| vec![b'a'; n]).collect();
         let tokens: Vec<&[u8]> = owned.iter().map(|t| &t[..]).collect();
-        let mut got = token_splits(&tokens);
+        let mut got = token_splits(&tokens).unwrap();
         got.sort_unstable();
         assert_eq!(got.len(), 299 * 300 / 2);
         assert_eq!(got, splits_by_brute_force(&tokens));
@@ -799,15 +904,15 @@ mod tests {
         ranks.push((b" ab".to_vec(), 257));
         let vocab = Vocab::new(ranks, vec![]).unwrap();
         let (p, m) = merges_of(&["a b", "Ġ ab", "Ġa b"]);
-        assert_eq!(merges_listed(&vocab, &p, &m), Some(true));
-        assert_eq!(merges_listed(&vocab, &p, &m[..1]), Some(false));
+        assert_eq!(merges_listed(&vocab, &p, &m).unwrap(), Some(true));
+        assert_eq!(merges_listed(&vocab, &p, &m[..1]).unwrap(), Some(false));
         // " ab" from " a" + "b" would need the token " a": not recoverable as listed
         let (p, m) = merges_of(&["a b", "Ġa b"]);
-        assert_eq!(merges_listed(&vocab, &p, &m), Some(false));
+        assert_eq!(merges_listed(&vocab, &p, &m).unwrap(), Some(false));
         let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
         ranks.push((b"abc".to_vec(), 256));
         let not_bpe = Vocab::new(ranks, vec![]).unwrap();
-        assert_eq!(merges_listed(&not_bpe, &p, &m), None);
+        assert_eq!(merges_listed(&not_bpe, &p, &m).unwrap(), None);
     }
 
     #[test]

@@ -202,7 +202,7 @@ impl Bpe {
             Ok(Encoder::new(vocab, pre))
         })?;
         let enc = enc.map_err(to_py)?;
-        let ints = IntTable::new(py, enc.vocab.n_vocab());
+        let ints = IntTable::new(py, enc.vocab.n_vocab())?;
         Ok(Bpe { enc, ints })
     }
 }
@@ -233,7 +233,7 @@ impl Bpe {
         added: Seq<(String, u32, bool)>,
         pattern: &str,
     ) -> PyResult<Option<Self>> {
-        match files::plain_ranks(ranks) {
+        match files::plain_ranks(ranks)? {
             Some(mergeable) => Bpe::build(py, mergeable, added.0, pattern).map(Some),
             None => Ok(None),
         }
@@ -248,7 +248,8 @@ impl Bpe {
         };
         detached_in_pool(py, || {
             toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &parts, &merges)
-        })
+        })?
+        .map_err(to_py)
     }
 
     /// [`Bpe::merges_listed`] on the merges of a JSON tokenizer file decoded natively.
@@ -260,7 +261,8 @@ impl Bpe {
         let t = &tables.get().inner;
         detached_in_pool(py, || {
             toksmith_core::vocab_files::merges_listed(&self.enc.vocab, &t.parts, &t.merges)
-        })
+        })?
+        .map_err(to_py)
     }
 
     #[getter]

@@ -602,17 +602,18 @@ pub(crate) struct IntTable {
 }
 
 impl IntTable {
-    pub(crate) fn new(py: Python<'_>, n: usize) -> Self {
-        let ints: Vec<Py<PyAny>> = (0..n as u64)
-            .map(|i| {
-                i.into_pyobject(py)
-                    .expect("int conversion cannot fail")
-                    .into_any()
-                    .unbind()
-            })
-            .collect();
-        let addrs = ints.iter().map(|o| o.as_ptr() as usize).collect();
-        IntTable { ints, addrs }
+    /// The ints of ids `0..n` (its tables allocated fallibly: `n` is a vocabulary's size).
+    pub(crate) fn new(py: Python<'_>, n: usize) -> PyResult<Self> {
+        const WHAT: &str = "the ints of a vocabulary's ids";
+        let mut ints: Vec<Py<PyAny>> =
+            toksmith_core::mem::try_vec(n, WHAT).map_err(crate::errors::to_py)?;
+        for i in 0..n as u64 {
+            // (an int Python cannot allocate is its MemoryError)
+            ints.push(i.into_pyobject(py)?.into_any().unbind());
+        }
+        let mut addrs = toksmith_core::mem::try_vec(n, WHAT).map_err(crate::errors::to_py)?;
+        addrs.extend(ints.iter().map(|o| o.as_ptr() as usize));
+        Ok(IntTable { ints, addrs })
     }
 
     /// How many ids have an int (every id below it).

@@ -6,6 +6,7 @@
 //! 0..2^32, a merge that is neither a `str` nor a pair of them...). The Python readers then run
 //! their reference loops, which raise the error with its message (or handle the odd case).
 
+use crate::errors::to_py;
 use crate::json_tables::JsonTables;
 use crate::pools::detached_in_pool;
 use crate::text::{self, StrView, Wide};
@@ -45,12 +46,21 @@ fn push_unit(u: u32, out: &mut Vec<u8>) -> bool {
 
 /// Append the bytes a byte-level spelling stands for; false if it has another character.
 fn spell(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
+    room(out, s)?;
     each_unit(s, |u| push_unit(u, out))
+}
+
+/// Room in `out` for the bytes a spelling (at most one per code point) stands for, so that
+/// decoding it never allocates.
+fn room(out: &mut Vec<u8>, s: &Bound<'_, PyString>) -> PyResult<()> {
+    let n = s.len()?;
+    toksmith_core::mem::try_reserve(out, n, "the strings of a tokenizer file").map_err(to_py)
 }
 
 /// Decode a merge line `"left right"` into `out`: the offset where `right` starts, or None
 /// unless it has exactly one space, no other character outside the alphabet and no empty part.
 fn spell_line(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<Option<usize>> {
+    room(out, s)?;
     let start = out.len();
     let mut mid = None;
     let ok = each_unit(s, |u| {
@@ -75,15 +85,17 @@ pub fn merge_parts(obj: &Bound<'_, PyAny>, lines_only: bool) -> PyResult<Option<
     let Ok(list) = obj.cast::<PyList>() else {
         return Ok(None);
     };
-    let mut parts = Flat::with_capacity(2 * list.len(), 4 * list.len());
-    let mut merges = Vec::with_capacity(list.len());
+    const WHAT: &str = "the merges of a tokenizer file";
+    let mut parts = Flat::with_capacity(2 * list.len(), 4 * list.len()).map_err(to_py)?;
+    let mut merges = toksmith_core::mem::try_vec(list.len(), WHAT).map_err(to_py)?;
     for m in list.iter() {
         let start = parts.bytes.len();
         if let Ok(line) = m.cast_exact::<PyString>() {
             let Some(mid) = spell_line(line, &mut parts.bytes)? else {
                 return Ok(None);
             };
-            merges.push(parts.end_pair(start, mid));
+            let pair = parts.end_pair(start, mid).map_err(to_py)?;
+            toksmith_core::mem::try_push(&mut merges, pair, WHAT).map_err(to_py)?;
             continue;
         }
         if lines_only
@@ -103,7 +115,8 @@ pub fn merge_parts(obj: &Bound<'_, PyAny>, lines_only: bool) -> PyResult<Option<
         if !spell(b, &mut parts.bytes)? || mid == start || parts.bytes.len() == mid {
             return Ok(None);
         }
-        merges.push(parts.end_pair(start, mid));
+        let pair = parts.end_pair(start, mid).map_err(to_py)?;
+        toksmith_core::mem::try_push(&mut merges, pair, WHAT).map_err(to_py)?;
     }
     Ok(Some((parts, merges)))
 }
@@ -125,7 +138,10 @@ pub fn parse_tiktoken_ranks<'py>(
     py: Python<'py>,
     raw: &[u8],
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    match py.detach(|| vocab_files::parse_tiktoken(raw)) {
+    match py
+        .detach(|| vocab_files::parse_tiktoken(raw))
+        .map_err(to_py)?
+    {
         Some(r) => Ok(Some(ranks_dict(py, r.iter().map(|(b, i)| (&b[..], *i)))?)),
         None => Ok(None),
     }
@@ -133,8 +149,8 @@ pub fn parse_tiktoken_ranks<'py>(
 
 /// `formats/gpt2.py::read_merges_file` on the decoded text: `[(left, right)]`.
 #[pyfunction]
-pub fn parse_merges_text(text: &str) -> Option<Vec<(&str, &str)>> {
-    vocab_files::parse_merges_text(text)
+pub fn parse_merges_text(text: &str) -> PyResult<Option<Vec<(&str, &str)>>> {
+    vocab_files::parse_merges_text(text).map_err(to_py)
 }
 
 /// A vocab dict's entries decoded: the spelled tokens, `(entry, id)` per key and the keys.
@@ -145,9 +161,10 @@ fn vocab_entries<'py>(
     vocab: &Bound<'py, PyDict>,
     added: &rustc_hash::FxHashMap<u32, Bound<'py, PyString>>,
 ) -> PyResult<Option<(Flat, Vec<(Entry, u32)>, Vec<Bound<'py, PyString>>)>> {
-    let mut tokens = Flat::with_capacity(vocab.len(), 8 * vocab.len());
-    let mut entries = Vec::with_capacity(vocab.len());
-    let mut keys = Vec::with_capacity(vocab.len());
+    const WHAT: &str = "the vocabulary of a tokenizer file";
+    let mut tokens = Flat::with_capacity(vocab.len(), 8 * vocab.len()).map_err(to_py)?;
+    let mut entries = toksmith_core::mem::try_vec(vocab.len(), WHAT).map_err(to_py)?;
+    let mut keys = toksmith_core::mem::try_vec(vocab.len(), WHAT).map_err(to_py)?;
     for (k, v) in vocab.iter() {
         let (Ok(k), Some(id)) = (k.cast_into_exact::<PyString>(), plain_id(&v)) else {
             return Ok(None);
@@ -160,7 +177,7 @@ fn vocab_entries<'py>(
         } else {
             let start = tokens.bytes.len();
             if spell(&k, &mut tokens.bytes)? {
-                Entry::Token(tokens.end_item(start))
+                Entry::Token(tokens.end_item(start).map_err(to_py)?)
             } else {
                 tokens.bytes.truncate(start);
                 Entry::Unspelled
@@ -212,7 +229,8 @@ pub fn toksmith_tables<'py>(
     let checked = detached_in_pool(py, || {
         let m = merges.as_ref().map(|(p, m)| (p, &m[..]));
         vocab_files::toksmith_tables(&tokens, &entries, m)
-    })?;
+    })?
+    .map_err(to_py)?;
     let Some(merge_ids) = checked else {
         return Ok(None);
     };
@@ -255,7 +273,8 @@ pub fn ranks_from_vocab_and_merges<'py>(
     };
     let done = detached_in_pool(py, || {
         vocab_files::ranks_from_vocab_and_merges(&tokens, &entries, &parts, &merges)
-    })?;
+    })?
+    .map_err(to_py)?;
     let Some((kept, leftovers)) = done else {
         return Ok(None);
     };
@@ -290,6 +309,7 @@ pub fn split_json_tables(
     let raw = raw.as_bytes();
     Ok(py
         .detach(|| toksmith_core::bpe_json::split(raw, layout))
+        .map_err(to_py)?
         .map(|mut inner| {
             let rest = std::mem::take(&mut inner.rest);
             (rest, JsonTables { inner })
@@ -303,28 +323,43 @@ pub fn split_gpt2_files(
     py: Python<'_>,
     vocab_json: &Bound<'_, PyBytes>,
     merges_text: &str,
-) -> Option<JsonTables> {
+) -> PyResult<Option<JsonTables>> {
     let raw = vocab_json.as_bytes();
-    py.detach(|| toksmith_core::bpe_json::split_gpt2(raw, merges_text))
-        .map(|inner| JsonTables { inner })
+    Ok(py
+        .detach(|| toksmith_core::bpe_json::split_gpt2(raw, merges_text))
+        .map_err(to_py)?
+        .map(|inner| JsonTables { inner }))
 }
 
 /// `files/huggingface.py::tiktoken_merges` on a rank dict `{bytes: int}` (None if it is not
 /// one, ids in 0..2^32): the byte-level spelled merge pairs.
 #[pyfunction]
-pub fn tiktoken_merges(py: Python<'_>, ranks: &Bound<'_, PyAny>) -> Option<Vec<(String, String)>> {
-    let ranks = plain_ranks(ranks)?;
-    Some(py.detach(|| vocab_files::tiktoken_merges(&ranks)))
+pub fn tiktoken_merges(
+    py: Python<'_>,
+    ranks: &Bound<'_, PyAny>,
+) -> PyResult<Option<Vec<(String, String)>>> {
+    let Some(ranks) = plain_ranks(ranks)? else {
+        return Ok(None);
+    };
+    py.detach(|| vocab_files::tiktoken_merges(&ranks))
+        .map(Some)
+        .map_err(to_py)
 }
 
 /// A rank dict `{bytes: int}` as `(bytes, id)` pairs, if every key is `bytes` and every value
 /// an exact `int` in 0..2^32.
-pub fn plain_ranks(d: &Bound<'_, PyAny>) -> Option<Ranks> {
-    let d = d.cast_exact::<PyDict>().ok()?;
-    let mut out = Vec::with_capacity(d.len());
+pub fn plain_ranks(d: &Bound<'_, PyAny>) -> PyResult<Option<Ranks>> {
+    const WHAT: &str = "a rank table";
+    let Ok(d) = d.cast_exact::<PyDict>() else {
+        return Ok(None);
+    };
+    let mut out = toksmith_core::mem::try_vec(d.len(), WHAT).map_err(to_py)?;
     for (k, v) in d.iter() {
-        let k = k.cast_exact::<PyBytes>().ok()?;
-        out.push((k.as_bytes().to_vec(), plain_id(&v)?));
+        let (Ok(k), Some(id)) = (k.cast_exact::<PyBytes>(), plain_id(&v)) else {
+            return Ok(None);
+        };
+        let k = toksmith_core::mem::try_bytes(k.as_bytes(), WHAT).map_err(to_py)?;
+        toksmith_core::mem::try_push(&mut out, (k, id), WHAT).map_err(to_py)?;
     }
-    Some(out)
+    Ok(Some(out))
 }

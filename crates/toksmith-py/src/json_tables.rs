@@ -1,5 +1,6 @@
 //! `JsonTables`: the big tables of a JSON tokenizer file, decoded natively (see files.rs).
 
+use crate::errors::to_py;
 use crate::files::{added_by_id, token_ranks};
 use crate::pools::detached_in_pool;
 use pyo3::prelude::*;
@@ -28,12 +29,16 @@ impl JsonTables {
         py: Python<'py>,
     ) -> PyResult<Option<(Bound<'py, PyDict>, Option<Vec<(u32, u32)>>)>> {
         let t = &self.inner;
-        let checked = detached_in_pool(py, || {
-            let entries = t.vocab_entries(&rustc_hash::FxHashMap::<u32, &str>::default())?;
+        let checked = detached_in_pool(py, || -> vocab_files::Read<_> {
+            let empty = rustc_hash::FxHashMap::<u32, &str>::default();
+            let Some(entries) = t.vocab_entries(&empty)? else {
+                return Ok(None);
+            };
             let merges = t.has_merges.then_some((&t.parts, &t.merges[..]));
             let ids = vocab_files::toksmith_tables(&t.tokens, &entries, merges)?;
-            Some((entries, ids))
-        })?;
+            Ok(ids.map(|ids| (entries, ids)))
+        })?
+        .map_err(to_py)?;
         let Some((entries, merge_ids)) = checked else {
             return Ok(None);
         };
@@ -66,7 +71,7 @@ impl JsonTables {
 }
 
 /// What a `vocab_files` reading of vocab + merges gives: kept entries and leftovers.
-type Reading = Option<(Vec<usize>, Vec<usize>)>;
+type Reading = vocab_files::Read<(Vec<usize>, Vec<usize>)>;
 
 impl JsonTables {
     /// `(ranks, leftovers)` of the decoded tables by `read` (one of `vocab_files`' readings),
@@ -95,11 +100,14 @@ impl JsonTables {
             .map(|(i, t)| Ok((*i, t.to_str()?.to_owned())))
             .collect::<PyResult<rustc_hash::FxHashMap<u32, String>>>()?;
         let t = &self.inner;
-        let done = detached_in_pool(py, || {
-            let entries = t.vocab_entries(&texts)?;
+        let done = detached_in_pool(py, || -> vocab_files::Read<_> {
+            let Some(entries) = t.vocab_entries(&texts)? else {
+                return Ok(None);
+            };
             let kept = read(&t.tokens, &entries, &t.parts, &t.merges)?;
-            Some((entries, kept))
-        })?;
+            Ok(kept.map(|kept| (entries, kept)))
+        })?
+        .map_err(to_py)?;
         let Some((entries, (kept, leftovers))) = done else {
             return Ok(None);
         };

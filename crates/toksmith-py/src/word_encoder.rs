@@ -61,7 +61,7 @@ impl WordEncoder {
         let inner = words::WordEncoder::new(pattern, lowercase, &tokens, unk).map_err(to_py)?;
         Ok(WordEncoder {
             inner,
-            ints: IntTable::new(py, n),
+            ints: IntTable::new(py, n)?,
         })
     }
 
@@ -91,7 +91,7 @@ impl WordEncoder {
         // the word)
         let mut out =
             toksmith_core::mem::try_vec(word.len() + 1, "the ids of a word").map_err(to_py)?;
-        self.inner.encode_word(word, &mut out);
+        self.inner.encode_word(word, &mut out).map_err(to_py)?;
         self.ints.ids_to_list(py, &out)
     }
 

@@ -4,7 +4,7 @@
 
 pub mod spm;
 
-use crate::mem::{try_collect, try_push, try_reserve, TextBuf};
+use crate::mem::{try_map, try_push, try_replace, try_reserve, try_string, TextBuf};
 use crate::models::spm::byte_piece_value;
 use crate::Result;
 
@@ -50,19 +50,28 @@ pub enum Decoder {
     EndOfWordCleanup(String),
 }
 
-/// The clean-up of tokenization spaces (HF `wordpiece::cleanup`).
-pub fn cleanup(s: &str) -> String {
-    s.replace(" .", ".")
-        .replace(" ?", "?")
-        .replace(" !", "!")
-        .replace(" ,", ",")
-        .replace(" ' ", "'")
-        .replace(" n't", "n't")
-        .replace(" 'm", "'m")
-        .replace(" do not", " don't")
-        .replace(" 's", "'s")
-        .replace(" 've", "'ve")
-        .replace(" 're", "'re")
+/// The clean-up of tokenization spaces (HF `wordpiece::cleanup`), allocated fallibly.
+pub fn cleanup(s: &str) -> Result<String> {
+    const PAIRS: [(&str, &str); 11] = [
+        (" .", "."),
+        (" ?", "?"),
+        (" !", "!"),
+        (" ,", ","),
+        (" ' ", "'"),
+        (" n't", "n't"),
+        (" 'm", "'m"),
+        (" do not", " don't"),
+        (" 's", "'s"),
+        (" 've", "'ve"),
+        (" 're", "'re"),
+    ];
+    let mut out = try_string(s, WHAT)?;
+    for (from, to) in PAIRS {
+        if out.contains(from) {
+            out = try_replace(&out, from, to, WHAT)?;
+        }
+    }
+    Ok(out)
 }
 
 impl Decoder {
@@ -78,18 +87,21 @@ impl Decoder {
             Decoder::Metaspace {
                 replacement,
                 prepend_scheme_never,
-            } => try_collect(
-                tokens.iter().enumerate().map(|(i, t)| {
-                    t.chars()
-                        .filter_map(|c| {
+            } => try_map(
+                tokens.iter().enumerate(),
+                |(i, t)| {
+                    TextBuf::collect(
+                        t.chars().filter_map(|c| {
                             if c == *replacement {
                                 (i != 0 || *prepend_scheme_never).then_some(' ')
                             } else {
                                 Some(c)
                             }
-                        })
-                        .collect()
-                }),
+                        }),
+                        t.len(),
+                        WHAT,
+                    )
+                },
                 WHAT,
             )?,
             Decoder::ByteFallback => {
@@ -104,7 +116,9 @@ impl Decoder {
                         Err(e) => {
                             let n = e.as_bytes().len();
                             try_reserve(out, n, WHAT)?;
-                            out.extend(std::iter::repeat_n("\u{fffd}".to_string(), n));
+                            for _ in 0..n {
+                                out.push(try_string("\u{fffd}", WHAT)?);
+                            }
                             Ok(())
                         }
                     }
@@ -121,56 +135,70 @@ impl Decoder {
                 flush(&mut bytes, &mut out)?;
                 out
             }
-            Decoder::Fuse => vec![concat(&tokens)?],
+            Decoder::Fuse => one(concat(&tokens)?)?,
             Decoder::Strip {
                 content,
                 start,
                 stop,
-            } => try_collect(
-                tokens.into_iter().map(|t| {
-                    let chars: Vec<char> = t.chars().collect();
-                    let mut a = 0;
-                    while a < *start && a < chars.len() && chars[a] == *content {
-                        a += 1;
+            } => try_map(
+                tokens,
+                |t| {
+                    // byte offsets of the kept part: up to `start` leading and `stop` trailing
+                    // `content` characters cut
+                    let a: usize = t
+                        .chars()
+                        .take(*start)
+                        .take_while(|c| c == content)
+                        .map(char::len_utf8)
+                        .sum();
+                    let cut: usize = t[a..]
+                        .chars()
+                        .rev()
+                        .take(*stop)
+                        .take_while(|c| c == content)
+                        .map(char::len_utf8)
+                        .sum();
+                    if a == 0 && cut == 0 {
+                        Ok(t)
+                    } else {
+                        try_string(&t[a..t.len() - cut], WHAT)
                     }
-                    let mut b = chars.len();
-                    let mut cut = 0;
-                    while cut < *stop && b > a && chars[b - 1] == *content {
-                        b -= 1;
-                        cut += 1;
-                    }
-                    chars[a..b].iter().collect()
-                }),
+                },
                 WHAT,
             )?,
-            Decoder::Replace { pattern, content } => try_collect(
-                tokens.into_iter().map(|t| {
-                    if pattern.is_empty() {
-                        t
+            Decoder::Replace { pattern, content } => try_map(
+                tokens,
+                |t| {
+                    if pattern.is_empty() || !t.contains(pattern.as_str()) {
+                        Ok(t)
                     } else {
-                        t.replace(pattern.as_str(), content)
+                        try_replace(&t, pattern, content, WHAT)
                     }
-                }),
+                },
                 WHAT,
             )?,
             Decoder::WordPiece {
                 prefix,
                 cleanup: clean,
-            } => try_collect(
-                tokens.into_iter().enumerate().map(|(i, t)| {
+            } => try_map(
+                tokens.into_iter().enumerate(),
+                |(i, t)| {
                     let t = if i == 0 {
                         t
                     } else if let Some(rest) = t.strip_prefix(prefix.as_str()) {
-                        rest.to_string()
+                        try_string(rest, WHAT)?
                     } else {
-                        format!(" {t}")
+                        let mut s = TextBuf::with_capacity(t.len() + 1, WHAT)?;
+                        s.push(' ');
+                        s.push_str(&t);
+                        s.finish()?
                     };
                     if *clean {
                         cleanup(&t)
                     } else {
-                        t
+                        Ok(t)
                     }
-                }),
+                },
                 WHAT,
             )?,
             Decoder::ByteLevel => {
@@ -184,15 +212,13 @@ impl Decoder {
                         bytes.extend_from_slice(t.as_bytes());
                     }
                 }
-                vec![lossy(bytes)?]
+                one(lossy(bytes)?)?
             }
             Decoder::BpeSuffix(suffix) => {
                 let n = tokens.len().saturating_sub(1);
-                try_collect(
-                    tokens
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, t)| t.replace(suffix.as_str(), if i == n { "" } else { " " })),
+                try_map(
+                    tokens.into_iter().enumerate(),
+                    |(i, t)| try_replace(&t, suffix, if i == n { "" } else { " " }, WHAT),
                     WHAT,
                 )?
             }
@@ -217,9 +243,9 @@ impl Decoder {
                 let space = |c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c);
                 let trimmed = all.trim_matches(space);
                 if trimmed.len() == all.len() {
-                    vec![all]
+                    one(all)?
                 } else {
-                    vec![concat(&[trimmed])?]
+                    one(concat(&[trimmed])?)?
                 }
             }
             Decoder::Sequence(list) => {
@@ -251,6 +277,13 @@ fn lossy(bytes: Vec<u8>) -> Result<String> {
             out.finish()
         }
     }
+}
+
+/// A list of the one text `t`, allocated fallibly.
+fn one(t: String) -> Result<Vec<String>> {
+    let mut v = crate::mem::try_vec(1, WHAT)?;
+    v.push(t);
+    Ok(v)
 }
 
 /// The tokens joined, allocated fallibly.

@@ -56,10 +56,12 @@ impl SpmDecoder {
             if bos_ws_seen || !text.is_empty() {
                 is_bos_ws = false;
             }
-            let (surface, consumed_ws) = match kind {
-                PieceType::Control => (std::borrow::Cow::Borrowed(""), false),
+            // (written straight into the text: no copy of a piece)
+            let consumed_ws = match kind {
+                PieceType::Control => false,
                 PieceType::Unknown => {
-                    (std::borrow::Cow::Borrowed(self.unk_surface.as_str()), false)
+                    text.push_str(&self.unk_surface);
+                    false
                 }
                 _ => {
                     let mut piece = self.pieces[i].as_str();
@@ -73,16 +75,16 @@ impl SpmDecoder {
                             has_bos_ws = false;
                         }
                     }
-                    let surface = if piece.contains(SPACE_SYMBOL) {
-                        std::borrow::Cow::Owned(piece.replace(SPACE_SYMBOL, " "))
-                    } else {
-                        std::borrow::Cow::Borrowed(piece)
-                    };
-                    (surface, has_bos_ws)
+                    for (k, part) in piece.split(SPACE_SYMBOL).enumerate() {
+                        if k > 0 {
+                            text.push(' ');
+                        }
+                        text.push_str(part);
+                    }
+                    has_bos_ws
                 }
             };
             bos_ws_seen = consumed_ws;
-            text.push_str(&surface);
         }
         flush_bytes(&mut bytes, &mut text);
         text.finish()

@@ -24,32 +24,44 @@ use crate::{Error, Result};
 /// The byte that stands for `</w>` at the end of a token's bytes.
 pub const END_OF_WORD: u8 = 0xFF;
 
-/// `word` lower-cased (Rust's full Unicode lower-case mapping), borrowed when it has no
-/// upper-case letter.
-pub fn lowercase(word: &str) -> Cow<'_, str> {
+/// `word` lower-cased (Rust's full Unicode lower-case mapping, `str::to_lowercase`), borrowed
+/// when it has no upper-case letter; the copy is allocated fallibly (a word is as long as the
+/// split pattern lets it be).
+pub fn lowercase(word: &str) -> Result<Cow<'_, str>> {
+    const WHAT: &str = "a lower-cased word";
     if word.is_ascii() {
-        if word.bytes().any(|b| b.is_ascii_uppercase()) {
-            Cow::Owned(word.to_ascii_lowercase())
+        return Ok(if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            let mut s = crate::mem::try_string(word, WHAT)?;
+            s.make_ascii_lowercase();
+            Cow::Owned(s)
         } else {
             Cow::Borrowed(word)
-        }
-    } else {
-        let lower = word.to_lowercase();
-        if lower == word {
-            Cow::Borrowed(word)
-        } else {
-            Cow::Owned(lower)
-        }
+        });
     }
+    let lower = if word.contains('\u{3a3}') {
+        // a capital sigma lower-cases by its context (final or not), which only
+        // `str::to_lowercase` knows: its room (at most 3 bytes per 2) is tried first, so that
+        // under a memory limit the refusal is an error rather than an abort
+        drop(crate::mem::try_vec::<u8>(word.len() / 2 * 3 + 4, WHAT)?);
+        word.to_lowercase()
+    } else {
+        // (the same as `str::to_lowercase` without a capital sigma)
+        crate::mem::TextBuf::collect(word.chars().flat_map(char::to_lowercase), word.len(), WHAT)?
+    };
+    Ok(if lower == word {
+        Cow::Borrowed(word)
+    } else {
+        Cow::Owned(lower)
+    })
 }
 
 /// `word`, lower-cased when `lower` is set.
 #[inline]
-fn fold_case(word: &str, lower: bool) -> Cow<'_, str> {
+fn fold_case(word: &str, lower: bool) -> Result<Cow<'_, str>> {
     if lower {
         lowercase(word)
     } else {
-        Cow::Borrowed(word)
+        Ok(Cow::Borrowed(word))
     }
 }
 
@@ -73,7 +85,7 @@ pub fn fold_counts_of<'c>(
     for (c, n) in chunks {
         let w = std::str::from_utf8(c)
             .map_err(|_| Error::InvalidArgument("a counted word is not valid UTF-8".into()))?;
-        let key = fold_case(w, lowercase_words);
+        let key = fold_case(w, lowercase_words)?;
         let slot = match out.get_mut(&*key) {
             Some(slot) => slot,
             None => {
@@ -152,16 +164,22 @@ pub fn train_words(
         .enumerate()
         .map(|(i, t)| (t.clone(), i as u32))
         .collect();
-    let mut id_for = |a: u32, b: u32, fresh: u32| {
-        let mut t = text[a as usize].clone();
-        t.extend_from_slice(&text[b as usize]);
+    // (the alphabet is bounded by Unicode's characters; what grows with the merges is
+    // allocated fallibly)
+    let mut id_for = |a: u32, b: u32, fresh: u32| -> Result<u32> {
+        let (x, y) = (&text[a as usize], &text[b as usize]);
+        let mut t = crate::mem::try_vec(x.len() + y.len(), WHAT)?;
+        t.extend_from_slice(x);
+        t.extend_from_slice(y);
         if let Some(&id) = by_text.get(&t) {
-            return id;
+            return Ok(id);
         }
         debug_assert_eq!(fresh as usize, text.len());
-        by_text.insert(t.clone(), fresh);
+        crate::mem::try_reserve_map(&mut by_text, 1, WHAT)?;
+        crate::mem::try_reserve(&mut text, 1, WHAT)?;
+        by_text.insert(crate::mem::try_bytes(&t, WHAT)?, fresh);
         text.push(t);
-        fresh
+        Ok(fresh)
     };
     let merges = train_symbol_merges(
         &spelled,
@@ -278,18 +296,22 @@ impl WordEncoder {
     }
 
     /// Append the ids of one word (already split, not yet lower-cased) to `out`.
-    pub fn encode_word(&self, word: &str, out: &mut Vec<u32>) {
-        self.match_word(word, &mut Vec::with_capacity(word.len() + 1), out);
+    pub fn encode_word(&self, word: &str, out: &mut Vec<u32>) -> Result<()> {
+        self.match_word(word, &mut Vec::new(), out)
     }
 
     /// Lower-case `word` if asked, spell it with its end marker in `spelled`, and match it.
     #[inline]
-    fn match_word(&self, word: &str, spelled: &mut Vec<u8>, out: &mut Vec<u32>) {
-        let word = fold_case(word, self.lowercase);
+    fn match_word(&self, word: &str, spelled: &mut Vec<u8>, out: &mut Vec<u32>) -> Result<()> {
+        let word = fold_case(word, self.lowercase)?;
         spelled.clear();
+        crate::mem::try_reserve(spelled, word.len() + 1, WHAT)?;
         spelled.extend_from_slice(word.as_bytes());
         spelled.push(END_OF_WORD);
+        // (each id takes at least one byte: room for that many ids, so no push allocates)
+        crate::mem::try_reserve(out, spelled.len(), WHAT)?;
         self.match_spelled(spelled, out);
+        Ok(())
     }
 
     fn match_spelled(&self, b: &[u8], out: &mut Vec<u32>) {
@@ -333,7 +355,10 @@ impl WordEncoder {
                 return;
             }
             let start = out.len();
-            self.match_word(w, &mut spelled, &mut out);
+            if let Err(e) = self.match_word(w, &mut spelled, &mut out) {
+                failed = Err(e);
+                return;
+            }
             if w.len() <= 64 {
                 if seen.try_reserve(1).is_err() {
                     failed = Err(crate::mem::oom(WHAT, seen.len() + 1, 32));
@@ -380,7 +405,10 @@ impl WordEncoder {
                 return;
             }
             let start = out.len();
-            self.match_word(w, &mut spelled, &mut out);
+            if let Err(e) = self.match_word(w, &mut spelled, &mut out) {
+                failed = Err(e);
+                return;
+            }
             if w.len() <= 64 && cache.map.len() < BATCH_CACHE_WORDS {
                 cache.map.insert(w.into(), out[start..].into());
             }
@@ -394,7 +422,8 @@ impl WordEncoder {
         let mut failed = Ok(());
         self.splitter.for_each_piece(text, |w| {
             if failed.is_ok() {
-                failed = crate::mem::try_push(&mut v, fold_case(w, self.lowercase), "the words");
+                failed = fold_case(w, self.lowercase)
+                    .and_then(|w| crate::mem::try_push(&mut v, w, "the words"));
             }
         })?;
         failed.map(|_| v)
@@ -404,15 +433,28 @@ impl WordEncoder {
     /// the final token statistics of a corpus, from its word counts. An error if a count would
     /// pass 2**64 - 1.
     pub fn token_counts(&self, words: &[(String, u64)], n_vocab: usize) -> Result<Vec<u64>> {
-        // (counts, ids buffer, overflowed?)
-        type Acc = (Vec<u64>, Vec<u32>, bool);
+        const WHAT: &str = "the token counts";
+        // (counts, ids buffer, overflowed?); the counts of each worker (`n_vocab` slots, an
+        // argument) are allocated fallibly
+        type Acc = (Result<Vec<u64>>, Vec<u32>, bool);
         let (counts, overflowed) = words
             .par_iter()
             .fold(
-                || -> Acc { (vec![0u64; n_vocab], Vec::new(), false) },
-                |(mut acc, mut ids, mut over), (w, n)| {
+                || -> Acc {
+                    (
+                        crate::mem::try_filled(n_vocab, 0u64, WHAT),
+                        Vec::new(),
+                        false,
+                    )
+                },
+                |(acc, mut ids, mut over), (w, n)| {
+                    let Ok(mut acc) = acc else {
+                        return (acc, ids, over);
+                    };
                     ids.clear();
-                    self.encode_word(w, &mut ids);
+                    if let Err(e) = self.encode_word(w, &mut ids) {
+                        return (Err(e), ids, over);
+                    }
                     for &id in &ids {
                         if let Some(slot) = acc.get_mut(id as usize) {
                             let (sum, o) = slot.overflowing_add(*n);
@@ -420,21 +462,27 @@ impl WordEncoder {
                             over |= o;
                         }
                     }
-                    (acc, ids, over)
+                    (Ok(acc), ids, over)
                 },
             )
             .map(|(acc, _, over)| (acc, over))
             .reduce(
-                || (vec![0u64; n_vocab], false),
-                |(mut a, mut over), (b, over_b)| {
+                || (crate::mem::try_filled(n_vocab, 0u64, WHAT), false),
+                |(a, over), (b, over_b)| {
+                    let (mut a, b) = match (a, b) {
+                        (Ok(a), Ok(b)) => (a, b),
+                        (Err(e), _) | (_, Err(e)) => return (Err(e), false),
+                    };
+                    let mut over = over || over_b;
                     for (x, y) in a.iter_mut().zip(b) {
                         let (sum, o) = x.overflowing_add(y);
                         *x = sum;
                         over |= o;
                     }
-                    (a, over || over_b)
+                    (Ok(a), over)
                 },
             );
+        let counts = counts?;
         if overflowed {
             return Err(Error::InvalidArgument(
                 "a token's count adds up past 2**64-1; pass smaller word counts (scale them down)"

@@ -242,28 +242,52 @@ fn unzigzag(z: u64) -> i64 {
     (z >> 1) as i64 ^ -((z & 1) as i64)
 }
 
+/// What the merge loop's tables are called in an out-of-memory error.
+const TABLES: &str = "the pair tables of training";
+
+/// The error of a refused growth of the training tables.
+fn refused(n: usize, size: usize) -> Error {
+    crate::mem::oom(TABLES, n, size)
+}
+
+/// Room for `n` more entries in `m` (a no-op while it has room: a check of a counter).
+#[inline]
+fn room<K: Eq + std::hash::Hash, V>(m: &mut FxHashMap<K, V>, n: usize) -> Result<()> {
+    m.try_reserve(n)
+        .map_err(|_| refused(m.len() + n, std::mem::size_of::<(K, V)>()))
+}
+
 impl Positions {
     /// Add word `w`, unless it is the last one added.
     #[inline]
-    fn push(&mut self, w: u32) {
+    fn push(&mut self, w: u32) -> Result<()> {
         if self.last == w && !self.bytes.is_empty() {
-            return;
+            return Ok(());
         }
+        // (a varint of a 64-bit value: at most 10 bytes)
+        self.bytes
+            .try_reserve(10)
+            .map_err(|_| refused(self.bytes.len() + 10, 1))?;
         put_varint(&mut self.bytes, zigzag(w as i64 - self.last as i64));
         self.last = w;
+        Ok(())
     }
 
     /// Add the words of `other` after these (`other`'s first distance is from 0, and is
     /// re-encoded from this list's last word: never longer).
-    fn append(&mut self, other: &Positions) {
+    fn append(&mut self, other: &Positions) -> Result<()> {
         if other.bytes.is_empty() {
-            return;
+            return Ok(());
         }
+        self.bytes
+            .try_reserve(other.bytes.len())
+            .map_err(|_| refused(self.bytes.len() + other.bytes.len(), 1))?;
         let mut at = 0;
         let first = unzigzag(get_varint(&other.bytes, &mut at));
         put_varint(&mut self.bytes, zigzag(first - self.last as i64));
         self.bytes.extend_from_slice(&other.bytes[at..]);
         self.last = other.last;
+        Ok(())
     }
 
     /// Reads the words back in order, `max` at a time into `buf` (a bounded buffer, so that a
@@ -320,12 +344,14 @@ fn bump(
     where_: &mut FxHashMap<Pair, Positions>,
     pair: Pair,
     delta: i64,
-) {
+) -> Result<()> {
+    room(counts, 1)?;
     let c = counts.entry(pair).or_insert(0);
     *c += delta;
     if delta < 0 && *c <= 0 {
         where_.remove(&pair);
     }
+    Ok(())
 }
 
 /// What the merge loop may learn (the options of Hugging Face's `BpeTrainer` of the same
@@ -443,7 +469,7 @@ fn run_source(
     token_len: Vec<usize>,
     num_merges: usize,
     limits: MergeLimits,
-    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> Result<u32>,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
     wide: bool,
 ) -> Result<Vec<Pair>> {
@@ -462,16 +488,14 @@ fn run_as<S: Sym>(
     token_len: Vec<usize>,
     num_merges: usize,
     limits: MergeLimits,
-    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> Result<u32>,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<Pair>> {
     let mut words = Words::<S>::try_with_capacity(src.total_symbols(), src.n_words())?;
     src.fill(&mut words)?;
     words.finish();
     words.check_pair_total()?;
-    Ok(merge_loop(
-        words, token_len, num_merges, limits, id_for, progress,
-    ))
+    merge_loop(words, token_len, num_merges, limits, id_for, progress)
 }
 
 /// The byte-level merge loop over `src`.
@@ -487,7 +511,7 @@ fn byte_merges(
         vec![1; 256],
         num_merges,
         limits,
-        &mut |_, _, fresh| fresh,
+        &mut |_, _, fresh| Ok(fresh),
         progress,
         wide,
     )
@@ -555,7 +579,7 @@ pub fn train_symbol_merges(
     symbol_lens: Vec<usize>,
     num_merges: usize,
     limits: MergeLimits,
-    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> Result<u32>,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
 ) -> Result<Vec<(Pair, u32)>> {
     let src = SymbolWords {
@@ -571,7 +595,7 @@ fn symbol_merges(
     symbol_lens: Vec<usize>,
     num_merges: usize,
     limits: MergeLimits,
-    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> Result<u32>,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
     wide: bool,
 ) -> Result<Vec<(Pair, u32)>> {
@@ -582,9 +606,9 @@ fn symbol_merges(
         num_merges,
         limits,
         &mut |a, b, fresh| {
-            let id = id_for(a, b, fresh);
-            made.push(id);
-            id
+            let id = id_for(a, b, fresh)?;
+            crate::mem::try_push(&mut made, id, TABLES)?;
+            Ok(id)
         },
         progress,
         wide,
@@ -603,9 +627,9 @@ fn merge_loop<S: Sym>(
     mut token_len: Vec<usize>,
     num_merges: usize,
     limits: MergeLimits,
-    id_for: &mut dyn FnMut(u32, u32, u32) -> u32,
+    id_for: &mut dyn FnMut(u32, u32, u32) -> Result<u32>,
     progress: &mut dyn FnMut(MergeProgress) -> bool,
-) -> Vec<Pair> {
+) -> Result<Vec<Pair>> {
     let n_words = words.n_words();
     let n_syms = words.syms.len();
 
@@ -613,60 +637,66 @@ fn merge_loop<S: Sym>(
     let n_threads = rayon::current_num_threads().max(1);
     let block = n_words.div_ceil(n_threads * 4).max(1);
     // per range of words: pair counts, and the words each pair occurs in
+    // (every table that grows with the words is grown fallibly: a refusal is an error)
     let partials: Vec<FxHashMap<Pair, PairInfo>> = (0..n_words)
         .step_by(block)
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|lo| {
+        .map(|lo| -> Result<_> {
             let hi = (lo + block).min(n_words);
             let mut part: FxHashMap<Pair, PairInfo> = FxHashMap::default();
             for w in lo..hi {
                 let cnt = words.count(w);
                 for p in words.get(w).windows(2) {
+                    room(&mut part, 1)?;
                     let e = part.entry((p[0].id(), p[1].id())).or_default();
                     e.count += cnt;
-                    e.pos.push(w as u32);
+                    e.pos.push(w as u32)?;
                 }
             }
-            part
+            Ok(part)
         })
-        .collect();
+        .collect::<Result<_>>()?;
     // The lists of all ranges, joined in word order into lists allocated at their final size
     // (grown by doubling, they would hold up to twice their bytes, and every range's copy
     // besides, at the peak of training).
     let mut sizes: FxHashMap<Pair, usize> = FxHashMap::default();
     for part in &partials {
         for (k, v) in part {
+            room(&mut sizes, 1)?;
             *sizes.entry(*k).or_insert(0) += v.pos.bytes.len();
         }
     }
     let mut counts: FxHashMap<Pair, i64> = FxHashMap::default();
     let mut where_: FxHashMap<Pair, Positions> = FxHashMap::default();
-    counts.reserve(sizes.len());
-    where_.reserve(sizes.len());
+    room(&mut counts, sizes.len())?;
+    room(&mut where_, sizes.len())?;
     for part in partials {
         for (k, v) in part {
             *counts.entry(k).or_insert(0) += v.count;
-            where_
-                .entry(k)
-                .or_insert_with(|| Positions {
-                    bytes: SmallVec::with_capacity(sizes[&k]),
-                    last: 0,
-                })
-                .append(&v.pos);
+            let pos = where_.entry(k).or_default();
+            if pos.bytes.is_empty() {
+                // (the whole list's room at once: appends then never allocate)
+                let n = sizes[&k];
+                pos.bytes.try_reserve_exact(n).map_err(|_| refused(n, 1))?;
+            }
+            pos.append(&v.pos)?;
         }
     }
     drop(sizes);
 
-    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = counts
-        .iter()
-        .filter(|(_, &c)| c > 0)
-        .map(|(&p, &c)| (c, Reverse(p)))
-        .collect();
+    let mut heap_items = crate::mem::try_vec(counts.len(), TABLES)?;
+    heap_items.extend(
+        counts
+            .iter()
+            .filter(|(_, &c)| c > 0)
+            .map(|(&p, &c)| (c, Reverse(p))),
+    );
+    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = BinaryHeap::from(heap_items);
 
     // each merge takes at least one symbol out of the words, so there are at most as many
     // merges as symbols (`num_merges` may be far larger: "as many as the corpus gives")
-    let mut merges: Vec<Pair> = Vec::with_capacity(num_merges.min(n_syms));
+    let mut merges: Vec<Pair> = crate::mem::try_vec(num_merges.min(n_syms), TABLES)?;
     // the (pair, word) of each pair a merge makes, turned into position lists after the merge
     let mut made: Vec<(Pair, u32)> = Vec::new();
     let mut buf: Vec<u32> = Vec::with_capacity(DECODE_BATCH);
@@ -680,7 +710,7 @@ fn merge_loop<S: Sym>(
         merges_total: num_merges,
         last_count: 0,
     }) {
-        return merges;
+        return Ok(merges);
     }
     while merges.len() < num_merges {
         let Some((c, Reverse(pair))) = heap.pop() else {
@@ -699,6 +729,7 @@ fn merge_loop<S: Sym>(
             continue;
         }
         if c != current {
+            // (the pair just popped left room for it: no allocation)
             heap.push((current, Reverse(pair)));
             continue;
         }
@@ -710,7 +741,7 @@ fn merge_loop<S: Sym>(
             // no id left for the symbol type (u32: after 2**32-1 tokens)
             break;
         }
-        let new_id = id_for(a, b, fresh);
+        let new_id = id_for(a, b, fresh)?;
         merges.push(pair);
         if new_id == fresh {
             token_len.push(token_len[a as usize] + token_len[b as usize]);
@@ -750,17 +781,17 @@ fn merge_loop<S: Sym>(
                         changed = true;
                         if out > 0 {
                             let x = src[out - 1].id();
-                            bump(&mut counts, &mut where_, (x, a), -cnt);
-                            bump(&mut counts, &mut where_, (x, new_id), cnt);
-                            made.push(((x, new_id), w as u32));
+                            bump(&mut counts, &mut where_, (x, a), -cnt)?;
+                            bump(&mut counts, &mut where_, (x, new_id), cnt)?;
+                            crate::mem::try_push(&mut made, ((x, new_id), w as u32), TABLES)?;
                         }
                         // (the count of (a, b) itself is not lowered: the pair is removed
                         // below, and no occurrence of it is left)
                         if i + 2 < l {
                             let y = src[i + 2].id();
-                            bump(&mut counts, &mut where_, (b, y), -cnt);
-                            bump(&mut counts, &mut where_, (new_id, y), cnt);
-                            made.push(((new_id, y), w as u32));
+                            bump(&mut counts, &mut where_, (b, y), -cnt)?;
+                            bump(&mut counts, &mut where_, (new_id, y), cnt)?;
+                            crate::mem::try_push(&mut made, ((new_id, y), w as u32), TABLES)?;
                         }
                         src[out] = snew;
                         out += 1;
@@ -786,16 +817,21 @@ fn merge_loop<S: Sym>(
             scratch.bytes.clear();
             scratch.last = 0;
             while g < made.len() && made[g].0 == p {
-                scratch.push(made[g].1);
+                scratch.push(made[g].1)?;
                 g += 1;
             }
             // (a pair made and undone again in this merge, as (new, a) in "a b a b", has no
             // count left, see `bump`)
             let c = counts.get(&p).copied().unwrap_or(0);
             if c > 0 {
+                room(&mut where_, 1)?;
                 let pos = where_.entry(p).or_default();
-                pos.bytes.reserve_exact(scratch.bytes.len());
-                pos.append(&scratch);
+                pos.bytes
+                    .try_reserve_exact(scratch.bytes.len())
+                    .map_err(|_| refused(pos.bytes.len() + scratch.bytes.len(), 1))?;
+                pos.append(&scratch)?;
+                heap.try_reserve(1)
+                    .map_err(|_| refused(heap.len() + 1, std::mem::size_of::<(i64, Pair)>()))?;
                 heap.push((c, Reverse(p)));
             }
         }
@@ -814,7 +850,7 @@ fn merge_loop<S: Sym>(
             }
         }
     }
-    merges
+    Ok(merges)
 }
 
 #[cfg(test)]
@@ -997,7 +1033,7 @@ mod tests {
         let words = [0u32, 0, 1, 2, 200, 70_000, 69_999, 5, u32::MAX - 1, 3, 3];
         let mut whole = Positions::default();
         for &w in &words {
-            whole.push(w);
+            whole.push(w).unwrap();
         }
         // pushing the last word again adds nothing; the rest come back as pushed
         let want: Vec<u32> = vec![0, 1, 2, 200, 70_000, 69_999, 5, u32::MAX - 1, 3];
@@ -1012,15 +1048,15 @@ mod tests {
         // joined from two lists that each start from 0
         let (mut left, mut right) = (Positions::default(), Positions::default());
         for &w in &want[..4] {
-            left.push(w);
+            left.push(w).unwrap();
         }
         for &w in &want[4..] {
-            right.push(w);
+            right.push(w).unwrap();
         }
-        left.append(&right);
+        left.append(&right).unwrap();
         assert_eq!(left.bytes, whole.bytes);
         assert_eq!(left.last, 3);
-        left.append(&Positions::default());
+        left.append(&Positions::default()).unwrap();
         assert_eq!(left.bytes, whole.bytes);
     }
 
@@ -1042,7 +1078,7 @@ mod tests {
                     vec![1; 256],
                     n,
                     MergeLimits::default(),
-                    &mut |_, _, fresh| fresh,
+                    &mut |_, _, fresh| Ok(fresh),
                     &mut |_| true,
                     wide,
                 )
@@ -1069,7 +1105,7 @@ mod tests {
                 vec![1; 256],
                 300,
                 MergeLimits::default(),
-                &mut |a, b, fresh| *seen.entry((a % 7, b % 7)).or_insert(fresh),
+                &mut |a, b, fresh| Ok(*seen.entry((a % 7, b % 7)).or_insert(fresh)),
                 &mut |_| true,
                 wide,
             )

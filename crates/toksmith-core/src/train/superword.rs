@@ -27,12 +27,21 @@ pub fn train_token_merges<T: AsRef<[u8]>>(
             tokens.len()
         )));
     }
-    let mut spelled: Vec<Vec<u8>> = tokens.iter().map(|t| t.as_ref().to_vec()).collect();
-    let mut index: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-    for (i, t) in spelled.iter().enumerate() {
-        index.entry(t.clone()).or_insert(i as u32);
+    // (what grows with the tokens and with the merges is allocated fallibly)
+    const WHAT: &str = "the spelled tokens of training";
+    let mut spelled: Vec<Vec<u8>> = crate::mem::try_vec(tokens.len(), WHAT)?;
+    for t in tokens {
+        spelled.push(crate::mem::try_bytes(t.as_ref(), WHAT)?);
     }
-    let lens: Vec<usize> = spelled.iter().map(Vec::len).collect();
+    let mut index: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+    crate::mem::try_reserve_map(&mut index, spelled.len(), WHAT)?;
+    for (i, t) in spelled.iter().enumerate() {
+        if !index.contains_key(t) {
+            index.insert(crate::mem::try_bytes(t, WHAT)?, i as u32);
+        }
+    }
+    let mut lens: Vec<usize> = crate::mem::try_vec(spelled.len(), WHAT)?;
+    lens.extend(spelled.iter().map(Vec::len));
     // Merges that only re-spell existing tokens are rare (the words come from an encoder that
     // already merged every adjacent pair spelling a token); a little room covers them.
     let asked = num_new + num_new / 16 + 64;
@@ -46,10 +55,12 @@ pub fn train_token_merges<T: AsRef<[u8]>>(
         limits,
         &mut |a, b, fresh| {
             n_merges += 1;
-            let mut t = spelled[a as usize].clone();
-            t.extend_from_slice(&spelled[b as usize]);
+            let (x, y) = (&spelled[a as usize], &spelled[b as usize]);
+            let mut t = crate::mem::try_vec(x.len() + y.len(), WHAT)?;
+            t.extend_from_slice(x);
+            t.extend_from_slice(y);
             if let Some(&id) = index.get(&t) {
-                return id;
+                return Ok(id);
             }
             if fresh_made < num_new {
                 fresh_made += 1;
@@ -57,9 +68,11 @@ pub fn train_token_merges<T: AsRef<[u8]>>(
                     cut_at = Some(n_merges);
                 }
             }
-            index.insert(t.clone(), fresh);
+            crate::mem::try_reserve_map(&mut index, 1, WHAT)?;
+            crate::mem::try_reserve(&mut spelled, 1, WHAT)?;
+            index.insert(crate::mem::try_bytes(&t, WHAT)?, fresh);
             spelled.push(t);
-            fresh
+            Ok(fresh)
         },
         progress,
     )?;
