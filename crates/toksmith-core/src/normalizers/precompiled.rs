@@ -23,6 +23,15 @@ pub struct Precompiled {
     normalized: Vec<u8>,
     /// Bit b set: no key starts with the ASCII byte b (the byte is its own normalization).
     plain_ascii: u128,
+    /// Bit b set: the ASCII byte b alone is no key (a grapheme cluster of that one byte is its
+    /// own normalization in the per-cluster version).
+    lone_plain: u128,
+}
+
+/// darts-clone `offset()` of a unit.
+#[inline]
+fn offset(u: u32) -> usize {
+    ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize
 }
 
 impl Precompiled {
@@ -52,21 +61,56 @@ impl Precompiled {
             units,
             normalized: blob[4 + size..].to_vec(),
             plain_ascii: 0,
+            lone_plain: 0,
         };
         p.plain_ascii = (0..128u8)
             .filter(|&b| !p.starts_any(b))
             .fold(0, |m, b| m | (1 << b));
+        p.lone_plain = match p.root() {
+            None => u128::MAX,
+            Some(root) => (0..128u8)
+                .filter(|&b| !matches!(p.child(root, b), Some((_, true))))
+                .fold(0, |m, b| m | (1 << b)),
+        };
         Ok(p)
     }
 
     /// Whether some key starts with byte `b`.
     fn starts_any(&self, b: u8) -> bool {
-        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
-        let Some(&root) = self.units.first() else {
-            return false;
+        self.root()
+            .is_some_and(|root| self.child(root, b).is_some())
+    }
+
+    /// The root's position in the units (None: an empty map).
+    fn root(&self) -> Option<usize> {
+        self.units.first().map(|&u| offset(u))
+    }
+
+    /// darts-clone's step from the node at `pos` by byte `b`: the child's position and whether
+    /// a key ends there.
+    fn child(&self, pos: usize, b: u8) -> Option<(usize, bool)> {
+        let pos = pos ^ b as usize;
+        let u = *self.units.get(pos)?;
+        // label(): the low byte and the leaf bit must match the key byte
+        (u & ((1 << 31) | 0xff) == u32::from(b)).then(|| (pos ^ offset(u), (u >> 8) & 1 == 1))
+    }
+
+    /// Bit b set (b ASCII): the byte b is no key by itself and no key starts with b followed
+    /// by an ASCII byte, so b followed by an ASCII byte (or the end of the text) is its own
+    /// normalization. The keys that start with an ASCII letter in NFKC maps are compositions
+    /// with a combining mark (`e` U+0301), so letters qualify there though keys start with
+    /// them.
+    pub(crate) fn plain_before_ascii(&self) -> u128 {
+        let Some(root) = self.root() else {
+            return u128::MAX;
         };
-        let pos = offset(root) ^ b as usize;
-        matches!(self.units.get(pos), Some(&u) if u & ((1 << 31) | 0xff) == u32::from(b))
+        (0..128u8)
+            .filter(|&b| match self.child(root, b) {
+                None => true,
+                Some((_, true)) => false,
+                Some((node, false)) => (0..128u8).all(|c| self.child(node, c).is_none()),
+            })
+            .fold(0, |m, b| m | (1 << b))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -76,7 +120,6 @@ impl Precompiled {
     /// darts-clone `commonPrefixSearch`: `f(length, value)` for each key that prefixes `key`.
     fn common_prefixes(&self, key: &[u8], mut f: impl FnMut(usize, u32)) {
         let unit = |i: usize| self.units.get(i).copied();
-        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
         let Some(root) = unit(0) else { return };
         let mut pos = offset(root);
         for (i, &b) in key.iter().enumerate() {
@@ -133,7 +176,7 @@ impl Precompiled {
         grow(&mut out, text.len())?;
         let bytes = text.as_bytes();
         // An ASCII character other than CR followed by another ASCII character (or the end) is a
-        // grapheme cluster of its own: one that no key starts with is copied as it is. The
+        // grapheme cluster of its own: one that is no key by itself is copied as it is. The
         // rest goes through the clusters, cut where two ASCII characters (no CR LF) meet, which
         // is always a cluster boundary.
         let own_cluster = |i: usize| {
@@ -142,9 +185,9 @@ impl Precompiled {
         };
         let mut i = 0;
         while i < bytes.len() {
-            if own_cluster(i) && self.plain_ascii & (1 << bytes[i]) != 0 {
+            if own_cluster(i) && self.lone_plain & (1 << bytes[i]) != 0 {
                 let start = i;
-                while i < bytes.len() && own_cluster(i) && self.plain_ascii & (1 << bytes[i]) != 0 {
+                while i < bytes.len() && own_cluster(i) && self.lone_plain & (1 << bytes[i]) != 0 {
                     i += 1;
                 }
                 out.push_str(&text[start..i]);
@@ -190,9 +233,12 @@ pub struct SpmNormalizer {
     remove_extra_whitespaces: bool,
     escape_whitespaces: bool,
     treat_whitespace_as_suffix: bool,
-    /// Bit b set: the ASCII byte b is not a space and neither a rule nor a user-defined piece
-    /// starts with it, so it normalizes to itself.
+    /// Bit b set: neither a rule nor a user-defined piece starts with the ASCII byte b, so it
+    /// normalizes to itself (a space to the space symbol, with the whitespace rules).
     plain_ascii: u128,
+    /// Bit b set: no user-defined piece starts with the ASCII byte b and it is plain before
+    /// an ASCII byte ([`Precompiled::plain_before_ascii`]).
+    plain_before_ascii: u128,
 }
 
 const SPACE_SYMBOL: &str = "\u{2581}";
@@ -209,12 +255,18 @@ impl SpmNormalizer {
         }
         trie.finish();
         let map = Precompiled::from_blob(&spec.precompiled_charsmap)?;
-        let plain_ascii = (0..128u8)
-            .filter(|&b| b != b' ' && !map.starts_any(b) && !trie.starts_with_byte(b))
+        let own = (0..128u8)
+            .filter(|&b| !trie.starts_with_byte(b))
             .fold(0, |m, b| m | (1u128 << b));
+        let plain_ascii = own
+            & (0..128u8)
+                .filter(|&b| !map.starts_any(b))
+                .fold(0, |m, b| m | (1u128 << b));
+        let plain_before_ascii = own & map.plain_before_ascii();
         Ok(SpmNormalizer {
             map,
             plain_ascii,
+            plain_before_ascii,
             user_defined: (!user_defined.is_empty()).then_some(trie),
             add_dummy_prefix: spec.add_dummy_prefix,
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
@@ -239,6 +291,61 @@ impl SpmNormalizer {
         }
         let len = input.chars().next().map_or(1, |c| c.len_utf8());
         (&input[..len], len)
+    }
+
+    /// The fast path of [`SpmNormalizer::normalize`]: the longest start of `input` whose ASCII
+    /// characters are each their own normalization (see the plain tables), written to `out`
+    /// with its spaces as `normalize` writes them. Returns the bytes consumed (0: the first
+    /// character needs the charsmap) and the new `is_prev_space`.
+    #[inline]
+    fn plain_run(
+        &self,
+        input: &str,
+        mut is_prev_space: bool,
+        space: &str,
+        out: &mut String,
+    ) -> Result<(usize, bool)> {
+        let bytes = input.as_bytes();
+        let (mut i, mut from) = (0, 0);
+        while let Some(&b) = bytes.get(i) {
+            if b >= 0x80 {
+                break;
+            }
+            let bit = 1u128 << b;
+            if self.plain_ascii & bit == 0
+                && (self.plain_before_ascii & bit == 0
+                    || bytes.get(i + 1).is_some_and(|&c| c >= 0x80))
+            {
+                break;
+            }
+            if b == b' ' {
+                // as the charsmap path does with a space that maps to itself
+                grow(out, i - from + space.len())?;
+                out.push_str(&input[from..i]);
+                if !is_prev_space {
+                    out.push_str(space);
+                }
+                is_prev_space = self.remove_extra_whitespaces;
+                from = i + 1;
+            } else {
+                is_prev_space = false;
+            }
+            i += 1;
+        }
+        grow(out, i - from)?;
+        out.push_str(&input[from..i]);
+        Ok((i, is_prev_space))
+    }
+
+    /// [`SpmNormalizer::normalize`] without the fast path (every character through the
+    /// charsmap), the reference the fast path is tested against.
+    #[doc(hidden)]
+    pub fn without_fast_path(&self) -> Self {
+        SpmNormalizer {
+            plain_ascii: 0,
+            plain_before_ascii: 0,
+            ..self.clone()
+        }
     }
 
     /// The normalized text; [`Error::OutOfMemory`] when the output cannot grow.
@@ -268,13 +375,9 @@ impl SpmNormalizer {
         }
         let mut is_prev_space = self.remove_extra_whitespaces;
         while !input.is_empty() {
-            let plain = |b: u8| b < 0x80 && self.plain_ascii & (1 << b) != 0;
-            if plain(input.as_bytes()[0]) {
-                // a run of characters that are their own normalization (never a space)
-                let run = input.bytes().position(|b| !plain(b)).unwrap_or(input.len());
-                grow(&mut out, run)?;
-                out.push_str(&input[..run]);
-                is_prev_space = false;
+            let (run, prev) = self.plain_run(input, is_prev_space, space, &mut out)?;
+            if run > 0 {
+                is_prev_space = prev;
                 input = &input[run..];
                 continue;
             }
@@ -352,6 +455,67 @@ mod tests {
         assert_eq!(n.normalize(" a  b ").unwrap(), "a b");
         let n = SpmNormalizer::new(&spec(true, true, true), &[], true).unwrap();
         assert_eq!(n.normalize("a b").unwrap(), "a▁b▁");
+    }
+
+    #[test]
+    fn fast_paths_match_the_charsmap_walk() {
+        let m = crate::models::unigram::tests::t5_model();
+        let alphabet = [
+            " ",
+            " ",
+            "  ",
+            "a",
+            "e",
+            "Q",
+            "z",
+            "<",
+            "=",
+            ">",
+            "\u{301}",
+            "\u{338}",
+            "\n",
+            "\t",
+            "\r\n",
+            "\u{3000}",
+            "\u{a0}",
+            "é",
+            "ﬁ",
+            "Ａ",
+            "①",
+            "中",
+            "\u{1F600}",
+            "\u{200b}",
+            "0",
+            "-",
+            ".",
+            "\u{7f}",
+            "\u{1}",
+        ];
+        let full = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
+        for user in [&[][..], &["e<", "ab"][..]] {
+            let fast = SpmNormalizer::new(&m.normalizer_spec, user, false).unwrap();
+            let slow = fast.without_fast_path();
+            for seed in 1..300u64 {
+                let text = crate::models::unigram::tests::random_text(seed, 60, &alphabet);
+                assert_eq!(
+                    fast.normalize(&text).unwrap(),
+                    slow.normalize(&text).unwrap(),
+                    "{text:?}"
+                );
+            }
+        }
+        // and the Hugging Face per-cluster version against a charsmap walk per cluster
+        let map = &full.map;
+        for seed in 1..300u64 {
+            let text = crate::models::unigram::tests::random_text(seed, 60, &alphabet);
+            let mut walked = String::new();
+            map.clusters_hf(&text, &mut walked);
+            assert_eq!(map.normalize_hf(&text).unwrap(), walked, "{text:?}");
+        }
+        // the tables: letters are plain before ASCII in NFKC maps, never the control bytes
+        assert!(full.plain_before_ascii & (1 << b'a') != 0);
+        assert!(full.plain_before_ascii & (1 << b'\n') == 0);
+        assert!(full.plain_ascii & (1 << b'a') == 0);
     }
 
     #[test]
