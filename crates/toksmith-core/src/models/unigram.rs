@@ -389,24 +389,36 @@ impl Unigram {
                 let first = utf8_len(bytes[start]).min(bytes.len() - start);
                 next_space(bytes, start + first)
             };
+            // the cache slots of the words AHEAD words on are fetched while this one is
+            // replayed (the tables are larger than the CPU caches)
+            const AHEAD: usize = 4;
+            let next = |from: usize, cache: Option<&PieceCache>| {
+                if from >= bytes.len() {
+                    return from;
+                }
+                let end = word_end(from);
+                if let Some(c) = cache {
+                    c.prefetch(&bytes[from..end]);
+                }
+                end
+            };
+            let mut ends = [0usize; AHEAD];
+            let mut prefetched = 0;
+            for e in ends.iter_mut() {
+                prefetched = next(prefetched, cache.as_deref());
+                *e = prefetched;
+            }
             let mut score = 0f32;
             let mut start = 0;
-            let mut end = if bytes.is_empty() { 0 } else { word_end(0) };
+            let mut k = 0;
             while start < bytes.len() {
-                // the next word's cache slot is fetched while this word is replayed
-                let next_end = if end < bytes.len() {
-                    word_end(end)
-                } else {
-                    end
-                };
-                if let Some(c) = cache.as_deref() {
-                    if next_end - end <= MAX_PIECE && next_end > end {
-                        c.prefetch(&bytes[end..next_end]);
-                    }
-                }
+                let end = ends[k];
+                prefetched = next(prefetched, cache.as_deref());
+                ends[k] = prefetched;
+                k = (k + 1) % AHEAD;
                 let word = &text[start..end];
                 score = self.encode_word(word, score, cache.as_deref_mut(), &mut scratch, out)?;
-                (start, end) = (end, next_end);
+                start = end;
             }
             Ok(())
         })

@@ -21,6 +21,9 @@ use crate::{Error, Result};
 pub struct Precompiled {
     units: Vec<u32>,
     normalized: Vec<u8>,
+    /// `normalized` when the whole blob is UTF-8 (then every replacement that starts on a
+    /// character boundary is too, and none needs checking on its own)
+    normalized_str: Option<String>,
     /// Bit b set: no key starts with the ASCII byte b (the byte is its own normalization).
     plain_ascii: u128,
     /// Bit b set: the ASCII byte b alone is no key (a grapheme cluster of that one byte is its
@@ -57,9 +60,11 @@ impl Precompiled {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
+        let normalized = blob[4 + size..].to_vec();
         let mut p = Precompiled {
             units,
-            normalized: blob[4 + size..].to_vec(),
+            normalized_str: String::from_utf8(normalized.clone()).ok(),
+            normalized,
             plain_ascii: 0,
             lone_plain: 0,
         };
@@ -93,6 +98,27 @@ impl Precompiled {
         let u = *self.units.get(pos)?;
         // label(): the low byte and the leaf bit must match the key byte
         (u & ((1 << 31) | 0xff) == u32::from(b)).then(|| (pos ^ offset(u), (u >> 8) & 1 == 1))
+    }
+
+    /// One bit per BMP code point (0 for ASCII and surrogates): no key starts with the
+    /// character's bytes and `lead_ok` accepts its lead byte.
+    fn plain_bmp(&self, lead_ok: impl Fn(u8) -> bool) -> Vec<u64> {
+        let mut bits = vec![0u64; 0x10000 / 64];
+        let mut buf = [0u8; 4];
+        for c in (0x80..0x10000u32).filter_map(char::from_u32) {
+            let key = c.encode_utf8(&mut buf).as_bytes();
+            if !lead_ok(key[0]) {
+                continue;
+            }
+            let mut node = self.root();
+            for &b in key {
+                node = node.and_then(|n| self.child(n, b)).map(|(n, _)| n);
+            }
+            if node.is_none() {
+                bits[c as usize / 64] |= 1 << (c as u32 % 64);
+            }
+        }
+        bits
     }
 
     /// Bit b set (b ASCII): the byte b is no key by itself and no key starts with b followed
@@ -141,7 +167,10 @@ impl Precompiled {
         let start = value as usize;
         let tail = self.normalized.get(start..)?;
         let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-        std::str::from_utf8(&tail[..end]).ok()
+        match &self.normalized_str {
+            Some(all) => all.get(start..start + end),
+            None => std::str::from_utf8(&tail[..end]).ok(),
+        }
     }
 
     /// HF `transform`: the first (shortest) key that prefixes `chunk`.
@@ -239,6 +268,9 @@ pub struct SpmNormalizer {
     /// Bit b set: no user-defined piece starts with the ASCII byte b and it is plain before
     /// an ASCII byte ([`Precompiled::plain_before_ascii`]).
     plain_before_ascii: u128,
+    /// Bit c set (c a non-ASCII BMP code point): no rule and no user-defined piece starts with
+    /// the character c, so it is its own normalization wherever it stands (empty: none).
+    plain_bmp: Vec<u64>,
 }
 
 const SPACE_SYMBOL: &str = "\u{2581}";
@@ -263,7 +295,9 @@ impl SpmNormalizer {
                 .filter(|&b| !map.starts_any(b))
                 .fold(0, |m, b| m | (1u128 << b));
         let plain_before_ascii = own & map.plain_before_ascii();
+        let plain_bmp = map.plain_bmp(|lead| !trie.starts_with_byte(lead));
         Ok(SpmNormalizer {
+            plain_bmp,
             map,
             plain_ascii,
             plain_before_ascii,
@@ -309,7 +343,26 @@ impl SpmNormalizer {
         let (mut i, mut from) = (0, 0);
         while let Some(&b) = bytes.get(i) {
             if b >= 0x80 {
-                break;
+                // a 2- or 3-byte character (BMP) that no rule starts with
+                let (c, n) = match b {
+                    0xc0..=0xdf if i + 1 < bytes.len() => {
+                        (u32::from(b & 0x1f) << 6 | u32::from(bytes[i + 1] & 0x3f), 2)
+                    }
+                    0xe0..=0xef if i + 2 < bytes.len() => (
+                        u32::from(b & 0x0f) << 12
+                            | u32::from(bytes[i + 1] & 0x3f) << 6
+                            | u32::from(bytes[i + 2] & 0x3f),
+                        3,
+                    ),
+                    _ => break,
+                };
+                match self.plain_bmp.get(c as usize / 64) {
+                    Some(&w) if w & (1 << (c % 64)) != 0 => {}
+                    _ => break,
+                }
+                is_prev_space = false;
+                i += n;
+                continue;
             }
             let bit = 1u128 << b;
             if self.plain_ascii & bit == 0
@@ -344,6 +397,7 @@ impl SpmNormalizer {
         SpmNormalizer {
             plain_ascii: 0,
             plain_before_ascii: 0,
+            plain_bmp: Vec::new(),
             ..self.clone()
         }
     }
@@ -389,7 +443,7 @@ impl SpmNormalizer {
             if !sp.is_empty() {
                 // at most 3 bytes (`▁`) for each byte (a space)
                 grow(&mut out, sp.len() * 3)?;
-                if self.escape_whitespaces {
+                if self.escape_whitespaces && sp.as_bytes().contains(&b' ') {
                     for (i, part) in sp.split(' ').enumerate() {
                         if i > 0 {
                             out.push_str(SPACE_SYMBOL);
