@@ -262,18 +262,22 @@ pub struct SpmNormalizer {
     remove_extra_whitespaces: bool,
     escape_whitespaces: bool,
     treat_whitespace_as_suffix: bool,
-    /// Bit b set: neither a rule nor a user-defined piece starts with the ASCII byte b, so it
-    /// normalizes to itself (a space to the space symbol, with the whitespace rules).
-    plain_ascii: u128,
-    /// Bit b set: no user-defined piece starts with the ASCII byte b and it is plain before
-    /// an ASCII byte ([`Precompiled::plain_before_ascii`]).
-    plain_before_ascii: u128,
+    /// Per ASCII byte: [`ALWAYS`] where neither a rule nor a user-defined piece starts with
+    /// it, so it normalizes to itself (a space to the space symbol, with the whitespace
+    /// rules); [`BEFORE_ASCII`] where no user-defined piece starts with it and it is plain
+    /// before an ASCII byte ([`Precompiled::plain_before_ascii`]).
+    ascii_class: Box<[u8; 128]>,
     /// Bit c set (c a non-ASCII BMP code point): no rule and no user-defined piece starts with
     /// the character c, so it is its own normalization wherever it stands (empty: none).
     plain_bmp: Vec<u64>,
 }
 
 const SPACE_SYMBOL: &str = "\u{2581}";
+
+/// [`SpmNormalizer`]'s ASCII classes: the byte is its own normalization before any byte, or
+/// before an ASCII byte (or the end of the text).
+const ALWAYS: u8 = 1;
+const BEFORE_ASCII: u8 = 2;
 
 impl SpmNormalizer {
     pub fn new(
@@ -296,11 +300,19 @@ impl SpmNormalizer {
                 .fold(0, |m, b| m | (1u128 << b));
         let plain_before_ascii = own & map.plain_before_ascii();
         let plain_bmp = map.plain_bmp(|lead| !trie.starts_with_byte(lead));
+        let mut ascii_class = Box::new([0u8; 128]);
+        for (b, class) in ascii_class.iter_mut().enumerate() {
+            if plain_ascii & (1 << b) != 0 {
+                *class |= ALWAYS | BEFORE_ASCII;
+            }
+            if plain_before_ascii & (1 << b) != 0 {
+                *class |= BEFORE_ASCII;
+            }
+        }
         Ok(SpmNormalizer {
+            ascii_class,
             plain_bmp,
             map,
-            plain_ascii,
-            plain_before_ascii,
             user_defined: (!user_defined.is_empty()).then_some(trie),
             add_dummy_prefix: spec.add_dummy_prefix,
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
@@ -364,11 +376,9 @@ impl SpmNormalizer {
                 i += n;
                 continue;
             }
-            let bit = 1u128 << b;
-            if self.plain_ascii & bit == 0
-                && (self.plain_before_ascii & bit == 0
-                    || bytes.get(i + 1).is_some_and(|&c| c >= 0x80))
-            {
+            let before_ascii = bytes.get(i + 1).is_none_or(|&c| c < 0x80);
+            let need = if before_ascii { BEFORE_ASCII } else { ALWAYS };
+            if self.ascii_class[b as usize] & need == 0 {
                 break;
             }
             if b == b' ' {
@@ -395,9 +405,8 @@ impl SpmNormalizer {
     #[doc(hidden)]
     pub fn without_fast_path(&self) -> Self {
         SpmNormalizer {
-            plain_ascii: 0,
-            plain_before_ascii: 0,
             plain_bmp: Vec::new(),
+            ascii_class: Box::new([0; 128]),
             ..self.clone()
         }
     }
@@ -544,6 +553,15 @@ mod tests {
             ".",
             "\u{7f}",
             "\u{1}",
+            "\u{bc6}",
+            "\u{bbe}",
+            "\u{b95}",
+            "\u{928}",
+            "\u{93c}",
+            "\u{ff61}",
+            "\u{3099}",
+            "\u{304b}",
+            "\u{fb01}",
         ];
         let full = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
         for user in [&[][..], &["e<", "ab"][..]] {
@@ -567,9 +585,9 @@ mod tests {
             assert_eq!(map.normalize_hf(&text).unwrap(), walked, "{text:?}");
         }
         // the tables: letters are plain before ASCII in NFKC maps, never the control bytes
-        assert!(full.plain_before_ascii & (1 << b'a') != 0);
-        assert!(full.plain_before_ascii & (1 << b'\n') == 0);
-        assert!(full.plain_ascii & (1 << b'a') == 0);
+        assert_eq!(full.ascii_class[usize::from(b'a')], BEFORE_ASCII);
+        assert_eq!(full.ascii_class[usize::from(b'\n')], 0);
+        assert_eq!(full.ascii_class[usize::from(b'0')], ALWAYS | BEFORE_ASCII);
     }
 
     #[test]
