@@ -109,7 +109,8 @@ def encoders(model: str) -> Tuple[str, Dict[str, Encoder]]:
 
     def ts(path: str) -> Encoder:
         tok: Any = toksmith.load_any(path)
-        return lambda t: tok.encode(t, special=False)
+        # no template tokens (T5's tokenizer.json appends `</s>`), as the peers are called
+        return lambda t: tok.encode(t, special=False, add_special_tokens=False)
 
     if model in ("llama2", "mistral"):
         f = zoo() / (

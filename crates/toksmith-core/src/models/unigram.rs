@@ -75,6 +75,45 @@ struct Scratch {
     best: Vec<Best>,
     second: Vec<f64>,
     ids: Vec<u32>,
+    /// a word cache entry being built
+    entry: Vec<u32>,
+}
+
+/// The ids of a cached path (pairs of an id or [`UNK_RUN`] marker and its node's f32 score)
+/// into `out`, whose room the caller reserved; returns the f32 score at its end, summed node
+/// by node as the lattice sums it.
+#[inline]
+fn replay(start: f32, path: &[u32], unk_id: u32, out: &mut Vec<u32>) -> f32 {
+    let mut s = start;
+    for node in path.chunks_exact(2) {
+        let (e, score) = (node[0], f32::from_bits(node[1]));
+        if e < UNK_RUN {
+            out.push(e);
+            s += score;
+        } else {
+            // only cached where there is an unknown id and no byte fallback
+            out.push(unk_id);
+            for _ in 0..u32::MAX - e {
+                s += score;
+            }
+        }
+    }
+    s
+}
+
+/// The position of the first `▁` (E2 96 81) at or after `from` in the UTF-8 `bytes`, or their
+/// length.
+#[inline]
+fn next_space(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(at) = bytes[i.min(bytes.len())..].iter().position(|&b| b == 0xe2) {
+        let at = i + at;
+        if bytes[at..].starts_with(SPACE.as_bytes()) {
+            return at;
+        }
+        i = at + 1;
+    }
+    bytes.len()
 }
 
 fn byte_ids_of(pieces: &[String], enabled: bool) -> Option<Box<[u32; 256]>> {
@@ -346,13 +385,37 @@ impl Unigram {
         let mut scratch = Scratch::default();
         word_cache::with(self.owner, |mut cache| {
             let bytes = text.as_bytes();
+            let word_end = |start: usize| {
+                let first = utf8_len(bytes[start]).min(bytes.len() - start);
+                next_space(bytes, start + first)
+            };
+            // the cache slots of the words AHEAD words on are fetched while this one is
+            // replayed (the tables are larger than the CPU caches)
+            const AHEAD: usize = 4;
+            let next = |from: usize, cache: Option<&PieceCache>| {
+                if from >= bytes.len() {
+                    return from;
+                }
+                let end = word_end(from);
+                if let Some(c) = cache {
+                    c.prefetch(&bytes[from..end]);
+                }
+                end
+            };
+            let mut ends = [0usize; AHEAD];
+            let mut prefetched = 0;
+            for e in ends.iter_mut() {
+                prefetched = next(prefetched, cache.as_deref());
+                *e = prefetched;
+            }
             let mut score = 0f32;
             let mut start = 0;
+            let mut k = 0;
             while start < bytes.len() {
-                let first = utf8_len(bytes[start]).min(bytes.len() - start);
-                let end = text[start + first..]
-                    .find('\u{2581}')
-                    .map_or(bytes.len(), |at| start + first + at);
+                let end = ends[k];
+                prefetched = next(prefetched, cache.as_deref());
+                ends[k] = prefetched;
+                k = (k + 1) % AHEAD;
                 let word = &text[start..end];
                 score = self.encode_word(word, score, cache.as_deref_mut(), &mut scratch, out)?;
                 start = end;
@@ -379,43 +442,31 @@ impl Unigram {
             return self.word_from(word, score, scratch, out);
         }
         if let Some(entry) = cache.get(word.as_bytes()) {
-            let (&bound, ids) = entry.split_last().expect("entries end with their bound");
+            let (&bound, path) = entry.split_first().expect("entries start with their bound");
             if score.abs() < f32::from_bits(bound) {
-                return Ok(self.replay(score, ids, out));
+                return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
             }
             return self.word_from(word, score, scratch, out);
         }
         let bound = self.robust_path(word, scratch)?;
-        scratch.ids.push(bound.to_bits());
-        if scratch.ids.len() <= MAX_PIECE {
-            cache.insert(word.as_bytes(), &scratch.ids);
+        // the entry: the bound, then (id, score) per node, so that a hit reads one place
+        let entry = &mut scratch.entry;
+        entry.clear();
+        entry.push(bound.to_bits());
+        for &e in &scratch.ids {
+            let node_score = match e {
+                e if e < UNK_RUN => self.node_scores32[e as usize],
+                _ => self.unk_score as f32,
+            };
+            entry.extend([e, node_score.to_bits()]);
         }
-        scratch.ids.pop();
+        if entry.len() <= MAX_PIECE {
+            cache.insert(word.as_bytes(), entry);
+        }
         if score.abs() < bound {
-            return Ok(self.replay(score, &scratch.ids, out));
+            return Ok(replay(score, &entry[1..], self.unk_id.unwrap_or(0), out));
         }
         self.word_from(word, score, scratch, out)
-    }
-
-    /// The ids of a cached path (ids and [`UNK_RUN`] markers) into `out`; returns the f32
-    /// score at its end, summed node by node as the lattice sums it.
-    #[inline]
-    fn replay(&self, start: f32, path: &[u32], out: &mut Vec<u32>) -> f32 {
-        let mut s = start;
-        for &e in path {
-            if e < UNK_RUN {
-                out.push(e);
-                s += self.node_scores32[e as usize];
-            } else {
-                // only cached where there is an unknown id and no byte fallback
-                out.push(self.unk_id.unwrap_or(0));
-                let unk = self.unk_score as f32;
-                for _ in 0..u32::MAX - e {
-                    s += unk;
-                }
-            }
-        }
-        s
     }
 
     /// The word's own f32 lattice from `score`: its ids into `out`, the score at its end.
@@ -621,7 +672,7 @@ pub(crate) fn utf8_len(b: u8) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn hf(v: &[(&str, f64)], unk: Option<u32>, bf: bool) -> Unigram {
@@ -689,6 +740,89 @@ mod tests {
         assert!(
             Unigram::from_vocab(vec![("a".into(), 0.0), ("a".into(), 0.0)], None, false).is_err()
         );
+    }
+
+    /// The T5 v1.1 `spiece.model` of the integration tests.
+    pub(crate) fn t5_model() -> ModelProto {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/t5_spm.model.xz");
+        let raw = std::fs::read(path).unwrap();
+        let mut buf = Vec::new();
+        lzma_rs::xz_decompress(&mut &raw[..], &mut buf).unwrap();
+        ModelProto::parse(&buf).unwrap()
+    }
+
+    /// Random normalized-looking text: words from a small pool (so the word cache hits)
+    /// and fresh ones, `▁` runs, unknown characters, long documents (large running scores).
+    pub(crate) fn random_text(seed: u64, len: usize, alphabet: &[&str]) -> String {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut out = String::new();
+        while out.len() < len {
+            let n = 1 + next() % 9;
+            for _ in 0..n {
+                out.push_str(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn word_by_word_matches_the_whole_text_lattice() {
+        let m = Unigram::from_spm(&t5_model()).unwrap();
+        assert!(m.word_split);
+        let alphabet = [
+            "\u{2581}",
+            "\u{2581}",
+            "\u{2581}the",
+            "\u{2581}of",
+            "a",
+            "e",
+            "s",
+            "t",
+            "-",
+            "+",
+            "++",
+            "'",
+            ".",
+            "é",
+            "ß",
+            "中",
+            "\u{1F600}",
+            "\u{E000}",
+            "0",
+            "7",
+            "x",
+            "Q",
+            "ing",
+        ];
+        for seed in 1..40u64 {
+            let len = [10, 200, 3000, 20000][seed as usize % 4];
+            let text = random_text(seed, len, &alphabet);
+            // twice: cache misses, then hits
+            for _ in 0..2 {
+                let mut fast = vec![];
+                m.encode(&text, &mut fast).unwrap();
+                let mut plain = vec![];
+                m.encode_uncached(&text, &mut plain).unwrap();
+                assert_eq!(fast, plain, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn next_space_finds_each_space_symbol() {
+        let t = "a\u{2581}b\u{2582}\u{2581}\u{2581}é";
+        let b = t.as_bytes();
+        assert_eq!(next_space(b, 0), 1);
+        assert_eq!(next_space(b, 2), 8);
+        assert_eq!(next_space(b, 9), 11);
+        assert_eq!(next_space(b, 12), b.len());
+        assert_eq!(next_space(b, b.len()), b.len());
     }
 
     #[test]

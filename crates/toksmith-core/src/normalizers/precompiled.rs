@@ -21,8 +21,20 @@ use crate::{Error, Result};
 pub struct Precompiled {
     units: Vec<u32>,
     normalized: Vec<u8>,
+    /// `normalized` when the whole blob is UTF-8 (then every replacement that starts on a
+    /// character boundary is too, and none needs checking on its own)
+    normalized_str: Option<String>,
     /// Bit b set: no key starts with the ASCII byte b (the byte is its own normalization).
     plain_ascii: u128,
+    /// Bit b set: the ASCII byte b alone is no key (a grapheme cluster of that one byte is its
+    /// own normalization in the per-cluster version).
+    lone_plain: u128,
+}
+
+/// darts-clone `offset()` of a unit.
+#[inline]
+fn offset(u: u32) -> usize {
+    ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize
 }
 
 impl Precompiled {
@@ -48,25 +60,83 @@ impl Precompiled {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
+        let normalized = blob[4 + size..].to_vec();
         let mut p = Precompiled {
             units,
-            normalized: blob[4 + size..].to_vec(),
+            normalized_str: String::from_utf8(normalized.clone()).ok(),
+            normalized,
             plain_ascii: 0,
+            lone_plain: 0,
         };
         p.plain_ascii = (0..128u8)
             .filter(|&b| !p.starts_any(b))
             .fold(0, |m, b| m | (1 << b));
+        p.lone_plain = match p.root() {
+            None => u128::MAX,
+            Some(root) => (0..128u8)
+                .filter(|&b| !matches!(p.child(root, b), Some((_, true))))
+                .fold(0, |m, b| m | (1 << b)),
+        };
         Ok(p)
     }
 
     /// Whether some key starts with byte `b`.
     fn starts_any(&self, b: u8) -> bool {
-        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
-        let Some(&root) = self.units.first() else {
-            return false;
+        self.root()
+            .is_some_and(|root| self.child(root, b).is_some())
+    }
+
+    /// The root's position in the units (None: an empty map).
+    fn root(&self) -> Option<usize> {
+        self.units.first().map(|&u| offset(u))
+    }
+
+    /// darts-clone's step from the node at `pos` by byte `b`: the child's position and whether
+    /// a key ends there.
+    fn child(&self, pos: usize, b: u8) -> Option<(usize, bool)> {
+        let pos = pos ^ b as usize;
+        let u = *self.units.get(pos)?;
+        // label(): the low byte and the leaf bit must match the key byte
+        (u & ((1 << 31) | 0xff) == u32::from(b)).then(|| (pos ^ offset(u), (u >> 8) & 1 == 1))
+    }
+
+    /// One bit per BMP code point (0 for ASCII and surrogates): no key starts with the
+    /// character's bytes and `lead_ok` accepts its lead byte.
+    fn plain_bmp(&self, lead_ok: impl Fn(u8) -> bool) -> Vec<u64> {
+        let mut bits = vec![0u64; 0x10000 / 64];
+        let mut buf = [0u8; 4];
+        for c in (0x80..0x10000u32).filter_map(char::from_u32) {
+            let key = c.encode_utf8(&mut buf).as_bytes();
+            if !lead_ok(key[0]) {
+                continue;
+            }
+            let mut node = self.root();
+            for &b in key {
+                node = node.and_then(|n| self.child(n, b)).map(|(n, _)| n);
+            }
+            if node.is_none() {
+                bits[c as usize / 64] |= 1 << (c as u32 % 64);
+            }
+        }
+        bits
+    }
+
+    /// Bit b set (b ASCII): the byte b is no key by itself and no key starts with b followed
+    /// by an ASCII byte, so b followed by an ASCII byte (or the end of the text) is its own
+    /// normalization. The keys that start with an ASCII letter in NFKC maps are compositions
+    /// with a combining mark (`e` U+0301), so letters qualify there though keys start with
+    /// them.
+    pub(crate) fn plain_before_ascii(&self) -> u128 {
+        let Some(root) = self.root() else {
+            return u128::MAX;
         };
-        let pos = offset(root) ^ b as usize;
-        matches!(self.units.get(pos), Some(&u) if u & ((1 << 31) | 0xff) == u32::from(b))
+        (0..128u8)
+            .filter(|&b| match self.child(root, b) {
+                None => true,
+                Some((_, true)) => false,
+                Some((node, false)) => (0..128u8).all(|c| self.child(node, c).is_none()),
+            })
+            .fold(0, |m, b| m | (1 << b))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -76,7 +146,6 @@ impl Precompiled {
     /// darts-clone `commonPrefixSearch`: `f(length, value)` for each key that prefixes `key`.
     fn common_prefixes(&self, key: &[u8], mut f: impl FnMut(usize, u32)) {
         let unit = |i: usize| self.units.get(i).copied();
-        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
         let Some(root) = unit(0) else { return };
         let mut pos = offset(root);
         for (i, &b) in key.iter().enumerate() {
@@ -98,7 +167,10 @@ impl Precompiled {
         let start = value as usize;
         let tail = self.normalized.get(start..)?;
         let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-        std::str::from_utf8(&tail[..end]).ok()
+        match &self.normalized_str {
+            Some(all) => all.get(start..start + end),
+            None => std::str::from_utf8(&tail[..end]).ok(),
+        }
     }
 
     /// HF `transform`: the first (shortest) key that prefixes `chunk`.
@@ -133,7 +205,7 @@ impl Precompiled {
         grow(&mut out, text.len())?;
         let bytes = text.as_bytes();
         // An ASCII character other than CR followed by another ASCII character (or the end) is a
-        // grapheme cluster of its own: one that no key starts with is copied as it is. The
+        // grapheme cluster of its own: one that is no key by itself is copied as it is. The
         // rest goes through the clusters, cut where two ASCII characters (no CR LF) meet, which
         // is always a cluster boundary.
         let own_cluster = |i: usize| {
@@ -142,9 +214,9 @@ impl Precompiled {
         };
         let mut i = 0;
         while i < bytes.len() {
-            if own_cluster(i) && self.plain_ascii & (1 << bytes[i]) != 0 {
+            if own_cluster(i) && self.lone_plain & (1 << bytes[i]) != 0 {
                 let start = i;
-                while i < bytes.len() && own_cluster(i) && self.plain_ascii & (1 << bytes[i]) != 0 {
+                while i < bytes.len() && own_cluster(i) && self.lone_plain & (1 << bytes[i]) != 0 {
                     i += 1;
                 }
                 out.push_str(&text[start..i]);
@@ -190,12 +262,22 @@ pub struct SpmNormalizer {
     remove_extra_whitespaces: bool,
     escape_whitespaces: bool,
     treat_whitespace_as_suffix: bool,
-    /// Bit b set: the ASCII byte b is not a space and neither a rule nor a user-defined piece
-    /// starts with it, so it normalizes to itself.
-    plain_ascii: u128,
+    /// Per ASCII byte: [`ALWAYS`] where neither a rule nor a user-defined piece starts with
+    /// it, so it normalizes to itself (a space to the space symbol, with the whitespace
+    /// rules); [`BEFORE_ASCII`] where no user-defined piece starts with it and it is plain
+    /// before an ASCII byte ([`Precompiled::plain_before_ascii`]).
+    ascii_class: Box<[u8; 128]>,
+    /// Bit c set (c a non-ASCII BMP code point): no rule and no user-defined piece starts with
+    /// the character c, so it is its own normalization wherever it stands (empty: none).
+    plain_bmp: Vec<u64>,
 }
 
 const SPACE_SYMBOL: &str = "\u{2581}";
+
+/// [`SpmNormalizer`]'s ASCII classes: the byte is its own normalization before any byte, or
+/// before an ASCII byte (or the end of the text).
+const ALWAYS: u8 = 1;
+const BEFORE_ASCII: u8 = 2;
 
 impl SpmNormalizer {
     pub fn new(
@@ -209,12 +291,28 @@ impl SpmNormalizer {
         }
         trie.finish();
         let map = Precompiled::from_blob(&spec.precompiled_charsmap)?;
-        let plain_ascii = (0..128u8)
-            .filter(|&b| b != b' ' && !map.starts_any(b) && !trie.starts_with_byte(b))
+        let own = (0..128u8)
+            .filter(|&b| !trie.starts_with_byte(b))
             .fold(0, |m, b| m | (1u128 << b));
+        let plain_ascii = own
+            & (0..128u8)
+                .filter(|&b| !map.starts_any(b))
+                .fold(0, |m, b| m | (1u128 << b));
+        let plain_before_ascii = own & map.plain_before_ascii();
+        let plain_bmp = map.plain_bmp(|lead| !trie.starts_with_byte(lead));
+        let mut ascii_class = Box::new([0u8; 128]);
+        for (b, class) in ascii_class.iter_mut().enumerate() {
+            if plain_ascii & (1 << b) != 0 {
+                *class |= ALWAYS | BEFORE_ASCII;
+            }
+            if plain_before_ascii & (1 << b) != 0 {
+                *class |= BEFORE_ASCII;
+            }
+        }
         Ok(SpmNormalizer {
+            ascii_class,
+            plain_bmp,
             map,
-            plain_ascii,
             user_defined: (!user_defined.is_empty()).then_some(trie),
             add_dummy_prefix: spec.add_dummy_prefix,
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
@@ -239,6 +337,78 @@ impl SpmNormalizer {
         }
         let len = input.chars().next().map_or(1, |c| c.len_utf8());
         (&input[..len], len)
+    }
+
+    /// The fast path of [`SpmNormalizer::normalize`]: the longest start of `input` whose ASCII
+    /// characters are each their own normalization (see the plain tables), written to `out`
+    /// with its spaces as `normalize` writes them. Returns the bytes consumed (0: the first
+    /// character needs the charsmap) and the new `is_prev_space`.
+    #[inline]
+    fn plain_run(
+        &self,
+        input: &str,
+        mut is_prev_space: bool,
+        space: &str,
+        out: &mut String,
+    ) -> Result<(usize, bool)> {
+        let bytes = input.as_bytes();
+        let (mut i, mut from) = (0, 0);
+        while let Some(&b) = bytes.get(i) {
+            if b >= 0x80 {
+                // a 2- or 3-byte character (BMP) that no rule starts with
+                let (c, n) = match b {
+                    0xc0..=0xdf if i + 1 < bytes.len() => {
+                        (u32::from(b & 0x1f) << 6 | u32::from(bytes[i + 1] & 0x3f), 2)
+                    }
+                    0xe0..=0xef if i + 2 < bytes.len() => (
+                        u32::from(b & 0x0f) << 12
+                            | u32::from(bytes[i + 1] & 0x3f) << 6
+                            | u32::from(bytes[i + 2] & 0x3f),
+                        3,
+                    ),
+                    _ => break,
+                };
+                match self.plain_bmp.get(c as usize / 64) {
+                    Some(&w) if w & (1 << (c % 64)) != 0 => {}
+                    _ => break,
+                }
+                is_prev_space = false;
+                i += n;
+                continue;
+            }
+            let before_ascii = bytes.get(i + 1).is_none_or(|&c| c < 0x80);
+            let need = if before_ascii { BEFORE_ASCII } else { ALWAYS };
+            if self.ascii_class[b as usize] & need == 0 {
+                break;
+            }
+            if b == b' ' {
+                // as the charsmap path does with a space that maps to itself
+                grow(out, i - from + space.len())?;
+                out.push_str(&input[from..i]);
+                if !is_prev_space {
+                    out.push_str(space);
+                }
+                is_prev_space = self.remove_extra_whitespaces;
+                from = i + 1;
+            } else {
+                is_prev_space = false;
+            }
+            i += 1;
+        }
+        grow(out, i - from)?;
+        out.push_str(&input[from..i]);
+        Ok((i, is_prev_space))
+    }
+
+    /// [`SpmNormalizer::normalize`] without the fast path (every character through the
+    /// charsmap), the reference the fast path is tested against.
+    #[doc(hidden)]
+    pub fn without_fast_path(&self) -> Self {
+        SpmNormalizer {
+            plain_bmp: Vec::new(),
+            ascii_class: Box::new([0; 128]),
+            ..self.clone()
+        }
     }
 
     /// The normalized text; [`Error::OutOfMemory`] when the output cannot grow.
@@ -268,13 +438,9 @@ impl SpmNormalizer {
         }
         let mut is_prev_space = self.remove_extra_whitespaces;
         while !input.is_empty() {
-            let plain = |b: u8| b < 0x80 && self.plain_ascii & (1 << b) != 0;
-            if plain(input.as_bytes()[0]) {
-                // a run of characters that are their own normalization (never a space)
-                let run = input.bytes().position(|b| !plain(b)).unwrap_or(input.len());
-                grow(&mut out, run)?;
-                out.push_str(&input[..run]);
-                is_prev_space = false;
+            let (run, prev) = self.plain_run(input, is_prev_space, space, &mut out)?;
+            if run > 0 {
+                is_prev_space = prev;
                 input = &input[run..];
                 continue;
             }
@@ -286,7 +452,7 @@ impl SpmNormalizer {
             if !sp.is_empty() {
                 // at most 3 bytes (`▁`) for each byte (a space)
                 grow(&mut out, sp.len() * 3)?;
-                if self.escape_whitespaces {
+                if self.escape_whitespaces && sp.as_bytes().contains(&b' ') {
                     for (i, part) in sp.split(' ').enumerate() {
                         if i > 0 {
                             out.push_str(SPACE_SYMBOL);
@@ -352,6 +518,76 @@ mod tests {
         assert_eq!(n.normalize(" a  b ").unwrap(), "a b");
         let n = SpmNormalizer::new(&spec(true, true, true), &[], true).unwrap();
         assert_eq!(n.normalize("a b").unwrap(), "a▁b▁");
+    }
+
+    #[test]
+    fn fast_paths_match_the_charsmap_walk() {
+        let m = crate::models::unigram::tests::t5_model();
+        let alphabet = [
+            " ",
+            " ",
+            "  ",
+            "a",
+            "e",
+            "Q",
+            "z",
+            "<",
+            "=",
+            ">",
+            "\u{301}",
+            "\u{338}",
+            "\n",
+            "\t",
+            "\r\n",
+            "\u{3000}",
+            "\u{a0}",
+            "é",
+            "ﬁ",
+            "Ａ",
+            "①",
+            "中",
+            "\u{1F600}",
+            "\u{200b}",
+            "0",
+            "-",
+            ".",
+            "\u{7f}",
+            "\u{1}",
+            "\u{bc6}",
+            "\u{bbe}",
+            "\u{b95}",
+            "\u{928}",
+            "\u{93c}",
+            "\u{ff61}",
+            "\u{3099}",
+            "\u{304b}",
+            "\u{fb01}",
+        ];
+        let full = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
+        for user in [&[][..], &["e<", "ab"][..]] {
+            let fast = SpmNormalizer::new(&m.normalizer_spec, user, false).unwrap();
+            let slow = fast.without_fast_path();
+            for seed in 1..300u64 {
+                let text = crate::models::unigram::tests::random_text(seed, 60, &alphabet);
+                assert_eq!(
+                    fast.normalize(&text).unwrap(),
+                    slow.normalize(&text).unwrap(),
+                    "{text:?}"
+                );
+            }
+        }
+        // and the Hugging Face per-cluster version against a charsmap walk per cluster
+        let map = &full.map;
+        for seed in 1..300u64 {
+            let text = crate::models::unigram::tests::random_text(seed, 60, &alphabet);
+            let mut walked = String::new();
+            map.clusters_hf(&text, &mut walked);
+            assert_eq!(map.normalize_hf(&text).unwrap(), walked, "{text:?}");
+        }
+        // the tables: letters are plain before ASCII in NFKC maps, never the control bytes
+        assert_eq!(full.ascii_class[usize::from(b'a')], BEFORE_ASCII);
+        assert_eq!(full.ascii_class[usize::from(b'\n')], 0);
+        assert_eq!(full.ascii_class[usize::from(b'0')], ALWAYS | BEFORE_ASCII);
     }
 
     #[test]
