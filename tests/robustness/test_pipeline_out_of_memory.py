@@ -192,3 +192,20 @@ def test_word_encoder() -> None:
             """
         )
     )
+
+
+@pytest.mark.parametrize("kind", PIPELINES)
+def test_pipeline_offsets(kind: str) -> None:
+    """The offsets' aligned text: 16 bytes of alignment per byte of the (normalized) text."""
+    check(
+        run_child(
+            f"""
+            p = pipeline("{kind}")
+            text = "Hello world, it's a test. " * 300_000
+            p.encode_with_offsets("warm up " * 100, None)
+            limit(16 << 20)
+            def work():
+                p.encode_with_offsets(text, None)
+            """
+        )
+    )

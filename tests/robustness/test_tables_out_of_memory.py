@@ -172,3 +172,39 @@ def test_word_encoder_of_a_huge_vocabulary() -> None:
             """
         )
     )
+
+
+# one added token of 4 MB: the byte trie that finds added tokens has a node per byte before it
+# is compressed (tens of bytes each), so it needs far more than the token's text
+BIG_TOKEN = 4 << 20
+
+
+def test_added_token_trie_of_an_encoder() -> None:
+    """An encoder with a huge special token: the added tokens' trie."""
+    check(
+        run_child(
+            f"""
+            bytes_ = [(bytes([b]), b) for b in range(256)]
+            _core.Bpe(bytes_, [("<|x|>", 256, False)], "gpt2")
+            big = "<" + "x" * {BIG_TOKEN} + ">"
+            tight(32 << 20)
+            def work():
+                _core.Bpe(bytes_, [(big, 256, False)], "gpt2")
+            """
+        )
+    )
+
+
+def test_pinned_token_trie_of_a_chunk_counter() -> None:
+    """A chunk counter with a huge pinned token: the pinned tokens' trie."""
+    check(
+        run_child(
+            f"""
+            _core.ChunkCounter("gpt2", ["<|x|>"])
+            big = "<" + "x" * {BIG_TOKEN} + ">"
+            tight(32 << 20)
+            def work():
+                _core.ChunkCounter("gpt2", [big])
+            """
+        )
+    )

@@ -126,7 +126,7 @@ fn rank_file(name: &str) -> Option<PathBuf> {
 
 /// Train a vocab of `256 + merges` tokens on `text` (for patterns without a real rank file).
 fn trained_vocab(pattern: &str, text: &str, merges: usize) -> Vec<(Vec<u8>, u32)> {
-    let mut counter = ChunkCounter::new(Pretokenizer::new(pattern).unwrap(), vec![]);
+    let mut counter = ChunkCounter::new(Pretokenizer::new(pattern).unwrap(), vec![]).unwrap();
     counter.add_texts(&[text]).unwrap();
     let counts = counter.into_counts();
     let pairs = train_merges(&counts, merges, &mut |_| true).unwrap();
@@ -160,7 +160,7 @@ fn encoders(text: &str) -> Vec<(String, Encoder)> {
         let vocab = Vocab::new(ranks, vec![]).expect("valid vocab");
         out.push((
             label,
-            Encoder::new(vocab, Pretokenizer::new(pattern).unwrap()),
+            Encoder::new(vocab, Pretokenizer::new(pattern).unwrap()).unwrap(),
         ));
     }
     out
@@ -248,13 +248,13 @@ fn train(c: &mut Criterion) {
     for p in ["cl100k", "nanochat"] {
         g.bench_function(BenchmarkId::new("count_chunks", p), |b| {
             b.iter(|| {
-                let mut counter = ChunkCounter::new(Pretokenizer::new(p).unwrap(), vec![]);
+                let mut counter = ChunkCounter::new(Pretokenizer::new(p).unwrap(), vec![]).unwrap();
                 counter.add_texts(black_box(&docs)).unwrap();
                 counter.num_unique()
             })
         });
     }
-    let mut counter = ChunkCounter::new(Pretokenizer::new("cl100k").unwrap(), vec![]);
+    let mut counter = ChunkCounter::new(Pretokenizer::new("cl100k").unwrap(), vec![]).unwrap();
     counter.add_texts(&docs).unwrap();
     let counts = counter.into_counts();
     for merges in [1024usize, 4096] {

@@ -3,6 +3,9 @@
 //! rules for cutting a long text into parts that are split, counted or encoded separately with
 //! the results of the whole (a cut must stay clear of the added tokens that could span it).
 
+use crate::error::Result;
+use crate::mem::{try_collect, try_push, try_reserve};
+
 /// Whether an added token is a special token (only produced when allowed) or a pinned token
 /// (always produced where its text occurs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,8 +59,12 @@ enum Slot {
 }
 
 impl AddedMatcher {
-    /// A matcher of `tokens` (text, id, kind); a text given twice keeps its last id.
-    pub fn from_tokens<'a>(tokens: impl IntoIterator<Item = (&'a [u8], u32, AddedKind)>) -> Self {
+    /// A matcher of `tokens` (text, id, kind); a text given twice keeps its last id. The trie
+    /// grows with the tokens' bytes (a user's list, or a file's): every allocation is fallible.
+    pub fn from_tokens<'a>(
+        tokens: impl IntoIterator<Item = (&'a [u8], u32, AddedKind)>,
+    ) -> Result<Self> {
+        const WHAT: &str = "the added tokens' trie";
         // a plain trie first (one node per byte; node 0 is the root)...
         let mut kids: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
         let mut ends: Vec<Option<(u32, AddedKind)>> = vec![None];
@@ -71,9 +78,10 @@ impl AddedMatcher {
                 node = match kids[node].binary_search_by_key(&c, |&(k, _)| k) {
                     Ok(i) => kids[node][i].1 as usize,
                     Err(i) => {
-                        kids.push(Vec::new());
-                        ends.push(None);
+                        try_push(&mut kids, Vec::new(), WHAT)?;
+                        try_push(&mut ends, None, WHAT)?;
                         let child = kids.len() - 1;
+                        try_reserve(&mut kids[node], 1, WHAT)?;
                         kids[node].insert(i, (c, child as u32));
                         child
                     }
@@ -98,24 +106,30 @@ impl AddedMatcher {
             let run_start = m.runs.len() as u32;
             while ends[plain].is_none() && kids[plain].len() == 1 {
                 let (c, next) = kids[plain][0];
-                m.runs.push(c);
+                try_push(&mut m.runs, c, WHAT)?;
                 plain = next as usize;
             }
             let id = m.nodes.len() as u32;
-            m.nodes.push(TrieNode {
-                run: (run_start, m.runs.len() as u32),
-                children: kids[plain].iter().map(|&(c, _)| (c, NO_NODE)).collect(),
-                token: ends[plain],
-            });
+            let children = try_collect(kids[plain].iter().map(|&(c, _)| (c, NO_NODE)), WHAT)?;
+            try_push(
+                &mut m.nodes,
+                TrieNode {
+                    run: (run_start, m.runs.len() as u32),
+                    children,
+                    token: ends[plain],
+                },
+                WHAT,
+            )?;
             match slot {
                 Slot::Root(c) => m.root[c as usize] = id,
                 Slot::Child(parent, k) => m.nodes[parent as usize].children[k].1 = id,
             }
+            try_reserve(&mut todo, kids[plain].len(), WHAT)?;
             for (k, &(_, child)) in kids[plain].iter().enumerate() {
                 todo.push((child as usize, Slot::Child(id, k)));
             }
         }
-        m
+        Ok(m)
     }
 
     /// Whether there are pinned tokens (produced whatever the call allows).
@@ -325,7 +339,8 @@ mod tests {
             })
             .collect();
         let matcher =
-            AddedMatcher::from_tokens(added.iter().map(|a| (a.text.as_bytes(), a.id, a.kind)));
+            AddedMatcher::from_tokens(added.iter().map(|a| (a.text.as_bytes(), a.id, a.kind)))
+                .unwrap();
         let pieces = [
             "<|a|>",
             "<|ab",

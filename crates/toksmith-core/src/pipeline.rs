@@ -13,6 +13,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::added::{AddedKind, AddedMatcher};
 use crate::decoders::spm::SpmDecoder;
 use crate::decoders::Decoder;
+use crate::mem::{try_collect, try_filled, try_push, try_reserve, try_vec};
 use crate::models::char_bpe::{BpeOptions, CharBpe};
 use crate::models::spm::{ModelProto, ModelType, PieceType};
 use crate::models::unigram::Unigram;
@@ -132,7 +133,7 @@ impl Pipeline {
         tokens: Vec<Option<String>>,
         added: Vec<Added>,
         matches_special_by_default: bool,
-    ) -> Self {
+    ) -> Result<Self> {
         let matcher = AddedMatcher::from_tokens(added.iter().map(|a| {
             let kind = if a.special {
                 AddedKind::Special
@@ -140,8 +141,8 @@ impl Pipeline {
                 AddedKind::Pinned
             };
             (a.text.as_bytes(), a.id, kind)
-        }));
-        Pipeline {
+        }))?;
+        Ok(Pipeline {
             model,
             stages,
             tokens,
@@ -150,7 +151,7 @@ impl Pipeline {
             norm_matcher: None,
             matches_special_by_default,
             affixes: (None, None),
-        }
+        })
     }
 
     /// A SentencePiece `.model` file (BPE or Unigram). As `SentencePieceProcessor.encode`,
@@ -208,7 +209,7 @@ impl Pipeline {
             decoder: SpmDecoder::new(&m),
             spec,
         };
-        Ok(Self::assemble(model, stages, tokens, added, false))
+        Self::assemble(model, stages, tokens, added, false)
     }
 
     /// A WordPiece `vocab.txt` (one token a line, the id is the line number) with BERT's
@@ -249,7 +250,7 @@ impl Pipeline {
             }),
         };
         let tokens = tokens_of(&vocab)?;
-        let mut p = Self::assemble(Model::WordPiece(wp), stages, tokens, added, true);
+        let mut p = Self::assemble(Model::WordPiece(wp), stages, tokens, added, true)?;
         p.affixes = (Some("##".into()), None);
         Ok(p)
     }
@@ -379,7 +380,7 @@ impl Pipeline {
             pre,
             decoder,
         };
-        let mut p = Self::assemble(model, stages, tokens, added, true);
+        let mut p = Self::assemble(model, stages, tokens, added, true)?;
         if !norm_added.is_empty() {
             // the normalized ones are found in the normalized text only: the raw-text matcher
             // keeps the others
@@ -391,11 +392,11 @@ impl Pipeline {
             p.matcher = AddedMatcher::from_tokens(
                 raw.iter()
                     .map(|a| (a.text.as_bytes(), a.id, kind_of(a.special))),
-            );
+            )?;
             p.norm_matcher =
                 Some(AddedMatcher::from_tokens(norm_added.iter().map(
                     |(t, id, special)| (t.as_bytes(), *id, kind_of(*special)),
-                )));
+                ))?);
         }
         p.affixes = match &p.model {
             Model::WordPiece(_) => (
@@ -626,24 +627,24 @@ impl Pipeline {
                 normalizer, spec, ..
             } => {
                 let real = normalizer.normalize(seg)?;
-                let a = spm_aligned(spec, seg, base);
+                let a = spm_aligned(spec, seg, base)?;
                 vec![if a.text == real {
                     a
                 } else {
-                    Aligned::coarse(real, (base, base + seg.len()))
+                    Aligned::coarse(real, (base, base + seg.len()))?
                 }]
             }
             Stages::Hf {
                 normalizer, pre, ..
             } => {
-                let a = Aligned::new(seg, base);
+                let a = Aligned::new(seg, base)?;
                 let a = match normalizer {
                     None => a,
                     Some(n) => {
                         let real = n.normalize(seg)?;
                         match normalize_aligned(n, a)? {
                             a if a.text == real => a,
-                            _ => Aligned::coarse(real, (base, base + seg.len())),
+                            _ => Aligned::coarse(real, (base, base + seg.len()))?,
                         }
                     }
                 };
@@ -661,7 +662,7 @@ impl Pipeline {
                 };
                 let mut last = 0;
                 let run = |from: usize, to: usize, ids: &mut Vec<u32>, spans: &mut Vec<_>| {
-                    let part = a.slice(from, to);
+                    let part = a.slice(from, to)?;
                     let words = match pre {
                         None => vec![part],
                         Some(p) => pre_tokenize_aligned(p, part, at_start && from == 0)?,
@@ -798,23 +799,57 @@ struct Aligned {
     align: Vec<(usize, usize)>,
 }
 
+/// What the offsets' aligned texts are called in an out-of-memory error (they take 16 bytes of
+/// alignment per byte of text: every one is allocated fallibly).
+const ALIGNED: &str = "the aligned text of the offsets";
+
+/// Room for `n` more bytes in `s` ([`Error::OutOfMemory`] if refused).
+fn text_room(s: &mut String, n: usize) -> Result<()> {
+    s.try_reserve(n)
+        .map_err(|_| crate::mem::oom(ALIGNED, s.len().saturating_add(n), 1))
+}
+
 impl Aligned {
-    fn new(text: &str, base: usize) -> Self {
-        let mut align = Vec::with_capacity(text.len());
+    fn with_capacity(n: usize) -> Result<Self> {
+        let mut text = String::new();
+        text_room(&mut text, n)?;
+        Ok(Aligned {
+            text,
+            align: try_vec(n, ALIGNED)?,
+        })
+    }
+
+    /// `s` with the alignment `r` for each of its bytes, appended.
+    fn push(&mut self, s: &str, r: (usize, usize)) -> Result<()> {
+        text_room(&mut self.text, s.len())?;
+        try_reserve(&mut self.align, s.len(), ALIGNED)?;
+        self.text.push_str(s);
+        self.align.extend(std::iter::repeat_n(r, s.len()));
+        Ok(())
+    }
+
+    /// The bytes `a..b` of `other`, with their alignments, appended.
+    fn push_from(&mut self, other: &Aligned, a: usize, b: usize) -> Result<()> {
+        text_room(&mut self.text, b - a)?;
+        try_reserve(&mut self.align, b - a, ALIGNED)?;
+        self.text.push_str(&other.text[a..b]);
+        self.align.extend_from_slice(&other.align[a..b]);
+        Ok(())
+    }
+
+    fn new(text: &str, base: usize) -> Result<Self> {
+        let mut out = Aligned::with_capacity(text.len())?;
         for (i, c) in text.char_indices() {
             let n = c.len_utf8();
-            align.extend(std::iter::repeat_n((base + i, base + i + n), n));
+            out.push(&text[i..i + n], (base + i, base + i + n))?;
         }
-        Aligned {
-            text: text.to_string(),
-            align,
-        }
+        Ok(out)
     }
 
     /// `text` with every byte aligned to the whole `range`.
-    fn coarse(text: String, range: (usize, usize)) -> Self {
-        let align = vec![range; text.len()];
-        Aligned { text, align }
+    fn coarse(text: String, range: (usize, usize)) -> Result<Self> {
+        let align = try_filled(text.len(), range, ALIGNED)?;
+        Ok(Aligned { text, align })
     }
 
     /// The original range of the normalized bytes `a..b`; an empty one sits where the byte
@@ -834,11 +869,10 @@ impl Aligned {
         (lo, hi)
     }
 
-    fn slice(&self, a: usize, b: usize) -> Aligned {
-        Aligned {
-            text: self.text[a..b].to_string(),
-            align: self.align[a..b].to_vec(),
-        }
+    fn slice(&self, a: usize, b: usize) -> Result<Aligned> {
+        let mut out = Aligned::with_capacity(b - a)?;
+        out.push_from(self, a, b)?;
+        Ok(out)
     }
 
     /// Each unit (a byte range of the text) replaced by what `f` makes of it, aligned to the
@@ -850,8 +884,7 @@ impl Aligned {
         f: &dyn Fn(&str) -> Result<String>,
         first: bool,
     ) -> Result<Aligned> {
-        let mut text = String::with_capacity(self.text.len());
-        let mut align = Vec::with_capacity(self.align.len());
+        let mut all = Aligned::with_capacity(self.text.len())?;
         for &(a, b) in units {
             let out = f(&self.text[a..b])?;
             let r = if first {
@@ -859,10 +892,9 @@ impl Aligned {
             } else {
                 self.span(a, b)
             };
-            align.extend(std::iter::repeat_n(r, out.len()));
-            text.push_str(&out);
+            all.push(&out, r)?;
         }
-        Ok(Aligned { text, align })
+        Ok(all)
     }
 
     /// `f` (a normalizer that maps characters, mostly on their own) applied a character at a
@@ -870,20 +902,20 @@ impl Aligned {
     /// result is `f` of the whole text.
     fn local(&self, f: &dyn Fn(&str) -> Result<String>) -> Result<Aligned> {
         let want = f(&self.text)?;
-        let chars: Vec<(usize, usize)> = self
-            .text
-            .char_indices()
-            .map(|(i, c)| (i, i + c.len_utf8()))
-            .collect();
+        let chars: Vec<(usize, usize)> = try_collect(
+            self.text.char_indices().map(|(i, c)| (i, i + c.len_utf8())),
+            ALIGNED,
+        )?;
         let a = self.map_units(&chars, f, false)?;
         if a.text == want {
             return Ok(a);
         }
-        let graphemes: Vec<(usize, usize)> = self
-            .text
-            .grapheme_indices(true)
-            .map(|(i, g)| (i, i + g.len()))
-            .collect();
+        let graphemes: Vec<(usize, usize)> = try_collect(
+            self.text
+                .grapheme_indices(true)
+                .map(|(i, g)| (i, i + g.len())),
+            ALIGNED,
+        )?;
         let a = self.map_units(&graphemes, f, true)?;
         if a.text == want {
             return Ok(a);
@@ -893,14 +925,14 @@ impl Aligned {
         for (i, c) in self.text.char_indices() {
             if c == ' ' {
                 if start < i {
-                    words.push((start, i));
+                    try_push(&mut words, (start, i), ALIGNED)?;
                 }
-                words.push((i, i + 1));
+                try_push(&mut words, (i, i + 1), ALIGNED)?;
                 start = i + 1;
             }
         }
         if start < self.text.len() {
-            words.push((start, self.text.len()));
+            try_push(&mut words, (start, self.text.len()), ALIGNED)?;
         }
         let a = self.map_units(&words, f, false)?;
         if a.text == want {
@@ -912,46 +944,37 @@ impl Aligned {
     /// The byte ranges `spans` (in order, not overlapping) replaced by `content`, aligned to
     /// the origin of the last character they replace (as `tokenizers` aligns a replacement:
     /// the matched characters are removed, the new ones added after the last of them).
-    fn replace_spans(&self, spans: &[(usize, usize)], content: &str) -> Aligned {
-        let mut text = String::with_capacity(self.text.len());
-        let mut align = Vec::with_capacity(self.align.len());
+    fn replace_spans(&self, spans: &[(usize, usize)], content: &str) -> Result<Aligned> {
+        let mut out = Aligned::with_capacity(self.text.len())?;
         let mut last = 0;
         for &(a, b) in spans {
-            text.push_str(&self.text[last..a]);
-            align.extend_from_slice(&self.align[last..a]);
-            text.push_str(content);
-            align.extend(std::iter::repeat_n(self.align[b - 1], content.len()));
+            out.push_from(self, last, a)?;
+            out.push(content, self.align[b - 1])?;
             last = b;
         }
-        text.push_str(&self.text[last..]);
-        align.extend_from_slice(&self.align[last..]);
-        Aligned { text, align }
+        out.push_from(self, last, self.text.len())?;
+        Ok(out)
     }
 
     /// `s` put before a non-empty text, aligned to its first character (as `tokenizers`
     /// aligns a prepended string).
-    fn prepend(&self, s: &str) -> Aligned {
+    fn prepend(self, s: &str) -> Result<Aligned> {
         if self.text.is_empty() {
-            return self.clone();
+            return Ok(self);
         }
-        let first = self.align[0];
-        let mut align = vec![first; s.len()];
-        align.extend_from_slice(&self.align);
-        Aligned {
-            text: format!("{s}{}", self.text),
-            align,
-        }
+        let mut out = Aligned::with_capacity(s.len() + self.text.len())?;
+        out.push(s, self.align[0])?;
+        out.push_from(&self, 0, self.text.len())?;
+        Ok(out)
     }
 
-    fn append(&self, s: &str) -> Aligned {
+    fn append(mut self, s: &str) -> Result<Aligned> {
         if self.text.is_empty() {
-            return self.clone();
+            return Ok(self);
         }
         let last = *self.align.last().unwrap_or(&(0, 0));
-        let mut out = self.clone();
-        out.text.push_str(s);
-        out.align.extend(std::iter::repeat_n(last, s.len()));
-        out
+        self.push(s, last)?;
+        Ok(self)
     }
 }
 
@@ -959,16 +982,17 @@ impl Aligned {
 fn pattern_spans(pattern: &Pattern, text: &str) -> Result<Vec<(usize, usize)>> {
     Ok(match pattern {
         Pattern::Literal(p) if p.is_empty() => Vec::new(),
-        Pattern::Literal(p) => text
-            .match_indices(p.as_str())
-            .map(|(i, m)| (i, i + m.len()))
-            .collect(),
+        Pattern::Literal(p) => try_collect(
+            text.match_indices(p.as_str())
+                .map(|(i, m)| (i, i + m.len())),
+            ALIGNED,
+        )?,
         Pattern::Regex(r) => {
             let mut out = Vec::new();
             for m in r.find_iter(text) {
                 let m = m.map_err(|e| Error::RegexRuntime(e.to_string()))?;
                 if m.start() < m.end() {
-                    out.push((m.start(), m.end()));
+                    try_push(&mut out, (m.start(), m.end()), ALIGNED)?;
                 }
             }
             out
@@ -986,9 +1010,9 @@ fn normalize_aligned(n: &Normalizer, a: Aligned) -> Result<Aligned> {
             }
             a
         }
-        Normalizer::Prepend(s) => a.prepend(s),
+        Normalizer::Prepend(s) => a.prepend(s)?,
         Normalizer::Replace { pattern, content } => {
-            a.replace_spans(&pattern_spans(pattern, &a.text)?, content)
+            a.replace_spans(&pattern_spans(pattern, &a.text)?, content)?
         }
         Normalizer::Strip { left, right } => {
             let start = if *left {
@@ -1001,7 +1025,7 @@ fn normalize_aligned(n: &Normalizer, a: Aligned) -> Result<Aligned> {
             } else {
                 a.text.len()
             };
-            a.slice(start, end.max(start))
+            a.slice(start, end.max(start))?
         }
         other => a.local(&|t: &str| other.normalize(t))?,
     })
@@ -1009,21 +1033,21 @@ fn normalize_aligned(n: &Normalizer, a: Aligned) -> Result<Aligned> {
 
 /// sentencepiece's normalization (`SpmNormalizer::normalize`, without user-defined pieces)
 /// of an aligned text.
-fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Aligned {
-    let src = Aligned::new(seg, base);
+fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Result<Aligned> {
+    let src = Aligned::new(seg, base)?;
     // the charsmap: its longest rule at each place, or one character
-    let mut units: Vec<(String, (usize, usize))> = Vec::new();
+    let mut units: Vec<(&str, (usize, usize))> = Vec::new();
     let mut i = 0;
     while i < seg.len() {
         let rest = &seg[i..];
         let (r, len) = match spec.map.as_ref().and_then(|m| m.longest(rest.as_bytes())) {
-            Some((r, len)) if len > 0 => (r.to_string(), len),
+            Some((r, len)) if len > 0 => (r, len),
             _ => {
                 let len = rest.chars().next().map_or(1, char::len_utf8);
-                (rest[..len].to_string(), len)
+                (&rest[..len], len)
             }
         };
-        units.push((r, src.span(i, i + len)));
+        try_push(&mut units, (r, src.span(i, i + len)), ALIGNED)?;
         i += len;
     }
     let space = if spec.escape_whitespaces {
@@ -1031,10 +1055,7 @@ fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Aligned {
     } else {
         " "
     };
-    let mut out = Aligned {
-        text: String::new(),
-        align: Vec::new(),
-    };
+    let mut out = Aligned::with_capacity(seg.len())?;
     let mut k = 0;
     if spec.remove_extra_whitespaces {
         while k < units.len() && units[k].0 == " " {
@@ -1042,19 +1063,17 @@ fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Aligned {
         }
     }
     let mut is_prev_space = spec.remove_extra_whitespaces;
-    for (r, range) in &units[k..] {
-        let mut sp = r.as_str();
+    for &(r, range) in &units[k..] {
+        let mut sp = r;
         if is_prev_space {
             sp = sp.trim_start_matches(' ');
         }
         if !sp.is_empty() {
-            let piece = if spec.escape_whitespaces {
-                sp.replace(' ', space)
+            if spec.escape_whitespaces && sp.contains(' ') {
+                out.push(&crate::mem::try_replace(sp, " ", space, ALIGNED)?, range)?;
             } else {
-                sp.to_string()
-            };
-            out.align.extend(std::iter::repeat_n(*range, piece.len()));
-            out.text.push_str(&piece);
+                out.push(sp, range)?;
+            }
             is_prev_space = sp.ends_with(' ');
         }
         if !spec.remove_extra_whitespaces {
@@ -1070,12 +1089,12 @@ fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Aligned {
     }
     if spec.add_dummy_prefix {
         out = if spec.treat_whitespace_as_suffix {
-            out.append(space)
+            out.append(space)?
         } else {
-            out.prepend(space)
+            out.prepend(space)?
         };
     }
-    out
+    Ok(out)
 }
 
 /// [`PreTokenizer::pre_tokenize`] of an aligned text: the splits, each found in the text
@@ -1096,35 +1115,35 @@ fn pre_tokenize_aligned(p: &PreTokenizer, a: Aligned, at_start: bool) -> Result<
             let mut rep = [0u8; 4];
             let rep: &str = replacement.encode_utf8(&mut rep);
             let spaces = pattern_spans(&Pattern::Literal(" ".into()), &a.text)?;
-            let t = a.replace_spans(&spaces, rep);
+            let t = a.replace_spans(&spaces, rep)?;
             let prepend = match prepend_scheme {
                 PrependScheme::Always => true,
                 PrependScheme::First => at_start,
                 PrependScheme::Never => false,
             };
             if prepend && !t.text.starts_with(*replacement) {
-                t.prepend(rep)
+                t.prepend(rep)?
             } else {
                 t
             }
         }
         _ => a,
     };
-    let mut out = Vec::with_capacity(real.len());
+    let mut out = try_vec(real.len(), ALIGNED)?;
     let mut pos = 0;
     for s in &real {
         match a.text[pos..].find(s.text.as_str()) {
             Some(i) => {
                 let start = pos + i;
                 pos = start + s.text.len();
-                out.push(a.slice(start, pos));
+                out.push(a.slice(start, pos)?);
             }
             None => {
                 let whole = a.span(0, a.text.len());
-                return Ok(real
+                return real
                     .into_iter()
                     .map(|s| Aligned::coarse(s.text, whole))
-                    .collect());
+                    .collect();
             }
         }
     }

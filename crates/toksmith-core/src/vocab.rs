@@ -330,7 +330,7 @@ impl AddedMatcher {
     /// A matcher of the added (special and pinned) tokens of `vocab`. (Defined here rather than
     /// in [`crate::added`], which knows nothing of the vocabulary, so the two modules do not
     /// import each other.)
-    pub fn new(vocab: &Vocab) -> Self {
+    pub fn new(vocab: &Vocab) -> Result<Self> {
         Self::from_tokens(
             vocab
                 .added_tokens()

@@ -199,7 +199,7 @@ impl Bpe {
         let enc = detached_in_pool(py, move || -> toksmith_core::Result<Encoder> {
             let vocab = Vocab::new(mergeable, added)?;
             let pre = Pretokenizer::new(&pattern)?;
-            Ok(Encoder::new(vocab, pre))
+            Encoder::new(vocab, pre)
         })?;
         let enc = enc.map_err(to_py)?;
         let ints = IntTable::new(py, enc.vocab.n_vocab())?;

@@ -86,9 +86,9 @@ impl ChunkCounter {
     #[pyo3(signature = (pattern, pinned=Seq::default()))]
     fn new(pattern: &str, pinned: Seq<String>) -> PyResult<Self> {
         let pre = Pretokenizer::new(pattern).map_err(to_py)?;
-        let matcher = train::pinned_matcher(&pinned);
+        let matcher = train::pinned_matcher(&pinned).map_err(to_py)?;
         Ok(ChunkCounter {
-            inner: Some(train::ChunkCounter::new(pre, pinned.0)),
+            inner: Some(train::ChunkCounter::new(pre, pinned.0).map_err(to_py)?),
             pinned: matcher,
             arena_pairs: 0,
         })

@@ -26,7 +26,7 @@ use super::superword_cache::{long_hash, LONG_MAX, LONG_MIN};
 use super::superword_pivot::{merge_at_pivot, PivotRule};
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::error::Result;
-use crate::mem::try_reserve;
+use crate::mem::{try_collect, try_filled, try_push, try_reserve};
 use crate::vocab::Vocab;
 
 /// The cut rank `R` and which byte pairs occur inside a token below it.
@@ -88,7 +88,8 @@ fn filter_bits(hash: u64) -> u64 {
 }
 
 impl Pairs {
-    fn new(vocab: &Vocab, cut: u32) -> Pairs {
+    fn new(vocab: &Vocab, cut: u32) -> Result<Pairs> {
+        const WHAT: &str = "the superword pair table";
         // every split of every mergeable token into two tokens: (left, right, token)
         let mut splits: Vec<(u32, u32, u32)> = Vec::new();
         for id in 0..vocab.n_vocab() as u32 {
@@ -101,11 +102,12 @@ impl Pairs {
             }
             for k in 1..t.len() {
                 if let (Some(a), Some(b)) = (vocab.rank(&t[..k]), vocab.rank(&t[k..])) {
-                    splits.push((a, b, id));
+                    try_push(&mut splits, (a, b, id), WHAT)?;
                 }
             }
         }
-        let mut in_s: Vec<bool> = (0..vocab.n_vocab() as u32).map(|id| id >= cut).collect();
+        let mut in_s: Vec<bool> =
+            try_collect((0..vocab.n_vocab() as u32).map(|id| id >= cut), WHAT)?;
         loop {
             let mut changed = false;
             for &(a, b, t) in &splits {
@@ -123,9 +125,9 @@ impl Pairs {
         // about three keys a word
         let words = (splits.len() / 3 + 1).next_power_of_two().max(64);
         let mut p = Pairs {
-            slots: vec![(EMPTY, u32::MAX); size],
+            slots: try_filled(size, (EMPTY, u32::MAX), WHAT)?,
             shift: 64 - size.trailing_zeros(),
-            filter: vec![0; words],
+            filter: try_filled(words, 0, WHAT)?,
             filter_shift: 64 - words.trailing_zeros(),
         };
         for (a, b, id) in splits {
@@ -135,7 +137,7 @@ impl Pairs {
             p.slots[i] = (key, id);
             p.filter[(h >> p.filter_shift) as usize] |= filter_bits(h);
         }
-        p
+        Ok(p)
     }
 
     /// The slot of `key` (hash `h`), or the empty slot where it would go.
@@ -242,8 +244,9 @@ impl Pairs {
 }
 
 impl Superword {
-    /// For `vocab`, if it has cross-word tokens in its second half.
-    pub fn new(vocab: &Vocab) -> Option<Superword> {
+    /// For `vocab`, if it has cross-word tokens in its second half (its tables grow with the
+    /// vocabulary: allocated fallibly).
+    pub fn new(vocab: &Vocab) -> Result<Option<Superword>> {
         let n = vocab.n_vocab();
         let tokens = || {
             (0..n as u32).filter_map(|id| {
@@ -258,9 +261,11 @@ impl Superword {
             t.windows(2)
                 .any(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_punctuation() && w[1] != b'\'')
         };
-        let cut = tokens().find(|(_, t)| cross(t))?.0;
+        let Some((cut, _)) = tokens().find(|(_, t)| cross(t)) else {
+            return Ok(None);
+        };
         if (cut as usize) < n / 2 {
-            return None;
+            return Ok(None);
         }
         let mut joined = Box::new([0u64; 1024]);
         for (_, t) in tokens().filter(|&(id, _)| id < cut) {
@@ -269,20 +274,20 @@ impl Superword {
                 joined[k >> 6] |= 1 << (k & 63);
             }
         }
-        let pairs = Pairs::new(vocab, cut);
+        let pairs = Pairs::new(vocab, cut)?;
         let mut long_tokens = Box::new([0u64; 1024]);
         for (_, t) in tokens().filter(|(_, t)| t.len() >= LONG_MIN) {
             let k = (long_hash(t) >> 48) as usize;
             long_tokens[k >> 6] |= 1 << (k & 63);
         }
         let pivots = PivotRule::new(tokens().filter(|&(id, _)| id < cut).map(|(_, t)| t));
-        Some(Superword {
+        Ok(Some(Superword {
             cut,
             joined,
             pairs,
             long_tokens,
             pivots,
-        })
+        }))
     }
 
     #[inline(always)]
@@ -428,7 +433,9 @@ mod tests {
     #[test]
     fn equals_the_plain_merge() {
         let v = vocab();
-        let sw = Superword::new(&v).expect("cross-word tokens in the second half");
+        let sw = Superword::new(&v)
+            .unwrap()
+            .expect("cross-word tokens in the second half");
         assert_eq!(sw.cut, 256 + 15);
         assert!(sw.joined(b'.', b'x') && !sw.joined(b'x', b'.'));
         check_random_pieces(&v, &sw, b"xy.() ", 24);
@@ -443,7 +450,7 @@ mod tests {
     #[test]
     fn pair_filter_has_every_key() {
         let v = vocab();
-        let sw = Superword::new(&v).unwrap();
+        let sw = Superword::new(&v).unwrap().unwrap();
         let p = &sw.pairs;
         let keys: Vec<u64> = p
             .slots
@@ -470,7 +477,7 @@ mod tests {
     #[test]
     fn pairs_hold_every_split_of_the_tokens_from_the_cut() {
         let v = vocab();
-        let sw = Superword::new(&v).unwrap();
+        let sw = Superword::new(&v).unwrap().unwrap();
         let p = &sw.pairs;
         let id = |t: &str| v.rank(t.as_bytes()).unwrap();
         // " xy(" is " x" + "y(", " " + "xy(" and " xy" is no token
@@ -488,7 +495,7 @@ mod tests {
         // a resumed merge can then make "((x", a token below the cut, and "(((x" from it
         let words: Vec<&str> = WORDS.iter().copied().filter(|&w| w != "((").collect();
         let v = vocab_with(&words, &["(((x", "(("]);
-        let sw = Superword::new(&v).unwrap();
+        let sw = Superword::new(&v).unwrap().unwrap();
         let id = |t: &str| v.rank(t.as_bytes()).unwrap();
         assert!(id("((x") < sw.cut);
         assert_eq!(sw.pairs.get(id("(("), id("x")), id("((x"));
@@ -507,7 +514,7 @@ mod tests {
         let ys: Vec<String> = [4, 8, 16, 24, 32].iter().map(|&n| "y".repeat(n)).collect();
         let late: Vec<&str> = ys.iter().map(|y| y.as_str()).collect();
         let v = vocab_with(&WORDS, &late);
-        let sw = Superword::new(&v).unwrap();
+        let sw = Superword::new(&v).unwrap().unwrap();
         assert!(sw.may_be_long_token(late[4].as_bytes()));
         let pretok = Pretokenizer::new(r"\S+|\s+").unwrap();
         let mut seed = 0x9876_5432u64;
@@ -543,12 +550,12 @@ mod tests {
         assert!(want
             .iter()
             .any(|&id| v.token_bytes(id).unwrap().len() >= LONG_MIN));
-        let enc = Encoder::new(v.clone(), pretok.clone());
+        let enc = Encoder::new(v.clone(), pretok.clone()).unwrap();
         for _ in 0..2 {
             assert_eq!(enc.encode_ordinary(&text).unwrap(), want);
         }
         // another encoder in between empties the caches
-        let other = Encoder::new(vocab(), pretok);
+        let other = Encoder::new(vocab(), pretok).unwrap();
         other.encode_ordinary("x.x y(").unwrap();
         assert_eq!(enc.encode_ordinary(&text).unwrap(), want);
     }
@@ -563,7 +570,7 @@ mod tests {
             " yx", "      ", "\n    ", " xyx", "\t ", " \t", "\n\t", "\n\n ", "\n\n.",
         ];
         let v = vocab_with(&ws, &[]);
-        let sw = Superword::new(&v).unwrap();
+        let sw = Superword::new(&v).unwrap().unwrap();
         assert!(sw.pivots.pivot(b"\n    xy").is_some());
         assert!(sw.pivots.pivot(b"  xy").is_some());
         // "\n\n." is a token below the cut: no pivot between the line breaks and the dot
@@ -604,6 +611,8 @@ mod tests {
 
     #[test]
     fn word_level_vocabularies_have_none() {
-        assert!(Superword::new(&crate::bpe::test_vocabs::toy_vocab()).is_none());
+        assert!(Superword::new(&crate::bpe::test_vocabs::toy_vocab())
+            .unwrap()
+            .is_none());
     }
 }

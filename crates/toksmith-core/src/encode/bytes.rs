@@ -78,7 +78,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_merges_the_last_piece_with_the_rest() {
-        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("gpt2").unwrap());
+        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("gpt2").unwrap()).unwrap();
         let v = &enc.vocab;
         // valid UTF-8: the ordinary encoding
         assert_eq!(

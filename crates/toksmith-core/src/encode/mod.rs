@@ -51,22 +51,31 @@ pub struct Encoder {
 }
 
 impl Clone for Encoder {
+    /// A copy with its own id (so its piece caches are its own).
     fn clone(&self) -> Self {
-        Encoder::new(self.vocab.clone(), self.pretok.clone())
+        Encoder {
+            vocab: self.vocab.clone(),
+            pretok: self.pretok.clone(),
+            matcher: self.matcher.clone(),
+            superword: self.superword.clone(),
+            id: NEXT_ENCODER_ID.fetch_add(1, Ordering::Relaxed),
+        }
     }
 }
 
 impl Encoder {
-    pub fn new(vocab: Vocab, pretok: Pretokenizer) -> Self {
-        let matcher = AddedMatcher::new(&vocab);
-        let superword = crate::bpe::Superword::new(&vocab);
-        Encoder {
+    /// ([`Error::OutOfMemory`] when the added tokens' trie or the superword tables, which grow
+    /// with the vocabulary, do not fit in memory.)
+    pub fn new(vocab: Vocab, pretok: Pretokenizer) -> Result<Self> {
+        let matcher = AddedMatcher::new(&vocab)?;
+        let superword = crate::bpe::Superword::new(&vocab)?;
+        Ok(Encoder {
             vocab,
             pretok,
             matcher,
             superword,
             id: NEXT_ENCODER_ID.fetch_add(1, Ordering::Relaxed),
-        }
+        })
     }
 
     /// Encode, producing special tokens in `allowed` and pinned tokens always.
@@ -186,7 +195,7 @@ mod tests {
     fn bytes_utf8_never_uses_may_be_missing() {
         let v = vocab(never_in_utf8, &[(b"\xc3\xa9", 256)]).unwrap();
         assert_eq!(v.missing_bytes().len(), 13);
-        let enc = Encoder::new(v, Pretokenizer::new("gpt2").unwrap());
+        let enc = Encoder::new(v, Pretokenizer::new("gpt2").unwrap()).unwrap();
         assert_eq!(
             enc.encode_ordinary("é\u{10FFFF}").unwrap(),
             [256, 244, 143, 191, 191]
@@ -202,7 +211,8 @@ mod tests {
         let enc = Encoder::new(
             vocab(|_| false, &[]).unwrap(),
             Pretokenizer::new("gpt2").unwrap(),
-        );
+        )
+        .unwrap();
         let nfc = Normalizer::Nfc;
         // the combining solidus after the special token stays apart (NFC of the whole text
         // would make it U+226F with the token's last '>')

@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn blocks_concatenate_to_the_encoding() {
-        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("gpt2").unwrap());
+        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("gpt2").unwrap()).unwrap();
         let text = "ab aab abab ba bab\n".repeat(2000);
         let whole = enc.encode_ordinary(&text).unwrap();
         assert!(whole.len() > 3 * 4096);
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn parts_encode_like_the_whole() {
-        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("cl100k").unwrap());
+        let enc = Encoder::new(toy_vocab(), Pretokenizer::new("cl100k").unwrap()).unwrap();
         let text: String = (0..3000)
             .map(|i| match i % 7 {
                 0 => "ab aab\n".to_string(),
@@ -161,7 +161,7 @@ mod tests {
         // over PARTS_RESERVE_AT of text with no safe cut, then text with cuts; any size hint
         let vocab = toy_vocab();
         let pre = Pretokenizer::new(crate::pretokenize::named_pattern("cl100k").unwrap()).unwrap();
-        let enc = Encoder::new(vocab, pre);
+        let enc = Encoder::new(vocab, pre).unwrap();
         let text = "éaß\u{4e2d}".repeat(PARTS_RESERVE_AT / 5) + &"word and more\n".repeat(5000);
         let whole = enc.encode_ordinary(&text).unwrap();
         let chars: Vec<char> = text.chars().collect();

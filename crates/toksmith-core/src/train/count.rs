@@ -15,7 +15,7 @@ use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A matcher of pinned token texts (for [`cut_pinned`]).
-pub fn pinned_matcher(pinned: &[String]) -> AddedMatcher {
+pub fn pinned_matcher(pinned: &[String]) -> Result<AddedMatcher> {
     AddedMatcher::from_tokens(
         pinned
             .iter()
@@ -177,10 +177,11 @@ pub(crate) fn add_counts<K: std::hash::Hash + Eq>(
 }
 
 impl ChunkCounter {
-    pub fn new(pretok: Pretokenizer, pinned: Vec<String>) -> Self {
+    /// ([`Error::OutOfMemory`] when the pinned tokens' trie does not fit in memory.)
+    pub fn new(pretok: Pretokenizer, pinned: Vec<String>) -> Result<Self> {
         let spanning = spanning_tokens(pinned.iter().map(|p| p.as_str()));
-        let matcher = pinned_matcher(&pinned);
-        ChunkCounter {
+        let matcher = pinned_matcher(&pinned)?;
+        Ok(ChunkCounter {
             pretok,
             matcher,
             spanning,
@@ -188,7 +189,7 @@ impl ChunkCounter {
             bytes_seen: 0,
             pieces_seen: 0,
             texts_seen: 0,
-        }
+        })
     }
 
     pub fn pretokenizer(&self) -> &Pretokenizer {
@@ -454,7 +455,7 @@ mod tests {
     #[test]
     fn a_reader_stops_before_its_next_block_once_told() {
         let text = "hello world ".repeat(1000);
-        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]).unwrap();
         let stop = AtomicBool::new(true);
         let got = c.add_reader_until(text.as_bytes(), "t", false, 100, &stop);
         assert_eq!(got, Err(Error::Interrupted));
@@ -462,7 +463,7 @@ mod tests {
         stop.store(false, Ordering::Relaxed);
         c.add_reader_until(text.as_bytes(), "t", false, 100, &stop)
             .unwrap();
-        let mut whole = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        let mut whole = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]).unwrap();
         whole.add_reader(text.as_bytes(), "t", false, 100).unwrap();
         assert_eq!(c.counts, whole.counts);
     }
@@ -500,7 +501,8 @@ mod tests {
         let mut c = ChunkCounter::new(
             Pretokenizer::new(pat).unwrap(),
             pinned.iter().map(|p| p.to_string()).collect(),
-        );
+        )
+        .unwrap();
         let mut local = LocalCounts::default();
         c.count_one(text, &mut local).unwrap();
         c.absorb(local).unwrap();
@@ -542,13 +544,15 @@ mod tests {
             let mut c = ChunkCounter::new(
                 Pretokenizer::new(pat).unwrap(),
                 pinned.iter().map(|p| p.to_string()).collect(),
-            );
+            )
+            .unwrap();
             c.add_texts(&[text.as_str()]).unwrap();
             assert_eq!(c.counts, expected, "{pat}: add_texts");
             let mut c = ChunkCounter::new(
                 Pretokenizer::new(pat).unwrap(),
                 pinned.iter().map(|p| p.to_string()).collect(),
-            );
+            )
+            .unwrap();
             c.add_reader(text.as_bytes(), "t", false, 777).unwrap();
             assert_eq!(c.counts, expected, "{pat}: add_reader");
         }
@@ -571,7 +575,8 @@ mod tests {
                 let mut c = ChunkCounter::new(
                     Pretokenizer::new(pat).unwrap(),
                     pinned.iter().map(|p| p.to_string()).collect(),
-                );
+                )
+                .unwrap();
                 c.add_reader(text.as_bytes(), "t", false, block).unwrap();
                 assert_eq!(c.counts, expected, "{pat}, blocks of {block}");
             }
@@ -587,9 +592,9 @@ mod tests {
             ));
         }
         for pat in ["cl100k", r"\w+|\s+|[^\w\s]+"] {
-            let mut a = ChunkCounter::new(Pretokenizer::new(pat).unwrap(), vec![]);
+            let mut a = ChunkCounter::new(Pretokenizer::new(pat).unwrap(), vec![]).unwrap();
             a.add_texts(&[text.as_str()]).unwrap();
-            let mut b = ChunkCounter::new(Pretokenizer::new(pat).unwrap(), vec![]);
+            let mut b = ChunkCounter::new(Pretokenizer::new(pat).unwrap(), vec![]).unwrap();
             b.add_reader(text.as_bytes(), "mem", false, 1000).unwrap();
             assert_eq!(a.counts_snapshot(), b.counts_snapshot(), "{pat}");
         }
@@ -599,7 +604,7 @@ mod tests {
     fn reader_reports_bad_utf8_offset() {
         let mut data = b"hello world\n".repeat(100);
         data.push(0xff);
-        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]).unwrap();
         let err = c.add_reader(&data[..], "f.txt", false, 64).unwrap_err();
         assert_eq!(
             err,
@@ -608,7 +613,7 @@ mod tests {
                 offset: 1200
             }
         );
-        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]);
+        let mut c = ChunkCounter::new(Pretokenizer::new("gpt2").unwrap(), vec![]).unwrap();
         c.add_reader(&data[..], "f.txt", true, 64).unwrap();
         assert!(c.num_unique() > 2);
     }
@@ -618,7 +623,7 @@ mod tests {
         let mut segs = vec![];
         cut_pinned(
             "a<x>bb<xy>c",
-            &pinned_matcher(&["<xy>".into(), "<x>".into()]),
+            &pinned_matcher(&["<xy>".into(), "<x>".into()]).unwrap(),
             |s| segs.push(s),
         );
         assert_eq!(segs, vec!["a", "bb", "c"]);

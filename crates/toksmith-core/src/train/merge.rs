@@ -917,7 +917,7 @@ mod tests {
     }
 
     fn count(texts: &[&str], pattern: &str) -> Vec<(Box<[u8]>, u64)> {
-        let mut c = ChunkCounter::new(Pretokenizer::new(pattern).unwrap(), vec![]);
+        let mut c = ChunkCounter::new(Pretokenizer::new(pattern).unwrap(), vec![]).unwrap();
         c.add_texts(texts).unwrap();
         c.into_counts()
     }
