@@ -27,6 +27,34 @@ def limit(extra):
     resource.setrlimit(resource.RLIMIT_AS, (vm_size() + extra, resource.RLIM_INFINITY))
 """
 
+#: helpers for children whose input is many words or the word model's tokens: ``words(n)``
+#: (n distinct lowercase words), ``tight(extra)`` (the heap's free memory given back first, then
+#: ``limit(extra)``: what building the input freed would otherwise be room the limit cannot take
+#: away), ``LETTERS`` (each letter alone and before the end-of-word marker, byte 0xFF) and ``UNK``
+WORDS_SETUP = """
+import ctypes
+
+def words(n):
+    # n distinct lowercase words: i in base 26, least significant letter first
+    out = []
+    for i in range(n):
+        s = ""
+        while True:
+            s += chr(97 + i % 26)
+            i //= 26
+            if i == 0:
+                break
+        out.append(s)
+    return out
+
+def tight(extra):
+    ctypes.CDLL(None).malloc_trim(0)
+    limit(extra)
+
+LETTERS = [(bytes([97 + k]), k) for k in range(26)] + [(bytes([97 + k, 0xFF]), 26 + k) for k in range(26)]
+UNK = 52
+"""
+
 _EPILOGUE = """
 try:
     work()

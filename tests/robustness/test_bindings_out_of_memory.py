@@ -22,31 +22,12 @@ resource = pytest.importorskip("resource")
 if not sys.platform.startswith("linux") or not hasattr(resource, "RLIMIT_AS"):
     pytest.skip("RLIMIT_AS is enforced for mmap on Linux only", allow_module_level=True)
 
-SETUP = """
-def words(n):
-    # n distinct lowercase words: i in base 26, least significant letter first
-    out = []
-    for i in range(n):
-        s = ""
-        while True:
-            s += chr(97 + i % 26)
-            i //= 26
-            if i == 0:
-                break
-        out.append(s)
-    return out
-
-import ctypes
-
-def tight(extra):
-    ctypes.CDLL(None).malloc_trim(0)
-    limit(extra)
-
+SETUP = (
+    oom.WORDS_SETUP
+    + """
 BYTES = [(bytes([b]), b) for b in range(256)]
-# the word model's tokens: each letter alone and before the end-of-word marker (byte 0xFF)
-LETTERS = [(bytes([97 + k]), k) for k in range(26)] + [(bytes([97 + k, 0xFF]), 26 + k) for k in range(26)]
-UNK = 52
 """
+)
 
 
 def run_child(body: str) -> subprocess.CompletedProcess[str]:

@@ -23,31 +23,7 @@ resource = pytest.importorskip("resource")
 if not sys.platform.startswith("linux") or not hasattr(resource, "RLIMIT_AS"):
     pytest.skip("RLIMIT_AS is enforced for mmap on Linux only", allow_module_level=True)
 
-SETUP = """
-import ctypes, json
-
-def words(n):
-    # n distinct lowercase words: i in base 26, least significant letter first
-    out = []
-    for i in range(n):
-        s = ""
-        while True:
-            s += chr(97 + i % 26)
-            i //= 26
-            if i == 0:
-                break
-        out.append(s)
-    return out
-
-def tight(extra):
-    # (the heap's free memory given back first: it would be room the limit cannot take away)
-    ctypes.CDLL(None).malloc_trim(0)
-    limit(extra)
-
-# the word model's tokens: each letter alone and before the end-of-word marker (byte 0xFF)
-LETTERS = [(bytes([97 + k]), k) for k in range(26)] + [(bytes([97 + k, 0xFF]), 26 + k) for k in range(26)]
-UNK = 52
-"""
+SETUP = oom.WORDS_SETUP
 
 
 def run_child(body: str) -> subprocess.CompletedProcess[str]:

@@ -1333,16 +1333,9 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
         }
         fn visit_map<A: MapAccess<'de>>(
             self,
-            mut map: A,
+            map: A,
         ) -> std::result::Result<Self::Value, A::Error> {
-            let mut out = FxHashMap::default();
-            out.reserve(map.size_hint().unwrap_or(0));
-            while let Some(key) = map.next_key::<String>()? {
-                let id: u64 = map.next_value()?;
-                let id = u32::try_from(id).map_err(serde::de::Error::custom)?;
-                out.insert(key, id); // a repeated key: the last, as a Value's map keeps
-            }
-            Ok(Ok(out))
+            vocab_files::vocab_map_entries(map).map(Ok)
         }
         fn visit_seq<A: SeqAccess<'de>>(
             self,

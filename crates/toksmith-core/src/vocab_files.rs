@@ -196,22 +196,31 @@ fn parse_vocab_object(json: &str) -> Option<FxHashMap<String, u32>> {
         }
         fn visit_map<A: MapAccess<'de>>(
             self,
-            mut map: A,
+            map: A,
         ) -> std::result::Result<Self::Value, A::Error> {
-            let mut out = FxHashMap::default();
-            out.reserve(map.size_hint().unwrap_or(0));
-            while let Some(key) = map.next_key::<String>()? {
-                let id: u64 = map.next_value()?;
-                let id = u32::try_from(id).map_err(serde::de::Error::custom)?;
-                out.insert(key, id);
-            }
-            Ok(out)
+            vocab_map_entries(map)
         }
     }
     let mut de = serde_json::Deserializer::from_str(json);
     let vocab = (&mut de).deserialize_map(Object).ok()?;
     de.end().ok()?;
     Some(vocab)
+}
+
+/// The entries of a JSON object of token -> id read by a serde visitor into a hash map (a
+/// repeated key: the last, as a `serde_json::Value` map keeps); an id that is no `u32` is an
+/// error.
+pub(crate) fn vocab_map_entries<'de, A: serde::de::MapAccess<'de>>(
+    mut map: A,
+) -> std::result::Result<FxHashMap<String, u32>, A::Error> {
+    let mut out = FxHashMap::default();
+    out.reserve(map.size_hint().unwrap_or(0));
+    while let Some(key) = map.next_key::<String>()? {
+        let id: u64 = map.next_value()?;
+        let id = u32::try_from(id).map_err(serde::de::Error::custom)?;
+        out.insert(key, id);
+    }
+    Ok(out)
 }
 
 /// Byte strings stored end to end (no allocation per string).
