@@ -103,6 +103,29 @@ pub fn bpe_small(
 /// Above this many tokens, the merge loop searches and shifts its arrays with vector code.
 const WIDE: usize = 16;
 
+/// The smallest rank of `ranks` and its first position (`(u32::MAX, 0)` when every pair is
+/// absent): the next merge of a rank-ordered merge loop.
+#[inline(always)]
+pub(super) fn first_min(ranks: &[u32]) -> (u32, usize) {
+    if ranks.len() >= WIDE {
+        // Long pieces (runs of CJK, kana, Thai: 20-130 bytes) spent most of their merge in
+        // the scalar search and shifts: the minimum, then its first position, are found by
+        // loops the compiler vectorizes, and the arrays shift by `memmove`.
+        let best = ranks.iter().fold(u32::MAX, |a, &r| a.min(r));
+        (best, ranks.iter().position(|&r| r == best).unwrap_or(0))
+    } else {
+        let mut best = u32::MAX;
+        let mut at = 0usize;
+        for (i, &r) in ranks.iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        (best, at)
+    }
+}
+
 /// The merge loop of [`bpe_small`] over `m` tokens (`start[..=m]`,
 /// `rank[..m]` with `rank[m - 1] == MAX`, `id[..m]`); returns the number of tokens left.
 #[inline(always)]
@@ -117,24 +140,7 @@ fn merge_loop(
 ) -> usize {
     let span = |start: &[u32], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
     loop {
-        let (best, at) = if m > WIDE {
-            // Long pieces (runs of CJK, kana, Thai: 20-130 bytes) spent most of their merge in
-            // the scalar search and shifts: the minimum, then its first position, are found by
-            // loops the compiler vectorizes, and the arrays shift by `memmove`.
-            let ranks = &rank[..m - 1];
-            let best = ranks.iter().fold(u32::MAX, |a, &r| a.min(r));
-            (best, ranks.iter().position(|&r| r == best).unwrap_or(0))
-        } else {
-            let mut best = u32::MAX;
-            let mut at = 0usize;
-            for (i, &r) in rank[..m - 1].iter().enumerate() {
-                if r < best {
-                    best = r;
-                    at = i;
-                }
-            }
-            (best, at)
-        };
+        let (best, at) = first_min(&rank[..m - 1]);
         if best == u32::MAX {
             break;
         }

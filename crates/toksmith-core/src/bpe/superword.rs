@@ -21,7 +21,7 @@
 //! of the long tokens' hashes (8 KB) lets it through.
 
 use super::bpe;
-use super::small::Scratch;
+use super::small::{first_min, Scratch};
 use super::superword_cache::{long_hash, LONG_MAX, LONG_MIN};
 use super::superword_pivot::{merge_at_pivot, PivotRule};
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
@@ -213,14 +213,7 @@ impl Pairs {
             rank[i - 1] = self.get(ids[i - 1], ids[i]);
         }
         while m > 1 {
-            let mut best = u32::MAX;
-            let mut at = 0;
-            for (i, &r) in rank[..m - 1].iter().enumerate() {
-                if r < best {
-                    best = r;
-                    at = i;
-                }
-            }
+            let (best, at) = first_min(&rank[..m - 1]);
             if best == u32::MAX {
                 break;
             }

@@ -15,6 +15,7 @@
 //! `merge(L) ++ merge(s[p+1..])` when `L` takes the pivot first, else
 //! `merge(s[..p]) ++ merge(R)`; each side's two merges and its prefix maximum are cached.
 
+use super::small::first_min;
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::error::Result;
 use crate::mem::try_reserve;
@@ -106,13 +107,7 @@ fn merge_tracked(
     let span = |start: &[u8], a: usize, b: usize| &part[start[a] as usize..start[b] as usize];
     let (mut m, mut top, mut taken) = (n, 0u32, u32::MAX);
     while m > 1 {
-        let (mut best, mut at) = (u32::MAX, 0);
-        for (i, &r) in rank[..m - 1].iter().enumerate() {
-            if r < best {
-                best = r;
-                at = i;
-            }
-        }
+        let (best, at) = first_min(&rank[..m - 1]);
         if best == u32::MAX {
             break;
         }
