@@ -548,9 +548,23 @@ mod tests {
             assert_eq!(enc.encode_ordinary(&text).unwrap(), want);
         }
         // another encoder in between empties the caches
-        let other = Encoder::new(vocab(), pretok).unwrap();
+        let other = Encoder::new(vocab(), pretok.clone()).unwrap();
         other.encode_ordinary("x.x y(").unwrap();
         assert_eq!(enc.encode_ordinary(&text).unwrap(), want);
+        // texts of fewer pieces than the lookahead ring, of as many, and a few more (the
+        // pieces encoded after the scanner's end)
+        let mut pieces: Vec<&str> = vec![];
+        pretok.for_each_piece(&text, |p| pieces.push(p)).unwrap();
+        for n in 1..=20 {
+            for at in [0, 501, 2000] {
+                let part = &pieces[at..at + n];
+                let mut want = vec![];
+                for p in part {
+                    bpe(&v, p.as_bytes(), u32::MAX, &mut scratch, &mut want).unwrap();
+                }
+                assert_eq!(enc.encode_ordinary(&part.concat()).unwrap(), want);
+            }
+        }
     }
 
     /// Whitespace runs then words (`"\n    xy"`): merged from the sides of the pivot when no
