@@ -17,7 +17,7 @@
 
 use super::spm::{byte_piece, ModelProto, PieceType};
 use super::trie::Trie;
-use super::word_cache::{self, Found, WordTable, ENTRY_MAX, WORD_MAX};
+use super::word_cache::{self, Found, WordTable, ENTRY_MAX, WORD_MAX, WORD_MIN};
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::mem::{try_reserve, try_vec};
 use crate::{Error, Result};
@@ -400,7 +400,9 @@ impl Unigram {
                     let end = word_end(from);
                     let word = &bytes[from..end];
                     match (words, cache) {
-                        (Some(w), _) if word.len() <= WORD_MAX => w.prefetch(word),
+                        (Some(w), _) if (WORD_MIN..=WORD_MAX).contains(&word.len()) => {
+                            w.prefetch(word)
+                        }
                         (_, Some(c)) => c.prefetch(word),
                         _ => {}
                     }
@@ -433,8 +435,9 @@ impl Unigram {
     /// One word of [`Unigram::encode_words`] starting from the f32 path score `score`; returns
     /// the score at its end.
     ///
-    /// Words of up to [`WORD_MAX`] bytes are looked up in the [`WordTable`] (word and entry in
-    /// one place); the [`PieceCache`] keeps longer words and entries too long for the table.
+    /// Words of [`WORD_MIN`] to [`WORD_MAX`] bytes are looked up in the [`WordTable`] (word and
+    /// entry in one place); the [`PieceCache`] keeps the others and entries too long for the
+    /// table.
     fn encode_word(
         &self,
         word: &str,
@@ -444,7 +447,7 @@ impl Unigram {
         out: &mut Vec<u32>,
     ) -> Result<f32> {
         try_reserve(out, word.len(), "the ids")?;
-        if let Some(words) = words.filter(|_| word.len() <= WORD_MAX) {
+        if let Some(words) = words.filter(|_| (WORD_MIN..=WORD_MAX).contains(&word.len())) {
             if !words.in_use() {
                 return self.word_from(word, score, scratch, out);
             }

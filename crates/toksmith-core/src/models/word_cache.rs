@@ -76,7 +76,11 @@ pub fn with<R>(owner: u64, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
     })
 }
 
-/// Longest word that [`WordTable`] holds, and the most `u32`s of an entry.
+/// Shortest and longest word that [`WordTable`] holds, and the most `u32`s of an entry.
+/// Shorter words stay in the [`PieceCache`], whose table of keys up to 8 bytes is dense
+/// (16-byte slots): a table of 128-byte slots for English words was larger than the TLB
+/// reaches, slower than the two lookups it saved.
+pub const WORD_MIN: usize = 9;
 pub const WORD_MAX: usize = 40;
 pub const ENTRY_MAX: usize = 21;
 /// [`WordTable`] is emptied when it holds this many words.
@@ -138,11 +142,27 @@ fn word_hash(bytes: &[u8]) -> u64 {
     }
     let tail = chunks.remainder();
     if !tail.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..tail.len()].copy_from_slice(tail);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(buf)).wrapping_mul(K);
+        h = (h.rotate_left(5) ^ tail_le(tail)).wrapping_mul(K);
     }
     h ^ (h >> 29)
+}
+
+/// Little-endian value of 1..=7 bytes, zero-extended, from two overlapping loads (a copy into
+/// a padded buffer on the stack stalls the load that reads it back).
+#[inline(always)]
+fn tail_le(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let lo = u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let hi = u64::from(u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]));
+        lo | (hi << (8 * (n - 4)))
+    } else if n >= 2 {
+        let lo = u64::from(u16::from_le_bytes([b[0], b[1]]));
+        let hi = u64::from(u16::from_le_bytes([b[n - 2], b[n - 1]]));
+        lo | (hi << (8 * (n - 2)))
+    } else {
+        u64::from(b[0])
+    }
 }
 
 impl Default for WordTable {
@@ -293,6 +313,16 @@ pub fn with_words<R>(owner: u64, f: impl FnOnce(Option<&mut WordTable>) -> R) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_le_matches_padding() {
+        let data: Vec<u8> = (1..=8).collect();
+        for n in 1..8 {
+            let mut buf = [0u8; 8];
+            buf[..n].copy_from_slice(&data[..n]);
+            assert_eq!(tail_le(&data[..n]), u64::from_le_bytes(buf), "n={n}");
+        }
+    }
 
     #[test]
     fn word_table_finds_what_was_inserted_across_growth_and_clear() {
