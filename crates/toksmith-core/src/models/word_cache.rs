@@ -121,6 +121,7 @@ pub enum Found<'a> {
 /// cache, whose entries (a bound, then an (id, score) pair per node) are read on every word.
 /// Open addressing with linear probing; the hit-rate window of [`PieceCache`] turns it off
 /// on text whose words never repeat.
+#[derive(Default)]
 pub struct WordTable {
     owner: u64,
     slots: Vec<WordSlot>,
@@ -162,19 +163,6 @@ fn tail_le(b: &[u8]) -> u64 {
         lo | (hi << (8 * (n - 2)))
     } else {
         u64::from(b[0])
-    }
-}
-
-impl Default for WordTable {
-    fn default() -> Self {
-        WordTable {
-            owner: 0,
-            slots: Vec::new(),
-            used: 0,
-            lookups: 0,
-            hits: 0,
-            bypass: 0,
-        }
     }
 }
 
