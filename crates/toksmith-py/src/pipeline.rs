@@ -7,11 +7,12 @@
 //! fallible buffers, so a text or id list too long for memory is a `MemoryError`.
 
 use crate::convert::{self, Bytes, Seq};
-use crate::cpython::{self, ids_into};
+use crate::cpython::{self, ids_into, IntTable};
 use crate::errors::to_py;
 use crate::pools::in_pool;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
+use std::sync::OnceLock;
 use toksmith_core::models::spm::{ModelProto, ModelType, PieceType};
 use toksmith_core::pipeline;
 
@@ -31,6 +32,36 @@ type SpmInfo = (
 #[pyclass(module = "toksmith._core", frozen)]
 pub struct Pipeline {
     inner: pipeline::Pipeline,
+    /// One int per id, made on the first encode: a result list then costs an incref per id
+    /// instead of an int allocation per id above 256.
+    ints: OnceLock<IntTable>,
+}
+
+impl Pipeline {
+    fn of(inner: pipeline::Pipeline) -> Self {
+        Pipeline {
+            inner,
+            ints: OnceLock::new(),
+        }
+    }
+
+    /// The list of `ids` (through the table of ints where every id has one).
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let table = match self.ints.get() {
+            Some(t) => t,
+            None => {
+                let t = IntTable::new(py, self.inner.n_vocab())?;
+                // (another thread may have set it meanwhile: either table will do)
+                let _ = self.ints.set(t);
+                self.ints.get().expect("the int table was just set")
+            }
+        };
+        if ids.iter().all(|&id| (id as usize) < table.len()) {
+            table.ids_to_list(py, ids)
+        } else {
+            cpython::int_list(py, ids)
+        }
+    }
 }
 
 #[pymethods]
@@ -41,7 +72,7 @@ impl Pipeline {
         let inner = py
             .detach(|| pipeline::Pipeline::from_spm_model(&data))
             .map_err(to_py)?;
-        Ok(Pipeline { inner })
+        Ok(Pipeline::of(inner))
     }
 
     /// A Hugging Face `tokenizer.json` (its text).
@@ -50,7 +81,7 @@ impl Pipeline {
         let inner = py
             .detach(|| pipeline::Pipeline::from_hf_json(json))
             .map_err(to_py)?;
-        Ok(Pipeline { inner })
+        Ok(Pipeline::of(inner))
     }
 
     /// CLIP's `vocab.json` + `merges.txt` (their bytes) with the rest of its `tokenizer.json`
@@ -66,7 +97,7 @@ impl Pipeline {
         let inner = py
             .detach(|| pipeline::Pipeline::from_clip_files(shell, &vocab_json, &merges_txt))
             .map_err(to_py)?;
-        Ok(inner.map(|inner| Pipeline { inner }))
+        Ok(inner.map(Pipeline::of))
     }
 
     /// A WordPiece `vocab.txt` with BERT's normalizer, pre-tokenizer and decoder.
@@ -93,7 +124,7 @@ impl Pipeline {
                 )
             })
             .map_err(to_py)?;
-        Ok(Pipeline { inner })
+        Ok(Pipeline::of(inner))
     }
 
     /// The fields of a SentencePiece `.model` file that a `tokenizer.json` export needs.
@@ -180,7 +211,7 @@ impl Pipeline {
         let ids = py
             .detach(|| self.inner.encode(text, match_special))
             .map_err(to_py)?;
-        cpython::int_list(py, &ids)
+        self.id_list(py, &ids)
     }
 
     /// `allowed`: the special tokens (ids) matched in the text; None: all of them.
@@ -193,7 +224,7 @@ impl Pipeline {
         let ids = py
             .detach(|| self.inner.encode_allowing(text, allowed.as_deref()))
             .map_err(to_py)?;
-        cpython::int_list(py, &ids)
+        self.id_list(py, &ids)
     }
 
     #[pyo3(signature = (texts, allowed, threads=0))]
@@ -237,7 +268,7 @@ impl Pipeline {
                 Ok((ids, chars))
             })
             .map_err(to_py)?;
-        Ok((cpython::int_list(py, &ids)?, convert::list(py, &chars)?))
+        Ok((self.id_list(py, &ids)?, convert::list(py, &chars)?))
     }
 
     #[pyo3(signature = (texts, match_special, threads=0))]
@@ -260,7 +291,7 @@ impl Pipeline {
         cpython::list_of(
             py,
             all.iter()
-                .map(|ids| cpython::int_list(py, ids).map(Bound::into_any)),
+                .map(|ids| self.id_list(py, ids).map(Bound::into_any)),
         )
     }
 

@@ -17,7 +17,7 @@
 
 use super::spm::{byte_piece, ModelProto, PieceType};
 use super::trie::Trie;
-use super::word_cache;
+use super::word_cache::{self, Found, WordTable, ENTRY_MAX, WORD_MAX, WORD_MIN};
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::mem::{try_reserve, try_vec};
 use crate::{Error, Result};
@@ -384,57 +384,98 @@ impl Unigram {
     fn encode_words(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let mut scratch = Scratch::default();
         word_cache::with(self.owner, |mut cache| {
-            let bytes = text.as_bytes();
-            let word_end = |start: usize| {
-                let first = utf8_len(bytes[start]).min(bytes.len() - start);
-                next_space(bytes, start + first)
-            };
-            // the cache slots of the words AHEAD words on are fetched while this one is
-            // replayed (the tables are larger than the CPU caches)
-            const AHEAD: usize = 4;
-            let next = |from: usize, cache: Option<&PieceCache>| {
-                if from >= bytes.len() {
-                    return from;
+            word_cache::with_words(self.owner, |mut words| {
+                let bytes = text.as_bytes();
+                let word_end = |start: usize| {
+                    let first = utf8_len(bytes[start]).min(bytes.len() - start);
+                    next_space(bytes, start + first)
+                };
+                // the cache slots of the words AHEAD words on are fetched while this one is
+                // replayed (the tables are larger than the CPU caches)
+                const AHEAD: usize = 4;
+                let next = |from: usize, words: Option<&WordTable>, cache: Option<&PieceCache>| {
+                    if from >= bytes.len() {
+                        return from;
+                    }
+                    let end = word_end(from);
+                    let word = &bytes[from..end];
+                    match (words, cache) {
+                        (Some(w), _) if (WORD_MIN..=WORD_MAX).contains(&word.len()) => {
+                            w.prefetch(word)
+                        }
+                        (_, Some(c)) => c.prefetch(word),
+                        _ => {}
+                    }
+                    end
+                };
+                let mut ends = [0usize; AHEAD];
+                let mut prefetched = 0;
+                for e in ends.iter_mut() {
+                    prefetched = next(prefetched, words.as_deref(), cache.as_deref());
+                    *e = prefetched;
                 }
-                let end = word_end(from);
-                if let Some(c) = cache {
-                    c.prefetch(&bytes[from..end]);
+                let mut score = 0f32;
+                let mut start = 0;
+                let mut k = 0;
+                while start < bytes.len() {
+                    let end = ends[k];
+                    prefetched = next(prefetched, words.as_deref(), cache.as_deref());
+                    ends[k] = prefetched;
+                    k = (k + 1) % AHEAD;
+                    let word = &text[start..end];
+                    let caches = (words.as_deref_mut(), cache.as_deref_mut());
+                    score = self.encode_word(word, score, caches, &mut scratch, out)?;
+                    start = end;
                 }
-                end
-            };
-            let mut ends = [0usize; AHEAD];
-            let mut prefetched = 0;
-            for e in ends.iter_mut() {
-                prefetched = next(prefetched, cache.as_deref());
-                *e = prefetched;
-            }
-            let mut score = 0f32;
-            let mut start = 0;
-            let mut k = 0;
-            while start < bytes.len() {
-                let end = ends[k];
-                prefetched = next(prefetched, cache.as_deref());
-                ends[k] = prefetched;
-                k = (k + 1) % AHEAD;
-                let word = &text[start..end];
-                score = self.encode_word(word, score, cache.as_deref_mut(), &mut scratch, out)?;
-                start = end;
-            }
-            Ok(())
+                Ok(())
+            })
         })
     }
 
     /// One word of [`Unigram::encode_words`] starting from the f32 path score `score`; returns
     /// the score at its end.
+    ///
+    /// Words of [`WORD_MIN`] to [`WORD_MAX`] bytes are looked up in the [`WordTable`] (word and
+    /// entry in one place); the [`PieceCache`] keeps the others and entries too long for the
+    /// table.
     fn encode_word(
         &self,
         word: &str,
         score: f32,
-        cache: Option<&mut PieceCache>,
+        (words, cache): (Option<&mut WordTable>, Option<&mut PieceCache>),
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
     ) -> Result<f32> {
         try_reserve(out, word.len(), "the ids")?;
+        if let Some(words) = words.filter(|_| (WORD_MIN..=WORD_MAX).contains(&word.len())) {
+            if !words.in_use() {
+                return self.word_from(word, score, scratch, out);
+            }
+            match words.get(word.as_bytes()) {
+                Found::Entry(entry) => {
+                    let (&bound, path) =
+                        entry.split_first().expect("entries start with their bound");
+                    if score.abs() < f32::from_bits(bound) {
+                        return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
+                    }
+                    return self.word_from(word, score, scratch, out);
+                }
+                Found::Elsewhere => {}
+                Found::Missing => {
+                    let bound = self.robust_path(word, scratch)?;
+                    self.fill_entry(bound, scratch);
+                    words.insert(word.as_bytes(), &scratch.entry);
+                    if scratch.entry.len() <= ENTRY_MAX {
+                        if score.abs() < bound {
+                            let path = &scratch.entry[1..];
+                            return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
+                        }
+                        return self.word_from(word, score, scratch, out);
+                    }
+                    // (marked as kept in the piece cache: on to it)
+                }
+            }
+        }
         let Some(cache) = cache.filter(|_| word.len() <= MAX_PIECE) else {
             return self.word_from(word, score, scratch, out);
         };
@@ -449,7 +490,20 @@ impl Unigram {
             return self.word_from(word, score, scratch, out);
         }
         let bound = self.robust_path(word, scratch)?;
-        // the entry: the bound, then (id, score) per node, so that a hit reads one place
+        self.fill_entry(bound, scratch);
+        let entry = &scratch.entry;
+        if entry.len() <= MAX_PIECE {
+            cache.insert(word.as_bytes(), entry);
+        }
+        if score.abs() < bound {
+            return Ok(replay(score, &entry[1..], self.unk_id.unwrap_or(0), out));
+        }
+        self.word_from(word, score, scratch, out)
+    }
+
+    /// A word's cache entry into `scratch.entry`: the bound, then (id, node score) per node of
+    /// the path in `scratch.ids`, so that a hit reads one place.
+    fn fill_entry(&self, bound: f32, scratch: &mut Scratch) {
         let entry = &mut scratch.entry;
         entry.clear();
         entry.push(bound.to_bits());
@@ -460,13 +514,6 @@ impl Unigram {
             };
             entry.extend([e, node_score.to_bits()]);
         }
-        if entry.len() <= MAX_PIECE {
-            cache.insert(word.as_bytes(), entry);
-        }
-        if score.abs() < bound {
-            return Ok(replay(score, &entry[1..], self.unk_id.unwrap_or(0), out));
-        }
-        self.word_from(word, score, scratch, out)
     }
 
     /// The word's own f32 lattice from `score`: its ids into `out`, the score at its end.
@@ -492,8 +539,10 @@ impl Unigram {
     /// from S in f32, each path sum of at most `steps` additions, every partial sum at most
     /// |S| + M in magnitude (M: the largest |candidate| here), is off by at most
     /// steps * 2^-24 * (|S| + M) (a little more with the error compounding), so every decision
-    /// is the exact one while each margin exceeds twice that. With a factor 2 to spare for the
-    /// f64 sums: |S| < margin * 2^21 / steps - M.
+    /// is the exact one while each margin exceeds twice that (two sums compared):
+    /// |S| + M < margin * 2^23 / steps. The bound keeps a factor 2 to spare for the
+    /// compounding ((1 + 2^-24)^steps - 1, under 2^-17 for 64 steps) and the rounding of the
+    /// f64 margins: |S| < margin * 2^22 / steps - M.
     fn robust_path(&self, word: &str, scratch: &mut Scratch) -> Result<f32> {
         let bytes = word.as_bytes();
         let size = bytes.len();
@@ -588,7 +637,7 @@ impl Unigram {
             end = node.starts_at as usize;
         }
         scratch.ids.reverse();
-        let bound = margin * f64::from(1u32 << 21) / f64::from(steps.max(1)) - largest;
+        let bound = margin * f64::from(1u32 << 22) / f64::from(steps.max(1)) - largest;
         // never above the true bound after rounding to f32
         Ok(if bound.is_nan() {
             -1.0
@@ -811,6 +860,37 @@ pub(crate) mod tests {
                 m.encode_uncached(&text, &mut plain).unwrap();
                 assert_eq!(fast, plain, "seed {seed}");
             }
+        }
+    }
+
+    #[test]
+    fn long_words_and_many_nodes_match_the_whole_text_lattice() {
+        // words past the word table's WORD_MAX and MAX_PIECE bytes (scripts without spaces),
+        // and words whose paths have more nodes than a table slot holds (kept in the piece
+        // cache instead)
+        let m = Unigram::from_spm(&t5_model()).unwrap();
+        let alphabet = [
+            "\u{2581}", "a", "-", "+", "=", "#", "中", "文", "é", "ing", "\u{E000}", "ab", "x",
+            "7", ".", "(", ")", "_",
+        ];
+        for seed in 1..30u64 {
+            let len = [50, 400, 5000][seed as usize % 3];
+            let text = random_text(seed, len, &alphabet);
+            for _ in 0..2 {
+                let mut fast = vec![];
+                m.encode(&text, &mut fast).unwrap();
+                let mut plain = vec![];
+                m.encode_uncached(&text, &mut plain).unwrap();
+                assert_eq!(fast, plain, "seed {seed}");
+            }
+        }
+        let many = format!("\u{2581}{}\u{2581}{}", "-+".repeat(15), "#=".repeat(40));
+        for _ in 0..2 {
+            let mut fast = vec![];
+            m.encode(&many, &mut fast).unwrap();
+            let mut plain = vec![];
+            m.encode_uncached(&many, &mut plain).unwrap();
+            assert_eq!(fast, plain);
         }
     }
 

@@ -139,6 +139,28 @@ impl Precompiled {
             .fold(0, |m, b| m | (1 << b))
     }
 
+    /// The classes of the ASCII byte `b` where it is a key of its own that maps to one space:
+    /// [`TO_SPACE`] with [`ALWAYS`] where no longer key starts with it, with [`BEFORE_ASCII`]
+    /// where no longer key continues it with an ASCII byte (then the longest match there is
+    /// the byte alone); 0 otherwise.
+    fn to_space(&self, b: u8) -> u8 {
+        let Some(root) = self.root() else { return 0 };
+        let Some((node, true)) = self.child(root, b) else {
+            return 0;
+        };
+        if self.longest(&[b]) != Some((" ", 1)) {
+            return 0;
+        }
+        let continued = |c: u8| self.child(node, c).is_some();
+        if (0..=255u8).all(|c| !continued(c)) {
+            TO_SPACE | ALWAYS | BEFORE_ASCII
+        } else if (0..128u8).all(|c| !continued(c)) {
+            TO_SPACE | BEFORE_ASCII
+        } else {
+            0
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.units.is_empty()
     }
@@ -275,9 +297,12 @@ pub struct SpmNormalizer {
 const SPACE_SYMBOL: &str = "\u{2581}";
 
 /// [`SpmNormalizer`]'s ASCII classes: the byte is its own normalization before any byte, or
-/// before an ASCII byte (or the end of the text).
+/// before an ASCII byte (or the end of the text); with [`TO_SPACE`], its normalization there
+/// is a space instead.
 const ALWAYS: u8 = 1;
 const BEFORE_ASCII: u8 = 2;
+/// The byte is a rule of its own whose replacement is one space (`\n`, `\t` in NFKC maps).
+const TO_SPACE: u8 = 4;
 
 impl SpmNormalizer {
     pub fn new(
@@ -307,6 +332,9 @@ impl SpmNormalizer {
             }
             if plain_before_ascii & (1 << b) != 0 {
                 *class |= BEFORE_ASCII;
+            }
+            if *class == 0 && own & (1 << b) != 0 {
+                *class = map.to_space(b as u8);
             }
         }
         Ok(SpmNormalizer {
@@ -378,10 +406,11 @@ impl SpmNormalizer {
             }
             let before_ascii = bytes.get(i + 1).is_none_or(|&c| c < 0x80);
             let need = if before_ascii { BEFORE_ASCII } else { ALWAYS };
-            if self.ascii_class[b as usize] & need == 0 {
+            let class = self.ascii_class[b as usize];
+            if class & need == 0 {
                 break;
             }
-            if b == b' ' {
+            if b == b' ' || class & TO_SPACE != 0 {
                 // as the charsmap path does with a space that maps to itself
                 grow(out, i - from + space.len())?;
                 out.push_str(&input[from..i]);
@@ -564,16 +593,22 @@ mod tests {
             "\u{fb01}",
         ];
         let full = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
-        for user in [&[][..], &["e<", "ab"][..]] {
-            let fast = SpmNormalizer::new(&m.normalizer_spec, user, false).unwrap();
-            let slow = fast.without_fast_path();
-            for seed in 1..300u64 {
-                let text = crate::models::unigram::tests::random_text(seed, 60, &alphabet);
-                assert_eq!(
-                    fast.normalize(&text).unwrap(),
-                    slow.normalize(&text).unwrap(),
-                    "{text:?}"
-                );
+        let mut keep_spaces = m.normalizer_spec.clone();
+        keep_spaces.remove_extra_whitespaces = false;
+        let mut no_escape = m.normalizer_spec.clone();
+        no_escape.escape_whitespaces = false;
+        for spec in [&m.normalizer_spec, &keep_spaces, &no_escape] {
+            for user in [&[][..], &["e<", "ab"][..], &["\n", "\t\t"][..]] {
+                let fast = SpmNormalizer::new(spec, user, false).unwrap();
+                let slow = fast.without_fast_path();
+                for seed in 1..300u64 {
+                    let text = crate::models::unigram::tests::random_text(seed, 60, &alphabet);
+                    assert_eq!(
+                        fast.normalize(&text).unwrap(),
+                        slow.normalize(&text).unwrap(),
+                        "{text:?}"
+                    );
+                }
             }
         }
         // and the Hugging Face per-cluster version against a charsmap walk per cluster
@@ -586,7 +621,18 @@ mod tests {
         }
         // the tables: letters are plain before ASCII in NFKC maps, never the control bytes
         assert_eq!(full.ascii_class[usize::from(b'a')], BEFORE_ASCII);
-        assert_eq!(full.ascii_class[usize::from(b'\n')], 0);
+        // `\n` and `\t` map to a space (and no longer key starts with them)
+        assert_eq!(
+            full.ascii_class[usize::from(b'\n')],
+            TO_SPACE | ALWAYS | BEFORE_ASCII
+        );
+        assert_eq!(
+            full.ascii_class[usize::from(b'\t')],
+            TO_SPACE | ALWAYS | BEFORE_ASCII
+        );
+        assert_eq!(full.ascii_class[usize::from(b'\x01')], 0);
+        let user = SpmNormalizer::new(&m.normalizer_spec, &["\n"], false).unwrap();
+        assert_eq!(user.ascii_class[usize::from(b'\n')], 0);
         assert_eq!(full.ascii_class[usize::from(b'0')], ALWAYS | BEFORE_ASCII);
     }
 
