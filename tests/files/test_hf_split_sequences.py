@@ -8,7 +8,7 @@ import json
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import toksmith
@@ -111,6 +111,8 @@ _POOL = list(
 
 
 @settings(max_examples=300, deadline=None)
+@example(":\U0001cc00")  # a Unicode 16 symbol
+@example(":\u20bfa")  # the bitcoin sign (Unicode 10)
 @given(st.lists(st.sampled_from(_POOL), max_size=30).map("".join) | st.text(max_size=20))
 def test_pieces_equal_tokenizers_on_any_text(text):
     pre = _pre_tokenizer()
