@@ -3,7 +3,7 @@
 //!
 //! Pieces of up to 16 bytes (nearly all of them) live in open-addressing tables with the key
 //! bytes inline, like the vocabulary's: one probe sequence, no allocation per entry, no key
-//! comparison through a pointer. Longer pieces (up to [`MAX_PIECE`] bytes) go to the
+//! comparison through a pointer. Longer pieces (up to [`LONG_MAX`] bytes) go to the
 //! superword merge's [`LongCache`] (keys back to back in one vector): on non-Latin text most
 //! pieces that are not one token are that long and four in five are new, and a hash map of
 //! boxed keys cost an allocation per insert and a free per entry at every clear.
@@ -20,10 +20,14 @@
 //! bypassed piece is never inserted, it stayed bypassed, and encoding the same text again was
 //! hardly faster than the first time.
 
-use crate::bpe::LongCache;
+use crate::bpe::{LongCache, LONG_MAX};
 use crate::table::{probe, InlineKey};
 
-/// Longest piece that is cached.
+/// Longest piece whose ids every user of the cache may take from it without making room for
+/// them first (the encoder keeps room for this many ids; the superword merge and the word
+/// models cache no longer pieces). The encoder also caches pieces of up to [`LONG_MAX`] bytes
+/// (with o200k_base, Thai and kana words are often longer than this), making room for their
+/// ids on a hit.
 pub const MAX_PIECE: usize = 64;
 /// The cache is emptied when it holds this many pieces (about 40 bytes each).
 pub const MAX_ENTRIES: usize = 1 << 18;
@@ -181,7 +185,7 @@ impl PieceCache {
         false
     }
 
-    /// The ids of `piece` (1 to [`MAX_PIECE`] bytes), if cached.
+    /// The ids of `piece` (1 to [`LONG_MAX`] bytes), if cached.
     #[inline(always)]
     pub fn get(&mut self, piece: &[u8]) -> Option<&[u32]> {
         self.lookups += 1;
@@ -217,10 +221,10 @@ impl PieceCache {
         }
     }
 
-    /// Remember the ids of `piece` (absent so far; at most [`MAX_PIECE`] bytes, so at most that
+    /// Remember the ids of `piece` (absent so far; at most [`LONG_MAX`] bytes, so at most that
     /// many ids).
     pub fn insert(&mut self, piece: &[u8], ids: &[u32]) {
-        debug_assert!(!piece.is_empty() && piece.len() <= MAX_PIECE && ids.len() <= MAX_PIECE);
+        debug_assert!(!piece.is_empty() && piece.len() <= LONG_MAX && ids.len() <= LONG_MAX);
         if self.entries() >= MAX_ENTRIES {
             self.clear();
         }
