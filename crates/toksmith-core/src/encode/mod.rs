@@ -207,6 +207,24 @@ mod tests {
     }
 
     #[test]
+    fn long_pieces_give_the_same_ids_from_the_cache() {
+        // one-piece words of 81 and 203 bytes (cached whole) and 601 bytes (not cached)
+        let v = vocab(|_| false, &[(b"ab", 256), (b"abab", 257)]).unwrap();
+        let enc = Encoder::new(v, Pretokenizer::new("cl100k").unwrap()).unwrap();
+        for n in [40usize, 101, 300] {
+            let text = "ab".repeat(n) + "a";
+            let mut want = vec![257; n / 2];
+            if n % 2 == 1 {
+                want.push(256);
+            }
+            want.push(b'a' as u32);
+            for _ in 0..3 {
+                assert_eq!(enc.encode_ordinary(&text).unwrap(), want, "n={n}");
+            }
+        }
+    }
+
+    #[test]
     fn normalized_parts_between_specials() {
         let enc = Encoder::new(
             vocab(|_| false, &[]).unwrap(),

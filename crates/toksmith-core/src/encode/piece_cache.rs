@@ -3,7 +3,7 @@
 //!
 //! Pieces of up to 16 bytes (nearly all of them) live in open-addressing tables with the key
 //! bytes inline, like the vocabulary's: one probe sequence, no allocation per entry, no key
-//! comparison through a pointer. Longer pieces (up to [`MAX_PIECE`] bytes) go to the
+//! comparison through a pointer. Longer pieces (up to [`LONG_MAX`] bytes) go to the
 //! superword merge's [`LongCache`] (keys back to back in one vector): on non-Latin text most
 //! pieces that are not one token are that long and four in five are new, and a hash map of
 //! boxed keys cost an allocation per insert and a free per entry at every clear.
@@ -12,18 +12,29 @@
 //! On text whose pieces hardly ever repeat (random characters), every lookup misses and every
 //! insert only grows the tables, which then no longer fit in the cache: that made 1 MB of
 //! random Unicode twice as slow as without a cache. So the hit rate is measured over windows of
-//! [`WINDOW`] lookups, and after a window with fewer than one hit in eight the next
-//! [`BYPASS`] pieces skip the cache. Ordinary text hits 65-85% from its first window on.
+//! [`WINDOW`] lookups, and after a window with fewer than [`MIN_HITS`] hits the next
+//! [`BYPASS`] pieces skip the cache. Ordinary English text hits 65-85% from its first window
+//! on; random Unicode about 1%. Multilingual text sits between: its first windows hit 5-15%
+//! (long words that repeat over a whole document, not within 4096 pieces), so the bar is low
+//! (one hit in 32): at one in eight such text was bypassed from its first window on, and as a
+//! bypassed piece is never inserted, it stayed bypassed, and encoding the same text again was
+//! hardly faster than the first time.
 
-use crate::bpe::LongCache;
+use crate::bpe::{LongCache, LONG_MAX};
 use crate::table::{probe, InlineKey};
 
-/// Longest piece that is cached.
+/// Longest piece whose ids every user of the cache may take from it without making room for
+/// them first (the encoder keeps room for this many ids; the superword merge and the word
+/// models cache no longer pieces). The encoder also caches pieces of up to [`LONG_MAX`] bytes
+/// (with o200k_base, Thai and kana words are often longer than this), making room for their
+/// ids on a hit.
 pub const MAX_PIECE: usize = 64;
 /// The cache is emptied when it holds this many pieces (about 40 bytes each).
 pub const MAX_ENTRIES: usize = 1 << 18;
 /// Lookups per window over which the hit rate is measured.
 pub const WINDOW: u32 = 4096;
+/// Fewest hits in a window that keep the cache in use.
+pub const MIN_HITS: u32 = WINDOW / 32;
 /// Pieces that skip the cache after a window with too few hits.
 pub const BYPASS: u32 = 15 * WINDOW;
 
@@ -174,12 +185,12 @@ impl PieceCache {
         false
     }
 
-    /// The ids of `piece` (1 to [`MAX_PIECE`] bytes), if cached.
+    /// The ids of `piece` (1 to [`LONG_MAX`] bytes), if cached.
     #[inline(always)]
     pub fn get(&mut self, piece: &[u8]) -> Option<&[u32]> {
         self.lookups += 1;
         if self.lookups == WINDOW {
-            if self.hits < WINDOW / 8 {
+            if self.hits < MIN_HITS {
                 self.bypass = BYPASS;
             }
             self.lookups = 0;
@@ -210,10 +221,10 @@ impl PieceCache {
         }
     }
 
-    /// Remember the ids of `piece` (absent so far; at most [`MAX_PIECE`] bytes, so at most that
+    /// Remember the ids of `piece` (absent so far; at most [`LONG_MAX`] bytes, so at most that
     /// many ids).
     pub fn insert(&mut self, piece: &[u8], ids: &[u32]) {
-        debug_assert!(!piece.is_empty() && piece.len() <= MAX_PIECE && ids.len() <= MAX_PIECE);
+        debug_assert!(!piece.is_empty() && piece.len() <= LONG_MAX && ids.len() <= LONG_MAX);
         if self.entries() >= MAX_ENTRIES {
             self.clear();
         }
@@ -288,5 +299,32 @@ mod tests {
         let skipped = (0..2 * BYPASS).take_while(|_| !c.in_use()).count();
         assert_eq!(skipped as u32, BYPASS);
         assert_eq!(c.get(&1_000_005u32.to_le_bytes()), Some(&[5u32][..]));
+    }
+
+    #[test]
+    fn stays_in_use_on_a_few_repeats_per_window() {
+        // one lookup in 16 repeats an earlier piece (multilingual text's first windows): the
+        // cache stays in use, so the second pass over the same pieces hits every time
+        let mut c = PieceCache::default();
+        let piece = |k: u32| if k % 16 == 15 { k - 8 } else { k };
+        for _ in 0..3 {
+            for k in 0..WINDOW {
+                assert!(c.in_use());
+                let p = piece(k).to_le_bytes();
+                if c.get(&p).is_none() {
+                    c.insert(&p, &[k]);
+                }
+            }
+        }
+        assert!(c.in_use());
+        // and one in 64 is not enough
+        let mut c = PieceCache::default();
+        for k in 0..WINDOW {
+            let p = (if k % 64 == 63 { k - 8 } else { k }).to_le_bytes();
+            if c.get(&p).is_none() {
+                c.insert(&p, &[k]);
+            }
+        }
+        assert!(!c.in_use());
     }
 }

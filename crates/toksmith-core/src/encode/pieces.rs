@@ -3,9 +3,7 @@
 
 use super::piece_cache::{self, PieceCache};
 use super::Encoder;
-use crate::bpe::{
-    bpe, bpe_long_blocks, bpe_small, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN,
-};
+use crate::bpe::{bpe, bpe_long_blocks, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN};
 use crate::error::Result;
 use crate::mem::try_reserve;
 use crate::vocab::Vocab;
@@ -54,17 +52,18 @@ fn encode_multi(
 ) -> Result<()> {
     // (not a token: the caller looked it up)
     let Some(SuperwordRef { sw, caches }) = superword.filter(|_| piece.len() <= LONG_MAX) else {
-        if piece.len() > piece_cache::MAX_PIECE {
+        if piece.len() > LONG_MAX || !cache.in_use() {
             return bpe(vocab, piece, u32::MAX, scratch, out);
         }
-        if !cache.in_use() {
-            return bpe_small(vocab, piece, u32::MAX, scratch, out);
-        }
         if let Some(ids) = cache.get(piece) {
+            if ids.len() > piece_cache::MAX_PIECE {
+                // (a piece of over MAX_PIECE bytes: more ids than the room made before it)
+                try_reserve(out, ids.len(), "the ids")?;
+            }
             out.extend_from_slice(ids);
         } else {
             let before = out.len();
-            bpe_small(vocab, piece, u32::MAX, scratch, out)?;
+            bpe(vocab, piece, u32::MAX, scratch, out)?;
             cache.insert(piece, &out[before..]);
         }
         return Ok(());
