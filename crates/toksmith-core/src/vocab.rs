@@ -34,6 +34,9 @@ pub struct Vocab {
     /// (offset, length) per id; length `u32::MAX` for unused ids (the decoder's table).
     pub(crate) spans: Vec<(u32, u32)>,
     pub(crate) added: Vec<AddedToken>,
+    /// Unique per vocabulary built (kept by clones, which hold the same tokens): per-thread
+    /// memos of its lookups (`bpe/memo.rs`) know whose answers they hold.
+    pub(crate) uid: u64,
 }
 
 /// Bytes that no valid UTF-8 text holds: 0xC0 and 0xC1 (they could only start an overlong
@@ -41,6 +44,8 @@ pub struct Vocab {
 pub fn never_in_utf8(b: u8) -> bool {
     b == 0xC0 || b == 0xC1 || b >= 0xF5
 }
+
+static NEXT_VOCAB_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Vocab {
     /// Build from mergeable tokens `(bytes, id)` and added tokens.
@@ -198,6 +203,7 @@ impl Vocab {
             long_filter,
             wide_filter,
             ranks,
+            uid: NEXT_VOCAB_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             byte_ids,
             flat,
             offsets,

@@ -4,7 +4,8 @@
 //! concatenation has the lowest rank (id), leftmost first, until no adjacent pair is a token.
 //! Two paths give the same result (the encoder first tries a whole-piece lookup: most pieces
 //! are a single token):
-//! * [`bpe_small`] (`small.rs`): tiktoken's O(n·m) scan for short pieces (fast, no heap);
+//! * [`bpe_small`] (`small.rs`): tiktoken's O(n·m) scan for short pieces (fast, no heap),
+//!   whose span lookups in non-ASCII pieces go through a per-thread memo (`memo.rs`);
 //! * [`bpe_long`] (`long.rs`, `buckets.rs`): rank buckets swept in position order over a
 //!   linked list for long pieces, so a 10 MB run of one letter stays near-linear; pieces of
 //!   128 KB and more are merged in 32 KB chunks joined by an exact local check (`chunked.rs`),
@@ -26,6 +27,7 @@
 mod buckets;
 mod chunked;
 mod long;
+mod memo;
 mod recover;
 mod small;
 mod superword;

@@ -3,6 +3,7 @@
 //! from one piece to the next.
 
 use crate::bpe::long::LongWork;
+use crate::bpe::memo::SpanMemo;
 use crate::error::Result;
 use crate::mem::try_reserve;
 use crate::vocab::Vocab;
@@ -17,13 +18,16 @@ pub struct Scratch {
     start: Vec<u32>,
     rank: Vec<u32>,
     id: Vec<u32>,
+    /// lookups of the spans of non-ASCII pieces (`memo.rs`)
+    memo: SpanMemo,
     pub(crate) long: LongWork,
 }
 
 impl Scratch {
     /// The `start`, `rank` and `id` arrays for `n` tokens (`n + 1` slots each), grown first if
     /// they are shorter (never below the heap threshold, so short pieces never grow them).
-    fn arrays(&mut self, n: usize) -> (&mut [u32], &mut [u32], &mut [u32]) {
+    #[allow(clippy::type_complexity)] // (three arrays and the memo, borrowed together)
+    fn arrays(&mut self, n: usize) -> (&mut [u32], &mut [u32], &mut [u32], &mut SpanMemo) {
         if self.start.len() <= n {
             let size = (n + 1).max(HEAP_THRESHOLD + 1);
             self.start.resize(size, 0);
@@ -34,6 +38,7 @@ impl Scratch {
             &mut self.start[..=n],
             &mut self.rank[..=n],
             &mut self.id[..=n],
+            &mut self.memo,
         )
     }
 }
@@ -59,7 +64,7 @@ pub fn bpe_small(
         out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
         return Ok(());
     }
-    let (start, rank, id) = scratch.arrays(n);
+    let (start, rank, id, memo) = scratch.arrays(n);
     for i in 0..n {
         start[i] = i as u32;
         id[i] = byte_ids[piece[i] as usize];
@@ -94,10 +99,54 @@ pub fn bpe_small(
         }
     }
     rank[n - 1] = u32::MAX;
-    let m = merge_loop(vocab, piece, limit, start, rank, id, n);
+    // Spans of non-ASCII pieces go through the memo, except in CJK ideographs (their first
+    // non-ASCII byte is a lead byte of U+4E00..U+9FFF): too many characters for it to help.
+    let m = match piece.iter().find(|&&b| b >= 0x80) {
+        Some(b) if !(0xE4..=0xE9).contains(b) => {
+            memo.bind(vocab);
+            merge_loop(piece, start, rank, id, n, Memo { vocab, limit, memo })
+        }
+        _ => merge_loop(piece, start, rank, id, n, Plain { vocab, limit }),
+    };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
     Ok(())
+}
+
+/// How the merge loop looks a span's rank up (`u32::MAX` when it is not a token below the
+/// limit): straight in the vocabulary, or through this thread's [`SpanMemo`].
+trait Lookup {
+    fn rank_below(&mut self, s: &[u8]) -> u32;
+}
+
+struct Plain<'a> {
+    vocab: &'a Vocab,
+    limit: u32,
+}
+
+impl Lookup for Plain<'_> {
+    #[inline(always)]
+    fn rank_below(&mut self, s: &[u8]) -> u32 {
+        self.vocab.rank_below(s, self.limit)
+    }
+}
+
+struct Memo<'a> {
+    vocab: &'a Vocab,
+    limit: u32,
+    memo: &'a mut SpanMemo,
+}
+
+impl Lookup for Memo<'_> {
+    #[inline(always)]
+    fn rank_below(&mut self, s: &[u8]) -> u32 {
+        let r = self.memo.rank(self.vocab, s);
+        if r < self.limit {
+            r
+        } else {
+            u32::MAX
+        }
+    }
 }
 
 /// Above this many tokens, the merge loop searches and shifts its arrays with vector code.
@@ -130,13 +179,12 @@ pub(super) fn first_min(ranks: &[u32]) -> (u32, usize) {
 /// `rank[..m]` with `rank[m - 1] == MAX`, `id[..m]`); returns the number of tokens left.
 #[inline(always)]
 fn merge_loop(
-    vocab: &Vocab,
     piece: &[u8],
-    limit: u32,
     start: &mut [u32],
     rank: &mut [u32],
     id: &mut [u32],
     mut m: usize,
+    mut look: impl Lookup,
 ) -> usize {
     let span = |start: &[u32], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
     loop {
@@ -160,10 +208,10 @@ fn merge_loop(
         m -= 1;
         rank[m - 1] = u32::MAX;
         if at + 1 < m {
-            rank[at] = vocab.rank_below(span(start, at, at + 2), limit);
+            rank[at] = look.rank_below(span(start, at, at + 2));
         }
         if at > 0 {
-            rank[at - 1] = vocab.rank_below(span(start, at - 1, at + 1), limit);
+            rank[at - 1] = look.rank_below(span(start, at - 1, at + 1));
         }
     }
     m
