@@ -287,9 +287,9 @@ impl SpmNormalizer {
     ) -> Result<Self> {
         let mut trie = Trie::new();
         for (i, s) in user_defined.iter().enumerate() {
-            trie.insert(s.as_bytes(), i as u32);
+            trie.insert(s.as_bytes(), i as u32)?;
         }
-        trie.finish();
+        trie.finish()?;
         let map = Precompiled::from_blob(&spec.precompiled_charsmap)?;
         let own = (0..128u8)
             .filter(|&b| !trie.starts_with_byte(b))
