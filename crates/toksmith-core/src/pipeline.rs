@@ -213,7 +213,7 @@ impl Pipeline {
         });
         let stages = Stages::Spm {
             normalizer,
-            decoder: SpmDecoder::new(&m),
+            decoder: SpmDecoder::new(&m)?,
             spec,
         };
         Self::assemble(model, stages, tokens, added, false)
