@@ -124,12 +124,22 @@ pub fn try_big_vec<T>(n: usize, what: &str) -> crate::error::Result<Vec<T>> {
     Ok(v)
 }
 
-/// The error of a refused allocation of `n` items of `size` bytes for `what`.
+/// The error of a refused allocation of `n` items of `size` bytes for `what`. Its message is
+/// allocated fallibly too: the allocator may be at its limit (the refused request a small one,
+/// the tables built so far still held), and an infallible `format!` would then abort; the
+/// message is left empty where its room is refused.
 pub fn oom(what: &str, n: usize, size: usize) -> crate::error::Error {
-    crate::error::Error::OutOfMemory(format!(
-        "cannot allocate {} bytes for {what}",
-        (n as u128) * (size as u128)
-    ))
+    use std::fmt::Write;
+    let mut msg = String::new();
+    if msg.try_reserve(what.len() + 64).is_ok() {
+        // (within the room just reserved: 64 bytes hold the rest of the message)
+        let _ = write!(
+            msg,
+            "cannot allocate {} bytes for {what}",
+            (n as u128) * (size as u128)
+        );
+    }
+    crate::error::Error::OutOfMemory(msg)
 }
 
 /// Push `x` onto `v`, its room allocated fallibly (see [`try_reserve`]; growth stays

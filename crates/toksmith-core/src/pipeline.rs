@@ -505,7 +505,7 @@ impl Pipeline {
                 while let Some((start, end, id)) = m.find(n.as_bytes(), last, &accept) {
                     if last < start {
                         self.encode_normalized(
-                            n[last..start].to_string(),
+                            crate::mem::try_string(&n[last..start], "the normalized text")?,
                             at_start && last == 0,
                             ids,
                         )?;
@@ -514,7 +514,8 @@ impl Pipeline {
                     last = end;
                 }
                 if last < n.len() {
-                    self.encode_normalized(n[last..].to_string(), at_start && last == 0, ids)?;
+                    let rest = crate::mem::try_string(&n[last..], "the normalized text")?;
+                    self.encode_normalized(rest, at_start && last == 0, ids)?;
                 }
                 Ok(())
             }
@@ -712,7 +713,7 @@ impl Pipeline {
         for w in words {
             let from = ids.len();
             self.model.encode(&w.text, ids)?;
-            for (a, b) in self.token_spans(&w.text, &ids[from..]) {
+            for (a, b) in self.token_spans(&w.text, &ids[from..])? {
                 spans.push(w.span(a, b));
             }
         }
@@ -722,7 +723,7 @@ impl Pipeline {
     /// The byte span in `word` of each of the tokens `ids` the model made of it: each token's
     /// text in turn (without the model's prefix and suffix; one byte for a byte-fallback
     /// token), an unknown token what lies before the next token's text.
-    fn token_spans(&self, word: &str, ids: &[u32]) -> Vec<(usize, usize)> {
+    fn token_spans(&self, word: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>> {
         let n = ids.len();
         let piece = |k: usize| self.piece_of(ids, k);
         let fits = |p: &Piece<'_>, at: usize| -> Option<usize> {
@@ -738,7 +739,8 @@ impl Pipeline {
             (Stages::Spm { .. }, Model::Bpe(b)) => b.unk_id(),
             _ => None,
         };
-        let mut out = Vec::with_capacity(n);
+        // (every push below is within this room)
+        let mut out = try_vec(n, "the offsets of the encoded ids")?;
         let mut pos = 0;
         for k in 0..n {
             let start = pos;
@@ -764,7 +766,7 @@ impl Pipeline {
             };
             out.push((start, pos.min(word.len())));
         }
-        out
+        Ok(out)
     }
 }
 
@@ -1117,7 +1119,8 @@ fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Result<Aligned> {
 /// (a leading `Metaspace` replaces and prepends on the aligned text first). Splits that cannot
 /// be found are aligned to the whole text.
 fn pre_tokenize_aligned(p: &PreTokenizer, a: Aligned, at_start: bool) -> Result<Vec<Aligned>> {
-    let real = p.pre_tokenize(vec![Split::new(a.text.clone(), at_start)])?;
+    let copy = crate::mem::try_string(&a.text, ALIGNED)?;
+    let real = p.pre_tokenize(vec![Split::new(copy, at_start)])?;
     let meta = match p {
         PreTokenizer::Sequence(list) => list.first(),
         other => Some(other),
@@ -1156,10 +1159,7 @@ fn pre_tokenize_aligned(p: &PreTokenizer, a: Aligned, at_start: bool) -> Result<
             }
             None => {
                 let whole = a.span(0, a.text.len());
-                return real
-                    .into_iter()
-                    .map(|s| Aligned::coarse(s.text, whole))
-                    .collect();
+                return try_map(real, |s| Aligned::coarse(s.text, whole), ALIGNED);
             }
         }
     }
@@ -1606,7 +1606,11 @@ fn base64_decode(s: &str) -> Result<Vec<u8>> {
         } as u32)
     };
     let body = s.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    // (6 bits a character: the pushes below are within this room)
+    let mut out = try_vec(
+        body.len() * 3 / 4,
+        "the normalization map of a tokenizer file",
+    )?;
     let (mut acc, mut bits) = (0u32, 0);
     for &c in body {
         let v = val(c).ok_or_else(|| bad("precompiled_charsmap is not valid base64"))?;
