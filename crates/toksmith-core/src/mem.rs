@@ -287,10 +287,13 @@ impl<'a> Extend<&'a str> for TextBuf {
 }
 
 /// A copy of `s`, allocated fallibly.
+#[inline]
 pub fn try_string(s: &str, what: &'static str) -> crate::error::Result<String> {
-    let mut out = TextBuf::with_capacity(s.len(), what)?;
+    let mut out = String::new();
+    out.try_reserve_exact(s.len())
+        .map_err(|_| oom(what, s.len(), 1))?;
     out.push_str(s);
-    out.finish()
+    Ok(out)
 }
 
 /// The items collected into a vector grown fallibly (see [`try_reserve`]).

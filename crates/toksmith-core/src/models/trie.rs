@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::mem::{try_collect, try_map, try_push, try_reserve_map, try_vec};
+use crate::mem::{try_collect, try_map, try_reserve, try_reserve_map, try_vec};
 use crate::Result;
 
 /// What a refused allocation names.
@@ -59,18 +59,21 @@ impl Trie {
     /// Insert `key` with `value` (a later insert of the same key replaces the value). Its
     /// nodes are allocated fallibly (`Error::OutOfMemory`: the trie keeps the nodes made so far).
     pub fn insert(&mut self, key: &[u8], value: u32) -> Result<()> {
+        use std::collections::hash_map::Entry;
         self.packed = None;
+        // room for a node per byte first (amortized: each table doubles when full), so that
+        // the loop below never allocates: one check a key, not one a byte
+        try_reserve_map(&mut self.next, key.len(), WHAT)?;
+        try_reserve(&mut self.values, key.len(), WHAT)?;
         let mut node = 0u32;
         for &b in key {
             let k = (u64::from(node) << 8) | u64::from(b);
-            node = match self.next.get(&k) {
-                Some(&n) => n,
-                None => {
+            node = match self.next.entry(k) {
+                Entry::Occupied(e) => *e.get(),
+                Entry::Vacant(e) => {
                     let n = self.values.len() as u32;
-                    // (amortized: each table doubles when full)
-                    try_reserve_map(&mut self.next, 1, WHAT)?;
-                    try_push(&mut self.values, NONE, WHAT)?;
-                    self.next.insert(k, n);
+                    self.values.push(NONE);
+                    e.insert(n);
                     n
                 }
             };

@@ -54,11 +54,11 @@ impl WordPiece {
     pub fn vocab_from_txt(text: &str) -> Result<FxHashMap<String, u32>> {
         const WHAT: &str = "the vocabulary of a tokenizer file";
         let mut vocab = FxHashMap::default();
+        // a slot a line (the inserts below never allocate)
+        try_reserve_map(&mut vocab, text.lines().count(), WHAT)?;
         for (i, line) in text.lines().enumerate() {
             let token = line.trim_end_matches('\r');
             // transformers' load_vocab: a repeated token takes its last line's id
-            // (amortized: the table doubles when full)
-            try_reserve_map(&mut vocab, 1, WHAT)?;
             vocab.insert(try_string(token, WHAT)?, i as u32);
         }
         Ok(vocab)
