@@ -1891,7 +1891,7 @@ mod tests {
     fn plain_files_skip_the_value_of_their_tables() {
         let bpe = r#"{"version":"1.0","model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},
             "merges":["a b",["b","a"]],"dropout":null},"decoder":null}"#;
-        let (doc, tables) = fast_hf_document(bpe).expect("plain");
+        let (doc, tables) = fast_hf_document(bpe).unwrap().expect("plain");
         assert_eq!(
             doc,
             serde_json::json!({"version":"1.0","decoder":null,
@@ -1900,10 +1900,12 @@ mod tests {
         assert_eq!(tables.vocab.unwrap().len(), 3);
         let pairs = [("a", "b"), ("b", "a")].map(|(a, b)| (a.to_string(), b.to_string()));
         assert_eq!(tables.merges.unwrap(), pairs.to_vec());
-        // a Unigram vocab (a list) stays in the document
-        let unigram = r#"{"model":{"type":"Unigram","vocab":[["a",-1.0]]}}"#;
-        let (doc, tables) = fast_hf_document(unigram).expect("plain");
-        assert_eq!(doc["model"]["vocab"], serde_json::json!([["a", -1.0]]));
+        // a Unigram vocab (a list of rows, a score any number) is read into its rows
+        let unigram = r#"{"model":{"type":"Unigram","vocab":[["a",-1.5],["b",2]]}}"#;
+        let (doc, tables) = fast_hf_document(unigram).unwrap().expect("plain");
+        assert_eq!(doc, serde_json::json!({"model":{"type":"Unigram"}}));
+        let rows = vec![("a".to_string(), -1.5), ("b".to_string(), 2.0)];
+        assert_eq!(tables.unigram, Some(rows));
         assert!(tables.vocab.is_none() && tables.merges.is_none());
         // the rest is left to the Value reading, which reports it
         for odd in [
@@ -1917,8 +1919,13 @@ mod tests {
             r#"{"model":{"merges":[["a","b","c"]]}}"#,
             r#"{"model":{"merges":null}}"#,
             r#"{"model":{"vocab":{}}} x"#,
+            r#"{"model":{"vocab":[["a"]]}}"#,
+            r#"{"model":{"vocab":[["a",1,2]]}}"#,
+            r#"{"model":{"vocab":[["a","1"]]}}"#,
+            r#"{"model":{"vocab":[[1,1]]}}"#,
+            r#"{"model":{"vocab":[["a",1]],"vocab":[["a",1]]}}"#,
         ] {
-            assert!(fast_hf_document(odd).is_none(), "{odd}");
+            assert!(fast_hf_document(odd).unwrap().is_none(), "{odd}");
         }
         let json = r#"{"model":{"type":"BPE","vocab":{"a":1.5},"merges":[]}}"#;
         let Err(e) = Pipeline::from_hf_json(json) else {

@@ -972,17 +972,23 @@ mod tests {
     #[test]
     fn clip_files_as_the_python_reader_or_declined() {
         let vocab = br#"{"a": 0, "b": 1, "ab</w>": 2, "a": 3}"#;
-        let (v, m) = parse_clip_files(vocab, b"#version: 0.2\na b</w>\nx y\n\n").unwrap();
+        let (v, m) = parse_clip_files(vocab, b"#version: 0.2\na b</w>\nx y\n\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(v.len(), 3);
         assert_eq!(v["a"], 3); // the last of a repeated key, as json.loads
         assert_eq!(m, vec![("a", "b</w>"), ("x", "y")]);
         // stripped as str.strip: U+001F and U+3000 are whitespace to Python
-        let (_, m) = parse_clip_files(vocab, "\u{1f} a b\u{3000}\n".as_bytes()).unwrap();
+        let (_, m) = parse_clip_files(vocab, "\u{1f} a b\u{3000}\n".as_bytes())
+            .unwrap()
+            .unwrap();
         assert_eq!(m, vec![("a", "b")]);
-        let (_, m) = parse_clip_files(vocab, b" \n\t").unwrap();
+        let (_, m) = parse_clip_files(vocab, b" \n\t").unwrap().unwrap();
         assert!(m.is_empty());
         // a header only as the first line: later it is a pair like any other
-        let (_, m) = parse_clip_files(vocab, b"a b\n#version: 0.2\n").unwrap();
+        let (_, m) = parse_clip_files(vocab, b"a b\n#version: 0.2\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(m, vec![("a", "b"), ("#version:", "0.2")]);
         for merges in [
             &b"a b\r\nc d"[..],
@@ -994,7 +1000,10 @@ mod tests {
             b"a \nb c",
             b"\xff b",
         ] {
-            assert!(parse_clip_files(vocab, merges).is_none(), "{merges:?}");
+            assert!(
+                parse_clip_files(vocab, merges).unwrap().is_none(),
+                "{merges:?}"
+            );
         }
         for vocab in [
             &br#"{"a": -1}"#[..],
@@ -1005,7 +1014,10 @@ mod tests {
             b"\xef\xbb\xbf{}",
             br#"{"a": "1"}"#,
         ] {
-            assert!(parse_clip_files(vocab, b"a b").is_none(), "{vocab:?}");
+            assert!(
+                parse_clip_files(vocab, b"a b").unwrap().is_none(),
+                "{vocab:?}"
+            );
         }
     }
 }
