@@ -3,17 +3,34 @@
 //! grows with an input, a file or an argument is allocated, so that a refusal is
 //! [`Error::OutOfMemory`] (`MemoryError` in Python) instead of an abort (issue 36).
 //!
+//! Building a tokenizer from a file is fallible too: the readers of rank files, vocab/merges
+//! files and tokenizer.json tables (`vocab_files`, `bpe_json`, the pipeline's fast reader with
+//! its serde visitors), the SentencePiece reader's pieces (`models::spm`), the models built from
+//! them (`CharBpe`, `Unigram`, `WordPiece`, the byte trie) and the pipeline's id -> token list
+//! and added tokens. A refusal inside a serde visitor is remembered beside it
+//! (`vocab_files::refused`) and returned instead of the parse error. The error's own message is
+//! reserved fallibly as well ([`oom`]): at the allocator's limit a `format!` would abort.
+//!
 //! Allocations left infallible, each bounded otherwise:
 //! - by a constant: the 256-entry byte tables, the 2-byte pair table of a vocabulary (256 KiB),
-//!   the base64 and byte-level alphabets, scratch buffers of a fixed batch (`DECODE_BATCH`);
+//!   the base64 and byte-level alphabets, scratch buffers of a fixed batch (`DECODE_BATCH`),
+//!   the BMP bitmap of a charsmap (8 KiB), an empty trie's root, one-element lists;
 //! - by the thread count: the per-worker partial tables' list in training, rayon's job lists;
 //! - by the split pattern or a named preset: compiled patterns, pre-tokenizer tables;
 //! - by Unicode: the character alphabet of word-level training (at most 1.1M characters);
-//! - by one small token or key, on an error path: the messages of errors (`format!`);
+//! - by one small token or key, on an error path: the messages of errors (`format!`) other
+//!   than out-of-memory;
 //! - by what a third-party decoder allocates as it parses a file of at most
-//!   `MAX_TOKENIZER_FILE_BYTES` (1 GiB), with no fallible API: serde_json's value trees and its
-//!   scratch buffer for an escaped string (and the owned copy of an escaped key in
-//!   `bpe_json`), prost's `ModelProto` of a SentencePiece model and the pieces copied from it;
+//!   `MAX_TOKENIZER_FILE_BYTES` (1 GiB), with no fallible API: serde_json's `Value` trees (the
+//!   parts of a tokenizer.json besides its model's tables; the whole document on the slow path
+//!   that a file the fast reader declines takes, to report what is wrong), its scratch buffer
+//!   for an escaped string (and the owned copy of an escaped key in `bpe_json`), and the keys
+//!   of the document's and the model's members (a few short names);
+//! - by the size of a `Value` string already allocated (at most the file): the copies of the
+//!   strings of a pipeline's normalizer, pre-tokenizer and decoder settings (a `Replace`
+//!   content, a split pattern, a prefix), and the SentencePiece trainer's surface strings;
+//! - by the vocabulary size, checked fallibly when the encoder was built: the per-call id
+//!   counts of the bindings' interned ids (`cpython.rs`);
 //! - shrinking reallocations (`shrink_to`), which never ask for more memory.
 //!
 //! [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
@@ -124,12 +141,22 @@ pub fn try_big_vec<T>(n: usize, what: &str) -> crate::error::Result<Vec<T>> {
     Ok(v)
 }
 
-/// The error of a refused allocation of `n` items of `size` bytes for `what`.
+/// The error of a refused allocation of `n` items of `size` bytes for `what`. Its message is
+/// allocated fallibly too: the allocator may be at its limit (the refused request a small one,
+/// the tables built so far still held), and an infallible `format!` would then abort; the
+/// message is left empty where its room is refused.
 pub fn oom(what: &str, n: usize, size: usize) -> crate::error::Error {
-    crate::error::Error::OutOfMemory(format!(
-        "cannot allocate {} bytes for {what}",
-        (n as u128) * (size as u128)
-    ))
+    use std::fmt::Write;
+    let mut msg = String::new();
+    if msg.try_reserve(what.len() + 64).is_ok() {
+        // (within the room just reserved: 64 bytes hold the rest of the message)
+        let _ = write!(
+            msg,
+            "cannot allocate {} bytes for {what}",
+            (n as u128) * (size as u128)
+        );
+    }
+    crate::error::Error::OutOfMemory(msg)
 }
 
 /// Push `x` onto `v`, its room allocated fallibly (see [`try_reserve`]; growth stays
@@ -260,10 +287,13 @@ impl<'a> Extend<&'a str> for TextBuf {
 }
 
 /// A copy of `s`, allocated fallibly.
+#[inline]
 pub fn try_string(s: &str, what: &'static str) -> crate::error::Result<String> {
-    let mut out = TextBuf::with_capacity(s.len(), what)?;
+    let mut out = String::new();
+    out.try_reserve_exact(s.len())
+        .map_err(|_| oom(what, s.len(), 1))?;
     out.push_str(s);
-    out.finish()
+    Ok(out)
 }
 
 /// The items collected into a vector grown fallibly (see [`try_reserve`]).

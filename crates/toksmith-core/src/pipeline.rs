@@ -13,7 +13,9 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::added::{AddedKind, AddedMatcher};
 use crate::decoders::spm::SpmDecoder;
 use crate::decoders::Decoder;
-use crate::mem::{try_collect, try_filled, try_push, try_reserve, try_vec};
+use crate::mem::{
+    try_collect, try_filled, try_map, try_push, try_reserve, try_reserve_map, try_string, try_vec,
+};
 use crate::models::char_bpe::{BpeOptions, CharBpe};
 use crate::models::spm::{ModelProto, ModelType, PieceType};
 use crate::models::unigram::Unigram;
@@ -22,7 +24,7 @@ use crate::normalizers::{BertNormalizer, Normalizer, Pattern, Precompiled, SpmNo
 use crate::pre_tokenizers::{
     Behavior, ByteLevelPre, PreTokenizer, PrependScheme, RegexSplit, Split,
 };
-use crate::vocab_files;
+use crate::vocab_files::{self, refused, OwnedStr};
 use crate::{Error, Result};
 
 /// The model at the heart of a pipeline.
@@ -158,13 +160,15 @@ impl Pipeline {
     /// control pieces (`<s>`, `</s>`) in the text are plain text unless `match_special` asks;
     /// user-defined pieces are always matched (by the normalizer and the model).
     pub fn from_spm_model(bytes: &[u8]) -> Result<Self> {
+        const WHAT: &str = "the pieces of a SentencePiece model";
         let m = ModelProto::parse(bytes)?;
-        let user: Vec<&str> = m
-            .pieces
-            .iter()
-            .filter(|p| p.kind == PieceType::UserDefined)
-            .map(|p| p.piece.as_str())
-            .collect();
+        let user: Vec<&str> = try_collect(
+            m.pieces
+                .iter()
+                .filter(|p| p.kind == PieceType::UserDefined)
+                .map(|p| p.piece.as_str()),
+            WHAT,
+        )?;
         let normalizer = SpmNormalizer::new(
             &m.normalizer_spec,
             &user,
@@ -179,18 +183,21 @@ impl Pipeline {
                 )))
             }
         };
-        let added = m
-            .pieces
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.kind == PieceType::Control)
-            .map(|(i, p)| Added {
-                text: p.piece.clone(),
-                id: i as u32,
-                special: true,
-            })
-            .collect();
-        let tokens = m.pieces.iter().map(|p| Some(p.piece.clone())).collect();
+        let added = try_map(
+            m.pieces
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.kind == PieceType::Control),
+            |(i, p)| {
+                Ok(Added {
+                    text: try_string(&p.piece, WHAT)?,
+                    id: i as u32,
+                    special: true,
+                })
+            },
+            WHAT,
+        )?;
+        let tokens = try_map(&m.pieces, |p| Ok(Some(try_string(&p.piece, WHAT)?)), WHAT)?;
         let n = &m.normalizer_spec;
         let map = if n.precompiled_charsmap.is_empty() {
             None
@@ -206,7 +213,7 @@ impl Pipeline {
         });
         let stages = Stages::Spm {
             normalizer,
-            decoder: SpmDecoder::new(&m),
+            decoder: SpmDecoder::new(&m)?,
             spec,
         };
         Self::assemble(model, stages, tokens, added, false)
@@ -230,11 +237,13 @@ impl Pipeline {
             let id = *vocab
                 .get(t)
                 .ok_or_else(|| bad(format!("special token {t:?} is not in vocab.txt")))?;
-            added.push(Added {
-                text: t.clone(),
+            let text = try_string(t, "the added tokens of a tokenizer")?;
+            let a = Added {
+                text,
                 id,
                 special: true,
-            });
+            };
+            try_push(&mut added, a, "the added tokens of a tokenizer")?;
         }
         let stages = Stages::Hf {
             normalizer: Some(Normalizer::Bert(BertNormalizer {
@@ -260,7 +269,7 @@ impl Pipeline {
     pub fn from_hf_json(json: &str) -> Result<Self> {
         // the model's vocab and merges straight into their tables where the file is plain
         // (no repeated key, well-formed tables); else the whole document as a Value
-        let (doc, tables) = match fast_hf_document(json) {
+        let (doc, tables) = match fast_hf_document(json)? {
             Some((doc, tables)) => (doc, tables),
             None => (
                 serde_json::from_str(json).map_err(|e| bad(format!("not valid JSON: {e}")))?,
@@ -283,7 +292,7 @@ impl Pipeline {
         vocab_json: &[u8],
         merges_txt: &[u8],
     ) -> Result<Option<Self>> {
-        let Some((vocab, merges)) = vocab_files::parse_clip_files(vocab_json, merges_txt) else {
+        let Some((vocab, merges)) = vocab_files::parse_clip_files(vocab_json, merges_txt)? else {
             return Ok(None);
         };
         let mut doc: Value =
@@ -314,6 +323,7 @@ impl Pipeline {
         }
         let tables = ModelTables {
             vocab: Some(vocab),
+            unigram: None,
             merges: None,
             merge_refs: Some(merges),
         };
@@ -321,6 +331,7 @@ impl Pipeline {
     }
 
     fn from_hf_doc(doc: Value, tables: ModelTables<'_>) -> Result<Self> {
+        const ADDED: &str = "the added tokens of a tokenizer";
         let model_v = doc
             .get("model")
             .filter(|m| m.is_object())
@@ -355,7 +366,8 @@ impl Pipeline {
                     .unwrap_or(!special);
                 if normalized {
                     if let Some(n) = &normalizer {
-                        norm_added.push((n.normalize(content)?, id, special));
+                        let t = (n.normalize(content)?, id, special);
+                        try_push(&mut norm_added, t, ADDED)?;
                     }
                 }
                 let slot = id as usize;
@@ -365,14 +377,17 @@ impl Pipeline {
                             "added token {content:?}: id {id} is too large"
                         )));
                     }
+                    let more = slot + 1 - tokens.len();
+                    try_reserve(&mut tokens, more, ADDED)?;
                     tokens.resize(slot + 1, None);
                 }
-                tokens[slot] = Some(content.to_string());
-                added.push(Added {
-                    text: content.to_string(),
+                tokens[slot] = Some(try_string(content, ADDED)?);
+                let a = Added {
+                    text: try_string(content, ADDED)?,
                     id,
                     special,
-                });
+                };
+                try_push(&mut added, a, ADDED)?;
             }
         }
         let stages = Stages::Hf {
@@ -384,11 +399,12 @@ impl Pipeline {
         if !norm_added.is_empty() {
             // the normalized ones are found in the normalized text only: the raw-text matcher
             // keeps the others
-            let raw: Vec<&Added> = p
-                .added
-                .iter()
-                .filter(|a| !norm_added.iter().any(|n| n.1 == a.id))
-                .collect();
+            let raw: Vec<&Added> = try_collect(
+                p.added
+                    .iter()
+                    .filter(|a| !norm_added.iter().any(|n| n.1 == a.id)),
+                ADDED,
+            )?;
             p.matcher = AddedMatcher::from_tokens(
                 raw.iter()
                     .map(|a| (a.text.as_bytes(), a.id, kind_of(a.special))),
@@ -489,7 +505,7 @@ impl Pipeline {
                 while let Some((start, end, id)) = m.find(n.as_bytes(), last, &accept) {
                     if last < start {
                         self.encode_normalized(
-                            n[last..start].to_string(),
+                            crate::mem::try_string(&n[last..start], "the normalized text")?,
                             at_start && last == 0,
                             ids,
                         )?;
@@ -498,7 +514,8 @@ impl Pipeline {
                     last = end;
                 }
                 if last < n.len() {
-                    self.encode_normalized(n[last..].to_string(), at_start && last == 0, ids)?;
+                    let rest = crate::mem::try_string(&n[last..], "the normalized text")?;
+                    self.encode_normalized(rest, at_start && last == 0, ids)?;
                 }
                 Ok(())
             }
@@ -696,7 +713,7 @@ impl Pipeline {
         for w in words {
             let from = ids.len();
             self.model.encode(&w.text, ids)?;
-            for (a, b) in self.token_spans(&w.text, &ids[from..]) {
+            for (a, b) in self.token_spans(&w.text, &ids[from..])? {
                 spans.push(w.span(a, b));
             }
         }
@@ -706,7 +723,7 @@ impl Pipeline {
     /// The byte span in `word` of each of the tokens `ids` the model made of it: each token's
     /// text in turn (without the model's prefix and suffix; one byte for a byte-fallback
     /// token), an unknown token what lies before the next token's text.
-    fn token_spans(&self, word: &str, ids: &[u32]) -> Vec<(usize, usize)> {
+    fn token_spans(&self, word: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>> {
         let n = ids.len();
         let piece = |k: usize| self.piece_of(ids, k);
         let fits = |p: &Piece<'_>, at: usize| -> Option<usize> {
@@ -722,7 +739,8 @@ impl Pipeline {
             (Stages::Spm { .. }, Model::Bpe(b)) => b.unk_id(),
             _ => None,
         };
-        let mut out = Vec::with_capacity(n);
+        // (every push below is within this room)
+        let mut out = try_vec(n, "the offsets of the encoded ids")?;
         let mut pos = 0;
         for k in 0..n {
             let start = pos;
@@ -748,7 +766,7 @@ impl Pipeline {
             };
             out.push((start, pos.min(word.len())));
         }
-        out
+        Ok(out)
     }
 }
 
@@ -1101,7 +1119,8 @@ fn spm_aligned(spec: &SpmSpec, seg: &str, base: usize) -> Result<Aligned> {
 /// (a leading `Metaspace` replaces and prepends on the aligned text first). Splits that cannot
 /// be found are aligned to the whole text.
 fn pre_tokenize_aligned(p: &PreTokenizer, a: Aligned, at_start: bool) -> Result<Vec<Aligned>> {
-    let real = p.pre_tokenize(vec![Split::new(a.text.clone(), at_start)])?;
+    let copy = crate::mem::try_string(&a.text, ALIGNED)?;
+    let real = p.pre_tokenize(vec![Split::new(copy, at_start)])?;
     let meta = match p {
         PreTokenizer::Sequence(list) => list.first(),
         other => Some(other),
@@ -1140,10 +1159,7 @@ fn pre_tokenize_aligned(p: &PreTokenizer, a: Aligned, at_start: bool) -> Result<
             }
             None => {
                 let whole = a.span(0, a.text.len());
-                return real
-                    .into_iter()
-                    .map(|s| Aligned::coarse(s.text, whole))
-                    .collect();
+                return try_map(real, |s| Aligned::coarse(s.text, whole), ALIGNED);
             }
         }
     }
@@ -1160,13 +1176,14 @@ fn tokens_of(vocab: &FxHashMap<String, u32>) -> Result<Vec<Option<String>>> {
             n - 1
         )));
     }
-    let mut tokens = vec![None; n];
+    const WHAT: &str = "the tokens of a tokenizer";
+    let mut tokens = try_filled(n, None, WHAT)?;
     for (t, &id) in vocab {
         let slot = &mut tokens[id as usize];
         if slot.is_some() {
             return Err(bad(format!("id {id} is given to two tokens")));
         }
-        *slot = Some(t.clone());
+        *slot = Some(try_string(t, WHAT)?);
     }
     Ok(tokens)
 }
@@ -1211,58 +1228,63 @@ fn vocab_map(v: &Value, what: &str) -> Result<FxHashMap<String, u32>> {
         .get("vocab")
         .and_then(Value::as_object)
         .ok_or_else(|| bad(format!("{what}: \"vocab\" is missing or not an object")))?;
+    const WHAT: &str = "the vocabulary of a tokenizer file";
     let mut out = FxHashMap::default();
-    out.reserve(obj.len());
+    try_reserve_map(&mut out, obj.len(), WHAT)?;
     for (t, id) in obj {
         let id = id
             .as_u64()
             .and_then(|x| u32::try_from(x).ok())
             .ok_or_else(|| bad(format!("{what}: token {t:?} has no valid id")))?;
-        out.insert(t.clone(), id);
+        out.insert(try_string(t, WHAT)?, id);
     }
     Ok(out)
 }
 
 /// A BPE model's `merges` (`"left right"` strings or pairs of strings) as a Value.
 fn merge_list(v: &Value, what: &str) -> Result<Vec<(String, String)>> {
-    let mut merges = Vec::new();
-    for m in list(v, "merges", what)? {
+    const WHAT: &str = "the merges of a tokenizer file";
+    let list = list(v, "merges", what)?;
+    let mut merges = try_vec(list.len(), WHAT)?;
+    for m in list {
         let pair = match m {
-            Value::String(s) => s
-                .split_once(' ')
-                .map(|(a, b)| (a.to_string(), b.to_string())),
-            Value::Array(p) if p.len() == 2 => p[0]
-                .as_str()
-                .zip(p[1].as_str())
-                .map(|(a, b)| (a.to_string(), b.to_string())),
+            Value::String(s) => s.split_once(' '),
+            Value::Array(p) if p.len() == 2 => p[0].as_str().zip(p[1].as_str()),
             _ => None,
         };
-        merges.push(pair.ok_or_else(|| bad(format!("{what}: a bad merge {m}")))?);
+        let (a, b) = pair.ok_or_else(|| bad(format!("{what}: a bad merge {m}")))?;
+        merges.push((try_string(a, WHAT)?, try_string(b, WHAT)?));
     }
     Ok(merges)
 }
 
-/// A tokenizer.json model's vocab object and merge list, read without building their Values
-/// (a Value of a 50k-entry vocab is a B-tree of owned strings, copied again into the model's
-/// hash map: most of a CLIP load).
+/// A tokenizer.json model's vocab (an object, or a Unigram model's list of rows) and merge
+/// list, read without building their Values (a Value of a 50k-entry vocab is a B-tree of owned
+/// strings, copied again into the model's hash map: most of a CLIP load) and allocated
+/// fallibly.
 #[derive(Default)]
 struct ModelTables<'a> {
     vocab: Option<FxHashMap<String, u32>>,
+    /// a Unigram model's `[piece, score]` rows
+    unigram: Option<Vec<(String, f64)>>,
     merges: Option<Vec<(String, String)>>,
     /// merges borrowed from the file's text (CLIP's merges.txt)
     merge_refs: Option<Vec<(&'a str, &'a str)>>,
 }
 
-/// The document with its model's vocab (if an object) and merges left out, and those tables;
-/// None where the file is not plain (invalid JSON, a repeated key in the document or the
-/// model, a vocab id that is not an integer in 0..2^32, a merge that `merge_list` refuses): the
-/// caller then reads the whole document as a Value, and reports what is wrong.
-fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
+/// The document with its model's vocab (an object, or a list of `[piece, score]` rows) and
+/// merges left out, and those tables; `Ok(None)` where the file is not plain (invalid JSON, a
+/// repeated key in the document or the model, a vocab id that is not an integer in 0..2^32, a
+/// vocab row that is no `[string, number]`, a merge that `merge_list` refuses): the caller then
+/// reads the whole document as a Value, and reports what is wrong. An error only for memory the
+/// allocator refused to the tables.
+fn fast_hf_document(json: &str) -> Result<Option<(Value, ModelTables<'static>)>> {
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use std::fmt;
 
     struct Members<'a> {
         tables: &'a mut ModelTables<'static>,
+        failed: &'a mut Option<Error>,
         in_model: bool,
     }
     impl<'de> DeserializeSeed<'de> for Members<'_> {
@@ -1285,26 +1307,31 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
         ) -> std::result::Result<Self::Value, A::Error> {
             let mut out = serde_json::Map::new();
             while let Some(key) = map.next_key::<String>()? {
+                let t = &*self.tables;
                 if out.contains_key(&key)
-                    || (self.in_model && key == "vocab" && self.tables.vocab.is_some())
-                    || (self.in_model && key == "merges" && self.tables.merges.is_some())
+                    || (self.in_model
+                        && key == "vocab"
+                        && (t.vocab.is_some() || t.unigram.is_some()))
+                    || (self.in_model && key == "merges" && t.merges.is_some())
                 {
                     return Err(serde::de::Error::custom("repeated key"));
                 }
                 let value = match (&*key, self.in_model) {
                     ("model", false) => Value::Object(map.next_value_seed(Members {
                         tables: &mut *self.tables,
+                        failed: &mut *self.failed,
                         in_model: true,
                     })?),
-                    ("vocab", true) => match map.next_value_seed(VocabSeed)? {
-                        Ok(vocab) => {
-                            self.tables.vocab = Some(vocab);
-                            continue;
+                    ("vocab", true) => {
+                        match map.next_value_seed(VocabSeed(&mut *self.failed))? {
+                            VocabTable::Map(vocab) => self.tables.vocab = Some(vocab),
+                            VocabTable::Rows(rows) => self.tables.unigram = Some(rows),
                         }
-                        Err(other) => other, // a Unigram list
-                    },
+                        continue;
+                    }
                     ("merges", true) => {
-                        self.tables.merges = Some(map.next_value_seed(MergesSeed)?);
+                        let merges = map.next_value_seed(MergesSeed(&mut *self.failed))?;
+                        self.tables.merges = Some(merges);
                         continue;
                     }
                     _ => map.next_value()?,
@@ -1315,10 +1342,15 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
         }
     }
 
-    /// An object of token -> id, or any other value as a Value.
-    struct VocabSeed;
-    impl<'de> DeserializeSeed<'de> for VocabSeed {
-        type Value = std::result::Result<FxHashMap<String, u32>, Value>;
+    enum VocabTable {
+        Map(FxHashMap<String, u32>),
+        Rows(Vec<(String, f64)>),
+    }
+
+    /// An object of token -> id, or a list of `[piece, score]` rows.
+    struct VocabSeed<'f>(&'f mut Option<Error>);
+    impl<'de> DeserializeSeed<'de> for VocabSeed<'_> {
+        type Value = VocabTable;
         fn deserialize<D: Deserializer<'de>>(
             self,
             d: D,
@@ -1326,8 +1358,8 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
             d.deserialize_any(self)
         }
     }
-    impl<'de> Visitor<'de> for VocabSeed {
-        type Value = std::result::Result<FxHashMap<String, u32>, Value>;
+    impl<'de> Visitor<'de> for VocabSeed<'_> {
+        type Value = VocabTable;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a vocab")
         }
@@ -1335,22 +1367,54 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
             self,
             map: A,
         ) -> std::result::Result<Self::Value, A::Error> {
-            vocab_files::vocab_map_entries(map).map(Ok)
+            vocab_files::vocab_map_entries(map, self.0).map(VocabTable::Map)
         }
         fn visit_seq<A: SeqAccess<'de>>(
             self,
-            seq: A,
+            mut seq: A,
         ) -> std::result::Result<Self::Value, A::Error> {
-            let v = serde::de::Deserialize::deserialize(
-                serde::de::value::SeqAccessDeserializer::new(seq),
-            )?;
-            Ok(Err(Value::Array(v)))
+            const WHAT: &str = "the vocabulary of a tokenizer file";
+            let mut rows = Vec::new();
+            while let Some(row) = seq.next_element_seed(RowSeed(&mut *self.0))? {
+                try_push(&mut rows, row, WHAT).map_err(|e| refused(self.0, e))?;
+            }
+            Ok(VocabTable::Rows(rows))
+        }
+    }
+
+    /// A Unigram vocab row `[piece, score]` (a score is any JSON number, as `Value::as_f64`).
+    struct RowSeed<'f>(&'f mut Option<Error>);
+    impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
+        type Value = (String, f64);
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+    impl<'de> Visitor<'de> for RowSeed<'_> {
+        type Value = (String, f64);
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a [piece, score] row")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let short = || serde::de::Error::custom("short");
+            let piece = seq.next_element_seed(OwnedStr(self.0))?.ok_or_else(short)?;
+            let score: f64 = seq.next_element()?.ok_or_else(short)?;
+            if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                return Err(serde::de::Error::custom("long"));
+            }
+            Ok((piece, score))
         }
     }
 
     /// A merge list as `merge_list` reads it.
-    struct MergesSeed;
-    impl<'de> DeserializeSeed<'de> for MergesSeed {
+    struct MergesSeed<'f>(&'f mut Option<Error>);
+    impl<'de> DeserializeSeed<'de> for MergesSeed<'_> {
         type Value = Vec<(String, String)>;
         fn deserialize<D: Deserializer<'de>>(
             self,
@@ -1359,7 +1423,7 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
             d.deserialize_seq(self)
         }
     }
-    impl<'de> Visitor<'de> for MergesSeed {
+    impl<'de> Visitor<'de> for MergesSeed<'_> {
         type Value = Vec<(String, String)>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a merge list")
@@ -1368,58 +1432,76 @@ fn fast_hf_document(json: &str) -> Option<(Value, ModelTables<'static>)> {
             self,
             mut seq: A,
         ) -> std::result::Result<Self::Value, A::Error> {
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-            while let Some(m) = seq.next_element::<OneMerge>()? {
-                out.push(m.0);
+            const WHAT: &str = "the merges of a tokenizer file";
+            let mut out =
+                try_vec(seq.size_hint().unwrap_or(0), WHAT).map_err(|e| refused(self.0, e))?;
+            while let Some(m) = seq.next_element_seed(MergeSeed(&mut *self.0))? {
+                try_push(&mut out, m, WHAT).map_err(|e| refused(self.0, e))?;
             }
             Ok(out)
         }
     }
 
-    struct OneMerge((String, String));
-    impl<'de> serde::de::Deserialize<'de> for OneMerge {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = OneMerge;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("a merge")
-                }
-                fn visit_str<E: serde::de::Error>(
-                    self,
-                    s: &str,
-                ) -> std::result::Result<OneMerge, E> {
-                    s.split_once(' ')
-                        .map(|(a, b)| OneMerge((a.to_string(), b.to_string())))
-                        .ok_or_else(|| E::custom("no space"))
-                }
-                fn visit_seq<A: SeqAccess<'de>>(
-                    self,
-                    mut seq: A,
-                ) -> std::result::Result<OneMerge, A::Error> {
-                    let short = || serde::de::Error::custom("short");
-                    let a: String = seq.next_element()?.ok_or_else(short)?;
-                    let b: String = seq.next_element()?.ok_or_else(short)?;
-                    if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
-                        return Err(serde::de::Error::custom("long"));
-                    }
-                    Ok(OneMerge((a, b)))
-                }
+    /// One merge: `"left right"` or `["left", "right"]`.
+    struct MergeSeed<'f>(&'f mut Option<Error>);
+    impl<'de> DeserializeSeed<'de> for MergeSeed<'_> {
+        type Value = (String, String);
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for MergeSeed<'_> {
+        type Value = (String, String);
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a merge")
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
+            const WHAT: &str = "the merges of a tokenizer file";
+            let (a, b) = s.split_once(' ').ok_or_else(|| E::custom("no space"))?;
+            let a = try_string(a, WHAT).map_err(|e| refused(&mut *self.0, e))?;
+            let b = try_string(b, WHAT).map_err(|e| refused(self.0, e))?;
+            Ok((a, b))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let short = || serde::de::Error::custom("short");
+            let a = seq
+                .next_element_seed(OwnedStr(&mut *self.0))?
+                .ok_or_else(short)?;
+            let b = seq
+                .next_element_seed(OwnedStr(&mut *self.0))?
+                .ok_or_else(short)?;
+            if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                return Err(serde::de::Error::custom("long"));
             }
-            d.deserialize_any(V)
+            Ok((a, b))
         }
     }
 
     let mut tables = ModelTables::default();
+    let mut failed = None;
     let mut de = serde_json::Deserializer::from_str(json);
     let doc = Members {
         tables: &mut tables,
+        failed: &mut failed,
         in_model: false,
     }
-    .deserialize(&mut de)
-    .ok()?;
-    de.end().ok()?;
-    Some((Value::Object(doc), tables))
+    .deserialize(&mut de);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let Ok(doc) = doc else {
+        return Ok(None);
+    };
+    if de.end().is_err() {
+        return Ok(None);
+    }
+    Ok(Some((Value::Object(doc), tables)))
 }
 
 fn hf_model(v: &Value, tables: ModelTables<'_>) -> Result<(Model, Vec<Option<String>>)> {
@@ -1433,14 +1515,23 @@ fn hf_model(v: &Value, tables: ModelTables<'_>) -> Result<(Model, Vec<Option<Str
     match kind {
         "Unigram" => {
             let what = "Unigram model";
-            let mut vocab = Vec::new();
-            for row in list(v, "vocab", what)? {
-                let pair = row.as_array().filter(|p| p.len() == 2);
-                let (p, s) = pair
-                    .and_then(|p| Some((p[0].as_str()?, p[1].as_f64()?)))
-                    .ok_or_else(|| bad(format!("{what}: a vocab row is not [piece, score]")))?;
-                vocab.push((p.to_string(), s));
-            }
+            const WHAT: &str = "the vocabulary of a tokenizer file";
+            let vocab = match tables.unigram {
+                Some(rows) => rows,
+                None => try_map(
+                    list(v, "vocab", what)?,
+                    |row| {
+                        let pair = row.as_array().filter(|p| p.len() == 2);
+                        let (p, s) = pair
+                            .and_then(|p| Some((p[0].as_str()?, p[1].as_f64()?)))
+                            .ok_or_else(|| {
+                                bad(format!("{what}: a vocab row is not [piece, score]"))
+                            })?;
+                        Ok((try_string(p, WHAT)?, s))
+                    },
+                    WHAT,
+                )?,
+            };
             let unk = match v.get("unk_id") {
                 None | Some(Value::Null) => None,
                 Some(x) => Some(
@@ -1449,7 +1540,7 @@ fn hf_model(v: &Value, tables: ModelTables<'_>) -> Result<(Model, Vec<Option<Str
                         .ok_or_else(|| bad(format!("{what}: \"unk_id\" is not an id")))?,
                 ),
             };
-            let tokens = vocab.iter().map(|(p, _)| Some(p.clone())).collect();
+            let tokens = try_map(&vocab, |(p, _)| Ok(Some(try_string(p, WHAT)?)), WHAT)?;
             let u = Unigram::from_vocab(vocab, unk, bool_or(v, "byte_fallback", false))?;
             Ok((Model::Unigram(u), tokens))
         }
@@ -1515,7 +1606,11 @@ fn base64_decode(s: &str) -> Result<Vec<u8>> {
         } as u32)
     };
     let body = s.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    // (6 bits a character: the pushes below are within this room)
+    let mut out = try_vec(
+        body.len() * 3 / 4,
+        "the normalization map of a tokenizer file",
+    )?;
     let (mut acc, mut bits) = (0u32, 0);
     for &c in body {
         let v = val(c).ok_or_else(|| bad("precompiled_charsmap is not valid base64"))?;
@@ -1796,7 +1891,7 @@ mod tests {
     fn plain_files_skip_the_value_of_their_tables() {
         let bpe = r#"{"version":"1.0","model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},
             "merges":["a b",["b","a"]],"dropout":null},"decoder":null}"#;
-        let (doc, tables) = fast_hf_document(bpe).expect("plain");
+        let (doc, tables) = fast_hf_document(bpe).unwrap().expect("plain");
         assert_eq!(
             doc,
             serde_json::json!({"version":"1.0","decoder":null,
@@ -1805,10 +1900,12 @@ mod tests {
         assert_eq!(tables.vocab.unwrap().len(), 3);
         let pairs = [("a", "b"), ("b", "a")].map(|(a, b)| (a.to_string(), b.to_string()));
         assert_eq!(tables.merges.unwrap(), pairs.to_vec());
-        // a Unigram vocab (a list) stays in the document
-        let unigram = r#"{"model":{"type":"Unigram","vocab":[["a",-1.0]]}}"#;
-        let (doc, tables) = fast_hf_document(unigram).expect("plain");
-        assert_eq!(doc["model"]["vocab"], serde_json::json!([["a", -1.0]]));
+        // a Unigram vocab (a list of rows, a score any number) is read into its rows
+        let unigram = r#"{"model":{"type":"Unigram","vocab":[["a",-1.5],["b",2]]}}"#;
+        let (doc, tables) = fast_hf_document(unigram).unwrap().expect("plain");
+        assert_eq!(doc, serde_json::json!({"model":{"type":"Unigram"}}));
+        let rows = vec![("a".to_string(), -1.5), ("b".to_string(), 2.0)];
+        assert_eq!(tables.unigram, Some(rows));
         assert!(tables.vocab.is_none() && tables.merges.is_none());
         // the rest is left to the Value reading, which reports it
         for odd in [
@@ -1822,8 +1919,13 @@ mod tests {
             r#"{"model":{"merges":[["a","b","c"]]}}"#,
             r#"{"model":{"merges":null}}"#,
             r#"{"model":{"vocab":{}}} x"#,
+            r#"{"model":{"vocab":[["a"]]}}"#,
+            r#"{"model":{"vocab":[["a",1,2]]}}"#,
+            r#"{"model":{"vocab":[["a","1"]]}}"#,
+            r#"{"model":{"vocab":[[1,1]]}}"#,
+            r#"{"model":{"vocab":[["a",1]],"vocab":[["a",1]]}}"#,
         ] {
-            assert!(fast_hf_document(odd).is_none(), "{odd}");
+            assert!(fast_hf_document(odd).unwrap().is_none(), "{odd}");
         }
         let json = r#"{"model":{"type":"BPE","vocab":{"a":1.5},"merges":[]}}"#;
         let Err(e) = Pipeline::from_hf_json(json) else {

@@ -10,7 +10,7 @@
 //! files).
 
 use crate::bytelevel;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mem::{
     try_collect, try_filled, try_push, try_reserve, try_reserve_map, try_reserve_set, try_vec,
 };
@@ -151,45 +151,52 @@ pub type Pair<'a> = (&'a str, &'a str);
 
 /// `files/clip.py::read_clip_files` (as `transformers`' CLIPTokenizer reads the files): the
 /// token -> id object of `vocab.json` and the merges of `merges.txt` (the text stripped, a
-/// `#version` first line dropped, then one `left right` pair a line). None where that reader
-/// raises or cleans the text first (invalid UTF-8 or JSON, anything but an object of ids in
-/// 0..2^32, a CR, a blank line, a line that is no pair) and where Python's strip could see
+/// `#version` first line dropped, then one `left right` pair a line). `Ok(None)` where that
+/// reader raises or cleans the text first (invalid UTF-8 or JSON, anything but an object of ids
+/// in 0..2^32, a CR, a blank line, a line that is no pair) and where Python's strip could see
 /// other whitespace than this one: the caller then runs the Python reader. A repeated token
 /// takes its last id, as `json.loads` does.
 pub fn parse_clip_files<'m>(
     vocab_json: &[u8],
     merges_txt: &'m [u8],
-) -> Option<(FxHashMap<String, u32>, Vec<Pair<'m>>)> {
-    let text = std::str::from_utf8(merges_txt).ok()?;
+) -> Read<(FxHashMap<String, u32>, Vec<Pair<'m>>)> {
+    const WHAT: &str = "the merges of a tokenizer file";
+    let Ok(text) = std::str::from_utf8(merges_txt) else {
+        return Ok(None);
+    };
     if text.contains('\r') {
-        return None;
+        return Ok(None);
     }
     let body = text.trim_matches(py_space);
-    let mut merges = Vec::with_capacity(body.len() / 10);
+    let mut merges = try_vec(body.len() / 10, WHAT)?;
     if !body.is_empty() {
         for (n, line) in body.split('\n').enumerate() {
             if n == 0 && line.starts_with("#version") {
                 continue;
             }
-            let (a, b) = line.split_once(' ')?;
+            let Some((a, b)) = line.split_once(' ') else {
+                return Ok(None);
+            };
             if a.is_empty() || b.is_empty() || b.contains(' ') {
-                return None;
+                return Ok(None);
             }
-            merges.push((a, b));
+            try_push(&mut merges, (a, b), WHAT)?;
         }
     }
-    let vocab = parse_vocab_object(std::str::from_utf8(vocab_json).ok()?)?;
-    Some((vocab, merges))
+    let Ok(json) = std::str::from_utf8(vocab_json) else {
+        return Ok(None);
+    };
+    Ok(parse_vocab_object(json)?.map(|vocab| (vocab, merges)))
 }
 
-/// A JSON object of token -> id (`vocab.json`) straight into a hash map; None for anything
-/// else.
-fn parse_vocab_object(json: &str) -> Option<FxHashMap<String, u32>> {
+/// A JSON object of token -> id (`vocab.json`) straight into a hash map; `Ok(None)` for
+/// anything else.
+fn parse_vocab_object(json: &str) -> Read<FxHashMap<String, u32>> {
     use serde::de::{Deserializer, MapAccess, Visitor};
     use std::fmt;
 
-    struct Object;
-    impl<'de> Visitor<'de> for Object {
+    struct Object<'f>(&'f mut Option<Error>);
+    impl<'de> Visitor<'de> for Object<'_> {
         type Value = FxHashMap<String, u32>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("an object of token -> id")
@@ -198,26 +205,64 @@ fn parse_vocab_object(json: &str) -> Option<FxHashMap<String, u32>> {
             self,
             map: A,
         ) -> std::result::Result<Self::Value, A::Error> {
-            vocab_map_entries(map)
+            vocab_map_entries(map, self.0)
         }
     }
+    let mut failed = None;
     let mut de = serde_json::Deserializer::from_str(json);
-    let vocab = (&mut de).deserialize_map(Object).ok()?;
-    de.end().ok()?;
-    Some(vocab)
+    let vocab = (&mut de).deserialize_map(Object(&mut failed));
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(vocab.ok().filter(|_| de.end().is_ok()))
+}
+
+/// The serde error of a refused allocation `e`, remembered in `failed` (where the caller finds
+/// it: serde's own error type cannot carry it).
+pub(crate) fn refused<E: serde::de::Error>(failed: &mut Option<Error>, e: Error) -> E {
+    *failed = Some(e);
+    E::custom("out of memory")
+}
+
+/// A JSON string copied into a `String` allocated fallibly (a refusal: see [`refused`]).
+pub(crate) struct OwnedStr<'f>(pub &'f mut Option<Error>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for OwnedStr<'_> {
+    type Value = String;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<String, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for OwnedStr<'_> {
+    type Value = String;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<String, E> {
+        crate::mem::try_string(s, "the strings of a tokenizer file").map_err(|e| refused(self.0, e))
+    }
 }
 
 /// The entries of a JSON object of token -> id read by a serde visitor into a hash map (a
 /// repeated key: the last, as a `serde_json::Value` map keeps); an id that is no `u32` is an
-/// error.
+/// error, and so is a refused allocation (remembered in `failed`, see [`refused`]).
 pub(crate) fn vocab_map_entries<'de, A: serde::de::MapAccess<'de>>(
     mut map: A,
+    failed: &mut Option<Error>,
 ) -> std::result::Result<FxHashMap<String, u32>, A::Error> {
+    const WHAT: &str = "the vocabulary of a tokenizer file";
     let mut out = FxHashMap::default();
-    out.reserve(map.size_hint().unwrap_or(0));
-    while let Some(key) = map.next_key::<String>()? {
+    try_reserve_map(&mut out, map.size_hint().unwrap_or(0), WHAT)
+        .map_err(|e| refused(failed, e))?;
+    while let Some(key) = map.next_key_seed(OwnedStr(&mut *failed))? {
         let id: u64 = map.next_value()?;
         let id = u32::try_from(id).map_err(serde::de::Error::custom)?;
+        // (amortized: the table doubles when full, as `insert` grows it)
+        try_reserve_map(&mut out, 1, WHAT).map_err(|e| refused(failed, e))?;
         out.insert(key, id);
     }
     Ok(out)
@@ -927,17 +972,23 @@ mod tests {
     #[test]
     fn clip_files_as_the_python_reader_or_declined() {
         let vocab = br#"{"a": 0, "b": 1, "ab</w>": 2, "a": 3}"#;
-        let (v, m) = parse_clip_files(vocab, b"#version: 0.2\na b</w>\nx y\n\n").unwrap();
+        let (v, m) = parse_clip_files(vocab, b"#version: 0.2\na b</w>\nx y\n\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(v.len(), 3);
         assert_eq!(v["a"], 3); // the last of a repeated key, as json.loads
         assert_eq!(m, vec![("a", "b</w>"), ("x", "y")]);
         // stripped as str.strip: U+001F and U+3000 are whitespace to Python
-        let (_, m) = parse_clip_files(vocab, "\u{1f} a b\u{3000}\n".as_bytes()).unwrap();
+        let (_, m) = parse_clip_files(vocab, "\u{1f} a b\u{3000}\n".as_bytes())
+            .unwrap()
+            .unwrap();
         assert_eq!(m, vec![("a", "b")]);
-        let (_, m) = parse_clip_files(vocab, b" \n\t").unwrap();
+        let (_, m) = parse_clip_files(vocab, b" \n\t").unwrap().unwrap();
         assert!(m.is_empty());
         // a header only as the first line: later it is a pair like any other
-        let (_, m) = parse_clip_files(vocab, b"a b\n#version: 0.2\n").unwrap();
+        let (_, m) = parse_clip_files(vocab, b"a b\n#version: 0.2\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(m, vec![("a", "b"), ("#version:", "0.2")]);
         for merges in [
             &b"a b\r\nc d"[..],
@@ -949,7 +1000,10 @@ mod tests {
             b"a \nb c",
             b"\xff b",
         ] {
-            assert!(parse_clip_files(vocab, merges).is_none(), "{merges:?}");
+            assert!(
+                parse_clip_files(vocab, merges).unwrap().is_none(),
+                "{merges:?}"
+            );
         }
         for vocab in [
             &br#"{"a": -1}"#[..],
@@ -960,7 +1014,10 @@ mod tests {
             b"\xef\xbb\xbf{}",
             br#"{"a": "1"}"#,
         ] {
-            assert!(parse_clip_files(vocab, b"a b").is_none(), "{vocab:?}");
+            assert!(
+                parse_clip_files(vocab, b"a b").unwrap().is_none(),
+                "{vocab:?}"
+            );
         }
     }
 }

@@ -116,7 +116,7 @@ fn spm_pipeline(file: &str) -> SpmPipeline {
     SpmPipeline {
         normalizer,
         model,
-        decoder: SpmDecoder::new(&m),
+        decoder: SpmDecoder::new(&m).unwrap(),
     }
 }
 
@@ -407,7 +407,7 @@ fn corrupted_model_files_never_panic() {
                 if let Ok(n) = SpmNormalizer::new(&m.normalizer_spec, &[], false) {
                     let _ = n.normalize("ＡＢ ｃ  d");
                 }
-                let _ = SpmDecoder::new(&m).decode(&[0, 1, 2, 3, 40000]);
+                let _ = SpmDecoder::new(&m).unwrap().decode(&[0, 1, 2, 3, 40000]);
             }
         }
     }

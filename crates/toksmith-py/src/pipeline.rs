@@ -141,29 +141,32 @@ impl Pipeline {
             PieceType::Unused => "unused",
             PieceType::Byte => "byte",
         };
-        let pieces = m
-            .pieces
-            .iter()
-            .map(|p| (p.piece.clone(), p.score, kind(p.kind)))
-            .collect();
         let model_type = match m.trainer_spec.model_type {
             ModelType::Unigram => "unigram",
             ModelType::Bpe => "bpe",
             ModelType::Word => "word",
             ModelType::Char => "char",
         };
-        let n = &m.normalizer_spec;
         let denormalizer = m
             .denormalizer_spec
             .as_ref()
             .is_some_and(|d| !d.precompiled_charsmap.is_empty());
+        // the pieces and the charsmap moved out of the parsed model (no copy sized by the
+        // file; the list of rows allocated fallibly)
+        let pieces = toksmith_core::mem::try_map(
+            m.pieces,
+            |p| Ok((p.piece, p.score, kind(p.kind))),
+            "the pieces of a SentencePiece model",
+        )
+        .map_err(to_py)?;
+        let n = m.normalizer_spec;
         Ok((
             pieces,
             model_type,
             m.trainer_spec.byte_fallback,
             m.trainer_spec.treat_whitespace_as_suffix,
             (
-                n.precompiled_charsmap.clone(),
+                n.precompiled_charsmap,
                 n.add_dummy_prefix,
                 n.remove_extra_whitespaces,
                 n.escape_whitespaces,

@@ -18,14 +18,20 @@ pub struct SpmDecoder {
 const SPACE_SYMBOL: &str = "\u{2581}";
 
 impl SpmDecoder {
-    pub fn new(m: &ModelProto) -> Self {
-        SpmDecoder {
-            pieces: m.pieces.iter().map(|p| p.piece.clone()).collect(),
-            kinds: m.pieces.iter().map(|p| p.kind).collect(),
+    /// The decoder of a model's pieces (copied: allocated fallibly, see [`crate::mem`]).
+    pub fn new(m: &ModelProto) -> Result<Self> {
+        const PIECES: &str = "the pieces of a SentencePiece model";
+        Ok(SpmDecoder {
+            pieces: crate::mem::try_map(
+                &m.pieces,
+                |p| crate::mem::try_string(&p.piece, PIECES),
+                PIECES,
+            )?,
+            kinds: crate::mem::try_map(&m.pieces, |p| Ok(p.kind), PIECES)?,
             unk_surface: m.trainer_spec.unk_surface.clone(),
             add_dummy_prefix: m.normalizer_spec.add_dummy_prefix,
             remove_extra_whitespaces: m.normalizer_spec.remove_extra_whitespaces,
-        }
+        })
     }
 
     /// The text of `ids`: an unknown id is an error naming it, a refused allocation (the text

@@ -130,7 +130,7 @@ impl Encoder {
             // normalized first, special tokens then found in the normalized text
             return self.encode(&n.normalize_cow(text)?, allowed);
         }
-        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut out = crate::mem::try_vec(text.len() / 3 + 1, "the encoded ids")?;
         let mut pos = 0;
         if !matches!(allowed, Allowed::None) {
             let accept =
@@ -138,7 +138,7 @@ impl Encoder {
             while let Some((s, e, id)) = self.matcher.find(text.as_bytes(), pos, &accept) {
                 let part = norm.normalize_cow(&text[pos..s])?;
                 self.encode_into(&part, &Allowed::None, &mut out)?;
-                out.push(id);
+                crate::mem::try_push(&mut out, id, "the encoded ids")?;
                 pos = e;
             }
         }

@@ -26,7 +26,7 @@ use rustc_hash::FxHashMap;
 use super::spm::{byte_piece, ModelProto, PieceType};
 use super::trie::Trie;
 use super::word_cache;
-use crate::mem::{try_reserve, try_vec};
+use crate::mem::{try_map, try_reserve, try_reserve_map, try_string, try_vec};
 use crate::{Error, Result};
 
 const SPACE: char = '\u{2581}';
@@ -113,6 +113,9 @@ impl PartialOrd for Merge {
     }
 }
 
+/// What a refused allocation of a model's tables names.
+const TABLES: &str = "the vocabulary and merges of a BPE model";
+
 /// `<0xAB>` ids, u32::MAX where a byte has no piece.
 fn byte_ids_of(vocab: &FxHashMap<String, u32>) -> Option<Box<[u32; 256]>> {
     let mut ids = Box::new([u32::MAX; 256]);
@@ -136,7 +139,8 @@ impl CharBpe {
             .as_ref()
             .map_or(0, |p| p.len());
         let mut table = FxHashMap::default();
-        table.reserve(merges.len());
+        // (every insert below is within this room)
+        try_reserve_map(&mut table, merges.len(), TABLES)?;
         let mut merged = String::new();
         for (rank, (a, b)) in merges.iter().enumerate() {
             let (a, b) = (a.as_ref(), b.as_ref());
@@ -156,6 +160,9 @@ impl CharBpe {
                 ))
             })?;
             merged.clear();
+            merged
+                .try_reserve(a.len() + rest.len())
+                .map_err(|_| crate::mem::oom(TABLES, a.len() + rest.len(), 1))?;
             merged.push_str(a);
             merged.push_str(rest);
             let im = get(&merged)?;
@@ -207,20 +214,22 @@ impl CharBpe {
             return Err(Error::InvalidVocab("too many pieces".into()));
         }
         let mut vocab: FxHashMap<String, u32> = FxHashMap::default();
-        let mut unused = vec![false; n];
+        // (the inserts into the tables sized by the pieces are within the room reserved first)
+        try_reserve_map(&mut vocab, n, TABLES)?;
+        let mut unused = crate::mem::try_filled(n, false, TABLES)?;
         let mut user_defined = Trie::new();
         let mut any_user_defined = false;
-        let mut mergeable = Vec::new();
+        let mut mergeable = try_vec(n, TABLES)?;
         for (i, p) in m.pieces.iter().enumerate() {
             match p.kind {
                 PieceType::Normal | PieceType::UserDefined | PieceType::Unused => {
-                    vocab.insert(p.piece.clone(), i as u32);
+                    vocab.insert(try_string(&p.piece, TABLES)?, i as u32);
                     mergeable.push(i);
                     if p.kind == PieceType::Unused {
                         unused[i] = true;
                     }
                     if p.kind == PieceType::UserDefined {
-                        user_defined.insert(p.piece.as_bytes(), i as u32);
+                        user_defined.insert(p.piece.as_bytes(), i as u32)?;
                         any_user_defined = true;
                     }
                 }
@@ -228,9 +237,15 @@ impl CharBpe {
             }
         }
         // Reserved pieces (control, unknown, byte) are found by PieceToId too, but never merge.
-        let mut all_ids: FxHashMap<String, u32> = vocab.clone();
+        let mut all_ids: FxHashMap<String, u32> = FxHashMap::default();
+        try_reserve_map(&mut all_ids, n, TABLES)?;
+        for (t, &id) in &vocab {
+            all_ids.insert(try_string(t, TABLES)?, id);
+        }
         for (i, p) in m.pieces.iter().enumerate() {
-            all_ids.entry(p.piece.clone()).or_insert(i as u32);
+            if !all_ids.contains_key(&p.piece) {
+                all_ids.insert(try_string(&p.piece, TABLES)?, i as u32);
+            }
         }
         // Characters of pieces that are no piece themselves still merge in sentencepiece (it
         // merges strings): give them ids past the vocabulary, reported as unknown.
@@ -238,15 +253,18 @@ impl CharBpe {
         let mut extra: FxHashMap<String, u32> = FxHashMap::default();
         for &i in &mergeable {
             for c in m.pieces[i].piece.chars() {
-                let s = c.to_string();
-                if !all_ids.contains_key(&s) && !extra.contains_key(&s) {
-                    extra.insert(s, next_id);
+                let mut buf = [0; 4];
+                let s: &str = c.encode_utf8(&mut buf);
+                if !all_ids.contains_key(s) && !extra.contains_key(s) {
+                    // (amortized: the table doubles when full)
+                    try_reserve_map(&mut extra, 1, TABLES)?;
+                    extra.insert(try_string(s, TABLES)?, next_id);
                     next_id += 1;
                 }
             }
         }
         // Ranks: equal scores share a rank so that the leftmost pair wins among them.
-        let mut scores: Vec<f32> = mergeable.iter().map(|&i| m.pieces[i].score).collect();
+        let mut scores: Vec<f32> = try_map(&mergeable, |&i| Ok(m.pieces[i].score), TABLES)?;
         scores.sort_by(|a, b| b.total_cmp(a));
         scores.dedup();
         let rank_of =
@@ -258,14 +276,17 @@ impl CharBpe {
             let rank = rank_of(m.pieces[i].score);
             for (k, _) in piece.char_indices().skip(1) {
                 if let (Some(a), Some(b)) = (lookup(&piece[..k]), lookup(&piece[k..])) {
+                    // (amortized: the table doubles when full)
+                    try_reserve_map(&mut merges, 1, TABLES)?;
                     merges.insert((a, b), (rank, i as u32));
                 }
             }
         }
         let mut lookup_vocab = all_ids;
+        try_reserve_map(&mut lookup_vocab, extra.len(), TABLES)?;
         lookup_vocab.extend(extra);
         let byte_ids = if m.trainer_spec.byte_fallback {
-            byte_ids_of(&vocab_with_bytes(m))
+            byte_ids_of(&vocab_with_bytes(m)?)
         } else {
             None
         };
@@ -295,6 +316,7 @@ impl CharBpe {
             let mut chars = t.chars();
             if let (Some(c), None) = (chars.next(), chars.next()) {
                 if !c.is_ascii() {
+                    try_reserve_map(&mut char_ids, 1, TABLES)?;
                     char_ids.insert(c, id);
                 }
             }
@@ -597,13 +619,16 @@ impl CharBpe {
     }
 }
 
-fn vocab_with_bytes(m: &ModelProto) -> FxHashMap<String, u32> {
-    m.pieces
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.kind == PieceType::Byte)
-        .map(|(i, p)| (p.piece.clone(), i as u32))
-        .collect()
+fn vocab_with_bytes(m: &ModelProto) -> Result<FxHashMap<String, u32>> {
+    let mut out = FxHashMap::default();
+    for (i, p) in m.pieces.iter().enumerate() {
+        if p.kind == PieceType::Byte {
+            // (a checked model has at most 256 byte pieces, each `<0xAB>`)
+            try_reserve_map(&mut out, 1, TABLES)?;
+            out.insert(try_string(&p.piece, TABLES)?, i as u32);
+        }
+    }
+    Ok(out)
 }
 
 fn link(symbols: &mut [Symbol]) {

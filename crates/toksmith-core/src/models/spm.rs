@@ -11,6 +11,27 @@ use std::fmt;
 pub struct SpmError {
     pub offset: usize,
     pub message: String,
+    /// the allocator refused the memory to hold what was read (`message` says what)
+    pub out_of_memory: bool,
+}
+
+impl SpmError {
+    fn at(offset: usize, message: impl Into<String>) -> Self {
+        SpmError {
+            offset,
+            message: message.into(),
+            out_of_memory: false,
+        }
+    }
+
+    /// A refused allocation while reading the field at `offset`.
+    fn refused(offset: usize, e: crate::Error) -> Self {
+        SpmError {
+            offset,
+            message: e.to_string(),
+            out_of_memory: true,
+        }
+    }
 }
 
 impl fmt::Display for SpmError {
@@ -27,7 +48,11 @@ impl std::error::Error for SpmError {}
 
 impl From<SpmError> for crate::Error {
     fn from(e: SpmError) -> Self {
-        crate::Error::InvalidVocab(e.to_string())
+        if e.out_of_memory {
+            crate::Error::OutOfMemory(e.message)
+        } else {
+            crate::Error::InvalidVocab(e.to_string())
+        }
     }
 }
 
@@ -167,10 +192,7 @@ impl<'a> Reader<'a> {
     }
 
     fn err(&self, at: usize, message: impl Into<String>) -> SpmError {
-        SpmError {
-            offset: self.base + at,
-            message: message.into(),
-        }
+        SpmError::at(self.base + at, message)
     }
 
     fn varint(&mut self) -> SpmResult<u64> {
@@ -248,10 +270,16 @@ fn want_varint(v: &Value, field: u64, at: usize, r: &Reader) -> SpmResult<u64> {
 
 fn want_string(v: &Value, field: u64, at: usize, r: &Reader) -> SpmResult<String> {
     match v {
-        Value::Bytes(b, off) => String::from_utf8(b.to_vec()).map_err(|e| SpmError {
-            offset: off + e.utf8_error().valid_up_to(),
-            message: format!("field {field}: string is not valid UTF-8"),
-        }),
+        Value::Bytes(b, off) => {
+            let s = std::str::from_utf8(b).map_err(|e| {
+                SpmError::at(
+                    off + e.valid_up_to(),
+                    format!("field {field}: string is not valid UTF-8"),
+                )
+            })?;
+            crate::mem::try_string(s, "the pieces of a SentencePiece model")
+                .map_err(|e| SpmError::refused(*off, e))
+        }
         _ => Err(r.err(at, format!("field {field}: expected a string"))),
     }
 }
@@ -339,7 +367,12 @@ fn parse_normalizer(buf: &[u8], base: usize) -> SpmResult<NormalizerSpec> {
     while let Some((field, v, at)) = r.next()? {
         match field {
             1 => n.name = want_string(&v, field, at, &r)?,
-            2 => n.precompiled_charsmap = want_bytes(&v, field, at, &r)?.0.to_vec(),
+            2 => {
+                let (b, off) = want_bytes(&v, field, at, &r)?;
+                n.precompiled_charsmap =
+                    crate::mem::try_bytes(b, "the normalization map of a SentencePiece model")
+                        .map_err(|e| SpmError::refused(off, e))?;
+            }
             3 => n.add_dummy_prefix = want_varint(&v, field, at, &r)? != 0,
             4 => n.remove_extra_whitespaces = want_varint(&v, field, at, &r)? != 0,
             5 => n.escape_whitespaces = want_varint(&v, field, at, &r)? != 0,
@@ -358,7 +391,13 @@ impl ModelProto {
             match field {
                 1 => {
                     let (b, off) = want_bytes(&v, field, at, &r)?;
-                    m.pieces.push(parse_piece(b, off)?);
+                    let piece = parse_piece(b, off)?;
+                    crate::mem::try_push(
+                        &mut m.pieces,
+                        piece,
+                        "the pieces of a SentencePiece model",
+                    )
+                    .map_err(|e| SpmError::refused(off, e))?;
                 }
                 2 => {
                     let (b, off) = want_bytes(&v, field, at, &r)?;
@@ -376,10 +415,10 @@ impl ModelProto {
             }
         }
         if m.pieces.is_empty() {
-            return Err(SpmError {
-                offset: buf.len(),
-                message: "no pieces (not a SentencePiece model)".into(),
-            });
+            return Err(SpmError::at(
+                buf.len(),
+                "no pieces (not a SentencePiece model)",
+            ));
         }
         m.check()?;
         Ok(m)
@@ -387,8 +426,14 @@ impl ModelProto {
 
     /// The consistency sentencepiece itself insists on when it loads a model.
     fn check(&self) -> SpmResult<()> {
-        let end = |message: String| SpmError { offset: 0, message };
+        let end = |message: String| SpmError::at(0, message);
         let mut seen = rustc_hash::FxHashSet::default();
+        crate::mem::try_reserve_set(
+            &mut seen,
+            self.pieces.len(),
+            "the pieces of a SentencePiece model",
+        )
+        .map_err(|e| SpmError::refused(0, e))?;
         let mut unk = None;
         for (i, p) in self.pieces.iter().enumerate() {
             if p.piece.is_empty() {

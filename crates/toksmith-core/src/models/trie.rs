@@ -9,6 +9,12 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::mem::{try_collect, try_map, try_reserve, try_reserve_map, try_vec};
+use crate::Result;
+
+/// What a refused allocation names.
+const WHAT: &str = "the trie of a vocabulary";
+
 #[derive(Debug, Clone, Default)]
 pub struct Trie {
     next: FxHashMap<u64, u32>,
@@ -50,44 +56,55 @@ impl Trie {
         }
     }
 
-    /// Insert `key` with `value` (a later insert of the same key replaces the value).
-    pub fn insert(&mut self, key: &[u8], value: u32) {
+    /// Insert `key` with `value` (a later insert of the same key replaces the value). Its
+    /// nodes are allocated fallibly (`Error::OutOfMemory`: the trie keeps the nodes made so far).
+    pub fn insert(&mut self, key: &[u8], value: u32) -> Result<()> {
+        use std::collections::hash_map::Entry;
         self.packed = None;
+        // room for a node per byte first (amortized: each table doubles when full), so that
+        // the loop below never allocates: one check a key, not one a byte
+        try_reserve_map(&mut self.next, key.len(), WHAT)?;
+        try_reserve(&mut self.values, key.len(), WHAT)?;
         let mut node = 0u32;
         for &b in key {
             let k = (u64::from(node) << 8) | u64::from(b);
-            node = match self.next.get(&k) {
-                Some(&n) => n,
-                None => {
+            node = match self.next.entry(k) {
+                Entry::Occupied(e) => *e.get(),
+                Entry::Vacant(e) => {
                     let n = self.values.len() as u32;
                     self.values.push(NONE);
-                    self.next.insert(k, n);
+                    e.insert(n);
                     n
                 }
             };
         }
         self.values[node as usize] = value;
+        Ok(())
     }
 
-    /// Lay the edges out for fast lookups (call once all keys are in).
-    pub fn finish(&mut self) {
-        let mut all: Vec<(u32, u8, u32)> = self
-            .next
-            .iter()
-            .map(|(&k, &child)| ((k >> 8) as u32, k as u8, child))
-            .collect();
+    /// Lay the edges out for fast lookups (call once all keys are in), allocated fallibly.
+    pub fn finish(&mut self) -> Result<()> {
+        let mut all: Vec<(u32, u8, u32)> = try_collect(
+            self.next
+                .iter()
+                .map(|(&k, &child)| ((k >> 8) as u32, k as u8, child)),
+            WHAT,
+        )?;
         all.sort_unstable();
         let mut root = Box::new([NONE; 256]);
-        let mut nodes: Vec<Node> = self
-            .values
-            .iter()
-            .map(|&value| Node {
-                first_edge: 0,
-                n_edges: 0,
-                value,
-            })
-            .collect();
-        let mut edges = Vec::with_capacity(all.len());
+        let mut nodes: Vec<Node> = try_map(
+            &self.values,
+            |&value| {
+                Ok(Node {
+                    first_edge: 0,
+                    n_edges: 0,
+                    value,
+                })
+            },
+            WHAT,
+        )?;
+        // (every push below is within this room)
+        let mut edges = try_vec(all.len(), WHAT)?;
         for &(node, byte, child) in &all {
             if node == 0 {
                 root[byte as usize] = child;
@@ -101,6 +118,7 @@ impl Trie {
             edges.push(Edge { byte, child });
         }
         self.packed = Some(Packed { root, nodes, edges });
+        Ok(())
     }
 
     #[inline(always)]
@@ -190,13 +208,13 @@ mod tests {
     #[test]
     fn prefixes() {
         let mut t = Trie::new();
-        t.insert(b"a", 1);
-        t.insert(b"abc", 2);
-        t.insert(b"abd", 3);
-        t.insert(b"", 9);
+        t.insert(b"a", 1).unwrap();
+        t.insert(b"abc", 2).unwrap();
+        t.insert(b"abd", 3).unwrap();
+        t.insert(b"", 9).unwrap();
         for finished in [false, true] {
             if finished {
-                t.finish();
+                t.finish().unwrap();
             }
             let mut got = vec![];
             t.common_prefixes(b"abcd", |l, v| got.push((l, v)));
@@ -211,13 +229,13 @@ mod tests {
         // a node with many children (binary search) and an insert after finish
         let mut t = Trie::new();
         for b in 0..=255u8 {
-            t.insert(&[b'x', b], u32::from(b));
+            t.insert(&[b'x', b], u32::from(b)).unwrap();
         }
-        t.finish();
+        t.finish().unwrap();
         for b in 0..=255u8 {
             assert_eq!(t.get(&[b'x', b]), Some(u32::from(b)));
         }
-        t.insert(b"y", 7);
+        t.insert(b"y", 7).unwrap();
         assert_eq!(t.get(b"y"), Some(7));
         assert_eq!(t.get(b"x\x05"), Some(5));
     }

@@ -116,11 +116,12 @@ fn next_space(bytes: &[u8], from: usize) -> usize {
     bytes.len()
 }
 
-fn byte_ids_of(pieces: &[String], enabled: bool) -> Option<Box<[u32; 256]>> {
+fn byte_ids_of(pieces: &[String], enabled: bool) -> Result<Option<Box<[u32; 256]>>> {
     if !enabled {
-        return None;
+        return Ok(None);
     }
     let mut index = rustc_hash::FxHashMap::default();
+    crate::mem::try_reserve_map(&mut index, pieces.len(), PIECES)?;
     for (i, p) in pieces.iter().enumerate() {
         index.entry(p.as_str()).or_insert(i as u32);
     }
@@ -131,8 +132,11 @@ fn byte_ids_of(pieces: &[String], enabled: bool) -> Option<Box<[u32; 256]>> {
             ids[b as usize] = id;
         }
     }
-    Some(ids)
+    Ok(Some(ids))
 }
+
+/// What a refused allocation of a model's tables names.
+const PIECES: &str = "the pieces of a Unigram model";
 
 impl Unigram {
     /// The model of a SentencePiece `.model` file whose model_type is UNIGRAM.
@@ -144,36 +148,39 @@ impl Unigram {
         let mut trie = Trie::new();
         let mut min_score = f32::MAX;
         let mut max_score = f32::MIN_POSITIVE; // sentencepiece starts from FLT_MIN
-        let mut user_defined = vec![false; n];
+        let mut user_defined = crate::mem::try_filled(n, false, PIECES)?;
         for (i, p) in m.pieces.iter().enumerate() {
             match p.kind {
                 PieceType::Normal => {
                     min_score = min_score.min(p.score);
                     max_score = max_score.max(p.score);
-                    trie.insert(p.piece.as_bytes(), i as u32);
+                    trie.insert(p.piece.as_bytes(), i as u32)?;
                 }
                 PieceType::UserDefined => {
                     user_defined[i] = true;
-                    trie.insert(p.piece.as_bytes(), i as u32);
+                    trie.insert(p.piece.as_bytes(), i as u32)?;
                 }
                 _ => {}
             }
         }
-        trie.finish();
-        let pieces: Vec<String> = m.pieces.iter().map(|p| p.piece.clone()).collect();
-        let byte_ids = byte_ids_of(&pieces, m.trainer_spec.byte_fallback);
-        let node_scores = m
-            .pieces
-            .iter()
-            .zip(&user_defined)
-            .map(|(p, &user)| {
-                if user {
+        trie.finish()?;
+        let pieces: Vec<String> = crate::mem::try_map(
+            &m.pieces,
+            |p| crate::mem::try_string(&p.piece, PIECES),
+            PIECES,
+        )?;
+        let byte_ids = byte_ids_of(&pieces, m.trainer_spec.byte_fallback)?;
+        let node_scores = crate::mem::try_map(
+            m.pieces.iter().zip(&user_defined),
+            |(p, &user)| {
+                Ok(if user {
                     f64::from(p.piece.len() as f32 * max_score - 0.1f32)
                 } else {
                     f64::from(p.score)
-                }
-            })
-            .collect();
+                })
+            },
+            PIECES,
+        )?;
         let in_trie =
             |p: &super::spm::Piece| matches!(p.kind, PieceType::Normal | PieceType::UserDefined);
         let word_split = trie.get(SPACE.as_bytes()).is_some()
@@ -184,8 +191,8 @@ impl Unigram {
                 .all(|p| p.piece.match_indices(SPACE).all(|(at, _)| at == 0));
         let node_scores: Vec<f64> = node_scores;
         Ok(Unigram {
-            scores: m.pieces.iter().map(|p| f64::from(p.score)).collect(),
-            node_scores32: node_scores.iter().map(|&x| x as f32).collect(),
+            scores: crate::mem::try_map(&m.pieces, |p| Ok(f64::from(p.score)), PIECES)?,
+            node_scores32: crate::mem::try_map(&node_scores, |&x| Ok(x as f32), PIECES)?,
             node_scores,
             word_split,
             owner: word_cache::new_owner(),
@@ -218,6 +225,7 @@ impl Unigram {
         let mut trie = Trie::new();
         let mut min_score = f64::INFINITY;
         let mut seen = rustc_hash::FxHashSet::default();
+        crate::mem::try_reserve_set(&mut seen, n, PIECES)?;
         for (i, (p, s)) in vocab.iter().enumerate() {
             if !seen.insert(p.as_str()) {
                 return Err(Error::InvalidVocab(format!("piece {p:?} appears twice")));
@@ -226,14 +234,17 @@ impl Unigram {
                 return Err(Error::InvalidVocab(format!("piece {p:?} has a NaN score")));
             }
             min_score = min_score.min(*s);
-            trie.insert(p.as_bytes(), i as u32);
+            trie.insert(p.as_bytes(), i as u32)?;
         }
-        trie.finish();
-        let (pieces, scores): (Vec<String>, Vec<f64>) = vocab.into_iter().unzip();
-        let byte_ids = byte_ids_of(&pieces, byte_fallback);
+        drop(seen);
+        trie.finish()?;
+        let scores: Vec<f64> = crate::mem::try_map(&vocab, |&(_, s)| Ok(s), PIECES)?;
+        // (moved out: no copy of the pieces)
+        let pieces: Vec<String> = crate::mem::try_map(vocab, |(p, _)| Ok(p), PIECES)?;
+        let byte_ids = byte_ids_of(&pieces, byte_fallback)?;
         Ok(Unigram {
-            node_scores32: scores.iter().map(|&x| x as f32).collect(),
-            node_scores: scores.clone(),
+            node_scores32: crate::mem::try_map(&scores, |&x| Ok(x as f32), PIECES)?,
+            node_scores: crate::mem::try_map(&scores, |&x| Ok(x), PIECES)?,
             word_split: false,
             owner: word_cache::new_owner(),
             pieces,

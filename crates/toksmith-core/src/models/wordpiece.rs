@@ -9,6 +9,7 @@
 use rustc_hash::FxHashMap;
 
 use super::trie::Trie;
+use crate::mem::{try_reserve_map, try_string};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -32,15 +33,15 @@ impl WordPiece {
         let mut first = Trie::new();
         let mut cont = Trie::new();
         for (token, &id) in vocab {
-            first.insert(token.as_bytes(), id);
+            first.insert(token.as_bytes(), id)?;
             if let Some(rest) = token.strip_prefix(continuing_subword_prefix) {
                 if !rest.is_empty() {
-                    cont.insert(rest.as_bytes(), id);
+                    cont.insert(rest.as_bytes(), id)?;
                 }
             }
         }
-        first.finish();
-        cont.finish();
+        first.finish()?;
+        cont.finish()?;
         Ok(WordPiece {
             first,
             cont,
@@ -51,11 +52,14 @@ impl WordPiece {
 
     /// `vocab.txt`: one token per line, ids in line order.
     pub fn vocab_from_txt(text: &str) -> Result<FxHashMap<String, u32>> {
+        const WHAT: &str = "the vocabulary of a tokenizer file";
         let mut vocab = FxHashMap::default();
+        // a slot a line (the inserts below never allocate)
+        try_reserve_map(&mut vocab, text.lines().count(), WHAT)?;
         for (i, line) in text.lines().enumerate() {
             let token = line.trim_end_matches('\r');
             // transformers' load_vocab: a repeated token takes its last line's id
-            vocab.insert(token.to_string(), i as u32);
+            vocab.insert(try_string(token, WHAT)?, i as u32);
         }
         Ok(vocab)
     }

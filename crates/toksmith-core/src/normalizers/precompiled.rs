@@ -56,14 +56,21 @@ impl Precompiled {
                 blob.len() - 4
             )));
         }
-        let units = blob[4..4 + size]
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        let normalized = blob[4 + size..].to_vec();
+        const WHAT: &str = "the normalization map of a SentencePiece model";
+        let units = crate::mem::try_collect(
+            blob[4..4 + size]
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            WHAT,
+        )?;
+        let normalized = crate::mem::try_bytes(&blob[4 + size..], WHAT)?;
+        let normalized_str = match std::str::from_utf8(&normalized) {
+            Ok(s) => Some(crate::mem::try_string(s, WHAT)?),
+            Err(_) => None,
+        };
         let mut p = Precompiled {
             units,
-            normalized_str: String::from_utf8(normalized.clone()).ok(),
+            normalized_str,
             normalized,
             plain_ascii: 0,
             lone_plain: 0,
@@ -312,9 +319,9 @@ impl SpmNormalizer {
     ) -> Result<Self> {
         let mut trie = Trie::new();
         for (i, s) in user_defined.iter().enumerate() {
-            trie.insert(s.as_bytes(), i as u32);
+            trie.insert(s.as_bytes(), i as u32)?;
         }
-        trie.finish();
+        trie.finish()?;
         let map = Precompiled::from_blob(&spec.precompiled_charsmap)?;
         let own = (0..128u8)
             .filter(|&b| !trie.starts_with_byte(b))

@@ -90,24 +90,34 @@ impl ByteLevelPre {
     }
 
     pub fn split(&self, sp: &Split, out: &mut Vec<Split>) -> Result<()> {
-        let spelled = |s: &str| -> String {
-            s.bytes()
-                .map(|b| char::from_u32(u32::from(BYTE_TO_CHAR[b as usize])).unwrap_or('\u{fffd}'))
-                .collect()
+        // text-sized (a whole text without the regex): allocated fallibly
+        const WHAT: &str = "the byte-level pre-tokenized text";
+        let spelled = |s: &str| -> Result<String> {
+            crate::mem::TextBuf::collect(
+                s.bytes().map(|b| {
+                    char::from_u32(u32::from(BYTE_TO_CHAR[b as usize])).unwrap_or('\u{fffd}')
+                }),
+                s.len(),
+                WHAT,
+            )
         };
-        let text = if self.add_prefix_space && !sp.text.starts_with(' ') {
-            format!(" {}", sp.text)
-        } else {
-            sp.text.clone()
-        };
+        let mut text = crate::mem::TextBuf::with_capacity(sp.text.len() + 1, WHAT)?;
+        if self.add_prefix_space && !sp.text.starts_with(' ') {
+            text.push(' ');
+        }
+        text.push_str(&sp.text);
+        let text = text.finish()?;
         match &self.re {
             Some(re) => {
                 let events = regex_events(re, &text, false)?;
                 for (s, e) in spans_of_events(&events, Behavior::Isolated)? {
-                    out.push(Split::new(spelled(&text[s..e]), sp.at_start && s == 0));
+                    let split = Split::new(spelled(&text[s..e])?, sp.at_start && s == 0);
+                    crate::mem::try_push(out, split, WHAT)?;
                 }
             }
-            None if !text.is_empty() => out.push(Split::new(spelled(&text), sp.at_start)),
+            None if !text.is_empty() => {
+                crate::mem::try_push(out, Split::new(spelled(&text)?, sp.at_start), WHAT)?
+            }
             None => {}
         }
         Ok(())
