@@ -43,7 +43,7 @@ def test_train_merges_pair_tables() -> None:
             warm = _core.ChunkCounter("gpt2")
             warm.add_texts(["warm up the pool"])
             warm.train(2)
-            tight(8 << 20)
+            tight(2 << 20)
             def work():
                 c.train(1000)
             """
