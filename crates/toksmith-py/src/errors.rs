@@ -77,6 +77,12 @@ create_exception!(
 );
 
 pub fn to_py(e: Error) -> PyErr {
+    // an out-of-memory message is moved into the exception as it is: formatting a new one could
+    // abort the process, the allocator having just refused memory
+    let e = match e {
+        Error::OutOfMemory(msg) => return pyo3::exceptions::PyMemoryError::new_err(msg),
+        e => e,
+    };
     let msg = e.to_string();
     match e {
         Error::InvalidPattern { .. } | Error::RegexRuntime(_) => PatternError::new_err(msg),

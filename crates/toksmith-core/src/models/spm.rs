@@ -26,9 +26,15 @@ impl SpmError {
 
     /// A refused allocation while reading the field at `offset`.
     fn refused(offset: usize, e: crate::Error) -> Self {
+        // the message is moved, not formatted: the allocator has just refused memory, and a
+        // new string could abort the process
+        let message = match e {
+            crate::Error::OutOfMemory(m) => m,
+            other => other.to_string(),
+        };
         SpmError {
             offset,
-            message: e.to_string(),
+            message,
             out_of_memory: true,
         }
     }
