@@ -140,10 +140,49 @@ pub struct PieceCache {
     medium: Table<u128>,
     long: LongCache,
     ids: Vec<u32>,
-    /// lookups and hits in the current window; pieces left to skip the cache
+    rate: HitRate,
+}
+
+/// The hit rate of a cache over windows of [`WINDOW`] lookups, and the lookups left to skip
+/// it (the next [`BYPASS`]) after a window with too few hits; shared by the piece cache and
+/// the pipeline models' word table.
+#[derive(Default)]
+pub struct HitRate {
     lookups: u32,
     hits: u32,
     bypass: u32,
+}
+
+impl HitRate {
+    /// Whether the next lookup should use the cache (false while bypassing it).
+    #[inline(always)]
+    pub fn in_use(&mut self) -> bool {
+        if self.bypass == 0 {
+            return true;
+        }
+        self.bypass -= 1;
+        false
+    }
+
+    /// Count a lookup; at the end of a window with fewer than `min_hits` hits, start
+    /// bypassing.
+    #[inline(always)]
+    pub fn lookup(&mut self, min_hits: u32) {
+        self.lookups += 1;
+        if self.lookups == WINDOW {
+            if self.hits < min_hits {
+                self.bypass = BYPASS;
+            }
+            self.lookups = 0;
+            self.hits = 0;
+        }
+    }
+
+    /// Count a hit.
+    #[inline(always)]
+    pub fn hit(&mut self) {
+        self.hits += 1;
+    }
 }
 
 impl Default for PieceCache {
@@ -154,9 +193,7 @@ impl Default for PieceCache {
             medium: Table::new(),
             long: LongCache::default(),
             ids: Vec::new(),
-            lookups: 0,
-            hits: 0,
-            bypass: 0,
+            rate: HitRate::default(),
         }
     }
 }
@@ -178,35 +215,24 @@ impl PieceCache {
     /// Whether the next piece should use the cache (false while bypassing it).
     #[inline(always)]
     pub fn in_use(&mut self) -> bool {
-        if self.bypass == 0 {
-            return true;
-        }
-        self.bypass -= 1;
-        false
+        self.rate.in_use()
     }
 
     /// The ids of `piece` (1 to [`LONG_MAX`] bytes), if cached.
     #[inline(always)]
     pub fn get(&mut self, piece: &[u8]) -> Option<&[u32]> {
-        self.lookups += 1;
-        if self.lookups == WINDOW {
-            if self.hits < MIN_HITS {
-                self.bypass = BYPASS;
-            }
-            self.lookups = 0;
-            self.hits = 0;
-        }
+        self.rate.lookup(MIN_HITS);
         let found = if piece.len() <= 8 {
             self.short.get(piece)
         } else if piece.len() <= 16 {
             self.medium.get(piece)
         } else {
             let ids = self.long.get(piece)?;
-            self.hits += 1;
+            self.rate.hit();
             return Some(ids);
         };
         let (start, n) = found?;
-        self.hits += 1;
+        self.rate.hit();
         Some(&self.ids[start as usize..start as usize + n as usize])
     }
 

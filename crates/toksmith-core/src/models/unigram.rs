@@ -863,14 +863,7 @@ pub(crate) mod tests {
         for seed in 1..40u64 {
             let len = [10, 200, 3000, 20000][seed as usize % 4];
             let text = random_text(seed, len, &alphabet);
-            // twice: cache misses, then hits
-            for _ in 0..2 {
-                let mut fast = vec![];
-                m.encode(&text, &mut fast).unwrap();
-                let mut plain = vec![];
-                m.encode_uncached(&text, &mut plain).unwrap();
-                assert_eq!(fast, plain, "seed {seed}");
-            }
+            cached_equals_uncached(&m, &text, &format!("seed {seed}"));
         }
     }
 
@@ -887,21 +880,21 @@ pub(crate) mod tests {
         for seed in 1..30u64 {
             let len = [50, 400, 5000][seed as usize % 3];
             let text = random_text(seed, len, &alphabet);
-            for _ in 0..2 {
-                let mut fast = vec![];
-                m.encode(&text, &mut fast).unwrap();
-                let mut plain = vec![];
-                m.encode_uncached(&text, &mut plain).unwrap();
-                assert_eq!(fast, plain, "seed {seed}");
-            }
+            cached_equals_uncached(&m, &text, &format!("seed {seed}"));
         }
         let many = format!("\u{2581}{}\u{2581}{}", "-+".repeat(15), "#=".repeat(40));
+        cached_equals_uncached(&m, &many, "many nodes");
+    }
+
+    /// The encode of `text` through the word cache, twice (misses, then hits), equals the
+    /// lattice over the whole text.
+    fn cached_equals_uncached(m: &Unigram, text: &str, what: &str) {
         for _ in 0..2 {
             let mut fast = vec![];
-            m.encode(&many, &mut fast).unwrap();
+            m.encode(text, &mut fast).unwrap();
             let mut plain = vec![];
-            m.encode_uncached(&many, &mut plain).unwrap();
-            assert_eq!(fast, plain);
+            m.encode_uncached(text, &mut plain).unwrap();
+            assert_eq!(fast, plain, "{what}");
         }
     }
 

@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::encode::piece_cache::{PieceCache, BYPASS, MAX_PIECE, WINDOW};
+use crate::encode::piece_cache::{HitRate, PieceCache, MAX_PIECE, WINDOW};
 use crate::mem::try_reserve;
 use crate::Result;
 
@@ -126,9 +126,7 @@ pub struct WordTable {
     owner: u64,
     slots: Vec<WordSlot>,
     used: usize,
-    lookups: u32,
-    hits: u32,
-    bypass: u32,
+    rate: HitRate,
 }
 
 /// Hash of a word of up to [`WORD_MAX`] bytes (8 bytes at a time, the tail zero-padded).
@@ -189,25 +187,14 @@ impl WordTable {
     /// Whether the next word should use the table (false while bypassing it).
     #[inline(always)]
     pub fn in_use(&mut self) -> bool {
-        if self.bypass == 0 {
-            return true;
-        }
-        self.bypass -= 1;
-        false
+        self.rate.in_use()
     }
 
     /// The entry of `word` (1 to [`WORD_MAX`] bytes).
     #[inline(always)]
     pub fn get(&mut self, word: &[u8]) -> Found<'_> {
         debug_assert!(!word.is_empty() && word.len() <= WORD_MAX);
-        self.lookups += 1;
-        if self.lookups == WINDOW {
-            if self.hits < self.lookups / 8 {
-                self.bypass = BYPASS;
-            }
-            self.lookups = 0;
-            self.hits = 0;
-        }
+        self.rate.lookup(WINDOW / 8);
         if self.slots.is_empty() {
             return Found::Missing;
         }
@@ -215,11 +202,11 @@ impl WordTable {
         match s.n {
             _ if s.len == 0 => Found::Missing,
             ELSEWHERE => {
-                self.hits += 1;
+                self.rate.hit();
                 Found::Elsewhere
             }
             n => {
-                self.hits += 1;
+                self.rate.hit();
                 Found::Entry(&s.entry[..n as usize])
             }
         }
