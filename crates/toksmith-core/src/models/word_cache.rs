@@ -35,14 +35,10 @@ pub fn cached(
     if word.is_empty() || word.len() > MAX_PIECE {
         return segment(out);
     }
-    CACHE.with(|cell| {
-        let Ok(mut cache) = cell.try_borrow_mut() else {
+    with(owner, |cache| {
+        let Some(cache) = cache else {
             return segment(out);
         };
-        if cache.owner != owner {
-            cache.clear();
-            cache.owner = owner;
-        }
         if !cache.in_use() {
             return segment(out);
         }
@@ -64,16 +60,42 @@ pub fn cached(
 /// that keep more than ids in an entry or look words up in a loop of their own; `None` when
 /// the cache is borrowed already on this thread.
 pub fn with<R>(owner: u64, f: impl FnOnce(Option<&mut PieceCache>) -> R) -> R {
-    CACHE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut cache) => {
-            if cache.owner != owner {
-                cache.clear();
-                cache.owner = owner;
+    CACHE.with(|cell| with_owned(cell, owner, f))
+}
+
+/// What a thread keeps for one model at a time: whose it is, and how to empty it.
+trait Owned {
+    fn owner(&mut self) -> &mut u64;
+    fn clear(&mut self);
+}
+
+impl Owned for PieceCache {
+    fn owner(&mut self) -> &mut u64 {
+        &mut self.owner
+    }
+    fn clear(&mut self) {
+        PieceCache::clear(self)
+    }
+}
+
+/// Run `f` with the value in `cell` (emptied first when another model filled it), or `None`
+/// when it is borrowed already on this thread.
+#[inline(always)]
+fn with_owned<T: Owned, R>(
+    cell: &RefCell<T>,
+    owner: u64,
+    f: impl FnOnce(Option<&mut T>) -> R,
+) -> R {
+    match cell.try_borrow_mut() {
+        Ok(mut t) => {
+            if *t.owner() != owner {
+                t.clear();
+                *t.owner() = owner;
             }
-            f(Some(&mut cache))
+            f(Some(&mut t))
         }
         Err(_) => f(None),
-    })
+    }
 }
 
 /// Shortest and longest word that [`WordTable`] holds, and the most `u32`s of an entry.
@@ -273,16 +295,16 @@ thread_local! {
 /// Run `f` with this thread's [`WordTable`] (emptied first when another model filled it);
 /// `None` when it is borrowed already on this thread.
 pub fn with_words<R>(owner: u64, f: impl FnOnce(Option<&mut WordTable>) -> R) -> R {
-    WORDS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut t) => {
-            if t.owner != owner {
-                t.clear();
-                t.owner = owner;
-            }
-            f(Some(&mut t))
-        }
-        Err(_) => f(None),
-    })
+    WORDS.with(|cell| with_owned(cell, owner, f))
+}
+
+impl Owned for WordTable {
+    fn owner(&mut self) -> &mut u64 {
+        &mut self.owner
+    }
+    fn clear(&mut self) {
+        WordTable::clear(self)
+    }
 }
 
 #[cfg(test)]
