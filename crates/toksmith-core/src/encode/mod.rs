@@ -225,6 +225,62 @@ mod tests {
     }
 
     #[test]
+    fn pieces_across_chunks_encode_one_by_one() {
+        // Pieces are looked up a chunk at a time: a text of any number of pieces (around
+        // multiples of the chunk), tokens and merged pieces mixed, in blocks or whole, gives
+        // the ids of its pieces encoded one by one.
+        let extra: &[(&[u8], u32)] = &[
+            (b" t", 256),
+            (b"he", 257),
+            (b" the", 258),
+            (b"ab", 259),
+            (b" abab", 260),
+            (b"\xc3\xa9", 261),
+            (b" caf\xc3\xa9", 262),
+            (b"0123456789abcdef", 263),
+        ];
+        let enc = Encoder::new(
+            vocab(|_| false, extra).unwrap(),
+            Pretokenizer::new("o200k").unwrap(),
+        )
+        .unwrap();
+        let words = [
+            " the",
+            " abab",
+            " thehe",
+            " café",
+            " cafés",
+            "\n",
+            " ababab",
+            "!!",
+            " 12345",
+            " 0123456789abcdef",
+            " 0123456789abcdefab",
+            " x",
+            "\u{4e2d}\u{6587}",
+        ];
+        let mut scratch = Scratch::default();
+        for n in [0usize, 1, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000] {
+            let text: String = (0..n)
+                .map(|i| words[(i * 7 + i / 3) % words.len()])
+                .collect();
+            let mut want = Vec::new();
+            for p in enc.pretok.split(&text).unwrap() {
+                encode_piece(&enc.vocab, p.as_bytes(), &mut scratch, &mut want).unwrap();
+            }
+            for _ in 0..2 {
+                assert_eq!(enc.encode_ordinary(&text).unwrap(), want, "n={n}");
+            }
+            let mut blocks = Vec::new();
+            enc.encode_blocks(&text, &Allowed::None, &mut |ids| {
+                blocks.extend_from_slice(ids)
+            })
+            .unwrap();
+            assert_eq!(blocks, want, "blocks n={n}");
+        }
+    }
+
+    #[test]
     fn normalized_parts_between_specials() {
         let enc = Encoder::new(
             vocab(|_| false, &[]).unwrap(),

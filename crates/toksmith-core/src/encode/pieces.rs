@@ -15,6 +15,9 @@ const BLOCKED_PIECE_MIN: usize = 1 << 16;
 /// How many pieces ahead of its encoding a superword piece's lookups are requested.
 const AHEAD: usize = 8;
 
+/// Pieces found before they are encoded (see `encode_pieces`).
+const CHUNK: usize = 64;
+
 /// Encode one piece (no special tokens) with the full vocabulary.
 #[inline]
 pub fn encode_piece(
@@ -205,9 +208,17 @@ impl Encoder {
     ) -> Result<()> {
         let vocab = &self.vocab;
         let mut failed = Ok(());
+        // (a long piece that no long token hashes like is no token: no lookup)
+        let lookup = |piece: &[u8], sw: &Option<SuperwordRef>| match sw {
+            Some(r) if piece.len() >= LONG_MIN && !r.sw.may_be_long_token(piece) => None,
+            _ => vocab.rank(piece),
+        };
         // The common case (the piece is one token) stays small enough to be inlined into
-        // the scanner loop; everything else is out of line.
-        let mut encode = |piece: &[u8], cache: &mut PieceCache, sw: &mut Option<SuperwordRef>| {
+        // the loops below; everything else is out of line.
+        let mut encode_id = |piece: &[u8],
+                             id: Option<u32>,
+                             cache: &mut PieceCache,
+                             sw: &mut Option<SuperwordRef>| {
             if failed.is_err() {
                 return; // (the scanner runs to the end; nothing more is encoded)
             }
@@ -220,11 +231,6 @@ impl Encoder {
             if TRACK {
                 *last = out.len();
             }
-            // (a long piece that no long token hashes like is no token: no lookup)
-            let id = match sw {
-                Some(r) if piece.len() >= LONG_MIN && !r.sw.may_be_long_token(piece) => None,
-                _ => vocab.rank(piece),
-            };
             let r = match id {
                 Some(id) => {
                     out.push(id);
@@ -242,6 +248,10 @@ impl Encoder {
             if out.len() >= limit {
                 flush(out);
             }
+        };
+        let mut encode = |piece: &[u8], cache: &mut PieceCache, sw: &mut Option<SuperwordRef>| {
+            let id = lookup(piece, sw);
+            encode_id(piece, id, cache, sw)
         };
         if superword.is_some() {
             // Superword pieces are long and varied: their lookups miss the CPU caches. So the
@@ -279,11 +289,45 @@ impl Encoder {
                 encode(&bytes[s..e], cache, &mut superword);
             }
         } else {
+            // The vocabulary's tables (13 MB for o200k_base) and the piece cache do not fit in
+            // the CPU caches, so a lookup done between two runs of the scanner waited for
+            // its line with nothing else in flight. Now the scanner fills a chunk of pieces,
+            // requesting each one's line as it finds it; the whole-piece lookups of the chunk
+            // are then made one after the other (independent loads: their misses overlap),
+            // the piece cache's line requested for each piece that is not a token, and only
+            // then are the pieces encoded, in order.
+            let mut chunk: [&[u8]; CHUNK] = [&[]; CHUNK];
+            let mut ids = [None; CHUNK];
+            let mut n = 0usize;
+            let mut run = |chunk: &[&[u8]],
+                           ids: &mut [Option<u32>],
+                           cache: &mut PieceCache,
+                           superword: &mut Option<SuperwordRef>| {
+                for (id, &b) in ids.iter_mut().zip(chunk) {
+                    *id = vocab.rank(b);
+                    if id.is_none() {
+                        cache.prefetch(b);
+                    }
+                }
+                for (&id, &b) in ids.iter().zip(chunk) {
+                    encode_id(b, id, cache, superword);
+                }
+            };
             self.pretok.for_each_piece(
                 text,
                 #[inline(always)]
-                |p| encode(p.as_bytes(), cache, &mut superword),
+                |p| {
+                    let b = p.as_bytes();
+                    vocab.prefetch_rank(b);
+                    chunk[n] = b;
+                    n += 1;
+                    if n == CHUNK {
+                        run(&chunk[..n], &mut ids[..n], cache, &mut superword);
+                        n = 0;
+                    }
+                },
             )?;
+            run(&chunk[..n], &mut ids[..n], cache, &mut superword);
         }
         failed
     }
