@@ -4,12 +4,13 @@ Trains (or loads from ``--cache``) Cromwell 50k and plain o200k-pattern BPE 50k 
 training part of the corpora, as ``benches/cromwell_compression.py`` does, and measures one
 thread's ``encode_ordinary`` on each held-out corpus, in CPU seconds (the machine is shared):
 
-* warm: best of ``--runs`` on the same tokenizer (its per-thread piece cache holds every
-  piece of the text after the first run);
+* warm: best (or median) of ``--runs`` on the same tokenizer after a warm-up encode of the
+  same text (its per-thread piece cache then holds every piece of the text);
 * cold: the first encode of the tokenizer loaded afresh from its file (a new native core,
-  so the per-thread piece caches start empty; their memory stays allocated), best of
-  ``--runs`` loads: what a stream of new text costs. (Not a pickled copy: unpickling the same
-  tables again in one process shares the core built the first time, with its warm caches.)
+  so the per-thread piece caches start empty; their memory stays allocated), best (or
+  ``--stat median``) of ``--runs`` loads, plain and Cromwell alternating: what a stream of
+  new text costs. (Not a pickled copy: unpickling the same tables again in one process
+  shares the core built the first time, with its warm caches.)
 
     python -m benches.cromwell_speed --cache /tmp/cromwell_speed
 
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import lzma
+import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -30,15 +33,17 @@ from toksmith import Tokenizer
 from toksmith.presets import cromwell
 
 
-def cpu_mb_s(tok: Tokenizer, path: Path, text: str, runs: int, cold: bool) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        t = Tokenizer.load(path) if cold else tok
-        t.encode_ordinary("x")  # (loads what the first call loads)
-        start = time.process_time()
-        t.encode_ordinary(text)
-        best = min(best, time.process_time() - start)
-    return len(text.encode()) / best / 1e6
+def cpu_seconds(tok: Tokenizer, path: Path, text: str, cold: bool) -> float:
+    """CPU seconds of one encode of `text` (`cold`: by `tok` loaded afresh from `path`)."""
+    t = Tokenizer.load(path) if cold else tok
+    t.encode_ordinary("x")  # (loads what the first call loads)
+    start = time.process_time()
+    t.encode_ordinary(text)
+    return time.process_time() - start
+
+
+def summary(times: List[float], stat: str) -> float:
+    return min(times) if stat == "best" else statistics.median(times)
 
 
 def main() -> None:
@@ -48,6 +53,12 @@ def main() -> None:
     ap.add_argument("--heldout", type=float, default=0.15)
     ap.add_argument("--held-mb", type=float, default=1.5)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument(
+        "--stat",
+        choices=("best", "median"),
+        default="best",
+        help="summary of the runs (median: steadier on a loaded machine)",
+    )
     ap.add_argument("--cache", type=Path, default=None, help="folder to keep the tokenizers in")
     args = ap.parse_args()
 
@@ -79,13 +90,25 @@ def main() -> None:
     for name, text in held.items():
         for tok in toks.values():
             assert tok.decode(tok.encode_ordinary(text)) == text
-        w = [cpu_mb_s(toks[k], paths[k], text, args.runs, cold=False) for k in toks]
-        c = [cpu_mb_s(toks[k], paths[k], text, args.runs, cold=True) for k in toks]
+        mb = len(text.encode()) / 1e6
+        # warm: the runs of one tokenizer in a row (the per-thread piece cache holds one
+        # encoder's pieces); cold: the two alternate, so that a change of load hits both
+        warm: Dict[str, List[float]] = {}
+        for k in toks:
+            toks[k].encode_ordinary(text)  # (the warm-up)
+            warm[k] = [cpu_seconds(toks[k], paths[k], text, False) for _ in range(args.runs)]
+        cold: Dict[str, List[float]] = {k: [] for k in toks}
+        for _ in range(args.runs):
+            for k in toks:
+                cold[k].append(cpu_seconds(toks[k], paths[k], text, True))
+        w = [mb / summary(warm[k], args.stat) for k in toks]
+        c = [mb / summary(cold[k], args.stat) for k in toks]
         print(
             f"| {name} | {w[0]:.1f} | {w[1]:.1f} | {w[0] / w[1]:.2f}x "
             f"| {c[0]:.1f} | {c[1]:.1f} | {c[0] / c[1]:.2f}x |",
             flush=True,
         )
+    print(f"({args.stat} of {args.runs} runs; load average {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

@@ -88,20 +88,19 @@ fn filter_bits(hash: u64) -> u64 {
 }
 
 impl Pairs {
-    fn new(vocab: &Vocab, cut: u32) -> Result<Pairs> {
+    /// From the mergeable tokens (`tokens`, by id).
+    fn new(vocab: &Vocab, tokens: &[(u32, &[u8])], cut: u32) -> Result<Pairs> {
         const WHAT: &str = "the superword pair table";
-        // every split of every mergeable token into two tokens: (left, right, token)
+        // every split of every mergeable token into two tokens: (left, right, token); the
+        // right half is looked up only when the left one is a token (about half the lookups
+        // of building the table at load)
         let mut splits: Vec<(u32, u32, u32)> = Vec::new();
-        for id in 0..vocab.n_vocab() as u32 {
-            let Some((at, len)) = vocab.span(id) else {
-                continue;
-            };
-            let t = &vocab.flat[at..at + len];
-            if vocab.rank(t) != Some(id) {
-                continue; // (an added token)
-            }
+        for &(id, t) in tokens {
             for k in 1..t.len() {
-                if let (Some(a), Some(b)) = (vocab.rank(&t[..k]), vocab.rank(&t[k..])) {
+                let Some(a) = vocab.rank(&t[..k]) else {
+                    continue;
+                };
+                if let Some(b) = vocab.rank(&t[k..]) {
                     try_push(&mut splits, (a, b, id), WHAT)?;
                 }
             }
@@ -240,40 +239,45 @@ impl Superword {
     /// For `vocab`, if it has cross-word tokens in its second half (its tables grow with the
     /// vocabulary: allocated fallibly).
     pub fn new(vocab: &Vocab) -> Result<Option<Superword>> {
+        const WHAT: &str = "the superword tables";
         let n = vocab.n_vocab();
-        let tokens = || {
+        let spans = || {
             (0..n as u32).filter_map(|id| {
                 vocab
                     .span(id)
                     .map(|(at, len)| (id, &vocab.flat[at..at + len]))
-                    // (mergeable tokens only: `<FILE>` is no cross-word merge)
-                    .filter(|&(id, t)| vocab.rank(t) == Some(id))
             })
         };
+        // (mergeable tokens only: `<FILE>` is no cross-word merge)
+        let mergeable = |&(id, t): &(u32, &[u8])| vocab.rank(t) == Some(id);
         let cross = |t: &[u8]| {
             t.windows(2)
                 .any(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_punctuation() && w[1] != b'\'')
         };
-        let Some((cut, _)) = tokens().find(|(_, t)| cross(t)) else {
+        // Every vocabulary is asked (a word-level one has no such token): the byte test first,
+        // the lookup only for the tokens that pass it.
+        let Some((cut, _)) = spans().filter(|(_, t)| cross(t)).find(mergeable) else {
             return Ok(None);
         };
         if (cut as usize) < n / 2 {
             return Ok(None);
         }
+        let tokens: Vec<(u32, &[u8])> = try_collect(spans().filter(mergeable), WHAT)?;
+        let below = || tokens.iter().filter(|&&(id, _)| id < cut).map(|&(_, t)| t);
         let mut joined = Box::new([0u64; 1024]);
-        for (_, t) in tokens().filter(|&(id, _)| id < cut) {
+        for t in below() {
             for w in t.windows(2) {
                 let k = ((w[0] as usize) << 8) | w[1] as usize;
                 joined[k >> 6] |= 1 << (k & 63);
             }
         }
-        let pairs = Pairs::new(vocab, cut)?;
+        let pairs = Pairs::new(vocab, &tokens, cut)?;
         let mut long_tokens = Box::new([0u64; 1024]);
-        for (_, t) in tokens().filter(|(_, t)| t.len() >= LONG_MIN) {
+        for &(_, t) in tokens.iter().filter(|(_, t)| t.len() >= LONG_MIN) {
             let k = (long_hash(t) >> 48) as usize;
             long_tokens[k >> 6] |= 1 << (k & 63);
         }
-        let pivots = PivotRule::new(tokens().filter(|&(id, _)| id < cut).map(|(_, t)| t));
+        let pivots = PivotRule::new(below());
         Ok(Some(Superword {
             cut,
             joined,
@@ -614,6 +618,29 @@ mod tests {
             .unwrap();
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&piece));
         }
+    }
+
+    /// An added token shaped like a cross-word one (`"<FILE>"`: a letter then `>`) at a low id,
+    /// as Cromwell's specials are, is no cut: only mergeable tokens count.
+    #[test]
+    fn added_tokens_set_no_cut() {
+        use crate::added::{AddedKind, AddedToken};
+        let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32 + 1)).collect();
+        for t in WORDS.iter().chain(["x.", "y(", "x(", "x.x"].iter()) {
+            let id = m.len() as u32 + 1;
+            m.push((t.as_bytes().to_vec(), id));
+        }
+        let added = vec![AddedToken {
+            text: "<FILE>".into(),
+            id: 0,
+            kind: AddedKind::Special,
+        }];
+        let v = Vocab::new(m, added).unwrap();
+        let sw = Superword::new(&v)
+            .unwrap()
+            .expect("a cut after the specials");
+        assert_eq!(sw.cut, v.rank(b"x.").unwrap());
+        check_random_pieces(&v, &sw, b"xy.() ", 24);
     }
 
     #[test]
