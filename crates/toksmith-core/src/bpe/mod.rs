@@ -24,6 +24,7 @@
 //! [`bpe_merge_limited`] (tokens below a rank only) is what recovers a merge list from a rank
 //! table (`recover.rs`: [`Vocab::recover_merges`]).
 
+mod atoms;
 mod buckets;
 mod chunked;
 mod long;
@@ -36,6 +37,7 @@ mod superword_pivot;
 #[cfg(test)]
 pub(crate) mod test_vocabs;
 
+pub(crate) use atoms::Atoms;
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;
