@@ -146,6 +146,10 @@ fn merge_long_piece(
     )
 }
 
+/// Pieces of [`HEAP_THRESHOLD`] bytes or more but fewer than this go to the short merge when
+/// their atoms leave fewer than [`HEAP_THRESHOLD`] tokens (`atoms.rs`).
+const ATOMS_LONG_MAX: usize = 1024;
+
 /// BPE merge of a piece with tokens of rank < `limit`: `bpe_small` or `bpe_long` by length.
 pub(crate) fn bpe(
     vocab: &Vocab,
@@ -157,6 +161,15 @@ pub(crate) fn bpe(
     if piece.len() < HEAP_THRESHOLD {
         bpe_small(vocab, piece, limit, scratch, out)
     } else {
+        if limit == u32::MAX && piece.len() < ATOMS_LONG_MAX && small::exp_bits() & 12 == 0 {
+            // Long runs of Thai, kana or CJK: from their atoms, most are short enough for
+            // the short merge.
+            if let Some(&b) = piece.iter().find(|&&b| b >= 0x80) {
+                if small::bpe_atoms(vocab, piece, b, scratch, out, HEAP_THRESHOLD)? {
+                    return Ok(());
+                }
+            }
+        }
         bpe_long_with(vocab, piece, limit, out, usize::MAX, &mut |_| {}, scratch)
     }
 }

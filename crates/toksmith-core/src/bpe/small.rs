@@ -64,23 +64,13 @@ pub fn bpe_small(
         out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
         return Ok(());
     }
-    let (start, rank, id, memo) = scratch.arrays(n);
     let first_wide = piece.iter().find(|&&b| b >= 0x80).copied();
-    if let (Some(b), u32::MAX) = (first_wide, limit) {
-        // Non-ASCII: start from the characters that may start whole (`atoms.rs`).
-        let m = vocab.atoms().initial(piece, byte_ids, start, id);
-        if m < n {
-            let m = if (0xE4..=0xE9).contains(&b) {
-                from_atoms(piece, start, rank, id, m, Plain { vocab, limit })
-            } else {
-                memo.bind(vocab);
-                from_atoms(piece, start, rank, id, m, Memo { vocab, limit, memo })
-            };
-            try_reserve(out, m, "the ids")?;
-            out.extend_from_slice(&id[..m]);
+    if let (Some(b), u32::MAX, 0) = (first_wide, limit, exp_bits() & 8) {
+        if bpe_atoms(vocab, piece, b, scratch, out, usize::MAX)? {
             return Ok(());
         }
     }
+    let (start, rank, id, memo) = scratch.arrays(n);
     for i in 0..n {
         start[i] = i as u32;
         id[i] = byte_ids[piece[i] as usize];
@@ -127,6 +117,44 @@ pub fn bpe_small(
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
     Ok(())
+}
+
+/// The merge of a non-ASCII piece (`first_wide`: its first byte over 0x7F) with the whole
+/// vocabulary, started from the characters that may start whole (`atoms.rs`), when there are
+/// any and they leave fewer than `max` tokens to merge; `false` (nothing written) otherwise.
+pub(crate) fn bpe_atoms(
+    vocab: &Vocab,
+    piece: &[u8],
+    first_wide: u8,
+    scratch: &mut Scratch,
+    out: &mut Vec<u32>,
+    max: usize,
+) -> Result<bool> {
+    let n = piece.len();
+    let (start, rank, id, memo) = scratch.arrays(n);
+    let m = vocab.atoms().initial(piece, vocab.byte_ids(), start, id);
+    if m == n || m >= max {
+        return Ok(false);
+    }
+    let limit = u32::MAX;
+    // (the memo does not pay for CJK ideographs: see `memo.rs`)
+    let exp = exp_bits();
+    let plain = if exp & 1 != 0 {
+        false
+    } else if exp & 2 != 0 {
+        true
+    } else {
+        (0xE4..=0xE9).contains(&first_wide)
+    };
+    let m = if plain {
+        from_atoms(piece, start, rank, id, m, Plain { vocab, limit })
+    } else {
+        memo.bind(vocab);
+        from_atoms(piece, start, rank, id, m, Memo { vocab, limit, memo })
+    };
+    try_reserve(out, m, "the ids")?;
+    out.extend_from_slice(&id[..m]);
+    Ok(true)
 }
 
 /// How the merge loop looks a span's rank up (`u32::MAX` when it is not a token below the
@@ -249,4 +277,15 @@ fn merge_loop(
         }
     }
     m
+}
+
+/// EXPERIMENT (removed before merging): variants switched by TOKSMITH_EXP.
+pub(crate) fn exp_bits() -> u32 {
+    static B: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *B.get_or_init(|| {
+        std::env::var("TOKSMITH_EXP")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    })
 }
