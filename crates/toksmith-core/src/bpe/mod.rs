@@ -5,7 +5,9 @@
 //! Two paths give the same result (the encoder first tries a whole-piece lookup: most pieces
 //! are a single token):
 //! * [`bpe_small`] (`small.rs`): tiktoken's O(n·m) scan for short pieces (fast, no heap),
-//!   whose span lookups in non-ASCII pieces go through a per-thread memo (`memo.rs`);
+//!   whose span lookups in non-ASCII pieces go through a per-thread memo (`memo.rs`), and
+//!   which starts non-ASCII pieces from their whole characters where that is exact
+//!   (`atoms.rs`; also pieces of up to 1 KB that this leaves with fewer than 128 tokens);
 //! * [`bpe_long`] (`long.rs`, `buckets.rs`): rank buckets swept in position order over a
 //!   linked list for long pieces, so a 10 MB run of one letter stays near-linear; pieces of
 //!   128 KB and more are merged in 32 KB chunks joined by an exact local check (`chunked.rs`),
@@ -161,7 +163,7 @@ pub(crate) fn bpe(
     if piece.len() < HEAP_THRESHOLD {
         bpe_small(vocab, piece, limit, scratch, out)
     } else {
-        if limit == u32::MAX && piece.len() < ATOMS_LONG_MAX && small::exp_bits() & 12 == 0 {
+        if limit == u32::MAX && piece.len() < ATOMS_LONG_MAX {
             // Long runs of Thai, kana or CJK: from their atoms, most are short enough for
             // the short merge.
             if let Some(&b) = piece.iter().find(|&&b| b >= 0x80) {

@@ -65,7 +65,7 @@ pub fn bpe_small(
         return Ok(());
     }
     let first_wide = piece.iter().find(|&&b| b >= 0x80).copied();
-    if let (Some(b), u32::MAX, 0) = (first_wide, limit, exp_bits() & 8) {
+    if let (Some(b), u32::MAX) = (first_wide, limit) {
         if bpe_atoms(vocab, piece, b, scratch, out, usize::MAX)? {
             return Ok(());
         }
@@ -138,14 +138,7 @@ pub(crate) fn bpe_atoms(
     }
     let limit = u32::MAX;
     // (the memo does not pay for CJK ideographs: see `memo.rs`)
-    let exp = exp_bits();
-    let plain = if exp & 1 != 0 {
-        false
-    } else if exp & 2 != 0 {
-        true
-    } else {
-        (0xE4..=0xE9).contains(&first_wide)
-    };
+    let plain = (0xE4..=0xE9).contains(&first_wide);
     let m = if plain {
         from_atoms(piece, start, rank, id, m, Plain { vocab, limit })
     } else {
@@ -277,15 +270,4 @@ fn merge_loop(
         }
     }
     m
-}
-
-/// EXPERIMENT (removed before merging): variants switched by TOKSMITH_EXP.
-pub(crate) fn exp_bits() -> u32 {
-    static B: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *B.get_or_init(|| {
-        std::env::var("TOKSMITH_EXP")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0)
-    })
 }
