@@ -333,11 +333,11 @@ mod tests {
         let mut s = vec![];
         for _ in 0..n_chars {
             let r = xorshift(seed);
-            let (lo, hi) = if r % 7 == 0 { b } else { a };
+            let (lo, hi) = if r.is_multiple_of(7) { b } else { a };
             match (r >> 8) % 23 {
                 0 => s.push(b"a en"[(r >> 16) as usize % 4]),
-                1 if r % 5 == 0 => s.push(0x80 | (r >> 20) as u8 & 0x3F),
-                2 if r % 5 == 0 => s.push(0xE0 | (r >> 20) as u8 & 0xF),
+                1 if r.is_multiple_of(5) => s.push(0x80 | (r >> 20) as u8 & 0x3F),
+                2 if r.is_multiple_of(5) => s.push(0xE0 | (r >> 20) as u8 & 0xF),
                 _ => {
                     let cp = lo + ((r >> 24) as u32) % (hi - lo + 1);
                     if let Some(c) = char::from_u32(cp) {
@@ -442,7 +442,7 @@ mod tests {
         let mut seed = 99u64;
         for k in 0..6000 {
             let piece = random_piece(&mut seed, 1 + k % 50);
-            check(&v, &piece, &mut scratch, k % 10 == 0);
+            check(&v, &piece, &mut scratch, k.is_multiple_of(10));
         }
     }
 }
