@@ -37,6 +37,8 @@ pub struct Vocab {
     /// Unique per vocabulary built (kept by clones, which hold the same tokens): per-thread
     /// memos of its lookups (`bpe/memo.rs`) know whose answers they hold.
     pub(crate) uid: u64,
+    /// The characters a merge may start from whole (`bpe/atoms.rs`), built on first use.
+    pub(crate) atoms: std::sync::OnceLock<crate::bpe::Atoms>,
 }
 
 /// Bytes that no valid UTF-8 text holds: 0xC0 and 0xC1 (they could only start an overlong
@@ -210,6 +212,7 @@ impl Vocab {
             present,
             spans,
             added,
+            atoms: std::sync::OnceLock::new(),
         })
     }
 

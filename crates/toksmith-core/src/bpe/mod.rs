@@ -5,7 +5,9 @@
 //! Two paths give the same result (the encoder first tries a whole-piece lookup: most pieces
 //! are a single token):
 //! * [`bpe_small`] (`small.rs`): tiktoken's O(n·m) scan for short pieces (fast, no heap),
-//!   whose span lookups in non-ASCII pieces go through a per-thread memo (`memo.rs`);
+//!   whose span lookups in non-ASCII pieces go through a per-thread memo (`memo.rs`), and
+//!   which starts non-ASCII pieces from their whole characters where that is exact
+//!   (`atoms.rs`; also pieces of up to 1 KB that this leaves with fewer than 128 tokens);
 //! * [`bpe_long`] (`long.rs`, `buckets.rs`): rank buckets swept in position order over a
 //!   linked list for long pieces, so a 10 MB run of one letter stays near-linear; pieces of
 //!   128 KB and more are merged in 32 KB chunks joined by an exact local check (`chunked.rs`),
@@ -24,6 +26,7 @@
 //! [`bpe_merge_limited`] (tokens below a rank only) is what recovers a merge list from a rank
 //! table (`recover.rs`: [`Vocab::recover_merges`]).
 
+mod atoms;
 mod buckets;
 mod chunked;
 mod long;
@@ -36,6 +39,7 @@ mod superword_pivot;
 #[cfg(test)]
 pub(crate) mod test_vocabs;
 
+pub(crate) use atoms::Atoms;
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;
@@ -144,6 +148,10 @@ fn merge_long_piece(
     )
 }
 
+/// Pieces of [`HEAP_THRESHOLD`] bytes or more but fewer than this go to the short merge when
+/// their atoms leave fewer than [`HEAP_THRESHOLD`] tokens (`atoms.rs`).
+const ATOMS_LONG_MAX: usize = 1024;
+
 /// BPE merge of a piece with tokens of rank < `limit`: `bpe_small` or `bpe_long` by length.
 pub(crate) fn bpe(
     vocab: &Vocab,
@@ -155,6 +163,15 @@ pub(crate) fn bpe(
     if piece.len() < HEAP_THRESHOLD {
         bpe_small(vocab, piece, limit, scratch, out)
     } else {
+        if limit == u32::MAX && piece.len() < ATOMS_LONG_MAX {
+            // Long runs of Thai, kana or CJK: from their atoms, most are short enough for
+            // the short merge.
+            if let Some(&b) = piece.iter().find(|&&b| b >= 0x80) {
+                if small::bpe_atoms(vocab, piece, b, scratch, out, HEAP_THRESHOLD)? {
+                    return Ok(());
+                }
+            }
+        }
         bpe_long_with(vocab, piece, limit, out, usize::MAX, &mut |_| {}, scratch)
     }
 }

@@ -64,6 +64,12 @@ pub fn bpe_small(
         out.extend(piece.iter().map(|&b| byte_ids[b as usize]));
         return Ok(());
     }
+    let first_wide = piece.iter().find(|&&b| b >= 0x80).copied();
+    if let (Some(b), u32::MAX) = (first_wide, limit) {
+        if bpe_atoms(vocab, piece, b, scratch, out, usize::MAX)? {
+            return Ok(());
+        }
+    }
     let (start, rank, id, memo) = scratch.arrays(n);
     for i in 0..n {
         start[i] = i as u32;
@@ -101,8 +107,8 @@ pub fn bpe_small(
     rank[n - 1] = u32::MAX;
     // Spans of non-ASCII pieces go through the memo, except in CJK ideographs (their first
     // non-ASCII byte is a lead byte of U+4E00..U+9FFF): too many characters for it to help.
-    let m = match piece.iter().find(|&&b| b >= 0x80) {
-        Some(b) if !(0xE4..=0xE9).contains(b) => {
+    let m = match first_wide {
+        Some(b) if !(0xE4..=0xE9).contains(&b) => {
             memo.bind(vocab);
             merge_loop(piece, start, rank, id, n, Memo { vocab, limit, memo })
         }
@@ -111,6 +117,37 @@ pub fn bpe_small(
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
     Ok(())
+}
+
+/// The merge of a non-ASCII piece (`first_wide`: its first byte over 0x7F) with the whole
+/// vocabulary, started from the characters that may start whole (`atoms.rs`), when there are
+/// any and they leave fewer than `max` tokens to merge; `false` (nothing written) otherwise.
+pub(crate) fn bpe_atoms(
+    vocab: &Vocab,
+    piece: &[u8],
+    first_wide: u8,
+    scratch: &mut Scratch,
+    out: &mut Vec<u32>,
+    max: usize,
+) -> Result<bool> {
+    let n = piece.len();
+    let (start, rank, id, memo) = scratch.arrays(n);
+    let m = vocab.atoms().initial(piece, vocab.byte_ids(), start, id);
+    if m == n || m >= max {
+        return Ok(false);
+    }
+    let limit = u32::MAX;
+    // (the memo does not pay for CJK ideographs: see `memo.rs`)
+    let plain = (0xE4..=0xE9).contains(&first_wide);
+    let m = if plain {
+        from_atoms(piece, start, rank, id, m, Plain { vocab, limit })
+    } else {
+        memo.bind(vocab);
+        from_atoms(piece, start, rank, id, m, Memo { vocab, limit, memo })
+    };
+    try_reserve(out, m, "the ids")?;
+    out.extend_from_slice(&id[..m]);
+    Ok(true)
 }
 
 /// How the merge loop looks a span's rank up (`u32::MAX` when it is not a token below the
@@ -173,6 +210,24 @@ pub(super) fn first_min(ranks: &[u32]) -> (u32, usize) {
         }
         (best, at)
     }
+}
+
+/// The merge of [`bpe_small`] from `m` first tokens (`start[..=m]`, `id[..m]`) that are not
+/// all bytes: the ranks of their pairs, then the merge loop. Returns the number of tokens left.
+#[inline(always)]
+fn from_atoms(
+    piece: &[u8],
+    start: &mut [u32],
+    rank: &mut [u32],
+    id: &mut [u32],
+    m: usize,
+    mut look: impl Lookup,
+) -> usize {
+    for i in 0..m - 1 {
+        rank[i] = look.rank_below(&piece[start[i] as usize..start[i + 2] as usize]);
+    }
+    rank[m - 1] = u32::MAX;
+    merge_loop(piece, start, rank, id, m, look)
 }
 
 /// The merge loop of [`bpe_small`] over `m` tokens (`start[..=m]`,
