@@ -62,11 +62,39 @@ pub struct Unigram {
     owner: u64,
 }
 
+/// The best path's last node at one position of a lattice; `S` is the arithmetic of the path
+/// sums (f32 for sentencepiece, f64 for `tokenizers`).
 #[derive(Clone, Copy)]
-struct Best {
-    score: f64,
+struct Best<S = f64> {
+    score: S,
     starts_at: u32,
     id: u32,
+}
+
+/// The arithmetic of a lattice's path sums.
+trait Score: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> {
+    const ZERO: Self;
+    /// sentencepiece's score reset applies (its f32 lattice)
+    const RESETS: bool;
+    fn beyond_reset(self) -> bool;
+}
+
+impl Score for f32 {
+    const ZERO: Self = 0.0;
+    const RESETS: bool = true;
+    #[inline(always)]
+    fn beyond_reset(self) -> bool {
+        !(-SCORE_RESET..=SCORE_RESET).contains(&self)
+    }
+}
+
+impl Score for f64 {
+    const ZERO: Self = 0.0;
+    const RESETS: bool = false;
+    #[inline(always)]
+    fn beyond_reset(self) -> bool {
+        false
+    }
 }
 
 const NO_START: u32 = u32::MAX;
@@ -85,6 +113,7 @@ const UNK_RUN: u32 = u32::MAX - MAX_PIECE as u32;
 #[derive(Default)]
 struct Scratch {
     best: Vec<Best>,
+    best32: Vec<Best<f32>>,
     second: Vec<f64>,
     ids: Vec<u32>,
     /// a word cache entry being built
@@ -302,30 +331,38 @@ impl Unigram {
     /// one span each with `id == u32::MAX`. The lattice and the spans are allocated fallibly
     /// ([`crate::Error::OutOfMemory`]).
     pub fn segment(&self, text: &str) -> Result<Vec<(usize, usize, u32)>> {
-        const WHAT: &str = "the segmentation spans";
-        let best = self.lattice(text)?;
-        let mut out = Vec::new();
-        let mut end = text.len();
-        while end > 0 {
-            let node = best[end];
-            let start = node.starts_at as usize;
-            crate::mem::try_push(&mut out, (start, end, node.id), WHAT)?;
-            end = start;
+        match self.mode {
+            ScoreMode::SentencePiece => {
+                let mut best = Vec::new();
+                self.lattice_spm(text, 0.0, &mut best)?;
+                spans(text, &best)
+            }
+            ScoreMode::HuggingFace => {
+                let mut best = Vec::new();
+                self.lattice_into(text, 0.0, &self.node_scores, self.unk_score, &mut best)?;
+                spans(text, &best)
+            }
         }
-        out.reverse();
-        Ok(out)
     }
 
-    /// The best path's last node at each byte position of `text`.
-    fn lattice(&self, text: &str) -> Result<Vec<Best>> {
-        let mut best = Vec::new();
-        self.lattice_into(text, 0.0, &mut best)?;
-        Ok(best)
+    /// sentencepiece's f32 lattice of `text` into `best`, the path scores starting from
+    /// `start` (its running sum where `text` is one word of a longer text).
+    #[inline]
+    fn lattice_spm(&self, text: &str, start: f32, best: &mut Vec<Best<f32>>) -> Result<()> {
+        let unk = self.unk_score as f32;
+        self.lattice_into(text, start, &self.node_scores32, unk, best)
     }
 
-    /// [`Unigram::lattice`] into `best`, the path scores starting from `start` (sentencepiece's
-    /// running f32 sum where `text` is one word of a longer text).
-    fn lattice_into(&self, text: &str, start: f64, best: &mut Vec<Best>) -> Result<()> {
+    /// The best path's last node at each byte position of `text` into `best`, the path scores
+    /// starting from `start` and summed in `S` (with sentencepiece's score reset in f32).
+    fn lattice_into<S: Score>(
+        &self,
+        text: &str,
+        start: S,
+        node_scores: &[S],
+        unk_score: S,
+        best: &mut Vec<Best<S>>,
+    ) -> Result<()> {
         let bytes = text.as_bytes();
         let size = bytes.len();
         best.clear();
@@ -333,63 +370,53 @@ impl Unigram {
         best.resize(
             size + 1,
             Best {
-                score: 0.0,
+                score: S::ZERO,
                 starts_at: NO_START,
                 id: 0,
             },
         );
         best[0].score = start;
-        let spm = self.mode == ScoreMode::SentencePiece;
-        let node_scores = &self.node_scores[..];
         // the largest end of a node so far (sentencepiece's `max_frontier`)
         let mut frontier = 0usize;
         let mut starts_at = 0usize;
         while starts_at < size {
             let mut here = best[starts_at].score;
-            if spm && !(-SCORE_RESET..=SCORE_RESET).contains(&(here as f32)) {
+            if S::RESETS && here.beyond_reset() {
                 // sentencepiece 0.2.3 moves the scores of the positions reached so far (the
                 // nodes from here on) by the running score and goes on from 0: all later sums
                 // round at the small magnitude
-                let offset = here as f32;
+                let offset = here;
                 for (i, b) in best[starts_at..=frontier.max(starts_at)]
                     .iter_mut()
                     .enumerate()
                 {
                     if i == 0 || b.starts_at != NO_START {
-                        b.score = f64::from(b.score as f32 - offset);
+                        b.score = b.score - offset;
                     }
                 }
-                here = 0.0;
+                here = S::ZERO;
             }
-            let here32 = here as f32;
             let mblen = utf8_len(bytes[starts_at]).min(size - starts_at);
             let mut has_single_node = false;
             self.trie
                 .common_prefixes(&bytes[starts_at..], |length, id| {
-                    let score = node_scores[id as usize];
-                    let candidate = if spm {
-                        f64::from(score as f32 + here32)
-                    } else {
-                        score + here
-                    };
+                    let candidate = node_scores[id as usize] + here;
                     let target = &mut best[starts_at + length];
                     if target.starts_at == NO_START || candidate > target.score {
                         target.score = candidate;
                         target.starts_at = starts_at as u32;
                         target.id = id;
                     }
-                    frontier = frontier.max(starts_at + length);
+                    if S::RESETS {
+                        frontier = frontier.max(starts_at + length);
+                    }
                     if length == mblen {
                         has_single_node = true;
                     }
                 });
             if !has_single_node {
                 frontier = frontier.max(starts_at + mblen);
-                let candidate = if spm {
-                    f64::from(self.unk_score as f32 + here32)
-                } else {
-                    self.unk_score + here
-                };
+                let candidate = unk_score + here;
                 let target = &mut best[starts_at + mblen];
                 if target.starts_at == NO_START || candidate > target.score {
                     target.score = candidate;
@@ -414,9 +441,18 @@ impl Unigram {
     }
 
     fn encode_uncached(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        let mut best = Vec::new();
-        self.lattice_into(text, 0.0, &mut best)?;
-        self.emit(text, &best, out)
+        match self.mode {
+            ScoreMode::SentencePiece => {
+                let mut best = Vec::new();
+                self.lattice_spm(text, 0.0, &mut best)?;
+                self.emit(text, &best, out)
+            }
+            ScoreMode::HuggingFace => {
+                let mut best = Vec::new();
+                self.lattice_into(text, 0.0, &self.node_scores, self.unk_score, &mut best)?;
+                self.emit(text, &best, out)
+            }
+        }
     }
 
     /// sentencepiece's whole-text Viterbi, one word at a time (only where `word_split`).
@@ -590,9 +626,9 @@ impl Unigram {
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
     ) -> Result<f32> {
-        self.lattice_into(word, f64::from(score), &mut scratch.best)?;
-        let end = scratch.best[word.len()].score as f32;
-        self.emit(word, &scratch.best, out)?;
+        self.lattice_spm(word, score, &mut scratch.best32)?;
+        let end = scratch.best32[word.len()].score;
+        self.emit(word, &scratch.best32, out)?;
         Ok(end)
     }
 
@@ -713,7 +749,7 @@ impl Unigram {
     }
 
     /// The ids of the best path in `best` (a lattice of `text`) into `out`.
-    fn emit(&self, text: &str, best: &[Best], out: &mut Vec<u32>) -> Result<()> {
+    fn emit<S: Copy>(&self, text: &str, best: &[Best<S>], out: &mut Vec<u32>) -> Result<()> {
         let mut n = 0;
         let mut end = text.len();
         while end > 0 {
@@ -773,6 +809,21 @@ impl Unigram {
         }
         Ok(())
     }
+}
+
+/// The best path in `best` (a lattice of `text`) as (start, end, id) byte spans.
+fn spans<S: Copy>(text: &str, best: &[Best<S>]) -> Result<Vec<(usize, usize, u32)>> {
+    const WHAT: &str = "the segmentation spans";
+    let mut out = Vec::new();
+    let mut end = text.len();
+    while end > 0 {
+        let node = best[end];
+        let start = node.starts_at as usize;
+        crate::mem::try_push(&mut out, (start, end, node.id), WHAT)?;
+        end = start;
+    }
+    out.reverse();
+    Ok(out)
 }
 
 /// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
