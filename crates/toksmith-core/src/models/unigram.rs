@@ -1034,9 +1034,10 @@ pub(crate) mod tests {
             let mut till = best[starts_at].0;
             if !(-100_000.0..=100_000.0).contains(&till) {
                 let offset = till;
-                for i in starts_at..=max_frontier {
-                    if i == starts_at || best[i].1 != -1 {
-                        best[i].0 -= offset;
+                // (i == starts_at first; max_frontier >= starts_at once a node ends there)
+                for (i, node) in best[starts_at..=max_frontier].iter_mut().enumerate() {
+                    if i == 0 || node.1 != -1 {
+                        node.0 -= offset;
                     }
                 }
                 till = 0.0;
