@@ -468,7 +468,12 @@ impl Pipeline {
             kind == AddedKind::Pinned || allowed.is_none_or(|a| a.contains(&id))
         };
         let mut last = 0;
-        while let Some((start, end, id)) = self.matcher.find(bytes, last, &accept) {
+        // no added token can match (none allowed, none pinned): no scan of the text for them
+        let none_match = allowed.is_some_and(|a| a.is_empty()) && !self.matcher.has_pinned();
+        while let Some((start, end, id)) = match none_match {
+            true => None,
+            false => self.matcher.find(bytes, last, &accept),
+        } {
             if last < start {
                 self.encode_segment(&text[last..start], last == 0, allowed, &mut ids)?;
             }

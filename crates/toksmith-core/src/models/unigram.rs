@@ -10,8 +10,13 @@
 //! The two reference libraries differ only in arithmetic and in which pieces take part:
 //! * [`ScoreMode::SentencePiece`]: scores and path sums are f32 (checked against sentencepiece on
 //!   near-ties such as `+` `++` vs `++` `+`, where a double sum picks the other path). Ties keep
-//!   the first candidate, exactly as sentencepiece's `>`. User-defined pieces score `length * max_score - 0.1`; control, unknown,
-//!   byte and unused pieces never match text.
+//!   the first candidate, exactly as sentencepiece's `>`. The arithmetic is that of
+//!   sentencepiece 0.2.3's `Model::EncodeOptimized`: user-defined pieces score
+//!   `0.1 * (bytes - 1)` (its `GetUserDefinedScore`; older versions used
+//!   `length * max_score - 0.1`), and where the running path score at a character start is
+//!   beyond ±100000 (`kScoreResetThreshold`) the scores of the positions ahead are moved by it
+//!   and the lattice goes on from 0, which changes how later sums round (and so exact ties such
+//!   as `▁----`: `- ---` or `--- -`). Control, unknown, byte and unused pieces never match text.
 //! * [`ScoreMode::HuggingFace`]: every piece of the vocabulary matches text, scores and sums are
 //!   f64, `min_score` is taken over the whole vocabulary.
 
@@ -43,6 +48,9 @@ pub struct Unigram {
     node_scores: Vec<f64>,
     /// `node_scores` as f32 (SentencePiece mode adds them as f32).
     node_scores32: Vec<f32>,
+    /// The largest |score| of a lattice node (any piece or the unknown node), as f32: a path
+    /// of k nodes moves the running score by at most k times it.
+    max_step: f32,
     /// SentencePiece mode: no piece has `▁` other than as its first character and `▁` is a
     /// piece, so every lattice path has a node boundary before each `▁` and the text can be
     /// segmented word by word (see [`Unigram::encode_words`]).
@@ -54,14 +62,46 @@ pub struct Unigram {
     owner: u64,
 }
 
+/// The best path's last node at one position of a lattice; `S` is the arithmetic of the path
+/// sums (f32 for sentencepiece, f64 for `tokenizers`).
 #[derive(Clone, Copy)]
-struct Best {
-    score: f64,
+struct Best<S = f64> {
+    score: S,
     starts_at: u32,
     id: u32,
 }
 
+/// The arithmetic of a lattice's path sums.
+trait Score: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> {
+    const ZERO: Self;
+    /// sentencepiece's score reset applies (its f32 lattice)
+    const RESETS: bool;
+    fn beyond_reset(self) -> bool;
+}
+
+impl Score for f32 {
+    const ZERO: Self = 0.0;
+    const RESETS: bool = true;
+    #[inline(always)]
+    fn beyond_reset(self) -> bool {
+        !(-SCORE_RESET..=SCORE_RESET).contains(&self)
+    }
+}
+
+impl Score for f64 {
+    const ZERO: Self = 0.0;
+    const RESETS: bool = false;
+    #[inline(always)]
+    fn beyond_reset(self) -> bool {
+        false
+    }
+}
+
 const NO_START: u32 = u32::MAX;
+
+/// sentencepiece 0.2.3's `kScoreResetThreshold`: where the running path score at a character
+/// is beyond it, the lattice goes on from 0 (see [`Unigram::lattice_into`]).
+const SCORE_RESET: f32 = 100_000.0;
 
 const SPACE: &str = "\u{2581}";
 
@@ -73,6 +113,7 @@ const UNK_RUN: u32 = u32::MAX - MAX_PIECE as u32;
 #[derive(Default)]
 struct Scratch {
     best: Vec<Best>,
+    best32: Vec<Best<f32>>,
     second: Vec<f64>,
     ids: Vec<u32>,
     /// a word cache entry being built
@@ -147,13 +188,11 @@ impl Unigram {
         }
         let mut trie = Trie::new();
         let mut min_score = f32::MAX;
-        let mut max_score = f32::MIN_POSITIVE; // sentencepiece starts from FLT_MIN
         let mut user_defined = crate::mem::try_filled(n, false, PIECES)?;
         for (i, p) in m.pieces.iter().enumerate() {
             match p.kind {
                 PieceType::Normal => {
                     min_score = min_score.min(p.score);
-                    max_score = max_score.max(p.score);
                     trie.insert(p.piece.as_bytes(), i as u32)?;
                 }
                 PieceType::UserDefined => {
@@ -174,7 +213,9 @@ impl Unigram {
             m.pieces.iter().zip(&user_defined),
             |(p, &user)| {
                 Ok(if user {
-                    f64::from(p.piece.len() as f32 * max_score - 0.1f32)
+                    // sentencepiece 0.2.3's `GetUserDefinedScore(length)`: a double
+                    // `0.1 * (length - 1)` (length in bytes in `EncodeOptimized`) as a float
+                    f64::from((0.1 * (p.piece.len() as f64 - 1.0)) as f32)
                 } else {
                     f64::from(p.score)
                 })
@@ -190,7 +231,13 @@ impl Unigram {
                 .filter(|p| in_trie(p))
                 .all(|p| p.piece.match_indices(SPACE).all(|(at, _)| at == 0));
         let node_scores: Vec<f64> = node_scores;
+        let unk_score = min_score - 10.0f32;
+        let max_step = node_scores
+            .iter()
+            .map(|&x| (x as f32).abs())
+            .fold(unk_score.abs(), f32::max);
         Ok(Unigram {
+            max_step,
             scores: crate::mem::try_map(&m.pieces, |p| Ok(f64::from(p.score)), PIECES)?,
             node_scores32: crate::mem::try_map(&node_scores, |&x| Ok(x as f32), PIECES)?,
             node_scores,
@@ -199,7 +246,7 @@ impl Unigram {
             pieces,
             trie,
             unk_id: Some(m.unk_id()),
-            unk_score: f64::from(min_score - 10.0f32),
+            unk_score: f64::from(unk_score),
             byte_ids,
             mode: ScoreMode::SentencePiece,
         })
@@ -245,6 +292,8 @@ impl Unigram {
         Ok(Unigram {
             node_scores32: crate::mem::try_map(&scores, |&x| Ok(x as f32), PIECES)?,
             node_scores: crate::mem::try_map(&scores, |&x| Ok(x), PIECES)?,
+            // (no word split nor score reset in this mode)
+            max_step: 0.0,
             word_split: false,
             owner: word_cache::new_owner(),
             pieces,
@@ -282,30 +331,38 @@ impl Unigram {
     /// one span each with `id == u32::MAX`. The lattice and the spans are allocated fallibly
     /// ([`crate::Error::OutOfMemory`]).
     pub fn segment(&self, text: &str) -> Result<Vec<(usize, usize, u32)>> {
-        const WHAT: &str = "the segmentation spans";
-        let best = self.lattice(text)?;
-        let mut out = Vec::new();
-        let mut end = text.len();
-        while end > 0 {
-            let node = best[end];
-            let start = node.starts_at as usize;
-            crate::mem::try_push(&mut out, (start, end, node.id), WHAT)?;
-            end = start;
+        match self.mode {
+            ScoreMode::SentencePiece => {
+                let mut best = Vec::new();
+                self.lattice_spm(text, 0.0, &mut best)?;
+                spans(text, &best)
+            }
+            ScoreMode::HuggingFace => {
+                let mut best = Vec::new();
+                self.lattice_into(text, 0.0, &self.node_scores, self.unk_score, &mut best)?;
+                spans(text, &best)
+            }
         }
-        out.reverse();
-        Ok(out)
     }
 
-    /// The best path's last node at each byte position of `text`.
-    fn lattice(&self, text: &str) -> Result<Vec<Best>> {
-        let mut best = Vec::new();
-        self.lattice_into(text, 0.0, &mut best)?;
-        Ok(best)
+    /// sentencepiece's f32 lattice of `text` into `best`, the path scores starting from
+    /// `start` (its running sum where `text` is one word of a longer text).
+    #[inline]
+    fn lattice_spm(&self, text: &str, start: f32, best: &mut Vec<Best<f32>>) -> Result<()> {
+        let unk = self.unk_score as f32;
+        self.lattice_into(text, start, &self.node_scores32, unk, best)
     }
 
-    /// [`Unigram::lattice`] into `best`, the path scores starting from `start` (sentencepiece's
-    /// running f32 sum where `text` is one word of a longer text).
-    fn lattice_into(&self, text: &str, start: f64, best: &mut Vec<Best>) -> Result<()> {
+    /// The best path's last node at each byte position of `text` into `best`, the path scores
+    /// starting from `start` and summed in `S` (with sentencepiece's score reset in f32).
+    fn lattice_into<S: Score>(
+        &self,
+        text: &str,
+        start: S,
+        node_scores: &[S],
+        unk_score: S,
+        best: &mut Vec<Best<S>>,
+    ) -> Result<()> {
         let bytes = text.as_bytes();
         let size = bytes.len();
         best.clear();
@@ -313,44 +370,53 @@ impl Unigram {
         best.resize(
             size + 1,
             Best {
-                score: 0.0,
+                score: S::ZERO,
                 starts_at: NO_START,
                 id: 0,
             },
         );
         best[0].score = start;
-        let spm = self.mode == ScoreMode::SentencePiece;
-        let node_scores = &self.node_scores[..];
+        // the largest end of a node so far (sentencepiece's `max_frontier`)
+        let mut frontier = 0usize;
         let mut starts_at = 0usize;
         while starts_at < size {
-            let here = best[starts_at].score;
-            let here32 = here as f32;
+            let mut here = best[starts_at].score;
+            if S::RESETS && here.beyond_reset() {
+                // sentencepiece 0.2.3 moves the scores of the positions reached so far (the
+                // nodes from here on) by the running score and goes on from 0: all later sums
+                // round at the small magnitude
+                let offset = here;
+                for (i, b) in best[starts_at..=frontier.max(starts_at)]
+                    .iter_mut()
+                    .enumerate()
+                {
+                    if i == 0 || b.starts_at != NO_START {
+                        b.score = b.score - offset;
+                    }
+                }
+                here = S::ZERO;
+            }
             let mblen = utf8_len(bytes[starts_at]).min(size - starts_at);
             let mut has_single_node = false;
             self.trie
                 .common_prefixes(&bytes[starts_at..], |length, id| {
-                    let score = node_scores[id as usize];
-                    let candidate = if spm {
-                        f64::from(score as f32 + here32)
-                    } else {
-                        score + here
-                    };
+                    let candidate = node_scores[id as usize] + here;
                     let target = &mut best[starts_at + length];
                     if target.starts_at == NO_START || candidate > target.score {
                         target.score = candidate;
                         target.starts_at = starts_at as u32;
                         target.id = id;
                     }
+                    if S::RESETS {
+                        frontier = frontier.max(starts_at + length);
+                    }
                     if length == mblen {
                         has_single_node = true;
                     }
                 });
             if !has_single_node {
-                let candidate = if spm {
-                    f64::from(self.unk_score as f32 + here32)
-                } else {
-                    self.unk_score + here
-                };
+                frontier = frontier.max(starts_at + mblen);
+                let candidate = unk_score + here;
                 let target = &mut best[starts_at + mblen];
                 if target.starts_at == NO_START || candidate > target.score {
                     target.score = candidate;
@@ -375,9 +441,18 @@ impl Unigram {
     }
 
     fn encode_uncached(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        let mut best = Vec::new();
-        self.lattice_into(text, 0.0, &mut best)?;
-        self.emit(text, &best, out)
+        match self.mode {
+            ScoreMode::SentencePiece => {
+                let mut best = Vec::new();
+                self.lattice_spm(text, 0.0, &mut best)?;
+                self.emit(text, &best, out)
+            }
+            ScoreMode::HuggingFace => {
+                let mut best = Vec::new();
+                self.lattice_into(text, 0.0, &self.node_scores, self.unk_score, &mut best)?;
+                self.emit(text, &best, out)
+            }
+        }
     }
 
     /// sentencepiece's whole-text Viterbi, one word at a time (only where `word_split`).
@@ -458,6 +533,12 @@ impl Unigram {
         out: &mut Vec<u32>,
     ) -> Result<f32> {
         try_reserve(out, word.len(), "the ids")?;
+        // sentencepiece's score reset at the word's first character: no node ends past it yet
+        let score = if (-SCORE_RESET..=SCORE_RESET).contains(&score) {
+            score
+        } else {
+            0.0
+        };
         if let Some(words) = words.filter(|_| (WORD_MIN..=WORD_MAX).contains(&word.len())) {
             if !words.in_use() {
                 return self.word_from(word, score, scratch, out);
@@ -466,7 +547,7 @@ impl Unigram {
                 Found::Entry(entry) => {
                     let (&bound, path) =
                         entry.split_first().expect("entries start with their bound");
-                    if score.abs() < f32::from_bits(bound) {
+                    if self.replayable(score, f32::from_bits(bound), word.len()) {
                         return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
                     }
                     return self.word_from(word, score, scratch, out);
@@ -477,7 +558,7 @@ impl Unigram {
                     self.fill_entry(bound, scratch);
                     words.insert(word.as_bytes(), &scratch.entry);
                     if scratch.entry.len() <= ENTRY_MAX {
-                        if score.abs() < bound {
+                        if self.replayable(score, bound, word.len()) {
                             let path = &scratch.entry[1..];
                             return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
                         }
@@ -495,7 +576,7 @@ impl Unigram {
         }
         if let Some(entry) = cache.get(word.as_bytes()) {
             let (&bound, path) = entry.split_first().expect("entries start with their bound");
-            if score.abs() < f32::from_bits(bound) {
+            if self.replayable(score, f32::from_bits(bound), word.len()) {
                 return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
             }
             return self.word_from(word, score, scratch, out);
@@ -506,10 +587,20 @@ impl Unigram {
         if entry.len() <= MAX_PIECE {
             cache.insert(word.as_bytes(), entry);
         }
-        if score.abs() < bound {
+        if self.replayable(score, bound, word.len()) {
             return Ok(replay(score, &entry[1..], self.unk_id.unwrap_or(0), out));
         }
         self.word_from(word, score, scratch, out)
+    }
+
+    /// Whether a cached path whose bound is `bound` replays exactly from the running score
+    /// `score` over a word of `len` bytes: `score` is within the bound, and no score reset
+    /// can happen inside the word (each character start's best score is at most
+    /// |score| + chars * the largest |node score|, with room for the f32 rounding of the sums).
+    #[inline]
+    fn replayable(&self, score: f32, bound: f32, len: usize) -> bool {
+        let far = score.abs() + len as f32 * self.max_step;
+        score.abs() < bound && far < SCORE_RESET * 0.999
     }
 
     /// A word's cache entry into `scratch.entry`: the bound, then (id, node score) per node of
@@ -535,9 +626,9 @@ impl Unigram {
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
     ) -> Result<f32> {
-        self.lattice_into(word, f64::from(score), &mut scratch.best)?;
-        let end = scratch.best[word.len()].score as f32;
-        self.emit(word, &scratch.best, out)?;
+        self.lattice_spm(word, score, &mut scratch.best32)?;
+        let end = scratch.best32[word.len()].score;
+        self.emit(word, &scratch.best32, out)?;
         Ok(end)
     }
 
@@ -658,7 +749,7 @@ impl Unigram {
     }
 
     /// The ids of the best path in `best` (a lattice of `text`) into `out`.
-    fn emit(&self, text: &str, best: &[Best], out: &mut Vec<u32>) -> Result<()> {
+    fn emit<S: Copy>(&self, text: &str, best: &[Best<S>], out: &mut Vec<u32>) -> Result<()> {
         let mut n = 0;
         let mut end = text.len();
         while end > 0 {
@@ -718,6 +809,21 @@ impl Unigram {
         }
         Ok(())
     }
+}
+
+/// The best path in `best` (a lattice of `text`) as (start, end, id) byte spans.
+fn spans<S: Copy>(text: &str, best: &[Best<S>]) -> Result<Vec<(usize, usize, u32)>> {
+    const WHAT: &str = "the segmentation spans";
+    let mut out = Vec::new();
+    let mut end = text.len();
+    while end > 0 {
+        let node = best[end];
+        let start = node.starts_at as usize;
+        crate::mem::try_push(&mut out, (start, end, node.id), WHAT)?;
+        end = start;
+    }
+    out.reverse();
+    Ok(out)
 }
 
 /// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
@@ -895,6 +1001,137 @@ pub(crate) mod tests {
             let mut plain = vec![];
             m.encode_uncached(text, &mut plain).unwrap();
             assert_eq!(fast, plain, "{what}");
+        }
+    }
+
+    /// sentencepiece 0.2.3's `EncodeOptimized`, written plainly from its source: a piece map
+    /// instead of a trie, f32 scores, the score reset over `starts_at..=max_frontier`; unknown
+    /// runs fused (the model has no byte fallback).
+    fn reference_encode(m: &ModelProto, text: &str) -> Vec<u32> {
+        let mut pieces = std::collections::HashMap::new();
+        let mut min_score = f32::MAX;
+        for (i, p) in m.pieces.iter().enumerate() {
+            let score = match p.kind {
+                PieceType::Normal => {
+                    min_score = min_score.min(p.score);
+                    p.score
+                }
+                PieceType::UserDefined => (0.1 * (p.piece.len() as f64 - 1.0)) as f32,
+                _ => continue,
+            };
+            pieces.insert(p.piece.as_bytes().to_vec(), (i as u32, score));
+        }
+        let longest = pieces.keys().map(Vec::len).max().unwrap_or(1);
+        let unk_score = min_score - 10.0;
+        let unk = m.unk_id();
+        let b = text.as_bytes();
+        let size = b.len();
+        // (score, starts_at or -1, id)
+        let mut best = vec![(0f32, -1i64, 0u32); size + 1];
+        let mut max_frontier = 0usize;
+        let mut starts_at = 0usize;
+        while starts_at < size {
+            let mut till = best[starts_at].0;
+            if !(-100_000.0..=100_000.0).contains(&till) {
+                let offset = till;
+                // (i == starts_at first; max_frontier >= starts_at once a node ends there)
+                for (i, node) in best[starts_at..=max_frontier].iter_mut().enumerate() {
+                    if i == 0 || node.1 != -1 {
+                        node.0 -= offset;
+                    }
+                }
+                till = 0.0;
+            }
+            let mblen = utf8_len(b[starts_at]).min(size - starts_at);
+            let mut single = false;
+            for end in starts_at + 1..=size.min(starts_at + longest) {
+                let Some(&(id, score)) = pieces.get(&b[starts_at..end]) else {
+                    continue;
+                };
+                max_frontier = max_frontier.max(end);
+                let candidate = score + till;
+                if best[end].1 == -1 || candidate > best[end].0 {
+                    best[end] = (candidate, starts_at as i64, id);
+                }
+                single |= end - starts_at == mblen;
+            }
+            if !single {
+                let end = starts_at + mblen;
+                max_frontier = max_frontier.max(end);
+                let candidate = unk_score + till;
+                if best[end].1 == -1 || candidate > best[end].0 {
+                    best[end] = (candidate, starts_at as i64, unk);
+                }
+            }
+            starts_at += mblen;
+        }
+        let mut ids = vec![];
+        let mut end = size;
+        while end > 0 {
+            ids.push(best[end].2);
+            end = best[end].1 as usize;
+        }
+        ids.reverse();
+        ids.dedup_by(|a, b| *a == unk && *b == unk);
+        ids
+    }
+
+    #[test]
+    fn score_resets_match_sentencepiece_far_into_long_texts() {
+        // words with exact ties (`▁----`: `- ---` or `--- -`) all along texts whose running
+        // score crosses sentencepiece's reset threshold several times; the word cache, the
+        // whole-text lattice and the plain reference agree, before and after the cache fills
+        let proto = t5_model();
+        let m = Unigram::from_spm(&proto).unwrap();
+        assert!(m.word_split);
+        let alphabet = [
+            "\u{2581}----",
+            "\u{2581}++++",
+            "\u{2581}+++",
+            "\u{2581}====",
+            "\u{2581}....",
+            "\u{2581}hahaha",
+            "\u{2581}xxxx",
+            "\u{2581}the",
+            "\u{2581}日本語",
+            "\u{2581}\u{0378}x",
+            "\u{2581}",
+            "-",
+            "+",
+            "中",
+        ];
+        for seed in 1..4u64 {
+            let text = random_text(seed, 150_000 + 40_000 * seed as usize, &alphabet);
+            let want = reference_encode(&proto, &text);
+            let mut plain = vec![];
+            m.encode_uncached(&text, &mut plain).unwrap();
+            assert_eq!(plain, want, "whole text, seed {seed}");
+            // the scores of the path: the text crosses the threshold more than twice
+            let total: f64 = want
+                .iter()
+                .map(|&id| m.node_scores[id as usize].min(0.0))
+                .sum();
+            assert!(total < -250_000.0, "{total}");
+            for pass in 0..2 {
+                let mut fast = vec![];
+                m.encode(&text, &mut fast).unwrap();
+                assert_eq!(fast, want, "words, seed {seed}, pass {pass}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_reference_lattice_agrees_on_short_texts() {
+        // the plain reference itself against the model on texts with no reset
+        let proto = t5_model();
+        let m = Unigram::from_spm(&proto).unwrap();
+        for seed in 1..20u64 {
+            let text = random_text(seed, 500, &["\u{2581}", "a", "-", "+", "中", "\u{E000}"]);
+            assert_eq!(
+                ids(&m, &text),
+                reference_encode(&proto, &text),
+                "seed {seed}"
+            );
         }
     }
 
