@@ -31,6 +31,8 @@
 //!   content, a split pattern, a prefix), and the SentencePiece trainer's surface strings;
 //! - by the vocabulary size, checked fallibly when the encoder was built: the per-call id
 //!   counts of the bindings' interned ids (`cpython.rs`);
+//! - by the vocabulary (already allocated fallibly, a few entries per token): the whole-character
+//!   table of the merges (`bpe/atoms.rs`), built on the first non-ASCII merge;
 //! - shrinking reallocations (`shrink_to`), which never ask for more memory.
 //!
 //! [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory
