@@ -39,6 +39,7 @@ pub mod pipeline;
 pub mod pre_tokenizers;
 pub mod pretokenize;
 pub mod table;
+pub mod tag;
 pub mod train;
 pub mod utf8;
 pub mod vocab;

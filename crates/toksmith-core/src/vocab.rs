@@ -47,8 +47,6 @@ pub fn never_in_utf8(b: u8) -> bool {
     b == 0xC0 || b == 0xC1 || b >= 0xF5
 }
 
-static NEXT_VOCAB_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
 impl Vocab {
     /// Build from mergeable tokens `(bytes, id)` and added tokens.
     pub fn new(mergeable: Vec<(Vec<u8>, u32)>, added: Vec<AddedToken>) -> Result<Self> {
@@ -205,7 +203,7 @@ impl Vocab {
             long_filter,
             wide_filter,
             ranks,
-            uid: NEXT_VOCAB_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            uid: crate::tag::next(),
             byte_ids,
             flat,
             offsets,

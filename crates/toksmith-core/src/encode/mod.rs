@@ -35,9 +35,6 @@ use crate::error::{Error, Result};
 use crate::normalizers::Normalizer;
 use crate::pretokenize::Pretokenizer;
 use crate::vocab::Vocab;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-static NEXT_ENCODER_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A complete encoder: vocabulary + split pattern + added-token matcher.
 #[derive(Debug)]
@@ -58,7 +55,7 @@ impl Clone for Encoder {
             pretok: self.pretok.clone(),
             matcher: self.matcher.clone(),
             superword: self.superword.clone(),
-            id: NEXT_ENCODER_ID.fetch_add(1, Ordering::Relaxed),
+            id: crate::tag::next(),
         }
     }
 }
@@ -74,7 +71,7 @@ impl Encoder {
             pretok,
             matcher,
             superword,
-            id: NEXT_ENCODER_ID.fetch_add(1, Ordering::Relaxed),
+            id: crate::tag::next(),
         })
     }
 

@@ -6,17 +6,14 @@
 //! word.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encode::piece_cache::{HitRate, PieceCache, MAX_PIECE, WINDOW};
 use crate::mem::try_reserve;
 use crate::Result;
 
-static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
-
 /// A tag for a new model's cache entries.
 pub fn new_owner() -> u64 {
-    NEXT_OWNER.fetch_add(1, Ordering::Relaxed)
+    crate::tag::next()
 }
 
 thread_local! {
