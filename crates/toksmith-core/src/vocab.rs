@@ -38,7 +38,7 @@ pub struct Vocab {
     /// memos of its lookups (`bpe/memo.rs`) know whose answers they hold.
     pub(crate) uid: u64,
     /// The characters a merge may start from whole (`bpe/atoms.rs`), built on first use.
-    pub(crate) atoms: std::sync::OnceLock<crate::bpe::Atoms>,
+    pub(crate) atoms: crate::bpe::LazyAtoms,
 }
 
 /// Bytes that no valid UTF-8 text holds: 0xC0 and 0xC1 (they could only start an overlong
@@ -210,7 +210,7 @@ impl Vocab {
             present,
             spans,
             added,
-            atoms: std::sync::OnceLock::new(),
+            atoms: Default::default(),
         })
     }
 

@@ -25,7 +25,8 @@
 
 use crate::vocab::Vocab;
 use rustc_hash::FxHashMap;
-use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// Bits of an atom's id in a [`Atoms::bmp`] entry; the rule index is above them.
 const ID_BITS: u32 = 20;
@@ -122,16 +123,24 @@ impl Atoms {
         // beginning with 1-3 continuation bytes followed by more is a tail of each such
         // prefix (all of them: in bytes that are not UTF-8 a stray continuation byte may
         // follow a character).
-        let mut heads: HashMap<&[u8], Vec<&[u8]>> = HashMap::new();
-        let mut tails: HashMap<&[u8], Vec<&[u8]>> = HashMap::new();
+        let mut heads: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
+        let mut tails: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
         // lowest rank of a longer token beginning / ending with a character's bytes
         let mut first_op: FxHashMap<u32, u32> = FxHashMap::default();
         let mut last_op: FxHashMap<u32, u32> = FxHashMap::default();
         let mut candidates: Vec<(u32, u32, &[u8])> = vec![];
-        for (t, &rank) in vocab.ranks.iter() {
-            let t: &[u8] = t;
+        // the mergeable tokens by id, from the contiguous id -> bytes table (walking the rank
+        // map would load every token's own allocation)
+        let added: rustc_hash::FxHashSet<u32> = vocab.added.iter().map(|a| a.id).collect();
+        for id in 0..vocab.present.len() {
+            if !vocab.present[id] || added.contains(&(id as u32)) {
+                continue;
+            }
+            let t = &vocab.flat[vocab.offsets[id] as usize..vocab.offsets[id + 1] as usize];
+            let rank = id as u32;
             let n = t.len();
-            if n < 2 {
+            // (an ASCII token is no head, tail or character)
+            if n < 2 || t.is_ascii() {
                 continue;
             }
             if let Some(p) = t.iter().rposition(|&b| !cont(b)) {
@@ -165,7 +174,7 @@ impl Atoms {
             astral: FxHashMap::default(),
             rules: vec![Rule::default()],
         };
-        let mut rule_ix: HashMap<Rule, u32> = HashMap::new();
+        let mut rule_ix: FxHashMap<Rule, u32> = FxHashMap::default();
         for (rank, cp, bytes) in candidates {
             let (ids, top) = merge_alone(vocab, bytes);
             let op = |m: &FxHashMap<u32, u32>| m.get(&cp).copied().unwrap_or(u32::MAX);
@@ -288,11 +297,35 @@ impl Atoms {
     }
 }
 
+/// A vocabulary's [`Atoms`], built on first use by the first thread that needs them.
+#[derive(Debug, Default)]
+pub(crate) struct LazyAtoms {
+    built: OnceLock<Atoms>,
+    /// a thread has started building them
+    claimed: AtomicBool,
+}
+
+impl Clone for LazyAtoms {
+    fn clone(&self) -> Self {
+        let built = self.built.clone();
+        let claimed = AtomicBool::new(built.get().is_some());
+        LazyAtoms { built, claimed }
+    }
+}
+
 impl Vocab {
     /// This vocabulary's [`Atoms`], built on first use (only merges of non-ASCII pieces with
-    /// the whole vocabulary use them).
-    pub(crate) fn atoms(&self) -> &Atoms {
-        self.atoms.get_or_init(|| Atoms::new(self))
+    /// the whole vocabulary use them). `None` while another thread builds them: the caller
+    /// merges from bytes meanwhile (the same ids), so the threads of a first batch do not
+    /// wait for the build.
+    pub(crate) fn atoms(&self) -> Option<&Atoms> {
+        if let Some(atoms) = self.atoms.built.get() {
+            return Some(atoms);
+        }
+        if self.atoms.claimed.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        Some(self.atoms.built.get_or_init(|| Atoms::new(self)))
     }
 }
 
@@ -386,7 +419,7 @@ mod tests {
                 .map(|(i, (t, _))| (t, i as u32))
                 .collect();
             let v = Vocab::new(m, vec![]).unwrap();
-            let (atoms, free) = v.atoms().count();
+            let (atoms, free) = v.atoms().unwrap().count();
             assert!(atoms > 0 && free < atoms, "{atoms} {free}");
             let mut scratch = Scratch::default();
             for k in 0..400 {
@@ -415,6 +448,7 @@ mod tests {
         let v = Vocab::new(m, vec![]).unwrap();
         let at = |c: char| {
             v.atoms()
+                .unwrap()
                 .atom_at(c.to_string().as_bytes(), 0, c.len_utf8(), c as u32)
         };
         assert_eq!(at('中'), None); // "中a" (350) ranks below "中" (400)
@@ -436,7 +470,7 @@ mod tests {
         let raw = std::fs::read(path).unwrap();
         let ranks = crate::vocab_files::parse_tiktoken(&raw).unwrap().unwrap();
         let v = Vocab::new(ranks, vec![]).unwrap();
-        let (atoms, _) = v.atoms().count();
+        let (atoms, _) = v.atoms().unwrap().count();
         assert!(atoms > 1000, "{atoms}");
         let mut scratch = Scratch::default();
         let mut seed = 99u64;

@@ -39,7 +39,7 @@ mod superword_pivot;
 #[cfg(test)]
 pub(crate) mod test_vocabs;
 
-pub(crate) use atoms::Atoms;
+pub(crate) use atoms::LazyAtoms;
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;

@@ -132,7 +132,10 @@ pub(crate) fn bpe_atoms(
 ) -> Result<bool> {
     let n = piece.len();
     let (start, rank, id, memo) = scratch.arrays(n);
-    let m = vocab.atoms().initial(piece, vocab.byte_ids(), start, id);
+    let Some(atoms) = vocab.atoms() else {
+        return Ok(false);
+    };
+    let m = atoms.initial(piece, vocab.byte_ids(), start, id);
     if m == n || m >= max {
         return Ok(false);
     }
