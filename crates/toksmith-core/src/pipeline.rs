@@ -470,9 +470,10 @@ impl Pipeline {
         let mut last = 0;
         // no added token can match (none allowed, none pinned): no scan of the text for them
         let none_match = allowed.is_some_and(|a| a.is_empty()) && !self.matcher.has_pinned();
-        while let Some((start, end, id)) = match none_match {
-            true => None,
-            false => self.matcher.find(bytes, last, &accept),
+        while let Some((start, end, id)) = if none_match {
+            None
+        } else {
+            self.matcher.find(bytes, last, &accept)
         } {
             if last < start {
                 self.encode_segment(&text[last..start], last == 0, allowed, &mut ids)?;

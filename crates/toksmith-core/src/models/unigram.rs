@@ -534,11 +534,7 @@ impl Unigram {
     ) -> Result<f32> {
         try_reserve(out, word.len(), "the ids")?;
         // sentencepiece's score reset at the word's first character: no node ends past it yet
-        let score = if (-SCORE_RESET..=SCORE_RESET).contains(&score) {
-            score
-        } else {
-            0.0
-        };
+        let score = if score.beyond_reset() { 0.0 } else { score };
         if let Some(words) = words.filter(|_| (WORD_MIN..=WORD_MAX).contains(&word.len())) {
             if !words.in_use() {
                 return self.word_from(word, score, scratch, out);
