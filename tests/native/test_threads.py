@@ -134,3 +134,50 @@ def test_atomic_writes_from_threads(tmp_path):
     assert errors == []
     assert target.read_text() in texts  # one whole text, never a mix
     assert os.listdir(tmp_path) == ["out.txt"]
+
+
+@pytest.fixture(scope="module")
+def mixed_docs(corpus_slices):
+    """Documents of 1-8 KB of English, C++, JavaScript and multilingual text, shuffled: about
+    700 KB, so a batch has more ranges of text than threads."""
+    import random
+
+    from tests.conftest import DATA
+
+    rng = random.Random(30)
+    texts = [corpus_slices[name] for name in ("english", "cpp", "javascript")]
+    texts.append((DATA / "bench" / "multilingual_sample.txt").read_text(encoding="utf-8") * 4)
+    docs = []
+    for text in texts:
+        at = 0
+        while at < len(text):
+            n = rng.randint(1024, 8192)
+            docs.append(text[at : at + n])
+            at += n
+    rng.shuffle(docs)
+    return docs
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_repeated_batch_gives_the_ids_of_one_by_one_encodes(cl100k_ranks, mixed_docs, threads):
+    # each thread takes the ranges of its own block first and steals from the others' ends,
+    # so which thread encodes a range changes from batch to batch; a fresh tokenizer, so the
+    # first batch also runs while the merge's atom table is being built
+    tok = toksmith.Tokenizer.from_ranks(cl100k_ranks, "cl100k", {})
+    want = [tok.encode_ordinary(d) for d in mixed_docs]
+    fresh = toksmith.Tokenizer.from_ranks(cl100k_ranks, "cl100k", {})
+    for _ in range(3):
+        assert fresh.encode_ordinary_batch(mixed_docs, threads=threads) == want
+        assert fresh.encode_batch(mixed_docs, threads=threads) == want
+
+
+def test_a_skewed_batch_gives_the_ids_of_one_by_one_encodes(cl100k_ranks, mixed_docs):
+    # one document holds half the text (one range no thread can share), at the front, in the
+    # middle and at the end of the batch
+    tok = toksmith.Tokenizer.from_ranks(cl100k_ranks, "cl100k", {})
+    small = mixed_docs[:40]
+    huge = "".join(mixed_docs[40:])
+    for docs in ([huge] + small, small[:20] + [huge] + small[20:], small + [huge]):
+        want = [tok.encode_ordinary(d) for d in docs]
+        for threads in (1, 2, 3):
+            assert tok.encode_ordinary_batch(docs, threads=threads) == want

@@ -1,10 +1,10 @@
 //! `encode_batch`: documents encoded on several threads while their result lists are built.
 //!
 //! The documents are cut into ranges of about [`RANGE_BYTES`] of text. `threads - 1` pool
-//! threads and the calling thread take ranges in order from a shared counter and encode each
-//! into one id buffer. A Python list can only be allocated with the GIL, which only the calling
-//! thread holds, so it also allocates the lists of every encoded range (their sizes stay 0, so
-//! no Python code can see their slots). A range whose lists are allocated is a fill task: any
+//! threads and the calling thread take ranges (each from its own block of them first, see
+//! [`Blocks`]) and encode each into one id buffer. A Python list can only be allocated with
+//! the GIL, which only the calling thread holds, so it also allocates the lists of every
+//! encoded range (their sizes stay 0, so no Python code can see their slots). A range whose lists are allocated is a fill task: any
 //! thread writes the cached int objects into the slots and counts how often each id occurs.
 //! When every range is filled, the calling thread raises each int's refcount once by its count,
 //! sets the lists' sizes and returns them.
@@ -41,7 +41,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
 use rayon::prelude::*;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use toksmith_core::encode::{Allowed, Encoder};
 
@@ -119,8 +119,8 @@ struct Job<'a> {
     views: &'a [text::StrView<'a>],
     sizes: &'a [usize],
     ranges: Vec<Range<usize>>,
-    /// the next range to encode
-    next: AtomicUsize,
+    /// the ranges not taken yet, one contiguous block per thread (see [`Blocks`])
+    blocks: Blocks,
     /// fill tasks count ids (else the calling thread builds whole lists)
     counted: bool,
     /// pool threads taking part
@@ -136,13 +136,20 @@ impl<'a> Job<'a> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The next range to encode, unless all are taken or a document failed.
-    fn claim(&self, s: &State) -> Option<Range<usize>> {
-        if s.failed.is_some() || s.panicked {
+    /// The next range for thread `me` to encode, unless all are taken. After a document failed,
+    /// only ranges that start before it are still encoded: the threads do not take the ranges
+    /// in order, and one of those may hold an earlier failure (the one to report).
+    fn claim(&self, s: &State, me: usize) -> Option<Range<usize>> {
+        if s.panicked {
             return None;
         }
-        let i = self.next.fetch_add(1, Ordering::Relaxed);
-        self.ranges.get(i).cloned()
+        loop {
+            let r = self.ranges[self.blocks.claim(me)?].clone();
+            match &s.failed {
+                Some((k, _)) if r.start > *k => continue,
+                _ => return Some(r),
+            }
+        }
     }
 
     fn encode(&self, range: Range<usize>) -> Result<Encoded, (usize, BatchError)> {
@@ -193,6 +200,8 @@ impl<'a> Job<'a> {
             }
         }
         self.lock().running += 1;
+        // (the pool's thread k owns block k + 1; the calling thread owns block 0)
+        let ix = rayon::current_thread_index().map_or(0, |i| i + 1);
         let mut me = Leave(self, IdCounts::default());
         loop {
             let mut s = self.lock();
@@ -204,7 +213,7 @@ impl<'a> Job<'a> {
                 self.changed.notify_all();
                 continue;
             }
-            let Some(r) = self.claim(&s) else { break };
+            let Some(r) = self.claim(&s, ix) else { break };
             drop(s);
             let res = self.encode(r);
             Self::record(&mut self.lock(), res);
@@ -263,6 +272,7 @@ pub(crate) fn encode_batch<'py>(
     let parts = total.div_ceil(RANGE_BYTES).max(4 * n_threads);
     let ranges = balanced_ranges(&sizes, parts);
     let helpers = if ranges.len() < 2 { 0 } else { n_threads - 1 };
+    let blocks = Blocks::new(ranges.len(), helpers + 1);
     let lists = IdLists::new(py, ints, texts.len())?;
     let job = Job {
         enc,
@@ -270,7 +280,7 @@ pub(crate) fn encode_batch<'py>(
         views: &views,
         sizes: &sizes,
         ranges,
-        next: AtomicUsize::new(0),
+        blocks,
         counted,
         helpers,
         state: Mutex::new(State::default()),
@@ -281,7 +291,7 @@ pub(crate) fn encode_batch<'py>(
         let out = caller_loop(py, &job, &lists, counts);
         if out.is_err() {
             // stop the pool threads from taking more ranges
-            job.next.store(job.ranges.len(), Ordering::Relaxed);
+            job.blocks.close();
         }
         out
     };
@@ -330,21 +340,32 @@ fn caller_loop<'a>(
             if let Some(r) = mine.take() {
                 Job::record(&mut s, r);
             }
-            if s.done == n || s.panicked || (s.failed.is_some() && s.running == 0) {
+            if s.done == n || s.panicked {
                 break;
             }
-            let encoded = std::mem::take(&mut s.encoded);
-            let fill = if encoded.is_empty() {
-                s.fills.pop()
+            if s.failed.is_some() {
+                // no list will be returned: only look for an earlier failure
+                drop(std::mem::take(&mut s.encoded));
+                drop(std::mem::take(&mut s.fills));
+                let range = job.claim(&s, 0);
+                if range.is_none() && s.running == 0 {
+                    break;
+                }
+                (Vec::new(), None, range)
             } else {
-                None
-            };
-            let range = if encoded.is_empty() && fill.is_none() {
-                job.claim(&s)
-            } else {
-                None
-            };
-            (encoded, fill, range)
+                let encoded = std::mem::take(&mut s.encoded);
+                let fill = if encoded.is_empty() {
+                    s.fills.pop()
+                } else {
+                    None
+                };
+                let range = if encoded.is_empty() && fill.is_none() {
+                    job.claim(&s, 0)
+                } else {
+                    None
+                };
+                (encoded, fill, range)
+            }
         };
         if !encoded.is_empty() {
             let mut made = 0;
@@ -388,6 +409,70 @@ fn caller_loop<'a>(
         }
     });
     Ok(())
+}
+
+/// The ranges of a batch not taken yet: `0..n` cut into one contiguous block per thread, each
+/// a `(front, back)` pair packed in one atomic. A thread takes the front of its own block and,
+/// once that is empty, the back of another's. So a batch encoded again sends nearly every range
+/// to the thread that encoded it before (only the ranges near where two threads met may
+/// change hands), and that thread's piece cache already holds the range's pieces: with one
+/// counter shared by all, a range went to whichever thread asked first, and a repeated batch
+/// on 2 threads missed the cache where one thread hit.
+struct Blocks(Vec<AtomicU64>);
+
+impl Blocks {
+    fn new(n: usize, threads: usize) -> Blocks {
+        // (a range holds 64 KB of text or one text: never 2^32 of them)
+        let n = n.min(u32::MAX as usize);
+        let t = threads.max(1);
+        Blocks(
+            (0..t)
+                .map(|k| AtomicU64::new(pack(k * n / t, (k + 1) * n / t)))
+                .collect(),
+        )
+    }
+
+    /// A range for thread `me` (its block's front, else the back of the next block that has
+    /// one left), or None when every block is empty.
+    fn claim(&self, me: usize) -> Option<usize> {
+        let t = self.0.len();
+        let me = me % t;
+        (0..t).find_map(|j| self.take(&self.0[(me + j) % t], j == 0))
+    }
+
+    fn take(&self, block: &AtomicU64, front: bool) -> Option<usize> {
+        let mut v = block.load(Ordering::Relaxed);
+        loop {
+            let (f, b) = unpack(v);
+            if f >= b {
+                return None;
+            }
+            let (next, got) = if front {
+                (pack(f + 1, b), f)
+            } else {
+                (pack(f, b - 1), b - 1)
+            };
+            match block.compare_exchange_weak(v, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(got),
+                Err(now) => v = now,
+            }
+        }
+    }
+
+    /// Take every range left (after an error: no thread starts another).
+    fn close(&self) {
+        for b in &self.0 {
+            b.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+fn pack(front: usize, back: usize) -> u64 {
+    ((front as u64) << 32) | back as u64
+}
+
+fn unpack(v: u64) -> (usize, usize) {
+    ((v >> 32) as usize, (v & 0xFFFF_FFFF) as usize)
 }
 
 /// Split `0..sizes.len()` into at most `parts` contiguous ranges of about equal total size.
