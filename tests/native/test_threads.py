@@ -181,3 +181,39 @@ def test_a_skewed_batch_gives_the_ids_of_one_by_one_encodes(cl100k_ranks, mixed_
         want = [tok.encode_ordinary(d) for d in docs]
         for threads in (1, 2, 3):
             assert tok.encode_ordinary_batch(docs, threads=threads) == want
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_process_forked_while_the_atoms_are_built_encodes_the_same_ids(cl100k_ranks):
+    # a large vocabulary builds its merge's atom table on a thread of its own; a child forked
+    # right after the load has no such thread and builds its own table (no wait, same ids)
+    import hashlib
+    import json
+    import time
+
+    from tests.conftest import DATA
+
+    text = (DATA / "bench" / "multilingual_sample.txt").read_text(encoding="utf-8")[:20000]
+    tok = toksmith.Tokenizer.from_ranks(cl100k_ranks, "cl100k", {})
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        try:
+            os.close(r)
+            ids = [tok.encode_ordinary(text), tok.encode_ordinary_batch([text] * 4, threads=2)]
+            # (a digest: ids that fill the pipe would block the child until the parent reads)
+            os.write(w, hashlib.sha256(json.dumps(ids).encode()).hexdigest().encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    deadline = time.monotonic() + 60
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child did not finish")
+        time.sleep(0.01)
+    with os.fdopen(r, "rb") as f:
+        got = f.read().decode()
+    want = tok.encode_ordinary(text)
+    assert got == hashlib.sha256(json.dumps([want, [want] * 4]).encode()).hexdigest()

@@ -196,7 +196,7 @@ impl Vocab {
         let (pair_table, flat, offsets, present, spans) = layout?;
         let (short, medium, long_filter, wide_filter) =
             (short?, medium?, long_filter?, wide_filter?);
-        Ok(Vocab {
+        let vocab = Vocab {
             pair_table,
             short,
             medium,
@@ -211,7 +211,11 @@ impl Vocab {
             spans,
             added,
             atoms: Default::default(),
-        })
+        };
+        // (a large vocabulary's atoms are ready by the time its first non-ASCII text comes,
+        // without making the load wait for them)
+        vocab.atoms.start(&vocab);
+        Ok(vocab)
     }
 
     /// Largest id + 1.

@@ -25,8 +25,8 @@
 
 use crate::vocab::Vocab;
 use rustc_hash::FxHashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::Arc;
 
 /// Bits of an atom's id in a [`Atoms::bmp`] entry; the rule index is above them.
 const ID_BITS: u32 = 20;
@@ -91,16 +91,12 @@ pub(crate) fn multibyte_at(b: &[u8], i: usize) -> Option<(usize, u32)> {
 
 /// tiktoken's merge of `bytes` alone (lowest rank first, leftmost on ties): the ids left and
 /// the highest rank merged. (Characters only: at most 4 bytes.)
-fn merge_alone(vocab: &Vocab, bytes: &[u8]) -> (Vec<u32>, u32) {
+fn merge_alone(rank: impl Fn(&[u8]) -> Option<u32>, bytes: &[u8]) -> (Vec<u32>, u32) {
     let mut parts: Vec<(usize, usize)> = (0..bytes.len()).map(|i| (i, i + 1)).collect();
     let mut top = 0u32;
     loop {
         let best = (0..parts.len().saturating_sub(1))
-            .filter_map(|k| {
-                vocab
-                    .rank(&bytes[parts[k].0..parts[k + 1].1])
-                    .map(|r| (r, k))
-            })
+            .filter_map(|k| rank(&bytes[parts[k].0..parts[k + 1].1]).map(|r| (r, k)))
             .min();
         let Some((r, k)) = best else { break };
         top = top.max(r);
@@ -109,14 +105,14 @@ fn merge_alone(vocab: &Vocab, bytes: &[u8]) -> (Vec<u32>, u32) {
     }
     let ids = parts
         .iter()
-        .map(|&(s, e)| vocab.rank(&bytes[s..e]).unwrap_or(u32::MAX))
+        .map(|&(s, e)| rank(&bytes[s..e]).unwrap_or(u32::MAX))
         .collect();
     (ids, top)
 }
 
 impl Atoms {
-    /// The atoms of `vocab`, built from its tokens (tens of milliseconds for 200k tokens).
-    pub(crate) fn new(vocab: &Vocab) -> Atoms {
+    /// The atoms of a vocabulary, built from its tokens (tens of milliseconds for 200k tokens).
+    fn new(vocab: Tokens<'_>) -> Atoms {
         let cont = |b: u8| b & 0xC0 == 0x80;
         // Fragments, keyed by the part inside the character: a token ending in `lead, cont*`
         // (at most 3 bytes, after at least one byte) is a head of those bytes; a token
@@ -131,7 +127,10 @@ impl Atoms {
         let mut candidates: Vec<(u32, u32, &[u8])> = vec![];
         // the mergeable tokens by id, from the contiguous id -> bytes table (walking the rank
         // map would load every token's own allocation)
-        let added: rustc_hash::FxHashSet<u32> = vocab.added.iter().map(|a| a.id).collect();
+        // the mergeable tokens of 2-4 bytes that are not ASCII: all `merge_alone` looks up
+        // besides single bytes
+        let mut short: FxHashMap<&[u8], u32> = FxHashMap::default();
+        let added: rustc_hash::FxHashSet<u32> = vocab.added.iter().copied().collect();
         for id in 0..vocab.present.len() {
             if !vocab.present[id] || added.contains(&(id as u32)) {
                 continue;
@@ -142,6 +141,9 @@ impl Atoms {
             // (an ASCII token is no head, tail or character)
             if n < 2 || t.is_ascii() {
                 continue;
+            }
+            if n <= 4 {
+                short.insert(t, rank);
             }
             if let Some(p) = t.iter().rposition(|&b| !cont(b)) {
                 if p > 0 && t[p] >= 0xC0 && n - p <= 3 {
@@ -176,7 +178,11 @@ impl Atoms {
         };
         let mut rule_ix: FxHashMap<Rule, u32> = FxHashMap::default();
         for (rank, cp, bytes) in candidates {
-            let (ids, top) = merge_alone(vocab, bytes);
+            let rank_of = |b: &[u8]| match b {
+                [x] => Some(vocab.byte_ids[*x as usize]),
+                _ => short.get(b).copied(),
+            };
+            let (ids, top) = merge_alone(rank_of, bytes);
             let op = |m: &FxHashMap<u32, u32>| m.get(&cp).copied().unwrap_or(u32::MAX);
             if ids != [rank] || op(&first_op) <= top || op(&last_op) <= top || rank > ID_MASK {
                 continue;
@@ -297,35 +303,190 @@ impl Atoms {
     }
 }
 
-/// A vocabulary's [`Atoms`], built on first use by the first thread that needs them.
-#[derive(Debug, Default)]
-pub(crate) struct LazyAtoms {
-    built: OnceLock<Atoms>,
-    /// a thread has started building them
-    claimed: AtomicBool,
+/// What [`Atoms::new`] reads of a vocabulary: its id -> bytes table, its added ids and the ids
+/// of single bytes.
+#[derive(Clone, Copy)]
+struct Tokens<'a> {
+    flat: &'a [u8],
+    offsets: &'a [u32],
+    present: &'a [bool],
+    added: &'a [u32],
+    byte_ids: &'a [u32; 256],
 }
+
+/// An owned copy of [`Tokens`], for a build on a thread of its own (which may outlive the
+/// vocabulary).
+struct OwnedTokens {
+    flat: Vec<u8>,
+    offsets: Vec<u32>,
+    present: Vec<bool>,
+    added: Vec<u32>,
+    byte_ids: [u32; 256],
+}
+
+impl OwnedTokens {
+    /// A copy of `vocab`'s tokens, or None when memory for it is refused.
+    fn of(vocab: &Vocab) -> Option<OwnedTokens> {
+        fn copy<T: Copy>(v: &[T]) -> Option<Vec<T>> {
+            let mut out = crate::mem::try_vec(v.len(), "a copy of a vocabulary").ok()?;
+            out.extend_from_slice(v);
+            Some(out)
+        }
+        let added: Vec<u32> = vocab.added.iter().map(|a| a.id).collect();
+        Some(OwnedTokens {
+            flat: copy(&vocab.flat)?,
+            offsets: copy(&vocab.offsets)?,
+            present: copy(&vocab.present)?,
+            added,
+            byte_ids: vocab.byte_ids,
+        })
+    }
+
+    fn tokens(&self) -> Tokens<'_> {
+        Tokens {
+            flat: &self.flat,
+            offsets: &self.offsets,
+            present: &self.present,
+            added: &self.added,
+            byte_ids: &self.byte_ids,
+        }
+    }
+}
+
+/// Vocabularies with at least this many ids start building their atoms on a thread of their
+/// own when they are built (a smaller one builds them on first use, in well under a
+/// millisecond).
+const BACKGROUND_MIN_IDS: usize = 1 << 15;
+
+/// The state a [`LazyAtoms`] shares with the thread that builds them.
+#[derive(Debug, Default)]
+struct Shared {
+    /// the atoms once built (published once, freed with this)
+    built: AtomicPtr<Atoms>,
+    /// the id of the process in which a thread has started building them (0: none has)
+    claimed: AtomicU32,
+}
+
+impl Shared {
+    fn get(&self) -> Option<&Atoms> {
+        let p = self.built.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer came from `Box::into_raw` in `publish`, is never replaced
+        // and is freed only when `self` is dropped, which the borrow of `self` rules out.
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+
+    /// Make `atoms` the built atoms (unless some are already) and return those.
+    fn publish(&self, atoms: Atoms) -> &Atoms {
+        let p = Box::into_raw(Box::new(atoms));
+        if let Err(old) = self.built.compare_exchange(
+            std::ptr::null_mut(),
+            p,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            // SAFETY: `p` was never shared; `old` is the published one (see `get`).
+            unsafe {
+                drop(Box::from_raw(p));
+                return &*old;
+            }
+        }
+        // SAFETY: just published (see `get`).
+        unsafe { &*p }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let p = *self.built.get_mut();
+        if !p.is_null() {
+            // SAFETY: published by `publish` from `Box::into_raw`, and no borrow of `self` is left.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
+/// A vocabulary's [`Atoms`]: built on a thread of its own when a large vocabulary is built
+/// ([`LazyAtoms::start`]), else on first use by the first thread that needs them. While they
+/// are being built, merges start from bytes (the same ids), so no thread waits for the build.
+///
+/// The build is claimed with the id of the process: a process forked while its parent built
+/// them has no thread building them, so its first thread that needs them builds its own. (The
+/// atoms are published with one pointer swap, not a `OnceLock`: a fork while another thread is
+/// inside a `OnceLock`'s initialisation leaves the child's lock waiting forever.)
+#[derive(Debug, Default)]
+pub(crate) struct LazyAtoms(Arc<Shared>);
 
 impl Clone for LazyAtoms {
     fn clone(&self) -> Self {
-        let built = self.built.clone();
-        let claimed = AtomicBool::new(built.get().is_some());
-        LazyAtoms { built, claimed }
+        let copy = LazyAtoms::default();
+        if let Some(a) = self.0.get() {
+            copy.0.publish(a.clone());
+            copy.0.claimed.store(std::process::id(), Ordering::Relaxed);
+        }
+        copy
+    }
+}
+
+impl LazyAtoms {
+    /// Start building `vocab`'s atoms on a thread of their own, if it is large and nobody
+    /// has started yet. A build that cannot start (no memory for the copy of the tokens, no
+    /// thread) is left to the first use.
+    pub(crate) fn start(&self, vocab: &Vocab) {
+        if vocab.present.len() < BACKGROUND_MIN_IDS {
+            return;
+        }
+        let me = std::process::id();
+        let claimed = &self.0.claimed;
+        if claimed
+            .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        let Some(tokens) = OwnedTokens::of(vocab) else {
+            claimed.store(0, Ordering::Release);
+            return;
+        };
+        let shared = Arc::clone(&self.0);
+        let spawned = std::thread::Builder::new()
+            .name("toksmith-atoms".into())
+            .spawn(move || {
+                shared.publish(Atoms::new(tokens.tokens()));
+            });
+        if spawned.is_err() {
+            claimed.store(0, Ordering::Release);
+        }
     }
 }
 
 impl Vocab {
-    /// This vocabulary's [`Atoms`], built on first use (only merges of non-ASCII pieces with
-    /// the whole vocabulary use them). `None` while another thread builds them: the caller
-    /// merges from bytes meanwhile (the same ids), so the threads of a first batch do not
-    /// wait for the build.
+    /// This vocabulary's [`Atoms`] (only merges of non-ASCII pieces with the whole vocabulary
+    /// use them). `None` while another thread of this process builds them: the caller merges
+    /// from bytes meanwhile (the same ids), so the threads of a first batch do not wait.
     pub(crate) fn atoms(&self) -> Option<&Atoms> {
-        if let Some(atoms) = self.atoms.built.get() {
+        let shared = &*self.atoms.0;
+        if let Some(atoms) = shared.get() {
             return Some(atoms);
         }
-        if self.atoms.claimed.swap(true, Ordering::AcqRel) {
+        let me = std::process::id();
+        let by = shared.claimed.load(Ordering::Acquire);
+        // (unclaimed, or claimed in the process this one was forked from)
+        if by == me
+            || shared
+                .claimed
+                .compare_exchange(by, me, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
             return None;
         }
-        Some(self.atoms.built.get_or_init(|| Atoms::new(self)))
+        let added: Vec<u32> = self.added.iter().map(|a| a.id).collect();
+        Some(shared.publish(Atoms::new(Tokens {
+            flat: &self.flat,
+            offsets: &self.offsets,
+            present: &self.present,
+            added: &added,
+            byte_ids: &self.byte_ids,
+        })))
     }
 }
 
@@ -382,6 +543,16 @@ mod tests {
         s
     }
 
+    /// `v`'s atoms, once the thread that builds them (a large vocabulary's) is done.
+    fn built(v: &Vocab) -> &Atoms {
+        loop {
+            if let Some(a) = v.atoms() {
+                return a;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     fn check(v: &Vocab, piece: &[u8], scratch: &mut Scratch, with_reference: bool) {
         let mut got = vec![];
         bpe(v, piece, u32::MAX, scratch, &mut got).unwrap();
@@ -419,7 +590,7 @@ mod tests {
                 .map(|(i, (t, _))| (t, i as u32))
                 .collect();
             let v = Vocab::new(m, vec![]).unwrap();
-            let (atoms, free) = v.atoms().unwrap().count();
+            let (atoms, free) = built(&v).count();
             assert!(atoms > 0 && free < atoms, "{atoms} {free}");
             let mut scratch = Scratch::default();
             for k in 0..400 {
@@ -459,18 +630,55 @@ mod tests {
         }
     }
 
-    /// The real cl100k_base: most characters of every script are atoms, and pieces of random
-    /// text of every script family (and broken UTF-8) merge to the byte-level merge's ids.
-    #[test]
-    fn atoms_of_cl100k_match_the_byte_merge() {
+    fn cl100k() -> Vocab {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/data/vocabs/cl100k_base.tiktoken"
         );
         let raw = std::fs::read(path).unwrap();
         let ranks = crate::vocab_files::parse_tiktoken(&raw).unwrap().unwrap();
-        let v = Vocab::new(ranks, vec![]).unwrap();
-        let (atoms, _) = v.atoms().unwrap().count();
+        Vocab::new(ranks, vec![]).unwrap()
+    }
+
+    /// A large vocabulary's atoms are built by a thread that `Vocab::new` starts, while merges
+    /// start from bytes; a clone keeps them; a build claimed by another process (the parent of
+    /// a forked one, whose building thread is not in the child) is made again on first use.
+    #[test]
+    fn large_vocabularies_build_their_atoms_in_the_background() {
+        let mut v = cl100k();
+        let me = std::process::id();
+        assert_eq!(v.atoms.0.claimed.load(Ordering::Relaxed), me);
+        let mut scratch = Scratch::default();
+        let mut seed = 7u64;
+        let pieces: Vec<Vec<u8>> = (0..300)
+            .map(|k| random_piece(&mut seed, 1 + k % 40))
+            .collect();
+        let mut before = vec![];
+        for p in &pieces {
+            bpe(&v, p, u32::MAX, &mut scratch, &mut before).unwrap();
+        }
+        let (n, _) = built(&v).count();
+        assert!(n > 1000, "{n}");
+        let mut after = vec![];
+        for p in &pieces {
+            bpe(&v, p, u32::MAX, &mut scratch, &mut after).unwrap();
+        }
+        assert_eq!(before, after);
+        assert_eq!(v.clone().atoms().unwrap().count(), (n, built(&v).count().1));
+        v.atoms = LazyAtoms::default();
+        v.atoms
+            .0
+            .claimed
+            .store(me.wrapping_add(1), Ordering::Relaxed);
+        assert_eq!(v.atoms().unwrap().count().0, n);
+    }
+
+    /// The real cl100k_base: most characters of every script are atoms, and pieces of random
+    /// text of every script family (and broken UTF-8) merge to the byte-level merge's ids.
+    #[test]
+    fn atoms_of_cl100k_match_the_byte_merge() {
+        let v = cl100k();
+        let (atoms, _) = built(&v).count();
         assert!(atoms > 1000, "{atoms}");
         let mut scratch = Scratch::default();
         let mut seed = 99u64;
