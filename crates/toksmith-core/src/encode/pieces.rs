@@ -63,7 +63,7 @@ fn encode_multi(
                 // (a piece of over MAX_PIECE bytes: more ids than the room made before it)
                 try_reserve(out, ids.len(), "the ids")?;
             }
-            extend_ids(out, ids);
+            out.extend_from_slice(ids);
         } else {
             let before = out.len();
             bpe(vocab, piece, u32::MAX, scratch, out)?;
@@ -90,26 +90,13 @@ fn encode_multi(
     } else if !cache.in_use() {
         sw.encode(vocab, piece, segments, sides, ids, scratch, out)?;
     } else if let Some(c) = cache.get(piece) {
-        extend_ids(out, c);
+        out.extend_from_slice(c);
     } else {
         let before = out.len();
         sw.encode(vocab, piece, segments, sides, ids, scratch, out)?;
         cache.insert(piece, &out[before..]);
     }
     Ok(())
-}
-
-/// `out.extend_from_slice(ids)` with the usual lengths of a cached piece's ids (2-4) copied
-/// inline: `extend_from_slice` calls `memmove` for them (3-5% of an encode of multilingual
-/// text, whose pieces are mostly cached).
-#[inline(always)]
-fn extend_ids(out: &mut Vec<u32>, ids: &[u32]) {
-    match *ids {
-        [a, b] => out.extend_from_slice(&[a, b]),
-        [a, b, c] => out.extend_from_slice(&[a, b, c]),
-        [a, b, c, d] => out.extend_from_slice(&[a, b, c, d]),
-        _ => out.extend_from_slice(ids),
-    }
 }
 
 /// Room for [`piece_cache::MAX_PIECE`] more ids in `out` (see `encode_plain`).
