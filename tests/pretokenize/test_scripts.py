@@ -91,3 +91,37 @@ def test_long_script_runs_equal_regex_module(name, text):
 @pytest.mark.parametrize("name", NAMES)
 def test_case_class_edges(name, text):
     assert split(text, name) == COMPILED[name].findall(text)
+
+
+# o200k's ASCII word path hands a word whose ASCII letters stop at a non-ASCII character to the
+# general code, which goes on from there: every case class after upper-case only and after
+# lower-case ASCII letters, with and without the prefix and a contraction.
+ASCII_THEN_WIDE = [
+    "ABCé", "ABCÉ", "ABCǅ", "ABCʰ", "ABC中", "ABC\u0301", "ABC\u0301d", "ABCʰD", "ABC中De",
+    "ABCʰDe", "AB中CD", "abcé", "abcÉ", "abc\u0301", "abcʰA", "abc中A", "Abcé'S", "AÉ's",
+    " ABCé", ".ABC中A", "'ABCʰ's", "héllo wörld", "HÉLLO", "HÉllo", "AÀBé", "ABCDEFGHIJKLMNOPQRé",
+    "abcdefghijklmnopqrsÉ", "\nABé", "ABCＡ", "ABC\u0903a",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", ASCII_THEN_WIDE)
+@pytest.mark.parametrize("name", NAMES)
+def test_ascii_words_continued_by_other_letters(name, text):
+    assert split(text, name) == COMPILED[name].findall(text)
+
+
+ascii_then_wide = st.lists(
+    st.tuples(
+        st.sampled_from(["", " ", ".", "'", "\n"]),
+        st.text(alphabet="aBzZ", min_size=1, max_size=20),
+        st.text(alphabet=st.sampled_from(SCRIPTS["case_mix"] + "éÉ"), min_size=1, max_size=3),
+        st.text(alphabet="aBz's", max_size=4),
+    ),
+    max_size=6,
+).map(lambda parts: "".join("".join(p) for p in parts))
+
+
+@settings(max_examples=60)
+@given(text=ascii_then_wide)
+def test_ascii_words_continued_fuzz(text):
+    assert split(text, "o200k") == COMPILED["o200k"].findall(text), text

@@ -140,10 +140,11 @@ impl Bpe {
                 }
             }
             _ => {
-                // short texts: the ids go through this thread's buffer (no vector per call)
+                // short texts: the ids go through this thread's buffer (no vector per call),
+                // the shortest encoded with the GIL held
                 with_id_buffer(|buf| {
                     buf.clear();
-                    with_utf8(py, text, |t| self.enc.encode_into(t, allowed, buf))?
+                    text::with_utf8_short(py, text, |t| self.enc.encode_into(t, allowed, buf))?
                         .map_err(to_py)?;
                     self.ints.ids_to_list(py, buf)
                 })

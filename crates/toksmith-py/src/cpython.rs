@@ -69,87 +69,165 @@ pub(crate) fn append_wide_utf8(
     Ok(())
 }
 
+/// Append the UTF-8 of Latin-1 `src` to `out` (room for `2 * src.len() + 8` more bytes made).
+///
+/// Sixteen characters at a time: all ASCII (most of Latin text) is one 16-byte copy; else each
+/// character is written as two bytes without a branch (an ASCII one's second byte is
+/// overwritten by the next character) and the end advanced by one or two.
 fn latin1_to_utf8(src: &[u8], out: &mut Vec<u8>) {
-    out.reserve(src.len() * 2);
-    let mut chunks = src.chunks_exact(8);
-    for c in &mut chunks {
-        if u64::from_le_bytes(c.try_into().unwrap()) & 0x8080_8080_8080_8080 == 0 {
-            out.extend_from_slice(c);
-        } else {
-            c.iter().for_each(|&b| push_latin1(out, b));
+    out.reserve(src.len() * 2 + 8);
+    let n = src.len();
+    let base = out.len();
+    // SAFETY: `out` has room for `2 * n + 8` bytes after `base`; the output for the first `i`
+    // characters is at most `2 * i` bytes, and each write below ends at most 2 bytes past the
+    // output of the characters before it (16 for the copy of 16 ASCII ones, which are 16
+    // bytes of output). Only bytes below `base + j` are made visible, all written.
+    unsafe {
+        let s = src.as_ptr();
+        let d = out.as_mut_ptr().add(base);
+        let mut i = 0;
+        let mut j = 0;
+        while i + 16 <= n {
+            let a = (s.add(i) as *const u64).read_unaligned();
+            let b = (s.add(i + 8) as *const u64).read_unaligned();
+            if (a | b) & 0x8080_8080_8080_8080 == 0 {
+                std::ptr::copy_nonoverlapping(s.add(i), d.add(j), 16);
+                j += 16;
+            } else {
+                for k in 0..16 {
+                    j += put_latin1(d.add(j), *s.add(i + k));
+                }
+            }
+            i += 16;
         }
+        while i < n {
+            j += put_latin1(d.add(j), *s.add(i));
+            i += 1;
+        }
+        out.set_len(base + j);
     }
-    chunks.remainder().iter().for_each(|&b| push_latin1(out, b));
 }
 
+/// Write the UTF-8 of Latin-1 `b` at `d` as two bytes (the second is garbage for ASCII) and
+/// return its length. (Caller: room for two bytes at `d`.)
 #[inline(always)]
-fn push_latin1(out: &mut Vec<u8>, b: u8) {
-    if b < 0x80 {
-        out.push(b);
-    } else {
-        out.extend_from_slice(&[0xC0 | (b >> 6), 0x80 | (b & 0x3F)]);
-    }
+unsafe fn put_latin1(d: *mut u8, b: u8) -> usize {
+    let hi = (b >> 7) as usize;
+    let lead = if hi != 0 { 0xC0 | (b >> 6) } else { b };
+    let v = u16::from_le_bytes([lead, 0x80 | (b & 0x3F)]);
+    (d as *mut u16).write_unaligned(v);
+    1 + hi
+}
+
+/// The UTF-8 of `cp` (not a surrogate) in the low bytes of a `u32`, first byte lowest, and
+/// its length; no branch for the length (the common scripts mix ASCII with 2- or 3-byte
+/// characters, so a branch per character would be mispredicted at every switch).
+#[inline(always)]
+fn utf8_word(cp: u32) -> (u32, usize) {
+    let len = 1 + (cp >= 0x80) as usize + (cp >= 0x800) as usize + (cp >= 0x10000) as usize;
+    let c0 = cp & 0x3F;
+    let c1 = (cp >> 6) & 0x3F;
+    let c2 = (cp >> 12) & 0x3F;
+    let two = (0xC0 | (cp >> 6)) | ((0x80 | c0) << 8);
+    let three = (0xE0 | (cp >> 12)) | ((0x80 | c1) << 8) | ((0x80 | c0) << 16);
+    let four = (0xF0 | (cp >> 18)) | ((0x80 | c2) << 8) | ((0x80 | c1) << 16) | ((0x80 | c0) << 24);
+    let v = match len {
+        1 => cp,
+        2 => two,
+        3 => three,
+        _ => four,
+    };
+    (v, len)
 }
 
 /// Two- or four-byte code units.
 trait Unit: Copy {
+    /// Most UTF-8 bytes of one unit.
+    const MAX_UTF8: usize;
     fn cp(self) -> u32;
 }
 impl Unit for u16 {
+    const MAX_UTF8: usize = 3;
     #[inline(always)]
     fn cp(self) -> u32 {
         self as u32
     }
 }
 impl Unit for u32 {
+    const MAX_UTF8: usize = 4;
     #[inline(always)]
     fn cp(self) -> u32 {
         self
     }
 }
 
-/// `first`: the index of `src[0]` in the whole string (for error positions).
+/// Append the UTF-8 of two- or four-byte units to `out` (room for `MAX_UTF8 * src.len() + 8`
+/// more bytes made), or the index of the first surrogate (`first`: the index of `src[0]` in the
+/// whole string). Eight units at a time: eight ASCII ones are one 8-byte write; else each
+/// character is one unaligned 4-byte write of its UTF-8 ([`utf8_word`]), the end advanced by
+/// its length.
 fn wide_to_utf8<U: Unit>(src: &[U], first: usize, out: &mut Vec<u8>) -> Result<(), usize> {
-    out.reserve(src.len() * 3 + 8);
-    let mut chunks = src.chunks_exact(8);
-    let mut at = first;
-    for c in &mut chunks {
-        if c.iter().fold(0u32, |a, u| a | u.cp()) < 0x80 {
-            out.extend(c.iter().map(|u| u.cp() as u8));
-        } else {
+    out.reserve(src.len() * U::MAX_UTF8 + 8);
+    let n = src.len();
+    let base = out.len();
+    let mut i = 0;
+    let mut j = 0;
+    // SAFETY: `out` has room for `MAX_UTF8 * n + 8` bytes after `base`; the output of the
+    // first `i` units is at most `MAX_UTF8 * i` bytes, each unit's 4-byte write starts at the
+    // end of the output before it (so ends at most 3 bytes past the room its own bytes need,
+    // within the 8 of slack), and the 8-byte write of 8 ASCII units is their own output.
+    // Surrogates are found before a chunk is written, and only bytes below `base + j` (whole
+    // characters) are made visible.
+    let bad = unsafe {
+        let d = out.as_mut_ptr().add(base);
+        let mut bad = None;
+        'chunks: while i + 8 <= n {
+            let c = &src[i..i + 8];
+            let mut or = 0u32;
+            let mut w = 0u64;
             for (k, u) in c.iter().enumerate() {
-                push_cp(out, u.cp()).map_err(|_| at + k)?;
+                or |= u.cp();
+                w |= (u.cp() as u64 & 0xFF) << (8 * k);
+            }
+            if or < 0x80 {
+                (d.add(j) as *mut u64).write_unaligned(w);
+                j += 8;
+                i += 8;
+                continue;
+            }
+            for (k, u) in c.iter().enumerate() {
+                if u.cp() & 0xFFFF_F800 == 0xD800 {
+                    bad = Some(i + k);
+                    break 'chunks;
+                }
+            }
+            for u in c {
+                let (v, len) = utf8_word(u.cp());
+                (d.add(j) as *mut u32).write_unaligned(v);
+                j += len;
+            }
+            i += 8;
+        }
+        if bad.is_none() {
+            while i < n {
+                let cp = src[i].cp();
+                if cp & 0xFFFF_F800 == 0xD800 {
+                    bad = Some(i);
+                    break;
+                }
+                let (v, len) = utf8_word(cp);
+                (d.add(j) as *mut u32).write_unaligned(v);
+                j += len;
+                i += 1;
             }
         }
-        at += 8;
+        out.set_len(base + j);
+        bad
+    };
+    match bad {
+        Some(k) => Err(first + k),
+        None => Ok(()),
     }
-    for (k, u) in chunks.remainder().iter().enumerate() {
-        push_cp(out, u.cp()).map_err(|_| at + k)?;
-    }
-    Ok(())
-}
-
-/// Append the UTF-8 of `cp`; nothing is written for a surrogate (an error). Code points above
-/// U+10FFFF do not occur in a `str`.
-#[inline(always)]
-fn push_cp(out: &mut Vec<u8>, cp: u32) -> Result<(), ()> {
-    match cp {
-        0..=0x7F => out.push(cp as u8),
-        0x80..=0x7FF => out.extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]),
-        0xD800..=0xDFFF => return Err(()),
-        0x800..=0xFFFF => out.extend_from_slice(&[
-            0xE0 | (cp >> 12) as u8,
-            0x80 | ((cp >> 6) & 0x3F) as u8,
-            0x80 | (cp & 0x3F) as u8,
-        ]),
-        _ => out.extend_from_slice(&[
-            0xF0 | (cp >> 18) as u8,
-            0x80 | ((cp >> 12) & 0x3F) as u8,
-            0x80 | ((cp >> 6) & 0x3F) as u8,
-            0x80 | (cp & 0x3F) as u8,
-        ]),
-    }
-    Ok(())
 }
 
 /// A new `str` from valid UTF-8 whose [`Layout`](toksmith_core::utf8::Layout) is known: the
@@ -651,7 +729,25 @@ impl IntTable {
             let list = Bound::<PyAny>::from_owned_ptr(py, list);
             let items = list_items(list.as_ptr()) as *mut usize;
             let n = ids.len();
+            // Two stages: the address of an int is itself a load from a 1.6 MB table (o200k)
+            // that misses, and a prefetch of the int waited for it. So the table's slot is
+            // requested 2 * IDS_AHEAD ids ahead and the int IDS_AHEAD ahead; the first ones
+            // before the loop (short results are most calls).
+            let ahead = |k: usize| {
+                int_addrs
+                    .as_ptr()
+                    .wrapping_add(*ids.get_unchecked(k) as usize)
+            };
+            for k in 0..n.min(2 * IDS_AHEAD) {
+                toksmith_core::mem::prefetch(ahead(k));
+            }
+            for k in 0..n.min(IDS_AHEAD) {
+                toksmith_core::mem::prefetch_write(int_addrs[ids[k] as usize] as *const u8);
+            }
             for i in 0..n {
+                if i + 2 * IDS_AHEAD < n {
+                    toksmith_core::mem::prefetch(ahead(i + 2 * IDS_AHEAD));
+                }
                 if i + IDS_AHEAD < n {
                     toksmith_core::mem::prefetch_write(
                         int_addrs[*ids.get_unchecked(i + IDS_AHEAD) as usize] as *const u8,

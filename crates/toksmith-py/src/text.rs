@@ -103,6 +103,36 @@ pub fn with_utf8<T: Send>(
     }
 }
 
+/// Texts of at most this many UTF-8 bytes (at most: a `Wide` view counts its most) are
+/// encoded with the GIL held by [`with_utf8_short`]: releasing and taking back the GIL is two
+/// lock round trips on CPython's GIL mutex and its condition variable, a fixed cost per call
+/// that is a few percent of a short text's encode and nothing next to a long one's, while
+/// a text this short holds other Python threads up for microseconds only.
+pub const HOLD_GIL_MAX: usize = 1024;
+
+/// [`with_utf8`] for texts of any length: one of at most [`HOLD_GIL_MAX`] bytes runs `f` with
+/// the GIL held, converted (if it is not UTF-8 already) into this thread's buffer, so a short
+/// call allocates nothing; longer ones go to [`with_utf8`].
+pub fn with_utf8_short<T: Send>(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    f: impl FnOnce(&str) -> T + Send,
+) -> PyResult<T> {
+    let v = view(text)?;
+    if v.max_utf8_len() > HOLD_GIL_MAX {
+        return with_utf8(py, text, f);
+    }
+    thread_local! {
+        static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    BUF.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => v.with_utf8_in(&mut buf, f),
+        // (re-entered: cannot happen, `f` runs no Python code)
+        Err(_) => v.with_utf8_in(&mut String::new(), f),
+    })
+    .map_err(|e| utf8_error(text, e))
+}
+
 impl<'a> StrView<'a> {
     /// The text as UTF-8 (borrowed when it already is).
     pub fn utf8(&self) -> Result<Cow<'a, str>, ToUtf8Error> {

@@ -381,31 +381,58 @@ fn o200k_upper_star_lower_plus(t: &Text, s: usize) -> Option<usize> {
     }
 }
 
-/// Fast path of o200k's first two alternatives for all-ASCII words: `P? [A-Z]* [a-z]+` or
-/// `P? [A-Z]+` (before the contraction suffix). Returns `None` whenever a non-ASCII character
-/// could change the match (it could extend a run), leaving those cases to the general code.
+/// What [`o200k_ascii_word`] found at a piece start.
+enum AsciiWord {
+    /// The word's end (before the contraction suffix).
+    End(usize),
+    /// An ASCII word (its letters from `s`, upper-case ones up to `u`) that a non-ASCII
+    /// character at `l` may continue: the general code goes on from there.
+    Resume { s: usize, u: usize, l: usize },
+    /// No word of ASCII letters starts here.
+    No,
+}
+
+/// Fast path of o200k's first two alternatives for ASCII words: `P? [A-Z]* [a-z]+` or
+/// `P? [A-Z]+` (before the contraction suffix). A word whose ASCII letters end at a non-ASCII
+/// character (which may extend a run) is handed on with where its runs end, so that the
+/// general code continues it without reading its ASCII letters again (Latin text with
+/// diacritics: most words).
 #[inline(always)]
-fn o200k_ascii_word(b: &[u8], i: usize) -> Option<usize> {
+fn o200k_ascii_word(b: &[u8], i: usize) -> AsciiWord {
     let n = b.len();
     let c = b[i];
     let mut j = i;
     if !c.is_ascii_alphabetic() {
         // P = [^\r\n\p{L}\p{N}] (ASCII here), consumed when a letter follows
         if c >= 0x80 || c == b'\r' || c == b'\n' || c.is_ascii_digit() {
-            return None;
+            return AsciiWord::No;
         }
         if j + 1 < n && b[j + 1].is_ascii_alphabetic() {
             j += 1;
         } else {
-            return None;
+            return AsciiWord::No;
         }
     }
-    let (_, l) = ascii_upper_lower_end(b, j);
+    let (u, l) = ascii_upper_lower_end(b, j);
     if l < n && b[l] >= 0x80 {
-        return None;
+        return AsciiWord::Resume { s: j, u, l };
     }
     // l > u: U* then L+ (first alternative); l == u: U+ with empty L* (second alternative).
-    Some(l)
+    AsciiWord::End(l)
+}
+
+/// The end of the word that [`o200k_ascii_word`] handed on (`Resume`): with a lower-case
+/// letter read, `U*` has ended (an ASCII lower-case letter is not in `U`) and `L+` goes on
+/// from `l`; with upper-case letters only, the `U` run goes on from `l` as in `o200k_word`
+/// (none of them is in `L`, so where `U*` may give back to is not among them).
+#[inline(always)]
+fn o200k_word_resumed(t: &Text, s: usize, u: usize, l: usize) -> usize {
+    if l > u {
+        t.run(l, is_o200k_lower)
+    } else {
+        // (always a word: `l > s`)
+        o200k_word_at(t, s, l).unwrap_or(l)
+    }
 }
 
 /// ASCII fast path of o200k's alternatives 3-7 at `i`, where `o200k_ascii_word` found no word
@@ -465,8 +492,12 @@ pub fn o200k_piece(t: &Text, i: usize) -> usize {
     if t.bytes[i] >= 0x80 {
         return o200k_general(t, i);
     }
-    if let Some(e) = o200k_ascii_word(t.bytes, i) {
-        return o200k_contraction(t, e);
+    match o200k_ascii_word(t.bytes, i) {
+        AsciiWord::End(e) => return o200k_contraction(t, e),
+        AsciiWord::Resume { s, u, l } => {
+            return o200k_contraction(t, o200k_word_resumed(t, s, u, l))
+        }
+        AsciiWord::No => {}
     }
     match o200k_ascii_other(t, i) {
         Some(e) => e,
@@ -483,10 +514,15 @@ pub fn o200k_piece(t: &Text, i: usize) -> usize {
 /// again, as `o200k_upper_star_lower_plus` does (which the rare mark-first case still uses).
 #[inline(always)]
 fn o200k_word(t: &Text, s: usize) -> Option<usize> {
+    o200k_word_at(t, s, s)
+}
+
+/// [`o200k_word`] at `s` with its `U` run read up to `k` already, none of it in `L`.
+#[inline(always)]
+fn o200k_word_at(t: &Text, s: usize, mut k: usize) -> Option<usize> {
     const UPPER: u16 = (1 << LU) | (1 << LT) | (1 << LM) | (1 << LO) | (1 << MARK);
     const BOTH: u16 = (1 << LM) | (1 << LO) | (1 << MARK);
     let b = t.bytes;
-    let mut k = s;
     let mut last_both = s;
     while k < b.len() {
         let c = char_at(b, k);
