@@ -123,7 +123,7 @@ impl Layout {
     }
 
     fn is_free(&self, i: usize) -> bool {
-        self.used.get(i).map_or(true, |&u| !u)
+        self.used.get(i).is_none_or(|&u| !u)
     }
 
     /// Mark unit `i` (within the array) used: off the free list.
