@@ -637,6 +637,20 @@ mod tests {
 
     /// A vocabulary full of fragment tokens (cut from random text at any byte): starting from
     /// the atoms gives the reference merge's ids on random pieces of every length.
+    /// The bytes and the first 400 other tokens of `v`, ranked anew by length, the shorter first.
+    fn shortest_first(v: &Vocab) -> Vocab {
+        let mut m: Vec<(Vec<u8>, u32)> = (0..256 + 400)
+            .map(|id| (v.token_bytes(id).unwrap().to_vec(), id))
+            .collect();
+        m.sort_by_key(|(t, id)| (t.len(), *id));
+        let m = m
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, _))| (t, i as u32))
+            .collect();
+        Vocab::new(m, vec![]).unwrap()
+    }
+
     #[test]
     fn atoms_match_the_reference_on_fragment_heavy_vocabularies() {
         for s in [37u64, 38, 39, 40] {
@@ -649,17 +663,7 @@ mod tests {
                 let piece = multilingual_text(&mut seed, 1 + k % 60);
                 check(&v, &piece, &mut scratch, true);
             }
-            // the bytes and 400 of its tokens, the shorter first
-            let mut m: Vec<(Vec<u8>, u32)> = (0..256 + 400)
-                .map(|id| (v.token_bytes(id).unwrap().to_vec(), id))
-                .collect();
-            m.sort_by_key(|(t, id)| (t.len(), *id));
-            let m = m
-                .into_iter()
-                .enumerate()
-                .map(|(i, (t, _))| (t, i as u32))
-                .collect();
-            let v = Vocab::new(m, vec![]).unwrap();
+            let v = shortest_first(&v);
             let (atoms, free) = built(&v).count();
             assert!(atoms > 0 && free < atoms, "{atoms} {free}");
             let mut scratch = Scratch::default();
@@ -680,18 +684,8 @@ mod tests {
     fn fragment_words_match_the_slices() {
         let mut seed = 43u64;
         let v = multilingual_vocab(&mut seed);
-        // the bytes and 400 tokens ranked by length (as in the test above: atoms with
-        // fragments; with all the tokens most characters have too many fragments)
-        let mut m: Vec<(Vec<u8>, u32)> = (0..256 + 400)
-            .map(|id| (v.token_bytes(id).unwrap().to_vec(), id))
-            .collect();
-        m.sort_by_key(|(t, id)| (t.len(), *id));
-        let m = m
-            .into_iter()
-            .enumerate()
-            .map(|(i, (t, _))| (t, i as u32))
-            .collect();
-        let v = Vocab::new(m, vec![]).unwrap();
+        // (atoms with fragments; with all the tokens most characters have too many fragments)
+        let v = shortest_first(&v);
         let atoms = v.atoms().unwrap();
         assert!(atoms.rules.len() > 1, "{}", atoms.rules.len());
         let (mut hits, mut checks) = (0, 0);
