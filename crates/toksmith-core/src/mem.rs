@@ -32,7 +32,8 @@
 //! - by the vocabulary size, checked fallibly when the encoder was built: the per-call id
 //!   counts of the bindings' interned ids (`cpython.rs`);
 //! - by the vocabulary (already allocated fallibly, a few entries per token): the whole-character
-//!   table of the merges (`bpe/atoms.rs`), built on the first non-ASCII merge;
+//!   table of the merges (`bpe/atoms.rs`), built on a thread of its own when a large vocabulary
+//!   is built, else on the first non-ASCII merge;
 //! - shrinking reallocations (`shrink_to`), which never ask for more memory.
 //!
 //! [`Error::OutOfMemory`]: crate::error::Error::OutOfMemory

@@ -468,13 +468,12 @@ impl Pipeline {
             kind == AddedKind::Pinned || allowed.is_none_or(|a| a.contains(&id))
         };
         let mut last = 0;
-        // no added token can match (none allowed, none pinned): no scan of the text for them
-        let none_match = allowed.is_some_and(|a| a.is_empty()) && !self.matcher.has_pinned();
-        while let Some((start, end, id)) = if none_match {
-            None
-        } else {
-            self.matcher.find(bytes, last, &accept)
-        } {
+        // (where none is allowed and none pinned, no added token can match: no scan for them)
+        let scan = allowed.is_none_or(|a| !a.is_empty()) || self.matcher.has_pinned();
+        while let Some((start, end, id)) = scan
+            .then(|| self.matcher.find(bytes, last, &accept))
+            .flatten()
+        {
             if last < start {
                 self.encode_segment(&text[last..start], last == 0, allowed, &mut ids)?;
             }

@@ -37,7 +37,8 @@ pub struct Vocab {
     /// Unique per vocabulary built (kept by clones, which hold the same tokens): per-thread
     /// memos of its lookups (`bpe/memo.rs`) know whose answers they hold.
     pub(crate) uid: u64,
-    /// The characters a merge may start from whole (`bpe/atoms.rs`), built on first use.
+    /// The characters a merge may start from whole (`bpe/atoms.rs`): built on a thread of
+    /// their own when a large vocabulary is built, else on first use; shared by clones.
     pub(crate) atoms: crate::bpe::LazyAtoms,
 }
 

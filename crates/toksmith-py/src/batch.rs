@@ -4,10 +4,10 @@
 //! threads and the calling thread take ranges (each from its own block of them first, see
 //! [`Blocks`]) and encode each into one id buffer. A Python list can only be allocated with
 //! the GIL, which only the calling thread holds, so it also allocates the lists of every
-//! encoded range (their sizes stay 0, so no Python code can see their slots). A range whose lists are allocated is a fill task: any
-//! thread writes the cached int objects into the slots and counts how often each id occurs.
-//! When every range is filled, the calling thread raises each int's refcount once by its count,
-//! sets the lists' sizes and returns them.
+//! encoded range (their sizes stay 0, so no Python code can see their slots). A range whose
+//! lists are allocated is a fill task: any thread writes the cached int objects into the slots
+//! and counts how often each id occurs. When every range is filled, the calling thread raises
+//! each int's refcount once by its count, sets the lists' sizes and returns them.
 //!
 //! Priorities: the calling thread allocates first (nobody else can), then fills, then encodes;
 //! pool threads fill first, then encode. Filling before encoding more hands each id buffer back

@@ -87,7 +87,16 @@ pub fn with_utf8<T: Send>(
     text: &Bound<'_, PyString>,
     f: impl FnOnce(&str) -> T + Send,
 ) -> PyResult<T> {
-    let v = view(text)?;
+    released_utf8(py, text, view(text)?, f)
+}
+
+/// [`with_utf8`] on the view `v` of `text`.
+fn released_utf8<T: Send>(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    v: StrView<'_>,
+    f: impl FnOnce(&str) -> T + Send,
+) -> PyResult<T> {
     match v {
         StrView::Utf8(s) => Ok(py.detach(|| f(s))),
         StrView::Wide(w) => {
@@ -120,7 +129,7 @@ pub fn with_utf8_short<T: Send>(
 ) -> PyResult<T> {
     let v = view(text)?;
     if v.max_utf8_len() > HOLD_GIL_MAX {
-        return with_utf8(py, text, f);
+        return released_utf8(py, text, v, f);
     }
     thread_local! {
         static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };

@@ -131,7 +131,7 @@ fn add(set: &mut [u64; 4], b: u8) {
 }
 
 /// The atoms of one vocabulary (see the module docs).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Atoms {
     /// code point (below U+10000) -> `rule << ID_BITS | id`, `u32::MAX` when not an atom
     bmp: Box<[u32]>,
@@ -482,20 +482,10 @@ impl Drop for Shared {
 /// The build is claimed with the id of the process: a process forked while its parent built
 /// them has no thread building them, so its first thread that needs them builds its own. (The
 /// atoms are published with one pointer swap, not a `OnceLock`: a fork while another thread is
-/// inside a `OnceLock`'s initialisation leaves the child's lock waiting forever.)
-#[derive(Debug, Default)]
+/// inside a `OnceLock`'s initialisation leaves the child's lock waiting forever.) Clones of a
+/// vocabulary hold the same tokens, so they share its atoms, built or being built.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct LazyAtoms(Arc<Shared>);
-
-impl Clone for LazyAtoms {
-    fn clone(&self) -> Self {
-        let copy = LazyAtoms::default();
-        if let Some(a) = self.0.get() {
-            copy.0.publish(a.clone());
-            copy.0.claimed.store(std::process::id(), Ordering::Relaxed);
-        }
-        copy
-    }
-}
 
 impl LazyAtoms {
     /// Start building `vocab`'s atoms on a thread of their own, if it is large and nobody

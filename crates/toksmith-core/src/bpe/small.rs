@@ -105,10 +105,8 @@ pub fn bpe_small(
         }
     }
     rank[n - 1] = u32::MAX;
-    // Spans of non-ASCII pieces go through the memo, except in CJK ideographs (their first
-    // non-ASCII byte is a lead byte of U+4E00..U+9FFF): too many characters for it to help.
     let m = match first_wide {
-        Some(b) if !(0xE4..=0xE9).contains(&b) => {
+        Some(b) if memo_pays(b) => {
             memo.bind(vocab);
             merge_loop(piece, start, rank, id, n, Memo { vocab, limit, memo })
         }
@@ -130,27 +128,33 @@ pub(crate) fn bpe_atoms(
     out: &mut Vec<u32>,
     max: usize,
 ) -> Result<bool> {
-    let n = piece.len();
-    let (start, rank, id, memo) = scratch.arrays(n);
     let Some(atoms) = vocab.atoms() else {
         return Ok(false);
     };
+    let n = piece.len();
+    let (start, rank, id, memo) = scratch.arrays(n);
     let m = atoms.initial(piece, vocab.byte_ids(), start, id);
     if m == n || m >= max {
         return Ok(false);
     }
     let limit = u32::MAX;
-    // (the memo does not pay for CJK ideographs: see `memo.rs`)
-    let plain = (0xE4..=0xE9).contains(&first_wide);
-    let m = if plain {
-        from_atoms(piece, start, rank, id, m, Plain { vocab, limit })
-    } else {
+    let m = if memo_pays(first_wide) {
         memo.bind(vocab);
         from_atoms(piece, start, rank, id, m, Memo { vocab, limit, memo })
+    } else {
+        from_atoms(piece, start, rank, id, m, Plain { vocab, limit })
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
     Ok(true)
+}
+
+/// Whether the spans of a non-ASCII piece (`first_wide`: its first byte over 0x7F) go through
+/// the per-thread memo: not in CJK ideographs (that byte is a lead byte of U+4E00..U+9FFF),
+/// which have too many characters for it to help.
+#[inline(always)]
+fn memo_pays(first_wide: u8) -> bool {
+    !(0xE4..=0xE9).contains(&first_wide)
 }
 
 /// How the merge loop looks a span's rank up (`u32::MAX` when it is not a token below the

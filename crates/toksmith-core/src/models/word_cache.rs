@@ -273,12 +273,11 @@ impl WordTable {
     /// Double the slots (1024 at first); false where the memory is not there.
     fn grow(&mut self) -> bool {
         let n = (self.slots.len() * 2).max(1024);
-        let Ok(mut new) = crate::mem::try_vec(n, "the word cache") else {
-            return false;
-        };
         // a table of many slots is read at random, one slot per word: huge pages keep its
         // addresses in the TLB (advised before the slots are first written)
-        crate::mem::advise_huge_pages(new.as_ptr() as *const u8, n * size_of::<WordSlot>());
+        let Ok(mut new) = crate::mem::try_big_vec(n, "the word cache") else {
+            return false;
+        };
         new.resize(n, EMPTY);
         let old = std::mem::replace(&mut self.slots, new);
         for s in old.iter().filter(|s| s.len != 0) {
