@@ -639,7 +639,13 @@ def main(argv=None) -> int:
     specs = vocab_specs(mode, out_dir)
     from .libs import missing_reason
 
+    if "tiktoken" not in args.libs:
+        # tiktoken is the reference every library's ids are compared with
+        args.libs = ["tiktoken", *args.libs]
     missing = {lib: missing_reason(lib) for lib in args.libs}
+    if missing["tiktoken"] is not None:
+        print(f"benches.scripts needs tiktoken, the ids' reference: {missing['tiktoken']}")
+        return 2
     libs = [lib for lib in args.libs if missing[lib] is None]
     if "hf" in libs:
         add_hf(specs, "".join(slices["mixed"])[:100_000], out_dir)
