@@ -315,7 +315,8 @@ impl WordTable {
             return;
         };
         let at = self.arena.len();
-        self.arena.push(word.len() as u32 | (entry.len() as u32) << 8);
+        self.arena
+            .push(word.len() as u32 | (entry.len() as u32) << 8);
         self.arena.extend(key_words(word));
         self.arena.extend_from_slice(entry);
         self.index[i] = slot_of(h, at);
@@ -325,7 +326,9 @@ impl WordTable {
     /// Room for `need` more `u32`s (and offset 0) in the arena, at least doubling it (64K
     /// `u32`s at first); false where the memory is not there.
     fn grow_arena(&mut self, need: usize) -> bool {
-        let n = (self.arena.capacity() * 2).max(1 << 16).max(self.arena.len() + need + 1);
+        let n = (self.arena.capacity() * 2)
+            .max(1 << 16)
+            .max(self.arena.len() + need + 1);
         let old = self.arena.as_ptr();
         let more = n - self.arena.len();
         if try_reserve(&mut self.arena, more, "the word cache").is_err() {
@@ -356,7 +359,10 @@ impl WordTable {
         for &s in old.iter().filter(|&&s| s != 0) {
             let at = s as u32 as usize;
             let len = (self.arena[at] & 0xFF) as usize;
-            for (k, w) in self.arena[at + 1..at + 1 + len.div_ceil(4)].iter().enumerate() {
+            for (k, w) in self.arena[at + 1..at + 1 + len.div_ceil(4)]
+                .iter()
+                .enumerate()
+            {
                 let b = w.to_le_bytes();
                 let end = (4 * k + 4).min(len);
                 word[4 * k..end].copy_from_slice(&b[..end - 4 * k]);
@@ -457,7 +463,10 @@ mod tests {
         assert!(t.used <= WORDS_MAX);
         assert_eq!(get(&mut t, key(3).as_bytes()), None);
         let last = key(WORDS_MAX + 9);
-        assert_eq!(get(&mut t, last.as_bytes()), Some(vec![WORDS_MAX as u32 + 9]));
+        assert_eq!(
+            get(&mut t, last.as_bytes()),
+            Some(vec![WORDS_MAX as u32 + 9])
+        );
         // and when its records fill the arena
         t.clear();
         let long: Vec<u32> = vec![5; 1000];
