@@ -22,7 +22,7 @@
 
 use super::spm::{byte_piece, ModelProto, PieceType};
 use super::trie::Trie;
-use super::word_cache::{self, Found, WordTable, ENTRY_MAX, WORD_MAX, WORD_MIN};
+use super::word_cache::{self, word_hash, WordTable, WORD_MAX, WORD_MIN};
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::mem::{try_reserve, try_vec};
 use crate::{Error, Result};
@@ -112,9 +112,8 @@ const UNK_RUN: u32 = u32::MAX - MAX_PIECE as u32;
 /// Buffers reused across the words of one text.
 #[derive(Default)]
 struct Scratch {
-    best: Vec<Best>,
     best32: Vec<Best<f32>>,
-    second: Vec<f64>,
+    second32: Vec<f32>,
     ids: Vec<u32>,
     /// a word cache entry being built
     entry: Vec<u32>,
@@ -476,41 +475,51 @@ impl Unigram {
                     let first = utf8_len(bytes[start]).min(bytes.len() - start);
                     next_space(bytes, start + first)
                 };
-                // the cache slots of the words AHEAD words on are fetched while this one is
-                // replayed (the tables are larger than the CPU caches)
-                const AHEAD: usize = 4;
+                // the table slots of the words AHEAD words on, then their records half as
+                // far ahead, are fetched while this one is replayed (the tables are larger
+                // than the CPU caches)
+                const AHEAD: usize = 6;
+                let in_table = |w: &[u8]| (WORD_MIN..=WORD_MAX).contains(&w.len());
                 let next = |from: usize, words: Option<&WordTable>, cache: Option<&PieceCache>| {
                     if from >= bytes.len() {
-                        return from;
+                        return (from, 0);
                     }
                     let end = word_end(from);
                     let word = &bytes[from..end];
+                    let mut h = 0;
                     match (words, cache) {
-                        (Some(w), _) if (WORD_MIN..=WORD_MAX).contains(&word.len()) => {
-                            w.prefetch(word)
+                        (Some(w), _) if in_table(word) => {
+                            h = word_hash(word);
+                            w.prefetch_slot(h);
                         }
                         (_, Some(c)) => c.prefetch(word),
                         _ => {}
                     }
-                    end
+                    (end, h)
                 };
-                let mut ends = [0usize; AHEAD];
+                let mut ahead = [(0usize, 0u64); AHEAD];
                 let mut prefetched = 0;
-                for e in ends.iter_mut() {
-                    prefetched = next(prefetched, words.as_deref(), cache.as_deref());
-                    *e = prefetched;
+                for a in ahead.iter_mut() {
+                    *a = next(prefetched, words.as_deref(), cache.as_deref());
+                    prefetched = a.0;
                 }
                 let mut score = 0f32;
                 let mut start = 0;
                 let mut k = 0;
                 while start < bytes.len() {
-                    let end = ends[k];
-                    prefetched = next(prefetched, words.as_deref(), cache.as_deref());
-                    ends[k] = prefetched;
+                    let (end, h) = ahead[k];
+                    ahead[k] = next(prefetched, words.as_deref(), cache.as_deref());
+                    prefetched = ahead[k].0;
                     k = (k + 1) % AHEAD;
+                    if let Some(w) = words.as_deref() {
+                        let (_, h2) = ahead[(k + AHEAD / 2 - 1) % AHEAD];
+                        if h2 != 0 {
+                            w.prefetch_record(h2);
+                        }
+                    }
                     let word = &text[start..end];
                     let caches = (words.as_deref_mut(), cache.as_deref_mut());
-                    score = self.encode_word(word, score, caches, &mut scratch, out)?;
+                    score = self.encode_word(word, h, score, caches, &mut scratch, out)?;
                     start = end;
                 }
                 Ok(())
@@ -521,12 +530,12 @@ impl Unigram {
     /// One word of [`Unigram::encode_words`] starting from the f32 path score `score`; returns
     /// the score at its end.
     ///
-    /// Words of [`WORD_MIN`] to [`WORD_MAX`] bytes are looked up in the [`WordTable`] (word and
-    /// entry in one place); the [`PieceCache`] keeps the others and entries too long for the
-    /// table.
+    /// Words of [`WORD_MIN`] to [`WORD_MAX`] bytes are looked up in the [`WordTable`] (`h` is
+    /// their [`word_hash`]); the [`PieceCache`] keeps the shorter ones.
     fn encode_word(
         &self,
         word: &str,
+        h: u64,
         score: f32,
         (words, cache): (Option<&mut WordTable>, Option<&mut PieceCache>),
         scratch: &mut Scratch,
@@ -539,30 +548,16 @@ impl Unigram {
             if !words.in_use() {
                 return self.word_from(word, score, scratch, out);
             }
-            match words.get(word.as_bytes()) {
-                Found::Entry(entry) => {
-                    let (&bound, path) =
-                        entry.split_first().expect("entries start with their bound");
-                    if self.replayable(score, f32::from_bits(bound), word.len()) {
-                        return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
-                    }
-                    return self.word_from(word, score, scratch, out);
+            if let Some(entry) = words.get(word.as_bytes(), h) {
+                let (&bound, path) = entry.split_first().expect("entries start with their bound");
+                if self.replayable(score, f32::from_bits(bound), word.len()) {
+                    return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
                 }
-                Found::Elsewhere => {}
-                Found::Missing => {
-                    let bound = self.robust_path(word, scratch)?;
-                    self.fill_entry(bound, scratch);
-                    words.insert(word.as_bytes(), &scratch.entry);
-                    if scratch.entry.len() <= ENTRY_MAX {
-                        if self.replayable(score, bound, word.len()) {
-                            let path = &scratch.entry[1..];
-                            return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
-                        }
-                        return self.word_from(word, score, scratch, out);
-                    }
-                    // (marked as kept in the piece cache: on to it)
-                }
+                return self.word_from(word, score, scratch, out);
             }
+            let end = self.word_missed(word, score, scratch, out)?;
+            words.insert(word.as_bytes(), h, &scratch.entry);
+            return Ok(end);
         }
         let Some(cache) = cache.filter(|_| word.len() <= MAX_PIECE) else {
             return self.word_from(word, score, scratch, out);
@@ -577,14 +572,30 @@ impl Unigram {
             }
             return self.word_from(word, score, scratch, out);
         }
-        let bound = self.robust_path(word, scratch)?;
-        self.fill_entry(bound, scratch);
-        let entry = &scratch.entry;
-        if entry.len() <= MAX_PIECE {
-            cache.insert(word.as_bytes(), entry);
+        let end = self.word_missed(word, score, scratch, out)?;
+        if scratch.entry.len() <= MAX_PIECE {
+            cache.insert(word.as_bytes(), &scratch.entry);
         }
+        Ok(end)
+    }
+
+    /// A word not in the caches, from the running score `score`: its cache entry into
+    /// `scratch.entry` (from a lattice started at 0, where its bound is the largest: the
+    /// rounding of a lattice started at `score` would eat into the margins), its ids into
+    /// `out` (the entry's path where it replays from `score`, else the word's own lattice
+    /// from `score`); returns the score at its end.
+    fn word_missed(
+        &self,
+        word: &str,
+        score: f32,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<f32> {
+        let bound = self.bounded_path(word, 0.0, scratch)?;
+        self.fill_entry(bound, scratch);
         if self.replayable(score, bound, word.len()) {
-            return Ok(replay(score, &entry[1..], self.unk_id.unwrap_or(0), out));
+            let path = &scratch.entry[1..];
+            return Ok(replay(score, path, self.unk_id.unwrap_or(0), out));
         }
         self.word_from(word, score, scratch, out)
     }
@@ -628,24 +639,29 @@ impl Unigram {
         Ok(end)
     }
 
-    /// The exact best path of `word` (its ids into `scratch.ids`) and the largest |start score|
-    /// below which sentencepiece's f32 lattice finds the same path; a negative bound where
-    /// the path has an unknown character (its ids are not cached) or a decision is a tie.
+    /// sentencepiece's f32 lattice of `word` from the path score `start` into
+    /// `scratch.best32` (no score reset may happen inside the word: the caller checks), its
+    /// path into `scratch.ids` (a run of k unknown characters as the marker `u32::MAX - k`;
+    /// cleared where the path has an unknown character and the model falls back to bytes),
+    /// and the largest |start score| below which the f32 lattice finds the same path: the
+    /// bound of the word's cache entry, negative where a decision is a tie or too close.
     ///
-    /// The lattice runs in f64 from 0 (sums of a few f32 scores: exact up to 2^-53 relative),
-    /// keeping at each position the margin of the best candidate over the next one. Started
-    /// from S in f32, each path sum of at most `steps` additions, every partial sum at most
-    /// |S| + M in magnitude (M: the largest |candidate| here), is off by at most
-    /// steps * 2^-24 * (|S| + M) (a little more with the error compounding), so every decision
-    /// is the exact one while each margin exceeds twice that (two sums compared):
-    /// |S| + M < margin * 2^23 / steps. The bound keeps a factor 2 to spare for the
-    /// compounding ((1 + 2^-24)^steps - 1, under 2^-17 for 64 steps) and the rounding of the
-    /// f64 margins: |S| < margin * 2^22 / steps - M.
-    fn robust_path(&self, word: &str, scratch: &mut Scratch) -> Result<f32> {
+    /// Each position keeps the margin of its best candidate over the next one. The path sums
+    /// of this lattice are the exact ones (real arithmetic from 0, here P) moved by `start`
+    /// (S) and rounded: with at most `steps` additions per sum, every partial sum at most
+    /// |S| + M in magnitude (M: the largest |P| here), each f32 candidate is off by at most
+    /// E(S) = steps * 2^-24 * (|S| + M) (a little more with the error compounding, under 2^-17
+    /// of it for 64 steps). So where every margin m found here exceeds 2 E(S), every decision
+    /// is the exact one and the exact margins are at least m - 2 E(S); from another start S'
+    /// the f32 lattice decides the same while each exact margin exceeds 2 E(S'):
+    /// |S'| + M < margin * 2^23 / steps. The bound keeps a factor 2 to spare for the
+    /// compounding and the rounding of the margins: |S'| < margin * 2^22 / steps - M.
+    /// (M is taken from this lattice's |candidate - S|, plus E(S).)
+    fn bounded_path(&self, word: &str, start: f32, scratch: &mut Scratch) -> Result<f32> {
         let bytes = word.as_bytes();
         let size = bytes.len();
-        let best = &mut scratch.best;
-        let second = &mut scratch.second;
+        let best = &mut scratch.best32;
+        let second = &mut scratch.second32;
         best.clear();
         second.clear();
         try_reserve(best, size + 1, "the Unigram lattice")?;
@@ -658,30 +674,32 @@ impl Unigram {
                 id: 0,
             },
         );
-        second.resize(size + 1, f64::NEG_INFINITY);
-        let node_scores = &self.node_scores[..];
-        let unk_score = f64::from(self.unk_score as f32);
-        let mut largest = 0f64;
+        second.resize(size + 1, f32::NEG_INFINITY);
+        best[0].score = start;
+        let node_scores = &self.node_scores32[..];
+        let unk_score = self.unk_score as f32;
+        // the largest |candidate| (|candidate - start| is at most it plus |start|)
+        let mut largest = 0f32;
         let mut steps = 0u32;
         let mut starts_at = 0usize;
-        let mut consider = |best: &mut [Best], second: &mut [f64], at, from, id, candidate: f64| {
-            largest = largest.max(candidate.abs());
-            let target: &mut Best = &mut best[at];
+        let mut consider = |best: &mut [Best<f32>], second: &mut [f32], at, from, id, c: f32| {
+            largest = largest.max(c.abs());
+            let target: &mut Best<f32> = &mut best[at];
             if target.starts_at == NO_START {
                 *target = Best {
-                    score: candidate,
+                    score: c,
                     starts_at: from as u32,
                     id,
                 };
-            } else if candidate > target.score {
+            } else if c > target.score {
                 second[at] = target.score;
                 *target = Best {
-                    score: candidate,
+                    score: c,
                     starts_at: from as u32,
                     id,
                 };
-            } else if candidate > second[at] {
-                second[at] = candidate;
+            } else if c > second[at] {
+                second[at] = c;
             }
         };
         while starts_at < size {
@@ -691,27 +709,20 @@ impl Unigram {
             let mut has_single_node = false;
             self.trie
                 .common_prefixes(&bytes[starts_at..], |length, id| {
-                    let candidate = node_scores[id as usize] + here;
-                    consider(best, second, starts_at + length, starts_at, id, candidate);
+                    let c = node_scores[id as usize] + here;
+                    consider(best, second, starts_at + length, starts_at, id, c);
                     has_single_node |= length == mblen;
                 });
             if !has_single_node {
-                let candidate = unk_score + here;
-                consider(
-                    best,
-                    second,
-                    starts_at + mblen,
-                    starts_at,
-                    u32::MAX,
-                    candidate,
-                );
+                let c = unk_score + here;
+                consider(best, second, starts_at + mblen, starts_at, u32::MAX, c);
             }
             starts_at += mblen;
         }
         let margin = best
             .iter()
             .zip(second.iter())
-            .map(|(b, &s)| b.score - s)
+            .map(|(b, &s)| f64::from(b.score) - f64::from(s))
             .fold(f64::INFINITY, f64::min);
         // the path, a run of k unknown characters as the marker u32::MAX - k (one unknown id;
         // with byte fallback, the bytes, which are not cached)
@@ -735,9 +746,17 @@ impl Unigram {
             end = node.starts_at as usize;
         }
         scratch.ids.reverse();
-        let bound = margin * f64::from(1u32 << 22) / f64::from(steps.max(1)) - largest;
+        let start = f64::from(start.abs());
+        let steps = f64::from(steps.max(1));
+        // E(S), with M <= largest + |S| + E(S) (so E(S) <= steps * 2^-24 * (2|S| + largest)
+        // / (1 - steps * 2^-24), under 1.0001 times the numerator for 64 steps), and 1.001
+        // for the compounding
+        let err = steps * (2.0 * start + f64::from(largest)) / f64::from(1u32 << 24) * 1.001;
+        let exact_margin = margin - 2.0 * err;
+        let m = f64::from(largest) + start + err;
+        let bound = exact_margin * f64::from(1u32 << 22) / steps - m;
         // never above the true bound after rounding to f32
-        Ok(if bound.is_nan() {
+        Ok(if bound.is_nan() || exact_margin <= 0.0 {
             -1.0
         } else {
             (bound * 0.999) as f32

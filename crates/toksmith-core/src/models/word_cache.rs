@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 
-use crate::encode::piece_cache::{HitRate, PieceCache, MAX_PIECE, WINDOW};
+use crate::encode::piece_cache::{HitRate, PieceCache, MAX_PIECE, MIN_HITS};
 use crate::mem::try_reserve;
 use crate::Result;
 
@@ -95,62 +95,43 @@ fn with_owned<T: Owned, R>(
     }
 }
 
-/// Shortest and longest word that [`WordTable`] holds, and the most `u32`s of an entry.
-/// Shorter words stay in the [`PieceCache`], whose table of keys up to 8 bytes is dense
-/// (16-byte slots): a table of 128-byte slots for English words was larger than the TLB
-/// reaches, slower than the two lookups it saved.
+/// Shortest and longest word that [`WordTable`] holds. Shorter words stay in the
+/// [`PieceCache`], whose table of keys up to 8 bytes is dense (16-byte slots).
 pub const WORD_MIN: usize = 9;
-pub const WORD_MAX: usize = 40;
-pub const ENTRY_MAX: usize = 21;
-/// [`WordTable`] is emptied when it holds this many words.
+pub const WORD_MAX: usize = MAX_PIECE;
+/// [`WordTable`] is emptied when it holds this many words, or this many `u32`s of records.
 const WORDS_MAX: usize = 1 << 17;
-/// `n` of a slot whose word's entry was too long for the slot (it is in the [`PieceCache`]).
-const ELSEWHERE: u8 = u8::MAX;
+const ARENA_MAX: usize = 1 << 23;
 
-/// One word and its entry in two cache lines, so a hit reads one place (a [`PieceCache`] hit
-/// reads its slot, then the ids elsewhere).
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct WordSlot {
-    key: [u8; WORD_MAX],
-    /// word length in bytes; 0 = empty slot
-    len: u8,
-    /// number of `u32`s in `entry`, or [`ELSEWHERE`]
-    n: u8,
-    entry: [u32; ENTRY_MAX],
-}
-
-const EMPTY: WordSlot = WordSlot {
-    key: [0; WORD_MAX],
-    len: 0,
-    n: 0,
-    entry: [0; ENTRY_MAX],
-};
-
-/// What [`WordTable::get`] finds.
-pub enum Found<'a> {
-    Entry(&'a [u32]),
-    /// the word's entry did not fit its slot: it is in the [`PieceCache`]
-    Elsewhere,
-    Missing,
-}
-
-/// A per-thread cache of words of up to [`WORD_MAX`] bytes, each slot holding the word's bytes
-/// and its entry (up to [`ENTRY_MAX`] `u32`s) side by side: the SentencePiece Unigram's word
-/// cache, whose entries (a bound, then an (id, score) pair per node) are read on every word.
-/// Open addressing with linear probing; the hit-rate window of [`PieceCache`] turns it off
-/// on text whose words never repeat.
+/// A per-thread cache of words of [`WORD_MIN`] to [`WORD_MAX`] bytes and their entries (any
+/// number of `u32`s): the SentencePiece Unigram's word cache, whose entries (a bound, then an
+/// (id, score) pair per node) are read on every word.
+///
+/// The words and entries are records back to back in `arena` (a header, the word's bytes
+/// packed in `u32`s, the entry), found through `index`, an open-addressing table (linear
+/// probing, load at most 1/2) of 8-byte slots: 32 bits of the word's hash beside the record's
+/// offset, so a probe compares words only where the hashes agree and a hit reads the slot and
+/// the record. The memory written is what the words need: a table of fixed 128-byte slots
+/// (word and entry inline) zeroed about 64 MB, twice its final size as it doubled, on a first
+/// pass over 2 MB of new multilingual text, and the kernel's page clearing was a large part of
+/// that pass. The hit-rate window of [`PieceCache`] turns it off on text whose words never
+/// repeat.
 #[derive(Default)]
 pub struct WordTable {
     owner: u64,
-    slots: Vec<WordSlot>,
+    /// 0: empty; else the word's hash's upper 32 bits, then the record's offset in `arena`
+    index: Vec<u64>,
+    /// records: `len | n << 8` (word bytes, entry `u32`s), the word (little-endian `u32`s,
+    /// zero-padded), the entry; offset 0 is never a record
+    arena: Vec<u32>,
     used: usize,
     rate: HitRate,
 }
 
-/// Hash of a word of up to [`WORD_MAX`] bytes (8 bytes at a time, the tail zero-padded).
+/// Hash of a word of up to [`WORD_MAX`] bytes (8 bytes at a time, the tail zero-padded); the
+/// table takes its slot from the low bits and keeps the upper 32 in the slot.
 #[inline(always)]
-fn word_hash(bytes: &[u8]) -> u64 {
+pub fn word_hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut h = (bytes.len() as u64).wrapping_mul(K);
     let mut chunks = bytes.chunks_exact(8);
@@ -183,21 +164,78 @@ fn tail_le(b: &[u8]) -> u64 {
     }
 }
 
+/// The `u32`s of a record's word: its bytes 4 at a time, the last ones zero-padded.
+#[inline(always)]
+fn key_words(word: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    word.chunks(4).map(|c| {
+        if c.len() == 4 {
+            u32::from_le_bytes(c.try_into().expect("4 bytes"))
+        } else {
+            tail_le(c) as u32
+        }
+    })
+}
+
+/// Whether `key` (a record's `u32`s of a word as long as `word`) holds `word`, compared 8
+/// bytes at a time.
+#[inline(always)]
+fn key_eq(key: &[u32], word: &[u8]) -> bool {
+    let mut chunks = word.chunks_exact(8);
+    let mut pairs = key.chunks_exact(2);
+    for (c, k) in (&mut chunks).zip(&mut pairs) {
+        let k = u64::from(k[0]) | u64::from(k[1]) << 32;
+        if k != u64::from_le_bytes(c.try_into().expect("8 bytes")) {
+            return false;
+        }
+    }
+    let tail = chunks.remainder();
+    if tail.is_empty() {
+        return true;
+    }
+    let k = match pairs.remainder() {
+        [lo] => u64::from(*lo),
+        _ => match key.get(key.len().wrapping_sub(2)..) {
+            Some([lo, hi]) => u64::from(*lo) | u64::from(*hi) << 32,
+            _ => return false,
+        },
+    };
+    k == tail_le(tail)
+}
+
+/// The slot value of a record at `at` of a word whose hash is `h`.
+#[inline(always)]
+fn slot_of(h: u64, at: usize) -> u64 {
+    (h & !0xFFFF_FFFF) | at as u64
+}
+
 impl WordTable {
     fn clear(&mut self) {
-        self.slots.fill(EMPTY);
+        self.index.fill(0);
+        self.arena.clear();
         self.used = 0;
     }
 
-    /// The slot of `word` or the empty slot where it would go (the table is not empty).
+    /// The record of `word` (hash `h`) or, when absent, `Err` with the empty slot where it
+    /// would go (the table is not empty).
     #[inline(always)]
-    fn find(&self, word: &[u8]) -> usize {
-        let mask = self.slots.len() - 1;
-        let mut i = word_hash(word) as usize & mask;
+    fn find(&self, word: &[u8], h: u64) -> std::result::Result<usize, usize> {
+        let mask = self.index.len() - 1;
+        let mut i = h as usize & mask;
+        let len = word.len();
+        let header_len = len as u32;
         loop {
-            let s = &self.slots[i];
-            if s.len == 0 || (s.len as usize == word.len() && &s.key[..word.len()] == word) {
-                return i;
+            let s = self.index[i];
+            if s == 0 {
+                return Err(i);
+            }
+            if (s ^ h) >> 32 == 0 {
+                let at = s as u32 as usize;
+                let kw = len.div_ceil(4);
+                if let Some([header, key @ ..]) = self.arena.get(at..at + 1 + kw) {
+                    if header & 0xFF == header_len && key_eq(key, word) {
+                        return Ok(at);
+                    }
+                }
             }
             i = (i + 1) & mask;
         }
@@ -209,80 +247,132 @@ impl WordTable {
         self.rate.in_use()
     }
 
-    /// The entry of `word` (1 to [`WORD_MAX`] bytes).
+    /// The entry of `word` ([`WORD_MIN`] to [`WORD_MAX`] bytes) whose [`word_hash`] is `h`.
     #[inline(always)]
-    pub fn get(&mut self, word: &[u8]) -> Found<'_> {
-        debug_assert!(!word.is_empty() && word.len() <= WORD_MAX);
-        self.rate.lookup(WINDOW / 8);
-        if self.slots.is_empty() {
-            return Found::Missing;
+    pub fn get(&mut self, word: &[u8], h: u64) -> Option<&[u32]> {
+        debug_assert!((WORD_MIN..=WORD_MAX).contains(&word.len()));
+        self.rate.lookup(MIN_HITS);
+        if self.index.is_empty() {
+            return None;
         }
-        let s = &self.slots[self.find(word)];
-        match s.n {
-            _ if s.len == 0 => Found::Missing,
-            ELSEWHERE => {
-                self.rate.hit();
-                Found::Elsewhere
-            }
-            n => {
-                self.rate.hit();
-                Found::Entry(&s.entry[..n as usize])
-            }
+        let at = self.find(word, h).ok()?;
+        self.rate.hit();
+        let header = self.arena[at];
+        let from = at + 1 + (header & 0xFF).div_ceil(4) as usize;
+        self.arena.get(from..from + (header >> 8) as usize)
+    }
+
+    /// Ask for the cache line of the slot where a lookup of hash `h` starts.
+    #[inline(always)]
+    pub fn prefetch_slot(&self, h: u64) {
+        if !self.index.is_empty() {
+            let i = h as usize & (self.index.len() - 1);
+            crate::mem::prefetch(self.index.as_ptr().wrapping_add(i));
         }
     }
 
-    /// Ask for the cache lines where `get(word)` starts its probe.
+    /// Ask for the cache lines of the record that the first slot of hash `h` names (its line
+    /// asked for by [`WordTable::prefetch_slot`] a while before).
     #[inline(always)]
-    pub fn prefetch(&self, word: &[u8]) {
-        if self.slots.is_empty() || word.is_empty() || word.len() > WORD_MAX {
+    pub fn prefetch_record(&self, h: u64) {
+        if self.index.is_empty() {
             return;
         }
-        let i = word_hash(word) as usize & (self.slots.len() - 1);
-        let p = self.slots.as_ptr().wrapping_add(i) as *const u8;
-        crate::mem::prefetch(p);
-        crate::mem::prefetch(p.wrapping_add(64));
+        let s = self.index[h as usize & (self.index.len() - 1)];
+        if s != 0 && (s ^ h) >> 32 == 0 {
+            let p = self.arena.as_ptr().wrapping_add(s as u32 as usize) as *const u8;
+            crate::mem::prefetch(p);
+            crate::mem::prefetch(p.wrapping_add(64));
+        }
     }
 
-    /// Remember the entry of `word` (absent so far; 1 to [`WORD_MAX`] bytes); an entry longer
-    /// than [`ENTRY_MAX`] is marked [`Found::Elsewhere`] (the caller keeps it elsewhere).
-    pub fn insert(&mut self, word: &[u8], entry: &[u32]) {
-        debug_assert!(!word.is_empty() && word.len() <= WORD_MAX);
-        if self.used >= WORDS_MAX {
+    /// Remember the entry of `word` (absent so far; [`WORD_MIN`] to [`WORD_MAX`] bytes; hash
+    /// `h`). Dropped where the memory is not there (a cache).
+    pub fn insert(&mut self, word: &[u8], h: u64, entry: &[u32]) {
+        debug_assert!((WORD_MIN..=WORD_MAX).contains(&word.len()));
+        if entry.len() >= 1 << 24 {
+            return;
+        }
+        let need = 1 + word.len().div_ceil(4) + entry.len();
+        if self.used >= WORDS_MAX || self.arena.len() + need > ARENA_MAX {
             self.clear();
         }
-        if (self.used + 1) * 2 > self.slots.len() && !self.grow() {
-            // (no memory for a larger table: start over in this one, if there is one)
+        if (self.used + 1) * 2 > self.index.len() && !self.grow() {
+            // (no memory for a larger index: start over in this one, if there is one)
             self.clear();
-            if self.slots.is_empty() {
+            if self.index.is_empty() {
                 return;
             }
         }
-        let i = self.find(word);
-        let s = &mut self.slots[i];
-        s.key[..word.len()].copy_from_slice(word);
-        s.len = word.len() as u8;
-        if entry.len() <= ENTRY_MAX {
-            s.entry[..entry.len()].copy_from_slice(entry);
-            s.n = entry.len() as u8;
-        } else {
-            s.n = ELSEWHERE;
+        if self.arena.capacity() - self.arena.len() < need && !self.grow_arena(need) {
+            return;
         }
+        if self.arena.is_empty() {
+            // offset 0 is the empty slot's
+            self.arena.push(0);
+        }
+        let Err(i) = self.find(word, h) else {
+            return;
+        };
+        let at = self.arena.len();
+        self.arena
+            .push(word.len() as u32 | (entry.len() as u32) << 8);
+        self.arena.extend(key_words(word));
+        self.arena.extend_from_slice(entry);
+        self.index[i] = slot_of(h, at);
         self.used += 1;
     }
 
-    /// Double the slots (1024 at first); false where the memory is not there.
+    /// Room for `need` more `u32`s (and offset 0) in the arena, at least doubling it (64K
+    /// `u32`s at first); false where the memory is not there.
+    fn grow_arena(&mut self, need: usize) -> bool {
+        let n = (self.arena.capacity() * 2)
+            .max(1 << 16)
+            .max(self.arena.len() + need + 1);
+        let old = self.arena.as_ptr();
+        let more = n - self.arena.len();
+        if try_reserve(&mut self.arena, more, "the word cache").is_err() {
+            return false;
+        }
+        if self.arena.as_ptr() != old {
+            // records are read at random: huge pages keep them in the TLB (the allocator
+            // grows or remaps a large block rather than copying it into fresh pages, so the
+            // advice reaches the pages not written yet; a copy into a new block advised
+            // first zeroed more memory on a first pass)
+            crate::mem::advise_huge_pages(self.arena.as_ptr() as *const u8, n * 4);
+        }
+        true
+    }
+
+    /// Double the index (1024 slots at first); false where the memory is not there.
     fn grow(&mut self) -> bool {
-        let n = (self.slots.len() * 2).max(1024);
-        // a table of many slots is read at random, one slot per word: huge pages keep its
-        // addresses in the TLB (advised before the slots are first written)
+        let n = (self.index.len() * 2).max(1024);
+        // the index is read at random, one slot per word: huge pages keep its addresses in
+        // the TLB (advised before the slots are first written)
         let Ok(mut new) = crate::mem::try_big_vec(n, "the word cache") else {
             return false;
         };
-        new.resize(n, EMPTY);
-        let old = std::mem::replace(&mut self.slots, new);
-        for s in old.iter().filter(|s| s.len != 0) {
-            let i = self.find(&s.key[..s.len as usize]);
-            self.slots[i] = *s;
+        new.resize(n, 0u64);
+        let old = std::mem::replace(&mut self.index, new);
+        let mask = n - 1;
+        let mut word = [0u8; WORD_MAX];
+        for &s in old.iter().filter(|&&s| s != 0) {
+            let at = s as u32 as usize;
+            let len = (self.arena[at] & 0xFF) as usize;
+            for (k, w) in self.arena[at + 1..at + 1 + len.div_ceil(4)]
+                .iter()
+                .enumerate()
+            {
+                let b = w.to_le_bytes();
+                let end = (4 * k + 4).min(len);
+                word[4 * k..end].copy_from_slice(&b[..end - 4 * k]);
+            }
+            let h = word_hash(&word[..len]);
+            let mut i = h as usize & mask;
+            while self.index[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.index[i] = slot_of(h, at);
         }
         true
     }
@@ -325,40 +415,67 @@ mod tests {
     fn word_table_finds_what_was_inserted_across_growth_and_clear() {
         let mut t = WordTable::default();
         let word = |k: u32| -> Vec<u8> {
-            let len = 1 + (k as usize * 7) % WORD_MAX;
+            let len = WORD_MIN + (k as usize * 7) % (WORD_MAX - WORD_MIN + 1);
             (0..len)
                 .map(|j| (k.wrapping_mul(31).wrapping_add(j as u32 * 7) % 251) as u8)
                 .collect()
         };
-        let entry = |k: u32| -> Vec<u32> { (k..k + 1 + k % 30).collect() };
+        // entries of 0 to 129 u32s, as long as a path over a word of WORD_MAX bytes
+        let entry = |k: u32| -> Vec<u32> { (k..k + k % 130).collect() };
+        let get = |t: &mut WordTable, w: &[u8]| t.get(w, word_hash(w)).map(<[u32]>::to_vec);
         let mut first = std::collections::HashMap::new();
         for k in 0..30_000u32 {
             let w = word(k);
             if let std::collections::hash_map::Entry::Vacant(e) = first.entry(w) {
-                assert!(matches!(t.get(e.key()), Found::Missing));
-                t.insert(e.key(), &entry(k));
+                assert_eq!(get(&mut t, e.key()), None);
+                t.insert(e.key(), word_hash(e.key()), &entry(k));
                 e.insert(k);
             }
         }
         assert!(first.len() > 1000);
         for (w, &k) in &first {
-            match t.get(w) {
-                Found::Entry(got) => assert_eq!(got, &entry(k)[..]),
-                Found::Elsewhere => assert!(entry(k).len() > ENTRY_MAX),
-                Found::Missing => panic!("{w:?} lost"),
+            assert_eq!(get(&mut t, w), Some(entry(k)), "{w:?}");
+            // the same bytes one shorter or longer, or one byte changed, are other words
+            for other in [&w[..w.len() - 1], &[&w[..], b"x"].concat()[..]] {
+                if (WORD_MIN..=WORD_MAX).contains(&other.len()) && !first.contains_key(other) {
+                    assert_eq!(get(&mut t, other), None);
+                }
+            }
+            let mut changed = w.clone();
+            changed[w.len() / 2] ^= 0x40;
+            if !first.contains_key(&changed) {
+                assert_eq!(get(&mut t, &changed), None);
             }
         }
+        // words that differ only in their zero padding
+        let a = b"abcdefghi\0".to_vec();
+        t.insert(&a, word_hash(&a), &[7]);
+        assert_eq!(get(&mut t, &a), Some(vec![7]));
+        assert_eq!(get(&mut t, b"abcdefghi"), None);
         t.clear();
-        assert!(matches!(t.get(b"abc"), Found::Missing));
+        assert_eq!(get(&mut t, &word(3)), None);
         // the table empties itself when full
-        for k in 0..(WORDS_MAX as u32 + 10) {
-            t.insert(format!("{k}").as_bytes(), &[k]);
+        let key = |k: usize| format!("word {k:>9}");
+        for k in 0..WORDS_MAX + 10 {
+            let w = key(k);
+            t.insert(w.as_bytes(), word_hash(w.as_bytes()), &[k as u32]);
         }
         assert!(t.used <= WORDS_MAX);
-        assert!(matches!(t.get(b"3"), Found::Missing));
-        let last = format!("{}", WORDS_MAX + 9);
-        assert!(
-            matches!(t.get(last.as_bytes()), Found::Entry(&[k]) if k as usize == WORDS_MAX + 9)
+        assert_eq!(get(&mut t, key(3).as_bytes()), None);
+        let last = key(WORDS_MAX + 9);
+        assert_eq!(
+            get(&mut t, last.as_bytes()),
+            Some(vec![WORDS_MAX as u32 + 9])
         );
+        // and when its records fill the arena
+        t.clear();
+        let long: Vec<u32> = vec![5; 1000];
+        for k in 0..(ARENA_MAX / 1000 + 10) {
+            let w = key(k);
+            t.insert(w.as_bytes(), word_hash(w.as_bytes()), &long);
+            assert!(t.arena.len() <= ARENA_MAX);
+        }
+        let last = key(ARENA_MAX / 1000 + 9);
+        assert_eq!(get(&mut t, last.as_bytes()).map(|e| e.len()), Some(1000));
     }
 }
