@@ -692,6 +692,11 @@ enum Pin {
 /// What [`Pin::Huge`] adds to a refcount.
 const HUGE_PIN: isize = 1 << 60;
 
+/// Vocabularies of more ids than this keep counted ints of their own: the pinned ints are never
+/// freed, and this bounds what they can keep (16 MB; the largest common vocabularies have
+/// 256k-262k ids).
+const PIN_MAX_IDS: usize = 1 << 19;
+
 /// Setting `TOKSMITH_EXACT_INT_REFS=1` makes the tables built from then on count every
 /// reference (the fallback path, tested on interpreters that would pin).
 const EXACT_REFS_VAR: &str = "TOKSMITH_EXACT_INT_REFS";
@@ -809,7 +814,7 @@ impl IntTable {
         let kind = pin_kind(py);
         let mut ints: Vec<Py<PyAny>> =
             toksmith_core::mem::try_vec(n, WHAT).map_err(crate::errors::to_py)?;
-        if kind != Pin::Counted {
+        if kind != Pin::Counted && n <= PIN_MAX_IDS {
             let addrs = pinned_ints(py, n, kind)?;
             // SAFETY: each address is a live int that `PINNED` keeps forever; the table takes a
             // reference of its own to each (so it can hand them out as any other object).
@@ -950,8 +955,7 @@ impl IntTable {
             // A long result counts how often each id occurs while it is written, then raises
             // each int's refcount once: reading the whole list back to incref item by item
             // cost about a tenth of a 10 MB encode whose list no longer fits in the caches.
-            let counted =
-                !self.pinned && cap >= Self::COUNTED_REFS_MIN && cap <= u32::MAX as usize;
+            let counted = !self.pinned && cap >= Self::COUNTED_REFS_MIN && cap <= u32::MAX as usize;
             let (count, counts) = py.detach(|| {
                 let slots = addr as *mut usize;
                 let mut count = 0usize;
@@ -1250,7 +1254,10 @@ impl RoomLists<'_> {
                 counts: vec![0; self.table.len()],
             };
         }
-        assert!(pinned || counts.batch == self.batch, "counts of another batch");
+        assert!(
+            pinned || counts.batch == self.batch,
+            "counts of another batch"
+        );
         assert_eq!(ends.len(), self.lists.len(), "one end per list");
         let mut at = 0;
         for (&(list, room), &end) in self.lists.iter().zip(ends) {
