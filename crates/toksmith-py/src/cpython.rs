@@ -797,8 +797,8 @@ fn pinned_ints(py: Python<'_>, n: usize, kind: Pin) -> PyResult<Vec<usize>> {
 /// Where the interpreter allows it ([`Pin`]), the ints are pinned, shared by all tables and
 /// never freed: a list slot then takes no reference, so any thread can fill result lists
 /// without the GIL and without counting ids, and none of the ints' refcounts is written while
-/// a list is built (with 1 thread, the increfs were 15% of a repeated batch of mixed documents,
-/// all of it on the calling thread).
+/// a list is built (those writes miss the cache: the ints of a large vocabulary span
+/// megabytes).
 pub(crate) struct IntTable {
     ints: Vec<Py<PyAny>>,
     /// `addrs[id]` is the address of `ints[id]`
