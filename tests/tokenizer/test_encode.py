@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import toksmith
 from tests.conftest import BYTES
 from tests.reference import bpe as reference
+from tests.refs import Refs, exact_refs
 from tests.strategies import tiktoken_mixed_text, tiktoken_text
 from toksmith import Tokenizer
 
@@ -22,6 +23,20 @@ CL100K_SPECIALS = {
     "<|fim_suffix|>": 100260,
     "<|endofprompt|>": 100276,
 }
+
+
+@pytest.fixture(scope="module")
+def exact(cl100k_ranks, small):
+    """cl100k and the small o200k vocabulary with counted references (see `exact_refs`)."""
+    o200k = small["o200k"][0]
+    return {
+        "cl100k": exact_refs(lambda: Tokenizer.from_ranks(cl100k_ranks, "cl100k", CL100K_SPECIALS)),
+        "o200k": exact_refs(
+            lambda: Tokenizer.from_ranks(
+                o200k.mergeable_ranks(), o200k.pattern, o200k.special_tokens
+            )
+        ),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -87,23 +102,27 @@ def test_trained_vocab_equals_reference_on_arbitrary_text(small, text):
     threads=st.integers(1, 4),
     repeat=st.integers(1, 400),
 )
-def test_batch_equals_one_by_one_on_arbitrary_documents(cl100k, small, docs, threads, repeat):
+def test_batch_equals_one_by_one_on_arbitrary_documents(
+    cl100k, small, exact, docs, threads, repeat
+):
     """Any documents (empty ones, lone surrogates, any characters) on any number of threads,
     the batch repeated up to 400 times so that it often spans several ranges and, with the small
-    vocabulary (1200 ids), takes the counted-references path: the same ids as encoding each
-    document alone, in order."""
-    import sys
-
+    vocabulary (1200 ids) and counted references, takes the counted path: the same ids as
+    encoding each document alone, in order."""
     batch = docs * repeat
-    for tok in (cl100k[0], small["o200k"][0]):
+    toks = [(cl100k[0], False), (small["o200k"][0], False)]
+    toks += [(exact["cl100k"], True), (exact["o200k"], True)]
+    for tok, counted in toks:
         expected = [tok.encode_ordinary(d) for d in docs] * repeat
         # an id whose int only the vocabulary and the results hold (not a small int)
         probe = max((i for ids in expected[: len(docs)] for i in ids), default=1000)
         probe = probe if probe > 256 else tok.encode_ordinary(" the the")[-1]
-        before = sys.getrefcount(probe)
+        refs = Refs(probe, counted).start()
         out = tok.encode_ordinary_batch(batch, threads=threads)
         assert out == expected
-        assert sys.getrefcount(probe) == before + sum(ids.count(probe) for ids in out)
+        refs.expect(held=sum(ids.count(probe) for ids in out))
+        # (the next tokenizer's probe may be the same int: pinned ints are shared)
+        del out, refs
 
 
 @pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 1000, 100_000])
@@ -168,31 +187,33 @@ def test_batch_equals_single(cl100k, corpus_slices):
     assert tok.encode_batch(["a<|endoftext|>"], allowed_special="all") == [[64, 100257]]
 
 
+@pytest.mark.parametrize("counted", [False, True])
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_big_batch_results_and_refcounts(small, corpus_slices, threads):
+def test_big_batch_results_and_refcounts(small, exact, corpus_slices, threads, counted):
     """Big batches (a quarter of their bytes, about their ids, at least 4x the vocabulary) fill
-    their lists on worker threads and raise the reference counts of the shared int objects once
-    per id: check both exactly."""
+    their lists on worker threads and, unless the ints are pinned, raise the reference counts of
+    the shared int objects once per id: check both exactly."""
     import gc
-    import sys
 
     tok, enc = small["o200k"]
+    tok = exact["o200k"] if counted else tok
     docs = [d for t in corpus_slices.values() for d in t.split("\n")][:2000] + ["", "x"]
     expected = enc.encode_ordinary_batch(docs)
     assert sum(len(d.encode()) for d in docs) // 4 >= 4 * tok.n_vocab  # the parallel path
     probe = tok.encode_ordinary(" the")[0]
-    before = sys.getrefcount(probe)
+    refs = Refs(probe, counted).start()
     out = tok.encode_ordinary_batch(docs, threads=threads)
     assert out == expected
     uses = sum(ids.count(probe) for ids in out)
-    assert uses > 100 and sys.getrefcount(probe) == before + uses
+    assert uses > 100
+    refs.expect(held=uses)
     # The result lists are ordinary lists that the cycle collector need not walk.
     assert not gc.is_tracked(out[0]) and gc.is_tracked(out)
     out[0].append(7)
     assert out[0][-1] == 7
     del out
     gc.collect()
-    assert sys.getrefcount(probe) == before
+    refs.expect(freed=uses)
 
 
 @pytest.fixture(scope="module")
@@ -220,31 +241,34 @@ def test_batch_in_rounds(cl100k, batch_in_rounds_docs, threads):
     ranges are encoded, through id buffers kept from one call to the next: results (ASCII,
     Latin-1, astral and special-token documents), refcounts, and an error near the end after
     earlier ranges built their lists."""
-    import sys
-
     tok, enc = cl100k
     docs, expected, tiktoken_specials = batch_in_rounds_docs
     docs = list(docs)  # (changed below)
     assert sum(len(d.encode()) for d in docs) > 3 << 20  # several rounds
     probe = tok.encode_ordinary(" the")[0]
-    before = sys.getrefcount(probe)
+    refs = Refs(probe, False).start()
+    freed = 0
     for _ in range(2):  # the second call reuses the id buffers of the first
         out = tok.encode_ordinary_batch(docs, threads=threads)
         assert out == expected
-        assert sys.getrefcount(probe) == before + sum(ids.count(probe) for ids in out)
+        uses = sum(ids.count(probe) for ids in out)
+        refs.expect(held=uses, freed=freed)
         del out
-    assert sys.getrefcount(probe) == before
+        freed += uses
+    refs.expect(freed=freed)
     specials = tok.encode_batch(docs, allowed_special="all", threads=threads)
     assert specials == tiktoken_specials
     assert specials[-5][-1] == 100257
+    freed += sum(ids.count(probe) for ids in specials)
     del specials
     # A lone surrogate near the end: the native call fails after the lists of earlier ranges
     # were built (they are freed), and the batch is encoded again with it replaced.
     docs[-2] += "\ud800"
     out = tok.encode_ordinary_batch(docs, threads=threads)
     assert out[-2] == enc.encode_ordinary(docs[-2]) and out[:-2] == expected[:-2]
+    freed += sum(ids.count(probe) for ids in out)
     del out
-    assert sys.getrefcount(probe) == before
+    refs.expect(freed=freed)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4, 0])
@@ -252,15 +276,13 @@ def test_batch_failure_names_the_first_failing_document(cl100k, corpus_slices, t
     """Several documents fail (lone surrogates) in a batch of many ranges: whichever thread
     meets one first, the native call reports the earliest document, on any number of threads
     (0: the global pool); the lists already built are freed."""
-    import sys
-
     tok, _ = cl100k
     base = [d for t in corpus_slices.values() for d in t.split("\n\n") if d]
     docs = base * 10
     n = len(docs)
     assert sum(map(len, docs)) > 1 << 20  # about 16 ranges or more
     probe = tok.encode_ordinary(" the")[0]
-    before = sys.getrefcount(probe)
+    refs = Refs(probe, False).start()
     for bad in ([n - 50, n // 4, n // 2], [5, n - 1], [n - 1]):
         broken = list(docs)
         for k in bad:
@@ -269,7 +291,7 @@ def test_batch_failure_names_the_first_failing_document(cl100k, corpus_slices, t
             tok._core.encode_batch(broken, None, False, threads)
         assert e.value.object is broken[min(bad)] and e.value.start == 10
         del e  # its traceback holds this frame (and `probe`) in a cycle
-    assert sys.getrefcount(probe) == before
+    refs.expect()
     assert tok._core.encode_batch(docs, None, False, threads) == tok.encode_ordinary_batch(
         docs, threads=1
     )
@@ -417,25 +439,28 @@ def test_every_python_string_storage_encodes_alike(cl100k, text):
     assert tok.encode_ordinary(text) == expected
 
 
-def test_short_texts_results_and_refcounts(cl100k, corpus_slices):
+@pytest.mark.parametrize("counted", [False, True])
+def test_short_texts_results_and_refcounts(cl100k, exact, corpus_slices, counted):
     """Short texts (and small batches) go through a per-thread id buffer into lists that share
     the vocabulary's int objects: ids, refcounts and list behaviour must be exact, also when the
     buffer is reused by texts of very different lengths."""
     import gc
-    import sys
 
     tok, enc = cl100k
+    tok = exact["cl100k"] if counted else tok
     words = corpus_slices["english"][:20000]
     texts = [words[:n] for n in (0, 1, 7, 300, 5000, 20000, 3, 60000, 11)]
     probe = tok.encode_ordinary(" the")[0]
-    before = sys.getrefcount(probe)
+    refs = Refs(probe, counted).start()
     outs = [tok.encode_ordinary(t) for t in texts]
     assert outs == [enc.encode_ordinary(t) for t in texts]
     uses = sum(ids.count(probe) for ids in outs)
-    assert uses > 50 and sys.getrefcount(probe) == before + uses
+    assert uses > 50
+    refs.expect(held=uses)
     small_batch = tok.encode_ordinary_batch(texts[:5], threads=2)  # below the counted-refs size
     assert small_batch == outs[:5]
-    assert sys.getrefcount(probe) == before + uses + sum(ids.count(probe) for ids in small_batch)
+    in_batch = sum(ids.count(probe) for ids in small_batch)
+    refs.expect(held=uses + in_batch)
     ids = outs[4]
     assert not gc.is_tracked(ids) and len(ids) == len(enc.encode_ordinary(texts[4]))
     ids.append(5)
@@ -443,28 +468,35 @@ def test_short_texts_results_and_refcounts(cl100k, corpus_slices):
     assert ids[-4:] == [5, 0, 1, 2]
     del ids, outs, small_batch
     gc.collect()
-    assert sys.getrefcount(probe) == before
+    refs.expect(freed=uses + in_batch)
 
 
 @pytest.mark.parametrize("extra", ["", "\xe9", "\u03a9", "\U0001f600"])
-def test_long_texts_are_written_straight_into_the_list(cl100k, corpus_slices, extra):
+@pytest.mark.parametrize("counted", [False, True])
+def test_long_texts_are_written_straight_into_the_list(
+    cl100k, exact, corpus_slices, extra, counted
+):
     """Texts of 64 KB and more are encoded straight into the result list's buffer: ids,
     special tokens, reference counts and list behaviour must be those of the ordinary path."""
     import gc
-    import sys
 
     tok, enc = cl100k
+    tok = exact["cl100k"] if counted else tok
     text = (
         corpus_slices["english"][:40000] + extra + "<|endoftext|>" + corpus_slices["python"][:40000]
     ) * 2
     assert len(text.encode("utf-8")) >= 1 << 16
     expected = enc.encode_ordinary(text)
     probe = tok.encode_ordinary(text[:100])[1]  # our shared int object for this id
-    before = sys.getrefcount(probe)
+    refs = Refs(probe, counted).start()
     ids = tok.encode_ordinary(text)
     assert ids == expected
-    assert sys.getrefcount(probe) == before + ids.count(probe)
-    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    uses = ids.count(probe)
+    refs.expect(held=uses)
+    with_specials = tok.encode(text, allowed_special="all")
+    assert with_specials == enc.encode(text, allowed_special="all")
+    uses += with_specials.count(probe)
+    del with_specials
     assert not gc.is_tracked(ids) and len(ids) == len(expected)
     ids.append(1)
     ids.extend(range(5))
@@ -472,7 +504,7 @@ def test_long_texts_are_written_straight_into_the_list(cl100k, corpus_slices, ex
     assert ids[-6:] == [1, 0, 1, 2, 3, 4]
     del ids
     gc.collect()
-    assert sys.getrefcount(probe) == before
+    refs.expect(freed=uses)
 
 
 @pytest.mark.parametrize("width", ["\u0416", "\u4e2d", "\U0001f600"])
@@ -539,11 +571,9 @@ def test_from_ranks_validation():
 def test_megabyte_results_take_references_through_counts(gpt2_ranks, corpus_slices):
     """Results of 1 MB of text and more raise each int's refcount once per distinct id (counted
     while the list is written); pieces of 64 KB and more hand their ids over in blocks. Ids and
-    reference counts must be those of the ordinary path."""
-    import sys
-
+    reference counts must be those of the ordinary path (with counted references and pinned
+    ints)."""
     tiktoken = pytest.importorskip("tiktoken")
-    tok = Tokenizer.from_ranks(gpt2_ranks, "gpt2")
     enc = tiktoken.Encoding(
         "gpt2-test",
         pat_str=toksmith.PATTERNS["gpt2"],
@@ -554,13 +584,19 @@ def test_megabyte_results_take_references_through_counts(gpt2_ranks, corpus_slic
     # spaces), a 200 KB run of digits one piece that merges
     text = corpus_slices["english"] * 2 + " " * 300000 + "7" * 200000 + corpus_slices["python"] * 2
     assert len(text.encode("utf-8")) >= 1 << 20
-    space = tok.encode_ordinary(" ")[0]
-    before = sys.getrefcount(space)
-    ids = tok.encode_ordinary(text)
-    assert ids == enc.encode_ordinary(text)
-    assert sys.getrefcount(space) == before + ids.count(space)
-    del ids
-    assert sys.getrefcount(space) == before
+    expected = enc.encode_ordinary(text)
+    for counted in (False, True):
+        build = lambda: Tokenizer.from_ranks(gpt2_ranks, "gpt2")  # noqa: E731
+        tok = exact_refs(build) if counted else build()
+        space = tok.encode_ordinary(" ")[0]
+        refs = Refs(space, counted).start()
+        ids = tok.encode_ordinary(text)
+        assert ids == expected
+        uses = ids.count(space)
+        refs.expect(held=uses)
+        del ids
+        refs.expect(freed=uses)
+        del refs  # (it holds `space`, the same small int next round)
 
 
 @pytest.mark.parametrize("kind", ["digits", "letters", "cjk", "symbols", "mixed-case"])

@@ -7,7 +7,9 @@
 //! encoded range (their sizes stay 0, so no Python code can see their slots). A range whose
 //! lists are allocated is a fill task: any thread writes the cached int objects into the slots
 //! and counts how often each id occurs. When every range is filled, the calling thread raises
-//! each int's refcount once by its count, sets the lists' sizes and returns them.
+//! each int's refcount once by its count, sets the lists' sizes and returns them. Where the
+//! interpreter lets the ints be pinned (see cpython.rs's `Pin`), slots take no reference:
+//! nothing is counted or raised, and every batch takes this path.
 //!
 //! Priorities: the calling thread allocates first (nobody else can), then fills, then encodes;
 //! pool threads fill first, then encode. Filling before encoding more hands each id buffer back
@@ -16,8 +18,9 @@
 //! and no fill is waiting; what remains is the calling thread's. With `threads == 1` the calling
 //! thread does everything in turn: encode a range, allocate its lists, fill them.
 //!
-//! Small batches (where a scan over the vocabulary would cost more than it saves) build each
-//! list directly with [`IntTable::ids_to_list`], on the calling thread.
+//! Small batches of ints that are not pinned (where a scan over the vocabulary would cost more
+//! than it saves) build each list directly with [`IntTable::ids_to_list`], on the calling
+//! thread.
 //!
 //! The lists themselves (allocation, writes, reference counts) are cpython.rs's [`IdLists`];
 //! this module decides who does what when. It also holds `encode_batch_bytes`, which writes the
@@ -121,8 +124,8 @@ struct Job<'a> {
     ranges: Vec<Range<usize>>,
     /// the ranges not taken yet, one contiguous block per thread (see [`Blocks`])
     blocks: Blocks,
-    /// fill tasks count ids (else the calling thread builds whole lists)
-    counted: bool,
+    /// the lists are filled by fill tasks (else the calling thread builds whole lists)
+    filled: bool,
     /// pool threads taking part
     helpers: usize,
     state: Mutex<State<'a>>,
@@ -225,7 +228,7 @@ impl<'a> Job<'a> {
 /// Make the lists of an encoded range: complete lists when not counting, else lists with room
 /// (returned as a fill task).
 fn make_lists<'a>(job: &Job<'a>, lists: &'a IdLists, e: Encoded) -> PyResult<Option<Fill<'a>>> {
-    if job.counted {
+    if job.filled {
         let lists = lists.make_room(e.range.start, &e.ends)?;
         return Ok(Some(Fill { enc: e, lists }));
     }
@@ -267,8 +270,10 @@ pub(crate) fn encode_batch<'py>(
     let (views, sizes) = views_and_sizes(texts)?;
     let n_threads = rayon_threads(threads)?.max(1);
     let total: usize = sizes.iter().sum();
-    // about one id per 4 bytes: count references when the ids outnumber the vocabulary 4:1
-    let counted = total / 4 >= 4 * ints.len();
+    // Pinned ints: any thread fills lists, nothing to count. Else about one id per 4 bytes:
+    // count references when the ids outnumber the vocabulary 4:1 (below that, zeroing and
+    // summing per-thread counts of every id costs more than the parallel writes save).
+    let filled = ints.pinned() || total / 4 >= 4 * ints.len();
     let parts = total.div_ceil(RANGE_BYTES).max(4 * n_threads);
     let ranges = balanced_ranges(&sizes, parts);
     let helpers = if ranges.len() < 2 { 0 } else { n_threads - 1 };
@@ -281,7 +286,7 @@ pub(crate) fn encode_batch<'py>(
         sizes: &sizes,
         ranges,
         blocks,
-        counted,
+        filled,
         helpers,
         state: Mutex::new(State::default()),
         changed: Condvar::new(),

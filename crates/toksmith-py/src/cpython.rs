@@ -670,28 +670,181 @@ fn count_ids(counts: &mut [u32], ids: &[u32]) {
     }
 }
 
+/// How the ints of an [`IntTable`] are kept alive, as the running CPython allows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Pin {
+    /// Each list slot holds a counted reference (every interpreter; the fallback).
+    Counted,
+    /// CPython 3.9-3.11: the int's refcount is raised by [`HUGE_PIN`] once, and list slots take
+    /// no reference of their own. Freeing a list still lowers the count by one per slot, so the
+    /// count drifts down by the number of slots ever written; from 2^60 it cannot reach 0 (a
+    /// billion slots freed per second would take 36 years).
+    Huge,
+    /// CPython 3.12-3.14 (64-bit, with the GIL): the int is made immortal, as the interpreter
+    /// does with its own small ints: `Py_INCREF`/`Py_DECREF` leave its count alone, so list
+    /// slots need no reference and freeing a list does not write to the int. The value is the
+    /// low 32 bits of the refcount that the running version's headers give an immortal object
+    /// (`_Py_IMMORTAL_REFCNT` in 3.12-3.13, `_Py_IMMORTAL_INITIAL_REFCNT` in 3.14); its sign
+    /// bit is what their `_Py_IsImmortal` tests.
+    Immortal(u32),
+}
+
+/// What [`Pin::Huge`] adds to a refcount.
+const HUGE_PIN: isize = 1 << 60;
+
+/// Vocabularies of more ids than this keep counted ints of their own: the pinned ints are never
+/// freed, and this bounds what they can keep (16 MB; the largest common vocabularies have
+/// 256k-262k ids).
+const PIN_MAX_IDS: usize = 1 << 19;
+
+/// Setting `TOKSMITH_EXACT_INT_REFS=1` makes the tables built from then on count every
+/// reference (the fallback path, tested on interpreters that would pin).
+const EXACT_REFS_VAR: &str = "TOKSMITH_EXACT_INT_REFS";
+
+/// How the running interpreter lets the ints of a table be pinned: only CPython, 64-bit,
+/// little-endian (the low 32 bits of the refcount come first), release builds (a debug build
+/// keeps a total of all references that uncounted slots would throw off), with the GIL (a
+/// free-threaded build splits the refcount between threads), and versions whose refcount
+/// rules are known. Anything else counts every reference.
+fn pin_kind(py: Python<'_>) -> Pin {
+    static KIND: OnceLock<Pin> = OnceLock::new();
+    let kind = *KIND.get_or_init(|| {
+        let probe = || -> PyResult<Pin> {
+            let sys = py.import("sys")?;
+            let name: String = sys.getattr("implementation")?.getattr("name")?.extract()?;
+            if name != "cpython"
+                || std::mem::size_of::<usize>() != 8
+                || cfg!(target_endian = "big")
+                || sys.hasattr("gettotalrefcount")?
+            {
+                return Ok(Pin::Counted);
+            }
+            let v = py.version_info();
+            if (v.major, v.minor) >= (3, 13) {
+                let gil_disabled = py
+                    .import("sysconfig")?
+                    .call_method1("get_config_var", ("Py_GIL_DISABLED",))?
+                    .is_truthy()?;
+                if gil_disabled {
+                    return Ok(Pin::Counted);
+                }
+            }
+            Ok(match (v.major, v.minor) {
+                (3, 9..=11) => Pin::Huge,
+                (3, 12..=13) => Pin::Immortal(u32::MAX),
+                (3, 14) => Pin::Immortal(3 << 30),
+                _ => Pin::Counted,
+            })
+        };
+        probe().unwrap_or(Pin::Counted)
+    });
+    if std::env::var_os(EXACT_REFS_VAR).is_some_and(|v| v == "1") {
+        Pin::Counted
+    } else {
+        kind
+    }
+}
+
+/// Pin `obj` for good (see [`Pin`]); an object that is immortal already is left alone.
+///
+/// # Safety
+/// The GIL must be held, `obj` must be a live int that this process never frees after this
+/// (the pinned table keeps a reference forever), and `kind` must be [`pin_kind`]'s.
+unsafe fn pin(obj: *mut ffi::PyObject, kind: Pin) {
+    match kind {
+        Pin::Counted => {}
+        Pin::Huge => *(obj as *mut isize) += HUGE_PIN,
+        Pin::Immortal(low) => {
+            let refcnt = obj as *mut u32;
+            if (*refcnt as i32) >= 0 {
+                *refcnt = low;
+            }
+        }
+    }
+}
+
+/// The pinned ints of ids `0..len` (their addresses), shared by every pinned table of the
+/// process and never freed: tables of the same or smaller vocabularies reuse them, so the
+/// memory kept is that of the largest vocabulary's ints (6.4 MB for 200k ids), once.
+static PINNED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// The addresses of the pinned ints of ids `0..n`, made and pinned where missing.
+fn pinned_ints(py: Python<'_>, n: usize, kind: Pin) -> PyResult<Vec<usize>> {
+    const WHAT: &str = "the ints of a vocabulary's ids";
+    // (the GIL is held throughout and no Python code runs under the lock: making an int
+    // calls no Python code)
+    let mut all = PINNED.lock().unwrap_or_else(|e| e.into_inner());
+    if all.len() < n {
+        let have = all.len();
+        toksmith_core::mem::try_reserve(&mut all, n - have, WHAT).map_err(crate::errors::to_py)?;
+        for i in have as u64..n as u64 {
+            let obj = i.into_pyobject(py)?.into_any().into_ptr();
+            // SAFETY: the GIL is held; `obj` is a live int whose reference `PINNED` keeps
+            // forever, and `kind` is `pin_kind`'s.
+            unsafe { pin(obj, kind) };
+            all.push(obj as usize);
+        }
+    }
+    let mut addrs = toksmith_core::mem::try_vec(n, WHAT).map_err(crate::errors::to_py)?;
+    addrs.extend_from_slice(&all[..n]);
+    Ok(addrs)
+}
+
 /// One Python int per id `0..n`, kept alive by the table, and their addresses for threads that
 /// write result lists without the GIL: building a list of ids then costs an incref per element
 /// instead of allocating an int (3x faster for big results).
+///
+/// Where the interpreter allows it ([`Pin`]), the ints are pinned, shared by all tables and
+/// never freed: a list slot then takes no reference, so any thread can fill result lists
+/// without the GIL and without counting ids, and none of the ints' refcounts is written while
+/// a list is built (those writes miss the cache: the ints of a large vocabulary span
+/// megabytes).
 pub(crate) struct IntTable {
     ints: Vec<Py<PyAny>>,
     /// `addrs[id]` is the address of `ints[id]`
     addrs: Vec<usize>,
+    /// the ints are pinned: list slots take no reference
+    pinned: bool,
 }
 
 impl IntTable {
     /// The ints of ids `0..n` (its tables allocated fallibly: `n` is a vocabulary's size).
     pub(crate) fn new(py: Python<'_>, n: usize) -> PyResult<Self> {
         const WHAT: &str = "the ints of a vocabulary's ids";
+        let kind = pin_kind(py);
         let mut ints: Vec<Py<PyAny>> =
             toksmith_core::mem::try_vec(n, WHAT).map_err(crate::errors::to_py)?;
+        if kind != Pin::Counted && n <= PIN_MAX_IDS {
+            let addrs = pinned_ints(py, n, kind)?;
+            // SAFETY: each address is a live int that `PINNED` keeps forever; the table takes a
+            // reference of its own to each (so it can hand them out as any other object).
+            ints.extend(
+                addrs
+                    .iter()
+                    .map(|&a| unsafe { Py::from_borrowed_ptr(py, a as *mut ffi::PyObject) }),
+            );
+            return Ok(IntTable {
+                ints,
+                addrs,
+                pinned: true,
+            });
+        }
         for i in 0..n as u64 {
             // (an int Python cannot allocate is its MemoryError)
             ints.push(i.into_pyobject(py)?.into_any().unbind());
         }
         let mut addrs = toksmith_core::mem::try_vec(n, WHAT).map_err(crate::errors::to_py)?;
         addrs.extend(ints.iter().map(|o| o.as_ptr() as usize));
-        Ok(IntTable { ints, addrs })
+        Ok(IntTable {
+            ints,
+            addrs,
+            pinned: false,
+        })
+    }
+
+    /// The ints are pinned: lists of them can be filled on any thread, with no counts.
+    pub(crate) fn pinned(&self) -> bool {
+        self.pinned
     }
 
     /// How many ids have an int (every id below it).
@@ -719,8 +872,8 @@ impl IntTable {
         let int_addrs = &self.addrs[..];
         // SAFETY: each id indexes `int_addrs` (checked: a bad id panics before the size is
         // set, and the list is then freed with size 0), whose ints the table keeps alive; each
-        // slot gets an owned reference (the incref) before the size is set, and the list is not
-        // visible to Python before it is returned.
+        // slot gets an owned reference (the incref, or the pin) before the size is set, and the
+        // list is not visible to Python before it is returned.
         unsafe {
             let list = list_with_room(ids.len());
             if list.is_null() {
@@ -729,6 +882,14 @@ impl IntTable {
             let list = Bound::<PyAny>::from_owned_ptr(py, list);
             let items = list_items(list.as_ptr()) as *mut usize;
             let n = ids.len();
+            if self.pinned {
+                // no refcount to write: only the slots, from the (cached) address table
+                for (i, &id) in ids.iter().enumerate() {
+                    *items.add(i) = int_addrs[id as usize];
+                }
+                set_list_len(list.as_ptr(), n);
+                return Ok(list.cast_into_unchecked());
+            }
             // Two stages: the address of an int is itself a load from a 1.6 MB table (o200k)
             // that misses, and a prefetch of the int waited for it. So the table's slot is
             // requested 2 * IDS_AHEAD ids ahead and the int IDS_AHEAD ahead; the first ones
@@ -783,7 +944,7 @@ impl IntTable {
         // SAFETY: the list (size 0 until published) owns the buffer, so dropping it on an error
         // or a panic frees the buffer; only `count` slots (at most `cap`, asserted) are
         // written, each with the address of a live int of the table (the index is checked),
-        // whose refcount is raised (GIL held) before the size is set.
+        // whose refcount is raised (GIL held) before the size is set, unless it is pinned.
         unsafe {
             let list = list_with_room(cap.max(1));
             if list.is_null() {
@@ -794,7 +955,7 @@ impl IntTable {
             // A long result counts how often each id occurs while it is written, then raises
             // each int's refcount once: reading the whole list back to incref item by item
             // cost about a tenth of a 10 MB encode whose list no longer fits in the caches.
-            let counted = cap >= Self::COUNTED_REFS_MIN && cap <= u32::MAX as usize;
+            let counted = !self.pinned && cap >= Self::COUNTED_REFS_MIN && cap <= u32::MAX as usize;
             let (count, counts) = py.detach(|| {
                 let slots = addr as *mut usize;
                 let mut count = 0usize;
@@ -820,7 +981,7 @@ impl IntTable {
                 for (obj, &c) in self.ints.iter().zip(&counts) {
                     incref_by(obj.as_ptr(), c as usize);
                 }
-            } else {
+            } else if !self.pinned {
                 for i in 0..count {
                     ffi::Py_INCREF(*items.add(i));
                 }
@@ -891,7 +1052,7 @@ static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 
 /// Per-id counts of the slots one thread wrote into the lists of one [`IdLists`]; the lists'
 /// references are taken from them when they are published. Only [`RoomLists::fill`] adds to
-/// them (the first fill sizes them).
+/// them (the first fill sizes them), and only for a table whose ints are not pinned.
 #[derive(Default)]
 pub(crate) struct IdCounts {
     batch: u64,
@@ -918,6 +1079,9 @@ pub(crate) struct IdLists<'py, 't> {
     room: std::cell::Cell<u64>,
     /// lists with room not filled yet
     unfilled: AtomicUsize,
+    /// ids written into lists with room (the check of a pinned table's lists, which have no
+    /// counts)
+    written: AtomicU64,
 }
 
 /// Lists with room for the ids of a range of documents (made by [`IdLists::make_room`]), to be
@@ -929,6 +1093,7 @@ pub(crate) struct RoomLists<'l> {
     /// (address, room) of each list, in document order
     lists: Vec<(usize, usize)>,
     unfilled: &'l AtomicUsize,
+    written: &'l AtomicU64,
 }
 
 impl<'py, 't> IdLists<'py, 't> {
@@ -948,6 +1113,7 @@ impl<'py, 't> IdLists<'py, 't> {
             made: RefCell::new((zeros()?, zeros()?)),
             room: std::cell::Cell::new(0),
             unfilled: AtomicUsize::new(0),
+            written: AtomicU64::new(0),
         })
     }
 
@@ -1000,12 +1166,13 @@ impl<'py, 't> IdLists<'py, 't> {
             batch: self.batch,
             lists,
             unfilled: &self.unfilled,
+            written: &self.written,
         })
     }
 
-    /// Raise the refcounts by `counts` (those of every thread that filled lists) and publish
-    /// the lists in one list. Fails (freeing them) unless every list was made and filled and
-    /// the counts add up to the ids written.
+    /// Raise the refcounts by `counts` (those of every thread that filled lists; none for a
+    /// pinned table) and publish the lists in one list. Fails (freeing them) unless every list
+    /// was made and filled and the counts (pinned: the ids written) add up to their room.
     pub(crate) fn finish(self, counts: &[IdCounts]) -> PyResult<Bound<'py, PyList>> {
         let counts: Vec<&[u32]> = counts
             .iter()
@@ -1028,18 +1195,22 @@ impl<'py, 't> IdLists<'py, 't> {
             return Err(not_written());
         }
         // SAFETY: the GIL is held (`self.py`). The references taken are those the counts say the
-        // lists' slots hold; only when they add up to the ids written (every list with room was
-        // filled, and only `RoomLists::fill` counts) are the lists published, each fully
-        // written, so setting its size publishes owned references. Otherwise the lists are
-        // freed at size 0 (the references taken are leaked, never too few). The outer list takes
-        // over the lists' references.
+        // lists' slots hold (none for pinned ints, which slots hold without one); only when
+        // they add up to the ids written (every list with room was filled, and only
+        // `RoomLists::fill` counts) are the lists published, each fully written, so setting its
+        // size publishes owned references. Otherwise the lists are freed at size 0 (the
+        // references taken are leaked, never too few). The outer list takes over the lists'
+        // references.
         unsafe {
             let outer = Bound::<PyAny>::from_owned_ptr_or_err(
                 self.py,
                 ffi::PyList_New(self.made.borrow().0.len() as ffi::Py_ssize_t),
             )?;
             let mut counted = 0u64;
-            if !counts.is_empty() {
+            if self.table.pinned {
+                assert!(counts.is_empty(), "counts of a pinned table's ids");
+                counted = self.written.load(Ordering::Acquire);
+            } else if !counts.is_empty() {
                 for (id, obj) in self.table.ints.iter().enumerate() {
                     let c: u64 = counts.iter().map(|v| v[id] as u64).sum();
                     incref_by(obj.as_ptr(), c as usize);
@@ -1076,13 +1247,17 @@ impl RoomLists<'_> {
     /// list gets exactly as many as it has room for, else this panics) and count them in
     /// `counts`. Needs no GIL.
     pub(crate) fn fill(self, ids: &[u32], ends: &[usize], counts: &mut IdCounts) {
-        if counts.counts.is_empty() {
+        let pinned = self.table.pinned;
+        if counts.counts.is_empty() && !pinned {
             *counts = IdCounts {
                 batch: self.batch,
                 counts: vec![0; self.table.len()],
             };
         }
-        assert!(counts.batch == self.batch, "counts of another batch");
+        assert!(
+            pinned || counts.batch == self.batch,
+            "counts of another batch"
+        );
         assert_eq!(ends.len(), self.lists.len(), "one end per list");
         let mut at = 0;
         for (&(list, room), &end) in self.lists.iter().zip(ends) {
@@ -1092,16 +1267,19 @@ impl RoomLists<'_> {
             // is not visible to Python (size 0) until `finish`, which cannot run while `self`
             // borrows the `IdLists`; only this value writes it. Each slot gets the address of a
             // live int of the table (the index is checked); the reference is taken in `finish`
-            // from the counts.
+            // from the counts, or is the pin.
             unsafe {
                 let items = list_items(list as *mut ffi::PyObject) as *mut usize;
                 for (i, &id) in part.iter().enumerate() {
                     *items.add(i) = self.table.addrs[id as usize];
                 }
             }
-            count_ids(&mut counts.counts, part);
+            if !pinned {
+                count_ids(&mut counts.counts, part);
+            }
             at = end;
         }
+        self.written.fetch_add(at as u64, Ordering::Relaxed);
         self.unfilled.fetch_sub(1, Ordering::Release);
     }
 }
