@@ -82,6 +82,9 @@ impl StandIns {
     }
 }
 
+/// A window with fewer than one non-ASCII byte in this many goes to the block scanner as it is.
+const SPARSE: usize = 64;
+
 /// The longest window (bytes of the original text) transcoded at once.
 pub const WINDOW: usize = 1 << 15;
 const _: () = assert!(WINDOW <= u16::MAX as usize);
@@ -160,6 +163,25 @@ fn window_end(b: &[u8], lo: usize, hi: usize) -> Option<usize> {
     None
 }
 
+/// The number of bytes >= 0x80 in `b`: their top bits added up in the byte lanes of a word
+/// (255 words at most per sum, so that no lane overflows), then the lanes.
+#[inline(always)]
+fn high_bytes(b: &[u8]) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let mut n = 0;
+    for block in b.chunks(8 * 255) {
+        let mut words = block.chunks_exact(8);
+        let mut acc = 0u64;
+        for w in &mut words {
+            acc += (u64::from_le_bytes(w.try_into().unwrap()) >> 7) & LOW;
+        }
+        let pairs = (acc & 0x00FF_00FF_00FF_00FF) + ((acc >> 8) & 0x00FF_00FF_00FF_00FF);
+        n += (pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48) as usize;
+        n += words.remainder().iter().filter(|&&c| c >= 0x80).count();
+    }
+    n
+}
+
 thread_local! {
     /// The stand-in bytes and offsets of the current window (kept for the thread's next text).
     static BUFFERS: RefCell<(Vec<u8>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
@@ -210,6 +232,14 @@ pub fn for_each_piece<'t>(
             };
             // SAFETY: `s` and `end` are 0, the end, or right after a LF: character boundaries.
             let part = unsafe { text.get_unchecked(s..end) };
+            // Text with a few non-ASCII characters (English with quotes, code with a name)
+            // splits faster by blocks with a few pieces between them than transcoded whole.
+            let high = high_bytes(part.as_bytes());
+            if high * SPARSE < part.len() {
+                blocks::for_each_piece(part, &block, &piece, &mut f);
+                s = end;
+                continue;
+            }
             let k = transcode(part.as_bytes(), t, sub, pos);
             // SAFETY: every stand-in byte is ASCII.
             let ascii = unsafe { std::str::from_utf8_unchecked(&sub[..k]) };
