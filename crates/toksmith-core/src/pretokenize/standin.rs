@@ -256,3 +256,42 @@ pub fn for_each_piece<'t>(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn high_bytes_counts_every_byte_over_0x7f() {
+        // lengths across the 255-word sums and the remainders, every byte value
+        let bytes: Vec<u8> = (0..5000u32).map(|k| (k * 37 % 256) as u8).collect();
+        for len in [0, 1, 7, 8, 9, 2039, 2040, 2041, 4100, 5000] {
+            let b = &bytes[..len];
+            let want = b.iter().filter(|&&c| c >= 0x80).count();
+            assert_eq!(high_bytes(b), want, "{len}");
+        }
+        assert_eq!(high_bytes(&[0xFF; 4096]), 4096);
+    }
+
+    #[test]
+    fn standins_have_the_classes_of_their_characters() {
+        use super::super::chars::{is_letter, is_number, is_space, ASCII_CAT};
+        for cp in (0x80..0x11_0000u32).filter(|c| !(0xD800..0xE000).contains(c)) {
+            let cat = category(cp);
+            let s = if cp < 0x10000 {
+                CL100K.bmp[cp as usize]
+            } else {
+                CL100K.astral(cp)
+            };
+            assert!(s.is_ascii(), "{cp:x}");
+            let sc = ASCII_CAT[s as usize];
+            assert_eq!(is_letter(sc), is_letter(cat), "{cp:x}");
+            assert_eq!(is_number(sc), is_number(cat), "{cp:x}");
+            assert_eq!(is_space(sc), is_space(cat), "{cp:x}");
+            assert!(!matches!(s, b'\r' | b'\n' | b' ' | b'\'' | b'/'), "{cp:x}");
+            let folds_to_s = cp == 0x17F;
+            assert_eq!(s == b's', folds_to_s, "{cp:x}");
+            assert!(folds_to_s || !b"sdmtlverSDMTLVER".contains(&s), "{cp:x}");
+        }
+    }
+}
