@@ -106,7 +106,21 @@ fn make_room(out: &mut Vec<u32>) -> Result<()> {
     try_reserve(out, piece_cache::MAX_PIECE, "the ids")
 }
 
+/// The pieces of a chunk (byte spans in the text) and their whole-piece lookups.
+struct Chunk {
+    spans: [(usize, usize); CHUNK],
+    ids: [Option<u32>; CHUNK],
+}
+
+impl Chunk {
+    const EMPTY: Chunk = Chunk {
+        spans: [(0, 0); CHUNK],
+        ids: [None; CHUNK],
+    };
+}
+
 thread_local! {
+    static CHUNKS: RefCell<Chunk> = const { RefCell::new(Chunk::EMPTY) };
     static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
     /// The caches of [`Superword::encode`] (its segments are merged below its cut rank, so
     /// kept apart from `CACHE`; whole pieces of 17-255 bytes), kept for `CACHE`'s owner.
@@ -296,38 +310,54 @@ impl Encoder {
             // are then made one after the other (independent loads: their misses overlap),
             // the piece cache's line requested for each piece that is not a token, and only
             // then are the pieces encoded, in order.
-            let mut chunk: [&[u8]; CHUNK] = [&[]; CHUNK];
-            let mut ids = [None; CHUNK];
-            let mut n = 0usize;
-            let mut run = |chunk: &[&[u8]],
-                           ids: &mut [Option<u32>],
-                           cache: &mut PieceCache,
-                           superword: &mut Option<SuperwordRef>| {
-                for (id, &b) in ids.iter_mut().zip(chunk) {
-                    *id = vocab.rank(b);
-                    if id.is_none() {
-                        cache.prefetch(b);
+            // (the chunk's arrays live in a thread-local: on the stack they were cleared on
+            // every call, a fixed cost that showed on short texts)
+            let mut go = |chunk: &mut Chunk| -> Result<()> {
+                let Chunk { spans, ids } = chunk;
+                let bytes = text.as_bytes();
+                let base = bytes.as_ptr() as usize;
+                let mut n = 0usize;
+                let mut run = |spans: &[(usize, usize)],
+                               ids: &mut [Option<u32>],
+                               cache: &mut PieceCache,
+                               superword: &mut Option<SuperwordRef>| {
+                    for (id, &(s, e)) in ids.iter_mut().zip(spans) {
+                        let b = &bytes[s..e];
+                        *id = vocab.rank(b);
+                        if id.is_none() {
+                            cache.prefetch(b);
+                        }
                     }
-                }
-                for (&id, &b) in ids.iter().zip(chunk) {
-                    encode_id(b, id, cache, superword);
-                }
+                    for (&id, &(s, e)) in ids.iter().zip(spans) {
+                        encode_id(&bytes[s..e], id, cache, superword);
+                    }
+                };
+                self.pretok.for_each_piece(
+                    text,
+                    #[inline(always)]
+                    |p| {
+                        let b = p.as_bytes();
+                        vocab.prefetch_rank(b);
+                        let s = b.as_ptr() as usize - base;
+                        spans[n] = (s, s + b.len());
+                        n += 1;
+                        if n == CHUNK {
+                            run(&spans[..n], &mut ids[..n], cache, &mut superword);
+                            n = 0;
+                        }
+                    },
+                )?;
+                run(&spans[..n], &mut ids[..n], cache, &mut superword);
+                Ok(())
             };
-            self.pretok.for_each_piece(
-                text,
-                #[inline(always)]
-                |p| {
-                    let b = p.as_bytes();
-                    vocab.prefetch_rank(b);
-                    chunk[n] = b;
-                    n += 1;
-                    if n == CHUNK {
-                        run(&chunk[..n], &mut ids[..n], cache, &mut superword);
-                        n = 0;
-                    }
-                },
-            )?;
-            run(&chunk[..n], &mut ids[..n], cache, &mut superword);
+            CHUNKS.with(|cell| match cell.try_borrow_mut() {
+                Ok(mut chunk) => go(&mut chunk),
+                Err(_) => {
+                    // (re-entered from `flush`: arrays of its own)
+                    let mut own = Chunk::EMPTY;
+                    go(&mut own)
+                }
+            })?;
         }
         failed
     }

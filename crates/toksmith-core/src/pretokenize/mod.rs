@@ -13,6 +13,7 @@ mod code_scanner;
 mod cpp_scanner;
 mod deepseek;
 mod handwritten;
+mod standin;
 mod word_scanner;
 #[rustfmt::skip]
 pub mod unicode_tables;
@@ -306,8 +307,10 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: true,
-                    } => for_each_piece(
+                    } => standin::for_each_piece(
                         text,
+                        &standin::CL100K,
+                        standin::WINDOW,
                         |b| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, true),
@@ -316,8 +319,10 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits: 2,
                         end_anchor: false,
-                    } => for_each_piece(
+                    } => standin::for_each_piece(
                         text,
+                        &standin::CL100K,
+                        standin::WINDOW,
                         |b| cl100k_block_starts(b, 2),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 2, false),
@@ -326,8 +331,10 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: false,
-                    } => for_each_piece(
+                    } => standin::for_each_piece(
                         text,
+                        &standin::CL100K,
+                        standin::WINDOW,
                         |b| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, false),
@@ -336,8 +343,10 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits,
                         end_anchor,
-                    } => for_each_piece(
+                    } => standin::for_each_piece(
                         text,
+                        &standin::CL100K,
+                        standin::WINDOW,
                         |b| cl100k_block_starts(b, max_digits as u32),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor),

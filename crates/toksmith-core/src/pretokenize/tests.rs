@@ -553,6 +553,58 @@ fn block_scanners_equal_on_long_texts() {
     }
 }
 
+/// The stand-in path (`standin.rs`) of cl100k's family gives the piece-at-a-time scanners'
+/// pieces: random texts over the fuzz alphabet, runs of every script, mostly-ASCII text and
+/// long lines, each split with windows of 16 bytes to the full window (so that windows end
+/// at many kinds of line breaks, or find none and hand the rest on), and the regex's pieces
+/// on every 20th text.
+#[test]
+fn standin_scanner_equals_piece_scanner() {
+    use super::standin;
+    let mut rng = Rng(0x37_5eed_0057_a4d1);
+    let mut texts: Vec<String> = Vec::new();
+    for k in 0..600 {
+        let mut t = match k % 4 {
+            0 => random_text(&mut rng, 200),
+            1 => script_text(&mut rng, 40),
+            2 => mostly_ascii_text(&mut rng, 60, 6),
+            _ => (0..1 + rng.below(6))
+                .map(|_| {
+                    script_text(&mut rng, 6)
+                        + ["\n", "\n\n", " \n", "\n ", "\n/", "!\n"][rng.below(6)]
+                })
+                .collect(),
+        };
+        if k % 7 == 0 {
+            t.push_str(&"\u{a0}\u{3000} \n".repeat(1 + rng.below(3)));
+        }
+        texts.push(t);
+    }
+    texts.extend(fuzz_corpus(11).into_iter().take(300));
+    texts.push("ſ's 'ſ x'ſ \n'ſ\n".repeat(5));
+    let scanners: Vec<(&str, BlockFn, PieceFn)> = block_scanners()
+        .into_iter()
+        .filter(|(name, _, _)| *name != "gpt2" && *name != "o200k")
+        .collect();
+    assert_eq!(scanners.len(), 3);
+    for (name, block, piece) in scanners {
+        let slow = Pretokenizer::new_regex(name).unwrap();
+        for (k, text) in texts.iter().enumerate() {
+            let (_, want) = both_ways(text, block, piece);
+            for window in [16, 40, 97, standin::WINDOW] {
+                let mut got = Vec::new();
+                standin::for_each_piece(text, &standin::CL100K, window, block, piece, |p| {
+                    got.push(p)
+                });
+                assert_eq!(got, want, "{name}, window {window}: {text:?}");
+            }
+            if k % 20 == 0 {
+                assert_eq!(slow.split(text).unwrap(), want, "{name} regex: {text:?}");
+            }
+        }
+    }
+}
+
 /// The word scanner of the `</w>` model against the regex: random texts over the fuzz alphabet,
 /// and texts of letter runs in mixed case (camelCase, acronyms, title-case letters, marks).
 #[test]

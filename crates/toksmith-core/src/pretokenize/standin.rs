@@ -1,0 +1,297 @@
+//! Non-ASCII text through the block scanners, by ASCII stand-ins.
+//!
+//! The block scanners (`blocks.rs`) decide ASCII text 64 bytes at a time; at a non-ASCII byte
+//! they hand over to the piece-at-a-time scanner, which decodes every character and branches
+//! per piece. Here a text with non-ASCII characters is first *transcoded*: each character is
+//! replaced by one ASCII byte that is in exactly the classes the pattern asks about (a letter
+//! by `a`, a number by `0`, whitespace by a tab, anything else by `!`; ASCII stays as it is),
+//! with the byte offset of each character kept beside it. The pattern splits the stand-in text
+//! into pieces of the same characters as the original (it sees the same classes at the same
+//! character positions), so the stand-in text goes through the block scanners and each of its
+//! pieces is handed on as the original bytes of its characters.
+//!
+//! Which characters a pattern can tell apart beyond their classes: the contractions' letters
+//! (`'(?i:[sdmt]|ll|ve|re)`, case-insensitive: `ſ` (U+017F) folds to `s`, so its stand-in is
+//! `s`; no other non-ASCII character folds to one of these letters), CR, LF, the space before a
+//! symbol run (all ASCII). (o200k's letters are in an upper class (`\p{Lu}\p{Lt}`), a lower
+//! class (`\p{Ll}`) or both (`\p{Lm}\p{Lo}\p{M}`, which no ASCII byte is, and which most
+//! non-Latin scripts are), so o200k keeps the piece-at-a-time scanner on non-ASCII text: see
+//! the performance notes.)
+//!
+//! Long texts go in windows of at most `window` bytes, so that the stand-ins need a small
+//! buffer per thread. A window ends right after a LF that is followed by a character that is
+//! neither whitespace nor `/`: the piece holding that LF ends there whatever comes after it
+//! (a whitespace run's `\s*[\r\n]`, or the `[\r\n]*` / `[\r\n/]*` tail of a symbol run; no
+//! letter or word prefix is CR or LF), and no piece before it looks further, so the window
+//! splits as the whole text does. (GPT-2's pattern has no `\s*[\r\n]`: `a \n` splits as
+//! `a`, ` \n` at the end of a text and as `a`, ` `, `\n` before a letter; it keeps the
+//! piece-at-a-time path.) Where no such LF is found, the rest of the text goes the old way.
+
+use super::blocks::{self, Block};
+use super::chars::{bclass, category, char_at, Text, BMP_CAT, B_SPACE};
+use super::unicode_tables::{LL, LM, LO, LT, LU, NUM, SPACE};
+use std::cell::RefCell;
+
+/// cl100k's family's stand-in of a non-ASCII character of category `cat`.
+const fn cl100k_standin(cat: u8) -> u8 {
+    match cat {
+        LU | LL | LT | LM | LO => b'a',
+        NUM => b'0',
+        SPACE => b'\t',
+        _ => b'!', // marks and everything else: `[^\s\p{L}\p{N}]`
+    }
+}
+
+/// Stand-ins of every code point of the BMP (ASCII: itself), built at compile time.
+macro_rules! bmp_table {
+    ($standin:ident) => {{
+        let mut t = [0u8; 0x10000];
+        let mut cp = 0;
+        while cp < 0x10000 {
+            t[cp] = if cp < 0x80 {
+                cp as u8
+            } else {
+                $standin(BMP_CAT[cp])
+            };
+            cp += 1;
+        }
+        t[0x17F] = b's'; // ſ folds to s (and is `\p{Ll}`, as `s` is)
+        t
+    }};
+}
+
+static CL100K_BMP: [u8; 0x10000] = bmp_table!(cl100k_standin);
+
+/// The stand-ins of one pattern family.
+pub struct StandIns {
+    bmp: &'static [u8; 0x10000],
+    astral: fn(u8) -> u8,
+}
+
+/// cl100k's family (cl100k, nanochat, rustbpe's default, Llama 3, Qwen).
+pub static CL100K: StandIns = StandIns {
+    bmp: &CL100K_BMP,
+    astral: cl100k_standin,
+};
+
+impl StandIns {
+    /// The stand-in of a character outside the BMP.
+    #[inline(never)]
+    fn astral(&self, cp: u32) -> u8 {
+        (self.astral)(category(cp))
+    }
+}
+
+/// A window with fewer than one non-ASCII byte in this many goes to the block scanner as it is.
+const SPARSE: usize = 64;
+
+/// The longest window (bytes of the original text) transcoded at once.
+pub const WINDOW: usize = 1 << 15;
+const _: () = assert!(WINDOW <= u16::MAX as usize);
+
+/// Transcode `b` (whole characters) into `sub` (one byte per character) and `pos` (the offset
+/// in `b` of each character, then `b.len()`); both are at least `b.len() + 1` long. Returns the
+/// number of characters.
+#[inline(always)]
+fn transcode(b: &[u8], t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> usize {
+    let n = b.len();
+    assert!(sub.len() > n && pos.len() > n && n <= u16::MAX as usize);
+    let mut i = 0;
+    let mut k = 0;
+    while i < n {
+        let c = b[i];
+        pos[k] = i as u16;
+        // (branches by the lead byte: text in one script takes the same one character after
+        // character)
+        let s = if c < 0x80 {
+            // eight ASCII bytes at a time where they are
+            if i + 8 <= n {
+                let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+                if w & 0x8080_8080_8080_8080 == 0 {
+                    sub[k..k + 8].copy_from_slice(&b[i..i + 8]);
+                    for (j, p) in pos[k..k + 8].iter_mut().enumerate() {
+                        *p = (i + j) as u16;
+                    }
+                    i += 8;
+                    k += 8;
+                    continue;
+                }
+            }
+            i += 1;
+            c
+        } else if c < 0xE0 {
+            let cp = ((c as usize & 0x1F) << 6) | (b[i + 1] as usize & 0x3F);
+            i += 2;
+            t.bmp[cp]
+        } else if c < 0xF0 {
+            let cp = ((c as usize & 0x0F) << 12)
+                | ((b[i + 1] as usize & 0x3F) << 6)
+                | (b[i + 2] as usize & 0x3F);
+            i += 3;
+            t.bmp[cp]
+        } else {
+            let ch = char_at(b, i);
+            i += 4;
+            t.astral(ch.cp)
+        };
+        sub[k] = s;
+        k += 1;
+    }
+    pos[k] = n as u16;
+    k
+}
+
+/// Where a window that starts at `s` may end: right after a LF in `b[lo - 1..hi - 1]` that is
+/// followed by a character that is neither whitespace nor `/` (see the module notes), the
+/// last such; `None` if there is none (`hi < b.len()`).
+fn window_end(b: &[u8], lo: usize, hi: usize) -> Option<usize> {
+    let mut j = hi;
+    while j > lo {
+        if b[j - 1] == b'\n' {
+            let c = b[j];
+            let ok = if c < 0x80 {
+                bclass(c) & B_SPACE == 0 && c != b'/'
+            } else {
+                char_at(b, j).cat != SPACE
+            };
+            if ok {
+                return Some(j);
+            }
+        }
+        j -= 1;
+    }
+    None
+}
+
+/// The number of bytes >= 0x80 in `b`: their top bits added up in the byte lanes of a word
+/// (255 words at most per sum, so that no lane overflows), then the lanes.
+#[inline(always)]
+fn high_bytes(b: &[u8]) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let mut n = 0;
+    for block in b.chunks(8 * 255) {
+        let mut words = block.chunks_exact(8);
+        let mut acc = 0u64;
+        for w in &mut words {
+            acc += (u64::from_le_bytes(w.try_into().unwrap()) >> 7) & LOW;
+        }
+        let pairs = (acc & 0x00FF_00FF_00FF_00FF) + ((acc >> 8) & 0x00FF_00FF_00FF_00FF);
+        n += (pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48) as usize;
+        n += words.remainder().iter().filter(|&&c| c >= 0x80).count();
+    }
+    n
+}
+
+thread_local! {
+    /// The stand-in bytes and offsets of the current window (kept for the thread's next text).
+    static BUFFERS: RefCell<(Vec<u8>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// [`blocks::for_each_piece`] with non-ASCII text transcoded to stand-ins first, in windows of
+/// at most `window` bytes (see the module notes; `window` is a parameter for the tests).
+#[inline(always)]
+pub fn for_each_piece<'t>(
+    text: &'t str,
+    t: &StandIns,
+    window: usize,
+    block: impl Fn(&[u8]) -> Block,
+    piece: impl Fn(&Text, usize) -> usize,
+    mut f: impl FnMut(&'t str),
+) {
+    let b = text.as_bytes();
+    if b.is_ascii() {
+        return blocks::for_each_piece(text, block, piece, f);
+    }
+    BUFFERS.with(|cell| {
+        let mut own = (Vec::new(), Vec::new());
+        let mut guard = cell.try_borrow_mut();
+        // (re-entered from `f`: a buffer of its own)
+        let (sub, pos) = match &mut guard {
+            Ok(g) => &mut **g,
+            Err(_) => &mut own,
+        };
+        assert!(window <= WINDOW);
+        let need = b.len().min(window) + 1;
+        if sub.len() < need {
+            sub.resize(need, 0);
+            pos.resize(need, 0);
+        }
+        let mut s = 0;
+        while s < b.len() {
+            let end = if b.len() - s <= window {
+                b.len()
+            } else {
+                match window_end(b, s + window / 2, s + window) {
+                    Some(e) => e,
+                    None => {
+                        // SAFETY: `s` is 0 or a window's end, after a LF: a character boundary.
+                        let rest = unsafe { text.get_unchecked(s..) };
+                        return blocks::for_each_piece(rest, &block, &piece, &mut f);
+                    }
+                }
+            };
+            // SAFETY: `s` and `end` are 0, the end, or right after a LF: character boundaries.
+            let part = unsafe { text.get_unchecked(s..end) };
+            // Text with a few non-ASCII characters (English with quotes, code with a name)
+            // splits faster by blocks with a few pieces between them than transcoded whole.
+            let high = high_bytes(part.as_bytes());
+            if high * SPARSE < part.len() {
+                blocks::for_each_piece(part, &block, &piece, &mut f);
+                s = end;
+                continue;
+            }
+            let k = transcode(part.as_bytes(), t, sub, pos);
+            // SAFETY: every stand-in byte is ASCII.
+            let ascii = unsafe { std::str::from_utf8_unchecked(&sub[..k]) };
+            let base = ascii.as_ptr() as usize;
+            let pos = &*pos;
+            blocks::for_each_piece(ascii, &block, &piece, |p| {
+                let a = p.as_ptr() as usize - base;
+                let (from, to) = (pos[a] as usize, pos[a + p.len()] as usize);
+                // SAFETY: stand-in pieces are whole characters, and `pos` has their offsets
+                // in `part`.
+                f(unsafe { part.get_unchecked(from..to) })
+            });
+            s = end;
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn high_bytes_counts_every_byte_over_0x7f() {
+        // lengths across the 255-word sums and the remainders, every byte value
+        let bytes: Vec<u8> = (0..5000u32).map(|k| (k * 37 % 256) as u8).collect();
+        for len in [0, 1, 7, 8, 9, 2039, 2040, 2041, 4100, 5000] {
+            let b = &bytes[..len];
+            let want = b.iter().filter(|&&c| c >= 0x80).count();
+            assert_eq!(high_bytes(b), want, "{len}");
+        }
+        assert_eq!(high_bytes(&[0xFF; 4096]), 4096);
+    }
+
+    #[test]
+    fn standins_have_the_classes_of_their_characters() {
+        use super::super::chars::{is_letter, is_number, is_space, ASCII_CAT};
+        for cp in (0x80..0x11_0000u32).filter(|c| !(0xD800..0xE000).contains(c)) {
+            let cat = category(cp);
+            let s = if cp < 0x10000 {
+                CL100K.bmp[cp as usize]
+            } else {
+                CL100K.astral(cp)
+            };
+            assert!(s.is_ascii(), "{cp:x}");
+            let sc = ASCII_CAT[s as usize];
+            assert_eq!(is_letter(sc), is_letter(cat), "{cp:x}");
+            assert_eq!(is_number(sc), is_number(cat), "{cp:x}");
+            assert_eq!(is_space(sc), is_space(cat), "{cp:x}");
+            assert!(!matches!(s, b'\r' | b'\n' | b' ' | b'\'' | b'/'), "{cp:x}");
+            let folds_to_s = cp == 0x17F;
+            assert_eq!(s == b's', folds_to_s, "{cp:x}");
+            assert!(folds_to_s || !b"sdmtlverSDMTLVER".contains(&s), "{cp:x}");
+        }
+    }
+}
