@@ -305,7 +305,7 @@ fn first_non_ascii_finds_the_first_high_byte() {
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
                 // mostly ASCII, now and then a high byte
-                if seed % 23 == 0 {
+                if seed.is_multiple_of(23) {
                     0x80 | (seed >> 8) as u8
                 } else {
                     (seed >> 8) as u8 & 0x7F
