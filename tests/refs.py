@@ -1,6 +1,7 @@
 """Reference counts of the ints in result lists, on the interpreters where toksmith pins a
 vocabulary's ints (crates/toksmith-py's cpython.rs, `Pin`) and on those where it counts them."""
 
+import gc
 import os
 import sys
 import sysconfig
@@ -34,6 +35,11 @@ class Refs:
         self.before = 0
 
     def start(self):
+        # Every pinned table holds a reference of its own to the shared pinned ints: a
+        # tokenizer freed by the cyclic collector between `start` and `expect` would lower the
+        # count by one. The collector waits until this object goes.
+        self._gc_was_on = gc.isenabled()
+        gc.disable()
         self.before = self.now()
         if sys.version_info >= (3, 12) and self.before >= 1 << 31:
             # immortal already (CPython's small ints on 3.12+): no path moves its count
@@ -42,6 +48,14 @@ class Refs:
 
     def now(self):
         return sys.getrefcount(self.probe)
+
+    def _gc_back(self):
+        if getattr(self, "_gc_was_on", False):
+            self._gc_was_on = False
+            gc.enable()
+
+    def __del__(self):
+        self._gc_back()
 
     def expect(self, held=0, freed=0):
         now = self.now()
