@@ -464,7 +464,7 @@ impl Unigram {
     /// flips exact ties such as `+` `++` / `++` `+` by position). So a word's cache entry is
     /// its exact best path plus a bound: the path is the f32 one whenever |start score| is
     /// below it (every decision of the lattice wins by more than the rounding can move it,
-    /// see [`Unigram::robust_path`]). Otherwise, and for words with unknown characters, the
+    /// see [`Unigram::bounded_path`]). Otherwise, and for words with unknown characters, the
     /// word's own f32 lattice runs from the running score, exactly as the whole text would.
     fn encode_words(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let mut scratch = Scratch::default();
