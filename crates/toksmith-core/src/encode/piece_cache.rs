@@ -236,13 +236,18 @@ impl PieceCache {
         Some(&self.ids[start as usize..start as usize + n as usize])
     }
 
-    /// Ask for the cache line where `get(piece)` starts its probe (pieces of up to 16 bytes).
+    /// Ask for the cache line where `get(piece)` starts its probe (pieces of up to
+    /// [`LONG_MAX`] bytes).
+    ///
+    /// (The long pieces' slot too: on new multilingual text with o200k_base, its load was
+    /// 43% of `encode_multi`'s samples, where the prefetched short and medium slots took 12%.)
     #[inline(always)]
     pub fn prefetch(&self, piece: &[u8]) {
         match piece.len() {
             0 => {}
             1..=8 => self.short.prefetch(piece),
             9..=16 => self.medium.prefetch(piece),
+            17..=LONG_MAX => self.long.prefetch(piece),
             _ => {}
         }
     }
