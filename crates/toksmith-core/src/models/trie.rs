@@ -461,11 +461,7 @@ mod tests {
         assert_eq!(t.get(b"x\x05"), Some(5));
         // values too large for a leaf's unit, on leaves and on nodes with children
         let mut t = Trie::new();
-        let large = [
-            (&b"p"[..], 1 << 21),
-            (b"pq", u32::MAX - 1),
-            (b"pqr", (1 << 21) - 1),
-        ];
+        let large = [(&b"p"[..], 1 << 21), (b"pq", u32::MAX - 1), (b"pqr", (1 << 21) - 1)];
         for (k, v) in large {
             t.insert(k, v).unwrap();
         }
@@ -477,10 +473,7 @@ mod tests {
         assert_eq!(t.get(b"z"), Some((1 << 21) + 5));
         let mut got = vec![];
         t.common_prefixes(b"pqrs", |l, v| got.push((l, v)));
-        assert_eq!(
-            got,
-            vec![(1, 1 << 21), (2, u32::MAX - 1), (3, (1 << 21) - 1)]
-        );
+        assert_eq!(got, vec![(1, 1 << 21), (2, u32::MAX - 1), (3, (1 << 21) - 1)]);
         assert_eq!(t.longest_prefix(b"zz"), Some((1, (1 << 21) + 5)));
     }
 
