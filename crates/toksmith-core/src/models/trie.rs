@@ -3,20 +3,16 @@
 //!
 //! Keys are inserted into one hash map keyed by (node, byte). [`Trie::finish`] then lays the
 //! nodes out as a double array (the layout of sentencepiece's darts): node `n`'s child on byte
-//! `b` is the unit at `base[n] + b`. Every node has a base of its own, so that unit is the
-//! child exactly when its label is `b`: a unit is one `u32` (the label, an in-use bit, a
-//! has-value bit and the node's own base, or for a node without children its value), and a
-//! step is one load of it. The values of nodes with children sit in a parallel array. At 4
-//! bytes a unit T5's 32k pieces take about 340 KB, which stays in a core's L2 cache between
-//! the lattice's walks (the Unigram lattice walks the trie at every character:
-//! `benches/perf_notes.md`), and three quarters of its values (the leaves') come with the
-//! step. Lookups before `finish`, and of a trie too large for the 21 bits of a base, use the
-//! map.
+//! `b` is the unit at `base[n] + b`, which is that child exactly when its `check` is `n`. A
+//! step is one load of a 12-byte unit that also holds the child's own base and value, so
+//! walking a key reads one place per byte instead of searching a run of edges (the Unigram
+//! lattice walks the trie at every character: `benches/perf_notes.md`). Lookups before
+//! `finish` use the map.
 
 use rustc_hash::FxHashMap;
 
 use crate::mem::{try_collect, try_filled, try_reserve, try_reserve_map, try_vec};
-use crate::Result;
+use crate::{Error, Result};
 
 /// What a refused allocation names.
 const WHAT: &str = "the trie of a vocabulary";
@@ -26,38 +22,37 @@ pub struct Trie {
     next: FxHashMap<u64, u32>,
     /// The value stored at each node (u32::MAX: none).
     values: Vec<u32>,
-    /// The lookup layout; `None` until [`Trie::finish`] (and again after a later insert, or
-    /// where the nodes do not fit it).
+    /// The lookup layout; `None` until [`Trie::finish`] (and again after a later insert).
     packed: Option<Packed>,
 }
 
-/// The double array. Unit 0 is the root; units 1-255 and base 0 are never used, so the base 0
-/// of a node without children leads nowhere. Every unit a step can reach is in bounds (the
-/// array runs 256 units past the largest base).
+/// The double array: unit 0 is the root; every unit a node with children reaches is in
+/// bounds (the array runs 256 units past the largest base), so a step needs no length test
+/// beyond the slice's own.
 #[derive(Debug, Clone)]
 struct Packed {
-    /// per unit: `LABEL` bits, `USED`, `HAS_VALUE`, `LEAF`, the base (or with `LEAF` the
-    /// value) above `BASE_SHIFT`
-    units: Vec<u32>,
-    /// per unit: the value of the key ending at it (read only where `HAS_VALUE` without
-    /// `LEAF`)
-    values: Vec<u32>,
+    units: Vec<Unit>,
+}
+
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct Unit {
+    /// the index of this node's parent ([`NONE`]: a free unit, or the root)
+    check: u32,
+    /// where this node's children are: the child on byte `b` is at `base + b` (0 for a node
+    /// without children: no unit names it as parent, so every step from it misses)
+    base: u32,
+    /// the value of the key ending here ([`NONE`]: none)
+    value: u32,
 }
 
 const NONE: u32 = u32::MAX;
 
-/// The byte on the edge into a unit's node.
-const LABEL: u32 = 0xff;
-/// The unit is a node (free units are 0, so they never match a step's `USED | byte`).
-const USED: u32 = 1 << 8;
-/// A key ends at the unit's node.
-const HAS_VALUE: u32 = 1 << 9;
-/// The unit's node has no children, and its value (below `1 << (32 - BASE_SHIFT)`) is in
-/// the base's bits.
-const LEAF: u32 = 1 << 10;
-const BASE_SHIFT: u32 = 11;
-/// The most units the array may have (a base, and so every unit index, fits its 21 bits).
-const MAX_UNITS: usize = 1 << (32 - BASE_SHIFT);
+const FREE_UNIT: Unit = Unit {
+    check: NONE,
+    base: 0,
+    value: NONE,
+};
 
 /// How many free units a node's children are tried at before they go past the array's end:
 /// bounds the build to linear time (a dense array would need a search over all free units per
@@ -69,22 +64,15 @@ const PLACE_WINDOW: usize = 4096;
 
 /// The double array being laid out: its units and a list of the free ones in index order.
 struct Layout {
-    units: Vec<u32>,
-    values: Vec<u32>,
+    units: Vec<Unit>,
     /// per unit: the next and previous free unit (only meaningful for free units; [`NONE`]
     /// ends the list)
     next_free: Vec<u32>,
     prev_free: Vec<u32>,
     used: Vec<bool>,
-    /// per unit index: some node's base is it (each node needs its own: a step checks the
-    /// label only)
-    is_base: Vec<bool>,
     head: u32,
     tail: u32,
 }
-
-/// The layout would need more than [`MAX_UNITS`] units.
-struct TooLarge;
 
 impl Layout {
     fn new(nodes: usize) -> Result<Self> {
@@ -92,21 +80,14 @@ impl Layout {
         let room = nodes + nodes / 4 + 512;
         let mut l = Layout {
             units: try_vec(room, WHAT)?,
-            values: try_vec(room, WHAT)?,
             next_free: try_vec(room, WHAT)?,
             prev_free: try_vec(room, WHAT)?,
             used: try_vec(room, WHAT)?,
-            is_base: try_vec(room, WHAT)?,
             head: NONE,
             tail: NONE,
         };
         l.grow(256)?;
-        // the root, and units 1-255, which stay 0: a step from a node without children
-        // (base 0) lands on one of them and misses
-        for i in 0..256 {
-            l.take(i);
-        }
-        l.is_base[0] = true;
+        l.take(0);
         Ok(l)
     }
 
@@ -116,19 +97,20 @@ impl Layout {
             return Ok(());
         }
         let len = len.next_multiple_of(256);
+        if len >= NONE as usize {
+            return Err(Error::InvalidVocab(
+                "the vocabulary's trie is too large".into(),
+            ));
+        }
         let add = len - self.units.len();
         try_reserve(&mut self.units, add, WHAT)?;
-        try_reserve(&mut self.values, add, WHAT)?;
         try_reserve(&mut self.next_free, add, WHAT)?;
         try_reserve(&mut self.prev_free, add, WHAT)?;
         try_reserve(&mut self.used, add, WHAT)?;
-        try_reserve(&mut self.is_base, add, WHAT)?;
         for i in self.units.len()..len {
             let i = i as u32;
-            self.units.push(0);
-            self.values.push(NONE);
+            self.units.push(FREE_UNIT);
             self.used.push(false);
-            self.is_base.push(false);
             self.next_free.push(NONE);
             self.prev_free.push(self.tail);
             match self.tail {
@@ -159,14 +141,9 @@ impl Layout {
         }
     }
 
-    /// A base no other node has at which every unit `base + label` is free (`labels`
-    /// sorted, not empty), with the array grown to `base + 256`; `TooLarge` past
-    /// `max_units` (at most [`MAX_UNITS`]).
-    fn place(
-        &mut self,
-        labels: &[u8],
-        max_units: usize,
-    ) -> Result<std::result::Result<usize, TooLarge>> {
+    /// A base at which every unit `base + label` is free (`labels` sorted, not empty), with
+    /// the array grown to `base + 256`.
+    fn place(&mut self, labels: &[u8]) -> Result<usize> {
         let first = usize::from(labels[0]);
         // free units far behind the end are closed (left as holes): the search stays within
         // the last few blocks, where most units are still free
@@ -177,14 +154,13 @@ impl Layout {
         let mut tries = 0;
         let base = loop {
             if at == NONE || tries == PLACE_TRIES {
-                // past every unit in use: all free, and past every base so far (each has its
-                // 256 units within the array)
+                // past every unit in use: all free
                 break self.units.len().max(first) - first;
             }
             let p = at as usize;
             at = self.next_free[p];
             tries += 1;
-            if p < first || self.is_base[p - first] {
+            if p < first {
                 continue;
             }
             let base = p - first;
@@ -195,12 +171,8 @@ impl Layout {
                 break base;
             }
         };
-        if base + 256 > max_units {
-            return Ok(Err(TooLarge));
-        }
         self.grow(base + 256)?;
-        self.is_base[base] = true;
-        Ok(Ok(base))
+        Ok(base)
     }
 }
 
@@ -241,18 +213,8 @@ impl Trie {
 
     /// Lay the nodes out as a double array for fast lookups (call once all keys are in),
     /// allocated fallibly. Nodes are placed breadth first, each node's children at the first
-    /// base (among the first [`PLACE_TRIES`] free units) that no other node has and where all
-    /// of them fit. A trie whose array would pass [`MAX_UNITS`] keeps the map.
+    /// base (among the first [`PLACE_TRIES`] free units) where all of them fit.
     pub fn finish(&mut self) -> Result<()> {
-        self.finish_within(MAX_UNITS)
-    }
-
-    /// [`Trie::finish`] with at most `max_units` units (tests try small limits).
-    fn finish_within(&mut self, max_units: usize) -> Result<()> {
-        self.packed = None;
-        if self.values.len() >= max_units {
-            return Ok(());
-        }
         let mut all: Vec<(u32, u8, u32)> = try_collect(
             self.next
                 .iter()
@@ -270,10 +232,7 @@ impl Trie {
             first[i + 1] += first[i];
         }
         let mut layout = Layout::new(n)?;
-        if self.values[0] != NONE {
-            layout.units[0] |= HAS_VALUE;
-            layout.values[0] = self.values[0];
-        }
+        layout.units[0].value = self.values[0];
         // (node, its unit), breadth first: every node is queued once
         let mut queue: Vec<(u32, u32)> = try_vec(n, WHAT)?;
         queue.push((0, 0));
@@ -289,38 +248,23 @@ impl Trie {
             for (l, &(_, b, _)) in labels.iter_mut().zip(edges) {
                 *l = b;
             }
-            let Ok(base) = layout.place(&labels[..edges.len()], max_units)? else {
-                // too many units for a base's bits: lookups stay on the map
-                return Ok(());
-            };
-            // (base < MAX_UNITS: it fits the bits above BASE_SHIFT)
-            layout.units[unit as usize] |= (base as u32) << BASE_SHIFT;
+            let base = layout.place(&labels[..edges.len()])?;
+            layout.units[unit as usize].base = base as u32;
             for &(_, b, child) in edges {
                 let at = base + usize::from(b);
                 layout.take(at);
-                let child = child as usize;
-                let value = self.values[child];
-                let leaf = first[child] == first[child + 1];
-                layout.units[at] = USED
-                    | u32::from(b)
-                    | match value {
-                        NONE => 0,
-                        v if leaf && v < (1 << (32 - BASE_SHIFT)) => {
-                            HAS_VALUE | LEAF | v << BASE_SHIFT
-                        }
-                        v => {
-                            layout.values[at] = v;
-                            HAS_VALUE
-                        }
-                    };
-                queue.push((child as u32, at as u32));
+                layout.units[at] = Unit {
+                    check: unit,
+                    base: 0,
+                    value: self.values[child as usize],
+                };
+                queue.push((child, at as u32));
             }
         }
-        let (mut units, mut values) = (layout.units, layout.values);
+        let mut units = layout.units;
         // (at least 256 past the largest base: `place` grew it so)
         units.shrink_to_fit();
-        values.shrink_to_fit();
-        self.packed = Some(Packed { units, values });
+        self.packed = Some(Packed { units });
         Ok(())
     }
 
@@ -332,24 +276,16 @@ impl Trie {
                 .get(&((u64::from(node) << 8) | u64::from(b)))
                 .copied();
         };
-        let unit = p.units[node as usize];
-        if unit & LEAF != 0 {
-            return None;
-        }
-        let at = (unit >> BASE_SHIFT) as usize + usize::from(b);
+        let at = p.units[node as usize].base as usize + usize::from(b);
         match p.units.get(at) {
-            Some(&u) if u & (USED | LABEL) == USED | u32::from(b) => Some(at as u32),
+            Some(u) if u.check == node => Some(at as u32),
             _ => None,
         }
     }
 
     fn value(&self, node: u32) -> u32 {
         match &self.packed {
-            Some(p) => match p.units[node as usize] {
-                u if u & LEAF != 0 => u >> BASE_SHIFT,
-                u if u & HAS_VALUE != 0 => p.values[node as usize],
-                _ => NONE,
-            },
+            Some(p) => p.units[node as usize].value,
             None => self.values[node as usize],
         }
     }
@@ -358,24 +294,19 @@ impl Trie {
     #[inline]
     pub fn common_prefixes(&self, text: &[u8], mut f: impl FnMut(usize, u32)) {
         if let Some(p) = &self.packed {
-            let (units, values) = (&p.units[..], &p.values[..]);
-            let mut base = (units[0] >> BASE_SHIFT) as usize;
+            let units = &p.units[..];
+            let mut node = 0u32;
+            let mut base = units[0].base as usize;
             for (i, &b) in text.iter().enumerate() {
                 let at = base + usize::from(b);
                 let Some(&u) = units.get(at) else { return };
-                if u & (USED | LABEL) != USED | u32::from(b) {
+                if u.check != node {
                     return;
                 }
-                if u & LEAF != 0 {
-                    // no key goes on from here
-                    f(i + 1, u >> BASE_SHIFT);
-                    return;
-                }
-                base = (u >> BASE_SHIFT) as usize;
-                if u & HAS_VALUE != 0 {
-                    if let Some(&v) = values.get(at) {
-                        f(i + 1, v);
-                    }
+                node = at as u32;
+                base = u.base as usize;
+                if u.value != NONE {
+                    f(i + 1, u.value);
                 }
             }
             return;
@@ -459,22 +390,6 @@ mod tests {
         t.insert(b"y", 7).unwrap();
         assert_eq!(t.get(b"y"), Some(7));
         assert_eq!(t.get(b"x\x05"), Some(5));
-        // values too large for a leaf's unit, on leaves and on nodes with children
-        let mut t = Trie::new();
-        let large = [(&b"p"[..], 1 << 21), (b"pq", u32::MAX - 1), (b"pqr", (1 << 21) - 1)];
-        for (k, v) in large {
-            t.insert(k, v).unwrap();
-        }
-        t.insert(b"z", (1 << 21) + 5).unwrap();
-        t.finish().unwrap();
-        for (k, v) in large {
-            assert_eq!(t.get(k), Some(v));
-        }
-        assert_eq!(t.get(b"z"), Some((1 << 21) + 5));
-        let mut got = vec![];
-        t.common_prefixes(b"pqrs", |l, v| got.push((l, v)));
-        assert_eq!(got, vec![(1, 1 << 21), (2, u32::MAX - 1), (3, (1 << 21) - 1)]);
-        assert_eq!(t.longest_prefix(b"zz"), Some((1, (1 << 21) + 5)));
     }
 
     /// xorshift: reproducible random numbers without a dependency
@@ -525,16 +440,12 @@ mod tests {
             map.insert(k.clone(), *v);
         }
         let mut unfinished = t.clone();
-        // a limit on the units that small key sets fit and larger ones do not (the map stays)
-        let mut limited = t.clone();
-        limited.finish_within(2048).unwrap();
         t.finish().unwrap();
-        assert!(t.packed.is_some());
         for text in probes.iter().chain(keys.iter().map(|(k, _)| k)) {
             let want: Vec<(usize, u32)> = (1..=text.len())
                 .filter_map(|l| map.get(&text[..l]).map(|&v| (l, v)))
                 .collect();
-            for trie in [&t, &mut unfinished, &limited] {
+            for trie in [&t, &mut unfinished] {
                 let mut got = vec![];
                 trie.common_prefixes(text, |l, v| got.push((l, v)));
                 assert_eq!(got, want, "{text:?}");
