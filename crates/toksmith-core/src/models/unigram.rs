@@ -142,18 +142,37 @@ fn replay(start: f32, path: &[u32], unk_id: u32, out: &mut Vec<u32>) -> f32 {
 }
 
 /// The position of the first `▁` (E2 96 81) at or after `from` in the UTF-8 `bytes`, or their
-/// length.
+/// length. The E2 bytes are found 8 at a time (a byte loop's search and its exit at each
+/// word's end were a quarter of the word split's samples on multilingual text).
 #[inline]
 fn next_space(bytes: &[u8], from: usize) -> usize {
-    let mut i = from;
-    while let Some(at) = bytes[i.min(bytes.len())..].iter().position(|&b| b == 0xe2) {
-        let at = i + at;
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = from.min(bytes.len());
+    loop {
+        let at = loop {
+            match bytes.get(i..i + 8) {
+                Some(chunk) => {
+                    // a zero byte of x where the byte is E2; the lowest flag is always a true
+                    // one (a borrow only flags bytes above a zero byte)
+                    let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ (0xE2 * LO);
+                    let found = x.wrapping_sub(LO) & !x & HI;
+                    if found != 0 {
+                        break i + (found.trailing_zeros() / 8) as usize;
+                    }
+                    i += 8;
+                }
+                None => match bytes[i..].iter().position(|&b| b == 0xe2) {
+                    Some(p) => break i + p,
+                    None => return bytes.len(),
+                },
+            }
+        };
         if bytes[at..].starts_with(SPACE.as_bytes()) {
             return at;
         }
         i = at + 1;
     }
-    bytes.len()
 }
 
 fn byte_ids_of(pieces: &[String], enabled: bool) -> Result<Option<Box<[u32; 256]>>> {
@@ -1159,6 +1178,22 @@ pub(crate) mod tests {
         assert_eq!(next_space(b, 9), 11);
         assert_eq!(next_space(b, 12), b.len());
         assert_eq!(next_space(b, b.len()), b.len());
+        // against a plain search, at every start, on texts of E2 bytes in and out of `▁`
+        let plain = |b: &[u8], from: usize| {
+            (from..b.len())
+                .find(|&i| b[i..].starts_with(SPACE.as_bytes()))
+                .unwrap_or(b.len())
+        };
+        let alphabet = [
+            "\u{2581}", "a", "\u{2580}", "\u{2582}", "\u{2000}", "é", "中", "x y",
+        ];
+        for seed in 0..200u64 {
+            let text = random_text(seed, seed as usize % 40, &alphabet);
+            let b = text.as_bytes();
+            for from in 0..=b.len() + 1 {
+                assert_eq!(next_space(b, from), plain(b, from), "{text:?} from {from}");
+            }
+        }
     }
 
     #[test]
