@@ -312,6 +312,7 @@ impl Pretokenizer {
                         &standin::CL100K,
                         standin::WINDOW,
                         |b| cl100k_block_starts(b, 3),
+                        |b| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, true),
                         f,
@@ -323,6 +324,7 @@ impl Pretokenizer {
                         text,
                         &standin::CL100K,
                         standin::WINDOW,
+                        |b| cl100k_block_starts(b, 2),
                         |b| cl100k_block_starts(b, 2),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 2, false),
@@ -336,6 +338,7 @@ impl Pretokenizer {
                         &standin::CL100K,
                         standin::WINDOW,
                         |b| cl100k_block_starts(b, 3),
+                        |b| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, false),
                         f,
@@ -347,6 +350,7 @@ impl Pretokenizer {
                         text,
                         &standin::CL100K,
                         standin::WINDOW,
+                        |b| cl100k_block_starts(b, max_digits as u32),
                         |b| cl100k_block_starts(b, max_digits as u32),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor),
@@ -366,9 +370,12 @@ impl Pretokenizer {
                     }
                     Scanner::Code => code_scanner::for_each_code_piece(text, f),
                     Scanner::DeepSeekV3 => deepseek::for_each_deepseek_piece(text, f),
-                    Scanner::O200k => for_each_piece(
+                    Scanner::O200k => standin::for_each_piece(
                         text,
+                        &standin::O200K,
+                        standin::WINDOW,
                         blocks::o200k_block_starts,
+                        blocks::o200k_standin_block_starts,
                         #[inline(always)]
                         |t, i| handwritten::o200k_piece(t, i),
                         f,
