@@ -120,52 +120,60 @@ const SPARSE: usize = 64;
 pub const WINDOW: usize = 1 << 15;
 const _: () = assert!(WINDOW <= u16::MAX as usize);
 
-/// Transcode `b` (whole characters) into `sub` (one byte per character) and `pos` (the offset
-/// in `b` of each character, then `b.len()`); both are at least `b.len() + 1` long. Returns the
+/// Transcode `text` into `sub` (one byte per character) and `pos` (the offset in `text` of
+/// each character, then `text.len()`); both are at least `text.len() + 1` long. Returns the
 /// number of characters.
 #[inline(always)]
-pub(super) fn transcode(b: &[u8], t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> usize {
+pub(super) fn transcode(text: &str, t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> usize {
+    let b = text.as_bytes();
     let n = b.len();
     assert!(sub.len() > n && pos.len() > n && n <= u16::MAX as usize);
     let mut i = 0;
     let mut k = 0;
+    // (the stores and the continuation bytes' loads are unchecked: the checks were a third of
+    // the loop's instructions)
     while i < n {
-        let c = b[i];
-        pos[k] = i as u16;
-        // (branches by the lead byte: text in one script takes the same one character after
-        // character)
-        let s = if c < 0x80 {
-            // eight ASCII bytes at a time where they are
-            if i + 8 <= n {
-                let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-                if w & 0x8080_8080_8080_8080 == 0 {
-                    sub[k..k + 8].copy_from_slice(&b[i..i + 8]);
-                    for (j, p) in pos[k..k + 8].iter_mut().enumerate() {
-                        *p = (i + j) as u16;
+        // SAFETY: `k <= i < n` (each character is at least one byte), and `sub` and `pos` are
+        // longer than `n`; a lead byte >= 0xC0 (>= 0xE0) of valid UTF-8 has one (two)
+        // continuation bytes after it, so `i + 1` (`i + 2`) is below `n` where it is read.
+        unsafe {
+            let c = *b.get_unchecked(i);
+            *pos.get_unchecked_mut(k) = i as u16;
+            // (branches by the lead byte: text in one script takes the same one character
+            // after character)
+            let s = if c < 0x80 {
+                // eight ASCII bytes at a time where they are
+                if i + 8 <= n {
+                    let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+                    if w & 0x8080_8080_8080_8080 == 0 {
+                        sub[k..k + 8].copy_from_slice(&b[i..i + 8]);
+                        for (j, p) in pos[k..k + 8].iter_mut().enumerate() {
+                            *p = (i + j) as u16;
+                        }
+                        i += 8;
+                        k += 8;
+                        continue;
                     }
-                    i += 8;
-                    k += 8;
-                    continue;
                 }
-            }
-            i += 1;
-            c
-        } else if c < 0xE0 {
-            let cp = ((c as usize & 0x1F) << 6) | (b[i + 1] as usize & 0x3F);
-            i += 2;
-            t.bmp[cp]
-        } else if c < 0xF0 {
-            let cp = ((c as usize & 0x0F) << 12)
-                | ((b[i + 1] as usize & 0x3F) << 6)
-                | (b[i + 2] as usize & 0x3F);
-            i += 3;
-            t.bmp[cp]
-        } else {
-            let ch = char_at(b, i);
-            i += 4;
-            t.astral(ch.cp)
-        };
-        sub[k] = s;
+                i += 1;
+                c
+            } else if c < 0xE0 {
+                let cp = ((c as usize & 0x1F) << 6) | (*b.get_unchecked(i + 1) as usize & 0x3F);
+                i += 2;
+                t.bmp[cp]
+            } else if c < 0xF0 {
+                let cp = ((c as usize & 0x0F) << 12)
+                    | ((*b.get_unchecked(i + 1) as usize & 0x3F) << 6)
+                    | (*b.get_unchecked(i + 2) as usize & 0x3F);
+                i += 3;
+                t.bmp[cp & 0xFFFF]
+            } else {
+                let ch = char_at(b, i);
+                i += 4;
+                t.astral(ch.cp)
+            };
+            *sub.get_unchecked_mut(k) = s;
+        }
         k += 1;
     }
     pos[k] = n as u16;
@@ -274,7 +282,7 @@ pub fn for_each_piece<'t>(
                 s = end;
                 continue;
             }
-            let k = transcode(part.as_bytes(), t, sub, pos);
+            let k = transcode(part, t, sub, pos);
             if t.high {
                 mapped_pieces(part, &sub[..k], &pos[..=k], &standin_block, &piece, &mut f);
                 s = end;

@@ -653,7 +653,7 @@ fn o200k_standin_blocks_equal_piece_starts() {
         let b = text.as_bytes();
         let mut sub = vec![0u8; b.len() + 1];
         let mut pos = vec![0u16; b.len() + 1];
-        let k = standin::transcode(b, &standin::O200K, &mut sub, &mut pos);
+        let k = standin::transcode(&text, &standin::O200K, &mut sub, &mut pos);
         if k < 64 {
             continue;
         }
