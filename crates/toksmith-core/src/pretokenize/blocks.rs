@@ -405,6 +405,12 @@ fn eq_mask(b: &[u8], c: u8) -> u64 {
     m
 }
 
+/// [`o200k_standin_block_upto`] of a full block (the tests).
+#[cfg(test)]
+pub fn o200k_standin_block_starts(b: &[u8]) -> Block {
+    o200k_standin_block_upto(b, 63)
+}
+
 /// o200k's piece starts in 64 bytes of stand-in text (`standin.rs`: one byte per character;
 /// ASCII as it is, other letters `A` (`\p{Lu}\p{Lt}`) or `a` (`\p{Ll}`), [`O200K_BOTH`],
 /// [`O200K_MARK`], numbers `0`, whitespace a tab, anything else `!`), where no byte is
@@ -428,11 +434,15 @@ fn eq_mask(b: &[u8], c: u8) -> u64 {
 ///   `U*` reaches the end of the run of letters with no `Lw` (`Up` and `BM` only), `U*`
 ///   gives back its last `BM` to `L+`: a piece starts after that `BM` when `Up` letters
 ///   follow it to the run's end.
-/// - A contraction after a word whose end is a "both" letter or mark: cut (the piece after
-///   it starts anew there, which the run's rules do not see; the piece-at-a-time scanner
-///   decides it).
+/// - A contraction followed by a "both" letter or a mark: cut (the piece after it starts anew
+///   there, which the run's rules do not see; the piece-at-a-time scanner decides it).
+///
+/// The text ends after byte `last` of the block (63 in a full block; else the bytes after it,
+/// any stand-ins, are padding): the run at `last` limits what is decided, as the run at byte
+/// 63 does in a full block (what comes after a block is unknown to it, so the padding changes
+/// nothing up to the limit).
 #[inline(always)]
-pub fn o200k_standin_block_starts(b: &[u8]) -> Block {
+pub fn o200k_standin_block_upto(b: &[u8], last: u32) -> Block {
     let m = classify(b);
     let mk = eq_mask(b, O200K_MARK);
     let both = m.high & !mk;
@@ -450,20 +460,20 @@ pub fn o200k_standin_block_starts(b: &[u8]) -> Block {
     let letters = m.upper | m.lower | both | (mk & !sym_marks);
     let punct = sym | sym_marks;
     // -- how far the block decides
-    let top = 1u64 << 63;
+    let top = 1u64 << last;
     let mut limit = if letters & top != 0 {
-        let l = run_start(letters, 63);
+        let l = run_start(letters, last);
         if pe & top != 0 {
-            l.min(run_start(pe, 63))
+            l.min(run_start(pe, last))
         } else {
             l
         }
     } else if m.digit & top != 0 {
-        run_start(m.digit, 63)
+        run_start(m.digit, last)
     } else if m.space & top != 0 {
-        run_start(m.space, 63)
+        run_start(m.space, last)
     } else {
-        run_start(sym | mk, 63)
+        run_start(sym | mk, last)
     };
     if limit == 0 && m.digit & 1 == 0 {
         return (1, 0, 0); // (a block of digits still has its groups)
@@ -501,7 +511,8 @@ pub fn o200k_standin_block_starts(b: &[u8]) -> Block {
         }
     }
     starts |= digit_starts(m.digit, 3) | p_piece | after_tail | 1;
-    limit = past_digits(starts, m.digit, limit);
+    // (the digit run at `last` may go on into the padding, with group starts of its own)
+    limit = past_digits(starts, m.digit, limit).min(last);
     // -- contractions after a word join it
     let mut cand = m.apostrophe & (letters << 1);
     let mut after = 0;

@@ -113,6 +113,9 @@ impl StandIns {
     }
 }
 
+/// Texts shorter than this (bytes) are split without stand-ins by the callers (o200k).
+pub const SHORT: usize = 256;
+
 /// A window with fewer than one non-ASCII byte in this many goes to the block scanner as it is.
 const SPARSE: usize = 64;
 
@@ -229,14 +232,16 @@ thread_local! {
 /// [`blocks::for_each_piece`] with non-ASCII text transcoded to stand-ins first, in windows of
 /// at most `window` bytes (see the module notes; `window` is a parameter for the tests):
 /// `block` splits the original text, `standin_block` the stand-in text (the same function
-/// where the stand-ins are ASCII).
+/// where the stand-ins are ASCII; with non-ASCII stand-ins it is also given blocks whose text
+/// ends after byte `last` < 63, padded, and must limit what it decides to that: see
+/// `blocks::o200k_standin_block_upto`).
 #[inline(always)]
 pub fn for_each_piece<'t>(
     text: &'t str,
     t: &StandIns,
     window: usize,
     block: impl Fn(&[u8]) -> Block,
-    standin_block: impl Fn(&[u8]) -> Block,
+    standin_block: impl Fn(&[u8], u32) -> Block,
     piece: impl Fn(&Text, usize) -> usize,
     mut f: impl FnMut(&'t str),
 ) {
@@ -292,17 +297,25 @@ pub fn for_each_piece<'t>(
             let ascii = unsafe { std::str::from_utf8_unchecked(&sub[..k]) };
             let base = ascii.as_ptr() as usize;
             let pos = &*pos;
-            blocks::for_each_piece(ascii, &standin_block, &piece, |p| {
-                let a = p.as_ptr() as usize - base;
-                let (from, to) = (pos[a] as usize, pos[a + p.len()] as usize);
-                // SAFETY: stand-in pieces are whole characters, and `pos` has their offsets
-                // in `part`.
-                f(unsafe { part.get_unchecked(from..to) })
-            });
+            blocks::for_each_piece(
+                ascii,
+                |b| standin_block(b, 63),
+                &piece,
+                |p| {
+                    let a = p.as_ptr() as usize - base;
+                    let (from, to) = (pos[a] as usize, pos[a + p.len()] as usize);
+                    // SAFETY: stand-in pieces are whole characters, and `pos` has their offsets
+                    // in `part`.
+                    f(unsafe { part.get_unchecked(from..to) })
+                },
+            );
             s = end;
         }
     })
 }
+
+/// Fewer characters than this at the end of a window go piece by piece without a padded block.
+const TAIL: usize = 8;
 
 /// The pieces of `part` from its stand-ins `sub` (one byte per character, maybe non-ASCII)
 /// and the characters' offsets `pos` (then `part.len()`): by blocks of stand-ins where a
@@ -312,7 +325,7 @@ fn mapped_pieces<'t>(
     part: &'t str,
     sub: &[u8],
     pos: &[u16],
-    block: impl Fn(&[u8]) -> Block,
+    block: impl Fn(&[u8], u32) -> Block,
     piece: impl Fn(&Text, usize) -> usize,
     mut f: impl FnMut(&'t str),
 ) {
@@ -321,8 +334,17 @@ fn mapped_pieces<'t>(
     let t = Text::new(part);
     let mut i = 0;
     while i < k {
-        if i + 64 <= k {
-            let (starts, limit, _) = block(&sub[i..i + 64]);
+        let decided = if i + 64 <= k {
+            Some(block(&sub[i..i + 64], 63))
+        } else if k - i >= TAIL {
+            // the window's last characters, padded: decided up to the run at the last one
+            let mut pad = [b'!'; 64];
+            pad[..k - i].copy_from_slice(&sub[i..k]);
+            Some(block(&pad, (k - i - 1) as u32))
+        } else {
+            None
+        };
+        if let Some((starts, limit, _)) = decided {
             let mut s = starts & !1 & (2u64 << limit).wrapping_sub(1);
             if s != 0 {
                 let mut a = pos[i] as usize;

@@ -357,6 +357,7 @@ fn mostly_ascii_text(rng: &mut Rng, pieces: usize, one_in: usize) -> String {
 /// A block scanner and the piece-at-a-time scanner of the same pattern.
 type BlockFn = fn(&[u8]) -> super::blocks::Block;
 type PieceFn = fn(&super::chars::Text, usize) -> usize;
+type StandinBlockFn = fn(&[u8], u32) -> super::blocks::Block;
 
 fn block_scanners() -> Vec<(&'static str, BlockFn, PieceFn)> {
     use super::blocks::*;
@@ -634,7 +635,7 @@ fn mark_text(rng: &mut Rng, len: usize) -> String {
 /// scanner's piece starts (in characters), and the blocks decide most bytes.
 #[test]
 fn o200k_standin_blocks_equal_piece_starts() {
-    use super::blocks::o200k_standin_block_starts;
+    use super::blocks::{o200k_standin_block_starts, o200k_standin_block_upto};
     use super::handwritten::o200k_piece;
     use super::standin;
     let mut rng = Rng(0x0200_5eed_0037_0032);
@@ -669,9 +670,15 @@ fn o200k_standin_blocks_equal_piece_starts() {
             want[c] = true;
             i = o200k_piece(&t, i);
         }
-        // every block position that is a piece start
-        for at in (0..=k - 64).filter(|&a| want[a]) {
-            let (starts, limit, _) = o200k_standin_block_starts(&sub[at..at + 64]);
+        // every block position that is a piece start, and the padded blocks at the end
+        for at in (0..k).filter(|&a| want[a]) {
+            let (starts, limit, _) = if at + 64 <= k {
+                o200k_standin_block_starts(&sub[at..at + 64])
+            } else {
+                let mut pad = [b"!0 a\t\x80\x81A"[round % 8]; 64];
+                pad[..k - at].copy_from_slice(&sub[at..k]);
+                o200k_standin_block_upto(&pad, (k - at - 1) as u32)
+            };
             for j in 0..=limit as usize {
                 assert_eq!(
                     starts & (1 << j) != 0,
@@ -722,18 +729,24 @@ fn standin_scanner_equals_piece_scanner() {
         let len = 40 + rng.below(400);
         texts.push(mark_text(&mut rng, len));
     }
-    let scanners: Vec<(&str, BlockFn, BlockFn, PieceFn, &standin::StandIns)> = block_scanners()
-        .into_iter()
-        .filter(|(name, _, _)| *name != "gpt2")
-        .map(|(name, block, piece)| {
-            if name == "o200k" {
-                let sblock: BlockFn = super::blocks::o200k_standin_block_starts;
-                (name, block, sblock, piece, &standin::O200K)
-            } else {
-                (name, block, block, piece, &standin::CL100K)
-            }
-        })
-        .collect();
+    let scanners: Vec<(&str, BlockFn, StandinBlockFn, PieceFn, &standin::StandIns)> =
+        block_scanners()
+            .into_iter()
+            .filter(|(name, _, _)| *name != "gpt2")
+            .map(|(name, block, piece)| {
+                if name == "o200k" {
+                    let sblock: StandinBlockFn = super::blocks::o200k_standin_block_upto;
+                    (name, block, sblock, piece, &standin::O200K)
+                } else {
+                    let sblock: StandinBlockFn = match name {
+                        "cl100k" => |b, _| super::blocks::cl100k_block_starts(b, 3),
+                        "nanochat" => |b, _| super::blocks::cl100k_block_starts(b, 2),
+                        _ => |b, _| super::blocks::cl100k_block_starts(b, 1),
+                    };
+                    (name, block, sblock, piece, &standin::CL100K)
+                }
+            })
+            .collect();
     assert_eq!(scanners.len(), 4);
     for (name, block, sblock, piece, table) in scanners {
         let slow = Pretokenizer::new_regex(name).unwrap();
