@@ -299,6 +299,29 @@ fn own_contractions(
     (starts, limit)
 }
 
+/// o200k's `[\r\n/]*` tails after the runs of `punct` (the symbols of `?[^\s\p{L}\p{N}]+`):
+/// a tail is the run of CR, LF and `/` right after a symbol run that ends in CR or LF.
+#[inline(always)]
+fn o200k_tails(punct: u64, crlf: u64, slash: u64) -> u64 {
+    let p_end = punct & !(punct >> 1);
+    let tail_bytes = crlf | slash;
+    let seeds = (p_end << 1) & crlf;
+    let mut tail = fill(tail_bytes, seeds);
+    if seeds & !tail != 0 {
+        // two tails in one run of CR/LF and `/` (a symbol run inside a tail): one at a time
+        tail = 0;
+        let mut s = seeds;
+        while s != 0 {
+            let bit = s & s.wrapping_neg();
+            if tail & bit == 0 {
+                tail |= fill(tail_bytes, bit);
+            }
+            s ^= bit;
+        }
+    }
+    tail
+}
+
 /// Block result: `(starts, limit, high_end)` for 64 bytes where a piece starts at byte 0: bit
 /// `k` of `starts` is set where a piece starts; the pieces between consecutive starts up to
 /// `limit` (inclusive) are exact (`limit` is 0 when the block decides nothing); `high_end` is the
@@ -316,22 +339,7 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
     let letters = m.upper | m.lower;
     // -- symbols and their `[\r\n/]*` tails
     let p_start = m.punct & !(m.punct << 1);
-    let p_end = m.punct & !(m.punct >> 1);
-    let tail_bytes = m.crlf | m.slash;
-    let seeds = (p_end << 1) & m.crlf;
-    let mut tail = fill(tail_bytes, seeds);
-    if seeds & !tail != 0 {
-        // two tails in one run of CR/LF and `/` (a symbol run inside a tail): one at a time
-        tail = 0;
-        let mut s = seeds;
-        while s != 0 {
-            let bit = s & s.wrapping_neg();
-            if tail & bit == 0 {
-                tail |= fill(tail_bytes, bit);
-            }
-            s ^= bit;
-        }
-    }
+    let tail = o200k_tails(m.punct, m.crlf, m.slash);
     let after_tail = (tail << 1) & !tail;
     // symbol runs that start a piece: not after a space, not in a tail
     let p_piece = p_start & !(m.blank << 1) & !tail;
@@ -363,6 +371,171 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
         }
     }
     (starts, limit, high_end)
+}
+
+/// The stand-in of o200k's letters that are in both its upper and its lower class
+/// (`\p{Lm}\p{Lo}`) in the stand-in text of `standin.rs`.
+pub const O200K_BOTH: u8 = 0x80;
+/// The stand-in of o200k's marks (`\p{M}`: in both letter classes, and also
+/// `[^\s\p{L}\p{N}]`).
+pub const O200K_MARK: u8 = 0x81;
+
+/// Bit `k` set where byte `k` of `b[..64]` is `c`.
+#[inline(always)]
+fn eq_mask(b: &[u8], c: u8) -> u64 {
+    let mut m = 0u64;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        assert!(b.len() >= 64);
+        for k in 0..4 {
+            // SAFETY: SSE2 is part of the x86_64 baseline; the load reads `b[16k..16k + 16]`,
+            // inside the 64 bytes checked above.
+            let x = unsafe {
+                let v = _mm_loadu_si128(b.as_ptr().add(16 * k) as *const __m128i);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8))) as u16
+            };
+            m |= (x as u64) << (16 * k);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (k, &x) in b[..64].iter().enumerate() {
+        m |= ((x == c) as u64) << k;
+    }
+    m
+}
+
+/// [`o200k_standin_block_upto`] of a full block (the tests).
+#[cfg(test)]
+pub fn o200k_standin_block_starts(b: &[u8]) -> Block {
+    o200k_standin_block_upto(b, 63)
+}
+
+/// o200k's piece starts in 64 bytes of stand-in text (`standin.rs`: one byte per character;
+/// ASCII as it is, other letters `A` (`\p{Lu}\p{Lt}`) or `a` (`\p{Ll}`), [`O200K_BOTH`],
+/// [`O200K_MARK`], numbers `0`, whitespace a tab, anything else `!`), where no byte is
+/// undecided. The rules of [`o200k_block_starts`], with the "both" letters and the marks:
+///
+/// - Marks. A run of marks right after a symbol (not a tail's `/`) is `[^\s\p{L}\p{N}]`
+///   when that symbol is inside a symbol piece (` ?[^\s\p{L}\p{N}]+` goes on through it);
+///   it is a word (a letter) when the symbol is where a piece starts (the symbol is then the
+///   word's prefix, `P? U* L+`: its `L+` takes the marks). Symbols where a piece starts, in a
+///   run of symbols and such marks: the run's first, unless a space is before it (the space's
+///   piece takes the whole run); then each symbol after a mark run that was a word; the first
+///   symbol not followed by a mark takes the rest of the run as one piece (its marks are
+///   symbols). Marks anywhere else (after a letter, a digit, whitespace, CR/LF, a tail) are
+///   letters: a word's prefix `P` that a word follows gives the piece `P` + that word,
+///   exactly as a mark taken as a letter of the word does.
+/// - Letters (`Up` = `\p{Lu}\p{Lt}`, `Lw` = `\p{Ll}`, `BM` = "both" letters and marks that
+///   are letters; `U` = `Up|BM`, `L` = `Lw|BM`): from a piece start in a run of letters, `U*`
+///   runs to the first `Lw`, then `L+` to the next `Up`, where the next piece starts. So
+///   each maximal run of `L` is `L+` from its first `Lw` on (the `BM` before that `Lw` are
+///   the `U*` of the piece), and a piece starts at an `Up` right after such a part. Where
+///   `U*` reaches the end of the run of letters with no `Lw` (`Up` and `BM` only), `U*`
+///   gives back its last `BM` to `L+`: a piece starts after that `BM` when `Up` letters
+///   follow it to the run's end.
+/// - A contraction followed by a "both" letter or a mark: cut (the piece after it starts anew
+///   there, which the run's rules do not see; the piece-at-a-time scanner decides it).
+///
+/// The text ends after byte `last` of the block (63 in a full block; else the bytes after it,
+/// any stand-ins, are padding): the run at `last` limits what is decided, as the run at byte
+/// 63 does in a full block (what comes after a block is unknown to it, so the padding changes
+/// nothing up to the limit).
+#[inline(always)]
+pub fn o200k_standin_block_upto(b: &[u8], last: u32) -> Block {
+    let m = classify(b);
+    let mk = eq_mask(b, O200K_MARK);
+    let both = m.high & !mk;
+    let sym = m.punct; // `[^\s\p{L}\p{N}]` but the marks
+                       // -- marks after symbols, with the tails after symbol runs (a tail's `/` starts nothing)
+    let tail0 = o200k_tails(sym, m.crlf, m.slash);
+    let s_nt = sym & !tail0;
+    let pe = s_nt | fill(mk, mk & (s_nt << 1));
+    let head = pe & !(pe << 1);
+    let breaker = s_nt & !(mk >> 1); // a symbol not followed by a mark
+    let x = pe & !breaker;
+    let first_breaker = breaker & (head | (fill(x, head & x) << 1));
+    let absorbed = fill(pe, head & (m.blank << 1)) | fill(pe, first_breaker);
+    let sym_marks = mk & absorbed;
+    let letters = m.upper | m.lower | both | (mk & !sym_marks);
+    let punct = sym | sym_marks;
+    // -- how far the block decides
+    let top = 1u64 << last;
+    let mut limit = if letters & top != 0 {
+        let l = run_start(letters, last);
+        if pe & top != 0 {
+            l.min(run_start(pe, last))
+        } else {
+            l
+        }
+    } else if m.digit & top != 0 {
+        run_start(m.digit, last)
+    } else if m.space & top != 0 {
+        run_start(m.space, last)
+    } else {
+        run_start(sym | mk, last)
+    };
+    if limit == 0 && m.digit & 1 == 0 {
+        return (1, 0, 0); // (a block of digits still has its groups)
+    }
+    // -- symbols and their tails (marks that are symbols end symbol runs before CR/LF too)
+    let mut tail = tail0;
+    if sym_marks & (m.crlf >> 1) != 0 {
+        tail = o200k_tails(punct, m.crlf, m.slash);
+        if (tail ^ tail0) & m.slash != 0 {
+            // a new tail with a `/`, which the marks above took for a symbol: decide up to it
+            limit = limit.min((tail & !tail0).trailing_zeros());
+        }
+    }
+    let after_tail = (tail << 1) & !tail;
+    let p_start = punct & !(punct << 1);
+    let p_piece = p_start & !(m.blank << 1) & !tail;
+    let mut starts = ws_starts_newline(m.space & !tail, m.crlf);
+    // -- words: prefixes, then the `U* L+` / `U+` splits
+    let l_start = letters & !(letters << 1);
+    let p_prefix = (p_piece | after_tail) & sym;
+    let prefixed = (((m.space & !m.crlf) | p_prefix) << 1) & l_start;
+    let bm = letters & !(m.upper | m.lower);
+    let l = m.lower | bm;
+    let ls = l & !(l << 1);
+    let first_lw = m.lower & (ls | (fill(bm, ls & bm) << 1));
+    let l_part = fill(l, first_lw);
+    starts |= (l_start & !prefixed) | (m.upper & (l_part << 1));
+    let mut given = m.upper & !(m.upper << 1) & ((bm & !l_part) << 1);
+    while given != 0 {
+        let p = given.trailing_zeros();
+        given &= given - 1;
+        let q = p + (!(m.upper >> p)).trailing_zeros(); // the end of the `Up` run
+        if q >= 64 || (letters >> q) & 1 == 0 {
+            starts |= 1u64 << p;
+        }
+    }
+    starts |= digit_starts(m.digit, 3) | p_piece | after_tail | 1;
+    // (the digit run at `last` may go on into the padding, with group starts of its own)
+    limit = past_digits(starts, m.digit, limit).min(last);
+    // -- contractions after a word join it
+    let mut cand = m.apostrophe & (letters << 1);
+    let mut after = 0;
+    while cand != 0 {
+        let j = cand.trailing_zeros();
+        cand &= cand - 1;
+        if j == after {
+            continue;
+        }
+        if j + 2 >= limit {
+            limit = limit.min(j.saturating_sub(1));
+            break;
+        }
+        if let Some(end) = contraction_end(b, j, true) {
+            if (m.high >> end) & 1 != 0 {
+                limit = limit.min(j.saturating_sub(1));
+                break;
+            }
+            starts = contraction_piece(starts, j, end);
+            after = end;
+        }
+    }
+    (starts, limit, 0)
 }
 
 /// The piece starts of cl100k's family (cl100k, nanochat, rustbpe's default; `group` digits

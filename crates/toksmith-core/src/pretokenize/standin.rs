@@ -13,10 +13,15 @@
 //! Which characters a pattern can tell apart beyond their classes: the contractions' letters
 //! (`'(?i:[sdmt]|ll|ve|re)`, case-insensitive: `ſ` (U+017F) folds to `s`, so its stand-in is
 //! `s`; no other non-ASCII character folds to one of these letters), CR, LF, the space before a
-//! symbol run (all ASCII). (o200k's letters are in an upper class (`\p{Lu}\p{Lt}`), a lower
-//! class (`\p{Ll}`) or both (`\p{Lm}\p{Lo}\p{M}`, which no ASCII byte is, and which most
-//! non-Latin scripts are), so o200k keeps the piece-at-a-time scanner on non-ASCII text: see
-//! the performance notes.)
+//! symbol run (all ASCII).
+//!
+//! o200k's letters are in an upper class (`\p{Lu}\p{Lt}`), a lower class (`\p{Ll}`) or both
+//! (`\p{Lm}\p{Lo}\p{M}`, which no ASCII byte is, and which most non-Latin scripts are), and
+//! its marks are also `[^\s\p{L}\p{N}]`; so its stand-ins of "both" letters and of marks are
+//! two non-ASCII bytes ([`blocks::O200K_BOTH`], [`blocks::O200K_MARK`]) that its own block
+//! rules know (`blocks::o200k_standin_block_starts`), and where a block decides nothing (a
+//! run longer than a block, the last bytes of a window) one piece is found by the
+//! piece-at-a-time scanner in the original text, not in the stand-ins.
 //!
 //! Long texts go in windows of at most `window` bytes, so that the stand-ins need a small
 //! buffer per thread. A window ends right after a LF that is followed by a character that is
@@ -29,7 +34,7 @@
 
 use super::blocks::{self, Block};
 use super::chars::{bclass, category, char_at, Text, BMP_CAT, B_SPACE};
-use super::unicode_tables::{LL, LM, LO, LT, LU, NUM, SPACE};
+use super::unicode_tables::{LL, LM, LO, LT, LU, MARK, NUM, SPACE};
 use std::cell::RefCell;
 
 /// cl100k's family's stand-in of a non-ASCII character of category `cat`.
@@ -60,18 +65,44 @@ macro_rules! bmp_table {
     }};
 }
 
+/// o200k's stand-in of a non-ASCII character of category `cat`: its letters by their case
+/// classes (`A` upper only, `a` lower only, [`blocks::O200K_BOTH`] both), marks by
+/// [`blocks::O200K_MARK`], as cl100k's otherwise.
+const fn o200k_standin(cat: u8) -> u8 {
+    match cat {
+        LU | LT => b'A',
+        LL => b'a',
+        LM | LO => blocks::O200K_BOTH,
+        MARK => blocks::O200K_MARK,
+        _ => cl100k_standin(cat),
+    }
+}
+
 static CL100K_BMP: [u8; 0x10000] = bmp_table!(cl100k_standin);
+static O200K_BMP: [u8; 0x10000] = bmp_table!(o200k_standin);
 
 /// The stand-ins of one pattern family.
 pub struct StandIns {
     bmp: &'static [u8; 0x10000],
     astral: fn(u8) -> u8,
+    /// Whether stand-ins may be non-ASCII (o200k's "both" letters and marks): then the
+    /// stand-in text is not UTF-8, and a piece the blocks leave undecided is found by the
+    /// piece-at-a-time scanner in the original text (else in the stand-in text).
+    high: bool,
 }
 
 /// cl100k's family (cl100k, nanochat, rustbpe's default, Llama 3, Qwen).
 pub static CL100K: StandIns = StandIns {
     bmp: &CL100K_BMP,
     astral: cl100k_standin,
+    high: false,
+};
+
+/// o200k.
+pub static O200K: StandIns = StandIns {
+    bmp: &O200K_BMP,
+    astral: o200k_standin,
+    high: true,
 };
 
 impl StandIns {
@@ -82,6 +113,9 @@ impl StandIns {
     }
 }
 
+/// Texts shorter than this (bytes) are split without stand-ins by the callers (o200k).
+pub const SHORT: usize = 256;
+
 /// A window with fewer than one non-ASCII byte in this many goes to the block scanner as it is.
 const SPARSE: usize = 64;
 
@@ -89,52 +123,60 @@ const SPARSE: usize = 64;
 pub const WINDOW: usize = 1 << 15;
 const _: () = assert!(WINDOW <= u16::MAX as usize);
 
-/// Transcode `b` (whole characters) into `sub` (one byte per character) and `pos` (the offset
-/// in `b` of each character, then `b.len()`); both are at least `b.len() + 1` long. Returns the
+/// Transcode `text` into `sub` (one byte per character) and `pos` (the offset in `text` of
+/// each character, then `text.len()`); both are at least `text.len() + 1` long. Returns the
 /// number of characters.
 #[inline(always)]
-fn transcode(b: &[u8], t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> usize {
+pub(super) fn transcode(text: &str, t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> usize {
+    let b = text.as_bytes();
     let n = b.len();
     assert!(sub.len() > n && pos.len() > n && n <= u16::MAX as usize);
     let mut i = 0;
     let mut k = 0;
+    // (the stores and the continuation bytes' loads are unchecked: the checks were a third of
+    // the loop's instructions)
     while i < n {
-        let c = b[i];
-        pos[k] = i as u16;
-        // (branches by the lead byte: text in one script takes the same one character after
-        // character)
-        let s = if c < 0x80 {
-            // eight ASCII bytes at a time where they are
-            if i + 8 <= n {
-                let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-                if w & 0x8080_8080_8080_8080 == 0 {
-                    sub[k..k + 8].copy_from_slice(&b[i..i + 8]);
-                    for (j, p) in pos[k..k + 8].iter_mut().enumerate() {
-                        *p = (i + j) as u16;
+        // SAFETY: `k <= i < n` (each character is at least one byte), and `sub` and `pos` are
+        // longer than `n`; a lead byte >= 0xC0 (>= 0xE0) of valid UTF-8 has one (two)
+        // continuation bytes after it, so `i + 1` (`i + 2`) is below `n` where it is read.
+        unsafe {
+            let c = *b.get_unchecked(i);
+            *pos.get_unchecked_mut(k) = i as u16;
+            // (branches by the lead byte: text in one script takes the same one character
+            // after character)
+            let s = if c < 0x80 {
+                // eight ASCII bytes at a time where they are
+                if i + 8 <= n {
+                    let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+                    if w & 0x8080_8080_8080_8080 == 0 {
+                        sub[k..k + 8].copy_from_slice(&b[i..i + 8]);
+                        for (j, p) in pos[k..k + 8].iter_mut().enumerate() {
+                            *p = (i + j) as u16;
+                        }
+                        i += 8;
+                        k += 8;
+                        continue;
                     }
-                    i += 8;
-                    k += 8;
-                    continue;
                 }
-            }
-            i += 1;
-            c
-        } else if c < 0xE0 {
-            let cp = ((c as usize & 0x1F) << 6) | (b[i + 1] as usize & 0x3F);
-            i += 2;
-            t.bmp[cp]
-        } else if c < 0xF0 {
-            let cp = ((c as usize & 0x0F) << 12)
-                | ((b[i + 1] as usize & 0x3F) << 6)
-                | (b[i + 2] as usize & 0x3F);
-            i += 3;
-            t.bmp[cp]
-        } else {
-            let ch = char_at(b, i);
-            i += 4;
-            t.astral(ch.cp)
-        };
-        sub[k] = s;
+                i += 1;
+                c
+            } else if c < 0xE0 {
+                let cp = ((c as usize & 0x1F) << 6) | (*b.get_unchecked(i + 1) as usize & 0x3F);
+                i += 2;
+                t.bmp[cp]
+            } else if c < 0xF0 {
+                let cp = ((c as usize & 0x0F) << 12)
+                    | ((*b.get_unchecked(i + 1) as usize & 0x3F) << 6)
+                    | (*b.get_unchecked(i + 2) as usize & 0x3F);
+                i += 3;
+                t.bmp[cp & 0xFFFF]
+            } else {
+                let ch = char_at(b, i);
+                i += 4;
+                t.astral(ch.cp)
+            };
+            *sub.get_unchecked_mut(k) = s;
+        }
         k += 1;
     }
     pos[k] = n as u16;
@@ -188,13 +230,18 @@ thread_local! {
 }
 
 /// [`blocks::for_each_piece`] with non-ASCII text transcoded to stand-ins first, in windows of
-/// at most `window` bytes (see the module notes; `window` is a parameter for the tests).
+/// at most `window` bytes (see the module notes; `window` is a parameter for the tests):
+/// `block` splits the original text, `standin_block` the stand-in text (the same function
+/// where the stand-ins are ASCII; with non-ASCII stand-ins it is also given blocks whose text
+/// ends after byte `last` < 63, padded, and must limit what it decides to that: see
+/// `blocks::o200k_standin_block_upto`).
 #[inline(always)]
 pub fn for_each_piece<'t>(
     text: &'t str,
     t: &StandIns,
     window: usize,
     block: impl Fn(&[u8]) -> Block,
+    standin_block: impl Fn(&[u8], u32) -> Block,
     piece: impl Fn(&Text, usize) -> usize,
     mut f: impl FnMut(&'t str),
 ) {
@@ -240,21 +287,90 @@ pub fn for_each_piece<'t>(
                 s = end;
                 continue;
             }
-            let k = transcode(part.as_bytes(), t, sub, pos);
+            let k = transcode(part, t, sub, pos);
+            if t.high {
+                mapped_pieces(part, &sub[..k], &pos[..=k], &standin_block, &piece, &mut f);
+                s = end;
+                continue;
+            }
             // SAFETY: every stand-in byte is ASCII.
             let ascii = unsafe { std::str::from_utf8_unchecked(&sub[..k]) };
             let base = ascii.as_ptr() as usize;
             let pos = &*pos;
-            blocks::for_each_piece(ascii, &block, &piece, |p| {
-                let a = p.as_ptr() as usize - base;
-                let (from, to) = (pos[a] as usize, pos[a + p.len()] as usize);
-                // SAFETY: stand-in pieces are whole characters, and `pos` has their offsets
-                // in `part`.
-                f(unsafe { part.get_unchecked(from..to) })
-            });
+            blocks::for_each_piece(
+                ascii,
+                |b| standin_block(b, 63),
+                &piece,
+                |p| {
+                    let a = p.as_ptr() as usize - base;
+                    let (from, to) = (pos[a] as usize, pos[a + p.len()] as usize);
+                    // SAFETY: stand-in pieces are whole characters, and `pos` has their offsets
+                    // in `part`.
+                    f(unsafe { part.get_unchecked(from..to) })
+                },
+            );
             s = end;
         }
     })
+}
+
+/// Fewer characters than this at the end of a window go piece by piece without a padded block.
+const TAIL: usize = 8;
+
+/// The pieces of `part` from its stand-ins `sub` (one byte per character, maybe non-ASCII)
+/// and the characters' offsets `pos` (then `part.len()`): by blocks of stand-ins where a
+/// block decides, else one piece by the piece-at-a-time scanner in `part`.
+#[inline(always)]
+fn mapped_pieces<'t>(
+    part: &'t str,
+    sub: &[u8],
+    pos: &[u16],
+    block: impl Fn(&[u8], u32) -> Block,
+    piece: impl Fn(&Text, usize) -> usize,
+    mut f: impl FnMut(&'t str),
+) {
+    let k = sub.len();
+    assert!(pos.len() == k + 1 && pos[k] as usize == part.len());
+    let t = Text::new(part);
+    let mut i = 0;
+    while i < k {
+        let decided = if i + 64 <= k {
+            Some(block(&sub[i..i + 64], 63))
+        } else if k - i >= TAIL {
+            // the window's last characters, padded: decided up to the run at the last one
+            let mut pad = [b'!'; 64];
+            pad[..k - i].copy_from_slice(&sub[i..k]);
+            Some(block(&pad, (k - i - 1) as u32))
+        } else {
+            None
+        };
+        if let Some((starts, limit, _)) = decided {
+            let mut s = starts & !1 & (2u64 << limit).wrapping_sub(1);
+            if s != 0 {
+                let mut a = pos[i] as usize;
+                let mut last = i;
+                while s != 0 {
+                    last = i + s.trailing_zeros() as usize;
+                    let e = pos[last] as usize;
+                    // SAFETY: `pos` holds offsets of characters of `part`.
+                    f(unsafe { part.get_unchecked(a..e) });
+                    a = e;
+                    s &= s - 1;
+                }
+                i = last;
+                continue;
+            }
+        }
+        let a = pos[i] as usize;
+        let e = piece(&t, a);
+        debug_assert!(e > a && part.is_char_boundary(e));
+        // SAFETY: the scanners advance by whole characters and never past the end.
+        f(unsafe { part.get_unchecked(a..e) });
+        i += 1;
+        while (pos[i] as usize) < e {
+            i += 1;
+        }
+    }
 }
 
 #[cfg(test)]

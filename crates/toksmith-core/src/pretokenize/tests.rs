@@ -357,6 +357,7 @@ fn mostly_ascii_text(rng: &mut Rng, pieces: usize, one_in: usize) -> String {
 /// A block scanner and the piece-at-a-time scanner of the same pattern.
 type BlockFn = fn(&[u8]) -> super::blocks::Block;
 type PieceFn = fn(&super::chars::Text, usize) -> usize;
+type StandinBlockFn = fn(&[u8], u32) -> super::blocks::Block;
 
 fn block_scanners() -> Vec<(&'static str, BlockFn, PieceFn)> {
     use super::blocks::*;
@@ -553,7 +554,149 @@ fn block_scanners_equal_on_long_texts() {
     }
 }
 
-/// The stand-in path (`standin.rs`) of cl100k's family gives the piece-at-a-time scanners'
+/// Pieces that meet o200k's rules for marks and "both" letters in every order: marks after
+/// symbols, spaces, letters, digits, tails and contractions; "both" letters before upper-case
+/// runs; contractions before them.
+const MARK_BITS: &[&str] = &[
+    "!",
+    "!",
+    ".",
+    "\"",
+    "😀",
+    "❤",
+    "\u{200d}",
+    " ",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "/",
+    "!\n/",
+    "!\n",
+    "\n/",
+    "//",
+    "'",
+    "'s",
+    "'S",
+    "'re",
+    "'LL",
+    "a",
+    "b",
+    "s",
+    "t",
+    "l",
+    "A",
+    "B",
+    "S",
+    "É",
+    "é",
+    "ǅ",
+    "ſ",
+    "ʰ",
+    "中",
+    "あ",
+    "ー",
+    "क",
+    "ก",
+    "\u{301}",
+    "\u{fe0f}",
+    "\u{93f}",
+    "\u{e34}",
+    "\u{20e3}",
+    "\u{301}\u{301}",
+    "0",
+    "7",
+    "٣",
+    "\u{a0}",
+    "\u{3000}",
+    "ABC",
+    "中A",
+    "中AB ",
+    "\u{301}AB",
+    "aB",
+    "ab中",
+    "!\u{301}!",
+    "!!\u{301}",
+    " !\u{301}",
+    "x'中",
+];
+
+fn mark_text(rng: &mut Rng, len: usize) -> String {
+    let mut s = String::new();
+    while s.len() < len {
+        s.push_str(MARK_BITS[rng.below(MARK_BITS.len())]);
+    }
+    s
+}
+
+/// o200k's stand-in blocks: on the stand-ins of texts of every script and of marks in every
+/// context, the first block's starts up to its limit are exactly the piece-at-a-time
+/// scanner's piece starts (in characters), and the blocks decide most bytes.
+#[test]
+fn o200k_standin_blocks_equal_piece_starts() {
+    use super::blocks::{o200k_standin_block_starts, o200k_standin_block_upto};
+    use super::handwritten::o200k_piece;
+    use super::standin;
+    let mut rng = Rng(0x0200_5eed_0037_0032);
+    let n = 30_000;
+    let mut decided = 0usize;
+    let mut blocks = 0usize;
+    for round in 0..n {
+        let text = match round % 3 {
+            0 => {
+                let len = 64 + rng.below(300);
+                mark_text(&mut rng, len)
+            }
+            1 => script_text(&mut rng, 60),
+            _ => random_text(&mut rng, 300),
+        };
+        let b = text.as_bytes();
+        let mut sub = vec![0u8; b.len() + 1];
+        let mut pos = vec![0u16; b.len() + 1];
+        let k = standin::transcode(&text, &standin::O200K, &mut sub, &mut pos);
+        if k < 64 {
+            continue;
+        }
+        // piece starts in characters
+        let t = super::chars::Text::new(&text);
+        let mut want = vec![false; k + 1];
+        let mut i = 0;
+        let mut c = 0;
+        while i < b.len() {
+            while pos[c] as usize != i {
+                c += 1;
+            }
+            want[c] = true;
+            i = o200k_piece(&t, i);
+        }
+        // every block position that is a piece start, and the padded blocks at the end
+        for at in (0..k).filter(|&a| want[a]) {
+            let (starts, limit, _) = if at + 64 <= k {
+                o200k_standin_block_starts(&sub[at..at + 64])
+            } else {
+                let mut pad = [b"!0 a\t\x80\x81A"[round % 8]; 64];
+                pad[..k - at].copy_from_slice(&sub[at..k]);
+                o200k_standin_block_upto(&pad, (k - at - 1) as u32)
+            };
+            for j in 0..=limit as usize {
+                assert_eq!(
+                    starts & (1 << j) != 0,
+                    want[at + j],
+                    "start {j} of the block at {at} (limit {limit}) in {text:?}"
+                );
+            }
+            decided += limit as usize;
+            blocks += 1;
+        }
+    }
+    assert!(
+        decided > 20 * blocks,
+        "{decided} bytes decided in {blocks} blocks"
+    );
+}
+
+/// The stand-in path (`standin.rs`) of cl100k's family and of o200k gives the piece-at-a-time scanners'
 /// pieces: random texts over the fuzz alphabet, runs of every script, mostly-ASCII text and
 /// long lines, each split with windows of 16 bytes to the full window (so that windows end
 /// at many kinds of line breaks, or find none and hand the rest on), and the regex's pieces
@@ -582,20 +725,36 @@ fn standin_scanner_equals_piece_scanner() {
     }
     texts.extend(fuzz_corpus(11).into_iter().take(300));
     texts.push("ſ's 'ſ x'ſ \n'ſ\n".repeat(5));
-    let scanners: Vec<(&str, BlockFn, PieceFn)> = block_scanners()
-        .into_iter()
-        .filter(|(name, _, _)| *name != "gpt2" && *name != "o200k")
-        .collect();
-    assert_eq!(scanners.len(), 3);
-    for (name, block, piece) in scanners {
+    for _ in 0..300 {
+        let len = 40 + rng.below(400);
+        texts.push(mark_text(&mut rng, len));
+    }
+    let scanners: Vec<(&str, BlockFn, StandinBlockFn, PieceFn, &standin::StandIns)> =
+        block_scanners()
+            .into_iter()
+            .filter(|(name, _, _)| *name != "gpt2")
+            .map(|(name, block, piece)| {
+                if name == "o200k" {
+                    let sblock: StandinBlockFn = super::blocks::o200k_standin_block_upto;
+                    (name, block, sblock, piece, &standin::O200K)
+                } else {
+                    let sblock: StandinBlockFn = match name {
+                        "cl100k" => |b, _| super::blocks::cl100k_block_starts(b, 3),
+                        "nanochat" => |b, _| super::blocks::cl100k_block_starts(b, 2),
+                        _ => |b, _| super::blocks::cl100k_block_starts(b, 1),
+                    };
+                    (name, block, sblock, piece, &standin::CL100K)
+                }
+            })
+            .collect();
+    assert_eq!(scanners.len(), 4);
+    for (name, block, sblock, piece, table) in scanners {
         let slow = Pretokenizer::new_regex(name).unwrap();
         for (k, text) in texts.iter().enumerate() {
             let (_, want) = both_ways(text, block, piece);
             for window in [16, 40, 97, standin::WINDOW] {
                 let mut got = Vec::new();
-                standin::for_each_piece(text, &standin::CL100K, window, block, piece, |p| {
-                    got.push(p)
-                });
+                standin::for_each_piece(text, table, window, block, sblock, piece, |p| got.push(p));
                 assert_eq!(got, want, "{name}, window {window}: {text:?}");
             }
             if k % 20 == 0 {
