@@ -307,6 +307,16 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: true,
+                    } if text.len() < standin::SHORT => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, 3),
+                        #[inline(always)]
+                        |t, i| handwritten::cl100k_piece(t, i, 3, true),
+                        f,
+                    ),
+                    Scanner::Cl100k {
+                        max_digits: 3,
+                        end_anchor: true,
                     } => standin::for_each_piece(
                         text,
                         &standin::CL100K,
@@ -315,6 +325,16 @@ impl Pretokenizer {
                         |b, _| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, true),
+                        f,
+                    ),
+                    Scanner::Cl100k {
+                        max_digits: 2,
+                        end_anchor: false,
+                    } if text.len() < standin::SHORT => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, 2),
+                        #[inline(always)]
+                        |t, i| handwritten::cl100k_piece(t, i, 2, false),
                         f,
                     ),
                     Scanner::Cl100k {
@@ -333,6 +353,16 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: false,
+                    } if text.len() < standin::SHORT => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, 3),
+                        #[inline(always)]
+                        |t, i| handwritten::cl100k_piece(t, i, 3, false),
+                        f,
+                    ),
+                    Scanner::Cl100k {
+                        max_digits: 3,
+                        end_anchor: false,
                     } => standin::for_each_piece(
                         text,
                         &standin::CL100K,
@@ -341,6 +371,16 @@ impl Pretokenizer {
                         |b, _| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, false),
+                        f,
+                    ),
+                    Scanner::Cl100k {
+                        max_digits,
+                        end_anchor,
+                    } if text.len() < standin::SHORT => for_each_piece(
+                        text,
+                        |b| cl100k_block_starts(b, max_digits as u32),
+                        #[inline(always)]
+                        |t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor),
                         f,
                     ),
                     Scanner::Cl100k {

@@ -113,7 +113,7 @@ impl StandIns {
     }
 }
 
-/// Texts shorter than this (bytes) are split without stand-ins by the callers (o200k).
+/// Texts shorter than this (bytes) are split without stand-ins by the callers.
 pub const SHORT: usize = 256;
 
 /// A window with fewer than one non-ASCII byte in this many goes to the block scanner as it is.
