@@ -299,6 +299,42 @@ fn own_contractions(
     (starts, limit)
 }
 
+/// Contractions that join the word before them (o200k): each apostrophe of `cand` (after a
+/// letter) that a contraction follows gets no piece start inside the contraction and one
+/// right after it; an apostrophe right at the end of the last one starts a new piece. A
+/// contraction followed by a byte of `cut` stops the block before it (the piece after it
+/// starts anew there, which the block's rules do not see). Returns the starts and the limit.
+#[inline(always)]
+fn joined_contractions(
+    b: &[u8],
+    mut starts: u64,
+    mut cand: u64,
+    mut limit: u32,
+    cut: u64,
+) -> (u64, u32) {
+    let mut after = 0; // end of the last contraction
+    while cand != 0 {
+        let j = cand.trailing_zeros();
+        cand &= cand - 1;
+        if j == after {
+            continue;
+        }
+        if j + 2 >= limit {
+            limit = limit.min(j.saturating_sub(1));
+            break;
+        }
+        if let Some(end) = contraction_end(b, j, true) {
+            if end < 64 && (cut >> end) & 1 != 0 {
+                limit = limit.min(j.saturating_sub(1));
+                break;
+            }
+            starts = contraction_piece(starts, j, end);
+            after = end;
+        }
+    }
+    (starts, limit)
+}
+
 /// o200k's `[\r\n/]*` tails after the runs of `punct` (the symbols of `?[^\s\p{L}\p{N}]+`):
 /// a tail is the run of CR, LF and `/` right after a symbol run that ends in CR or LF.
 #[inline(always)]
@@ -353,23 +389,7 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
     starts |= digit_starts(m.digit, 3) | p_piece | after_tail | 1;
     limit = past_digits(starts, m.digit, limit);
     // -- contractions after a letter join the word
-    let mut cand = m.apostrophe & (letters << 1);
-    let mut after = 0; // end of the last contraction: an apostrophe there starts a new piece
-    while cand != 0 {
-        let j = cand.trailing_zeros();
-        cand &= cand - 1;
-        if j == after {
-            continue;
-        }
-        if j + 2 >= limit {
-            limit = limit.min(j.saturating_sub(1));
-            break;
-        }
-        if let Some(end) = contraction_end(b, j, true) {
-            starts = contraction_piece(starts, j, end);
-            after = end;
-        }
-    }
+    let (starts, limit) = joined_contractions(b, starts, m.apostrophe & (letters << 1), limit, 0);
     (starts, limit, high_end)
 }
 
@@ -513,28 +533,9 @@ pub fn o200k_standin_block_upto(b: &[u8], last: u32) -> Block {
     starts |= digit_starts(m.digit, 3) | p_piece | after_tail | 1;
     // (the digit run at `last` may go on into the padding, with group starts of its own)
     limit = past_digits(starts, m.digit, limit).min(last);
-    // -- contractions after a word join it
-    let mut cand = m.apostrophe & (letters << 1);
-    let mut after = 0;
-    while cand != 0 {
-        let j = cand.trailing_zeros();
-        cand &= cand - 1;
-        if j == after {
-            continue;
-        }
-        if j + 2 >= limit {
-            limit = limit.min(j.saturating_sub(1));
-            break;
-        }
-        if let Some(end) = contraction_end(b, j, true) {
-            if (m.high >> end) & 1 != 0 {
-                limit = limit.min(j.saturating_sub(1));
-                break;
-            }
-            starts = contraction_piece(starts, j, end);
-            after = end;
-        }
-    }
+    // -- contractions after a word join it (one followed by a "both" letter or a mark: cut)
+    let (starts, limit) =
+        joined_contractions(b, starts, m.apostrophe & (letters << 1), limit, m.high);
     (starts, limit, 0)
 }
 

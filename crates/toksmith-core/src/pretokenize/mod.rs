@@ -307,16 +307,6 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: true,
-                    } if text.len() < standin::SHORT => for_each_piece(
-                        text,
-                        |b| cl100k_block_starts(b, 3),
-                        #[inline(always)]
-                        |t, i| handwritten::cl100k_piece(t, i, 3, true),
-                        f,
-                    ),
-                    Scanner::Cl100k {
-                        max_digits: 3,
-                        end_anchor: true,
                     } => standin::for_each_piece(
                         text,
                         &standin::CL100K,
@@ -325,16 +315,6 @@ impl Pretokenizer {
                         |b, _| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, true),
-                        f,
-                    ),
-                    Scanner::Cl100k {
-                        max_digits: 2,
-                        end_anchor: false,
-                    } if text.len() < standin::SHORT => for_each_piece(
-                        text,
-                        |b| cl100k_block_starts(b, 2),
-                        #[inline(always)]
-                        |t, i| handwritten::cl100k_piece(t, i, 2, false),
                         f,
                     ),
                     Scanner::Cl100k {
@@ -353,16 +333,6 @@ impl Pretokenizer {
                     Scanner::Cl100k {
                         max_digits: 3,
                         end_anchor: false,
-                    } if text.len() < standin::SHORT => for_each_piece(
-                        text,
-                        |b| cl100k_block_starts(b, 3),
-                        #[inline(always)]
-                        |t, i| handwritten::cl100k_piece(t, i, 3, false),
-                        f,
-                    ),
-                    Scanner::Cl100k {
-                        max_digits: 3,
-                        end_anchor: false,
                     } => standin::for_each_piece(
                         text,
                         &standin::CL100K,
@@ -371,16 +341,6 @@ impl Pretokenizer {
                         |b, _| cl100k_block_starts(b, 3),
                         #[inline(always)]
                         |t, i| handwritten::cl100k_piece(t, i, 3, false),
-                        f,
-                    ),
-                    Scanner::Cl100k {
-                        max_digits,
-                        end_anchor,
-                    } if text.len() < standin::SHORT => for_each_piece(
-                        text,
-                        |b| cl100k_block_starts(b, max_digits as u32),
-                        #[inline(always)]
-                        |t, i| handwritten::cl100k_piece(t, i, max_digits, end_anchor),
                         f,
                     ),
                     Scanner::Cl100k {
@@ -410,16 +370,6 @@ impl Pretokenizer {
                     }
                     Scanner::Code => code_scanner::for_each_code_piece(text, f),
                     Scanner::DeepSeekV3 => deepseek::for_each_deepseek_piece(text, f),
-                    // (short texts lose more to the transcoding and the thread-local buffers
-                    // than the stand-ins gain: lines of 14-32 characters split 0.6-0.75x as
-                    // fast; see the performance notes)
-                    Scanner::O200k if text.len() < standin::SHORT => for_each_piece(
-                        text,
-                        blocks::o200k_block_starts,
-                        #[inline(always)]
-                        |t, i| handwritten::o200k_piece(t, i),
-                        f,
-                    ),
                     Scanner::O200k => standin::for_each_piece(
                         text,
                         &standin::O200K,

@@ -754,7 +754,9 @@ fn standin_scanner_equals_piece_scanner() {
             let (_, want) = both_ways(text, block, piece);
             for window in [16, 40, 97, standin::WINDOW] {
                 let mut got = Vec::new();
-                standin::for_each_piece(text, table, window, block, sblock, piece, |p| got.push(p));
+                standin::for_each_window(text, table, window, block, sblock, piece, |p| {
+                    got.push(p)
+                });
                 assert_eq!(got, want, "{name}, window {window}: {text:?}");
             }
             if k % 20 == 0 {
