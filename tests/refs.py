@@ -37,7 +37,9 @@ class Refs:
     def start(self):
         # Every pinned table holds a reference of its own to the shared pinned ints: a
         # tokenizer freed by the cyclic collector between `start` and `expect` would lower the
-        # count by one. The collector waits until this object goes.
+        # count by one. Garbage left by earlier tests is collected now, and the collector waits
+        # until this object goes (tests must not call `gc.collect()` in between either).
+        gc.collect()
         self._gc_was_on = gc.isenabled()
         gc.disable()
         self.before = self.now()
