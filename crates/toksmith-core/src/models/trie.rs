@@ -32,45 +32,7 @@ pub struct Trie {
 #[derive(Debug, Clone)]
 struct Packed {
     units: Vec<Unit>,
-    /// the length of the longest key (the deepest node)
-    longest: usize,
 }
-
-/// How many walks [`Trie::prefixes_of_group`] steps at once.
-pub const GROUP: usize = 4;
-
-/// The longest key [`Trie::prefixes_of_group`] handles (the size of its match lists).
-pub const GROUP_DEPTH: usize = 64;
-
-/// The keys found by [`Trie::prefixes_of_group`], per walk: `(length, value)`, shortest first,
-/// in `found[w][..count[w]]` (one slot more than [`GROUP_DEPTH`]: the walk writes its next
-/// slot whether or not a key ends there).
-#[derive(Clone)]
-pub struct Found {
-    pub count: [usize; GROUP],
-    pub found: [[(u32, u32); GROUP_DEPTH + 1]; GROUP],
-}
-
-impl Default for Found {
-    fn default() -> Self {
-        Found {
-            count: [0; GROUP],
-            found: [[(0, 0); GROUP_DEPTH + 1]; GROUP],
-        }
-    }
-}
-
-impl Found {
-    /// The keys of walk `w`.
-    #[inline(always)]
-    pub fn of(&self, w: usize) -> &[(u32, u32)] {
-        &self.found[w][..self.count[w]]
-    }
-}
-
-/// The node a finished walk of [`Trie::prefixes_of_group`] stays at: no unit has it as parent
-/// (a unit's `check` is a unit index, below `NONE - 1`, or `NONE`).
-const DEAD: u32 = NONE - 1;
 
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -214,21 +176,6 @@ impl Layout {
     }
 }
 
-/// `x`, through a register the optimizer cannot see into: the masks of
-/// [`Trie::prefixes_of_group`] stay arithmetic (the optimizer turns a mask it knows to be 0 or
-/// all ones back into a select, and the select of a loaded value into a branch on the walk's
-/// end).
-#[inline(always)]
-fn opaque(mut x: u32) -> u32 {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: an empty instruction block that only names `x`'s register: it reads and writes
-    // no memory, no stack and no flags, and leaves the register as it was.
-    unsafe {
-        std::arch::asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
-    }
-    x
-}
-
 impl Trie {
     pub fn new() -> Self {
         Trie {
@@ -317,16 +264,7 @@ impl Trie {
         let mut units = layout.units;
         // (at least 256 past the largest base: `place` grew it so)
         units.shrink_to_fit();
-        // the deepest node: keys are at most as long as the walks to the leaves
-        let mut depth: Vec<u32> = try_filled(n, 0, WHAT)?;
-        let mut longest = 0;
-        for &(parent, _, child) in &all {
-            // (a child's id is larger than its parent's: ids are handed out in insert order)
-            let d = depth[parent as usize] + 1;
-            depth[child as usize] = d;
-            longest = longest.max(d as usize);
-        }
-        self.packed = Some(Packed { units, longest });
+        self.packed = Some(Packed { units });
         Ok(())
     }
 
@@ -384,66 +322,6 @@ impl Trie {
                 f(i + 1, v);
             }
         }
-    }
-
-    /// Whether [`Trie::prefixes_of_group`] may be called: finished, no key longer than
-    /// [`GROUP_DEPTH`].
-    #[inline]
-    pub fn walks_in_groups(&self) -> bool {
-        self.packed
-            .as_ref()
-            .is_some_and(|p| p.longest <= GROUP_DEPTH)
-    }
-
-    /// [`Trie::common_prefixes`] of `text[starts[w]..]` for each of [`GROUP`] walks at once
-    /// into `found` (a walk whose start is at or past the end finds nothing). The walks are
-    /// stepped together without a branch per walk, so the loads of one overlap the others'
-    /// and one loop exit ends them all, where one walk at a time ends each with a
-    /// mispredicted branch at a depth that depends on the text. Only where
-    /// [`Trie::walks_in_groups`] (else it finds nothing).
-    #[inline]
-    pub fn prefixes_of_group(&self, text: &[u8], starts: [usize; GROUP], found: &mut Found) {
-        found.count = [0; GROUP];
-        let Some(p) = self.packed.as_ref().filter(|p| p.longest <= GROUP_DEPTH) else {
-            return;
-        };
-        let len = text.len();
-        if len == 0 {
-            return;
-        }
-        let units = &p.units[..];
-        let mut node = [0u32; GROUP];
-        let mut base = [units[0].base as usize; GROUP];
-        let mut count = [0usize; GROUP];
-        let mut depth = 0usize;
-        loop {
-            let mut alive = false;
-            for w in 0..GROUP {
-                let at = starts[w].saturating_add(depth);
-                let inside = at < len;
-                let b = text[at.min(len - 1)];
-                // a dead walk has base 0 and steps to one of the first 256 units, which all
-                // exist (the array runs 256 units past its largest base)
-                let to = base[w] + usize::from(b);
-                let u = units[to];
-                let ok = inside & (u.check == node[w]);
-                // masks rather than branches: a branch here would be the mispredicted one
-                let keep = opaque(u32::from(ok).wrapping_neg());
-                node[w] = (to as u32 & keep) | (DEAD & !keep);
-                base[w] = (u.base & keep) as usize;
-                let v = u.value | !keep;
-                // count[w] <= the keys found so far <= the deepest node <= GROUP_DEPTH, so the
-                // slot exists; it is kept only where a key ends here
-                found.found[w][count[w]] = ((depth + 1) as u32, v);
-                count[w] += usize::from(v != NONE);
-                alive |= ok;
-            }
-            if !alive {
-                break;
-            }
-            depth += 1;
-        }
-        found.count = count;
     }
 
     /// The longest key that is a prefix of `text`: (length, value).
@@ -562,11 +440,7 @@ mod tests {
             map.insert(k.clone(), *v);
         }
         let mut unfinished = t.clone();
-        assert!(!t.walks_in_groups());
         t.finish().unwrap();
-        let longest = keys.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-        assert_eq!(t.walks_in_groups(), longest <= GROUP_DEPTH);
-        check_groups(&t, probes);
         for text in probes.iter().chain(keys.iter().map(|(k, _)| k)) {
             let want: Vec<(usize, u32)> = (1..=text.len())
                 .filter_map(|l| map.get(&text[..l]).map(|&v| (l, v)))
@@ -583,67 +457,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// Every group walk over `texts` (from every start, in every slot of the group, with
-    /// starts at and past the end) against `common_prefixes` from the same start.
-    fn check_groups(t: &Trie, texts: &[Vec<u8>]) {
-        if !t.walks_in_groups() {
-            return;
-        }
-        let mut found = Found::default();
-        for text in texts {
-            let one = |s: usize| {
-                let mut got = vec![];
-                if s < text.len() {
-                    t.common_prefixes(&text[s..], |l, v| got.push((l as u32, v)));
-                }
-                got
-            };
-            for s in 0..text.len() + 1 {
-                // consecutive starts, then spread ones (the walks do not depend on each other)
-                let spread = [s, s / 2, text.len() + 3, s.saturating_sub(1)];
-                for starts in [[s, s + 1, s + 2, s + 3], spread] {
-                    t.prefixes_of_group(text, starts, &mut found);
-                    for (w, &st) in starts.iter().enumerate() {
-                        assert_eq!(found.of(w), one(st), "{text:?} from {st}");
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn group_walks_match_single_walks() {
-        // keys up to GROUP_DEPTH bytes, each prefix of the longest a key (a full match list)
-        let long: Vec<u8> = (0..GROUP_DEPTH as u8).map(|i| b'a' + i % 3).collect();
-        let mut keys: Vec<(Vec<u8>, u32)> = (1..=long.len())
-            .map(|l| (long[..l].to_vec(), l as u32))
-            .collect();
-        keys.push((b"b".to_vec(), 100));
-        keys.push((vec![0], 101));
-        keys.push((vec![255, 255], 102));
-        let mut probes = vec![vec![], vec![b'a'], long.clone(), vec![0, 0, 255, 255, 255]];
-        let mut twice = long.clone();
-        twice.extend(&long);
-        probes.push(twice);
-        check_against_map(&keys, &probes);
-        // one key past GROUP_DEPTH: no group walks (they find nothing)
-        let mut t = Trie::new();
-        t.insert(&[b'a'; GROUP_DEPTH + 1], 1).unwrap();
-        t.insert(b"a", 2).unwrap();
-        t.finish().unwrap();
-        assert!(!t.walks_in_groups());
-        let mut found = Found::default();
-        t.prefixes_of_group(b"aaa", [0, 1, 2, 3], &mut found);
-        assert!((0..GROUP).all(|w| found.of(w).is_empty()));
-        // the empty text and an empty trie
-        let mut t = Trie::new();
-        t.finish().unwrap();
-        assert!(t.walks_in_groups());
-        t.prefixes_of_group(b"", [0; GROUP], &mut found);
-        t.prefixes_of_group(b"ab", [0, 1, 2, 3], &mut found);
-        assert!((0..GROUP).all(|w| found.of(w).is_empty()));
     }
 
     #[test]

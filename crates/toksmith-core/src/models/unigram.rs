@@ -21,7 +21,7 @@
 //!   f64, `min_score` is taken over the whole vocabulary.
 
 use super::spm::{byte_piece, ModelProto, PieceType};
-use super::trie::{Found, Trie, GROUP};
+use super::trie::Trie;
 use super::word_cache::{self, word_hash, WordTable, WORD_MAX, WORD_MIN};
 use crate::encode::piece_cache::{PieceCache, MAX_PIECE};
 use crate::mem::{try_reserve, try_vec};
@@ -117,69 +117,6 @@ struct Scratch {
     ids: Vec<u32>,
     /// a word cache entry being built
     entry: Vec<u32>,
-    /// the keys of a group of trie walks
-    found: Found,
-}
-
-/// The path score a lattice's nodes starting at `starts_at` add to, after sentencepiece
-/// 0.2.3's score reset: where the score there is beyond it, the scores of the positions
-/// reached so far (the nodes from there on, up to `frontier`) are moved by it and the lattice
-/// goes on from 0 (all later sums round at the small magnitude).
-#[inline(always)]
-fn start_score<S: Score>(best: &mut [Best<S>], starts_at: usize, frontier: usize) -> S {
-    let here = best[starts_at].score;
-    if !(S::RESETS && here.beyond_reset()) {
-        return here;
-    }
-    for (i, b) in best[starts_at..=frontier.max(starts_at)]
-        .iter_mut()
-        .enumerate()
-    {
-        if i == 0 || b.starts_at != NO_START {
-            b.score = b.score - here;
-        }
-    }
-    S::ZERO
-}
-
-/// A lattice node from `starts_at` of `length` bytes (`id`; `u32::MAX`: the unknown node)
-/// whose path scores `candidate`: the best at its end where it beats what is there (ties keep
-/// the first, as sentencepiece's `>`); `frontier` is moved to its end.
-#[inline(always)]
-fn take_node<S: Score>(
-    best: &mut [Best<S>],
-    frontier: &mut usize,
-    starts_at: usize,
-    length: usize,
-    id: u32,
-    candidate: S,
-) {
-    let target = &mut best[starts_at + length];
-    if target.starts_at == NO_START || candidate > target.score {
-        target.score = candidate;
-        target.starts_at = starts_at as u32;
-        target.id = id;
-    }
-    if S::RESETS {
-        *frontier = (*frontier).max(starts_at + length);
-    }
-}
-
-/// The next [`GROUP`] character starts of `bytes` from `at` (the length of `bytes` for those
-/// past its end), their characters' lengths, and the start after them.
-#[inline(always)]
-fn group_starts(bytes: &[u8], mut at: usize) -> ([usize; GROUP], [usize; GROUP], usize) {
-    let size = bytes.len();
-    let mut starts = [size; GROUP];
-    let mut lens = [0; GROUP];
-    for (s, l) in starts.iter_mut().zip(lens.iter_mut()) {
-        if at < size {
-            *s = at;
-            *l = utf8_len(bytes[at]).min(size - at);
-            at += *l;
-        }
-    }
-    (starts, lens, at)
 }
 
 /// The ids of a cached path (pairs of an id or [`UNK_RUN`] marker and its node's f32 score)
@@ -460,71 +397,50 @@ impl Unigram {
         // the largest end of a node so far (sentencepiece's `max_frontier`)
         let mut frontier = 0usize;
         let mut starts_at = 0usize;
-        if self.trie.walks_in_groups() {
-            // the walks of GROUP characters at once, their nodes then taken in order
-            let mut found = Found::default();
-            while starts_at < size {
-                let (starts, lens, after) = group_starts(bytes, starts_at);
-                self.trie.prefixes_of_group(bytes, starts, &mut found);
-                for w in 0..GROUP {
-                    let (starts_at, mblen) = (starts[w], lens[w]);
-                    if starts_at >= size {
-                        break;
-                    }
-                    let here = start_score(best, starts_at, frontier);
-                    let mut has_single_node = false;
-                    for &(length, id) in found.of(w) {
-                        let length = length as usize;
-                        take_node(
-                            best,
-                            &mut frontier,
-                            starts_at,
-                            length,
-                            id,
-                            node_scores[id as usize] + here,
-                        );
-                        has_single_node |= length == mblen;
-                    }
-                    if !has_single_node {
-                        take_node(
-                            best,
-                            &mut frontier,
-                            starts_at,
-                            mblen,
-                            u32::MAX,
-                            unk_score + here,
-                        );
+        while starts_at < size {
+            let mut here = best[starts_at].score;
+            if S::RESETS && here.beyond_reset() {
+                // sentencepiece 0.2.3 moves the scores of the positions reached so far (the
+                // nodes from here on) by the running score and goes on from 0: all later sums
+                // round at the small magnitude
+                let offset = here;
+                for (i, b) in best[starts_at..=frontier.max(starts_at)]
+                    .iter_mut()
+                    .enumerate()
+                {
+                    if i == 0 || b.starts_at != NO_START {
+                        b.score = b.score - offset;
                     }
                 }
-                starts_at = after;
+                here = S::ZERO;
             }
-            return Ok(());
-        }
-        while starts_at < size {
-            let here = start_score(best, starts_at, frontier);
             let mblen = utf8_len(bytes[starts_at]).min(size - starts_at);
             let mut has_single_node = false;
             self.trie
                 .common_prefixes(&bytes[starts_at..], |length, id| {
-                    take_node(
-                        best,
-                        &mut frontier,
-                        starts_at,
-                        length,
-                        id,
-                        node_scores[id as usize] + here,
-                    );
-                    has_single_node |= length == mblen;
+                    let candidate = node_scores[id as usize] + here;
+                    let target = &mut best[starts_at + length];
+                    if target.starts_at == NO_START || candidate > target.score {
+                        target.score = candidate;
+                        target.starts_at = starts_at as u32;
+                        target.id = id;
+                    }
+                    if S::RESETS {
+                        frontier = frontier.max(starts_at + length);
+                    }
+                    if length == mblen {
+                        has_single_node = true;
+                    }
                 });
             if !has_single_node {
-                take_node(
-                    best,
-                    &mut frontier,
-                    starts_at,
-                    mblen,
-                    u32::MAX,
-                    unk_score + here,
-                );
+                frontier = frontier.max(starts_at + mblen);
+                let candidate = unk_score + here;
+                let target = &mut best[starts_at + mblen];
+                if target.starts_at == NO_START || candidate > target.score {
+                    target.score = candidate;
+                    target.starts_at = starts_at as u32;
+                    target.id = u32::MAX;
+                }
             }
             starts_at += mblen;
         }
@@ -805,34 +721,6 @@ impl Unigram {
                 second[at] = c;
             }
         };
-        if self.trie.walks_in_groups() {
-            // the walks of GROUP characters at once, their nodes then taken in order
-            let found = &mut scratch.found;
-            while starts_at < size {
-                let (starts, lens, after) = group_starts(bytes, starts_at);
-                self.trie.prefixes_of_group(bytes, starts, found);
-                for w in 0..GROUP {
-                    let (starts_at, mblen) = (starts[w], lens[w]);
-                    if starts_at >= size {
-                        break;
-                    }
-                    steps += 1;
-                    let here = best[starts_at].score;
-                    let mut has_single_node = false;
-                    for &(length, id) in found.of(w) {
-                        let length = length as usize;
-                        let c = node_scores[id as usize] + here;
-                        consider(best, second, starts_at + length, starts_at, id, c);
-                        has_single_node |= length == mblen;
-                    }
-                    if !has_single_node {
-                        let c = unk_score + here;
-                        consider(best, second, starts_at + mblen, starts_at, u32::MAX, c);
-                    }
-                }
-                starts_at = after;
-            }
-        }
         while starts_at < size {
             steps += 1;
             let here = best[starts_at].score;
