@@ -4,7 +4,9 @@
 use super::piece_cache::{self, PieceCache};
 use super::seeded::{self, Seeded};
 use super::Encoder;
-use crate::bpe::{bpe, bpe_long_blocks, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN};
+use crate::bpe::{
+    bpe, bpe_in_table, bpe_long_blocks, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN,
+};
 use crate::error::Result;
 use crate::mem::try_reserve;
 use crate::vocab::Vocab;
@@ -128,6 +130,12 @@ thread_local! {
     static SUPERWORD: RefCell<SuperwordCaches> = RefCell::new(Default::default());
     /// The one-probe table of short pieces (`seeded.rs`), kept for one encoder at a time.
     static SEEDED: RefCell<Seeded> = RefCell::new(Seeded::default());
+}
+
+/// Whether short merges look their spans up in the seeded table (`TOKSMITH_NO_IN_TABLE` unset).
+fn in_table() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("TOKSMITH_NO_IN_TABLE").is_none())
 }
 
 /// Whether the seeded table is off (`TOKSMITH_NO_SEED` set; read once per process).
@@ -440,7 +448,11 @@ impl Encoder {
                     }
                     None => {
                         let before = out.len();
-                        let r = bpe(vocab, b, u32::MAX, scratch, out);
+                        let r = if in_table() {
+                            bpe_in_table(vocab, &*table, b, scratch, out)
+                        } else {
+                            bpe(vocab, b, u32::MAX, scratch, out)
+                        };
                         if r.is_ok() && table.wants() {
                             table.insert(b, &out[before..]);
                         }

@@ -306,6 +306,25 @@ impl Seeded {
     }
 }
 
+impl crate::bpe::TokenTable for Seeded {
+    /// (an entry of one id is a vocabulary token; a merged piece has two or more)
+    #[inline(always)]
+    fn rank(&self, span: &[u8]) -> u32 {
+        let (lo, hi) = key(span);
+        let e = &self.slots[probe(&self.slots, self.shift, lo, hi, span.len())];
+        if e.n == 1 {
+            e.ids[0]
+        } else {
+            u32::MAX
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, span: &[u8]) {
+        Seeded::prefetch(self, span)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,7 +357,7 @@ mod tests {
         for p in [
             "abcd",
             "a\0",
-            "\0",
+            "\0\0",
             "0123456789abcdeg",
             "xy",
             "\u{4e2d}\u{4e2d}",
