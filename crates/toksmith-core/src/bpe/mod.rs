@@ -41,7 +41,6 @@ pub(crate) mod test_vocabs;
 
 pub(crate) use atoms::LazyAtoms;
 pub use long::LongWork;
-pub(crate) use small::{bpe_in_table, TokenTable};
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;
 pub use superword_cache::{LongCache, SuperwordCaches, LONG_MAX, LONG_MIN};

@@ -17,7 +17,6 @@ mod allowed;
 mod bytes;
 pub mod piece_cache;
 mod pieces;
-mod seeded;
 mod stream;
 pub mod to_buffer;
 
@@ -46,9 +45,6 @@ pub struct Encoder {
     /// the two-level merge of the pieces of a superword vocabulary (Cromwell), if it is one
     superword: Option<crate::bpe::Superword>,
     id: u64,
-    /// the table of short tokens that threads copy for their one-probe piece lookups
-    /// (`seeded.rs`), built when a thread first asks for it; `None` when it does not fit
-    seed: std::sync::OnceLock<Option<seeded::Seed>>,
 }
 
 impl Clone for Encoder {
@@ -60,7 +56,6 @@ impl Clone for Encoder {
             matcher: self.matcher.clone(),
             superword: self.superword.clone(),
             id: crate::tag::next(),
-            seed: Default::default(),
         }
     }
 }
@@ -77,21 +72,7 @@ impl Encoder {
             matcher,
             superword,
             id: crate::tag::next(),
-            seed: Default::default(),
         })
-    }
-
-    /// The seed of the threads' piece tables (`seeded.rs`), built on first use; none for a
-    /// superword encoder (its pieces take their own merge) or when it does not fit in memory.
-    fn seed(&self) -> Option<&seeded::Seed> {
-        self.seed
-            .get_or_init(|| {
-                if self.superword.is_some() {
-                    return None;
-                }
-                seeded::Seed::new(&self.vocab).ok()
-            })
-            .as_ref()
     }
 
     /// Encode, producing special tokens in `allowed` and pinned tokens always.
@@ -293,51 +274,6 @@ mod tests {
             })
             .unwrap();
             assert_eq!(blocks, want, "blocks n={n}");
-        }
-    }
-
-    /// The seeded piece table (`seeded.rs`, copied after 64 bytes in tests): random
-    /// multilingual texts, with enough distinct merged pieces to fill the table and start it
-    /// afresh many times (3,256 tokens in a table of 16,384 slots), and two encoders
-    /// alternating on one thread, give the ids of the reference merge piece by piece,
-    /// whole, in blocks, and again (warm).
-    #[test]
-    fn seeded_table_gives_the_reference_ids() {
-        use crate::bpe::test_vocabs::{multilingual_text, multilingual_vocab, reference_merge};
-        let (mut s1, mut s2) = (41u64, 42u64);
-        let encs: Vec<Encoder> = [&mut s1, &mut s2]
-            .into_iter()
-            .map(|s| Encoder::new(multilingual_vocab(s), Pretokenizer::new("o200k").unwrap()))
-            .collect::<Result<_>>()
-            .unwrap();
-        let mut seed = 3u64;
-        let mut texts: Vec<String> = vec![String::new(), "a".into(), "中".into()];
-        for k in 0..400 {
-            let t = multilingual_text(&mut seed, 1 + (k * 37) % 300);
-            texts.push(String::from_utf8(t).unwrap());
-        }
-        // pieces of 15-17 bytes around the table's limit, and invalid-looking-but-valid text
-        texts.push("中文字的一".repeat(3) + " 0123456789abcdefg");
-        for round in 0..2 {
-            for (k, text) in texts.iter().enumerate() {
-                let enc = &encs[(k + round) % 2];
-                let mut want = Vec::new();
-                for p in enc.pretok.split(text).unwrap() {
-                    // (a piece that is a token is that token, as in tiktoken, even where
-                    // the merge of its bytes would not reach it)
-                    match enc.vocab.rank(p.as_bytes()) {
-                        Some(id) => want.push(id),
-                        None => want.extend(reference_merge(&enc.vocab, p.as_bytes())),
-                    }
-                }
-                assert_eq!(enc.encode_ordinary(text).unwrap(), want, "{k} {text:?}");
-                let mut blocks = Vec::new();
-                enc.encode_blocks(text, &Allowed::None, &mut |ids| {
-                    blocks.extend_from_slice(ids)
-                })
-                .unwrap();
-                assert_eq!(blocks, want, "blocks {k}");
-            }
         }
     }
 

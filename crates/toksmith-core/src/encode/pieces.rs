@@ -2,11 +2,8 @@
 //! pieces come from the per-thread piece cache or are merged by BPE.
 
 use super::piece_cache::{self, PieceCache};
-use super::seeded::{self, Seeded};
 use super::Encoder;
-use crate::bpe::{
-    bpe, bpe_in_table, bpe_long_blocks, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN,
-};
+use crate::bpe::{bpe, bpe_long_blocks, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN};
 use crate::error::Result;
 use crate::mem::try_reserve;
 use crate::vocab::Vocab;
@@ -128,20 +125,6 @@ thread_local! {
     /// The caches of [`Superword::encode`] (its segments are merged below its cut rank, so
     /// kept apart from `CACHE`; whole pieces of 17-255 bytes), kept for `CACHE`'s owner.
     static SUPERWORD: RefCell<SuperwordCaches> = RefCell::new(Default::default());
-    /// The one-probe table of short pieces (`seeded.rs`), kept for one encoder at a time.
-    static SEEDED: RefCell<Seeded> = RefCell::new(Seeded::default());
-}
-
-/// Whether short merges look their spans up in the seeded table (`TOKSMITH_NO_IN_TABLE` unset).
-fn in_table() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("TOKSMITH_NO_IN_TABLE").is_none())
-}
-
-/// Whether the seeded table is off (`TOKSMITH_NO_SEED` set; read once per process).
-fn seed_off() -> bool {
-    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OFF.get_or_init(|| std::env::var_os("TOKSMITH_NO_SEED").is_some())
 }
 
 impl Encoder {
@@ -197,26 +180,7 @@ impl Encoder {
             let cache = &mut *cache;
             match &self.superword {
                 None => {
-                    let seeded = (!seed_off())
-                        .then(|| {
-                            SEEDED.with(|cell| {
-                                let mut table = cell.try_borrow_mut().ok()?;
-                                if !table.active(self.id, text.len(), || self.seed()) {
-                                    return None;
-                                }
-                                let seed = self.seed()?;
-                                Some(self.encode_pieces_seeded::<TRACK>(
-                                    text, seed, &mut table, cache, scratch, out, limit, flush, last,
-                                ))
-                            })
-                        })
-                        .flatten();
-                    match seeded {
-                        Some(r) => r,
-                        None => self.encode_pieces::<TRACK>(
-                            text, None, cache, scratch, out, limit, flush, last,
-                        ),
-                    }
+                    self.encode_pieces::<TRACK>(text, None, cache, scratch, out, limit, flush, last)
                 }
                 Some(sw) => SUPERWORD.with(|cell| {
                     let mut caches = cell.borrow_mut();
@@ -395,146 +359,6 @@ impl Encoder {
                 }
             })?;
         }
-        failed
-    }
-
-    /// [`Encoder::encode_pieces`] for an encoder without superwords, through this thread's
-    /// seeded table (`seeded.rs`): a piece of up to [`seeded::MAX_LEN`] bytes is one probe
-    /// there, which gives its ids whether it is a token or a piece merged before; a piece the
-    /// table lacks is merged and inserted. Longer pieces take the vocabulary and the piece
-    /// cache as before. Pieces are found a chunk at a time, as in `encode_pieces`.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    fn encode_pieces_seeded<const TRACK: bool>(
-        &self,
-        text: &str,
-        seed: &seeded::Seed,
-        table: &mut Seeded,
-        cache: &mut PieceCache,
-        scratch: &mut Scratch,
-        out: &mut Vec<u32>,
-        limit: usize,
-        flush: &mut dyn FnMut(&mut Vec<u32>),
-        last: &mut usize,
-    ) -> Result<()> {
-        let vocab = &self.vocab;
-        let bytes = text.as_bytes();
-        let base = bytes.as_ptr() as usize;
-        let mut failed = Ok(());
-        // `found`: for a short piece its slot in the table (`None`: not there), for a longer
-        // one its id in the vocabulary (`None`: not a token)
-        let mut encode = |b: &[u8],
-                          found: Option<u32>,
-                          table: &mut Seeded,
-                          cache: &mut PieceCache,
-                          scratch: &mut Scratch| {
-            if failed.is_err() {
-                return; // (the scanner runs to the end; nothing more is encoded)
-            }
-            if out.capacity() - out.len() < piece_cache::MAX_PIECE {
-                if let Err(e) = make_room(out) {
-                    failed = Err(e);
-                    return;
-                }
-            }
-            if TRACK {
-                *last = out.len();
-            }
-            let r = if b.len() <= seeded::MAX_LEN {
-                match found {
-                    Some(i) => {
-                        table.push_ids(i, out);
-                        Ok(())
-                    }
-                    None => {
-                        let before = out.len();
-                        let r = if in_table() {
-                            bpe_in_table(vocab, &*table, b, scratch, out)
-                        } else {
-                            bpe(vocab, b, u32::MAX, scratch, out)
-                        };
-                        if r.is_ok() && table.wants() {
-                            table.insert(b, &out[before..]);
-                        }
-                        r
-                    }
-                }
-            } else {
-                match found {
-                    Some(id) => {
-                        out.push(id);
-                        Ok(())
-                    }
-                    None if b.len() >= BLOCKED_PIECE_MIN && limit != usize::MAX => {
-                        bpe_long_blocks(vocab, b, out, limit, flush, scratch)
-                    }
-                    None => encode_multi(vocab, None, b, cache, scratch, out),
-                }
-            };
-            if let Err(e) = r {
-                failed = Err(e);
-                return;
-            }
-            if out.len() >= limit {
-                flush(out);
-            }
-        };
-        let mut go = |chunk: &mut Chunk| -> Result<()> {
-            let Chunk { spans, ids } = chunk;
-            let mut n = 0usize;
-            let mut run = |spans: &[(usize, usize)],
-                           found: &mut [Option<u32>],
-                           table: &mut Seeded,
-                           cache: &mut PieceCache,
-                           scratch: &mut Scratch| {
-                table.begin_chunk(seed);
-                for (f, &(s, e)) in found.iter_mut().zip(spans) {
-                    let b = &bytes[s..e];
-                    *f = if b.len() <= seeded::MAX_LEN {
-                        let i = table.find(b);
-                        (i != seeded::MISS).then_some(i)
-                    } else {
-                        let id = vocab.rank(b);
-                        if id.is_none() {
-                            cache.prefetch(b);
-                        }
-                        id
-                    };
-                }
-                for (&f, &(s, e)) in found.iter().zip(spans) {
-                    encode(&bytes[s..e], f, table, cache, scratch);
-                }
-            };
-            self.pretok.for_each_piece(
-                text,
-                #[inline(always)]
-                |p| {
-                    let b = p.as_bytes();
-                    if b.len() <= seeded::MAX_LEN {
-                        table.prefetch(b);
-                    } else {
-                        vocab.prefetch_rank(b);
-                    }
-                    let s = b.as_ptr() as usize - base;
-                    spans[n] = (s, s + b.len());
-                    n += 1;
-                    if n == CHUNK {
-                        run(&spans[..n], &mut ids[..n], table, cache, scratch);
-                        n = 0;
-                    }
-                },
-            )?;
-            run(&spans[..n], &mut ids[..n], table, cache, scratch);
-            Ok(())
-        };
-        CHUNKS.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut chunk) => go(&mut chunk),
-            Err(_) => {
-                // (re-entered from `flush`: arrays of its own)
-                let mut own = Chunk::EMPTY;
-                go(&mut own)
-            }
-        })?;
         failed
     }
 }
