@@ -527,7 +527,7 @@ mod tests {
             match r % 4 {
                 0 => (0..1 + r % 70).for_each(|_| text.push('y')),
                 1 => (0..1 + (r >> 8) % 70)
-                    .for_each(|k| text.push(b"xy.()"[((r >> k) % 5) as usize] as char)),
+                    .for_each(|k| text.push(b"xy.()"[((r >> (k % 64)) % 5) as usize] as char)),
                 // 65-300 bytes: the long cache, the merge of long id runs, and `bpe` past it
                 2 if r % 16 == 2 => (0..65 + (r >> 8) % 236)
                     .for_each(|k| text.push(b"xy.()xx"[((r >> (k % 50)) % 7) as usize] as char)),
