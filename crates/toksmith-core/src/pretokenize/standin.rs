@@ -133,7 +133,7 @@ pub(super) fn transcode(text: &str, t: &StandIns, sub: &mut [u8], pos: &mut [u16
     let b = text.as_bytes();
     let n = b.len();
     assert!(sub.len() > n && pos.len() > n && n <= u16::MAX as usize);
-    let (i, k) = transcode_chunks(b, t, sub, pos);
+    let (i, k) = transcode_chunks(text, t, sub, pos);
     transcode_tail(b, t, sub, pos, i, k)
 }
 
@@ -150,10 +150,12 @@ const CHUNK: usize = 16;
 /// ASCII words between diacritics go 16 bytes at a time.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn transcode_chunks(b: &[u8], t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> (usize, usize) {
+fn transcode_chunks(text: &str, t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> (usize, usize) {
     use core::arch::x86_64::*;
+    let b = text.as_bytes();
     let n = b.len();
-    debug_assert!(sub.len() > n && pos.len() > n && n <= u16::MAX as usize);
+    // (once per window: the unchecked stores below rely on it)
+    assert!(sub.len() > n && pos.len() > n && n <= u16::MAX as usize);
     let (bp, sp, pp) = (b.as_ptr(), sub.as_mut_ptr(), pos.as_mut_ptr());
     let bmp = t.bmp;
     let mut i = 0;
@@ -233,7 +235,7 @@ fn transcode_chunks(b: &[u8], t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -> 
 /// (other architectures: all of the text goes character by character)
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn transcode_chunks(_: &[u8], _: &StandIns, _: &mut [u8], _: &mut [u16]) -> (usize, usize) {
+fn transcode_chunks(_: &str, _: &StandIns, _: &mut [u8], _: &mut [u16]) -> (usize, usize) {
     (0, 0)
 }
 
