@@ -37,9 +37,8 @@ class Refs:
     def start(self):
         # Every pinned table holds a reference of its own to the shared pinned ints: a
         # tokenizer freed by the cyclic collector between `start` and `expect` would lower the
-        # count by one. Garbage left by earlier tests is collected now, and the collector waits
-        # until this object goes (tests must not call `gc.collect()` in between either).
-        gc.collect()
+        # count by one. The collector waits until this object goes, and tests must not call
+        # `gc.collect()` in between either (garbage of earlier tests may hold a pinned table).
         self._gc_was_on = gc.isenabled()
         gc.disable()
         self.before = self.now()
