@@ -466,8 +466,9 @@ pub fn o200k_standin_block_upto(b: &[u8], last: u32) -> Block {
     let m = classify(b);
     let mk = eq_mask(b, O200K_MARK);
     let both = m.high & !mk;
-    let sym = m.punct; // `[^\s\p{L}\p{N}]` but the marks
-                       // -- marks after symbols, with the tails after symbol runs (a tail's `/` starts nothing)
+    // `[^\s\p{L}\p{N}]` but the marks
+    let sym = m.punct;
+    // -- marks after symbols, with the tails after symbol runs (a tail's `/` starts nothing)
     let tail0 = o200k_tails(sym, m.crlf, m.slash);
     let s_nt = sym & !tail0;
     let pe = s_nt | fill(mk, mk & (s_nt << 1));

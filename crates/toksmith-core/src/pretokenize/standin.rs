@@ -140,6 +140,52 @@ pub(super) fn transcode(text: &str, t: &StandIns, sub: &mut [u8], pos: &mut [u16
 /// The bytes of a chunk of [`transcode_chunks`].
 const CHUNK: usize = 16;
 
+/// The BMP code point of the `W`-byte character (`W` 2 or 3) whose lead byte is at `p`.
+///
+/// # Safety
+/// `p` is the start of a `W`-byte character of valid UTF-8 (its continuation bytes follow).
+#[inline(always)]
+unsafe fn bmp_cp<const W: usize>(p: *const u8) -> usize {
+    let c = *p as usize;
+    if W == 2 {
+        ((c & 0x1F) << 6) | (*p.add(1) as usize & 0x3F)
+    } else {
+        (((c & 0x0F) << 12) | ((*p.add(1) as usize & 0x3F) << 6) | (*p.add(2) as usize & 0x3F))
+            & 0xFFFF
+    }
+}
+
+/// The stand-ins and offsets of the run of `W`-byte characters (`W` 2 or 3) that starts at
+/// byte `i` of the `n` bytes at `bp`, written at stand-in `k` on: one loop per run, no branch
+/// on the width per character. Returns where the run ends, `(i, k)`.
+///
+/// # Safety
+/// `bp[..n]` is valid UTF-8 with a `W`-byte character at `i`; `sp` and `pp` have room for a
+/// stand-in at every `k' <= i' < n` (as in [`transcode_chunks`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn width_run<const W: usize>(
+    bp: *const u8,
+    n: usize,
+    bmp: &[u8; 0x10000],
+    sp: *mut u8,
+    pp: *mut u16,
+    mut i: usize,
+    mut k: usize,
+) -> (usize, usize) {
+    // the lead bytes of this width: 110xxxxx, 1110xxxx
+    let (mask, lead) = if W == 2 { (0xE0, 0xC0) } else { (0xF0, 0xE0) };
+    loop {
+        *sp.add(k) = bmp[bmp_cp::<W>(bp.add(i))];
+        *pp.add(k) = i as u16;
+        i += W;
+        k += 1;
+        if i >= n || *bp.add(i) & mask != lead {
+            return (i, k);
+        }
+    }
+}
+
 /// [`transcode`] of the text by chunks, while 16 bytes are left: returns how far it got,
 /// `(i, k)` (bytes of `b`, characters written). Each chunk starts at a character: its 16
 /// bytes' leading ASCII ones are their own stand-ins (copied with their offsets by vector
@@ -188,39 +234,11 @@ fn transcode_chunks(text: &str, t: &StandIns, sub: &mut [u8], pos: &mut [u16]) -
             let a = high.trailing_zeros() as usize;
             i += a;
             k += a;
-            let mut c = *bp.add(i);
+            let c = *bp.add(i);
             if c < 0xE0 {
-                loop {
-                    let cp = ((c as usize & 0x1F) << 6) | (*bp.add(i + 1) as usize & 0x3F);
-                    *sp.add(k) = bmp[cp];
-                    *pp.add(k) = i as u16;
-                    i += 2;
-                    k += 1;
-                    if i >= n {
-                        break;
-                    }
-                    c = *bp.add(i);
-                    if c & 0xE0 != 0xC0 {
-                        break;
-                    }
-                }
+                (i, k) = width_run::<2>(bp, n, bmp, sp, pp, i, k);
             } else if c < 0xF0 {
-                loop {
-                    let cp = ((c as usize & 0x0F) << 12)
-                        | ((*bp.add(i + 1) as usize & 0x3F) << 6)
-                        | (*bp.add(i + 2) as usize & 0x3F);
-                    *sp.add(k) = bmp[cp & 0xFFFF];
-                    *pp.add(k) = i as u16;
-                    i += 3;
-                    k += 1;
-                    if i >= n {
-                        break;
-                    }
-                    c = *bp.add(i);
-                    if c & 0xF0 != 0xE0 {
-                        break;
-                    }
-                }
+                (i, k) = width_run::<3>(bp, n, bmp, sp, pp, i, k);
             } else {
                 *sp.add(k) = t.astral(char_at(b, i).cp);
                 *pp.add(k) = i as u16;
@@ -265,15 +283,13 @@ fn transcode_tail(
                 i += 1;
                 c
             } else if c < 0xE0 {
-                let cp = ((c as usize & 0x1F) << 6) | (*b.get_unchecked(i + 1) as usize & 0x3F);
+                let s = t.bmp[bmp_cp::<2>(b.as_ptr().add(i))];
                 i += 2;
-                t.bmp[cp]
+                s
             } else if c < 0xF0 {
-                let cp = ((c as usize & 0x0F) << 12)
-                    | ((*b.get_unchecked(i + 1) as usize & 0x3F) << 6)
-                    | (*b.get_unchecked(i + 2) as usize & 0x3F);
+                let s = t.bmp[bmp_cp::<3>(b.as_ptr().add(i))];
                 i += 3;
-                t.bmp[cp & 0xFFFF]
+                s
             } else {
                 let ch = char_at(b, i);
                 i += 4;
