@@ -23,6 +23,7 @@
 //! rank below every crossing token's, that held for 0-7% of the pieces; this one is checked
 //! per occurrence and holds for nearly every character.)
 
+use crate::bpe::grid::PairGrid;
 use crate::vocab::Vocab;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
@@ -139,6 +140,8 @@ pub(crate) struct Atoms {
     astral: FxHashMap<u32, u32>,
     /// `rules[0]` is empty: the character may start whole anywhere
     rules: Vec<Rule>,
+    /// the pairs of low-rank tokens (`grid.rs`), built with the atoms
+    pub(crate) grid: Option<PairGrid>,
 }
 
 /// The character at `b[i..]` if it is a valid multi-byte UTF-8 sequence: (length, code point).
@@ -250,6 +253,14 @@ impl Atoms {
             bmp: vec![u32::MAX; 0x10000].into_boxed_slice(),
             astral: FxHashMap::default(),
             rules: vec![Rule::default()],
+            grid: PairGrid::build(
+                (0..vocab.present.len() as u32)
+                    .filter(|&id| vocab.present[id as usize] && !vocab.added.contains(&id)),
+                |id| {
+                    &vocab.flat[vocab.offsets[id as usize] as usize
+                        ..vocab.offsets[id as usize + 1] as usize]
+                },
+            ),
         };
         let mut rule_ix: FxHashMap<Rule, u32> = FxHashMap::default();
         for (rank, cp, bytes) in candidates {
@@ -520,6 +531,14 @@ impl LazyAtoms {
 }
 
 impl Vocab {
+    /// The pair grid (`grid.rs`) once this vocabulary's atoms are built (this never builds
+    /// them: a large vocabulary builds them on a thread at load, a smaller one on its first
+    /// merge of a non-ASCII piece).
+    #[inline(always)]
+    pub(crate) fn pair_grid(&self) -> Option<&PairGrid> {
+        self.atoms.0.get().and_then(|a| a.grid.as_ref())
+    }
+
     /// This vocabulary's [`Atoms`] (only merges of non-ASCII pieces with the whole vocabulary
     /// use them). `None` while another thread of this process builds them: the caller merges
     /// from bytes meanwhile (the same ids), so the threads of a first batch do not wait.

@@ -16,7 +16,9 @@
 //! Performance notes (designs tried; see BENCHMARKS.md for numbers):
 //! * merge-table lookups on (left id, right id) instead of byte slices are not exact with
 //!   tiktoken rank files (a token can be the concatenation of pairs that were never merged),
-//!   so lookups are on byte slices of the piece (no allocation: adjacent tokens are contiguous).
+//!   so lookups are on byte slices of the piece (no allocation: adjacent tokens are contiguous),
+//!   except for pairs of two tokens of rank below 512: a dense grid filled from the tokens'
+//!   bytes (every way a token splits in two, so exact) answers those in one load (`grid.rs`).
 //! * one 10 MB piece merged in one go needs 120 MB of records, walked once per rank bucket:
 //!   cache and page-fault bound (10 MB cost 12-13x 1 MB in a fresh process). Merging 32 KB
 //!   chunks and checking each junction pair brought that to 10x (gpt2, 10 MB of one letter in a
@@ -29,6 +31,7 @@
 mod atoms;
 mod buckets;
 mod chunked;
+mod grid;
 mod long;
 mod memo;
 mod recover;

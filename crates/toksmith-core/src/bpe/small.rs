@@ -2,6 +2,7 @@
 //! beyond the rank lookups. [`Scratch`] holds its buffers (and those of the long merge), reused
 //! from one piece to the next.
 
+use crate::bpe::grid::PairGrid;
 use crate::bpe::long::LongWork;
 use crate::bpe::memo::SpanMemo;
 use crate::error::Result;
@@ -105,12 +106,25 @@ pub fn bpe_small(
         }
     }
     rank[n - 1] = u32::MAX;
+    let grid = vocab.pair_grid();
     let m = match first_wide {
         Some(b) if memo_pays(b) => {
             memo.bind(vocab);
-            merge_loop(piece, start, rank, id, n, Memo { vocab, limit, memo })
+            merge_loop(
+                piece,
+                start,
+                rank,
+                id,
+                n,
+                Memo {
+                    vocab,
+                    limit,
+                    memo,
+                    grid,
+                },
+            )
         }
-        _ => merge_loop(piece, start, rank, id, n, Plain { vocab, limit }),
+        _ => merge_loop(piece, start, rank, id, n, Plain { vocab, limit, grid }),
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -152,11 +166,24 @@ pub(crate) fn bpe_atoms(
         return Ok(false);
     }
     let limit = u32::MAX;
+    let grid = vocab.pair_grid();
     let m = if memo_pays(first_wide) {
         memo.bind(vocab);
-        from_atoms(piece, start, rank, id, m, Memo { vocab, limit, memo })
+        from_atoms(
+            piece,
+            start,
+            rank,
+            id,
+            m,
+            Memo {
+                vocab,
+                limit,
+                memo,
+                grid,
+            },
+        )
     } else {
-        from_atoms(piece, start, rank, id, m, Plain { vocab, limit })
+        from_atoms(piece, start, rank, id, m, Plain { vocab, limit, grid })
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -172,14 +199,28 @@ fn memo_pays(first_wide: u8) -> bool {
 }
 
 /// How the merge loop looks a span's rank up (`u32::MAX` when it is not a token below the
-/// limit): straight in the vocabulary, or through this thread's [`SpanMemo`].
+/// limit): straight in the vocabulary, or through this thread's [`SpanMemo`]; a pair of
+/// low-rank tokens in the vocabulary's [`PairGrid`] when it has one.
 trait Lookup {
     fn rank_below(&mut self, s: &[u8]) -> u32;
+    fn grid(&self) -> Option<&PairGrid>;
+    fn limit(&self) -> u32;
+
+    /// The rank of token `a` followed by token `b` (whose bytes are `s`).
+    #[inline(always)]
+    fn pair(&mut self, a: u32, b: u32, s: &[u8]) -> u32 {
+        match self.grid().and_then(|g| g.get(a, b)) {
+            Some(r) if r < self.limit() => r,
+            Some(_) => u32::MAX,
+            None => self.rank_below(s),
+        }
+    }
 }
 
 struct Plain<'a> {
     vocab: &'a Vocab,
     limit: u32,
+    grid: Option<&'a PairGrid>,
 }
 
 impl Lookup for Plain<'_> {
@@ -187,12 +228,21 @@ impl Lookup for Plain<'_> {
     fn rank_below(&mut self, s: &[u8]) -> u32 {
         self.vocab.rank_below(s, self.limit)
     }
+    #[inline(always)]
+    fn grid(&self) -> Option<&PairGrid> {
+        self.grid
+    }
+    #[inline(always)]
+    fn limit(&self) -> u32 {
+        self.limit
+    }
 }
 
 struct Memo<'a> {
     vocab: &'a Vocab,
     limit: u32,
     memo: &'a mut SpanMemo,
+    grid: Option<&'a PairGrid>,
 }
 
 impl Lookup for Memo<'_> {
@@ -204,6 +254,14 @@ impl Lookup for Memo<'_> {
         } else {
             u32::MAX
         }
+    }
+    #[inline(always)]
+    fn grid(&self) -> Option<&PairGrid> {
+        self.grid
+    }
+    #[inline(always)]
+    fn limit(&self) -> u32 {
+        self.limit
     }
 }
 
@@ -245,7 +303,11 @@ fn from_atoms(
     mut look: impl Lookup,
 ) -> usize {
     for i in 0..m - 1 {
-        rank[i] = look.rank_below(&piece[start[i] as usize..start[i + 2] as usize]);
+        rank[i] = look.pair(
+            id[i],
+            id[i + 1],
+            &piece[start[i] as usize..start[i + 2] as usize],
+        );
     }
     rank[m - 1] = u32::MAX;
     merge_loop(piece, start, rank, id, m, look)
@@ -284,10 +346,10 @@ fn merge_loop(
         m -= 1;
         rank[m - 1] = u32::MAX;
         if at + 1 < m {
-            rank[at] = look.rank_below(span(start, at, at + 2));
+            rank[at] = look.pair(id[at], id[at + 1], span(start, at, at + 2));
         }
         if at > 0 {
-            rank[at - 1] = look.rank_below(span(start, at - 1, at + 1));
+            rank[at - 1] = look.pair(id[at - 1], id[at], span(start, at - 1, at + 1));
         }
     }
     m
