@@ -255,7 +255,7 @@ impl Atoms {
             rules: vec![Rule::default()],
             grid: PairGrid::build(
                 (0..vocab.present.len() as u32)
-                    .filter(|&id| vocab.present[id as usize] && !vocab.added.contains(&id)),
+                    .filter(|&id| vocab.present[id as usize] && !added.contains(&id)),
                 |id| {
                     &vocab.flat[vocab.offsets[id as usize] as usize
                         ..vocab.offsets[id as usize + 1] as usize]

@@ -13,10 +13,13 @@
 //!
 //! Built with the atoms (`atoms.rs`): on their thread when a large vocabulary is built.
 
-use rustc_hash::FxHashMap;
+use crate::table::InlineTable;
 
 /// Side of the grid: tokens of rank below it (1 MB of `u32`; 1024, 4 MB, was no faster).
 pub(crate) const SIDE: usize = 512;
+
+/// A cell the grid does not answer (a pair with a token of more than 16 bytes).
+const ASK: u32 = u32::MAX - 1;
 
 /// `(left rank, right rank) -> rank of the joined token` for ranks below [`SIDE`].
 pub(crate) struct PairGrid {
@@ -38,21 +41,71 @@ impl PairGrid {
     ) -> Option<PairGrid> {
         let mut cells = crate::mem::try_vec(SIDE * SIDE, "the pair grid").ok()?;
         cells.resize(SIDE * SIDE, u32::MAX);
-        let mut low: FxHashMap<&[u8], u32> = FxHashMap::default();
-        low.try_reserve(SIDE).ok()?;
-        for id in ids.clone().filter(|&id| (id as usize) < SIDE) {
-            low.insert(bytes_of(id), id);
+        // the tokens below the side, in two small inline-key tables (they stay in L1: the
+        // build makes a few lookups for each token of the vocabulary)
+        let low = ids
+            .clone()
+            .filter(|&id| (id as usize) < SIDE)
+            .map(|id| (bytes_of(id), id));
+        if ids.clone().any(|id| id >= ASK) {
+            return None; // (ids that high are not stored: no grid)
         }
-        let longest = low.keys().map(|k| k.len()).max().unwrap_or(0);
+        // A token below the side of more than 16 bytes (cl100k_base has a run of 19 spaces)
+        // is not in the tables below: its row and column send the lookup to the bytes.
+        for (_, id) in low.clone().filter(|(b, _)| b.len() > 16) {
+            let id = id as usize;
+            cells[id * SIDE..(id + 1) * SIDE].fill(ASK);
+            for row in 0..SIDE {
+                cells[row * SIDE + id] = ASK;
+            }
+        }
+        let short = InlineTable::<u64>::new(low.clone(), 1).ok()?;
+        let medium = InlineTable::<u128>::new(low.clone(), 9).ok()?;
+        // lengths (bit `n`: `n` bytes) of the tokens below the side by their first two and
+        // their last two bytes (single bytes apart): a split of a token is only tried where
+        // both parts may be such tokens
+        let mut by_first = crate::mem::try_vec::<u32>(1 << 16, "the pair grid").ok()?;
+        by_first.resize(1 << 16, 0);
+        let mut by_last = by_first.clone();
+        let mut single = [0u64; 256];
+        for (b, _) in low.filter(|(b, _)| b.len() <= 16) {
+            let n = b.len();
+            if n == 1 {
+                single[b[0] as usize] = 1 << 1;
+            } else {
+                by_first[(b[0] as usize) << 8 | b[1] as usize] |= 1 << n;
+                by_last[(b[n - 2] as usize) << 8 | b[n - 1] as usize] |= 1 << n;
+            }
+        }
+        let low_id = |b: &[u8]| match b.len() {
+            0..=8 => short.get(b),
+            _ => medium.get(b),
+        };
         for id in ids {
             let t = bytes_of(id);
-            if t.len() < 2 || t.len() > 2 * longest {
-                continue;
+            let n = t.len();
+            if !(2..=32).contains(&n) {
+                continue; // (no two tokens of up to 16 bytes make it)
             }
-            // left parts of 1..=longest bytes whose right part is not longer than `longest`
-            for i in t.len().saturating_sub(longest).max(1)..=longest.min(t.len() - 1) {
-                if let (Some(&a), Some(&b)) = (low.get(&t[..i]), low.get(&t[i..])) {
-                    cells[a as usize * SIDE + b as usize] = id;
+            // left part of `i` bytes when bit `i` of `left` and bit `n - i` of the right
+            // parts' lengths are set
+            let left =
+                by_first[(t[0] as usize) << 8 | t[1] as usize] as u64 | single[t[0] as usize];
+            let right = by_last[(t[n - 2] as usize) << 8 | t[n - 1] as usize] as u64
+                | single[t[n - 1] as usize];
+            // bit i of `fits`: the right part of `n - i` bytes has a possible length
+            let mut fits = left & (right.reverse_bits() >> (63 - n));
+            fits &= !1 & ((1u64 << n) - 1);
+            while fits != 0 {
+                let i = fits.trailing_zeros() as usize;
+                fits &= fits - 1;
+                if let Some(a) = low_id(&t[..i]) {
+                    if let Some(b) = low_id(&t[i..]) {
+                        let cell = &mut cells[a as usize * SIDE + b as usize];
+                        if *cell != ASK {
+                            *cell = id;
+                        }
+                    }
                 }
             }
         }
@@ -66,7 +119,8 @@ impl PairGrid {
     #[inline(always)]
     pub(crate) fn get(&self, a: u32, b: u32) -> Option<u32> {
         if (a as usize) < SIDE && (b as usize) < SIDE {
-            Some(self.cells[a as usize * SIDE + b as usize])
+            let r = self.cells[a as usize * SIDE + b as usize];
+            (r != ASK).then_some(r)
         } else {
             None
         }
@@ -90,15 +144,24 @@ mod tests {
             .collect()
     }
 
-    /// Bytes (ranks 256-511, so single bytes are in the grid but not first) plus 2500 tokens
-    /// cut from random text over [`ALPHABET`], ranked in random order with gaps: many pairs
-    /// below the side join into tokens, some of them in more than one way.
+    /// Bytes (ranks 256-511, so single bytes are in the grid but not first), runs of spaces,
+    /// plus about 2700 tokens cut from random text over [`ALPHABET`], ranked in random order
+    /// with gaps: many pairs below the side join into tokens, some of them in more than one
+    /// way.
     fn grid_vocab(seed: &mut u64) -> Vocab {
         let mut m: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], 256 + b as u32)).collect();
         let mut seen: std::collections::HashSet<Vec<u8>> =
             m.iter().map(|(t, _)| t.clone()).collect();
+        // runs of 2-20 spaces below the side (cl100k_base has 19 there) and of 21-40 above it:
+        // tokens that join two tokens of the grid across its whole length range, and tokens of
+        // the grid too long for it
+        for n in 2..=40u32 {
+            let id = if n <= 20 { n - 2 } else { 3000 + n };
+            m.push((vec![b' '; n as usize], id));
+            seen.insert(vec![b' '; n as usize]);
+        }
         let source = text(seed, 3000).into_bytes();
-        let mut ids: Vec<u32> = (0..256).chain(512..3000).collect();
+        let mut ids: Vec<u32> = (19..256).chain(512..3000).collect();
         for i in (1..ids.len()).rev() {
             ids.swap(i, (xorshift(seed) % (i as u64 + 1)) as usize);
         }
@@ -130,16 +193,24 @@ mod tests {
             .filter(|&i| v.present[i as usize])
             .collect();
         let g = PairGrid::build(ids.iter().copied(), |i| v.token_bytes(i).unwrap()).unwrap();
-        let mut joined_tokens = 0;
+        let (mut joined_tokens, mut asked) = (0, 0);
         for &a in ids.iter().filter(|&&a| (a as usize) < SIDE) {
             for &b in ids.iter().filter(|&&b| (b as usize) < SIDE) {
                 let joined = [v.token_bytes(a).unwrap(), v.token_bytes(b).unwrap()].concat();
                 let want = v.rank(&joined).unwrap_or(u32::MAX);
-                assert_eq!(g.get(a, b), Some(want), "{joined:?}");
-                joined_tokens += (want != u32::MAX) as usize;
+                let long =
+                    v.token_bytes(a).unwrap().len() > 16 || v.token_bytes(b).unwrap().len() > 16;
+                if long {
+                    assert_eq!(g.get(a, b), None, "{joined:?}: left to the bytes");
+                    asked += 1;
+                } else {
+                    assert_eq!(g.get(a, b), Some(want), "{joined:?}");
+                    joined_tokens += (want != u32::MAX) as usize;
+                }
             }
         }
         assert!(joined_tokens > 100, "{joined_tokens} cells hold a token");
+        assert!(asked > 0);
         assert_eq!(g.get(SIDE as u32, 0), None);
         assert_eq!(g.get(0, SIDE as u32), None);
     }
@@ -156,7 +227,11 @@ mod tests {
         let mut seed = 5u64;
         let mut scratch = Scratch::default();
         for k in 0..3000 {
-            let piece = text(&mut seed, 1 + k % 40).into_bytes();
+            let piece = match k % 8 {
+                // runs of spaces, which join tokens too long for the grid
+                0 => vec![b' '; 1 + k % 45],
+                _ => text(&mut seed, 1 + k % 40).into_bytes(),
+            };
             let mut got = Vec::new();
             bpe_small(&v, &piece, u32::MAX, &mut scratch, &mut got).unwrap();
             assert_eq!(got, reference_merge(&v, &piece), "{piece:?}");
