@@ -106,25 +106,11 @@ pub fn bpe_small(
         }
     }
     rank[n - 1] = u32::MAX;
-    let grid = vocab.pair_grid();
     let m = match first_wide {
         Some(b) if memo_pays(b) => {
-            memo.bind(vocab);
-            merge_loop(
-                piece,
-                start,
-                rank,
-                id,
-                n,
-                Memo {
-                    vocab,
-                    limit,
-                    memo,
-                    grid,
-                },
-            )
+            merge_loop(piece, start, rank, id, n, Pairs::memo(vocab, limit, memo))
         }
-        _ => merge_loop(piece, start, rank, id, n, Plain { vocab, limit, grid }),
+        _ => merge_loop(piece, start, rank, id, n, Pairs::plain(vocab, limit)),
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -166,24 +152,10 @@ pub(crate) fn bpe_atoms(
         return Ok(false);
     }
     let limit = u32::MAX;
-    let grid = vocab.pair_grid();
     let m = if memo_pays(first_wide) {
-        memo.bind(vocab);
-        from_atoms(
-            piece,
-            start,
-            rank,
-            id,
-            m,
-            Memo {
-                vocab,
-                limit,
-                memo,
-                grid,
-            },
-        )
+        from_atoms(piece, start, rank, id, m, Pairs::memo(vocab, limit, memo))
     } else {
-        from_atoms(piece, start, rank, id, m, Plain { vocab, limit, grid })
+        from_atoms(piece, start, rank, id, m, Pairs::plain(vocab, limit))
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -199,28 +171,14 @@ fn memo_pays(first_wide: u8) -> bool {
 }
 
 /// How the merge loop looks a span's rank up (`u32::MAX` when it is not a token below the
-/// limit): straight in the vocabulary, or through this thread's [`SpanMemo`]; a pair of
-/// low-rank tokens in the vocabulary's [`PairGrid`] when it has one.
+/// limit): straight in the vocabulary, or through this thread's [`SpanMemo`].
 trait Lookup {
     fn rank_below(&mut self, s: &[u8]) -> u32;
-    fn grid(&self) -> Option<&PairGrid>;
-    fn limit(&self) -> u32;
-
-    /// The rank of token `a` followed by token `b` (whose bytes are `s`).
-    #[inline(always)]
-    fn pair(&mut self, a: u32, b: u32, s: &[u8]) -> u32 {
-        match self.grid().and_then(|g| g.get(a, b)) {
-            Some(r) if r < self.limit() => r,
-            Some(_) => u32::MAX,
-            None => self.rank_below(s),
-        }
-    }
 }
 
 struct Plain<'a> {
     vocab: &'a Vocab,
     limit: u32,
-    grid: Option<&'a PairGrid>,
 }
 
 impl Lookup for Plain<'_> {
@@ -228,21 +186,12 @@ impl Lookup for Plain<'_> {
     fn rank_below(&mut self, s: &[u8]) -> u32 {
         self.vocab.rank_below(s, self.limit)
     }
-    #[inline(always)]
-    fn grid(&self) -> Option<&PairGrid> {
-        self.grid
-    }
-    #[inline(always)]
-    fn limit(&self) -> u32 {
-        self.limit
-    }
 }
 
 struct Memo<'a> {
     vocab: &'a Vocab,
     limit: u32,
     memo: &'a mut SpanMemo,
-    grid: Option<&'a PairGrid>,
 }
 
 impl Lookup for Memo<'_> {
@@ -255,13 +204,51 @@ impl Lookup for Memo<'_> {
             u32::MAX
         }
     }
+}
+
+/// The merge loop's pair lookups: two tokens of low rank from the vocabulary's [`PairGrid`]
+/// when it has one, any other pair by its bytes through `L`.
+struct Pairs<'a, L> {
+    by_bytes: L,
+    grid: Option<&'a PairGrid>,
+    limit: u32,
+}
+
+impl<'a> Pairs<'a, Plain<'a>> {
     #[inline(always)]
-    fn grid(&self) -> Option<&PairGrid> {
-        self.grid
+    fn plain(vocab: &'a Vocab, limit: u32) -> Self {
+        let by_bytes = Plain { vocab, limit };
+        Pairs {
+            by_bytes,
+            grid: vocab.pair_grid(),
+            limit,
+        }
     }
+}
+
+impl<'a> Pairs<'a, Memo<'a>> {
+    /// Through `memo`, bound to `vocab` first.
     #[inline(always)]
-    fn limit(&self) -> u32 {
-        self.limit
+    fn memo(vocab: &'a Vocab, limit: u32, memo: &'a mut SpanMemo) -> Self {
+        memo.bind(vocab);
+        let by_bytes = Memo { vocab, limit, memo };
+        Pairs {
+            by_bytes,
+            grid: vocab.pair_grid(),
+            limit,
+        }
+    }
+}
+
+impl<L: Lookup> Pairs<'_, L> {
+    /// The rank of token `a` followed by token `b` (whose bytes are `s`).
+    #[inline(always)]
+    fn pair(&mut self, a: u32, b: u32, s: &[u8]) -> u32 {
+        match self.grid.and_then(|g| g.get(a, b)) {
+            Some(r) if r < self.limit => r,
+            Some(_) => u32::MAX,
+            None => self.by_bytes.rank_below(s),
+        }
     }
 }
 
@@ -300,7 +287,7 @@ fn from_atoms(
     rank: &mut [u32],
     id: &mut [u32],
     m: usize,
-    mut look: impl Lookup,
+    mut look: Pairs<impl Lookup>,
 ) -> usize {
     for i in 0..m - 1 {
         rank[i] = look.pair(
@@ -322,7 +309,7 @@ fn merge_loop(
     rank: &mut [u32],
     id: &mut [u32],
     mut m: usize,
-    mut look: impl Lookup,
+    mut look: Pairs<impl Lookup>,
 ) -> usize {
     let span = |start: &[u32], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
     loop {
