@@ -43,24 +43,23 @@ impl PairGrid {
         cells.resize(SIDE * SIDE, u32::MAX);
         // the tokens below the side, in two small inline-key tables (they stay in L1: the
         // build makes a few lookups for each token of the vocabulary)
-        let low = ids
-            .clone()
-            .filter(|&id| (id as usize) < SIDE)
-            .map(|id| (bytes_of(id), id));
-        if ids.clone().any(|id| id >= ASK) {
-            return None; // (ids that high are not stored: no grid)
-        }
+        let mut low: Vec<(&[u8], u32)> = crate::mem::try_vec(SIDE, "the pair grid").ok()?;
+        low.extend(
+            ids.clone()
+                .filter(|&id| (id as usize) < SIDE)
+                .map(|id| (bytes_of(id), id)),
+        );
         // A token below the side of more than 16 bytes (cl100k_base has a run of 19 spaces)
         // is not in the tables below: its row and column send the lookup to the bytes.
-        for (_, id) in low.clone().filter(|(b, _)| b.len() > 16) {
+        for &(_, id) in low.iter().filter(|(b, _)| b.len() > 16) {
             let id = id as usize;
             cells[id * SIDE..(id + 1) * SIDE].fill(ASK);
             for row in 0..SIDE {
                 cells[row * SIDE + id] = ASK;
             }
         }
-        let short = InlineTable::<u64>::new(low.clone(), 1).ok()?;
-        let medium = InlineTable::<u128>::new(low.clone(), 9).ok()?;
+        let short = InlineTable::<u64>::new(low.iter().copied(), 1).ok()?;
+        let medium = InlineTable::<u128>::new(low.iter().copied(), 9).ok()?;
         // lengths (bit `n`: `n` bytes) of the tokens below the side by their first two and
         // their last two bytes (single bytes apart): a split of a token is only tried where
         // both parts may be such tokens
@@ -68,7 +67,7 @@ impl PairGrid {
         by_first.resize(1 << 16, 0);
         let mut by_last = by_first.clone();
         let mut single = [0u64; 256];
-        for (b, _) in low.filter(|(b, _)| b.len() <= 16) {
+        for &(b, _) in low.iter().filter(|(b, _)| b.len() <= 16) {
             let n = b.len();
             if n == 1 {
                 single[b[0] as usize] = 1 << 1;
@@ -101,6 +100,9 @@ impl PairGrid {
                 fits &= fits - 1;
                 if let Some(a) = low_id(&t[..i]) {
                     if let Some(b) = low_id(&t[i..]) {
+                        if id >= ASK {
+                            return None; // (ids that high cannot be stored: no grid)
+                        }
                         let cell = &mut cells[a as usize * SIDE + b as usize];
                         if *cell != ASK {
                             *cell = id;
