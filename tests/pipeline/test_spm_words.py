@@ -141,3 +141,47 @@ def test_user_defined_pieces_match_sentencepiece(tmp_path):
     ]
     for text in texts:
         assert tok.encode(text, special=False) == sp.encode(text), text[:80]
+
+
+# Raw text is encoded word by word between the separators (space, tab, CR, LF for T5) without
+# normalizing a word seen before; words whose normalization is not one word (no-break and
+# zero-width spaces, `▁`, removed characters) take the normalizer's whitespace rules instead.
+RAW = [" ", "  ", "\n", "\r\n", "\t", "\x0b", "\xa0", "\u3000", "\u200b", "\u200c", "\u2581"]
+RAW += ["\ufeff", "the", "é", "e\u0301", "\u0301", "\u00a8", "ﬁ", "Ａ", "中", "\u0e47", "😀", "12"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    words=st.lists(st.lists(st.sampled_from(RAW), min_size=1, max_size=5), min_size=1, max_size=8),
+    picks=st.lists(st.integers(0, 7), min_size=1, max_size=60),
+)
+def test_raw_words_and_whitespace_match_sentencepiece(t5, words, picks):
+    tok, sp = t5
+    text = "".join("".join(words[i % len(words)]) for i in picks)
+    for _ in range(2):  # the second time from the word caches
+        assert tok.encode(text, special=False) == sp.encode(text), repr(text)
+
+
+@pytest.mark.parametrize("rule", ["nfkc", "identity", "nmt_nfkc_cf"])
+def test_raw_words_of_trained_unigram_models(tmp_path, rule):
+    # other normalization rules: `\n` kept (nfkc, identity), case folding; no byte fallback,
+    # so characters outside the vocabulary are unknown pieces
+    rng = random.Random(7)
+    lines = [" ".join(rng.choice(WORDS + RAW) for _ in range(10)) for _ in range(300)]
+    prefix = tmp_path / rule
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_prefix=str(prefix),
+        vocab_size=60,
+        model_type="unigram",
+        normalization_rule_name=rule,
+        character_coverage=0.98,
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
+    path = tmp_path / f"{rule}.model"
+    tok, sp = toksmith.load_any(path), spm.SentencePieceProcessor(model_file=str(path))
+    for _ in range(300):
+        text = "".join(rng.choice(RAW + ["Q", "日本語", "\n\n"]) for _ in range(rng.randrange(0, 40)))
+        for _ in range(2):
+            assert tok.encode(text, special=False) == sp.encode(text), repr(text)

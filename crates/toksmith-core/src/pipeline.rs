@@ -18,7 +18,7 @@ use crate::mem::{
 };
 use crate::models::char_bpe::{BpeOptions, CharBpe};
 use crate::models::spm::{ModelProto, ModelType, PieceType};
-use crate::models::unigram::Unigram;
+use crate::models::unigram::{RawText, Unigram};
 use crate::models::wordpiece::WordPiece;
 use crate::normalizers::{BertNormalizer, Normalizer, Pattern, Precompiled, SpmNormalizer};
 use crate::pre_tokenizers::{
@@ -494,7 +494,19 @@ impl Pipeline {
         ids: &mut Vec<u32>,
     ) -> Result<()> {
         match &self.stages {
-            Stages::Spm { normalizer, .. } => self.model.encode(&normalizer.normalize(seg)?, ids),
+            Stages::Spm { normalizer, .. } => match &self.model {
+                // (word by word from the raw text where the normalizer allows it: a word seen
+                // before is neither normalized nor split again)
+                Model::Unigram(u) if normalizer.raw_separators() != 0 => {
+                    let raw = RawText {
+                        separators: normalizer.raw_separators(),
+                        word: &|w, out| normalizer.normalize_word(w, out),
+                        whole: &|t| normalizer.normalize(t),
+                    };
+                    u.encode_raw(seg, &raw, ids).map(|_| ())
+                }
+                _ => self.model.encode(&normalizer.normalize(seg)?, ids),
+            },
             Stages::Hf { normalizer, .. } => {
                 let n = match normalizer {
                     Some(n) => n.normalize(seg)?,

@@ -197,6 +197,105 @@ fn byte_ids_of(pieces: &[String], enabled: bool) -> Result<Option<Box<[u32; 256]
 /// What a refused allocation of a model's tables names.
 const PIECES: &str = "the pieces of a Unigram model";
 
+/// One raw word's normalization appended to a string: whether it is one word of the
+/// normalized text, and whether it ends with a space it kept (see
+/// `SpmNormalizer::normalize_word`).
+pub type WordNormalizer<'a> = dyn Fn(&str, &mut String) -> Result<(bool, bool)> + 'a;
+
+/// How [`Unigram::encode_raw`] normalizes raw text word by word (from a SentencePiece
+/// normalizer: `SpmNormalizer::raw_separators`, `normalize_word` and `normalize`).
+#[derive(Clone, Copy)]
+pub struct RawText<'a> {
+    /// bit b set: the ASCII byte b separates words (0: the text is normalized whole)
+    pub separators: u128,
+    pub word: &'a WordNormalizer<'a>,
+    /// a text normalized whole
+    pub whole: &'a dyn Fn(&str) -> Result<String>,
+}
+
+/// How many words ahead of its encoding a word's cache lines are requested (the word table's
+/// slot; its record half as far ahead): the tables are larger than the CPU caches.
+const AHEAD: usize = 6;
+
+/// The words of a text found [`AHEAD`] words before they are encoded, their cache lines asked
+/// for meanwhile. `find(from)` is the first word (start, end) at or after `from`.
+struct Ahead<F> {
+    find: F,
+    /// the words found, each with its [`word_hash`] where the word table would hold it (else
+    /// 0); past the last word, `(n, n, 0)` for a text of `n` bytes
+    ring: [(usize, usize, u64); AHEAD],
+    k: usize,
+    /// where the next word is looked for
+    from: usize,
+    len: usize,
+}
+
+impl<F: Fn(usize) -> Option<(usize, usize)>> Ahead<F> {
+    fn new(find: F, bytes: &[u8], words: Option<&WordTable>, cache: Option<&PieceCache>) -> Self {
+        let len = bytes.len();
+        let mut a = Ahead {
+            find,
+            ring: [(len, len, 0); AHEAD],
+            k: 0,
+            from: 0,
+            len,
+        };
+        for i in 0..AHEAD {
+            a.ring[i] = a.fetch(bytes, words, cache);
+        }
+        a
+    }
+
+    /// The next word, its lines requested.
+    #[inline]
+    fn fetch(
+        &mut self,
+        bytes: &[u8],
+        words: Option<&WordTable>,
+        cache: Option<&PieceCache>,
+    ) -> (usize, usize, u64) {
+        let Some((start, end)) = (self.from < self.len)
+            .then(|| (self.find)(self.from))
+            .flatten()
+        else {
+            self.from = self.len;
+            return (self.len, self.len, 0);
+        };
+        self.from = end;
+        let word = &bytes[start..end];
+        let mut h = 0;
+        match (words, cache) {
+            (Some(w), _) if (WORD_MIN..=WORD_MAX).contains(&word.len()) => {
+                h = word_hash(word);
+                w.prefetch_slot(h);
+            }
+            (_, Some(c)) => c.prefetch(word),
+            _ => {}
+        }
+        (start, end, h)
+    }
+
+    /// The word to encode now: (start, end, hash); start == end past the last word.
+    #[inline]
+    fn next(
+        &mut self,
+        bytes: &[u8],
+        words: Option<&WordTable>,
+        cache: Option<&PieceCache>,
+    ) -> (usize, usize, u64) {
+        let now = self.ring[self.k];
+        self.ring[self.k] = self.fetch(bytes, words, cache);
+        self.k = (self.k + 1) % AHEAD;
+        if let Some(w) = words {
+            let (_, _, h) = self.ring[(self.k + AHEAD / 2 - 1) % AHEAD];
+            if h != 0 {
+                w.prefetch_record(h);
+            }
+        }
+        now
+    }
+}
+
 impl Unigram {
     /// The model of a SentencePiece `.model` file whose model_type is UNIGRAM.
     pub fn from_spm(m: &ModelProto) -> Result<Self> {
@@ -487,63 +586,200 @@ impl Unigram {
     /// word's own f32 lattice runs from the running score, exactly as the whole text would.
     fn encode_words(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let mut scratch = Scratch::default();
+        word_cache::with(self.owner, |cache| {
+            word_cache::with_words(self.owner, |words| {
+                self.words_from(text, 0.0, (words, cache), &mut scratch, out)
+                    .map(|_| ())
+            })
+        })
+    }
+
+    /// The words of `text` (normalized; cut before each `▁`) from the running f32 path score
+    /// `score`, with this thread's caches; returns the score at its end.
+    fn words_from(
+        &self,
+        text: &str,
+        mut score: f32,
+        (mut words, mut cache): (Option<&mut WordTable>, Option<&mut PieceCache>),
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<f32> {
+        let bytes = text.as_bytes();
+        let word_end = |start: usize| {
+            let first = utf8_len(bytes[start]).min(bytes.len() - start);
+            next_space(bytes, start + first)
+        };
+        let mut start = 0;
+        let mut ring = Ahead::new(
+            |from| (from < bytes.len()).then(|| (from, word_end(from))),
+            bytes,
+            words.as_deref(),
+            cache.as_deref(),
+        );
+        while start < bytes.len() {
+            let (_, end, h) = ring.next(bytes, words.as_deref(), cache.as_deref());
+            let word = &text[start..end];
+            let caches = (words.as_deref_mut(), cache.as_deref_mut());
+            score = self.encode_word(word, h, score, caches, scratch, out)?;
+            start = end;
+        }
+        Ok(score)
+    }
+
+    /// [`Unigram::encode`] of raw text that a SentencePiece normalizer normalizes word by
+    /// word (see `SpmNormalizer::raw_separators` and [`RawText`]). The ids are those of
+    /// `encode(whole(text))`; returns the f32 path score at the text's end, that of the
+    /// whole text's lattice (NaN where the text is encoded whole).
+    ///
+    /// The caches hold the raw words themselves (beside the normalized words they may hold
+    /// from other texts: a normalized word starts with `▁` and a raw word never does here),
+    /// so a word seen before is neither normalized nor split again.
+    pub fn encode_raw(&self, text: &str, raw: &RawText, out: &mut Vec<u32>) -> Result<f32> {
+        let RawText {
+            separators,
+            word,
+            whole,
+        } = *raw;
+        if self.mode != ScoreMode::SentencePiece || !self.word_split || separators == 0 {
+            return self.encode(&whole(text)?, out).map(|_| f32::NAN);
+        }
+        let mut scratch = Scratch::default();
+        let mut normalized = String::new();
         word_cache::with(self.owner, |mut cache| {
             word_cache::with_words(self.owner, |mut words| {
                 let bytes = text.as_bytes();
-                let word_end = |start: usize| {
-                    let first = utf8_len(bytes[start]).min(bytes.len() - start);
-                    next_space(bytes, start + first)
-                };
-                // the table slots of the words AHEAD words on, then their records half as
-                // far ahead, are fetched while this one is replayed (the tables are larger
-                // than the CPU caches)
-                const AHEAD: usize = 6;
-                let in_table = |w: &[u8]| (WORD_MIN..=WORD_MAX).contains(&w.len());
-                let next = |from: usize, words: Option<&WordTable>, cache: Option<&PieceCache>| {
-                    if from >= bytes.len() {
-                        return (from, 0);
+                let is_separator = |b: u8| b < 128 && separators >> b & 1 != 0;
+                let skip = |mut i: usize| {
+                    while i < bytes.len() && is_separator(bytes[i]) {
+                        i += 1;
                     }
-                    let end = word_end(from);
-                    let word = &bytes[from..end];
-                    let mut h = 0;
-                    match (words, cache) {
-                        (Some(w), _) if in_table(word) => {
-                            h = word_hash(word);
-                            w.prefetch_slot(h);
-                        }
-                        (_, Some(c)) => c.prefetch(word),
-                        _ => {}
-                    }
-                    (end, h)
+                    i
                 };
-                let mut ahead = [(0usize, 0u64); AHEAD];
-                let mut prefetched = 0;
-                for a in ahead.iter_mut() {
-                    *a = next(prefetched, words.as_deref(), cache.as_deref());
-                    prefetched = a.0;
-                }
+                let raw_word = |from: usize| {
+                    let start = skip(from);
+                    if start == bytes.len() {
+                        return None;
+                    }
+                    let mut end = start + 1;
+                    while end < bytes.len() && !is_separator(bytes[end]) {
+                        end += 1;
+                    }
+                    Some((start, end))
+                };
+                let mut ring = Ahead::new(raw_word, bytes, words.as_deref(), cache.as_deref());
                 let mut score = 0f32;
-                let mut start = 0;
-                let mut k = 0;
-                while start < bytes.len() {
-                    let (end, h) = ahead[k];
-                    ahead[k] = next(prefetched, words.as_deref(), cache.as_deref());
-                    prefetched = ahead[k].0;
-                    k = (k + 1) % AHEAD;
-                    if let Some(w) = words.as_deref() {
-                        let (_, h2) = ahead[(k + AHEAD / 2 - 1) % AHEAD];
-                        if h2 != 0 {
-                            w.prefetch_record(h2);
-                        }
+                loop {
+                    let (start, end, h) = ring.next(bytes, words.as_deref(), cache.as_deref());
+                    if start == end {
+                        return Ok(score);
                     }
-                    let word = &text[start..end];
+                    let raw = &text[start..end];
                     let caches = (words.as_deref_mut(), cache.as_deref_mut());
-                    score = self.encode_word(word, h, score, caches, &mut scratch, out)?;
-                    start = end;
+                    let r = self.raw_word(
+                        raw,
+                        h,
+                        score,
+                        caches,
+                        word,
+                        &mut normalized,
+                        &mut scratch,
+                        out,
+                    )?;
+                    let spaced = match r {
+                        Ok(s) => {
+                            score = s;
+                            continue;
+                        }
+                        Err(spaced) => spaced,
+                    };
+                    // Not one word after normalization: `normalized` is `▁` and the word's
+                    // normalization. Where that ends with a space it kept (or is empty), the
+                    // `▁` of that space is the next word's first.
+                    if spaced {
+                        normalized.truncate(normalized.len() - SPACE.len());
+                    }
+                    let caches = (words.as_deref_mut(), cache.as_deref_mut());
+                    if normalized.ends_with(SPACE) {
+                        // (a `▁` left at its end: at the text's end the normalization drops
+                        // every `▁` there, so the rest of the text is normalized as a whole)
+                        let rest = whole(&text[start..])?;
+                        return self.words_from(&rest, score, caches, &mut scratch, out);
+                    }
+                    score = self.words_from(&normalized, score, caches, &mut scratch, out)?;
                 }
-                Ok(())
             })
         })
+    }
+
+    /// One raw word of [`Unigram::encode_raw`] from the running score `score` (`h`: its
+    /// [`word_hash`] where the word table would hold it, else 0): its ids into `out`, the
+    /// score at its end; where it is not one word after normalization, nothing written,
+    /// `normalized` holding `▁` and its normalization, and whether that ends with a space it
+    /// kept (see `SpmNormalizer::normalize_word`).
+    #[allow(clippy::too_many_arguments)]
+    fn raw_word(
+        &self,
+        raw: &str,
+        h: u64,
+        score: f32,
+        (words, cache): (Option<&mut WordTable>, Option<&mut PieceCache>),
+        normalize: &WordNormalizer,
+        normalized: &mut String,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<std::result::Result<f32, bool>> {
+        let score = if score.beyond_reset() { 0.0 } else { score };
+        let bytes = raw.as_bytes();
+        // (a raw word starting with `▁` could be spelled like a normalized word: never a key)
+        let keyed = !bytes.starts_with(SPACE.as_bytes());
+        let in_table = (WORD_MIN..=WORD_MAX).contains(&bytes.len());
+        let mut words = words.filter(|_| keyed && in_table);
+        if words.as_deref_mut().is_some_and(|w| !w.in_use()) {
+            words = None;
+        }
+        let mut cache = cache.filter(|_| keyed && !in_table && bytes.len() <= MAX_PIECE);
+        if cache.as_deref_mut().is_some_and(|c| !c.in_use()) {
+            cache = None;
+        }
+        let found = match (&mut words, &mut cache) {
+            (Some(w), _) => w.get(bytes, h),
+            (_, Some(c)) => c.get(bytes),
+            _ => None,
+        };
+        let hit = found.is_some();
+        if let Some(entry) = found {
+            let (&bound, path) = entry.split_first().expect("entries start with their bound");
+            if self.replayable(score, f32::from_bits(bound), raw.len()) {
+                try_reserve(out, path.len() / 2, "the ids")?;
+                return Ok(Ok(replay(score, path, self.unk_id.unwrap_or(0), out)));
+            }
+        }
+        normalized.clear();
+        normalized.push_str(SPACE);
+        let (one, spaced) = normalize(raw, normalized)?;
+        if !one {
+            return Ok(Err(spaced));
+        }
+        if hit || normalized.len() > WORD_MAX {
+            // (a cached path that does not replay from this score; or a word too long for
+            // an entry, whose run of unknown characters may not fit one marker)
+            return self.word_from(normalized, score, scratch, out).map(Ok);
+        }
+        try_reserve(out, normalized.len(), "the ids")?;
+        let end = self.word_missed(normalized, score, scratch, out)?;
+        // A hit is checked with the raw word's length, which may be shorter than its
+        // normalization (U+FDFA: 3 bytes, 33 normalized): the check that no score reset falls
+        // inside the normalized word (`replayable`) is folded into the entry's bound.
+        let cap = SCORE_RESET * 0.999 - normalized.len() as f32 * self.max_step - 1.0;
+        if let Some(bound) = scratch.entry.first_mut() {
+            *bound = f32::from_bits(*bound).min(cap).to_bits();
+        }
+        match (words, cache) {
+            (Some(w), _) => w.insert(bytes, h, &scratch.entry),
+            (_, Some(c)) if scratch.entry.len() <= MAX_PIECE => c.insert(bytes, &scratch.entry),
+            _ => {}
+        }
+        Ok(Ok(end))
     }
 
     /// One word of [`Unigram::encode_words`] starting from the f32 path score `score`; returns
@@ -1004,6 +1240,81 @@ pub(crate) mod tests {
             let len = [10, 200, 3000, 20000][seed as usize % 4];
             let text = random_text(seed, len, &alphabet);
             cached_equals_uncached(&m, &text, &format!("seed {seed}"));
+        }
+    }
+
+    #[test]
+    fn raw_words_match_the_normalized_text() {
+        use crate::normalizers::SpmNormalizer;
+        let m = t5_model();
+        let u = Unigram::from_spm(&m).unwrap();
+        let n = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
+        assert_ne!(n.raw_separators(), 0);
+        // words repeat (cache hits, replayed from other running scores), whitespace of
+        // every kind, spaces and `▁` inside words, unknown characters, words over 64 bytes
+        let alphabet = [
+            " ",
+            " ",
+            " ",
+            "\n",
+            "\r\n",
+            "\t",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{200b}",
+            "\u{2581}",
+            "the",
+            "of",
+            "a",
+            "e",
+            "s",
+            "-",
+            "+",
+            "++",
+            "é",
+            "中",
+            "\u{1F600}",
+            "\u{E000}",
+            "\u{F1690}",
+            "0",
+            "7",
+            "x",
+            "ing",
+            "\u{a8}",
+            "ﬁ",
+            "\u{301}",
+            "\u{e47}",
+            "\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}",
+        ];
+        // a word of 21 bytes whose normalization is 59 (U+FDF2 is 4 Arabic letters in NFKC,
+        // unknown pieces here), replayed from running scores close to sentencepiece's reset:
+        // one started just below it may reach it inside the normalized word
+        let allah = "\u{fdf2}".repeat(7) + " ";
+        let long = (0..300)
+            .map(|pad| "x ".repeat(pad) + &allah.repeat(170))
+            .collect::<Vec<_>>();
+        let texts = (1..60u64)
+            .map(|seed| random_text(seed, [10, 300, 3000, 30000][seed as usize % 4], &alphabet))
+            .chain(long);
+        for (seed, text) in texts.enumerate() {
+            let normalized = n.normalize(&text).unwrap();
+            let mut want = vec![];
+            u.encode_uncached(&normalized, &mut want).unwrap();
+            let mut best = vec![];
+            u.lattice_spm(&normalized, 0.0, &mut best).unwrap();
+            let lattice_end = best[normalized.len()].score;
+            for _ in 0..2 {
+                let mut got = vec![];
+                let raw = RawText {
+                    separators: n.raw_separators(),
+                    word: &|w, out| n.normalize_word(w, out),
+                    whole: &|t| n.normalize(t),
+                };
+                let end = u.encode_raw(&text, &raw, &mut got).unwrap();
+                assert_eq!(got, want, "seed {seed}");
+                // the running score too (what later words' rounding depends on)
+                assert_eq!(end.to_bits(), lattice_end.to_bits(), "seed {seed}");
+            }
         }
     }
 

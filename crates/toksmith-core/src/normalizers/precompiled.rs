@@ -172,6 +172,44 @@ impl Precompiled {
         self.units.is_empty()
     }
 
+    /// Whether every key that holds a byte of `set` (bit b for the ASCII byte b) is made of
+    /// those bytes alone and replaced by one space: the keys spelled with bytes of the set are
+    /// walked from the root (each must map to " "), and every unit labelled with a byte of the
+    /// set must be one of those walks' (a unit no walk reaches counts against: the answer
+    /// errs towards no).
+    fn set_keys_are_spaces(&self, set: u128) -> bool {
+        let Some(root) = self.root() else {
+            return true;
+        };
+        let in_set = |b: u32| b < 128 && set >> b & 1 != 0;
+        let mut reached: Vec<usize> = Vec::new();
+        let mut todo = vec![(root, 0u32)];
+        while let Some((pos, depth)) = todo.pop() {
+            for b in (0..128u8).filter(|&b| in_set(u32::from(b))) {
+                let Some((child, leaf)) = self.child(pos, b) else {
+                    continue;
+                };
+                let unit = pos ^ b as usize;
+                // (a trie this deep or a unit reached twice is not a plain set of keys)
+                if depth >= 64 || reached.contains(&unit) {
+                    return false;
+                }
+                reached.push(unit);
+                if leaf {
+                    let value = self.units.get(child).map(|&v| v & 0x7fff_ffff);
+                    if value.and_then(|v| self.replacement(v)) != Some(" ") {
+                        return false;
+                    }
+                }
+                todo.push((child, depth + 1));
+            }
+        }
+        self.units
+            .iter()
+            .enumerate()
+            .all(|(q, &u)| !in_set(u & ((1 << 31) | 0xff)) || reached.contains(&q))
+    }
+
     /// darts-clone `commonPrefixSearch`: `f(length, value)` for each key that prefixes `key`.
     fn common_prefixes(&self, key: &[u8], mut f: impl FnMut(usize, u32)) {
         let unit = |i: usize| self.units.get(i).copied();
@@ -299,6 +337,9 @@ pub struct SpmNormalizer {
     /// Bit c set (c a non-ASCII BMP code point): no rule and no user-defined piece starts with
     /// the character c, so it is its own normalization wherever it stands (empty: none).
     plain_bmp: Vec<u64>,
+    /// Bit b set (b ASCII): the byte b separates words of the raw text (see
+    /// [`SpmNormalizer::raw_separators`]); 0 where the text cannot be normalized by words.
+    raw_separators: u128,
 }
 
 const SPACE_SYMBOL: &str = "\u{2581}";
@@ -344,6 +385,27 @@ impl SpmNormalizer {
                 *class = map.to_space(b as u8);
             }
         }
+        // separators: bytes that normalize to one space on their own, where the keys that
+        // hold them are made of them alone and replaced by one space (`\r\n` in NFKC maps)
+        // and no user-defined piece holds one
+        let separators = (0..128u8)
+            .filter(|&b| {
+                own & (1 << b) != 0
+                    && match map.longest(&[b]) {
+                        Some((r, _)) => r == " ",
+                        None => b == b' ',
+                    }
+            })
+            .fold(0u128, |m, b| m | (1 << b));
+        let by_words = spec.add_dummy_prefix
+            && spec.remove_extra_whitespaces
+            && spec.escape_whitespaces
+            && !treat_whitespace_as_suffix
+            && separators & (1 << b' ') != 0
+            && !user_defined
+                .iter()
+                .any(|p| p.bytes().any(|b| b < 128 && separators >> b & 1 != 0))
+            && map.set_keys_are_spaces(separators);
         Ok(SpmNormalizer {
             ascii_class,
             plain_bmp,
@@ -353,7 +415,40 @@ impl SpmNormalizer {
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
             escape_whitespaces: spec.escape_whitespaces,
             treat_whitespace_as_suffix,
+            raw_separators: if by_words { separators } else { 0 },
         })
+    }
+
+    /// The ASCII bytes (bit b for byte b) that separate the words of raw text, where this
+    /// normalizer's output can be had word by word; 0 where it cannot.
+    ///
+    /// With `add_dummy_prefix`, `remove_extra_whitespaces` and `escape_whitespaces` (and the
+    /// space not a suffix), the normalization of a text is `▁` before each of its words'
+    /// normalizations, where the words are the runs between separators and each word's
+    /// normalization is [`SpmNormalizer::normalize_word`] whenever that is one word (not
+    /// empty, no space, no `▁`): a separator's normalization is one space wherever it stands
+    /// (a run of them collapses to one `▁`, and leading and trailing ones are dropped: the
+    /// rules that hold a separator are runs of separators replaced by one space), and no rule
+    /// or user-defined piece reaches from a word into a separator, so each word normalizes as
+    /// it does alone. (A word that is not one word after normalization changes
+    /// how the spaces around it collapse: the caller normalizes the text from there on as a
+    /// whole, which gives the same result as the whole text's normalization from there,
+    /// the dummy prefix standing for the separator before it.)
+    pub fn raw_separators(&self) -> u128 {
+        self.raw_separators
+    }
+
+    /// The normalization of one raw word (no separator in it) into `out`, as the whole
+    /// text's normalization writes it where the word stands after a separator (or at the
+    /// start): spaces as `▁`, those that follow a space (or the word's start) dropped.
+    /// Returns whether it is one word of the normalized text (not empty, no `▁` in it), and
+    /// whether it ends with a space it kept (or is empty), which the separators after it
+    /// collapse into.
+    pub fn normalize_word(&self, word: &str, out: &mut String) -> Result<(bool, bool)> {
+        let start = out.len();
+        let spaced = self.normalize_into(word, true, SPACE_SYMBOL, out)?;
+        let done = &out[start..];
+        Ok((!done.is_empty() && !done.contains(SPACE_SYMBOL), spaced))
     }
 
     /// `NormalizePrefix`: the replacement of the longest rule at the start of `input` and the
@@ -443,8 +538,54 @@ impl SpmNormalizer {
         SpmNormalizer {
             plain_bmp: Vec::new(),
             ascii_class: Box::new([0; 128]),
+            raw_separators: 0,
             ..self.clone()
         }
+    }
+
+    /// The main loop of [`SpmNormalizer::normalize`]: `input`'s rules applied and written to
+    /// `out` (spaces as `space`), from the state `is_prev_space` (whether the output so far
+    /// ends with a space the next ones collapse into); returns that state at its end.
+    fn normalize_into(
+        &self,
+        mut input: &str,
+        mut is_prev_space: bool,
+        space: &str,
+        out: &mut String,
+    ) -> Result<bool> {
+        while !input.is_empty() {
+            let (run, prev) = self.plain_run(input, is_prev_space, space, out)?;
+            if run > 0 {
+                is_prev_space = prev;
+                input = &input[run..];
+                continue;
+            }
+            let (r, len) = self.prefix(input);
+            let mut sp = r;
+            if is_prev_space {
+                sp = sp.trim_start_matches(' ');
+            }
+            if !sp.is_empty() {
+                // at most 3 bytes (`▁`) for each byte (a space)
+                grow(out, sp.len() * 3)?;
+                if self.escape_whitespaces && sp.as_bytes().contains(&b' ') {
+                    for (i, part) in sp.split(' ').enumerate() {
+                        if i > 0 {
+                            out.push_str(SPACE_SYMBOL);
+                        }
+                        out.push_str(part);
+                    }
+                } else {
+                    out.push_str(sp);
+                }
+                is_prev_space = sp.ends_with(' ');
+            }
+            input = &input[len..];
+            if !self.remove_extra_whitespaces {
+                is_prev_space = false;
+            }
+        }
+        Ok(is_prev_space)
     }
 
     /// The normalized text; [`Error::OutOfMemory`] when the output cannot grow.
@@ -472,39 +613,7 @@ impl SpmNormalizer {
         if !self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             out.push_str(space);
         }
-        let mut is_prev_space = self.remove_extra_whitespaces;
-        while !input.is_empty() {
-            let (run, prev) = self.plain_run(input, is_prev_space, space, &mut out)?;
-            if run > 0 {
-                is_prev_space = prev;
-                input = &input[run..];
-                continue;
-            }
-            let (r, len) = self.prefix(input);
-            let mut sp = r;
-            if is_prev_space {
-                sp = sp.trim_start_matches(' ');
-            }
-            if !sp.is_empty() {
-                // at most 3 bytes (`▁`) for each byte (a space)
-                grow(&mut out, sp.len() * 3)?;
-                if self.escape_whitespaces && sp.as_bytes().contains(&b' ') {
-                    for (i, part) in sp.split(' ').enumerate() {
-                        if i > 0 {
-                            out.push_str(SPACE_SYMBOL);
-                        }
-                        out.push_str(part);
-                    }
-                } else {
-                    out.push_str(sp);
-                }
-                is_prev_space = sp.ends_with(' ');
-            }
-            input = &input[len..];
-            if !self.remove_extra_whitespaces {
-                is_prev_space = false;
-            }
-        }
+        self.normalize_into(input, self.remove_extra_whitespaces, space, &mut out)?;
         if self.remove_extra_whitespaces {
             while out.ends_with(space) {
                 out.truncate(out.len() - space.len());
@@ -554,6 +663,110 @@ mod tests {
         assert_eq!(n.normalize(" a  b ").unwrap(), "a b");
         let n = SpmNormalizer::new(&spec(true, true, true), &[], true).unwrap();
         assert_eq!(n.normalize("a b").unwrap(), "a▁b▁");
+    }
+
+    /// The normalization rebuilt from the raw words as `Unigram::encode_raw` walks them: `▁`
+    /// and each word's normalization, the `▁` of a kept space at a word's end left to the next
+    /// word, the rest of the text normalized whole where a `▁` would be left at the end.
+    fn by_words(n: &SpmNormalizer, text: &str) -> String {
+        let seps = n.raw_separators();
+        let is_sep = |b: u8| b < 128 && seps >> b & 1 != 0;
+        let bytes = text.as_bytes();
+        let mut out = String::new();
+        let mut i = 0;
+        loop {
+            while i < bytes.len() && is_sep(bytes[i]) {
+                i += 1;
+            }
+            if i == bytes.len() {
+                return out;
+            }
+            let start = i;
+            while i < bytes.len() && !is_sep(bytes[i]) {
+                i += 1;
+            }
+            let mut word = String::from(SPACE_SYMBOL);
+            let (_, spaced) = n.normalize_word(&text[start..i], &mut word).unwrap();
+            if spaced {
+                word.truncate(word.len() - SPACE_SYMBOL.len());
+            }
+            if word.ends_with(SPACE_SYMBOL) {
+                return out + &n.normalize(&text[start..]).unwrap();
+            }
+            out += &word;
+        }
+    }
+
+    #[test]
+    fn raw_words_rebuild_the_normalization() {
+        let m = crate::models::unigram::tests::t5_model();
+        let alphabet = [
+            " ",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\r",
+            "\t",
+            "\u{b}",
+            "\u{c}",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{200b}",
+            "\u{200c}",
+            "\u{2581}",
+            "\u{feff}",
+            "a",
+            "the",
+            "é",
+            "e\u{301}",
+            "\u{301}",
+            "\u{a8}",
+            "\u{2474}",
+            "ﬁ",
+            "①",
+            "Ａ",
+            "中",
+            "\u{e47}",
+            "\u{1F600}",
+            "1",
+            "--",
+            "<",
+            ">",
+        ];
+        let t5 = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
+        let seps = t5.raw_separators();
+        for b in [b' ', b'\n', b'\t', b'\r'] {
+            assert!(seps >> b & 1 == 1, "{b}");
+        }
+        assert_eq!(seps >> b'a' & 1, 0);
+        let plain = SpmNormalizer::new(&spec(true, true, true), &[], false).unwrap();
+        assert_eq!(plain.raw_separators(), 1 << b' ');
+        let user = SpmNormalizer::new(&m.normalizer_spec, &["<x", "é"], false).unwrap();
+        assert_ne!(user.raw_separators(), 0);
+        for n in [&t5, &plain, &user] {
+            for seed in 1..2000u64 {
+                let text = crate::models::unigram::tests::random_text(seed, 40, &alphabet);
+                assert_eq!(by_words(n, &text), n.normalize(&text).unwrap(), "{text:?}");
+            }
+        }
+        // whitespace rules or user-defined pieces that do not allow it
+        let mut keep = m.normalizer_spec.clone();
+        keep.remove_extra_whitespaces = false;
+        let mut no_prefix = m.normalizer_spec.clone();
+        no_prefix.add_dummy_prefix = false;
+        for spec in [&keep, &no_prefix] {
+            assert_eq!(
+                SpmNormalizer::new(spec, &[], false)
+                    .unwrap()
+                    .raw_separators(),
+                0
+            );
+        }
+        let spaced = SpmNormalizer::new(&m.normalizer_spec, &["a b"], false).unwrap();
+        assert_eq!(spaced.raw_separators(), 0);
+        let suffix = SpmNormalizer::new(&m.normalizer_spec, &[], true).unwrap();
+        assert_eq!(suffix.raw_separators(), 0);
     }
 
     #[test]
