@@ -141,6 +141,37 @@ fn replay(start: f32, path: &[u32], unk_id: u32, out: &mut Vec<u32>) -> f32 {
     s
 }
 
+/// The position of the first byte of `separators` (bit b for the ASCII byte b) at or after
+/// `from` in `bytes`, or their length. Where every separator is below 0x21 (spaces and control
+/// bytes, as in SentencePiece's normalizers) the candidates are found 8 bytes at a time.
+#[inline]
+fn next_separator(bytes: &[u8], from: usize, separators: u128) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let is_separator = |b: u8| b < 128 && separators >> b & 1 != 0;
+    let mut i = from.min(bytes.len());
+    if separators >> 0x21 == 0 {
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            // a flag on each byte below 0x21 (the lowest flag is always a true one)
+            let low = x.wrapping_sub(0x21 * LO) & !x & HI;
+            if low == 0 {
+                i += 8;
+                continue;
+            }
+            let at = i + (low.trailing_zeros() / 8) as usize;
+            if is_separator(bytes[at]) {
+                return at;
+            }
+            i = at + 1;
+        }
+    }
+    while i < bytes.len() && !is_separator(bytes[i]) {
+        i += 1;
+    }
+    i
+}
+
 /// The position of the first `▁` (E2 96 81) at or after `from` in the UTF-8 `bytes`, or their
 /// length. The E2 bytes are found 8 at a time (a byte loop's search and its exit at each
 /// word's end were a quarter of the word split's samples on multilingual text).
@@ -660,11 +691,7 @@ impl Unigram {
                     if start == bytes.len() {
                         return None;
                     }
-                    let mut end = start + 1;
-                    while end < bytes.len() && !is_separator(bytes[end]) {
-                        end += 1;
-                    }
-                    Some((start, end))
+                    Some((start, next_separator(bytes, start + 1, separators)))
                 };
                 let mut ring = Ahead::new(raw_word, bytes, words.as_deref(), cache.as_deref());
                 let mut score = 0f32;
@@ -1477,6 +1504,29 @@ pub(crate) mod tests {
                 reference_encode(&proto, &text),
                 "seed {seed}"
             );
+        }
+    }
+
+    #[test]
+    fn next_separator_finds_each_separator() {
+        let alphabet = [
+            "a", " ", "\n", "\t", "\r", "\u{1}", "\u{1f}", "!", "é", "中", "\u{7f}",
+        ];
+        for seps in [
+            1u128 << b' ',
+            (1 << b' ') | (1 << b'\n') | (1 << b'\t'),
+            1 << b'!',
+        ] {
+            for seed in 1..300u64 {
+                let text = random_text(seed, 40, &alphabet);
+                let bytes = text.as_bytes();
+                for from in 0..=bytes.len() {
+                    let want = (from..bytes.len())
+                        .find(|&i| bytes[i] < 128 && seps >> bytes[i] & 1 == 1)
+                        .unwrap_or(bytes.len());
+                    assert_eq!(next_separator(bytes, from, seps), want, "{text:?} {from}");
+                }
+            }
         }
     }
 
