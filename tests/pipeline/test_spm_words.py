@@ -182,6 +182,8 @@ def test_raw_words_of_trained_unigram_models(tmp_path, rule):
     path = tmp_path / f"{rule}.model"
     tok, sp = toksmith.load_any(path), spm.SentencePieceProcessor(model_file=str(path))
     for _ in range(300):
-        text = "".join(rng.choice(RAW + ["Q", "日本語", "\n\n"]) for _ in range(rng.randrange(0, 40)))
+        text = "".join(
+            rng.choice(RAW + ["Q", "日本語", "\n\n"]) for _ in range(rng.randrange(0, 40))
+        )
         for _ in range(2):
             assert tok.encode(text, special=False) == sp.encode(text), repr(text)

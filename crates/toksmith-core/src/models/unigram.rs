@@ -1270,6 +1270,58 @@ pub(crate) mod tests {
         }
     }
 
+    /// Pieces of raw text for the raw-word tests: whitespace of every kind, spaces and `▁`
+    /// inside words, characters NFKC expands, composes or removes, unknown characters, words
+    /// over 64 bytes.
+    pub(crate) const RAW_TEXT: &[&str] = &[
+        " ",
+        " ",
+        " ",
+        "  ",
+        "\n",
+        "\r\n",
+        "\r",
+        "\t",
+        "\u{b}",
+        "\u{c}",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{200b}",
+        "\u{200c}",
+        "\u{2581}",
+        "\u{feff}",
+        "the",
+        "of",
+        "a",
+        "e",
+        "s",
+        "-",
+        "--",
+        "+",
+        "++",
+        "<",
+        ">",
+        "é",
+        "e\u{301}",
+        "\u{301}",
+        "\u{a8}",
+        "\u{2474}",
+        "ﬁ",
+        "①",
+        "Ａ",
+        "中",
+        "\u{e47}",
+        "\u{1F600}",
+        "\u{E000}",
+        "\u{F1690}",
+        "0",
+        "1",
+        "7",
+        "x",
+        "ing",
+        "\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}",
+    ];
+
     #[test]
     fn raw_words_match_the_normalized_text() {
         use crate::normalizers::SpmNormalizer;
@@ -1277,42 +1329,8 @@ pub(crate) mod tests {
         let u = Unigram::from_spm(&m).unwrap();
         let n = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
         assert_ne!(n.raw_separators(), 0);
-        // words repeat (cache hits, replayed from other running scores), whitespace of
-        // every kind, spaces and `▁` inside words, unknown characters, words over 64 bytes
-        let alphabet = [
-            " ",
-            " ",
-            " ",
-            "\n",
-            "\r\n",
-            "\t",
-            "\u{a0}",
-            "\u{3000}",
-            "\u{200b}",
-            "\u{2581}",
-            "the",
-            "of",
-            "a",
-            "e",
-            "s",
-            "-",
-            "+",
-            "++",
-            "é",
-            "中",
-            "\u{1F600}",
-            "\u{E000}",
-            "\u{F1690}",
-            "0",
-            "7",
-            "x",
-            "ing",
-            "\u{a8}",
-            "ﬁ",
-            "\u{301}",
-            "\u{e47}",
-            "\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}\u{E000}",
-        ];
+        // words repeat (cache hits, replayed from other running scores)
+        let alphabet = RAW_TEXT;
         // a word of 21 bytes whose normalization is 59 (U+FDF2 is 4 Arabic letters in NFKC,
         // unknown pieces here), replayed from running scores close to sentencepiece's reset:
         // one started just below it may reach it inside the normalized word
@@ -1321,7 +1339,7 @@ pub(crate) mod tests {
             .map(|pad| "x ".repeat(pad) + &allah.repeat(170))
             .collect::<Vec<_>>();
         let texts = (1..60u64)
-            .map(|seed| random_text(seed, [10, 300, 3000, 30000][seed as usize % 4], &alphabet))
+            .map(|seed| random_text(seed, [10, 300, 3000, 30000][seed as usize % 4], alphabet))
             .chain(long);
         for (seed, text) in texts.enumerate() {
             let normalized = n.normalize(&text).unwrap();

@@ -700,40 +700,7 @@ mod tests {
     #[test]
     fn raw_words_rebuild_the_normalization() {
         let m = crate::models::unigram::tests::t5_model();
-        let alphabet = [
-            " ",
-            " ",
-            "  ",
-            "\n",
-            "\r\n",
-            "\r",
-            "\t",
-            "\u{b}",
-            "\u{c}",
-            "\u{a0}",
-            "\u{3000}",
-            "\u{200b}",
-            "\u{200c}",
-            "\u{2581}",
-            "\u{feff}",
-            "a",
-            "the",
-            "é",
-            "e\u{301}",
-            "\u{301}",
-            "\u{a8}",
-            "\u{2474}",
-            "ﬁ",
-            "①",
-            "Ａ",
-            "中",
-            "\u{e47}",
-            "\u{1F600}",
-            "1",
-            "--",
-            "<",
-            ">",
-        ];
+        let alphabet = crate::models::unigram::tests::RAW_TEXT;
         let t5 = SpmNormalizer::new(&m.normalizer_spec, &[], false).unwrap();
         let seps = t5.raw_separators();
         for b in [b' ', b'\n', b'\t', b'\r'] {
@@ -746,7 +713,7 @@ mod tests {
         assert_ne!(user.raw_separators(), 0);
         for n in [&t5, &plain, &user] {
             for seed in 1..2000u64 {
-                let text = crate::models::unigram::tests::random_text(seed, 40, &alphabet);
+                let text = crate::models::unigram::tests::random_text(seed, 40, alphabet);
                 assert_eq!(by_words(n, &text), n.normalize(&text).unwrap(), "{text:?}");
             }
         }
