@@ -640,21 +640,20 @@ impl Unigram {
             let first = utf8_len(bytes[start]).min(bytes.len() - start);
             next_space(bytes, start + first)
         };
-        let mut start = 0;
         let mut ring = Ahead::new(
             |from| (from < bytes.len()).then(|| (from, word_end(from))),
             bytes,
             words.as_deref(),
             cache.as_deref(),
         );
-        while start < bytes.len() {
-            let (_, end, h) = ring.next(bytes, words.as_deref(), cache.as_deref());
-            let word = &text[start..end];
+        loop {
+            let (start, end, h) = ring.next(bytes, words.as_deref(), cache.as_deref());
+            if start == end {
+                return Ok(score);
+            }
             let caches = (words.as_deref_mut(), cache.as_deref_mut());
-            score = self.encode_word(word, h, score, caches, scratch, out)?;
-            start = end;
+            score = self.encode_word(&text[start..end], h, score, caches, scratch, out)?;
         }
-        Ok(score)
     }
 
     /// [`Unigram::encode`] of raw text that a SentencePiece normalizer normalizes word by

@@ -182,7 +182,8 @@ impl Precompiled {
             return true;
         };
         let in_set = |b: u32| b < 128 && set >> b & 1 != 0;
-        let mut reached: Vec<usize> = Vec::new();
+        // (a set: a crafted map may make many units reachable)
+        let mut reached = rustc_hash::FxHashSet::default();
         let mut todo = vec![(root, 0u32)];
         while let Some((pos, depth)) = todo.pop() {
             for b in (0..128u8).filter(|&b| in_set(u32::from(b))) {
@@ -191,10 +192,9 @@ impl Precompiled {
                 };
                 let unit = pos ^ b as usize;
                 // (a trie this deep or a unit reached twice is not a plain set of keys)
-                if depth >= 64 || reached.contains(&unit) {
+                if depth >= 64 || !reached.insert(unit) {
                     return false;
                 }
-                reached.push(unit);
                 if leaf {
                     let value = self.units.get(child).map(|&v| v & 0x7fff_ffff);
                     if value.and_then(|v| self.replacement(v)) != Some(" ") {
