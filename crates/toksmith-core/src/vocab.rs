@@ -121,6 +121,8 @@ impl Vocab {
                 },
             )
         };
+        let atoms = crate::bpe::LazyAtoms::default();
+        let added_ids: Vec<u32> = added.iter().map(|a| a.id).collect();
         let layout = || -> Result<_> {
             let mut by_id: Vec<(u32, &[u8])> = crate::mem::try_vec(n_tokens + added.len(), WHAT)?;
             by_id.extend(ranks.iter().map(|(b, &id)| (id, &b[..])));
@@ -185,6 +187,15 @@ impl Vocab {
             }));
             // Padding so the decoder may copy 16 bytes at a time past the last token.
             flat.extend_from_slice(&[0u8; 16]);
+            // (a large vocabulary's atoms are ready by the time its first non-ASCII text
+            // comes, without making the load wait for them)
+            atoms.start(crate::bpe::Tokens {
+                flat: &flat,
+                offsets: &offsets,
+                present: &present,
+                added: &added_ids,
+                byte_ids: &byte_ids,
+            });
             let mut pair_table = vec![u32::MAX; 1 << 16];
             for (k, &v) in ranks.iter() {
                 if k.len() == 2 {
@@ -211,11 +222,8 @@ impl Vocab {
             present,
             spans,
             added,
-            atoms: Default::default(),
+            atoms,
         };
-        // (a large vocabulary's atoms are ready by the time its first non-ASCII text comes,
-        // without making the load wait for them)
-        vocab.atoms.start(&vocab);
         Ok(vocab)
     }
 

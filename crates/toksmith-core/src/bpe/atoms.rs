@@ -387,12 +387,12 @@ impl Atoms {
 /// What [`Atoms::new`] reads of a vocabulary: its id -> bytes table, its added ids and the ids
 /// of single bytes.
 #[derive(Clone, Copy)]
-struct Tokens<'a> {
-    flat: &'a [u8],
-    offsets: &'a [u32],
-    present: &'a [bool],
-    added: &'a [u32],
-    byte_ids: &'a [u32; 256],
+pub(crate) struct Tokens<'a> {
+    pub(crate) flat: &'a [u8],
+    pub(crate) offsets: &'a [u32],
+    pub(crate) present: &'a [bool],
+    pub(crate) added: &'a [u32],
+    pub(crate) byte_ids: &'a [u32; 256],
 }
 
 /// An owned copy of [`Tokens`], for a build on a thread of its own (which may outlive the
@@ -406,20 +406,19 @@ struct OwnedTokens {
 }
 
 impl OwnedTokens {
-    /// A copy of `vocab`'s tokens, or None when memory for it is refused.
-    fn of(vocab: &Vocab) -> Option<OwnedTokens> {
+    /// A copy of `tokens`, or None when memory for it is refused.
+    fn of(tokens: &Tokens<'_>) -> Option<OwnedTokens> {
         fn copy<T: Copy>(v: &[T]) -> Option<Vec<T>> {
             let mut out = crate::mem::try_vec(v.len(), "a copy of a vocabulary").ok()?;
             out.extend_from_slice(v);
             Some(out)
         }
-        let added: Vec<u32> = vocab.added.iter().map(|a| a.id).collect();
         Some(OwnedTokens {
-            flat: copy(&vocab.flat)?,
-            offsets: copy(&vocab.offsets)?,
-            present: copy(&vocab.present)?,
-            added,
-            byte_ids: vocab.byte_ids,
+            flat: copy(tokens.flat)?,
+            offsets: copy(tokens.offsets)?,
+            present: copy(tokens.present)?,
+            added: copy(tokens.added)?,
+            byte_ids: *tokens.byte_ids,
         })
     }
 
@@ -499,11 +498,15 @@ impl Drop for Shared {
 pub(crate) struct LazyAtoms(Arc<Shared>);
 
 impl LazyAtoms {
-    /// Start building `vocab`'s atoms on a thread of their own, if it is large and nobody
-    /// has started yet. A build that cannot start (no memory for the copy of the tokens, no
-    /// thread) is left to the first use.
-    pub(crate) fn start(&self, vocab: &Vocab) {
-        if vocab.present.len() < BACKGROUND_MIN_IDS {
+    /// Start building the atoms of a vocabulary's `tokens` on a thread of their own, if it is
+    /// large and nobody has started yet. A build that cannot start (no memory for the copy of
+    /// the tokens, no thread) is left to the first use.
+    ///
+    /// `Vocab::new` calls this as soon as its id -> bytes layout is done, while its lookup
+    /// tables are still being built on the other side of its join: the build then overlaps the
+    /// rest of the load instead of a first batch started right after it.
+    pub(crate) fn start(&self, tokens: Tokens<'_>) {
+        if tokens.present.len() < BACKGROUND_MIN_IDS {
             return;
         }
         let me = std::process::id();
@@ -514,7 +517,7 @@ impl LazyAtoms {
         {
             return;
         }
-        let Some(tokens) = OwnedTokens::of(vocab) else {
+        let Some(tokens) = OwnedTokens::of(&tokens) else {
             claimed.store(0, Ordering::Release);
             return;
         };

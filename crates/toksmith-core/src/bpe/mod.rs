@@ -42,7 +42,7 @@ mod superword_pivot;
 #[cfg(test)]
 pub(crate) mod test_vocabs;
 
-pub(crate) use atoms::LazyAtoms;
+pub(crate) use atoms::{LazyAtoms, Tokens};
 pub use long::LongWork;
 pub use small::{bpe_small, Scratch, HEAP_THRESHOLD};
 pub use superword::Superword;
