@@ -28,8 +28,10 @@ Vocabularies: the real cl100k_base, and the real o200k_base when a copy whose SH
 OpenAI's is found (``../shared/data/vocabs``, tiktoken's cache, or the ``o200k_base.tiktoken.gz``
 that the bpe-openai wheel ships); else a vocabulary trained by ``benches.run`` (a 65k vocab with
 the o200k pattern, from its cache) when one is there, else the o200k pattern over the cl100k
-ranks (labelled). Smoke mode uses tests/data only (a sample of the corpus in
-``tests/data/bench/multilingual_sample.txt``, the cl100k ranks from tests/data/vocabs).
+ranks (labelled); and a 65,536-id nanochat tokenizer trained by toksmith's nanochat preset on
+English and code that no slice holds (``nanochat_spec``). Smoke mode uses tests/data only (a
+sample of the corpus in ``tests/data/bench/multilingual_sample.txt``, the cl100k ranks from
+tests/data/vocabs, a small nanochat tokenizer trained on tests/data).
 
 Output: ``<out>/scripts.json`` and ``<out>/scripts.md``.
 """
@@ -75,6 +77,12 @@ WARM_REPEATS = 5
 #: the corpora of the ``mixed_docs`` slice besides the multilingual one (issue 37's batch of
 #: mixed documents: English, C/C++, JavaScript standing in for TypeScript, multilingual)
 MIXED_DOCS = ("english", "cpp", "javascript")
+#: the nanochat vocabulary's size per mode (ids, with its nine special tokens) and its training
+#: corpora, read from NANOCHAT_SKIP characters on: ``mixed_docs`` takes its documents from at
+#: most the first 4 * 1 MB characters of each corpus (full mode)
+NANOCHAT_VOCAB = {"full": 65536, "quick": 65536, "smoke": 1024}
+NANOCHAT_CORPORA = ("english", "python", "cpp", "javascript", "shell")
+NANOCHAT_SKIP = 4_000_000
 #: toksmith, the nine exact peers of issue 37 (benches/libs.py PEERS), Hugging Face tokenizers
 LIBS = (
     "toksmith",
@@ -310,7 +318,52 @@ def vocab_specs(mode: str, out_dir: Path) -> Dict[str, dict]:
         "specials": {},
         "source": source,
     }
+    specs["nanochat"] = nanochat_spec(mode, cache)
     return specs
+
+
+def nanochat_spec(mode: str, cache: Path) -> dict:
+    """Issue 37's third vocabulary: a tokenizer of toksmith's nanochat preset (nanochat's split
+    pattern; 65,536 ids with its nine special tokens, as nanochat's tok_train) trained on English
+    and code that no slice holds (each corpus after the characters ``mixed_docs`` cuts its
+    documents from). Trained once (a few seconds) and kept in the cache; smoke mode trains a
+    small one on tests/data."""
+    from toksmith.presets import nanochat
+    from toksmith.pretokenize import PATTERNS
+
+    from .data import read_text
+    from .vocabs import write_tiktoken
+
+    size = NANOCHAT_VOCAB[mode]
+    path = cache / f"nanochat_{size}.tiktoken"
+    if mode == "smoke":
+        where = "tests/data's English, C++ and JavaScript slices"
+    else:
+        names = ", ".join(NANOCHAT_CORPORA)
+        where = f"{names} from ../shared/data (each after its first {NANOCHAT_SKIP:,} characters)"
+    if not path.exists():
+        if mode == "smoke":
+            texts = [
+                read_text(REPO / "tests" / "data" / "corpora" / f"{name}_slice.txt")
+                for name in MIXED_DOCS
+            ]
+        else:
+            texts = []
+            for name in NANOCHAT_CORPORA:
+                with lzma.open(shared_data_dir() / "corpora" / f"{name}.txt.xz", "rt") as f:
+                    texts.append(f.read()[NANOCHAT_SKIP:])
+        chunks = (t[i : i + 100_000] for t in texts for i in range(0, len(t), 100_000))
+        tok = nanochat.train(chunks, size)
+        cache.mkdir(parents=True, exist_ok=True)
+        write_tiktoken(tok.tokenizer.mergeable_ranks(), path)
+    return {
+        "name": "nanochat",
+        "pattern": "nanochat",
+        "regex": PATTERNS["nanochat"],
+        "ranks": str(path),
+        "specials": {},
+        "source": f"a {size:,}-id tokenizer of toksmith's nanochat preset, trained on {where}",
+    }
 
 
 def add_hf(specs: Dict[str, dict], sample: str, out_dir: Path) -> None:
@@ -365,7 +418,9 @@ def measure(task: dict) -> dict:
                 if a.note:
                     notes[f"{lib} ({vname})"] = a.note
             except Exception as e:  # noqa: BLE001
-                notes[f"{lib} ({vname})"] = f"not measured: {type(e).__name__}: {e}"
+                # (the first line: some engines' errors quote the pattern with a caret below)
+                first = (str(e).splitlines() or [""])[0]
+                notes[f"{lib} ({vname})"] = f"not measured: {type(e).__name__}: {first}"
     # Each round encodes its own documents (part r + 1 of the slice; part 0 warms up): a library
     # that caches whole inputs or pieces across calls sees no text twice.
     nparts = task["rounds"] + 1

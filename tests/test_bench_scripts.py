@@ -69,14 +69,16 @@ def test_smoke_run(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     res = json.loads((tmp_path / "scripts.json").read_text())
+    # (nanochat: a small vocabulary of toksmith's nanochat preset trained on tests/data)
+    assert res["vocabs"]["nanochat"]["source"].startswith("a 1,024-id tokenizer of toksmith's")
     for kind in ("one_thread", "batch"):
-        for vocab in ("cl100k_base", "o200k_base"):
+        for vocab in ("cl100k_base", "o200k_base", "nanochat"):
             table = res[kind][vocab]
             assert sorted(table) == sorted(SLICES)
             for row in table.values():
                 assert row["ids_equal"] == {"toksmith": True, "tiktoken": True}
                 assert row["mbps"]["toksmith"] > 0 and row["vs_tiktoken"] > 0
-    for vocab in ("cl100k_base", "o200k_base"):
+    for vocab in ("cl100k_base", "o200k_base", "nanochat"):
         sc = res["scaling"][vocab]  # toksmith's batch on mixed_docs, 2 threads / 1
         assert sc["ratio"] > 0 and sc["control"] > 0
     md = (tmp_path / "scripts.md").read_text()
