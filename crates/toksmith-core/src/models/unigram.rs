@@ -141,14 +141,13 @@ fn replay(start: f32, path: &[u32], unk_id: u32, out: &mut Vec<u32>) -> f32 {
     s
 }
 
-/// The position of the first byte of `separators` (bit b for the ASCII byte b) at or after
+/// The position of the first byte of `separators` (see [`is_separator`]) at or after
 /// `from` in `bytes`, or their length. Where every separator is below 0x21 (spaces and control
 /// bytes, as in SentencePiece's normalizers) the candidates are found 8 bytes at a time.
 #[inline]
 fn next_separator(bytes: &[u8], from: usize, separators: u128) -> usize {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
-    let is_separator = |b: u8| b < 128 && separators >> b & 1 != 0;
     let mut i = from.min(bytes.len());
     if separators >> 0x21 == 0 {
         while let Some(chunk) = bytes.get(i..i + 8) {
@@ -160,16 +159,22 @@ fn next_separator(bytes: &[u8], from: usize, separators: u128) -> usize {
                 continue;
             }
             let at = i + (low.trailing_zeros() / 8) as usize;
-            if is_separator(bytes[at]) {
+            if is_separator(separators, bytes[at]) {
                 return at;
             }
             i = at + 1;
         }
     }
-    while i < bytes.len() && !is_separator(bytes[i]) {
+    while i < bytes.len() && !is_separator(separators, bytes[i]) {
         i += 1;
     }
     i
+}
+
+/// Whether `b` is in `separators` (bit b for the ASCII byte b).
+#[inline(always)]
+fn is_separator(separators: u128, b: u8) -> bool {
+    b < 128 && separators >> b & 1 != 0
 }
 
 /// The position of the first `▁` (E2 96 81) at or after `from` in the UTF-8 `bytes`, or their
@@ -249,30 +254,36 @@ pub struct RawText<'a> {
 const AHEAD: usize = 6;
 
 /// The words of a text found [`AHEAD`] words before they are encoded, their cache lines asked
-/// for meanwhile. `find(from)` is the first word (start, end) at or after `from`.
-struct Ahead<F> {
+/// for meanwhile. `find(from)` is the first word (start, end) at or after `from` (called with
+/// `from` inside the text only).
+struct Ahead<'a, F> {
     find: F,
+    bytes: &'a [u8],
     /// the words found, each with its [`word_hash`] where the word table would hold it (else
     /// 0); past the last word, `(n, n, 0)` for a text of `n` bytes
     ring: [(usize, usize, u64); AHEAD],
     k: usize,
     /// where the next word is looked for
     from: usize,
-    len: usize,
 }
 
-impl<F: Fn(usize) -> Option<(usize, usize)>> Ahead<F> {
-    fn new(find: F, bytes: &[u8], words: Option<&WordTable>, cache: Option<&PieceCache>) -> Self {
-        let len = bytes.len();
+impl<'a, F: Fn(usize) -> Option<(usize, usize)>> Ahead<'a, F> {
+    fn new(
+        find: F,
+        bytes: &'a [u8],
+        words: Option<&WordTable>,
+        cache: Option<&PieceCache>,
+    ) -> Self {
+        let n = bytes.len();
         let mut a = Ahead {
             find,
-            ring: [(len, len, 0); AHEAD],
+            bytes,
+            ring: [(n, n, 0); AHEAD],
             k: 0,
             from: 0,
-            len,
         };
         for i in 0..AHEAD {
-            a.ring[i] = a.fetch(bytes, words, cache);
+            a.ring[i] = a.fetch(words, cache);
         }
         a
     }
@@ -281,19 +292,16 @@ impl<F: Fn(usize) -> Option<(usize, usize)>> Ahead<F> {
     #[inline]
     fn fetch(
         &mut self,
-        bytes: &[u8],
         words: Option<&WordTable>,
         cache: Option<&PieceCache>,
     ) -> (usize, usize, u64) {
-        let Some((start, end)) = (self.from < self.len)
-            .then(|| (self.find)(self.from))
-            .flatten()
-        else {
-            self.from = self.len;
-            return (self.len, self.len, 0);
+        let n = self.bytes.len();
+        let Some((start, end)) = (self.from < n).then(|| (self.find)(self.from)).flatten() else {
+            self.from = n;
+            return (n, n, 0);
         };
         self.from = end;
-        let word = &bytes[start..end];
+        let word = &self.bytes[start..end];
         let mut h = 0;
         match (words, cache) {
             (Some(w), _) if (WORD_MIN..=WORD_MAX).contains(&word.len()) => {
@@ -310,12 +318,11 @@ impl<F: Fn(usize) -> Option<(usize, usize)>> Ahead<F> {
     #[inline]
     fn next(
         &mut self,
-        bytes: &[u8],
         words: Option<&WordTable>,
         cache: Option<&PieceCache>,
     ) -> (usize, usize, u64) {
         let now = self.ring[self.k];
-        self.ring[self.k] = self.fetch(bytes, words, cache);
+        self.ring[self.k] = self.fetch(words, cache);
         self.k = (self.k + 1) % AHEAD;
         if let Some(w) = words {
             let (_, _, h) = self.ring[(self.k + AHEAD / 2 - 1) % AHEAD];
@@ -641,13 +648,13 @@ impl Unigram {
             next_space(bytes, start + first)
         };
         let mut ring = Ahead::new(
-            |from| (from < bytes.len()).then(|| (from, word_end(from))),
+            |from| Some((from, word_end(from))),
             bytes,
             words.as_deref(),
             cache.as_deref(),
         );
         loop {
-            let (start, end, h) = ring.next(bytes, words.as_deref(), cache.as_deref());
+            let (start, end, h) = ring.next(words.as_deref(), cache.as_deref());
             if start == end {
                 return Ok(score);
             }
@@ -678,9 +685,8 @@ impl Unigram {
         word_cache::with(self.owner, |mut cache| {
             word_cache::with_words(self.owner, |mut words| {
                 let bytes = text.as_bytes();
-                let is_separator = |b: u8| b < 128 && separators >> b & 1 != 0;
                 let skip = |mut i: usize| {
-                    while i < bytes.len() && is_separator(bytes[i]) {
+                    while i < bytes.len() && is_separator(separators, bytes[i]) {
                         i += 1;
                     }
                     i
@@ -695,7 +701,7 @@ impl Unigram {
                 let mut ring = Ahead::new(raw_word, bytes, words.as_deref(), cache.as_deref());
                 let mut score = 0f32;
                 loop {
-                    let (start, end, h) = ring.next(bytes, words.as_deref(), cache.as_deref());
+                    let (start, end, h) = ring.next(words.as_deref(), cache.as_deref());
                     if start == end {
                         return Ok(score);
                     }
