@@ -1,8 +1,9 @@
 """Cromwell's compression on held-out code and English (issue 33), and its encoding speed.
 
-Trains Cromwell (two stages: o200k-pattern BPE, then superword merges across o200k's pieces on
-each line) and plain o200k-pattern BPE of the same size (``superword_share=0``: Cromwell's
-first stage alone, the preset as it was) on the same text, and measures bytes per token on
+Trains plain o200k-pattern BPE (the preset as it was), Cromwell (one stage on its line-start
+split, ``superword_share=0``, the default) and, for each ``--shares`` value above 0, Cromwell
+with a superword stage (o200k-pattern BPE, then merges across o200k's pieces inside
+whitespace-free runs), all of the same size on the same text, and measures bytes per token on
 held-out text against tiktoken's cl100k_base (loaded from ``vocabs/cl100k_base.tiktoken``).
 
 Data: ``corpora/{python,cpp,javascript,english}.txt.xz`` of ``$TOKSMITH_BENCH_DATA`` (default
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+import toksmith
 from toksmith import Tokenizer
 from toksmith.formats.tiktoken import load_tiktoken_ranks
 from toksmith.presets import cromwell
@@ -113,9 +115,19 @@ def main() -> None:
 
     tokenizers: Dict[str, Tokenizer] = {}
     train_s: Dict[str, float] = {}
+    t = time.perf_counter()
+    tokenizers["plain o200k BPE"] = toksmith.train_from_iterator(
+        train_texts,
+        vocab_size=args.vocab,
+        pattern="o200k",
+        special_tokens=cromwell.PRESET.special_token_spec(),
+        threads=args.threads,
+    )
+    train_s["plain o200k BPE"] = time.perf_counter() - t
+    print(f"trained plain o200k BPE: {train_s['plain o200k BPE']:.1f} s")
     for share in args.shares:
         label = (
-            "plain o200k BPE"
+            "Cromwell (one stage, line starts)"
             if share == 0
             else f"Cromwell ({args.pattern}, superword share {share:g})"
         )

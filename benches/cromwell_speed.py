@@ -1,6 +1,7 @@
 """Cromwell's encoding speed against plain o200k-pattern BPE of the same size (issue 33).
 
-Trains (or loads from ``--cache``) Cromwell 50k and plain o200k-pattern BPE 50k on the
+Trains (or loads from ``--cache``) Cromwell 50k (``--superword-share``, default 0: one stage
+on its line-start split, the preset's default) and plain o200k-pattern BPE 50k on the
 training part of the corpora, as ``benches/cromwell_compression.py`` does, and measures one
 thread's ``encode_ordinary`` on each held-out corpus, in CPU seconds (the machine is shared):
 
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
+import toksmith
 from benches.cromwell_compression import CORPORA, blocks, data_dir, split_corpus
 from toksmith import Tokenizer
 from toksmith.presets import cromwell
@@ -60,6 +62,12 @@ def main() -> None:
         help="summary of the runs (median: steadier on a loaded machine)",
     )
     ap.add_argument("--cache", type=Path, default=None, help="folder to keep the tokenizers in")
+    ap.add_argument(
+        "--superword-share",
+        type=float,
+        default=cromwell.DEFAULT_SUPERWORD_SHARE,
+        help="Cromwell's superword share (0: one stage, the default)",
+    )
     args = ap.parse_args()
 
     data = data_dir()
@@ -74,14 +82,24 @@ def main() -> None:
     toks: Dict[str, Tokenizer] = {}
     paths: Dict[str, Path] = {}
     folder = args.cache or Path(tempfile.mkdtemp(prefix="cromwell_speed_"))
-    for label, share in (("plain", 0.0), ("cromwell", cromwell.DEFAULT_SUPERWORD_SHARE)):
-        path = paths[label] = folder / f"{label}_{args.vocab}.json"
+    share = args.superword_share
+    for label in ("plain", "cromwell"):
+        name = label if label == "plain" or share == 0 else f"{label}_sw{share:g}"
+        path = paths[label] = folder / f"{name}_{args.vocab}.json"
         if path.exists():
             toks[label] = Tokenizer.load(path)
             continue
-        toks[label] = cromwell.train(
-            train_texts, vocab_size=args.vocab, superword_share=share
-        ).tokenizer
+        if label == "plain":
+            toks[label] = toksmith.train_from_iterator(
+                train_texts,
+                vocab_size=args.vocab,
+                pattern="o200k",
+                special_tokens=cromwell.PRESET.special_token_spec(),
+            )
+        else:
+            toks[label] = cromwell.train(
+                train_texts, vocab_size=args.vocab, superword_share=share
+            ).tokenizer
         path.parent.mkdir(parents=True, exist_ok=True)
         toks[label].save(path)
 

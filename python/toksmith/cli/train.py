@@ -12,8 +12,7 @@ import toksmith
 
 from ..corpus import default_corpus
 from ..counts import ChunkCounts
-from ..documents import STDIN, iter_documents
-from ..presets import PRESETS, cromwell, get_preset
+from ..presets import PRESETS, get_preset
 from ..presets.nanochat import TOKEN_BYTES_NAME, ChatTokenizer
 from ._common import check_output_path, check_threads_arg, progress_default
 from .count import add_reader_args, doc_sep_arg
@@ -144,16 +143,6 @@ def run(args) -> int:
         pattern = args.pattern
     if args.vocab_size is not None:
         vocab_size = args.vocab_size
-    # Cromwell learns its last merges across o200k's pieces (a second pass over the texts)
-    n_super = 0
-    # (not from counts or standard input: there is no text to read again)
-    if (
-        args.preset == "cromwell"
-        and args.pattern is None
-        and not args.from_counts
-        and STDIN not in [str(p) for p in args.paths or ()]
-    ):
-        n_super = cromwell.superword_merges(vocab_size)
     if args.from_counts:
         if args.paths:
             raise ValueError(
@@ -191,7 +180,7 @@ def run(args) -> int:
     # looked up on the package at each call (not bound at import), as a caller of toksmith.train
     tok = toksmith.train(
         paths,
-        vocab_size=vocab_size - n_super,
+        vocab_size=vocab_size,
         pattern=pattern,
         special_tokens=specials,
         pinned_tokens=list(args.pinned),
@@ -206,16 +195,6 @@ def run(args) -> int:
         max_chars=args.max_chars,
         doc_cap=args.doc_cap,
     )
-    if n_super:
-        texts = iter_documents(
-            paths,
-            args.text_field,
-            args.errors,
-            doc_sep_arg(args.doc_sep),
-            args.max_chars,
-            args.doc_cap,
-        )
-        tok = cromwell.add_superwords(tok, texts, n_super, threads=args.threads)
     return _save(args, tok, time.perf_counter() - t0)
 
 

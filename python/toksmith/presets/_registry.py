@@ -68,6 +68,24 @@ CROMWELL_SPECIAL_TOKENS: Tuple[str, ...] = (
     "<DELETE>",
 )
 
+#: Cromwell's split (seed 000): o200k's pattern with three changes, so that the seed's code
+#: structures can be learned as tokens. A line break takes the next line's indentation and its
+#: first word with one space after it (``"\\n    return "``, ``"\\n\\tdef "``) or its first
+#: punctuation run (``"\\n    }"``); ``0x``/``0b`` numbers are pieces (``"0x1F"``); a
+#: punctuation run stops at a line break (o200k's takes the line break, leaving the next
+#: line's indentation alone). It runs on a hand-written scanner.
+CROMWELL_LINE_PATTERN = (
+    r"[\r\n]+[^\S\r\n]*(?:[^\s\p{L}\p{N}]?[\p{L}\p{N}_]+ ?|[^\s\p{L}\p{N}]+)?"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    r"|0[xX][0-9A-Fa-f]+|0[bB][01]+"
+    r"|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+/*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
 PRESETS: Dict[str, Preset] = {
     "nanochat": Preset(
         name="nanochat",
@@ -79,12 +97,12 @@ PRESETS: Dict[str, Preset] = {
     ),
     "cromwell": Preset(
         name="cromwell",
-        pattern="o200k",
+        pattern=CROMWELL_LINE_PATTERN,
         vocab_size=50000,
         special_tokens=CROMWELL_SPECIAL_TOKENS,
         description="Cromwell's code tokenizer for mixed English + code: BPE on o200k's split "
-        "(camelCase parts, operator and bracket runs, indentation runs), then a fifth of the "
-        "merges across those pieces (line break + indentation + keyword, member access), "
+        "with line starts (line break + indentation + first word and its space: "
+        "'\\n    return '), 0x/0b numbers and punctuation runs that stop at a line break, "
         "50,000 tokens, eight file/edit special tokens at ids 0-7",
         specials_first=True,
     ),

@@ -69,15 +69,16 @@ def train_preset(
     text_field: str,
     errors: str,
     name: Optional[str],
+    pattern: Optional[str] = None,
 ) -> Tokenizer:
-    """Train with a preset's pattern and special tokens (:func:`train_on_source`), the preset's
-    name recorded in the metadata."""
+    """Train with a preset's pattern (or ``pattern``) and special tokens
+    (:func:`train_on_source`), the preset's name recorded in the metadata."""
     tok = train_on_source(
         source,
         text_field=text_field,
         errors=errors,
         vocab_size=vocab_size,
-        pattern=preset.pattern,
+        pattern=preset.pattern if pattern is None else pattern,
         special_tokens=preset.special_token_spec(),
         threads=threads,
         progress=progress,

@@ -4,16 +4,18 @@ What the design asks for, and how it is met on toksmith's core:
 
 * **50,000 byte-level tokens** with byte fallback: any text, any language, encodes and decodes
   exactly.
-* **Code-aware merges** (indentation, operators, brackets, keywords), in two training
-  stages. The first learns BPE inside o200k's pieces (on its hand-written scanner):
-  indentation runs, operator runs (``==``, ``!==``, ``->``), bracket runs (``((``, ``))``),
-  words with their leading space (`` return``) and camelCase parts (``My`` + ``Class``). The
-  second (SuperBPE, Liu et al. 2025) learns merges across those pieces inside the coarser
-  pieces of :data:`CODE_PATTERN` (whitespace-free runs; line breaks with the next line's
-  indentation and first run), so line break + indentation + keyword (``"\\n        return"``),
-  ``"(self,"``, ``" std::"``, ``"->_M"`` become tokens where the corpus has them. The seed's
-  training loop (which rescans the corpus for every merge) becomes toksmith's incremental
-  trainer; benches/cromwell_compression.py measures the gain on held-out text.
+* **Code-aware merges** (indentation, keywords, operators, brackets, number prefixes): BPE on
+  :data:`LINE_PATTERN`, o200k's split with line starts as pieces. A line break takes the next
+  line's indentation and first word with the space after it, so line break + indentation +
+  keyword + space (``"\\n        return "``) and keyword + space (``"def "``, ``"return "``)
+  become tokens where the corpus has them; operator runs (``"!=="``), bracket runs
+  (``"))"``), ``0x``/``0b`` numbers and camelCase parts (``My`` + ``Class``) as in o200k.
+  It encodes piece by piece like any byte-level BPE (a hand-written scanner, the per-thread
+  piece cache). The seed's training loop (which rescans the corpus for every merge) becomes
+  toksmith's incremental trainer; benches/cromwell_compression.py measures the gain on
+  held-out text. An optional second stage (``superword_share``; SuperBPE, Liu et al. 2025)
+  learns merges across o200k's pieces inside whitespace-free runs (:data:`CODE_PATTERN`):
+  more compression, slower encoding of new text.
 * **Special tokens at ids 0-7**: ``<PAD> <EOS> <BOS> <FILE> </FILE> <EDIT_START> <EDIT_END>
   <DELETE>``; bytes take ids 8-263 and merges the ids after them.
 * **File and edit framing**: :meth:`CodeTokenizer.tokenize_file_with_edit` lays out
@@ -53,7 +55,7 @@ from ._base import WrapperTokenizer
 from ._checks import as_int as _as_int
 from ._checks import check_flag as _flag
 from ._checks import check_train_options, optional_int
-from ._registry import CROMWELL_SPECIAL_TOKENS, PRESETS
+from ._registry import CROMWELL_LINE_PATTERN, CROMWELL_SPECIAL_TOKENS, PRESETS
 from ._sources import train_preset
 
 PRESET = PRESETS["cromwell"]
@@ -63,15 +65,19 @@ SPECIAL_TOKENS: Tuple[str, ...] = CROMWELL_SPECIAL_TOKENS
 DEFAULT_VOCAB_SIZE = PRESET.vocab_size
 #: the file extensions :func:`collect_code_corpus` takes by default (the seed's list)
 DEFAULT_EXTENSIONS: Tuple[str, ...] = (".py", ".js", ".cpp", ".h", ".ts")
-#: Cromwell's split for encoding: a run of non-space characters with the spaces or tabs before
-#: it, or line breaks with the next line's indentation and first run (a trailing run of spaces
-#: is a piece of its own). A token can so hold a line break with the indentation and keyword
-#: after it (``"\\n        return"``), an operator run (``"!=="``), a member access
-#: (``"self._"``, ``"->_M_"``), a number prefix (``"0x"``); never text on both sides of a space.
+#: Cromwell's split: o200k's pattern with line starts (a line break with the next line's
+#: indentation and its first word and the space after it, or its first punctuation run),
+#: ``0x``/``0b`` numbers as pieces, and punctuation runs that stop at a line break. A token can
+#: so hold ``"\\n        return "``, ``"def "``, ``"!=="``, ``"0x"``; it runs on a hand-written
+#: scanner.
+LINE_PATTERN = CROMWELL_LINE_PATTERN
+#: the split of the optional second (superword) stage: a run of non-space characters with the
+#: spaces or tabs before it, or line breaks with the next line's indentation and first run (a
+#: trailing run of spaces is a piece of its own); never text on both sides of a space
 CODE_PATTERN = r"[\r\n]+[^\S\r\n]*\S*|[^\S\r\n]*\S+|[^\S\r\n]+"
-#: the share of the learned merges that the second (superword) stage learns; the first stage
-#: learns the others inside o200k's pieces (benches/cromwell_compression.py measures shares)
-DEFAULT_SUPERWORD_SHARE = 0.2
+#: the share of the learned merges that the optional second (superword) stage learns: 0, one
+#: stage on :data:`LINE_PATTERN` (benches/cromwell_compression.py measures shares)
+DEFAULT_SUPERWORD_SHARE = 0.0
 
 PAD, EOS, BOS, FILE, FILE_END, EDIT_START, EDIT_END, DELETE = SPECIAL_TOKENS
 
@@ -168,17 +174,16 @@ def train(
 ) -> "CodeTokenizer":
     """Train a Cromwell code tokenizer and return it as a :class:`CodeTokenizer`.
 
-    Training has two stages (SuperBPE, Liu et al. 2025). The first learns byte-level BPE
-    merges inside the pieces of o200k's split (words, operator runs, indentation runs, digit
-    groups). The second, ``superword_share`` of the merges (default 0.2), encodes each
-    piece of the coarser :data:`CODE_PATTERN` (a whitespace-free run with the spaces before
-    it; line breaks + indentation + the line's first run) with those merges and learns
-    merges across o200k's pieces inside it: ``"\\n        return"``, ``"(self,"``,
-    ``" self._"``, ``"->_M"``, ``" std::"``, ``"0x"``. The tokenizer encodes with
-    :data:`CODE_PATTERN` and all merges in order: byte-level BPE, so exact on any text.
-    ``superword_share=0`` trains plain o200k-pattern BPE (the pattern is then o200k).
-    A one-shot iterator of texts is read into a list first (the second stage reads the
-    corpus again).
+    By default one stage: byte-level BPE on :data:`LINE_PATTERN` (o200k's split with line
+    starts, so ``"\\n    return "``, ``"def "`` and ``"0x"`` can be learned). With
+    ``superword_share`` above 0 (SuperBPE, Liu et al. 2025), two stages: the first learns
+    o200k-pattern BPE, the second, that share of the merges, encodes each piece of the coarser
+    :data:`CODE_PATTERN` (a whitespace-free run with the spaces before it; line breaks +
+    indentation + the line's first run) with those merges and learns merges across o200k's
+    pieces inside it (``"(self,"``, ``"->_M"``); the tokenizer then encodes with
+    :data:`CODE_PATTERN`: more compression, slower on new text. Either way byte-level BPE with
+    all merges in order, so exact on any text. A one-shot iterator of texts is read into a
+    list first when there are two stages (the second reads the corpus again).
 
     ``paths_or_texts``: a path (file, folder or glob) or a list of paths (for example
     :func:`collect_code_corpus`'s), or any other iterable of str texts, read as
@@ -216,6 +221,8 @@ def train(
         text_field=text_field,
         errors=errors,
         name=name,
+        # (the second stage merges across o200k's pieces)
+        pattern="o200k" if n_super else None,
     )
     if n_super:
         texts = _source_texts(paths_or_texts, text_field, errors)
@@ -238,7 +245,7 @@ def add_superwords(
 ) -> Tokenizer:
     """The second training stage on a first stage ``tok`` (o200k-pattern BPE with Cromwell's
     special tokens) trained on ``texts``: ``n_super`` more tokens, encoding with
-    :data:`CODE_PATTERN` (what :func:`train` and ``toksmith train --preset cromwell`` do)."""
+    :data:`CODE_PATTERN` (what :func:`train` does with ``superword_share`` above 0)."""
     vocab_size = tok.n_vocab + _as_int(n_super, "n_super")
     return _superword_stage(tok, texts, n_super, vocab_size, optional_int(threads, "threads"))
 
@@ -818,6 +825,7 @@ __all__ = [
     "DEFAULT_VOCAB_SIZE",
     "DEFAULT_EXTENSIONS",
     "CODE_PATTERN",
+    "LINE_PATTERN",
     "DEFAULT_SUPERWORD_SHARE",
     "superword_merges",
     "add_superwords",

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import toksmith
 from tests.conftest import DATA
 from tests.reference import bpe as reference
+from toksmith import _core
 from toksmith.presets import CROMWELL_SPECIAL_TOKENS, PRESETS, cromwell, get_preset
 from toksmith.presets.cromwell import (
     CodeTokenizer,
@@ -28,14 +29,25 @@ from toksmith.presets.cromwell import (
 CORPORA = DATA / "corpora"
 CODE_FILES = [CORPORA / f"{n}_slice.txt" for n in ("python", "cpp", "javascript", "english")]
 VOCAB = 3000
-N_SUPER = int((VOCAB - 264) * cromwell.DEFAULT_SUPERWORD_SHARE)
+#: the two-stage form's share of superword merges, and how many it learns
+SHARE = 0.2
+N_SUPER = int((VOCAB - 264) * SHARE)
 
 
 @pytest.fixture(scope="module")
 def code() -> CodeTokenizer:
+    """The default: one stage on Cromwell's line-start split."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the slices must give every merge asked for
         return cromwell.train(CODE_FILES, vocab_size=VOCAB)
+
+
+@pytest.fixture(scope="module")
+def two_stage() -> CodeTokenizer:
+    """With a superword stage: o200k-pattern BPE, then merges across its pieces."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return cromwell.train(CODE_FILES, vocab_size=VOCAB, superword_share=SHARE)
 
 
 def test_layout_specials_first_then_bytes_then_merges(code):
@@ -58,13 +70,42 @@ def test_layout_specials_first_then_bytes_then_merges(code):
     ]
     ranks = tok.mergeable_ranks()
     assert sorted(ranks.values()) == list(range(8, VOCAB))
+    assert tok.pattern == cromwell.LINE_PATTERN and tok.metadata["preset"] == "cromwell"
+    assert "superword_merges" not in tok.metadata
+
+
+def test_two_stage_layout(two_stage):
+    tok = two_stage.tokenizer
+    assert tok.n_vocab == VOCAB and tok.special_tokens == {
+        s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)
+    }
     assert tok.pattern == cromwell.CODE_PATTERN and tok.metadata["preset"] == "cromwell"
     assert tok.metadata["superword_merges"] == N_SUPER
 
 
-def test_first_stage_is_the_core_trainers_and_encoding_the_references(code):
-    # the first stage is the core trainer with o200k's split: the same merges as a plain
-    # train_from_iterator on the same texts, for the first VOCAB - N_SUPER tokens
+def test_one_stage_is_the_core_trainers_and_encoding_the_references(code):
+    # one stage is the core trainer with Cromwell's line-start split: the same merges as a
+    # plain train_from_iterator on the same texts
+    texts = [p.read_text(encoding="utf-8") for p in CODE_FILES]
+    plain = toksmith.train_from_iterator(
+        texts,
+        vocab_size=VOCAB,
+        pattern=cromwell.LINE_PATTERN,
+        special_tokens={s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)},
+    )
+    ranks = code.tokenizer.mergeable_ranks()
+    assert plain.mergeable_ranks() == ranks
+    # and it encodes as the pure-Python reference does with its ranks (ids are ranks here;
+    # the reference splits with the regex module)
+    for text in texts:
+        sample = text[:20000]
+        assert code.encode(sample) == reference.encode(sample, cromwell.LINE_PATTERN, ranks)
+
+
+def test_first_stage_is_the_core_trainers_and_encoding_the_references(two_stage):
+    # with a superword stage, the first stage is the core trainer with o200k's split: the
+    # same merges as a plain train_from_iterator on the same texts, for the first
+    # VOCAB - N_SUPER tokens
     texts = [p.read_text(encoding="utf-8") for p in CODE_FILES]
     plain = toksmith.train_from_iterator(
         texts,
@@ -72,12 +113,11 @@ def test_first_stage_is_the_core_trainers_and_encoding_the_references(code):
         pattern="o200k",
         special_tokens={s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)},
     )
-    ranks = code.tokenizer.mergeable_ranks()
+    ranks = two_stage.tokenizer.mergeable_ranks()
     assert plain.mergeable_ranks() == {t: r for t, r in ranks.items() if r < VOCAB - N_SUPER}
-    # and it encodes as the pure-Python reference does with its ranks (ids are ranks here)
     for text in texts:
         sample = text[:20000]
-        assert code.encode(sample) == reference.encode(sample, cromwell.CODE_PATTERN, ranks)
+        assert two_stage.encode(sample) == reference.encode(sample, cromwell.CODE_PATTERN, ranks)
 
 
 def _reference_superwords(texts, ranks, n_new):
@@ -112,12 +152,19 @@ def _reference_superwords(texts, ranks, n_new):
 
 def test_small_training_equals_the_reference_trainer():
     texts = [p.read_text(encoding="utf-8")[:8000] for p in CODE_FILES[:3]]
+    # one stage (the default): the reference trainer on the line-start split, the same
+    # tokens in the same order, shifted by the eight special ids
+    lines = reference.train(texts, cromwell.LINE_PATTERN, 200)
+    one = cromwell.train(texts, vocab_size=8 + 256 + 200)
+    assert one.tokenizer.mergeable_ranks() == {
+        t: r + 8 for t, r in reference.ranks_from_merges(lines).items()
+    }
+    assert one.tokenizer.pattern == cromwell.LINE_PATTERN
+    assert cromwell.train(texts, vocab_size=8 + 256 + 200, superword_share=0).tokenizer.pattern == (
+        cromwell.LINE_PATTERN
+    )
     merges = reference.train(texts, toksmith.PATTERNS["o200k"], 200)
     ref_ranks = {t: r + 8 for t, r in reference.ranks_from_merges(merges).items()}
-    # one stage: the same tokens in the same order, shifted by the eight special ids
-    plain = cromwell.train(texts, vocab_size=8 + 256 + 200, superword_share=0)
-    assert plain.tokenizer.mergeable_ranks() == ref_ranks
-    assert plain.tokenizer.pattern_name == "o200k"
     # two stages: 200 merges in o200k's pieces, then 50 across them in CODE_PATTERN's pieces
     code = cromwell.train(texts, vocab_size=8 + 256 + 250, superword_share=0.2)
     expected = {**ref_ranks, **_reference_superwords(texts, ref_ranks, 50)}
@@ -156,10 +203,58 @@ def test_code_structure_becomes_tokens(code):
         b" const",
         b"def",
         b" self",
+        # the seed's structures that o200k's split keeps apart: line break + indentation,
+        # keyword + space, and the two together (a line start is one piece)
+        b"\n    ",
+        b"\n        ",
+        b"\n\t",
+        b"\n\t\t",
+        b"def ",
+        b"return ",
+        b"class ",
+        b"if ",
+        b"for ",
+        b"import ",
+        b"const ",
+        b"\n    return ",
+        b"\n        return ",
+        b"\n    def ",
+        b"\n\n    def ",
+        b"\n    }",
+        b"\n}",
     ]:
         assert tok.encode_single_token(piece) >= 264, piece
-    # the seed's structures that o200k's split keeps apart are learned by the second stage:
+    # o200k's pieces "\n", "   ", " return", " self", ".x" become fewer tokens
+    assert len(code.encode("\n    return self.x")) < 5
+    # no token holds text on both sides of a line break's indentation and a later word
+    assert not any(
+        regex.fullmatch(rb"[\r\n]+[ \t]*\S+ \S.*", t, regex.S) for t in tok.mergeable_ranks()
+    )
+    # camelCase names split into parts before BPE (o200k's split, kept here)
+    assert toksmith.split("parseJSONValue MyClass", cromwell.LINE_PATTERN) == [
+        "parse",
+        "JSONValue",
+        " My",
+        "Class",
+    ]
+    # number prefixes and punctuation runs that stop at a line break
+    assert toksmith.split("x = 0x1F | 0b101;\n    y", cromwell.LINE_PATTERN) == [
+        "x",
+        " =",
+        " ",
+        "0x1F",
+        " |",
+        " ",
+        "0b101",
+        ";",
+        "\n    y",
+    ]
+
+
+def test_superword_structure_becomes_tokens(two_stage):
+    # the structures that o200k's split keeps apart are learned by the second stage:
     # line break + indentation (+ keyword), keyword + bracket, operator + operand
+    tok = two_stage.tokenizer
     superwords = [t for t, r in tok.mergeable_ranks().items() if r >= VOCAB - N_SUPER]
     for piece in [
         b"\n    ",
@@ -178,15 +273,7 @@ def test_code_structure_becomes_tokens(code):
         assert piece in superwords, piece
     # never across a space inside a line
     assert not any(b" " in t.lstrip(b" \t\r\n").rstrip(b" ") for t in superwords)
-    # o200k's pieces "\n", "   ", " return", " self", ".x" become fewer tokens
-    assert len(code.encode("\n    return self.x")) < 5
-    # camelCase names split into parts before BPE (o200k's split)
-    assert toksmith.split("parseJSONValue MyClass", "o200k") == [
-        "parse",
-        "JSONValue",
-        " My",
-        "Class",
-    ]
+    assert len(two_stage.encode("\n    return self.x")) < 5
 
 
 @given(st.text(max_size=300))
@@ -227,11 +314,16 @@ _ATOMS = [
 
 
 @given(st.lists(st.sampled_from(_ATOMS), max_size=60).map("".join))
-def test_encoding_equals_the_reference_on_code_atoms(code, text):
-    # the encoder cuts superword pieces at byte pairs no first-stage token holds and merges in
-    # two levels (crates/toksmith-core/src/bpe/superword.rs): the ids stay the plain merge's
+def test_encoding_equals_the_reference_on_code_atoms(code, two_stage, text):
+    # one stage: the line-start scanner and the plain merge, against the regex and the
+    # reference merge
     ranks = code.tokenizer.mergeable_ranks()
-    assert code.encode(text) == reference.encode(text, cromwell.CODE_PATTERN, ranks)
+    assert code.encode(text) == reference.encode(text, cromwell.LINE_PATTERN, ranks)
+    # two stages: the encoder cuts superword pieces at byte pairs no first-stage token holds
+    # and merges in two levels (crates/toksmith-core/src/bpe/superword.rs): the ids stay the
+    # plain merge's
+    ranks = two_stage.tokenizer.mergeable_ranks()
+    assert two_stage.encode(text) == reference.encode(text, cromwell.CODE_PATTERN, ranks)
 
 
 def test_specials_text_is_text_and_bos_eos(code):
@@ -512,7 +604,9 @@ def test_collect_code_corpus(tmp_path):
 def test_preset_registry():
     preset = get_preset("cromwell")
     assert (
-        preset is PRESETS["cromwell"] and preset.vocab_size == 50000 and preset.pattern == "o200k"
+        preset is PRESETS["cromwell"]
+        and preset.vocab_size == 50000
+        and preset.pattern == cromwell.LINE_PATTERN
     )
     assert preset.special_token_spec() == {s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}
     assert preset.special_token_spec(["<X>", "<PAD>"]) == {**preset.special_token_spec(), "<X>": 8}
@@ -544,18 +638,25 @@ def test_cli_train_preset(tmp_path):
     tok = toksmith.load(out)
     assert tok.special_tokens == {**{s: i for i, s in enumerate(CROMWELL_SPECIAL_TOKENS)}, "<X>": 8}
     assert tok.decode_single_token_bytes(9) == b"\x00" and tok.n_vocab == 600
-    # both training stages: the last merges across o200k's pieces, on Cromwell's split
-    assert tok.metadata["preset"] == "cromwell" and tok.pattern == cromwell.CODE_PATTERN
-    assert tok.metadata["superword_merges"] == cromwell.superword_merges(600)
+    # one stage on Cromwell's line-start split, as cromwell.train
+    assert tok.metadata["preset"] == "cromwell" and tok.pattern == cromwell.LINE_PATTERN
+    assert "superword_merges" not in tok.metadata
     assert CodeTokenizer(tok).encode_delete("a", "b")[-3:] == [5, 7, 6]
 
 
-def test_o200k_split_is_the_regex():
-    # the preset's split is o200k's hand-written scanner; it equals the regex on code
-    pattern = toksmith.PATTERNS["o200k"]
+def test_line_split_is_the_regex():
+    # the preset's split runs on a hand-written scanner; it equals the regex module on code
+    pattern = cromwell.LINE_PATTERN
+    assert _core.compile_pattern(pattern) == (pattern, True)
     for path in CODE_FILES:
         text = path.read_text(encoding="utf-8")
-        assert toksmith.split(text, "o200k") == regex.findall(pattern, text)
+        assert toksmith.split(text, pattern) == regex.findall(pattern, text)
+
+
+@given(st.lists(st.sampled_from(_ATOMS + ["0b1", "0X", "b", "\n\n", "#", "/"]), max_size=40))
+def test_line_split_is_the_regex_on_code_atoms(atoms):
+    text = "".join(atoms)
+    assert toksmith.split(text, cromwell.LINE_PATTERN) == regex.findall(cromwell.LINE_PATTERN, text)
 
 
 def test_superword_share_checked_and_short_corpus_warns(tmp_path):
@@ -573,7 +674,9 @@ def test_superword_share_checked_and_short_corpus_warns(tmp_path):
     for k, p in enumerate(CODE_FILES[:2]):
         paths.append(tmp_path / f"f{k}.txt")
         paths[-1].write_text(p.read_text(encoding="utf-8")[:20000], encoding="utf-8")
-    from_files = cromwell.train(paths, vocab_size=600)
-    from_texts = cromwell.train([p.read_text(encoding="utf-8") for p in paths], vocab_size=600)
+    from_files = cromwell.train(paths, vocab_size=600, superword_share=SHARE)
+    from_texts = cromwell.train(
+        [p.read_text(encoding="utf-8") for p in paths], vocab_size=600, superword_share=SHARE
+    )
     assert from_files.tokenizer.mergeable_ranks() == from_texts.tokenizer.mergeable_ranks()
     assert from_files.tokenizer.metadata["superword_merges"] == int(336 * 0.2)

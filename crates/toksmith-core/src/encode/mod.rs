@@ -65,7 +65,13 @@ impl Encoder {
     /// with the vocabulary, do not fit in memory.)
     pub fn new(vocab: Vocab, pretok: Pretokenizer) -> Result<Self> {
         let matcher = AddedMatcher::new(&vocab)?;
-        let superword = crate::bpe::Superword::new(&vocab)?;
+        // (Cromwell's one-stage split has word-level pieces: `_` in its words looks like a
+        // cross-word token to the superword test, but its pieces repeat like o200k's)
+        let superword = if pretok.is_code_lines() {
+            None
+        } else {
+            crate::bpe::Superword::new(&vocab)?
+        };
         Ok(Encoder {
             vocab,
             pretok,

@@ -9,6 +9,7 @@
 
 mod blocks;
 pub(crate) mod chars;
+mod code_lines_scanner;
 mod code_scanner;
 mod cpp_scanner;
 mod deepseek;
@@ -124,6 +125,31 @@ pub const WHOLE_PATTERN: &str = r"(?s).+";
 /// of its own. It has a hand-written scanner (`code_scanner.rs`).
 pub const CODE_PATTERN: &str = r"[\r\n]+[^\S\r\n]*\S*|[^\S\r\n]*\S+|[^\S\r\n]+";
 
+/// Cromwell's one-stage split (seed 000, `toksmith.presets.cromwell.LINE_PATTERN`): o200k's
+/// pattern with line starts (line breaks, the next line's indentation and its first word with
+/// one space after it, or its first punctuation run) as pieces, number prefixes (`0x1F`,
+/// `0b101`) as pieces, and punctuation runs that stop at a line break. It has a hand-written
+/// scanner (`code_lines_scanner.rs`).
+pub const CODE_LINES_PATTERN: &str = concat!(
+    r"[\r\n]+[^\S\r\n]*(?:[^\s\p{L}\p{N}]?[\p{L}\p{N}_]+ ?|[^\s\p{L}\p{N}]+)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"0[xX][0-9A-Fa-f]+|0[bB][01]+",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+/*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+
 pub const NAMED_PATTERNS: &[(&str, &str)] = &[
     ("gpt2", GPT2_PATTERN),
     ("cl100k", CL100K_PATTERN),
@@ -165,6 +191,8 @@ enum Scanner {
     Whole,
     /// [`CODE_PATTERN`]
     Code,
+    /// [`CODE_LINES_PATTERN`]
+    CodeLines,
     /// [`DEEPSEEK_V3_PATTERN`] (DeepSeek V3's sequence of three splits)
     DeepSeekV3,
 }
@@ -207,6 +235,7 @@ fn scanner_for(pattern: &str) -> Option<Scanner> {
         CPP_RUNS_PATTERN => Scanner::CppWords { runs: true },
         WHOLE_PATTERN => Scanner::Whole,
         CODE_PATTERN => Scanner::Code,
+        CODE_LINES_PATTERN => Scanner::CodeLines,
         DEEPSEEK_V3_PATTERN => Scanner::DeepSeekV3,
         _ => return None,
     })
@@ -278,6 +307,12 @@ impl Pretokenizer {
     /// The regex text of this pattern.
     pub fn pattern(&self) -> &str {
         &self.pattern
+    }
+
+    /// Whether this is Cromwell's one-stage split ([`CODE_LINES_PATTERN`]), whose vocabularies
+    /// are merged piece by piece like o200k's (no two-level superword merge).
+    pub fn is_code_lines(&self) -> bool {
+        matches!(self.engine, Engine::Fast(Scanner::CodeLines))
     }
 
     /// Whether a hand-written scanner is used.
@@ -369,6 +404,7 @@ impl Pretokenizer {
                         }
                     }
                     Scanner::Code => code_scanner::for_each_code_piece(text, f),
+                    Scanner::CodeLines => code_lines_scanner::for_each_code_lines_piece(text, f),
                     Scanner::DeepSeekV3 => deepseek::for_each_deepseek_piece(text, f),
                     Scanner::O200k => standin::for_each_piece(
                         text,

@@ -883,3 +883,84 @@ fn code_scanner_equals_regex() {
         vec!["def", " f(x):", "\n    return", " x", "  ", "\n\n\t y"]
     );
 }
+
+/// Cromwell's one-stage split against the regex: random texts over the fuzz alphabet, texts
+/// of code atoms (line starts, number prefixes, punctuation tails at line breaks), and each
+/// character of the Basic Multilingual Plane and beyond after a line break and before one.
+#[test]
+fn code_lines_scanner_equals_regex() {
+    let fast = Pretokenizer::new(CODE_LINES_PATTERN).unwrap();
+    assert!(fast.is_fast() && fast.is_code_lines());
+    let slow = Pretokenizer::new_regex(CODE_LINES_PATTERN).unwrap();
+    let mut texts = fuzz_corpus(0x5eed_0006);
+    let atoms = [
+        " ", "  ", "\t", "\n", "\r", "\r\n", "\n    ", "\u{a0}", "\u{85}", "\u{2028}", "\u{3000}",
+        "\u{0b}", "\u{1c}", "x", "X", "def", "_", "__", "0", "1", "0x", "0X", "0b", "0B", "f", "F",
+        "g", "2", "!==", "(", ")", ":", "/", "//", "#", "@", "'", "'s", "é", "\u{0301}", "中", "٣",
+        "😀", "¢", "\u{2010}",
+    ];
+    let mut rng = Rng(0xc0de_0011);
+    for _ in 0..12000 {
+        let len = rng.below(20);
+        texts.push((0..len).map(|_| atoms[rng.below(atoms.len())]).collect());
+    }
+    // long texts of ASCII code atoms: blocks of 64 bytes, cut at line breaks and number
+    // prefixes (some non-ASCII atoms, so that blocks also stop at them)
+    let ascii = [
+        " ", "  ", "    ", "\t", "\n", "\r\n", "\n    ", "\n\n", "x", "Xy", "def", "return", "_",
+        "0", "12", "345", "0x", "0b", "x1F", "b1", "f", "!==", "(", ");", ")", ":", "/", "//", "#",
+        "@", "'s", "'", "=", ".", "{", "}", "\u{0b}", "\u{0c}",
+    ];
+    for _ in 0..6000 {
+        let len = 20 + rng.below(100);
+        texts.push(
+            (0..len)
+                .map(|_| match rng.below(50) {
+                    0 => atoms[rng.below(atoms.len())],
+                    _ => ascii[rng.below(ascii.len())],
+                })
+                .collect(),
+        );
+    }
+    for t in &texts {
+        assert_eq!(fast.split(t).unwrap(), slow.split(t).unwrap(), "{t:?}");
+    }
+    for sep in ["\n", "\n\t_", "\n (", "\n0"] {
+        let mut all = String::new();
+        for c in (0u32..0x11_0000)
+            .step_by(7)
+            .chain(0x80..0x3100)
+            .filter_map(char::from_u32)
+        {
+            all.push_str(sep);
+            all.push(c);
+            all.push('\n');
+            all.push(c);
+            all.push('a');
+            all.push(' ');
+        }
+        assert_eq!(
+            fast.split(&all).unwrap(),
+            slow.split(&all).unwrap(),
+            "{sep:?}"
+        );
+    }
+    assert_eq!(
+        fast.split("def f(x):\n    return 0x1F  \n\n\t# y\n}\n")
+            .unwrap(),
+        vec![
+            "def",
+            " f",
+            "(x",
+            "):",
+            "\n    return ",
+            "0x1F",
+            "  \n\n",
+            "\t",
+            "#",
+            " y",
+            "\n}",
+            "\n"
+        ]
+    );
+}
