@@ -8,6 +8,7 @@ import sys
 import time
 
 from ..counts import count_chunks, remove_resume_dir
+from ..presets import PRESETS
 from ._common import check_output_path, check_threads_arg, progress_default
 
 
@@ -72,7 +73,8 @@ def register(sub) -> None:
     p.add_argument(
         "--pattern",
         default="cl100k",
-        help="split pattern: gpt2, cl100k, o200k, nanochat or a regex (default cl100k)",
+        help="split pattern: gpt2, cl100k, o200k, nanochat, cromwell (the preset's split, for "
+        "`train --preset cromwell --from-counts`) or a regex (default cl100k)",
     )
     p.add_argument(
         "--pinned",
@@ -93,6 +95,11 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def preset_pattern(pattern: str) -> str:
+    """A preset's name (``cromwell``) as its split pattern; any other pattern as it is."""
+    return PRESETS[pattern].pattern if pattern in PRESETS else pattern
+
+
 def run(args) -> int:
     check_output_path(args.output)
     check_threads_arg(args.threads)
@@ -100,7 +107,7 @@ def run(args) -> int:
     t0 = time.perf_counter()
     counts = count_chunks(
         args.inputs,
-        pattern=args.pattern,
+        pattern=preset_pattern(args.pattern),
         pinned_tokens=args.pinned,
         text_field=args.text_field,
         errors=args.errors,

@@ -14,8 +14,9 @@ from ..corpus import default_corpus
 from ..counts import ChunkCounts
 from ..presets import PRESETS, get_preset
 from ..presets.nanochat import TOKEN_BYTES_NAME, ChatTokenizer
+from ..pretokenize import resolve_pattern
 from ._common import check_output_path, check_threads_arg, progress_default
-from .count import add_reader_args, doc_sep_arg
+from .count import add_reader_args, doc_sep_arg, preset_pattern
 
 
 def register(sub) -> None:
@@ -50,7 +51,8 @@ def register(sub) -> None:
     p.add_argument(
         "--pattern",
         default=None,
-        help="split pattern: gpt2, cl100k, o200k, nanochat or a regex (default cl100k)",
+        help="split pattern: gpt2, cl100k, o200k, nanochat, cromwell (the preset's split) or "
+        "a regex (default cl100k)",
     )
     p.add_argument(
         "--special",
@@ -140,7 +142,7 @@ def run(args) -> int:
         pattern, vocab_size = preset.pattern, preset.vocab_size
         specials = preset.special_token_spec(specials)  # type: ignore[assignment]
     if args.pattern is not None:
-        pattern = args.pattern
+        pattern = preset_pattern(args.pattern)
     if args.vocab_size is not None:
         vocab_size = args.vocab_size
     if args.from_counts:
@@ -149,6 +151,13 @@ def run(args) -> int:
                 "--from-counts trains on counts files: pass PATHs to `toksmith count` instead"
             )
         counts = functools.reduce(operator.add, (ChunkCounts.load(f) for f in args.from_counts))
+        if args.preset is not None and args.pattern is None:
+            if resolve_pattern(pattern)[0] != counts.pattern:
+                raise ValueError(
+                    f"--preset {args.preset} trains on its own split, and these counts were made "
+                    f"with another ({counts.pattern[:60]!r}): count with `toksmith count "
+                    f"PATH... --pattern {args.preset} -o FILE`"
+                )
         progress = progress_default() if args.progress is None else args.progress
         t0 = time.perf_counter()
         tok = toksmith.train_from_counts(
