@@ -43,6 +43,14 @@ macro_rules! o200k_words {
     };
 }
 
+/// o200k's three whitespace alternatives, the last ones of [`O200K_PATTERN`] and
+/// [`CODE_LINES_PATTERN`].
+macro_rules! o200k_spaces {
+    () => {
+        r"\s*[\r\n]+|\s+(?!\S)|\s+"
+    };
+}
+
 /// o200k_base.
 pub const O200K_PATTERN: &str = concat!(
     o200k_words!(),
@@ -51,11 +59,7 @@ pub const O200K_PATTERN: &str = concat!(
     "|",
     r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
     "|",
-    r"\s*[\r\n]+",
-    "|",
-    r"\s+(?!\S)",
-    "|",
-    r"\s+",
+    o200k_spaces!(),
 );
 /// nanochat's split pattern (cl100k's 0.6 form with `\p{N}{1,2}`).
 pub const NANOCHAT_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
@@ -152,11 +156,7 @@ pub const CODE_LINES_PATTERN: &str = concat!(
     "|",
     r" ?[^\s\p{L}\p{N}]+/*",
     "|",
-    r"\s*[\r\n]+",
-    "|",
-    r"\s+(?!\S)",
-    "|",
-    r"\s+",
+    o200k_spaces!(),
 );
 
 pub const NAMED_PATTERNS: &[(&str, &str)] = &[
