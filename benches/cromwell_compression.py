@@ -71,6 +71,17 @@ def split_corpus(text: str, heldout: float, train_chars: int, held_chars: int) -
     return train, text[cut : cut + held_chars]
 
 
+def train_plain(texts: List[str], vocab: int, threads=None) -> Tokenizer:
+    """Plain o200k-pattern BPE with Cromwell's special tokens (the preset before issue 33)."""
+    return toksmith.train_from_iterator(
+        texts,
+        vocab_size=vocab,
+        pattern="o200k",
+        special_tokens=cromwell.PRESET.special_token_spec(),
+        threads=threads,
+    )
+
+
 def bytes_per_token(tok: Tokenizer, text: str) -> Tuple[float, int]:
     ids = tok.encode_ordinary(text)
     assert tok.decode(ids) == text, "decode(encode(x)) != x"
@@ -116,13 +127,7 @@ def main() -> None:
     tokenizers: Dict[str, Tokenizer] = {}
     train_s: Dict[str, float] = {}
     t = time.perf_counter()
-    tokenizers["plain o200k BPE"] = toksmith.train_from_iterator(
-        train_texts,
-        vocab_size=args.vocab,
-        pattern="o200k",
-        special_tokens=cromwell.PRESET.special_token_spec(),
-        threads=args.threads,
-    )
+    tokenizers["plain o200k BPE"] = train_plain(train_texts, args.vocab, args.threads)
     train_s["plain o200k BPE"] = time.perf_counter() - t
     print(f"trained plain o200k BPE: {train_s['plain o200k BPE']:.1f} s")
     for share in args.shares:

@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
-import toksmith
-from benches.cromwell_compression import CORPORA, blocks, data_dir, split_corpus
+from benches.cromwell_compression import CORPORA, blocks, data_dir, split_corpus, train_plain
 from toksmith import Tokenizer
 from toksmith.presets import cromwell
 
@@ -90,12 +89,7 @@ def main() -> None:
             toks[label] = Tokenizer.load(path)
             continue
         if label == "plain":
-            toks[label] = toksmith.train_from_iterator(
-                train_texts,
-                vocab_size=args.vocab,
-                pattern="o200k",
-                special_tokens=cromwell.PRESET.special_token_spec(),
-            )
+            toks[label] = train_plain(train_texts, args.vocab)
         else:
             toks[label] = cromwell.train(
                 train_texts, vocab_size=args.vocab, superword_share=share
