@@ -393,6 +393,136 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
     (starts, limit, high_end)
 }
 
+/// Bits `from..to` (`from <= to <= 64`).
+#[inline(always)]
+fn span(from: u32, to: u32) -> u64 {
+    let below = |k: u32| if k >= 64 { !0u64 } else { (1u64 << k) - 1 };
+    below(to) & !below(from)
+}
+
+/// The end of the run of `x`'s set bits from bit `from` (`from` itself when it is clear; 64
+/// when the run reaches the block's end).
+#[inline(always)]
+fn run_end(x: u64, from: u32) -> u32 {
+    if from >= 64 {
+        64
+    } else {
+        from + (!(x >> from)).trailing_zeros()
+    }
+}
+
+/// Cromwell's line-split piece starts (`code_lines_scanner.rs`) in `b[..64]`.
+///
+/// Line starts first. A piece starts at each whitespace run whose first byte is CR/LF (no
+/// other alternative takes a line break after a byte that is not whitespace, and a punctuation
+/// run's tail here is `/*`, not o200k's `[\r\n/]*`). Such a run is a chain of line-start
+/// pieces, one per run of CR/LF with the horizontal whitespace after it; the last one goes on
+/// with the next line's first word (`X?Y+ ?`) or punctuation run (`X+`). A group that reaches
+/// the block's end or a non-ASCII byte is not decided here (the limit stops at its piece).
+/// When a word's space was taken and a line break follows, another line start begins there.
+///
+/// Then o200k's rules without tails, on the classes with the bytes of the line-start pieces
+/// cleared: a byte of no class before a piece start makes it a start as byte 0 of a block is
+/// (no prefix, no run going on), which is what the line-start piece ending there leaves. A
+/// piece at a `0` followed by `x`, `X`, `b` or `B` (a number prefix, which o200k's rules do not
+/// know) stops the limit there.
+#[inline(always)]
+pub fn code_lines_block_starts(b: &[u8]) -> Block {
+    let m = classify(b);
+    let (mut limit, high_end) = reach(&m);
+    if limit == 0 && m.digit & 1 == 0 {
+        return (1, 0, high_end); // (a block of digits still has its groups)
+    }
+    let bit = |x: u64, k: u32| k < 64 && (x >> k) & 1 != 0;
+    // -- line-start pieces: their bytes (`cover`), their starts and the starts after them
+    let mut seeds = m.space & !(m.space << 1) & m.crlf;
+    let mut cover = 0u64;
+    let mut forced = 0u64;
+    if seeds != 0 {
+        let word = m.upper | m.lower | m.digit | eq_mask(b, b'_');
+        let hspace = m.space & !m.crlf;
+        // the end of the group `X?Y+ ?|X+` at `k`, if the block decides it
+        let group_end = |k: u32| -> Option<u32> {
+            let from = if bit(word, k) {
+                k
+            } else if bit(m.punct, k) && k + 1 < 64 && !bit(m.high, k + 1) {
+                if bit(word, k + 1) {
+                    k + 1
+                } else {
+                    let e = run_end(m.punct, k);
+                    return (e < 64 && !bit(m.high, e)).then_some(e);
+                }
+            } else {
+                return None; // (a non-ASCII byte, or the block's end)
+            };
+            let e = run_end(word, from);
+            if e >= 64 || bit(m.high, e) {
+                None
+            } else if b[e as usize] == b' ' {
+                (e + 1 < 64).then_some(e + 1)
+            } else {
+                Some(e)
+            }
+        };
+        while seeds != 0 {
+            let mut s = seeds.trailing_zeros();
+            let k = loop {
+                let h = run_end(hspace, run_end(m.crlf, s));
+                if !bit(m.crlf, h) {
+                    break h;
+                }
+                // a line start of only its line breaks and indentation
+                forced |= 1 << s;
+                cover |= span(s, h);
+                s = h;
+            };
+            let Some(e) = group_end(k) else {
+                limit = limit.min(s);
+                break;
+            };
+            forced |= (1 << s) | (1 << e);
+            cover |= span(s, e);
+            seeds &= !span(0, e);
+            if bit(m.crlf, e) {
+                seeds |= 1 << e; // (after a word's space)
+            }
+        }
+    }
+    // -- o200k's rules, no tails, on the bytes outside the line-start pieces
+    let keep = !cover;
+    let (upper, lower, digit) = (m.upper & keep, m.lower & keep, m.digit & keep);
+    let (space, crlf, punct, blank) = (
+        m.space & keep,
+        m.crlf & keep,
+        m.punct & keep,
+        m.blank & keep,
+    );
+    let letters = upper | lower;
+    let p_piece = punct & !(punct << 1) & !(blank << 1);
+    let mut starts = ws_starts_newline(space, crlf);
+    let l_start = letters & !(letters << 1);
+    let prefixed = (((space & !crlf) | p_piece) << 1) & l_start;
+    starts |= (l_start & !prefixed) | (upper & (lower << 1));
+    starts |= digit_starts(digit, 3) | p_piece | 1;
+    starts = (starts & keep) | forced;
+    limit = past_digits(starts, digit, limit);
+    let (starts, mut limit) =
+        joined_contractions(b, starts, m.apostrophe & keep & (letters << 1), limit, 0);
+    // -- number prefixes
+    if digit != 0 {
+        let mut zeros = starts & digit & eq_mask(b, b'0') & (2u64 << limit).wrapping_sub(1);
+        while zeros != 0 {
+            let j = zeros.trailing_zeros();
+            zeros &= zeros - 1;
+            if j + 1 >= 64 || matches!(b[j as usize + 1] | 0x20, b'x' | b'b') {
+                limit = limit.min(j);
+                break;
+            }
+        }
+    }
+    (starts, limit, high_end)
+}
+
 /// The stand-in of o200k's letters that are in both its upper and its lower class
 /// (`\p{Lm}\p{Lo}`) in the stand-in text of `standin.rs`.
 pub const O200K_BOTH: u8 = 0x80;

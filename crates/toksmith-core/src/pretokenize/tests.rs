@@ -380,6 +380,11 @@ fn block_scanners() -> Vec<(&'static str, BlockFn, PieceFn)> {
             |t, i| cl100k_piece(t, i, 1, false),
         ),
         ("gpt2", gpt2_block_starts, gpt2_piece),
+        (
+            super::CODE_LINES_PATTERN,
+            code_lines_block_starts,
+            super::code_lines_scanner::code_lines_piece,
+        ),
     ]
 }
 
@@ -484,6 +489,13 @@ fn block_scanners_equal_on_long_texts() {
         " '",
         "'s'",
         "\n ",
+        "_",
+        "0x",
+        "0B1",
+        "(",
+        "\n    ",
+        "\n\t",
+        "def ",
     ];
     let n: usize = std::env::var("STRESS_N")
         .ok()
@@ -732,7 +744,7 @@ fn standin_scanner_equals_piece_scanner() {
     let scanners: Vec<(&str, BlockFn, StandinBlockFn, PieceFn, &standin::StandIns)> =
         block_scanners()
             .into_iter()
-            .filter(|(name, _, _)| *name != "gpt2")
+            .filter(|(name, _, _)| *name != "gpt2" && *name != super::CODE_LINES_PATTERN)
             .map(|(name, block, piece)| {
                 if name == "o200k" {
                     let sblock: StandinBlockFn = super::blocks::o200k_standin_block_upto;
