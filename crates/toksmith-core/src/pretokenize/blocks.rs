@@ -26,6 +26,9 @@
 //! - contractions (`'s`, `'t`, `'m`, `'d`, `'re`, `'ve`, `'ll` in any case, after a letter)
 //!   join the word before them, and a piece starts right after them.
 //!
+//! Cromwell's line split (`code_lines_block_starts`) works out its line-start pieces first and
+//! applies o200k's rules, without tails, to the bytes outside them.
+//!
 //! cl100k's family differs in three places: letters are not split by case, a tail is
 //! `[\r\n]*`, and a contraction is a piece of its own wherever a piece starts at its
 //! apostrophe. GPT-2's pieces are whole runs of letters, digits or symbols, each with the space

@@ -21,7 +21,9 @@
 //!   has whitespace in its first two characters together (` ?` then punctuation), a whitespace
 //!   piece has only whitespace.
 //!
-//! The equality with the regex is checked by fuzzing in the tests.
+//! ASCII text goes 64 bytes at a time through `blocks.rs` (`code_lines_block_starts`: the line
+//! starts first, then o200k's block rules on the other bytes); this piece function does the
+//! rest. The equality of both with the regex is checked by fuzzing in the tests.
 
 use super::chars::*;
 use super::handwritten::o200k_piece;

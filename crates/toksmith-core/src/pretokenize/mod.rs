@@ -144,7 +144,7 @@ pub const CODE_PATTERN: &str = r"[\r\n]+[^\S\r\n]*\S*|[^\S\r\n]*\S+|[^\S\r\n]+";
 /// pattern with line starts (line breaks, the next line's indentation and its first word with
 /// one space after it, or its first punctuation run) as pieces, number prefixes (`0x1F`,
 /// `0b101`) as pieces, and punctuation runs that stop at a line break. It has a hand-written
-/// scanner (`code_lines_scanner.rs`).
+/// scanner (`code_lines_scanner.rs`, with 64-byte blocks of ASCII text in `blocks.rs`).
 pub const CODE_LINES_PATTERN: &str = concat!(
     r"[\r\n]+[^\S\r\n]*(?:[^\s\p{L}\p{N}]?[\p{L}\p{N}_]+ ?|[^\s\p{L}\p{N}]+)?",
     "|",
