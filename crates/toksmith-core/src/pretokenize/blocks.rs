@@ -127,6 +127,26 @@ fn classify(b: &[u8]) -> Masks {
     classify_bytes(b)
 }
 
+impl Masks {
+    /// The masks with the bytes of `cover` in no class.
+    #[inline(always)]
+    fn without(&self, cover: u64) -> Masks {
+        let keep = !cover;
+        Masks {
+            upper: self.upper & keep,
+            lower: self.lower & keep,
+            digit: self.digit & keep,
+            space: self.space & keep,
+            crlf: self.crlf & keep,
+            punct: self.punct & keep,
+            high: self.high & keep,
+            blank: self.blank & keep,
+            apostrophe: self.apostrophe & keep,
+            slash: self.slash & keep,
+        }
+    }
+}
+
 impl From<[u64; 9]> for Masks {
     /// From the masks of upper, lower, digit, whitespace, CR/LF, non-ASCII, space, apostrophe
     /// and slash bytes (the symbols are what is left).
@@ -371,16 +391,24 @@ pub type Block = (u64, u32, u32);
 #[inline(always)]
 pub fn o200k_block_starts(b: &[u8]) -> Block {
     let m = classify(b);
-    let (mut limit, high_end) = reach(&m);
+    let (limit, high_end) = reach(&m);
     if limit == 0 && m.digit & 1 == 0 {
         return (1, 0, high_end); // (a block of digits still has its groups)
     }
-    let letters = m.upper | m.lower;
-    // -- symbols and their `[\r\n/]*` tails
-    let p_start = m.punct & !(m.punct << 1);
     let tail = o200k_tails(m.punct, m.crlf, m.slash);
+    let (starts, limit) = o200k_rules(b, &m, tail, limit);
+    (starts, limit, high_end)
+}
+
+/// o200k's piece starts in `b[..64]` from its class masks `m` and the `[\r\n/]*` tails of its
+/// symbol runs (`tail`; none in Cromwell's line split), with the limit moved past a digit run
+/// and before a contraction it cannot decide.
+#[inline(always)]
+fn o200k_rules(b: &[u8], m: &Masks, tail: u64, limit: u32) -> (u64, u32) {
+    let letters = m.upper | m.lower;
+    // -- symbols: runs that start a piece are not after a space, not in a tail
+    let p_start = m.punct & !(m.punct << 1);
     let after_tail = (tail << 1) & !tail;
-    // symbol runs that start a piece: not after a space, not in a tail
     let p_piece = p_start & !(m.blank << 1) & !tail;
     let mut starts = ws_starts_newline(m.space & !tail, m.crlf);
     // -- letters: a symbol where a piece starts (also right after a tail) is the prefix of a
@@ -390,10 +418,9 @@ pub fn o200k_block_starts(b: &[u8]) -> Block {
     let prefixed = (((m.space & !m.crlf) | p_prefix) << 1) & l_start;
     starts |= (l_start & !prefixed) | (m.upper & (m.lower << 1));
     starts |= digit_starts(m.digit, 3) | p_piece | after_tail | 1;
-    limit = past_digits(starts, m.digit, limit);
+    let limit = past_digits(starts, m.digit, limit);
     // -- contractions after a letter join the word
-    let (starts, limit) = joined_contractions(b, starts, m.apostrophe & (letters << 1), limit, 0);
-    (starts, limit, high_end)
+    joined_contractions(b, starts, m.apostrophe & (letters << 1), limit, 0)
 }
 
 /// Bits `from..to` (`from <= to <= 64`).
@@ -491,26 +518,12 @@ pub fn code_lines_block_starts(b: &[u8]) -> Block {
             }
         }
     }
-    // -- o200k's rules, no tails, on the bytes outside the line-start pieces
-    let keep = !cover;
-    let (upper, lower, digit) = (m.upper & keep, m.lower & keep, m.digit & keep);
-    let (space, crlf, punct, blank) = (
-        m.space & keep,
-        m.crlf & keep,
-        m.punct & keep,
-        m.blank & keep,
-    );
-    let letters = upper | lower;
-    let p_piece = punct & !(punct << 1) & !(blank << 1);
-    let mut starts = ws_starts_newline(space, crlf);
-    let l_start = letters & !(letters << 1);
-    let prefixed = (((space & !crlf) | p_piece) << 1) & l_start;
-    starts |= (l_start & !prefixed) | (upper & (lower << 1));
-    starts |= digit_starts(digit, 3) | p_piece | 1;
-    starts = (starts & keep) | forced;
-    limit = past_digits(starts, digit, limit);
-    let (starts, mut limit) =
-        joined_contractions(b, starts, m.apostrophe & keep & (letters << 1), limit, 0);
+    // -- o200k's rules, no tails, on the bytes outside the line-start pieces (their own
+    //    starts there: bit 0 only, which is in `forced` when a line start covers it)
+    let rest = m.without(cover);
+    let (starts, mut limit) = o200k_rules(b, &rest, 0, limit);
+    let starts = starts | forced;
+    let digit = rest.digit;
     // -- number prefixes
     if digit != 0 {
         let mut zeros = starts & digit & eq_mask(b, b'0') & (2u64 << limit).wrapping_sub(1);
