@@ -151,23 +151,34 @@ fn utf8_short(cp: u32) -> (u16, usize) {
 }
 
 /// The UTF-8 of `cp` (below 0x10000, not a surrogate) in the low bytes of a `u32`, first byte
-/// lowest, and its length; selects instead of branching (Indic and Thai text mix ASCII spaces
-/// and punctuation with 3-byte letters).
+/// lowest, and its length: [`utf8_short`]'s, or three bytes, picked by a mask (no branch:
+/// Indic and Thai text mix ASCII spaces and punctuation with 3-byte letters).
 #[inline(always)]
 fn utf8_bmp(cp: u32) -> (u32, usize) {
-    let wide = (cp >= 0x80) as u32;
+    let (short, len) = utf8_short(cp);
     let big = (cp >= 0x800) as u32;
-    let two = (0xC0 | (cp >> 6)) | ((0x80 | (cp & 0x3F)) << 8);
     let three =
         (0xE0 | (cp >> 12)) | ((0x80 | ((cp >> 6) & 0x3F)) << 8) | ((0x80 | (cp & 0x3F)) << 16);
-    // (all-ones masks from the two tests: no branch, no select the compiler may turn into one)
-    let m2 = wide.wrapping_neg() & !big.wrapping_neg();
     let m3 = big.wrapping_neg();
-    let m1 = !wide.wrapping_neg();
-    (
-        (cp & m1) | (two & m2) | (three & m3),
-        1 + (wide + big) as usize,
-    )
+    ((short as u32 & !m3) | (three & m3), len + big as usize)
+}
+
+/// Write the UTF-8 of each unit of `c` at `d + *j` with `enc` (its bytes as a `W` and its
+/// length), advancing `*j` by each length.
+///
+/// SAFETY: the caller makes room for a whole `W` at each character's offset.
+#[inline(always)]
+unsafe fn put_each<U: Unit, W>(
+    c: &[U],
+    d: *mut u8,
+    j: &mut usize,
+    enc: impl Fn(u32) -> (W, usize),
+) {
+    for u in c {
+        let (v, len) = enc(u.cp());
+        (d.add(*j) as *mut W).write_unaligned(v);
+        *j += len;
+    }
 }
 
 /// Two- or four-byte code units.
@@ -230,11 +241,7 @@ fn wide_to_utf8<U: Unit>(src: &[U], first: usize, out: &mut Vec<u8>) -> Result<(
             if or < 0x800 {
                 // (no surrogate; one or two bytes each: Latin, Cyrillic, Greek, Arabic,
                 // Hebrew text)
-                for u in c {
-                    let (v, len) = utf8_short(u.cp());
-                    (d.add(j) as *mut u16).write_unaligned(v);
-                    j += len;
-                }
+                put_each(c, d, &mut j, utf8_short);
                 i += 8;
                 continue;
             }
@@ -245,17 +252,9 @@ fn wide_to_utf8<U: Unit>(src: &[U], first: usize, out: &mut Vec<u8>) -> Result<(
                 }
             }
             if or < 0x10000 {
-                for u in c {
-                    let (v, len) = utf8_bmp(u.cp());
-                    (d.add(j) as *mut u32).write_unaligned(v);
-                    j += len;
-                }
+                put_each(c, d, &mut j, utf8_bmp);
             } else {
-                for u in c {
-                    let (v, len) = utf8_word(u.cp());
-                    (d.add(j) as *mut u32).write_unaligned(v);
-                    j += len;
-                }
+                put_each(c, d, &mut j, utf8_word);
             }
             i += 8;
         }

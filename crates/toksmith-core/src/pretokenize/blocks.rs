@@ -174,6 +174,24 @@ fn fill(x: u64, seeds: u64) -> u64 {
     x & (x ^ x.wrapping_add(seeds))
 }
 
+/// Bits `from..to` (`from <= to <= 64`).
+#[inline(always)]
+fn span(from: u32, to: u32) -> u64 {
+    let below = |k: u32| if k >= 64 { !0u64 } else { (1u64 << k) - 1 };
+    below(to) & !below(from)
+}
+
+/// The end of the run of `x`'s set bits from bit `from` (`from` itself when it is clear; 64
+/// when the run reaches the block's end).
+#[inline(always)]
+fn run_end(x: u64, from: u32) -> u32 {
+    if from >= 64 {
+        64
+    } else {
+        from + (!(x >> from)).trailing_zeros()
+    }
+}
+
 /// Start of the run of `m`'s set bits that contains bit `k` (bit `k` set).
 #[inline(always)]
 fn run_start(m: u64, k: u32) -> u32 {
@@ -230,8 +248,8 @@ fn ws_starts_newline(ws: u64, crlf: u64) -> u64 {
     let mut nl = ws & crlf;
     while nl != 0 {
         let k = nl.trailing_zeros();
-        let end = k + (!(ws >> k)).trailing_zeros(); // end of the run
-        let in_run = if end >= 64 { !0u64 } else { (1u64 << end) - 1 };
+        let end = run_end(ws, k);
+        let in_run = span(0, end);
         let last = 63 - (nl & in_run).leading_zeros();
         if last + 1 < end {
             starts |= 1u64 << (last + 1);
@@ -421,24 +439,6 @@ fn o200k_rules(b: &[u8], m: &Masks, tail: u64, limit: u32) -> (u64, u32) {
     let limit = past_digits(starts, m.digit, limit);
     // -- contractions after a letter join the word
     joined_contractions(b, starts, m.apostrophe & (letters << 1), limit, 0)
-}
-
-/// Bits `from..to` (`from <= to <= 64`).
-#[inline(always)]
-fn span(from: u32, to: u32) -> u64 {
-    let below = |k: u32| if k >= 64 { !0u64 } else { (1u64 << k) - 1 };
-    below(to) & !below(from)
-}
-
-/// The end of the run of `x`'s set bits from bit `from` (`from` itself when it is clear; 64
-/// when the run reaches the block's end).
-#[inline(always)]
-fn run_end(x: u64, from: u32) -> u32 {
-    if from >= 64 {
-        64
-    } else {
-        from + (!(x >> from)).trailing_zeros()
-    }
 }
 
 /// Cromwell's line-split piece starts (`code_lines_scanner.rs`) in `b[..64]`.
@@ -672,7 +672,7 @@ pub fn o200k_standin_block_upto(b: &[u8], last: u32) -> Block {
     while given != 0 {
         let p = given.trailing_zeros();
         given &= given - 1;
-        let q = p + (!(m.upper >> p)).trailing_zeros(); // the end of the `Up` run
+        let q = run_end(m.upper, p); // the end of the `Up` run
         if q >= 64 || (letters >> q) & 1 == 0 {
             starts |= 1u64 << p;
         }
