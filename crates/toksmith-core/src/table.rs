@@ -128,23 +128,29 @@ impl<K: InlineKey> InlineTable<K> {
         entries: impl Iterator<Item = (&'a [u8], u32)> + Clone,
         min_len: usize,
     ) -> crate::error::Result<Self> {
+        const WHAT: &str = "a vocabulary's lookup table";
         let fits = |b: &[u8]| b.len() >= min_len && b.len() <= K::MAX;
         let n = entries.clone().filter(|(b, _)| fits(b)).count();
         let cap = ((n * 3) / 2 + 1).next_power_of_two().max(16);
         let mut t = InlineTable {
-            slots: crate::mem::try_filled(cap, Slot::default(), "a vocabulary's lookup table")?,
+            slots: crate::mem::try_filled(cap, Slot::default(), WHAT)?,
             shift: 64 - cap.trailing_zeros(),
         };
-        for (b, id) in entries {
-            if fits(b) {
-                let key = K::pack(b);
-                let i = probe(&t.slots, t.shift, key, b.len(), Slot::read);
-                t.slots[i] = Slot {
-                    key,
-                    id,
-                    len: b.len() as u32,
-                };
-            }
+        // Inserted by rank: the low ranks are the frequent tokens, and those then sit in their
+        // home slots (in hash-map order, a lookup of English text with o200k_base probed 0.84
+        // slots past home on average, by rank 0.25: a branch on the probe count less often
+        // mispredicted).
+        let mut by_rank: Vec<(u32, &[u8])> = crate::mem::try_vec(n, WHAT)?;
+        by_rank.extend(entries.filter(|(b, _)| fits(b)).map(|(b, id)| (id, b)));
+        by_rank.sort_unstable_by_key(|&(id, _)| id);
+        for (id, b) in by_rank {
+            let key = K::pack(b);
+            let i = probe(&t.slots, t.shift, key, b.len(), Slot::read);
+            t.slots[i] = Slot {
+                key,
+                id,
+                len: b.len() as u32,
+            };
         }
         Ok(t)
     }
@@ -159,6 +165,37 @@ impl<K: InlineKey> InlineTable<K> {
             Slot::read,
         )];
         (s.len != 0).then_some(s.id)
+    }
+
+    /// The packed key of `bytes` (at most `K::MAX` of them) and its home slot, for
+    /// [`InlineTable::get_from`] and [`InlineTable::prefetch_home`].
+    #[inline(always)]
+    pub(crate) fn home(&self, bytes: &[u8]) -> (K, usize) {
+        let key = K::pack(bytes);
+        (key, key.slot(bytes.len(), self.shift))
+    }
+
+    /// `get` of a key of `len` bytes from the home slot that [`InlineTable::home`] gave.
+    #[inline(always)]
+    pub(crate) fn get_from(&self, key: K, len: usize, home: usize) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut i = home & mask;
+        loop {
+            let s = &self.slots[i];
+            if s.len == 0 {
+                return None;
+            }
+            if s.key == key && s.len as usize == len {
+                return Some(s.id);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Ask for the line of a home slot that [`InlineTable::home`] gave.
+    #[inline(always)]
+    pub(crate) fn prefetch_home(&self, home: usize) {
+        crate::mem::prefetch(self.slots.as_ptr().wrapping_add(home));
     }
 
     /// Ask for the cache line where a lookup of `bytes` (at most `K::MAX` of them) starts,
@@ -296,4 +333,30 @@ fn filter_has_no_false_negatives_and_few_false_positives() {
         .filter(|k| long.may_contain(Filter::hash(k)))
         .count();
     assert!(passed < short.len() / 30 + 1, "{passed} of {}", short.len());
+}
+
+#[cfg(test)]
+#[test]
+fn lookups_from_home_match_get_and_low_ranks_sit_home() {
+    // 3-8 byte strings; ranks given in reverse of insertion so the sort matters
+    let words: Vec<Vec<u8>> = (0..5000u32)
+        .map(|i| format!("w{}", i * 7919 % 100_000).into_bytes())
+        .filter(|w| w.len() >= 3)
+        .collect();
+    let n = words.len() as u32;
+    let entries = words.iter().enumerate().map(|(i, w)| (&w[..], n - i as u32));
+    let t: InlineTable<u64> = InlineTable::new(entries, 3).unwrap();
+    for (i, w) in words.iter().enumerate() {
+        let (key, home) = t.home(w);
+        assert_eq!(t.get_from(key, w.len(), home), Some(n - i as u32));
+        assert_eq!(t.get(w), Some(n - i as u32));
+    }
+    for absent in [&b"zzz"[..], b"w1234567", b"\x00\x00\x00", b"w\x00\x00\x00"] {
+        let (key, home) = t.home(absent);
+        assert_eq!(t.get_from(key, absent.len(), home), t.get(absent));
+    }
+    // the lowest rank is inserted first, so it is found in its home slot
+    let first = &words[words.len() - 1];
+    let (key, home) = t.home(first);
+    assert_eq!(t.slots[home].key, key);
 }

@@ -290,6 +290,28 @@ impl Vocab {
         }
     }
 
+    /// For a string of 3 to 8 bytes: its packed key and its home slot in the short table,
+    /// whose line is requested (and the filter's block, if the string has a non-ASCII byte);
+    /// [`Vocab::rank_short_from`] then looks it up without packing and hashing it again.
+    #[inline(always)]
+    pub(crate) fn prefetch_short_home(&self, bytes: &[u8]) -> (u64, usize) {
+        let (key, home) = self.short.home(bytes);
+        if packed_non_ascii(key) {
+            self.wide_filter.prefetch(Filter::hash(bytes));
+        }
+        self.short.prefetch_home(home);
+        (key, home)
+    }
+
+    /// `rank(bytes)` of 3 to 8 bytes given [`Vocab::prefetch_short_home`]'s answer for them.
+    #[inline(always)]
+    pub(crate) fn rank_short_from(&self, bytes: &[u8], key: u64, home: usize) -> Option<u32> {
+        if packed_non_ascii(key) && !self.wide_filter.may_contain(Filter::hash(bytes)) {
+            return None;
+        }
+        self.short.get_from(key, bytes.len(), home)
+    }
+
     /// Ask for the cache line where a lookup of `bytes` (3 to 8 of them) starts, ahead of it.
     #[inline(always)]
     pub(crate) fn prefetch_short(&self, bytes: &[u8]) {

@@ -109,12 +109,18 @@ fn make_room(out: &mut Vec<u32>) -> Result<()> {
 /// The pieces of a chunk (byte spans in the text) and their whole-piece lookups.
 struct Chunk {
     spans: [(usize, usize); CHUNK],
+    /// For a piece of 3 to 8 bytes, its packed key and home slot in the vocabulary's short
+    /// table (computed once, when its line is requested); else `NOT_SHORT`.
+    homes: [(u64, usize); CHUNK],
     ids: [Option<u32>; CHUNK],
 }
+
+const NOT_SHORT: (u64, usize) = (0, usize::MAX);
 
 impl Chunk {
     const EMPTY: Chunk = Chunk {
         spans: [(0, 0); CHUNK],
+        homes: [NOT_SHORT; CHUNK],
         ids: [None; CHUNK],
     };
 }
@@ -227,12 +233,13 @@ impl Encoder {
             Some(r) if piece.len() >= LONG_MIN && !r.sw.may_be_long_token(piece) => None,
             _ => vocab.rank(piece),
         };
-        // The common case (the piece is one token) stays small enough to be inlined into
-        // the loops below; everything else is out of line.
+        // One piece whose whole-piece lookup gave `id`. (The compiler keeps it out of line:
+        // the chunked loop below pushes a token itself.)
         let mut encode_id = |piece: &[u8],
                              id: Option<u32>,
                              cache: &mut PieceCache,
-                             sw: &mut Option<SuperwordRef>| {
+                             sw: &mut Option<SuperwordRef>,
+                             out: &mut Vec<u32>| {
             if failed.is_err() {
                 return; // (the scanner runs to the end; nothing more is encoded)
             }
@@ -263,9 +270,12 @@ impl Encoder {
                 flush(out);
             }
         };
-        let mut encode = |piece: &[u8], cache: &mut PieceCache, sw: &mut Option<SuperwordRef>| {
+        let mut encode = |piece: &[u8],
+                          cache: &mut PieceCache,
+                          sw: &mut Option<SuperwordRef>,
+                          out: &mut Vec<u32>| {
             let id = lookup(piece, sw);
-            encode_id(piece, id, cache, sw)
+            encode_id(piece, id, cache, sw, out)
         };
         if superword.is_some() {
             // Superword pieces are long and varied: their lookups miss the CPU caches. So the
@@ -291,7 +301,7 @@ impl Encoder {
                     let slot = &mut ring[count % AHEAD];
                     if count >= AHEAD {
                         let (s, e) = *slot;
-                        encode(&bytes[s..e], cache, &mut superword);
+                        encode(&bytes[s..e], cache, &mut superword, out);
                     }
                     let s = b.as_ptr() as usize - base;
                     *slot = (s, s + b.len());
@@ -300,7 +310,7 @@ impl Encoder {
             )?;
             for c in count.saturating_sub(AHEAD)..count {
                 let (s, e) = ring[c % AHEAD];
-                encode(&bytes[s..e], cache, &mut superword);
+                encode(&bytes[s..e], cache, &mut superword, out);
             }
         } else {
             // The vocabulary's tables (13 MB for o200k_base) and the piece cache do not fit in
@@ -313,23 +323,36 @@ impl Encoder {
             // (the chunk's arrays live in a thread-local: on the stack they were cleared on
             // every call, a fixed cost that showed on short texts)
             let mut go = |chunk: &mut Chunk| -> Result<()> {
-                let Chunk { spans, ids } = chunk;
+                let Chunk { spans, homes, ids } = chunk;
                 let bytes = text.as_bytes();
                 let base = bytes.as_ptr() as usize;
                 let mut n = 0usize;
                 let mut run = |spans: &[(usize, usize)],
+                               homes: &[(u64, usize)],
                                ids: &mut [Option<u32>],
                                cache: &mut PieceCache,
                                superword: &mut Option<SuperwordRef>| {
-                    for (id, &(s, e)) in ids.iter_mut().zip(spans) {
+                    for ((id, &(s, e)), &(key, home)) in ids.iter_mut().zip(spans).zip(homes) {
                         let b = &bytes[s..e];
-                        *id = vocab.rank(b);
+                        *id = if home != NOT_SHORT.1 {
+                            vocab.rank_short_from(b, key, home)
+                        } else {
+                            vocab.rank(b)
+                        };
                         if id.is_none() {
                             cache.prefetch(b);
                         }
                     }
                     for (&id, &(s, e)) in ids.iter().zip(spans) {
-                        encode_id(&bytes[s..e], id, cache, superword);
+                        // (a token with room for it, inline; everything else through
+                        // `encode_id`, which the compiler keeps out of line)
+                        if let Some(id) = id {
+                            if !TRACK && out.len() < out.capacity() && out.len() + 1 < limit {
+                                out.push(id);
+                                continue;
+                            }
+                        }
+                        encode_id(&bytes[s..e], id, cache, superword, out);
                     }
                 };
                 self.pretok.for_each_piece(
@@ -337,17 +360,34 @@ impl Encoder {
                     #[inline(always)]
                     |p| {
                         let b = p.as_bytes();
-                        vocab.prefetch_rank(b);
+                        homes[n] = if (3..=8).contains(&b.len()) {
+                            vocab.prefetch_short_home(b)
+                        } else {
+                            vocab.prefetch_rank(b);
+                            NOT_SHORT
+                        };
                         let s = b.as_ptr() as usize - base;
                         spans[n] = (s, s + b.len());
                         n += 1;
                         if n == CHUNK {
-                            run(&spans[..n], &mut ids[..n], cache, &mut superword);
+                            run(
+                                &spans[..n],
+                                &homes[..n],
+                                &mut ids[..n],
+                                cache,
+                                &mut superword,
+                            );
                             n = 0;
                         }
                     },
                 )?;
-                run(&spans[..n], &mut ids[..n], cache, &mut superword);
+                run(
+                    &spans[..n],
+                    &homes[..n],
+                    &mut ids[..n],
+                    cache,
+                    &mut superword,
+                );
                 Ok(())
             };
             CHUNKS.with(|cell| match cell.try_borrow_mut() {
