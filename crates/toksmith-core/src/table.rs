@@ -86,6 +86,18 @@ fn load_le(b: &[u8]) -> u64 {
     }
 }
 
+/// The little-endian value of `text[s..s + len]` (1 to 8 bytes), zero-extended like
+/// [`InlineKey::pack`]: one 8-byte load and a mask where 8 bytes from `s` lie inside `text`
+/// (no branch on the length, which varies from piece to piece unpredictably).
+#[inline(always)]
+pub(crate) fn pack_at(text: &[u8], s: usize, len: usize) -> u64 {
+    debug_assert!((1..=8).contains(&len));
+    match text.get(s..s + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().unwrap()) & (u64::MAX >> (64 - 8 * len)),
+        None => load_le(&text[s..s + len]),
+    }
+}
+
 impl InlineKey for u64 {
     const MAX: usize = 8;
     #[inline(always)]
@@ -167,12 +179,10 @@ impl<K: InlineKey> InlineTable<K> {
         (s.len != 0).then_some(s.id)
     }
 
-    /// The packed key of `bytes` (at most `K::MAX` of them) and its home slot, for
-    /// [`InlineTable::get_from`] and [`InlineTable::prefetch_home`].
+    /// The home slot of a packed key of `len` bytes.
     #[inline(always)]
-    pub(crate) fn home(&self, bytes: &[u8]) -> (K, usize) {
-        let key = K::pack(bytes);
-        (key, key.slot(bytes.len(), self.shift))
+    pub(crate) fn home_of(&self, key: K, len: usize) -> usize {
+        key.slot(len, self.shift)
     }
 
     /// `get` of a key of `len` bytes from the home slot that [`InlineTable::home`] gave.
@@ -212,7 +222,7 @@ impl<K: InlineKey> InlineTable<K> {
 /// bytes are not tokens, nor are most spans that a merge of such a piece looks up (they cross
 /// character boundaries), and each such lookup in the vocabulary's big tables (13 MB for
 /// o200k_base) is a cache miss; the filters (0.2 MB for o200k_base) answer most of them from
-/// the cache. Used for strings of 9 bytes and more, and for 3 to 8 bytes with a non-ASCII byte
+/// the cache. Used for strings of 9 bytes and more, and for up to 8 bytes with a non-ASCII byte
 /// (short ASCII strings are mostly tokens: the filter would only add a load).
 #[derive(Clone, Debug)]
 pub(crate) struct Filter {
@@ -220,7 +230,7 @@ pub(crate) struct Filter {
     shift: u32,
 }
 
-/// Whether a string of 3 to 8 bytes packed by [`InlineKey::pack`] has a non-ASCII byte.
+/// Whether a string of up to 8 bytes packed by [`InlineKey::pack`] has a non-ASCII byte.
 #[inline(always)]
 pub(crate) fn packed_non_ascii(packed: u64) -> bool {
     packed & 0x8080_8080_8080_8080 != 0
@@ -259,6 +269,17 @@ impl Filter {
             let b = u64::from_le_bytes(key[n - 8..].try_into().unwrap());
             a ^ b.rotate_left(29)
         };
+        Filter::mix(x, n)
+    }
+
+    /// [`Filter::hash`] of a key of up to 8 bytes given packed (see [`InlineKey::pack`]).
+    #[inline(always)]
+    pub(crate) fn hash_packed(packed: u64, n: usize) -> u64 {
+        Filter::mix(packed, n)
+    }
+
+    #[inline(always)]
+    fn mix(x: u64, n: usize) -> u64 {
         let h = x.wrapping_add(n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         (h ^ (h >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
     }
@@ -338,25 +359,45 @@ fn filter_has_no_false_negatives_and_few_false_positives() {
 #[cfg(test)]
 #[test]
 fn lookups_from_home_match_get_and_low_ranks_sit_home() {
-    // 3-8 byte strings; ranks given in reverse of insertion so the sort matters
+    // 1-8 byte strings; ranks given in reverse of insertion so the sort matters
     let words: Vec<Vec<u8>> = (0..5000u32)
-        .map(|i| format!("w{}", i * 7919 % 100_000).into_bytes())
-        .filter(|w| w.len() >= 3)
+        .map(|i| format!("{}", i * 7919 % 100_000).into_bytes())
+        .chain([b"\x00".to_vec(), b"a\x00".to_vec(), b"a\x00\x00".to_vec()])
         .collect();
     let n = words.len() as u32;
-    let entries = words.iter().enumerate().map(|(i, w)| (&w[..], n - i as u32));
-    let t: InlineTable<u64> = InlineTable::new(entries, 3).unwrap();
+    let t: InlineTable<u64> = InlineTable::new(
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (&w[..], n - i as u32)),
+        1,
+    )
+    .unwrap();
+    let look = |w: &[u8]| {
+        // the piece at the end of a text (short load) and inside one (8-byte load)
+        let mut padded = w.to_vec();
+        padded.extend_from_slice(b"tail0123");
+        let (a, b) = (pack_at(w, 0, w.len()), pack_at(&padded, 0, w.len()));
+        assert_eq!(a, b);
+        assert_eq!(a, u64::pack(w));
+        t.get_from(a, w.len(), t.home_of(a, w.len()))
+    };
     for (i, w) in words.iter().enumerate() {
-        let (key, home) = t.home(w);
-        assert_eq!(t.get_from(key, w.len(), home), Some(n - i as u32));
+        assert_eq!(look(w), Some(n - i as u32));
         assert_eq!(t.get(w), Some(n - i as u32));
     }
-    for absent in [&b"zzz"[..], b"w1234567", b"\x00\x00\x00", b"w\x00\x00\x00"] {
-        let (key, home) = t.home(absent);
-        assert_eq!(t.get_from(key, absent.len(), home), t.get(absent));
+    for absent in [
+        &b"zzz"[..],
+        b"a",
+        b"a\x00\x00\x00",
+        b"\x00\x00",
+        b"99999999",
+    ] {
+        assert_eq!(look(absent), None);
+        assert_eq!(t.get(absent), None);
     }
     // the lowest rank is inserted first, so it is found in its home slot
     let first = &words[words.len() - 1];
-    let (key, home) = t.home(first);
-    assert_eq!(t.slots[home].key, key);
+    let key = u64::pack(first);
+    assert_eq!(t.slots[t.home_of(key, first.len())].key, key);
 }

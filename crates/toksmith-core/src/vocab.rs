@@ -8,7 +8,7 @@ use crate::added::AddedMatcher;
 pub use crate::added::{AddedKind, AddedToken};
 use crate::error::{Error, Result};
 pub use crate::table::InlineKey;
-use crate::table::{packed_non_ascii, Filter, InlineTable};
+use crate::table::{pack_at, packed_non_ascii, Filter, InlineTable};
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, Debug)]
@@ -21,7 +21,7 @@ pub struct Vocab {
     /// Fast lookup of mergeable tokens of up to 8 / 16 bytes.
     pub(crate) short: InlineTable<u64>,
     pub(crate) medium: InlineTable<u128>,
-    /// Tokens of 9 bytes and more, and of 3 to 8 bytes with a non-ASCII byte: most strings
+    /// Tokens of 9 bytes and more, and of up to 8 bytes with a non-ASCII byte: most strings
     /// that are not tokens are ruled out before the lookup in `short`, `medium` or `ranks`.
     pub(crate) long_filter: Filter,
     pub(crate) wide_filter: Filter,
@@ -115,7 +115,7 @@ impl Vocab {
                         InlineTable::new(ranks.iter().map(|(k, &v)| (&k[..], v)), 9),
                         Filter::new(ranks.keys().map(|k| &k[..]), |k| k.len() >= 9),
                         Filter::new(ranks.keys().map(|k| &k[..]), |k| {
-                            (3..=8).contains(&k.len()) && !k.is_ascii()
+                            k.len() <= 8 && !k.is_ascii()
                         }),
                     )
                 },
@@ -290,26 +290,30 @@ impl Vocab {
         }
     }
 
-    /// For a string of 3 to 8 bytes: its packed key and its home slot in the short table,
-    /// whose line is requested (and the filter's block, if the string has a non-ASCII byte);
-    /// [`Vocab::rank_short_from`] then looks it up without packing and hashing it again.
+    /// For a piece `text[s..s + len]` of 1 to 8 bytes: its packed key and its home slot in
+    /// the short table (which holds every token of up to 8 bytes), whose line is requested
+    /// (and the filter's block, if the piece has a non-ASCII byte). [`Vocab::rank_short_from`]
+    /// then looks it up without packing and hashing it again, and without branching on its
+    /// length (the separate tables of one- and two-byte tokens made that branch
+    /// unpredictable on text whose pieces are 1-8 bytes long).
     #[inline(always)]
-    pub(crate) fn prefetch_short_home(&self, bytes: &[u8]) -> (u64, usize) {
-        let (key, home) = self.short.home(bytes);
+    pub(crate) fn prefetch_short_at(&self, text: &[u8], s: usize, len: usize) -> (u64, usize) {
+        let key = pack_at(text, s, len);
         if packed_non_ascii(key) {
-            self.wide_filter.prefetch(Filter::hash(bytes));
+            self.wide_filter.prefetch(Filter::hash_packed(key, len));
         }
+        let home = self.short.home_of(key, len);
         self.short.prefetch_home(home);
         (key, home)
     }
 
-    /// `rank(bytes)` of 3 to 8 bytes given [`Vocab::prefetch_short_home`]'s answer for them.
+    /// `rank` of a piece of `len` (1 to 8) bytes given [`Vocab::prefetch_short_at`]'s answer.
     #[inline(always)]
-    pub(crate) fn rank_short_from(&self, bytes: &[u8], key: u64, home: usize) -> Option<u32> {
-        if packed_non_ascii(key) && !self.wide_filter.may_contain(Filter::hash(bytes)) {
+    pub(crate) fn rank_short_from(&self, key: u64, len: usize, home: usize) -> Option<u32> {
+        if packed_non_ascii(key) && !self.wide_filter.may_contain(Filter::hash_packed(key, len)) {
             return None;
         }
-        self.short.get_from(key, bytes.len(), home)
+        self.short.get_from(key, len, home)
     }
 
     /// Ask for the cache line where a lookup of `bytes` (3 to 8 of them) starts, ahead of it.

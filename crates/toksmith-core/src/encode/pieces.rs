@@ -109,7 +109,7 @@ fn make_room(out: &mut Vec<u32>) -> Result<()> {
 /// The pieces of a chunk (byte spans in the text) and their whole-piece lookups.
 struct Chunk {
     spans: [(usize, usize); CHUNK],
-    /// For a piece of 3 to 8 bytes, its packed key and home slot in the vocabulary's short
+    /// For a piece of 1 to 8 bytes, its packed key and home slot in the vocabulary's short
     /// table (computed once, when its line is requested); else `NOT_SHORT`.
     homes: [(u64, usize); CHUNK],
     ids: [Option<u32>; CHUNK],
@@ -335,7 +335,7 @@ impl Encoder {
                     for ((id, &(s, e)), &(key, home)) in ids.iter_mut().zip(spans).zip(homes) {
                         let b = &bytes[s..e];
                         *id = if home != NOT_SHORT.1 {
-                            vocab.rank_short_from(b, key, home)
+                            vocab.rank_short_from(key, e - s, home)
                         } else {
                             vocab.rank(b)
                         };
@@ -360,13 +360,13 @@ impl Encoder {
                     #[inline(always)]
                     |p| {
                         let b = p.as_bytes();
-                        homes[n] = if (3..=8).contains(&b.len()) {
-                            vocab.prefetch_short_home(b)
+                        let s = b.as_ptr() as usize - base;
+                        homes[n] = if (1..=8).contains(&b.len()) {
+                            vocab.prefetch_short_at(bytes, s, b.len())
                         } else {
                             vocab.prefetch_rank(b);
                             NOT_SHORT
                         };
-                        let s = b.as_ptr() as usize - base;
                         spans[n] = (s, s + b.len());
                         n += 1;
                         if n == CHUNK {
