@@ -24,16 +24,36 @@ const BITS: u32 = 13;
 pub(crate) struct SpanMemo {
     slots: Vec<u128>,
     owner: u64,
+    /// The memos of the other vocabularies this thread merged with lately (least recently
+    /// used first; with the bound one, at most [`crate::encode::KEPT`]), so that alternating
+    /// between tokenizers does not start each one's memo afresh.
+    others: Vec<(u64, Vec<u128>)>,
 }
 
 impl SpanMemo {
-    /// Make the memo answer for `vocab` (emptied when it held another vocabulary's answers).
+    /// Make the memo answer for `vocab`: the one it had the last time, if kept, else an empty
+    /// one.
     #[inline]
     pub(crate) fn bind(&mut self, vocab: &Vocab) {
         if self.owner != vocab.uid || self.slots.is_empty() {
-            self.slots = vec![0; 1 << BITS];
-            self.owner = vocab.uid;
+            self.switch(vocab.uid);
         }
+    }
+
+    #[cold]
+    fn switch(&mut self, uid: u64) {
+        if !self.slots.is_empty() {
+            if self.others.len() + 1 >= crate::encode::KEPT {
+                self.others.remove(0);
+            }
+            self.others
+                .push((self.owner, std::mem::take(&mut self.slots)));
+        }
+        self.slots = match self.others.iter().position(|(o, _)| *o == uid) {
+            Some(i) => self.others.remove(i).1,
+            None => vec![0; 1 << BITS],
+        };
+        self.owner = uid;
     }
 
     /// The rank of `bytes` in the bound vocabulary (`u32::MAX` when not a token).
@@ -113,5 +133,30 @@ mod tests {
             let want = reference_merge(reference, &piece);
             assert_eq!(got, want, "{k}: {:?}", String::from_utf8_lossy(&piece));
         }
+    }
+
+    /// A thread that merges with a few vocabularies in turn keeps each one's memo (the
+    /// least recently used one is dropped past `KEPT`).
+    #[test]
+    fn memos_of_recent_vocabularies_are_kept() {
+        let vocabs: Vec<Vocab> = (0..crate::encode::KEPT as u64 + 1)
+            .map(|k| multilingual_vocab(&mut (40 + k)))
+            .collect();
+        let mut memo = super::SpanMemo::default();
+        let filled = |m: &super::SpanMemo| m.slots.iter().filter(|&&s| s != 0).count();
+        let span = "あい".as_bytes();
+        memo.bind(&vocabs[0]);
+        memo.rank(&vocabs[0], span);
+        assert_eq!(filled(&memo), 1);
+        memo.bind(&vocabs[1]);
+        assert_eq!(filled(&memo), 0);
+        memo.bind(&vocabs[0]);
+        assert_eq!(filled(&memo), 1, "the first vocabulary's memo came back");
+        for v in &vocabs[1..] {
+            memo.bind(v);
+        }
+        memo.bind(&vocabs[0]);
+        assert_eq!(filled(&memo), 0, "dropped after KEPT other vocabularies");
+        assert!(memo.others.len() < crate::encode::KEPT);
     }
 }

@@ -125,12 +125,53 @@ impl Chunk {
     };
 }
 
+/// How many encoders' caches a thread keeps. A program that alternates between a few
+/// tokenizers on one thread (a chat model's and an embedding model's, or a benchmark of
+/// several) keeps each one's merged pieces; with one cache per thread, every switch emptied it
+/// (a `memset` of all its slots) and the next text merged its pieces again.
+pub(crate) const KEPT: usize = 3;
+
+/// One encoder's caches on one thread: its merged pieces, and for a superword encoder the
+/// caches of [`Superword::encode`] (its segments are merged below its cut rank, so they are
+/// kept apart; whole pieces of 17-255 bytes).
+#[derive(Default)]
+struct Kept {
+    pieces: PieceCache,
+    superword: SuperwordCaches,
+}
+
+/// The caches of the last [`KEPT`] encoders this thread used, least recently used first.
+#[derive(Default)]
+struct ThreadCaches {
+    kept: Vec<Kept>,
+}
+
+impl ThreadCaches {
+    /// The caches of encoder `owner`, now the most recently used: its own if kept, else
+    /// empty ones (those of the least recently used encoder are dropped when `KEPT` are kept).
+    fn of(&mut self, owner: u64) -> &mut Kept {
+        match self.kept.iter().position(|k| k.pieces.owner == owner) {
+            Some(i) => {
+                let k = self.kept.remove(i);
+                self.kept.push(k);
+            }
+            None => {
+                if self.kept.len() == KEPT {
+                    self.kept.remove(0);
+                }
+                let mut k = Kept::default();
+                k.pieces.owner = owner;
+                self.kept.push(k);
+            }
+        }
+        let last = self.kept.len() - 1;
+        &mut self.kept[last]
+    }
+}
+
 thread_local! {
     static CHUNKS: RefCell<Chunk> = const { RefCell::new(Chunk::EMPTY) };
-    static CACHE: RefCell<PieceCache> = RefCell::new(PieceCache::default());
-    /// The caches of [`Superword::encode`] (its segments are merged below its cut rank, so
-    /// kept apart from `CACHE`; whole pieces of 17-255 bytes), kept for `CACHE`'s owner.
-    static SUPERWORD: RefCell<SuperwordCaches> = RefCell::new(Default::default());
+    static CACHES: RefCell<ThreadCaches> = RefCell::new(ThreadCaches::default());
 }
 
 impl Encoder {
@@ -176,39 +217,14 @@ impl Encoder {
         flush: &mut dyn FnMut(&mut Vec<u32>),
         last: &mut usize,
     ) -> Result<()> {
-        CACHE.with(|cell| {
-            let mut cache = cell.borrow_mut();
-            let fresh = cache.owner != self.id;
-            if fresh {
-                cache.owner = self.id;
-                cache.clear();
-            }
-            let cache = &mut *cache;
-            match &self.superword {
-                None => {
-                    self.encode_pieces::<TRACK>(text, None, cache, scratch, out, limit, flush, last)
-                }
-                Some(sw) => SUPERWORD.with(|cell| {
-                    let mut caches = cell.borrow_mut();
-                    if fresh {
-                        caches.clear();
-                    }
-                    let sw = SuperwordRef {
-                        sw,
-                        caches: &mut caches,
-                    };
-                    self.encode_pieces::<TRACK>(
-                        text,
-                        Some(sw),
-                        cache,
-                        scratch,
-                        out,
-                        limit,
-                        flush,
-                        last,
-                    )
-                }),
-            }
+        CACHES.with(|cell| {
+            let mut caches = cell.borrow_mut();
+            let Kept { pieces, superword } = caches.of(self.id);
+            let sw = self.superword.as_ref().map(|sw| SuperwordRef {
+                sw,
+                caches: superword,
+            });
+            self.encode_pieces::<TRACK>(text, sw, pieces, scratch, out, limit, flush, last)
         })
     }
 
@@ -400,5 +416,27 @@ impl Encoder {
             })?;
         }
         failed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ThreadCaches, KEPT};
+
+    #[test]
+    fn a_thread_keeps_the_caches_of_its_last_encoders() {
+        let mut caches = ThreadCaches::default();
+        caches.of(1).pieces.insert(b"ab c", &[7, 8]);
+        caches.of(2).pieces.insert(b"xy z", &[9, 10]);
+        assert_eq!(caches.of(1).pieces.get(b"ab c"), Some(&[7u32, 8][..]));
+        assert_eq!(caches.of(2).pieces.get(b"ab c"), None);
+        // order now: 1, 2; then 3.. fill the rest and push 1 (the least recently used) out
+        for owner in 3..=KEPT as u64 + 1 {
+            caches.of(owner);
+        }
+        assert_eq!(caches.kept.len(), KEPT);
+        assert_eq!(caches.of(2).pieces.get(b"xy z"), Some(&[9u32, 10][..]));
+        assert_eq!(caches.of(1).pieces.get(b"ab c"), None);
+        assert_eq!(caches.kept.len(), KEPT);
     }
 }
