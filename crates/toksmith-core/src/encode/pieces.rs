@@ -361,7 +361,8 @@ impl Encoder {
                     }
                     for (&id, &(s, e)) in ids.iter().zip(spans) {
                         // (a token with room for it, inline; everything else through
-                        // `encode_id`, which the compiler keeps out of line)
+                        // `encode_id`, which the compiler keeps out of line. After a failure
+                        // tokens may still be pushed here: the encode returns the error.)
                         if let Some(id) = id {
                             if !TRACK && out.len() < out.capacity() && out.len() + 1 < limit {
                                 out.push(id);
