@@ -17,7 +17,11 @@ pub(crate) struct InlineTable<K: Copy + Default + Eq> {
 struct Slot<K> {
     key: K,
     id: u32,
-    len: u32, // 0 = empty
+    len: u16, // 0 = empty
+    /// How far past this slot the keys whose home it is lie (the largest such distance;
+    /// `u16::MAX`: as far as the next empty slot): a lookup that fails stops there instead of
+    /// probing on to an empty slot.
+    reach: u16,
 }
 
 impl<K: Copy> Slot<K> {
@@ -155,28 +159,28 @@ impl<K: InlineKey> InlineTable<K> {
         let mut by_rank: Vec<(u32, &[u8])> = crate::mem::try_vec(n, WHAT)?;
         by_rank.extend(entries.filter(|(b, _)| fits(b)).map(|(b, id)| (id, b)));
         by_rank.sort_unstable_by_key(|&(id, _)| id);
+        let mask = cap - 1;
         for (id, b) in by_rank {
             let key = K::pack(b);
             let i = probe(&t.slots, t.shift, key, b.len(), Slot::read);
             t.slots[i] = Slot {
                 key,
                 id,
-                len: b.len() as u32,
+                len: b.len() as u16,
+                reach: 0,
             };
+            let home = key.slot(b.len(), t.shift);
+            let far = (i.wrapping_sub(home) & mask).min(u16::MAX as usize) as u16;
+            let r = &mut t.slots[home].reach;
+            *r = (*r).max(far);
         }
         Ok(t)
     }
 
     #[inline(always)]
     pub(crate) fn get(&self, bytes: &[u8]) -> Option<u32> {
-        let s = &self.slots[probe(
-            &self.slots,
-            self.shift,
-            K::pack(bytes),
-            bytes.len(),
-            Slot::read,
-        )];
-        (s.len != 0).then_some(s.id)
+        let key = K::pack(bytes);
+        self.get_from(key, bytes.len(), self.home_of(key, bytes.len()))
     }
 
     /// The home slot of a packed key of `len` bytes.
@@ -185,21 +189,29 @@ impl<K: InlineKey> InlineTable<K> {
         key.slot(len, self.shift)
     }
 
-    /// `get` of a key of `len` bytes from the home slot that [`InlineTable::home`] gave.
+    /// `get` of a key of `len` bytes from the home slot that [`InlineTable::home_of`] gave:
+    /// the home slot, then the slots within its reach.
     #[inline(always)]
     pub(crate) fn get_from(&self, key: K, len: usize, home: usize) -> Option<u32> {
         let mask = self.slots.len() - 1;
-        let mut i = home & mask;
-        loop {
-            let s = &self.slots[i];
+        let h = &self.slots[home & mask];
+        if h.key == key && h.len as usize == len {
+            return Some(h.id);
+        }
+        let far = match h.reach {
+            u16::MAX => mask,
+            r => r as usize,
+        };
+        for d in 1..=far {
+            let s = &self.slots[(home + d) & mask];
             if s.len == 0 {
                 return None;
             }
             if s.key == key && s.len as usize == len {
                 return Some(s.id);
             }
-            i = (i + 1) & mask;
         }
+        None
     }
 
     /// Ask for the line of a home slot that [`InlineTable::home`] gave.
@@ -400,4 +412,39 @@ fn lookups_from_home_match_get_and_low_ranks_sit_home() {
     let first = &words[words.len() - 1];
     let key = u64::pack(first);
     assert_eq!(t.slots[t.home_of(key, first.len())].key, key);
+}
+
+#[cfg(test)]
+#[test]
+fn reach_bounded_lookups_agree_with_a_map() {
+    // random keys of 1-8 bytes from a small alphabet (many shared prefixes, clusters in
+    // the table, probes that wrap around its end), looked up present and absent
+    let mut seed = 0x9E37_79B9u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let key = |next: &mut dyn FnMut() -> u64| -> Vec<u8> {
+        let n = 1 + (next() % 8) as usize;
+        (0..n).map(|_| b"ab\x00c"[(next() % 4) as usize]).collect()
+    };
+    let mut want = std::collections::HashMap::new();
+    for id in 0..3000u32 {
+        let k = key(&mut next);
+        want.entry(k).or_insert(id);
+    }
+    let t: InlineTable<u64> = InlineTable::new(want.iter().map(|(k, &v)| (&k[..], v)), 1).unwrap();
+    assert!(
+        t.slots.iter().any(|s| s.reach > 1),
+        "the test should make clusters"
+    );
+    for _ in 0..20_000 {
+        let k = key(&mut next);
+        assert_eq!(t.get(&k), want.get(&k).copied(), "{k:?}");
+    }
+    for (k, &v) in &want {
+        assert_eq!(t.get(k), Some(v));
+    }
 }
