@@ -316,6 +316,13 @@ impl Vocab {
         self.short.get_from(key, len, home)
     }
 
+    /// `rank` of a string of 1 to 8 bytes given packed (see [`crate::table::pack_at`]),
+    /// with no branch on its length.
+    #[inline(always)]
+    pub(crate) fn rank_packed(&self, key: u64, len: usize) -> Option<u32> {
+        self.rank_short_from(key, len, self.short.home_of(key, len))
+    }
+
     /// Ask for the cache line where a lookup of `bytes` (3 to 8 of them) starts, ahead of it.
     #[inline(always)]
     pub(crate) fn prefetch_short(&self, bytes: &[u8]) {

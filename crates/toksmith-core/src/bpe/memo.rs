@@ -10,7 +10,7 @@
 //! and the misses cost more than the hits saved), so [`bpe_small`](super::bpe_small) does not
 //! use the memo for them.
 
-use crate::table::{packed_non_ascii, InlineKey};
+use crate::table::packed_non_ascii;
 use crate::vocab::Vocab;
 
 /// log2 of the number of slots (16 bytes each).
@@ -56,17 +56,28 @@ impl SpanMemo {
         self.owner = uid;
     }
 
-    /// The rank of `bytes` in the bound vocabulary (`u32::MAX` when not a token).
-    #[inline(always)]
+    /// The rank of `bytes` in the bound vocabulary (`u32::MAX` when not a token); the merges
+    /// call [`SpanMemo::rank_packed`].
+    #[cfg(test)]
     pub(crate) fn rank(&mut self, vocab: &Vocab, bytes: &[u8]) -> u32 {
+        let key = if bytes.len() <= 8 {
+            <u64 as crate::table::InlineKey>::pack(bytes)
+        } else {
+            0
+        };
+        self.rank_packed(vocab, bytes, key)
+    }
+
+    /// [`SpanMemo::rank`] given `bytes` packed (`key`) when they are at most 8.
+    #[inline(always)]
+    pub(crate) fn rank_packed(&mut self, vocab: &Vocab, bytes: &[u8], key: u64) -> u32 {
         let n = bytes.len();
-        if !(3..=8).contains(&n) {
+        if n > 8 {
             return vocab.rank(bytes).unwrap_or(u32::MAX);
         }
-        let key = u64::pack(bytes);
-        if !packed_non_ascii(key) {
+        if n < 3 || !packed_non_ascii(key) {
             // (ASCII spans are mostly tokens, and their table lines mostly in the cache)
-            return vocab.rank(bytes).unwrap_or(u32::MAX);
+            return vocab.rank_packed(key, n).unwrap_or(u32::MAX);
         }
         let i = (key
             .wrapping_add(n as u64)
@@ -77,7 +88,7 @@ impl SpanMemo {
         if *s & !(0xFFFF_FFFFu128 << 64) == tag {
             return (*s >> 64) as u32;
         }
-        let r = vocab.rank(bytes).unwrap_or(u32::MAX);
+        let r = vocab.rank_packed(key, n).unwrap_or(u32::MAX);
         *s = tag | ((r as u128) << 64);
         r
     }

@@ -21,25 +21,36 @@ pub struct Scratch {
     id: Vec<u32>,
     /// lookups of the spans of non-ASCII pieces (`memo.rs`)
     memo: SpanMemo,
+    /// the piece being merged and 8 bytes after it (whatever they hold): a span of up to 8
+    /// bytes is packed with one load and a mask, with no branch on its length
+    padded: Vec<u8>,
     pub(crate) long: LongWork,
 }
 
 impl Scratch {
     /// The `start`, `rank` and `id` arrays for `n` tokens (`n + 1` slots each), grown first if
     /// they are shorter (never below the heap threshold, so short pieces never grow them).
-    #[allow(clippy::type_complexity)] // (three arrays and the memo, borrowed together)
-    fn arrays(&mut self, n: usize) -> (&mut [u32], &mut [u32], &mut [u32], &mut SpanMemo) {
+    /// (`piece` is copied into the padded buffer, which comes fifth.)
+    #[allow(clippy::type_complexity)] // (three arrays, the memo and the buffer, borrowed together)
+    fn arrays(
+        &mut self,
+        piece: &[u8],
+    ) -> (&mut [u32], &mut [u32], &mut [u32], &mut SpanMemo, &[u8]) {
+        let n = piece.len();
         if self.start.len() <= n {
             let size = (n + 1).max(HEAP_THRESHOLD + 1);
             self.start.resize(size, 0);
             self.rank.resize(size, 0);
             self.id.resize(size, 0);
+            self.padded.resize(size + 8, 0);
         }
+        self.padded[..n].copy_from_slice(piece);
         (
             &mut self.start[..=n],
             &mut self.rank[..=n],
             &mut self.id[..=n],
             &mut self.memo,
+            &self.padded[..n + 8],
         )
     }
 }
@@ -71,7 +82,7 @@ pub fn bpe_small(
             return Ok(());
         }
     }
-    let (start, rank, id, memo) = scratch.arrays(n);
+    let (start, rank, id, memo, padded) = scratch.arrays(piece);
     for i in 0..n {
         start[i] = i as u32;
         id[i] = byte_ids[piece[i] as usize];
@@ -107,10 +118,24 @@ pub fn bpe_small(
     }
     rank[n - 1] = u32::MAX;
     let m = match first_wide {
-        Some(b) if memo_pays(b) => {
-            merge_loop(piece, start, rank, id, n, Pairs::memo(vocab, limit, memo))
-        }
-        _ => merge_loop(piece, start, rank, id, n, Pairs::plain(vocab, limit)),
+        Some(b) if memo_pays(b) => merge_loop(
+            piece,
+            padded,
+            start,
+            rank,
+            id,
+            n,
+            Pairs::memo(vocab, limit, memo),
+        ),
+        _ => merge_loop(
+            piece,
+            padded,
+            start,
+            rank,
+            id,
+            n,
+            Pairs::plain(vocab, limit),
+        ),
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -146,16 +171,32 @@ pub(crate) fn bpe_atoms(
         return Ok(false);
     };
     let n = piece.len();
-    let (start, rank, id, memo) = scratch.arrays(n);
+    let (start, rank, id, memo, padded) = scratch.arrays(piece);
     let m = atoms.initial(piece, vocab.byte_ids(), start, id);
     if m == n || m >= max {
         return Ok(false);
     }
     let limit = u32::MAX;
     let m = if memo_pays(first_wide) {
-        from_atoms(piece, start, rank, id, m, Pairs::memo(vocab, limit, memo))
+        from_atoms(
+            piece,
+            padded,
+            start,
+            rank,
+            id,
+            m,
+            Pairs::memo(vocab, limit, memo),
+        )
     } else {
-        from_atoms(piece, start, rank, id, m, Pairs::plain(vocab, limit))
+        from_atoms(
+            piece,
+            padded,
+            start,
+            rank,
+            id,
+            m,
+            Pairs::plain(vocab, limit),
+        )
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -173,7 +214,8 @@ fn memo_pays(first_wide: u8) -> bool {
 /// How the merge loop looks a span's rank up (`u32::MAX` when it is not a token below the
 /// limit): straight in the vocabulary, or through this thread's [`SpanMemo`].
 trait Lookup {
-    fn rank_below(&mut self, s: &[u8]) -> u32;
+    /// (`key`: `s` packed, when it is at most 8 bytes long)
+    fn rank_below(&mut self, s: &[u8], key: u64) -> u32;
 }
 
 struct Plain<'a> {
@@ -183,8 +225,16 @@ struct Plain<'a> {
 
 impl Lookup for Plain<'_> {
     #[inline(always)]
-    fn rank_below(&mut self, s: &[u8]) -> u32 {
-        self.vocab.rank_below(s, self.limit)
+    fn rank_below(&mut self, s: &[u8], key: u64) -> u32 {
+        let r = if s.len() <= 8 {
+            self.vocab.rank_packed(key, s.len())
+        } else {
+            self.vocab.rank(s)
+        };
+        match r {
+            Some(r) if r < self.limit => r,
+            _ => u32::MAX,
+        }
     }
 }
 
@@ -196,8 +246,8 @@ struct Memo<'a> {
 
 impl Lookup for Memo<'_> {
     #[inline(always)]
-    fn rank_below(&mut self, s: &[u8]) -> u32 {
-        let r = self.memo.rank(self.vocab, s);
+    fn rank_below(&mut self, s: &[u8], key: u64) -> u32 {
+        let r = self.memo.rank_packed(self.vocab, s, key);
         if r < self.limit {
             r
         } else {
@@ -241,13 +291,18 @@ impl<'a> Pairs<'a, Memo<'a>> {
 }
 
 impl<L: Lookup> Pairs<'_, L> {
-    /// The rank of token `a` followed by token `b` (whose bytes are `s`).
+    /// The rank of token `a` followed by token `b`, whose bytes are `piece[s..e]`
+    /// (`padded`: the piece and 8 bytes more).
     #[inline(always)]
-    fn pair(&mut self, a: u32, b: u32, s: &[u8]) -> u32 {
+    fn pair(&mut self, a: u32, b: u32, piece: &[u8], padded: &[u8], s: usize, e: usize) -> u32 {
         match self.grid.and_then(|g| g.get(a, b)) {
             Some(r) if r < self.limit => r,
             Some(_) => u32::MAX,
-            None => self.by_bytes.rank_below(s),
+            None => {
+                let w = u64::from_le_bytes(padded[s..s + 8].try_into().unwrap());
+                let key = w & (u64::MAX >> (64 - 8 * (e - s).clamp(1, 8)));
+                self.by_bytes.rank_below(&piece[s..e], key)
+            }
         }
     }
 }
@@ -283,6 +338,7 @@ pub(super) fn first_min(ranks: &[u32]) -> (u32, usize) {
 #[inline(always)]
 fn from_atoms(
     piece: &[u8],
+    padded: &[u8],
     start: &mut [u32],
     rank: &mut [u32],
     id: &mut [u32],
@@ -290,14 +346,11 @@ fn from_atoms(
     mut look: Pairs<impl Lookup>,
 ) -> usize {
     for i in 0..m - 1 {
-        rank[i] = look.pair(
-            id[i],
-            id[i + 1],
-            &piece[start[i] as usize..start[i + 2] as usize],
-        );
+        let (s, e) = (start[i] as usize, start[i + 2] as usize);
+        rank[i] = look.pair(id[i], id[i + 1], piece, padded, s, e);
     }
     rank[m - 1] = u32::MAX;
-    merge_loop(piece, start, rank, id, m, look)
+    merge_loop(piece, padded, start, rank, id, m, look)
 }
 
 /// The merge loop of [`bpe_small`] over `m` tokens (`start[..=m]`,
@@ -305,13 +358,13 @@ fn from_atoms(
 #[inline(always)]
 fn merge_loop(
     piece: &[u8],
+    padded: &[u8],
     start: &mut [u32],
     rank: &mut [u32],
     id: &mut [u32],
     mut m: usize,
     mut look: Pairs<impl Lookup>,
 ) -> usize {
-    let span = |start: &[u32], a: usize, b: usize| &piece[start[a] as usize..start[b] as usize];
     loop {
         let (best, at) = first_min(&rank[..m - 1]);
         if best == u32::MAX {
@@ -333,10 +386,12 @@ fn merge_loop(
         m -= 1;
         rank[m - 1] = u32::MAX;
         if at + 1 < m {
-            rank[at] = look.pair(id[at], id[at + 1], span(start, at, at + 2));
+            let (s, e) = (start[at] as usize, start[at + 2] as usize);
+            rank[at] = look.pair(id[at], id[at + 1], piece, padded, s, e);
         }
         if at > 0 {
-            rank[at - 1] = look.pair(id[at - 1], id[at], span(start, at - 1, at + 1));
+            let (s, e) = (start[at - 1] as usize, start[at + 1] as usize);
+            rank[at - 1] = look.pair(id[at - 1], id[at], piece, padded, s, e);
         }
     }
     m
