@@ -64,6 +64,13 @@ fn hint<const STRATEGY: i32, T>(p: *const T) {
     unsafe { std::arch::x86_64::_mm_prefetch::<STRATEGY>(p as *const i8) }
 }
 
+/// How many encoders' (or vocabularies') caches a thread keeps (the encoder's piece caches,
+/// the merges' span memos). A program that alternates between a few tokenizers on one thread
+/// (a chat model's and an embedding model's, or a benchmark of several) keeps each one's
+/// merged pieces; with one cache per thread, every switch emptied it (a `memset` of all its
+/// slots) and the next text merged its pieces again.
+pub const KEPT: usize = 3;
+
 /// Buffers at least this large are backed by transparent huge pages where the system allows it.
 pub const HUGE_MIN: usize = 4 << 20;
 

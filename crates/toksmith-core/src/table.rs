@@ -419,13 +419,9 @@ fn lookups_from_home_match_get_and_low_ranks_sit_home() {
 fn reach_bounded_lookups_agree_with_a_map() {
     // random keys of 1-8 bytes from a small alphabet (many shared prefixes, clusters in
     // the table, probes that wrap around its end), looked up present and absent
+    use crate::bpe::test_vocabs::xorshift;
     let mut seed = 0x9E37_79B9u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = || xorshift(&mut seed);
     let key = |next: &mut dyn FnMut() -> u64| -> Vec<u8> {
         let n = 1 + (next() % 8) as usize;
         (0..n).map(|_| b"ab\x00c"[(next() % 4) as usize]).collect()

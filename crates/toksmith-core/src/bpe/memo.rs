@@ -25,7 +25,7 @@ pub(crate) struct SpanMemo {
     slots: Vec<u128>,
     owner: u64,
     /// The memos of the other vocabularies this thread merged with lately (least recently
-    /// used first; with the bound one, at most [`crate::encode::KEPT`]), so that alternating
+    /// used first; with the bound one, at most [`crate::mem::KEPT`]), so that alternating
     /// between tokenizers does not start each one's memo afresh.
     others: Vec<(u64, Vec<u128>)>,
 }
@@ -43,7 +43,7 @@ impl SpanMemo {
     #[cold]
     fn switch(&mut self, uid: u64) {
         if !self.slots.is_empty() {
-            if self.others.len() + 1 >= crate::encode::KEPT {
+            if self.others.len() + 1 >= crate::mem::KEPT {
                 self.others.remove(0);
             }
             self.others
@@ -150,7 +150,7 @@ mod tests {
     /// least recently used one is dropped past `KEPT`).
     #[test]
     fn memos_of_recent_vocabularies_are_kept() {
-        let vocabs: Vec<Vocab> = (0..crate::encode::KEPT as u64 + 1)
+        let vocabs: Vec<Vocab> = (0..crate::mem::KEPT as u64 + 1)
             .map(|k| multilingual_vocab(&mut (40 + k)))
             .collect();
         let mut memo = super::SpanMemo::default();
@@ -168,6 +168,6 @@ mod tests {
         }
         memo.bind(&vocabs[0]);
         assert_eq!(filled(&memo), 0, "dropped after KEPT other vocabularies");
-        assert!(memo.others.len() < crate::encode::KEPT);
+        assert!(memo.others.len() < crate::mem::KEPT);
     }
 }

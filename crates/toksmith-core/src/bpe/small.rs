@@ -118,24 +118,10 @@ pub fn bpe_small(
     }
     rank[n - 1] = u32::MAX;
     let m = match first_wide {
-        Some(b) if memo_pays(b) => merge_loop(
-            piece,
-            padded,
-            start,
-            rank,
-            id,
-            n,
-            Pairs::memo(vocab, limit, memo),
-        ),
-        _ => merge_loop(
-            piece,
-            padded,
-            start,
-            rank,
-            id,
-            n,
-            Pairs::plain(vocab, limit),
-        ),
+        Some(b) if memo_pays(b) => {
+            merge_loop(padded, start, rank, id, n, Pairs::memo(vocab, limit, memo))
+        }
+        _ => merge_loop(padded, start, rank, id, n, Pairs::plain(vocab, limit)),
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -178,25 +164,9 @@ pub(crate) fn bpe_atoms(
     }
     let limit = u32::MAX;
     let m = if memo_pays(first_wide) {
-        from_atoms(
-            piece,
-            padded,
-            start,
-            rank,
-            id,
-            m,
-            Pairs::memo(vocab, limit, memo),
-        )
+        from_atoms(padded, start, rank, id, m, Pairs::memo(vocab, limit, memo))
     } else {
-        from_atoms(
-            piece,
-            padded,
-            start,
-            rank,
-            id,
-            m,
-            Pairs::plain(vocab, limit),
-        )
+        from_atoms(padded, start, rank, id, m, Pairs::plain(vocab, limit))
     };
     try_reserve(out, m, "the ids")?;
     out.extend_from_slice(&id[..m]);
@@ -291,17 +261,17 @@ impl<'a> Pairs<'a, Memo<'a>> {
 }
 
 impl<L: Lookup> Pairs<'_, L> {
-    /// The rank of token `a` followed by token `b`, whose bytes are `piece[s..e]`
-    /// (`padded`: the piece and 8 bytes more).
+    /// The rank of token `a` followed by token `b`, whose bytes are `padded[s..e]` (`padded`:
+    /// the piece and 8 bytes more).
     #[inline(always)]
-    fn pair(&mut self, a: u32, b: u32, piece: &[u8], padded: &[u8], s: usize, e: usize) -> u32 {
+    fn pair(&mut self, a: u32, b: u32, padded: &[u8], s: usize, e: usize) -> u32 {
         match self.grid.and_then(|g| g.get(a, b)) {
             Some(r) if r < self.limit => r,
             Some(_) => u32::MAX,
             None => {
                 let w = u64::from_le_bytes(padded[s..s + 8].try_into().unwrap());
                 let key = w & (u64::MAX >> (64 - 8 * (e - s).clamp(1, 8)));
-                self.by_bytes.rank_below(&piece[s..e], key)
+                self.by_bytes.rank_below(&padded[s..e], key)
             }
         }
     }
@@ -337,7 +307,6 @@ pub(super) fn first_min(ranks: &[u32]) -> (u32, usize) {
 /// all bytes: the ranks of their pairs, then the merge loop. Returns the number of tokens left.
 #[inline(always)]
 fn from_atoms(
-    piece: &[u8],
     padded: &[u8],
     start: &mut [u32],
     rank: &mut [u32],
@@ -347,17 +316,16 @@ fn from_atoms(
 ) -> usize {
     for i in 0..m - 1 {
         let (s, e) = (start[i] as usize, start[i + 2] as usize);
-        rank[i] = look.pair(id[i], id[i + 1], piece, padded, s, e);
+        rank[i] = look.pair(id[i], id[i + 1], padded, s, e);
     }
     rank[m - 1] = u32::MAX;
-    merge_loop(piece, padded, start, rank, id, m, look)
+    merge_loop(padded, start, rank, id, m, look)
 }
 
 /// The merge loop of [`bpe_small`] over `m` tokens (`start[..=m]`,
 /// `rank[..m]` with `rank[m - 1] == MAX`, `id[..m]`); returns the number of tokens left.
 #[inline(always)]
 fn merge_loop(
-    piece: &[u8],
     padded: &[u8],
     start: &mut [u32],
     rank: &mut [u32],
@@ -387,11 +355,11 @@ fn merge_loop(
         rank[m - 1] = u32::MAX;
         if at + 1 < m {
             let (s, e) = (start[at] as usize, start[at + 2] as usize);
-            rank[at] = look.pair(id[at], id[at + 1], piece, padded, s, e);
+            rank[at] = look.pair(id[at], id[at + 1], padded, s, e);
         }
         if at > 0 {
             let (s, e) = (start[at - 1] as usize, start[at + 1] as usize);
-            rank[at - 1] = look.pair(id[at - 1], id[at], piece, padded, s, e);
+            rank[at - 1] = look.pair(id[at - 1], id[at], padded, s, e);
         }
     }
     m

@@ -22,7 +22,6 @@ pub mod to_buffer;
 
 pub use allowed::Allowed;
 pub use pieces::encode_piece;
-pub(crate) use pieces::KEPT;
 pub use stream::PARTS_RESERVE_AT;
 // Paths from before the merge algorithms and the added tokens moved to their own modules.
 pub use crate::added::{may_span_a_safe_cut, AddedMatcher};

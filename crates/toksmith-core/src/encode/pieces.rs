@@ -5,7 +5,7 @@ use super::piece_cache::{self, PieceCache};
 use super::Encoder;
 use crate::bpe::{bpe, bpe_long_blocks, Scratch, Superword, SuperwordCaches, LONG_MAX, LONG_MIN};
 use crate::error::Result;
-use crate::mem::try_reserve;
+use crate::mem::{try_reserve, KEPT};
 use crate::vocab::Vocab;
 use std::cell::RefCell;
 
@@ -124,12 +124,6 @@ impl Chunk {
         ids: [None; CHUNK],
     };
 }
-
-/// How many encoders' caches a thread keeps. A program that alternates between a few
-/// tokenizers on one thread (a chat model's and an embedding model's, or a benchmark of
-/// several) keeps each one's merged pieces; with one cache per thread, every switch emptied it
-/// (a `memset` of all its slots) and the next text merged its pieces again.
-pub(crate) const KEPT: usize = 3;
 
 /// One encoder's caches on one thread: its merged pieces, and for a superword encoder the
 /// caches of [`Superword::encode`] (its segments are merged below its cut rank, so they are
